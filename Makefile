@@ -1,0 +1,65 @@
+# nicbench: one command sets up and runs the main job, one sets up and runs all tests.
+#
+#   make run     venv + native build, then the main job
+#   make test    venv + native build + peer tools, then cargo test and pytest
+#   make bench   benchmark figures (see BENCHMARKS.md)
+#
+# Nothing global is needed beyond python3 (3.10+), cargo and a C compiler:
+# everything else goes into ./.venv, pinned by requirements/dev.lock.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.deps-installed
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: run test test-rust test-python develop peers bench bench-harness reproduce lock clean
+
+run: develop
+	mkdir -p build
+	nicbench gen --flows 10000 --size 1500 --rate 100Gbps --duration 100ms -o build/trace.pcap
+	nicbench pcap info build/trace.pcap
+	nicbench rss build/trace.pcap --queues 8
+
+test: develop peers test-rust test-python
+
+test-rust:
+	cargo test
+
+test-python: develop
+	$(BIN)/pytest -q python/tests
+
+$(STAMP): requirements/dev.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements/dev.lock
+	touch $(STAMP)
+
+# Builds the native module in release mode and installs the package (editable) into the venv.
+develop: $(STAMP)
+	$(BIN)/maturin develop --release --quiet
+
+# Real peer tools the tests compare against (tcpdump, ...); best effort: tests skip
+# with a message when a tool could not be installed.
+peers:
+	-bash scripts/install-peers.sh
+
+bench: develop
+	$(BIN)/python -m nicbench.bench foundation
+
+bench-harness: develop
+	$(BIN)/python -m nicbench.bench_harness
+
+reproduce: develop
+	nicbench reproduce --all
+
+lock:
+	rm -rf build/lockvenv
+	$(PYTHON) -m venv build/lockvenv
+	build/lockvenv/bin/pip install --quiet -r requirements/dev.in
+	{ echo "# Pinned, resolved Python environment for development, tests and the CLI."; \
+	  echo "# Generated from requirements/dev.in by 'make lock' (pip freeze of a fresh venv)."; \
+	  build/lockvenv/bin/pip freeze; } > requirements/dev.lock
+
+clean:
+	rm -rf $(VENV) build target

@@ -1,0 +1,18 @@
+//! nicbench-pcap: streaming pcap/pcapng reading and classic pcap writing, with
+//! errors that say which packet and which byte went wrong.
+//!
+//! - [`PcapSource`]: streaming reader of classic pcap (µs/ns, either byte order)
+//!   and pcapng (multiple interfaces, per-interface `if_tsresol`), auto-detected.
+//! - [`PcapWriter`]: nanosecond classic pcap, buffered, no allocation per packet.
+//! - [`LinkType`]: the `LINKTYPE_*` value of a capture, unknown values kept.
+//! - [`PcapError`]: one error type; record errors carry packet index and byte offset.
+
+mod error;
+mod linktype;
+mod reader;
+mod writer;
+
+pub use error::{PcapError, MAX_CAPLEN_BYTES};
+pub use linktype::LinkType;
+pub use reader::{CaptureFormat, Packet, PcapSource, TsResolution, READ_BUFFER_BYTES};
+pub use writer::PcapWriter;

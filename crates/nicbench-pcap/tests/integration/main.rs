@@ -1,0 +1,7 @@
+//! Integration tests of nicbench-pcap: one binary, files named by behaviour.
+
+mod fixtures;
+mod garbage;
+mod pcapng;
+mod roundtrip;
+mod truncation;

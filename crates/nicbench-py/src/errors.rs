@@ -1,0 +1,42 @@
+//! The one place where Rust errors become Python exceptions.
+//!
+//! `NicbenchError` (a `ValueError`) is the base of every bad-input error; the
+//! Python package re-exports these classes from `nicbench.errors`.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::PyErr;
+
+create_exception!(_native, NicbenchError, PyValueError, "Bad input or an impossible request.");
+create_exception!(_native, PcapError, NicbenchError, "A pcap/pcapng file could not be read or written.");
+create_exception!(_native, RuleError, NicbenchError, "A rule or rule file is invalid.");
+
+pub fn pcap_error(err: nicbench_pcap::PcapError) -> PyErr {
+    // I/O errors carry the path in their message already; keep them OSErrors for callers that care.
+    if matches!(err, nicbench_pcap::PcapError::Open { .. } | nicbench_pcap::PcapError::Io { .. }) {
+        return PyOSError::new_err(err.to_string());
+    }
+    PcapError::new_err(err.to_string())
+}
+
+pub fn trace_error(err: nicbench_trace::TraceError) -> PyErr {
+    match err {
+        nicbench_trace::TraceError::Pcap(e) => pcap_error(e),
+        nicbench_trace::TraceError::Invalid(msg) => NicbenchError::new_err(msg),
+    }
+}
+
+pub fn traffic_error(err: nicbench_traffic::TrafficError) -> PyErr {
+    match err {
+        nicbench_traffic::TrafficError::Pcap(e) => pcap_error(e),
+        other => NicbenchError::new_err(other.to_string()),
+    }
+}
+
+pub fn invalid(err: impl std::fmt::Display) -> PyErr {
+    NicbenchError::new_err(err.to_string())
+}
+
+pub fn json_error(err: serde_json::Error) -> PyErr {
+    NicbenchError::new_err(format!("invalid configuration: {err}"))
+}

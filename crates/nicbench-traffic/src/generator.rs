@@ -1,0 +1,357 @@
+//! The packet stream: pull API ([`TrafficGen::next_packet`]), caller-buffer API
+//! ([`TrafficGen::next_into`]) and batch API ([`TrafficGen::fill_batch`]).
+//!
+//! Per packet the generator draws a flow (uniform or Zipf), draws a size, takes
+//! the timestamp from the [`Pacer`] and emits the flow's frame by copying its
+//! header template (`nicbench_wire::builder::TemplateSet`) into a buffer whose
+//! payload bytes are already zero; only lengths/checksums are patched when the
+//! size differs from the template's (never for `SizeSpec::Fixed`).
+//!
+//! Invariants: the stream is a pure function of the config (ChaCha8 seeded
+//! from `seed`; flows from stream 0, packets from stream 1); all sizes are
+//! checked against the headers in [`TrafficGen::new`], so emitting cannot fail.
+
+use nicbench_wire::builder::{captured_len, wire_bytes, BuildError, TemplateSet, MAX_FRAME_SIZE_BYTES};
+use nicbench_wire::FlowKey;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::weighted::WeightedAliasIndex;
+use rand_distr::Distribution;
+
+use crate::config::{Popularity, SizeSpec, TrafficConfig, IMIX};
+use crate::error::TrafficError;
+use crate::flows::{frame_spec, generate_flow_keys};
+use crate::pacing::Pacer;
+
+/// ChaCha stream ids: the flow set and the packet draws are independent.
+const FLOW_STREAM: u64 = 0;
+const PACKET_STREAM: u64 = 1;
+
+/// What the generator decided for one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// Start of the packet on the wire [ns].
+    pub ts_ns: u64,
+    /// Index into [`TrafficGen::flows`].
+    pub flow_index: u32,
+    /// Ethernet frame size incl. FCS [B]; the data is 4 B shorter.
+    pub frame_size_bytes: u32,
+}
+
+/// One generated packet, borrowed from the generator's buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet<'a> {
+    pub meta: PacketMeta,
+    /// Frame bytes without FCS (`frame_size_bytes - 4`).
+    pub data: &'a [u8],
+}
+
+/// Running totals of a stream (serializes to a flat record, e.g. JSON).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub packets: u64,
+    /// Captured bytes (frames without FCS), as written to pcap.
+    pub bytes: u64,
+    /// Frame bytes including FCS.
+    pub frame_bytes: u64,
+    /// Line bytes: frames + 20 B preamble/IFG each.
+    pub wire_bytes: u64,
+    /// Timestamp of the first packet [ns] (0 if none).
+    pub first_ts_ns: u64,
+    /// Timestamp of the last packet [ns] (0 if none).
+    pub last_ts_ns: u64,
+    /// From the first packet's start to the end of the last one on the wire
+    /// (the next packet's slot) [ns]; 0 for an unpaced stream.
+    pub duration_ns: u64,
+}
+
+impl Summary {
+    /// Average line rate [Gb/s] over `duration_ns` (wire bytes incl. overhead).
+    pub fn avg_gbps(&self) -> f64 {
+        if self.duration_ns == 0 {
+            return 0.0;
+        }
+        self.wire_bytes as f64 * 8.0 / self.duration_ns as f64
+    }
+
+    /// Average packet rate [Mpps] over `duration_ns`.
+    pub fn avg_mpps(&self) -> f64 {
+        if self.duration_ns == 0 {
+            return 0.0;
+        }
+        self.packets as f64 * 1e3 / self.duration_ns as f64
+    }
+}
+
+/// Per-packet size draw, precomputed from the [`SizeSpec`].
+#[derive(Clone, Debug)]
+enum SizePicker {
+    Fixed(u32),
+    /// Uniform pick from a table (a size list, or IMIX expanded by weight).
+    Table(Vec<u32>),
+    Uniform { min: u32, max: u32 },
+}
+
+impl SizePicker {
+    fn new(spec: &SizeSpec) -> SizePicker {
+        match spec {
+            SizeSpec::Fixed(s) => SizePicker::Fixed(*s),
+            SizeSpec::List(sizes) if sizes.len() == 1 => SizePicker::Fixed(sizes[0]),
+            SizeSpec::List(sizes) => SizePicker::Table(sizes.clone()),
+            SizeSpec::Uniform { min, max } if min == max => SizePicker::Fixed(*min),
+            SizeSpec::Uniform { min, max } => SizePicker::Uniform { min: *min, max: *max },
+            SizeSpec::Imix => SizePicker::Table(
+                IMIX.iter().flat_map(|&(size, weight)| std::iter::repeat_n(size, weight as usize)).collect(),
+            ),
+        }
+    }
+
+    #[inline]
+    fn pick(&self, rng: &mut ChaCha8Rng) -> u32 {
+        match self {
+            SizePicker::Fixed(s) => *s,
+            // Non-empty: validated (`SizeSpec::min_max`).
+            SizePicker::Table(t) => t[rng.random_range(0..t.len())],
+            SizePicker::Uniform { min, max } => rng.random_range(*min..=*max),
+        }
+    }
+}
+
+/// Per-packet flow draw.
+///
+/// Zipf is sampled with rand_distr's alias table over the exact weights
+/// 1/(i+1)^s: O(1) per packet (two uniform draws). `rand_distr::Zipf`
+/// (rejection-inversion) samples the same law without a table but calls
+/// `pow` per draw, which cost ~10× the whole rest of a 64 B packet. The
+/// table takes 12 B per flow.
+#[derive(Clone, Debug)]
+enum FlowPicker {
+    Uniform(u32),
+    Zipf(WeightedAliasIndex<f64>),
+}
+
+impl FlowPicker {
+    fn new(popularity: Popularity, flows: u32) -> Result<FlowPicker, TrafficError> {
+        match popularity {
+            Popularity::Uniform => Ok(FlowPicker::Uniform(flows)),
+            Popularity::Zipf { s } => {
+                let weights = (1..=flows).map(|rank| f64::from(rank).powf(-s)).collect();
+                // Fails only for weights that are all zero or not finite (s huge).
+                let table = WeightedAliasIndex::new(weights).map_err(|_| TrafficError::InvalidZipf { s })?;
+                Ok(FlowPicker::Zipf(table))
+            }
+        }
+    }
+
+    #[inline]
+    fn pick(&self, rng: &mut ChaCha8Rng) -> u32 {
+        match self {
+            FlowPicker::Uniform(n) => rng.random_range(0..*n),
+            // The table has `flows` (≤ MAX_FLOWS < 2^32) entries: the cast is lossless.
+            FlowPicker::Zipf(table) => table.sample(rng) as u32,
+        }
+    }
+}
+
+/// A seeded, deterministic packet stream.
+#[derive(Clone, Debug)]
+pub struct TrafficGen {
+    config: TrafficConfig,
+    flows: Vec<FlowKey>,
+    templates: TemplateSet,
+    sizes: SizePicker,
+    popularity: FlowPicker,
+    rng: ChaCha8Rng,
+    pacer: Pacer,
+    packet_limit: u64,
+    end_ns: u64,
+    summary: Summary,
+    /// Largest frame's bytes; beyond the header length always zero.
+    buf: Vec<u8>,
+}
+
+impl TrafficGen {
+    /// Validates `config`, draws the flows and builds their templates.
+    pub fn new(config: &TrafficConfig) -> Result<TrafficGen, TrafficError> {
+        config.validate()?;
+        let (min_size, max_size) = config.size.min_max()?;
+        let mut flow_rng = ChaCha8Rng::seed_from_u64(config.seed);
+        flow_rng.set_stream(FLOW_STREAM);
+        let flows = generate_flow_keys(config, &mut flow_rng);
+        // Fixed: templates at that size, never patched. Otherwise at the
+        // largest size (any legal size would do: patching costs the same).
+        let specs: Vec<_> = flows.iter().map(|k| frame_spec(k, max_size.min(MAX_FRAME_SIZE_BYTES))).collect();
+        // Both extremes against the headers first, for the precise error message.
+        for size in [min_size, max_size] {
+            specs[0].check_size(size)?;
+        }
+        let templates = TemplateSet::new(&specs)?;
+        let popularity = FlowPicker::new(config.popularity, config.flows)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        rng.set_stream(PACKET_STREAM);
+        let end_ns = match config.duration_ns {
+            Some(d) => config.start_ns.saturating_add(d),
+            None => u64::MAX,
+        };
+        Ok(TrafficGen {
+            config: config.clone(),
+            flows,
+            templates,
+            sizes: SizePicker::new(&config.size),
+            popularity,
+            rng,
+            pacer: Pacer::new(config.rate, config.start_ns),
+            packet_limit: config.packets.unwrap_or(u64::MAX),
+            end_ns,
+            summary: Summary::default(),
+            buf: vec![0; captured_len(max_size)],
+        })
+    }
+
+    pub fn config(&self) -> &TrafficConfig {
+        &self.config
+    }
+
+    /// The flows, in index order (`PacketMeta::flow_index`; with Zipf, index 0
+    /// is the most popular).
+    pub fn flows(&self) -> &[FlowKey] {
+        &self.flows
+    }
+
+    /// Totals of the packets emitted so far.
+    pub fn summary(&self) -> Summary {
+        let mut s = self.summary;
+        if s.packets > 0 {
+            // The next packet's slot is where the last one ends on the wire.
+            s.duration_ns = self.pacer.next_ts_ns() - s.first_ts_ns;
+        }
+        s
+    }
+
+    /// Largest captured frame the stream can contain [B] (buffer size for `next_into`).
+    pub fn max_captured_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Decides the next packet (flow, size, timestamp) without emitting bytes;
+    /// `None` once a stop condition is reached.
+    #[inline]
+    pub fn next_meta(&mut self) -> Option<PacketMeta> {
+        if self.summary.packets >= self.packet_limit {
+            return None;
+        }
+        let ts_ns = self.pacer.next_ts_ns();
+        if ts_ns >= self.end_ns {
+            return None;
+        }
+        let flow_index = self.popularity.pick(&mut self.rng);
+        let frame_size_bytes = self.sizes.pick(&mut self.rng);
+        self.pacer.advance(frame_size_bytes);
+        let s = &mut self.summary;
+        if s.packets == 0 {
+            s.first_ts_ns = ts_ns;
+        }
+        s.packets += 1;
+        s.bytes += captured_len(frame_size_bytes) as u64;
+        s.frame_bytes += u64::from(frame_size_bytes);
+        s.wire_bytes += wire_bytes(frame_size_bytes);
+        s.last_ts_ns = ts_ns;
+        Some(PacketMeta { ts_ns, flow_index, frame_size_bytes })
+    }
+
+    /// The next packet, borrowed until the next call; `None` at the end of the stream.
+    #[inline]
+    pub fn next_packet(&mut self) -> Option<Packet<'_>> {
+        let meta = self.next_meta()?;
+        let len = emit_headers(&self.templates, &meta, &mut self.buf)?;
+        Some(Packet { meta, data: &self.buf[..len] })
+    }
+
+    /// Writes the next frame (headers and zero payload) into `out`, which
+    /// must hold [`TrafficGen::max_captured_len`] bytes; returns its metadata
+    /// (the frame is `out[..frame_size_bytes - 4]`). `Err` only for a short
+    /// buffer, in which case no packet is consumed.
+    pub fn next_into(&mut self, out: &mut [u8]) -> Result<Option<PacketMeta>, TrafficError> {
+        if out.len() < self.buf.len() {
+            return Err(BuildError::BufferTooSmall { needed_bytes: self.buf.len(), got_bytes: out.len() }.into());
+        }
+        let Some(meta) = self.next_meta() else { return Ok(None) };
+        let len = self.templates.write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
+        debug_assert_eq!(len, captured_len(meta.frame_size_bytes));
+        Ok(Some(meta))
+    }
+
+    /// Replaces `batch`'s contents with up to `batch.capacity()` next packets;
+    /// returns how many (0 at the end of the stream).
+    pub fn fill_batch(&mut self, batch: &mut PacketBatch) -> usize {
+        let header_len = self.templates.plan().header_len();
+        let stride = self.buf.len();
+        if batch.stride != stride || batch.header_len != header_len {
+            // Slots must be zero past the header: (re)initialize for this shape.
+            batch.stride = stride;
+            batch.header_len = header_len;
+            batch.data.clear();
+            batch.data.resize(stride * batch.capacity, 0);
+        }
+        batch.metas.clear();
+        for slot in 0..batch.capacity {
+            let Some(meta) = self.next_meta() else { break };
+            let out = &mut batch.data[slot * stride..(slot + 1) * stride];
+            if emit_headers(&self.templates, &meta, out).is_none() {
+                break;
+            }
+            batch.metas.push(meta);
+        }
+        batch.metas.len()
+    }
+}
+
+/// Writes `meta`'s headers into `out`; the payload part must already be zero.
+#[inline]
+fn emit_headers(templates: &TemplateSet, meta: &PacketMeta, out: &mut [u8]) -> Option<usize> {
+    let written = templates.write_headers(meta.flow_index as usize, meta.frame_size_bytes, out);
+    // Sizes and indices were checked in `TrafficGen::new`; a failure here is a bug.
+    debug_assert!(written.is_ok(), "{written:?}");
+    written.ok()
+}
+
+/// A reusable block of up to `capacity` packets (e.g. 32 or 256, like a NIC
+/// burst), stored contiguously with one max-frame slot each.
+#[derive(Clone, Debug)]
+pub struct PacketBatch {
+    capacity: usize,
+    stride: usize,
+    header_len: usize,
+    data: Vec<u8>,
+    metas: Vec<PacketMeta>,
+}
+
+impl PacketBatch {
+    pub fn with_capacity(capacity: usize) -> PacketBatch {
+        PacketBatch { capacity, stride: 0, header_len: 0, data: Vec::new(), metas: Vec::with_capacity(capacity) }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn len(&self) -> usize {
+        self.metas.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.metas.is_empty()
+    }
+
+    /// Packet `i` of the batch.
+    pub fn get(&self, i: usize) -> Option<Packet<'_>> {
+        let meta = *self.metas.get(i)?;
+        let start = i * self.stride;
+        let data = self.data.get(start..start + captured_len(meta.frame_size_bytes))?;
+        Some(Packet { meta, data })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Packet<'_>> + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+}

@@ -1,0 +1,167 @@
+"""Benchmark driver: `python -m nicbench.bench foundation` (also `make bench`).
+
+Prints the figures recorded in BENCHMARKS.md. Everything is measured in this run,
+on this machine: nicbench's Rust pipeline (timed inside Rust, so Python call overhead
+is excluded) side by side with tcpdump and scapy on the *same* files, as ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nicbench import _native
+from nicbench.packets import SYMMETRIC_KEY
+from nicbench.traffic import GenConfig, generate_pcap
+from nicbench.units import Rate
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float
+    unit: str
+    note: str = ""
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, Python {platform.python_version()}"
+
+
+def best_of(runs: int, fn) -> list[float]:
+    return [fn() for _ in range(runs)]
+
+
+def gen_trace(path: Path, frame_bytes: int, packets: int, flows: int = 10_000) -> float:
+    """Write a trace; returns the generator's rate in Mpps (wall time of the native call)."""
+    cfg = GenConfig(flows=flows, size=frame_bytes, rate=Rate(100e9, "bps"), duration_ns=None, packets=packets)
+    t0 = time.perf_counter()
+    generate_pcap(cfg, str(path))
+    return packets / (time.perf_counter() - t0) / 1e6
+
+
+def nicbench_pipeline_mpps(path: Path, runs: int) -> float:
+    """read + parse + FlowKey + Toeplitz(symmetric) per packet, one core, median of runs."""
+    rates = []
+    for _ in range(runs):
+        packets, elapsed_ns = _native.scan_pipeline(str(path), SYMMETRIC_KEY)
+        rates.append(packets / (elapsed_ns / 1e9) / 1e6)
+    return statistics.median(rates)
+
+
+def tcpdump_mpps(path: Path, packets: int, runs: int) -> float | None:
+    tcpdump = shutil.which("tcpdump")
+    if tcpdump is None:
+        return None
+    rates = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([tcpdump, "-r", str(path), "-w", "/dev/null"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        rates.append(packets / (time.perf_counter() - t0) / 1e6)
+    return statistics.median(rates)
+
+
+def scapy_mpps(path: Path, packets: int) -> float | None:
+    try:
+        from scapy.utils import rdpcap
+    except ImportError:
+        return None
+    t0 = time.perf_counter()
+    got = len(rdpcap(str(path)))
+    elapsed = time.perf_counter() - t0
+    assert got == packets, f"scapy read {got} packets, expected {packets}"
+    return packets / elapsed / 1e6
+
+
+def peak_rss_mib(argv: list[str]) -> tuple[float, float]:
+    """Run a command; return (peak RSS [MiB], wall seconds) of that child alone (os.wait4)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed with status {status}")
+    return usage.ru_maxrss / 1024, elapsed
+
+
+def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int) -> list[Figure]:
+    figs: list[Figure] = []
+    for frame in (64, 1500):
+        trace = workdir / f"side-{frame}.pcap"
+        figs.append(Figure(f"generator writing pcap, {frame} B", gen_trace(trace, frame, side_packets), "Mpps",
+                           f"{side_packets:,} packets, 10K flows, one core"))
+        mine = nicbench_pipeline_mpps(trace, runs)
+        figs.append(Figure(f"pcap read+parse+FlowKey+Toeplitz, {frame} B", mine, "Mpps",
+                           f"{side_packets:,} packets in page cache, one core, median of {runs}"))
+        td = tcpdump_mpps(trace, side_packets, runs)
+        if td is None:
+            figs.append(Figure(f"tcpdump -r -w /dev/null, {frame} B", float("nan"), "Mpps", "tcpdump not installed"))
+        else:
+            figs.append(Figure(f"tcpdump -r -w /dev/null, {frame} B", td, "Mpps", f"median of {runs}"))
+            figs.append(Figure(f"nicbench / tcpdump, {frame} B", mine / td, "x"))
+        sc = scapy_mpps(trace, side_packets) if frame == 64 else None
+        if sc is not None:
+            figs.append(Figure(f"scapy rdpcap, {frame} B", sc, "Mpps", "one run"))
+            figs.append(Figure(f"nicbench / scapy, {frame} B", mine / sc, "x"))
+        trace.unlink()
+
+    # Flat memory on a 10M-packet trace, through the real CLI.
+    nicbench = [sys.executable, "-m", "nicbench.cli"]
+    big = workdir / "big.pcap"
+    for label, argv in (
+        ("gen", nicbench + ["gen", "--flows", "10000", "--size", "64", "--rate", "100Gbps",
+                             "--packets", str(big_packets), "-o", str(big)]),
+        ("pcap info", nicbench + ["pcap", "info", str(big), "--json"]),
+        ("rss", nicbench + ["rss", str(big), "--queues", "16", "--json"]),
+    ):
+        rss_mib, seconds = peak_rss_mib(argv)
+        figs.append(Figure(f"peak RSS, nicbench {label}, {big_packets:,} x 64 B", rss_mib, "MiB",
+                           f"{seconds:.1f} s wall incl. Python start-up"))
+    figs.append(Figure("trace file size", big.stat().st_size / 2**20, "MiB"))
+    big.unlink()
+    return figs
+
+
+def print_table(figs: list[Figure]) -> None:
+    width = max(len(f.name) for f in figs)
+    for f in figs:
+        value = "n/a" if f.value != f.value else f"{f.value:,.2f}"
+        print(f"{f.name:<{width}}  {value:>10} {f.unit:<5} {f.note}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nicbench.bench", description=__doc__)
+    parser.add_argument("suite", choices=["foundation"])
+    parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the side-by-side traces")
+    parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
+    args = parser.parse_args(argv)
+    print(f"# nicbench {_native.__version__} bench {args.suite}, {time.strftime('%Y-%m-%d')}")
+    print(f"# machine: {machine_description()}")
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        figs = foundation(Path(tmp), args.packets, args.big_packets, args.runs)
+    print_table(figs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

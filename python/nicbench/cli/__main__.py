@@ -1,0 +1,3 @@
+from nicbench.cli import main
+
+main()

@@ -1,0 +1,102 @@
+"""Shared CLI plumbing: error mapping, JSON output, progress bars."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from nicbench.errors import NicbenchError
+from nicbench.units import UnitError
+
+stdout_console = Console()
+stderr_console = Console(stderr=True)
+
+# Exceptions that mean "bad input": one line, exit code 2, no traceback.
+USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSError, ValueError)
+
+
+class NicbenchGroup(click.Group):
+    """A click group that turns bad input into `nicbench: error: ...` and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            click.echo(f"nicbench: error: {one_line(exc)}", err=True)
+            ctx.exit(2)
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
+
+
+def fail(message: str) -> None:
+    """Raise a user error from inside a command."""
+    raise NicbenchError(message)
+
+
+def emit_json(data: Any) -> None:
+    def default(o: Any) -> Any:
+        if hasattr(o, "item"):
+            return o.item()
+        raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+    def clean(o: Any) -> Any:
+        # JSON has no NaN/inf: say null rather than emit invalid JSON.
+        if isinstance(o, float) and not math.isfinite(o):
+            return None
+        if isinstance(o, dict):
+            return {k: clean(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [clean(v) for v in o]
+        return o
+
+    sys.stdout.write(json.dumps(clean(data), indent=2, default=default) + "\n")
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
+
+
+@contextmanager
+def progress_bar(description: str, total: float | None, enabled: bool = True) -> Iterator[Callable[[float], None]]:
+    """Yield an `update(done)` callback driving a rich progress bar on stderr.
+
+    The bar only shows on an interactive terminal, so pipes, CI logs and `--json`
+    output stay clean.
+    """
+    show = enabled and stderr_console.is_terminal
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=stderr_console, disable=not show, transient=False) as progress:
+        task = progress.add_task(description, total=total)
+
+        def update(done: float) -> None:
+            progress.update(task, completed=done)
+
+        yield update
+        if total is not None:
+            progress.update(task, completed=total)

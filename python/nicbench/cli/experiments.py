@@ -1,0 +1,297 @@
+"""`nicbench run | check | report | results | reproduce`: the experiment harness on the command line.
+
+Commands exported for registration in `nicbench.cli`: `run`, `check`, `report`, `results`,
+`reproduce` (see `COMMANDS`). Spec mistakes, unknown targets and unusable result folders
+are ValueError/OSError subclasses: the group prints one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, json_option, stderr_console, stdout_console
+from nicbench.experiments import runner as runner_mod
+from nicbench.experiments.designs.base import RunOutcome, RunRequest
+from nicbench.experiments.errors import SpecError
+from nicbench.experiments.spec import Spec, load_spec
+from nicbench.experiments.store import ExperimentStore, list_experiments, load_results, results_root
+from nicbench.units import UnitError
+
+__all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
+
+results_option = click.option("--results", "results_dir", type=click.Path(), default=None,
+                              help="Results root (default: $NICBENCH_RESULTS or ./results).")
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None,
+                           help="Parallel worker processes (default: number of cores; 1: in-process).")
+
+
+def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        for part in item.split(","):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                raise click.BadParameter(f"expected NAME=VALUE, found {part!r}", param_hint=what)
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def _parse_only(spec: Spec, raw: dict[str, str]) -> dict[str, Any]:
+    only = {}
+    for k, v in raw.items():
+        p = spec.target.param(k)
+        if p is None:
+            raise SpecError(f"--only: target {spec.target.name} has no parameter {k!r}")
+        try:
+            only[k] = p.parse(v)
+        except UnitError as exc:
+            raise SpecError(f"--only {k}: {exc}") from None
+    return only
+
+
+class RichProgress(runner_mod.Progress):
+    """A rich bar with ETA on an interactive stderr; failures always get one line each."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled and stderr_console.is_terminal
+        self.bar: Progress | None = None
+        self.task = None
+        self.done = 0
+
+    def start(self, spec: Spec, total_runs: int) -> None:
+        self.done = 0
+        if not self.enabled:
+            return
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
+                            MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            TextColumn("{task.fields[status]}"), console=stderr_console, transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task(spec.name, total=total_runs, status="")
+
+    def run_done(self, request: RunRequest, outcome: RunOutcome) -> None:
+        self.done += 1
+        if outcome.status != "ok":
+            point = ", ".join(f"{k}={v}" for k, v in request.params.items())
+            first = (outcome.error or "").splitlines()[0] if outcome.error else "failed"
+            stderr_console.print(f"[red]✗[/] run {request.key[:10]} (rep {request.rep}; {point}): {first}",
+                                 highlight=False, soft_wrap=True)
+        if self.bar is not None:
+            state = "cached" if outcome.cached else outcome.status
+            total = self.bar.tasks[0].total or 0
+            self.bar.update(self.task, completed=self.done, total=max(total, self.done), status=state)
+
+    def finish(self, summary: runner_mod.RunSummary) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, total=self.done, status="done")
+            self.bar.stop()
+            self.bar = None
+
+
+def _print_summary(s: runner_mod.RunSummary) -> None:
+    failed = f", [red]{s.failed} failed[/]" if s.failed else ""
+    stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
+                         f"{s.cached} already stored{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
+    if s.failed:
+        stdout_console.print("  failed runs are recorded; re-run the same command to retry them", highlight=False, soft_wrap=True)
+
+
+@click.command()
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
+@jobs_option
+@click.option("--fresh", is_flag=True, help="Forget this experiment's stored runs and run everything again.")
+@results_option
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter (e.g. --set packets=10k).")
+@click.option("--only", multiple=True, metavar="NAME=VALUE[,...]", help="Run only points with these parameter values.")
+@click.option("--rep", "reps", type=click.IntRange(0, None), multiple=True, help="Run only this repetition (from 0).")
+@click.option("--rerun", is_flag=True, help="Run the selected runs again even if stored (replay).")
+@click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points (smoke test).")
+@json_option
+def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, results_dir: str | None,
+        sets: tuple[str, ...], only: tuple[str, ...], reps: tuple[int, ...], rerun: bool, limit_points: int | None,
+        as_json: bool) -> None:
+    """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
+    spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points)
+    only_points = _parse_only(spec, _key_values(only, "--only"))
+    try:
+        summary = runner_mod.run_experiment(
+            spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
+            reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
+            prune_stale=not (repeat or sets or limit_points))
+    except KeyboardInterrupt:
+        click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
+        raise SystemExit(130) from None
+    if as_json:
+        emit_json(summary.as_dict())
+    else:
+        _print_summary(summary)
+
+
+@click.command()
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
+@json_option
+def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bool) -> None:
+    """Validate SPEC and print what it would run (points × repetitions)."""
+    spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"))
+    points = spec.run_points()
+    info = {"experiment": spec.name, "target": spec.target.name, "design": spec.design.describe(),
+            "points": len(points), "repeat": spec.repeat, "runs": spec.design.estimated_runs(len(points), spec.repeat),
+            "axes": {",".join(names): len(values) for names, values in spec.axes},
+            "figures": [f.name for f in spec.figures]}
+    if as_json:
+        emit_json(info)
+        return
+    axes = " × ".join(f"{k} ({n})" for k, n in info["axes"].items()) or "no sweep"
+    upto = "up to " if spec.design.kind == "zero_loss" else ""
+    stdout_console.print(f"[green]✓[/] {spec_file}: experiment [bold]{spec.name}[/] on {spec.target.name}, "
+                         f"{info['design']}", highlight=False, soft_wrap=True)
+    stdout_console.print(f"  {info['points']} points × {spec.repeat} repetitions = {upto}{info['runs']} runs; "
+                         f"axes: {axes}; {len(spec.figures)} figures", highlight=False, soft_wrap=True)
+
+
+@click.command()
+@click.argument("exp_dir", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Output HTML (default: reports/<experiment>/index.html).")
+@json_option
+def report(exp_dir: str, output: str | None, as_json: bool) -> None:
+    """Write the HTML report of an experiment's results folder (results/<experiment>)."""
+    from nicbench.experiments.study import load_study
+    from nicbench.report import experiment_report
+
+    path = Path(exp_dir)
+    if not (path / "runs").is_dir() and not (path / "failed").is_dir():
+        candidate = results_root() / exp_dir
+        if (candidate / "runs").is_dir():
+            path = candidate
+        else:
+            raise FileNotFoundError(2, "not an experiment results folder (expected results/<experiment>/ "
+                                       "with runs/ inside; run `nicbench run SPEC` first)", str(exp_dir))
+    meta = ExperimentStore(path.parent, path.name).read_json("experiment.json")
+    study = load_study(meta["study"]) if meta.get("study") and Path(meta["study"]).is_dir() else None
+    out = Path(output) if output else Path("reports") / path.name / "index.html"
+    page = experiment_report(path, out, study=study)
+    if as_json:
+        emit_json(page.as_dict())
+    else:
+        stdout_console.print(f"wrote {out} ({page.figures} figures)", highlight=False, soft_wrap=True)
+
+
+@click.group()
+def results() -> None:
+    """List and export stored experiment results."""
+
+
+@results.command("ls")
+@results_option
+@json_option
+def results_ls(results_dir: str | None, as_json: bool) -> None:
+    """Experiments in the results root, with their runs."""
+    rows = []
+    for store in list_experiments(results_dir):
+        meta = store.read_json("experiment.json")
+        rows.append({"experiment": store.experiment, "target": meta.get("target"), "runs": len(store.done_keys()),
+                     "failed": len(store.failed_keys() - store.done_keys()), "complete": meta.get("complete", False),
+                     "updated": meta.get("finished") or meta.get("started"), "path": str(store.dir)})
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        stdout_console.print(f"no experiments in {results_root(results_dir)}", highlight=False, soft_wrap=True)
+        return
+    table = Table(title=f"experiments in {results_root(results_dir)}", title_justify="left")
+    for col in ("experiment", "target", "runs", "failed", "complete", "updated"):
+        table.add_column(col, justify="right" if col in ("runs", "failed") else "left")
+    for r in rows:
+        table.add_row(r["experiment"], str(r["target"]), f"{r['runs']:,}", str(r["failed"]),
+                      "yes" if r["complete"] else "no", str(r["updated"]))
+    stdout_console.print(table)
+
+
+@results.command("export")
+@click.argument("experiment", metavar="DIR")
+@click.option("--csv", "fmt", flag_value="csv", default=True, help="CSV (default).")
+@click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
+@results_option
+def results_export(experiment: str, fmt: str, output: str | None, results_dir: str | None) -> None:
+    """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
+    df = load_results(experiment, results=results_dir)
+    if fmt == "parquet":
+        if output is None:
+            raise click.UsageError("--parquet needs -o FILE")
+        df.to_parquet(output, index=False)
+    elif output is None:
+        click.echo(df.to_csv(index=False), nl=False)
+    else:
+        df.to_csv(output, index=False)
+    if output is not None:
+        stderr_console.print(f"wrote {len(df):,} records to {output}", highlight=False, soft_wrap=True)
+
+
+@click.command()
+@click.argument("studies", nargs=-1, metavar="[STUDY]...")
+@click.option("--all", "all_", is_flag=True, help="Every study under --studies.")
+@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default="studies", show_default=True,
+              help="Folder of study folders.")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
+              help="Where the HTML reports go.")
+@results_option
+@jobs_option
+@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides specs).")
+@click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points of each spec.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter in every spec.")
+@json_option
+def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_dir: str, results_dir: str | None,
+              jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
+              as_json: bool) -> None:
+    """Run every experiment of STUDY (or --all studies) and build the study reports under reports/."""
+    from nicbench.experiments.reproduce import reproduce_study, resolve_studies
+
+    outcomes = []
+    for study in resolve_studies(list(studies), all_, studies_dir):
+        try:
+            outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
+                                      limit_points=limit_points, sets=_key_values(sets, "--set"),
+                                      progress=RichProgress(enabled=not as_json))
+        except KeyboardInterrupt:
+            click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
+            raise SystemExit(130) from None
+        outcomes.append(outcome)
+        if not as_json:
+            for s in outcome.runs:
+                _print_summary(s)
+            d = outcome.as_dict()
+            refs = f"{d['passed']}/{d['references']} reference values pass" if d["references"] else "measured only"
+            stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
+    if as_json:
+        emit_json([o.as_dict() for o in outcomes])
+    if any(s.failed for o in outcomes for s in o.runs):
+        raise SystemExit(1)
+
+
+COMMANDS = (run, check, report, results, reproduce)
+
+
+def _standalone() -> click.Group:  # until the lead registers COMMANDS in nicbench.cli
+    from nicbench.cli.common import NicbenchGroup
+
+    group = NicbenchGroup("nicbench")
+    for command in COMMANDS:
+        group.add_command(command)
+    return group
+
+
+if __name__ == "__main__":
+    _standalone()(prog_name="nicbench")
+

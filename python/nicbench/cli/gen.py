@@ -1,0 +1,59 @@
+"""`nicbench gen`: write a seeded synthetic traffic trace to pcap."""
+
+from __future__ import annotations
+
+import click
+
+from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.traffic import GenConfig, generate_pcap, parse_size_spec
+from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
+
+
+@click.command()
+@click.option("--flows", default="10000", show_default=True, help="Number of distinct flows (10000, 10k, 1M).")
+@click.option("--size", default="1500", show_default=True,
+              help="Frame size in bytes incl. FCS: 1500 | 64,594,1518 (random pick) | 64-1518 (uniform) | imix.")
+@click.option("--rate", default="100Gbps", show_default=True,
+              help="Offered rate on the wire (preamble + IFG counted): 100Gbps, 8Mpps, or 'max' (no pacing).")
+@click.option("--duration", default=None, help="Trace duration in virtual time (1s, 100ms). Default 1s unless --packets.")
+@click.option("--packets", default=None, help="Stop after this many packets (10M).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output pcap (nanosecond).")
+@click.option("--ipv6", is_flag=True, help="IPv6 flows instead of IPv4.")
+@click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
+@click.option("--vlan", type=click.IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
+@click.option("--vxlan", type=click.IntRange(0, 2**24 - 1), default=None, help="Encapsulate in VXLAN with this VNI.")
+@click.option("--zipf", type=float, default=None, help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@json_option
+def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | None, output: str,
+        ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,
+        as_json: bool) -> None:
+    """Generate N flows at a rate and write them to a pcap."""
+    packet_limit = parse_count(packets) if packets is not None else None
+    duration_ns = parse_duration_ns(duration) if duration is not None else None
+    if duration_ns is None and packet_limit is None:
+        duration_ns = 1_000_000_000
+    config = GenConfig(
+        flows=parse_count(flows),
+        size=parse_size_spec(size),
+        rate=None if rate == "max" else parse_rate(rate),
+        duration_ns=duration_ns,
+        packets=packet_limit,
+        ipv6=ipv6,
+        proto=proto,
+        vlan=vlan,
+        vxlan_vni=vxlan,
+        zipf_s=zipf,
+        seed=seed,
+    )
+    expected = config.expected_packets()
+    with progress_bar("generating", total=expected, enabled=not as_json) as update:
+        summary = generate_pcap(config, output, progress=update)
+    if as_json:
+        emit_json(summary)
+        return
+    stdout_console.print(
+        f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) of {config.flows:,} flows "
+        f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
+        f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
+    )

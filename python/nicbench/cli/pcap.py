@@ -1,0 +1,64 @@
+"""`nicbench pcap ...`: look inside pcap/pcapng traces."""
+
+from __future__ import annotations
+
+import os
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.traces import pcap_info
+
+
+@click.group()
+def pcap() -> None:
+    """Inspect pcap/pcapng traces."""
+
+
+@pcap.command("info")
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+def info(file: str, as_json: bool) -> None:
+    """Packets, bytes, duration, rates, flows, frame sizes and protocols of FILE."""
+    size = os.path.getsize(file)
+    with progress_bar("reading", total=size, enabled=not as_json) as update:
+        summary = pcap_info(file, progress=update)
+    if as_json:
+        emit_json(summary)
+        return
+    render_info(file, summary)
+
+
+def render_info(file: str, s: dict) -> None:
+    overview = Table(title=f"{file}", show_header=False, title_justify="left")
+    overview.add_column(style="bold")
+    overview.add_column(justify="right")
+    overview.add_row("packets", f"{s['packets']:,}")
+    overview.add_row("bytes (as captured / on the wire)", f"{s['captured_bytes']:,} / {s['bytes']:,}")
+    overview.add_row("duration", f"{s['duration_ns'] / 1e9:.9g} s")
+    overview.add_row("average rate (L2, excl. FCS)", f"{s['l2_gbps']:.4f} Gbps")
+    overview.add_row("average rate (wire: + FCS, preamble, IFG)", f"{s['wire_gbps']:.4f} Gbps")
+    overview.add_row("average packet rate", f"{s['mpps']:.4f} Mpps")
+    overview.add_row("distinct flows (5-tuple, one direction)", f"{s['flows']:,}")
+    overview.add_row("distinct biflows (both directions)", f"{s['biflows']:,}")
+    overview.add_row("link type", str(s["linktype"]))
+    if s.get("unparsed"):
+        overview.add_row("frames without a flow key", f"{s['unparsed']:,}")
+    stdout_console.print(overview)
+
+    sizes = Table(title="frame size (incl. FCS)", title_justify="left")
+    sizes.add_column("bytes")
+    sizes.add_column("packets", justify="right")
+    sizes.add_column("share", justify="right")
+    for row in s["size_histogram"]:
+        if row["packets"]:
+            sizes.add_row(row["label"], f"{row['packets']:,}", f"{row['packets'] / max(s['packets'], 1):.1%}")
+    protocols = Table(title="protocols", title_justify="left")
+    protocols.add_column("stack")
+    protocols.add_column("packets", justify="right")
+    protocols.add_column("share", justify="right")
+    for name, count in sorted(s["protocols"].items(), key=lambda kv: -kv[1]):
+        protocols.add_row(name, f"{count:,}", f"{count / max(s['packets'], 1):.1%}")
+    stdout_console.print(sizes)
+    stdout_console.print(protocols)

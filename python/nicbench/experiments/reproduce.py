@@ -1,0 +1,67 @@
+"""`nicbench reproduce`: run every experiment of one or more studies, then build their reports.
+
+For each study folder (`studies/<study>/study.toml`): run each listed spec (resumable, as
+`nicbench run`), write one page per experiment under `reports/<study>/<experiment>/` and
+the study index `reports/<study>/index.html` with the published-vs-nicbench comparison.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nicbench.experiments.runner import Progress, RunSummary, run_experiment
+from nicbench.experiments.spec import load_spec
+from nicbench.experiments.store import results_root
+from nicbench.experiments.study import Study, find_studies, load_study
+
+__all__ = ["reproduce_study", "StudyOutcome", "resolve_studies"]
+
+
+@dataclass
+class StudyOutcome:
+    study: str
+    index: Path
+    runs: list[RunSummary] = field(default_factory=list)
+    pages: list[Any] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        comparisons = [c for p in self.pages for c in p.as_dict()["comparisons"]]
+        return {"study": self.study, "report": str(self.index), "experiments": [r.as_dict() for r in self.runs],
+                "pages": [p.as_dict() for p in self.pages],
+                "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons)}
+
+
+def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike = "studies") -> list[Study]:
+    """Study folders by name or path (`foundation`, `studies/foundation`), or all of them."""
+    if all_:
+        folders = find_studies(studies_dir)
+        if not folders:
+            raise FileNotFoundError(2, "no studies found (folders with a study.toml)", str(studies_dir))
+    else:
+        if not names:
+            raise ValueError("name a study (e.g. `nicbench reproduce foundation`) or pass --all")
+        folders = [Path(n) if Path(n, "study.toml").is_file() else Path(studies_dir) / n for n in names]
+    return [load_study(f) for f in folders]
+
+
+def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
+                    reports: str | os.PathLike = "reports", jobs: int | None = None, repeat: int | None = None,
+                    limit_points: int | None = None, sets: dict[str, str] | None = None,
+                    progress: Progress | None = None) -> StudyOutcome:
+    from nicbench.report import experiment_report, study_report  # matplotlib only when reporting
+
+    specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=sets) for p in study.experiments]
+    out_dir = Path(reports) / study.name
+    outcome = StudyOutcome(study.name, out_dir / "index.html")
+    quick = repeat is not None or limit_points is not None or bool(sets)
+    for spec in specs:
+        outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
+                                           prune_stale=not quick, extra_meta={"study": str(study.dir)}))
+    root = results_root(results)
+    for spec in specs:
+        outcome.pages.append(experiment_report(root / spec.name, out_dir / spec.name / "index.html", study=study))
+    study_report(study, outcome.pages, outcome.index)
+    return outcome

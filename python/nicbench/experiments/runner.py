@@ -1,0 +1,264 @@
+"""The runner: executes a spec's runs in parallel worker processes and stores each as it ends.
+
+- Runs go to `--jobs` worker processes (default: the number of cores; 1 runs in-process).
+  Each worker runs the target and writes the run's record file itself (atomically), so
+  the store grows one complete run at a time whatever happens to the parent.
+- Before anything runs, the store is listed: a request whose run file exists is answered
+  from the store (a cached run), so re-running an interrupted command does only what is
+  missing — even for adaptive designs, which replay their stored probes.
+- A failing run records its error (message + traceback) under `failed/` and the sweep goes
+  on; the next run of the command retries it.
+- At the end, the run files are compacted into one Parquet part; after a complete sweep of
+  the spec as written, runs of older spec versions (run keys not requested) are moved to
+  `stale/`, so the store matches the spec.
+
+Workers die with the parent (PR_SET_PDEATHSIG), so a SIGKILLed sweep leaves no orphans.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nicbench.experiments.designs.base import Derived, RunOutcome, RunRequest, Task
+from nicbench.experiments.environment import collect_environment, study_of
+from nicbench.experiments.errors import StoreError
+from nicbench.experiments.keys import code_version
+from nicbench.experiments.spec import Spec
+from nicbench.experiments.store import ExperimentStore, build_table, error_text, now_iso, results_root
+from nicbench.experiments.targets import RunContext, get_target
+
+__all__ = ["run_experiment", "RunSummary", "Progress", "execute_run", "select_points"]
+
+
+@dataclass
+class RunSummary:
+    experiment: str
+    store: str
+    points: int
+    planned_runs: int
+    executed: int = 0
+    cached: int = 0
+    failed: int = 0
+    stale_moved: int = 0
+    elapsed_s: float = 0.0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+class Progress:
+    """What the runner tells its caller; the CLI renders it with rich. Default: silent."""
+
+    def start(self, spec: Spec, total_runs: int) -> None: ...
+
+    def run_done(self, request: RunRequest, outcome: RunOutcome) -> None: ...
+
+    def finish(self, summary: RunSummary) -> None: ...
+
+
+def select_points(points: list[dict[str, Any]], only: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not only:
+        return points
+    return [p for p in points if all(p.get(k) == v for k, v in only.items())]
+
+
+def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs: int | None = None,
+                   fresh: bool = False, only: dict[str, Any] | None = None, reps: list[int] | None = None,
+                   rerun: bool = False, progress: Progress | None = None, prune_stale: bool = True,
+                   extra_meta: dict[str, Any] | None = None) -> RunSummary:
+    """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems."""
+    progress = progress or Progress()
+    jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    store = ExperimentStore(results_root(results), spec.name)
+    store.prepare()  # unwritable folder: OSError before anything runs
+    points = select_points(spec.run_points(), only)
+    rep_list = reps if reps is not None else list(range(spec.repeat))
+    if any(r < 0 for r in rep_list):
+        raise ValueError("repetitions are numbered from 0")
+    summary = RunSummary(experiment=spec.name, store=str(store.dir), points=len(points),
+                         planned_runs=spec.design.estimated_runs(len(points), len(rep_list)))
+    # Workers are forked before the store lock is taken, so they never hold it.
+    executor = _start_pool(jobs) if jobs > 1 else None
+    started = time.monotonic()
+    try:
+        with store.lock():
+            if fresh:
+                store.clear()
+                store.prepare()
+            store.write_text("spec.toml", spec.text)
+            meta = {
+                "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
+                "code_version": code_version(), "spec_file": str(Path(spec.file).resolve()),
+                "study": study_of(spec.file), "design": spec.design.describe(), "points": len(points),
+                "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
+                "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,
+                "environment": collect_environment(Path(spec.file).resolve().parent),
+                **(extra_meta or {}),
+            }
+            store.write_json("experiment.json", meta)
+            tasks = spec.design.tasks(spec, points, rep_list)
+            progress.start(spec, summary.planned_runs)
+            requested = _drive(spec, store, tasks, executor, jobs, rerun, progress, summary)
+            complete = summary.failed == 0
+            prune = complete and prune_stale and not only and reps is None
+            summary.stale_moved = store.compact(keep=requested if prune else None)
+            summary.elapsed_s = time.monotonic() - started
+            meta.update(finished=now_iso(), complete=complete, runs=len(requested), executed=summary.executed,
+                        cached=summary.cached, failed=summary.failed)
+            store.write_json("experiment.json", meta)
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+    progress.finish(summary)
+    return summary
+
+
+def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.Executor | None, jobs: int,
+           rerun: bool, progress: Progress, summary: RunSummary) -> set[str]:
+    done = store.done_keys()
+    executed_now: set[str] = set()
+    requested: set[str] = set()
+    waiting: dict[str, list[tuple[Task, RunRequest]]] = {}
+    queue: collections.deque[RunRequest] = collections.deque()
+    ready: collections.deque[tuple[Task, RunOutcome | None]] = collections.deque((t, None) for t in tasks)
+    inflight: dict[cf.Future, RunRequest] = {}
+    max_inflight = jobs * 4
+    job_base = {"experiment": spec.name, "target": spec.target.name, "root": str(store.dir.parent),
+                "keep": spec.metrics}
+
+    def resolve(req: RunRequest, outcome: RunOutcome) -> None:
+        if outcome.status == "ok":
+            done.add(req.key)
+            if outcome.cached:
+                summary.cached += 1
+            else:
+                summary.executed += 1
+                executed_now.add(req.key)
+        else:
+            summary.failed += 1
+            summary.failures.append({"run": req.key, "rep": req.rep, "params": req.params,
+                                     "error": (outcome.error or "").splitlines()[0] if outcome.error else ""})
+        progress.run_done(req, outcome)
+        for task, _ in waiting.pop(req.key, []):
+            ready.append((task, outcome))
+
+    while ready or queue or inflight:
+        while ready:
+            task, outcome = ready.popleft()
+            try:
+                req = task.send(outcome) if outcome is not None else next(task)
+            except StopIteration as stop:
+                for derived in stop.value or []:
+                    _store_derived(spec, store, derived)
+                    requested.add(derived.key)
+                continue
+            requested.add(req.key)
+            if req.key in done and (not rerun or req.key in executed_now):
+                cached = RunOutcome(req.key, "ok", _stored_metrics(store, req.key) if req.needs_outcome else {},
+                                    cached=True)
+                summary.cached += 1
+                progress.run_done(req, cached)
+                ready.append((task, cached))
+            elif req.key in waiting:
+                waiting[req.key].append((task, req))
+            else:
+                waiting[req.key] = [(task, req)]
+                queue.append(req)
+        if executor is None:
+            if queue:
+                req = queue.popleft()
+                resolve(req, _outcome(execute_run({**job_base, **_job(req)})))
+            continue
+        while queue and len(inflight) < max_inflight:
+            req = queue.popleft()
+            inflight[executor.submit(execute_run, {**job_base, **_job(req)})] = req
+        if inflight:
+            finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                req = inflight.pop(fut)
+                try:
+                    result = fut.result()
+                except cf.process.BrokenProcessPool:
+                    raise StoreError("a worker process died (crash or kill); finished runs are stored — "
+                                     "re-run the same command to resume") from None
+                resolve(req, _outcome(result))
+    return requested
+
+
+def _job(req: RunRequest) -> dict[str, Any]:
+    return {"key": req.key, "params": req.params, "rep": req.rep, "seed": req.seed}
+
+
+def _outcome(result: dict[str, Any]) -> RunOutcome:
+    return RunOutcome(result["key"], result["status"], result["metrics"], result.get("error"))
+
+
+def _stored_metrics(store: ExperimentStore, key: str) -> dict[str, float]:
+    table = store.read_run(key)
+    metrics, values, ts = (table.column(c).to_pylist() for c in ("metric", "value", "t"))
+    return {m: v for m, v, t in zip(metrics, values, ts) if t is None and m is not None}
+
+
+def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
+    status = "ok" if d.error is None else "error"
+    table = build_table(experiment=spec.name, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
+                        status=status, error=d.error, search=d.search, params=d.params, rows=d.rows)
+    store.write_run(d.key, table, failed=d.error is not None)
+
+
+def execute_run(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one target call and store its records; runs in a worker process (or in-process)."""
+    target = get_target(job["target"])
+    ctx = RunContext(seed=job["seed"], rep=job["rep"], target=target)
+    store = ExperimentStore(job["root"], job["experiment"])
+    t0 = time.time()
+    try:
+        rows = target.run(job["params"], ctx)
+        status, error = "ok", None
+    except Exception as exc:  # a failing point is recorded, the sweep goes on
+        rows, status, error = [], "error", error_text(exc)
+    metrics = {m: v for m, v, _, t in rows if t is None}
+    keep = job.get("keep")
+    if keep is not None:
+        rows = [r for r in rows if r[0] in keep or r[0].startswith("event:")]
+    table = build_table(experiment=job["experiment"], target=job["target"], run=job["key"], rep=job["rep"],
+                        seed=job["seed"], status=status, error=error, search=None, params=job["params"], rows=rows)
+    store.write_run(job["key"], table, failed=status != "ok",
+                    metadata={"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()})
+    return {"key": job["key"], "status": status, "metrics": metrics, "error": error}
+
+
+def _start_pool(jobs: int) -> cf.ProcessPoolExecutor:
+    ctx = multiprocessing.get_context("fork")
+    executor = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                      initargs=(os.getpid(),))
+    # With fork, the first submit starts every worker now, before any lock or progress thread.
+    executor.submit(_noop).result()
+    return executor
+
+
+def _noop() -> None:
+    return None
+
+
+def _worker_init(parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: workers exit when their queue closes
+        pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+

@@ -1,0 +1,338 @@
+"""Experiment spec files (TOML): what to run, over which points, how often, what to plot.
+
+    [experiment]
+    name = "gen-rate"              # results go to results/<name>/
+    target = "gen.rate"            # a registered target (see targets/)
+    description = "..."
+    repeat = 5                     # repetitions per point (default 5, as PAM'21)
+    seed = 1                       # every run's seed derives from this
+    metrics = ["mpps", "gbps"]     # keep only these (default: all the target reports)
+
+    [params]                       # fixed parameters (checked against the target's schema)
+    flows = "10k"
+
+    [sweep]                        # crossed axes (full factorial)
+    size = [64, 128, 256, 512, 1024, 1518]
+    flows = "1-10000 x10"          # ranges: "1-16", "0-1 step 0.1", "1000-65536 x2"
+
+    [[zip]]                        # axes that vary together (equal lengths): one more crossed axis
+    packets = ["1k", "10k"]
+    duration = ["1ms", "10ms"]
+
+    [[override]]                   # per-point overrides
+    where = { size = 64 }
+    set = { packets = "1M" }
+
+    [design]                       # full (default) | random | zero_loss (see designs/)
+    kind = "full"
+
+    [[figure]]                     # see nicbench.report.figures
+    kind = "line"; x = "size"; y = "mpps"; hue = "flows"; logx = true
+
+Every value is parsed and checked by the target's parameter schema before anything runs;
+a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100Gbps, found 'fast'")`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nicbench.experiments.axes import axis_values
+from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLossSearch
+from nicbench.experiments.errors import SpecError
+from nicbench.experiments.keys import point_key
+from nicbench.experiments.params import Param
+from nicbench.experiments.store import RESERVED_NAMES
+from nicbench.experiments.targets import Target, get_target
+from nicbench.units import UnitError
+
+__all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "FIGURE_KINDS", "DEFAULT_REPEAT"]
+
+DEFAULT_REPEAT = 5
+FIGURE_KINDS = ("line", "box", "timeseries", "cdf", "heatmap")
+STAT_NAMES = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TOP_KEYS = ("experiment", "params", "sweep", "zip", "override", "design", "figure")
+_EXPERIMENT_KEYS = ("name", "target", "description", "repeat", "seed", "metrics")
+_FIGURE_KEYS = ("kind", "x", "y", "z", "hue", "logx", "logy", "title", "stat", "where", "name")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    kind: str
+    x: str | None = None
+    y: str | None = None
+    z: str | None = None
+    hue: str | None = None
+    logx: bool = False
+    logy: bool = False
+    title: str = ""
+    stat: str = "mean"
+    where: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass
+class Spec:
+    file: str
+    text: str
+    name: str
+    target: Target
+    description: str
+    repeat: int
+    seed: int
+    metrics: list[str] | None
+    fixed: dict[str, Any]  # every parameter not swept: defaults, then [params]
+    axes: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]]
+    overrides: list[tuple[dict[str, Any], dict[str, Any]]]
+    design: Design
+    figures: list[FigureSpec]
+    limit_points: int | None = None
+
+    @property
+    def swept(self) -> list[str]:
+        return [name for names, _ in self.axes for name in names]
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every point: the cross product of the axes, overrides applied, duplicates dropped."""
+        seen: set[str] = set()
+        out: list[dict[str, Any]] = []
+        for combo in itertools.product(*(values for _, values in self.axes)):
+            point = dict(self.fixed)
+            for (names, _), values in zip(self.axes, combo):
+                point.update(zip(names, values))
+            for where, changes in self.overrides:
+                if all(point.get(k) == v for k, v in where.items()):
+                    point.update(changes)
+            key = point_key(point)
+            if key not in seen:
+                seen.add(key)
+                out.append(point)
+        if self.limit_points is not None:
+            out = out[: self.limit_points]
+        return out
+
+    def run_points(self) -> list[dict[str, Any]]:
+        """The points the design runs (a random subset picks some)."""
+        points = self.points()
+        choose = getattr(self.design, "choose", None)
+        return choose(points) if choose else points
+
+    def estimated_runs(self) -> int:
+        return self.design.estimated_runs(len(self.points()), self.repeat)
+
+    def metric_names(self) -> set[str]:
+        names = set(self.target.metrics) | set(self.design_metrics())
+        return names
+
+    def design_metrics(self) -> list[str]:
+        if isinstance(self.design, ZeroLossSearch):
+            return [f"{n}_{m}" for n in self.design.loss for m in ("rate", "loss", "gap", "iterations")]
+        return []
+
+    def param_unit(self, name: str) -> str:
+        p = self.target.param(name)
+        return p.unit if p else ""
+
+
+def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, str] | None = None,
+              limit_points: int | None = None) -> Spec:
+    """Read and check a spec file. `sets` overrides fixed parameters (and unsweeps them)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text (TOML) file") from None
+    return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points)
+
+
+def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
+               sets: dict[str, str] | None = None, limit_points: int | None = None) -> Spec:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{file}: not valid TOML: {exc}") from None
+    for key in doc:
+        if key not in _TOP_KEYS:
+            raise SpecError.at(file, key, f"unknown section (expected one of {', '.join(_TOP_KEYS)})")
+    exp = _table(doc, "experiment", file, required=True)
+    for key in exp:
+        if key not in _EXPERIMENT_KEYS:
+            raise SpecError.at(file, f"experiment.{key}", f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
+    name = exp.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise SpecError.at(file, "experiment.name", f"expected a name of letters, digits, '.', '_', '-', found {name!r}")
+    target_name = exp.get("target")
+    if not isinstance(target_name, str):
+        raise SpecError.at(file, "experiment.target", f"expected a target name such as 'gen.rate', found {target_name!r}")
+    try:
+        target = get_target(target_name)
+    except SpecError as exc:
+        raise type(exc)(f"{file}: key 'experiment.target': {exc}") from None
+    reps = exp.get("repeat", DEFAULT_REPEAT) if repeat is None else repeat
+    if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 100_000:
+        raise SpecError.at(file, "experiment.repeat", f"expected a whole number of repetitions ≥ 1, found {reps!r}")
+    seed = exp.get("seed", 1)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise SpecError.at(file, "experiment.seed", f"expected an integer, found {seed!r}")
+    metrics = exp.get("metrics")
+    if metrics is not None and (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)):
+        raise SpecError.at(file, "experiment.metrics", "expected a list of metric names")
+
+    def param(key: str, name: str) -> Param:
+        p = target.param(name)
+        if p is None:
+            known = ", ".join(p.name for p in target.params)
+            raise SpecError.at(file, key, f"target {target.name} has no parameter {name!r} (it has: {known})")
+        return p
+
+    def value(key: str, name: str, raw: Any) -> Any:
+        try:
+            return param(key, name).parse(raw)
+        except UnitError as exc:
+            raise SpecError.at(file, key, str(exc)) from None
+
+    # Axes: [sweep] (each key one axis) and [[zip]] (each table one axis of tuples).
+    axes: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]] = []
+    for name_, raw in _table(doc, "sweep", file).items():
+        key = f"sweep.{name_}"
+        try:
+            values = axis_values(raw, param(key, name_))
+        except UnitError as exc:
+            raise SpecError.at(file, key, str(exc)) from None
+        axes.append(((name_,), [(v,) for v in values]))
+    for i, group in enumerate(_list_of_tables(doc, "zip", file)):
+        columns: list[list[Any]] = []
+        for name_, raw in group.items():
+            key = f"zip[{i}].{name_}"
+            try:
+                columns.append(axis_values(raw, param(key, name_)))
+            except UnitError as exc:
+                raise SpecError.at(file, key, str(exc)) from None
+        lengths = {len(c) for c in columns}
+        if len(lengths) > 1:
+            raise SpecError.at(file, f"zip[{i}]", f"zipped axes need equal lengths, found {sorted(lengths)}")
+        if columns:
+            axes.append((tuple(group), list(zip(*columns))))
+    swept = [n for names, _ in axes for n in names]
+    if len(set(swept)) != len(swept):
+        dup = sorted({n for n in swept if swept.count(n) > 1})
+        raise SpecError.at(file, f"sweep.{dup[0]}", "parameter swept twice (in [sweep] and/or [[zip]])")
+
+    fixed = target.defaults()
+    for name_, raw in _table(doc, "params", file).items():
+        fixed[name_] = value(f"params.{name_}", name_, raw)
+    for name_, raw in (sets or {}).items():
+        fixed[name_] = value(f"--set {name_}", name_, raw)
+        axes = [(names, vals) for names, vals in axes if name_ not in names]
+    for p in target.params:
+        if p.required and fixed.get(p.name) is None and p.name not in swept:
+            raise SpecError.at(file, f"params.{p.name}", f"required by {target.name}: {p.expected()}")
+    for name_ in list(fixed):
+        if name_ in RESERVED_NAMES:  # pragma: no cover - a target bug, not a user one
+            raise SpecError(f"target {target.name}: parameter name {name_!r} is reserved")
+
+    overrides = []
+    for i, table in enumerate(_list_of_tables(doc, "override", file)):
+        where, changes = table.get("where"), table.get("set")
+        if not isinstance(where, dict) or not isinstance(changes, dict) or set(table) - {"where", "set"}:
+            raise SpecError.at(file, f"override[{i}]", "expected where = { param = value } and set = { param = value }")
+        overrides.append(({k: value(f"override[{i}].where.{k}", k, v) for k, v in where.items()},
+                          {k: value(f"override[{i}].set.{k}", k, v) for k, v in changes.items()}))
+
+    design_table = _table(doc, "design", file)
+    kind = design_table.get("kind", "full")
+    if kind not in DESIGNS:
+        raise SpecError.at(file, "design.kind", f"expected one of {', '.join(DESIGNS)}, found {kind!r}")
+    design = DESIGNS[kind].from_table(design_table, file, target) if design_table else FullFactorial()
+
+    spec = Spec(file=file, text=text, name=name, target=target, description=str(exp.get("description", "")),
+                repeat=reps, seed=seed, metrics=metrics, fixed=fixed, axes=axes, overrides=overrides,
+                design=design, figures=[], limit_points=limit_points)
+    design.check(spec)
+    known_metrics = spec.metric_names()
+    for m in metrics or []:
+        if m not in target.metrics:
+            raise SpecError.at(file, "experiment.metrics",
+                               f"target {target.name} reports no metric {m!r} (it reports: {', '.join(target.metrics)})")
+    spec.figures = [_figure(t, i, file, spec, known_metrics) for i, t in enumerate(_list_of_tables(doc, "figure", file))]
+    return spec
+
+
+def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[str]) -> FigureSpec:
+    key = f"figure[{i}]"
+    for k in table:
+        if k not in _FIGURE_KEYS:
+            raise SpecError.at(file, f"{key}.{k}", f"unknown key (expected one of {', '.join(_FIGURE_KEYS)})")
+    kind = table.get("kind")
+    if kind not in FIGURE_KINDS:
+        raise SpecError.at(file, f"{key}.kind", f"expected one of {', '.join(FIGURE_KINDS)}, found {kind!r}")
+    params = {p.name for p in spec.target.params}
+
+    def need(field_: str, what: str, allowed: set[str]) -> str:
+        v = table.get(field_)
+        if v not in allowed:
+            raise SpecError.at(file, f"{key}.{field_}",
+                               f"expected {what} (one of {', '.join(sorted(allowed))}), found {v!r}")
+        return v
+
+    x = y = z = None
+    if kind in ("line", "box"):
+        x, y = need("x", "a parameter", params), need("y", "a metric", metrics)
+    elif kind == "timeseries":
+        y = need("y", "a metric", metrics)
+        x = "t"
+    elif kind == "cdf":
+        x = need("x", "a metric", metrics)
+    elif kind == "heatmap":
+        x, y, z = need("x", "a parameter", params), need("y", "a parameter", params), need("z", "a metric", metrics)
+    hue = table.get("hue")
+    if hue is not None and hue not in params:
+        raise SpecError.at(file, f"{key}.hue", f"expected a parameter (one of {', '.join(sorted(params))}), found {hue!r}")
+    stat = table.get("stat", "mean")
+    if stat not in STAT_NAMES:
+        raise SpecError.at(file, f"{key}.stat", f"expected one of {', '.join(STAT_NAMES)}, found {stat!r}")
+    where = table.get("where", {})
+    if not isinstance(where, dict):
+        raise SpecError.at(file, f"{key}.where", "expected a table { param = value }")
+    parsed_where = {}
+    for k, v in where.items():
+        p = spec.target.param(k)
+        if p is None:
+            raise SpecError.at(file, f"{key}.where.{k}", f"target {spec.target.name} has no parameter {k!r}")
+        try:
+            parsed_where[k] = p.parse(v)
+        except UnitError as exc:
+            raise SpecError.at(file, f"{key}.where.{k}", str(exc)) from None
+    for flag in ("logx", "logy"):
+        if not isinstance(table.get(flag, False), bool):
+            raise SpecError.at(file, f"{key}.{flag}", "expected true or false")
+    name = table.get("name") or f"{i + 1:02d}-{kind}-{y or x}"
+    return FigureSpec(kind=kind, x=x, y=y, z=z, hue=hue, logx=table.get("logx", False), logy=table.get("logy", False),
+                      title=str(table.get("title", "")), stat=stat, where=parsed_where,
+                      name=re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)))
+
+
+def _table(doc: dict, key: str, file: str, required: bool = False) -> dict[str, Any]:
+    value = doc.get(key)
+    if value is None:
+        if required:
+            raise SpecError.at(file, key, f"missing [{key}] table")
+        return {}
+    if not isinstance(value, dict):
+        raise SpecError.at(file, key, f"expected a [{key}] table")
+    return value
+
+
+def _list_of_tables(doc: dict, key: str, file: str) -> list[dict[str, Any]]:
+    value = doc.get(key, [])
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise SpecError.at(file, key, f"expected [[{key}]] tables")
+    return value

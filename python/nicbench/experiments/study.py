@@ -1,0 +1,163 @@
+"""Studies: one folder per published study, its experiments and its reference values.
+
+    studies/<study>/study.toml
+        [study]
+        name = "foundation"
+        title = "..."
+        description = "..."
+        experiments = ["experiments/gen-rate.toml"]     # relative to the study folder
+
+    studies/<study>/reference.toml                       # published values (may be empty)
+        [[reference]]
+        id = "pam21-fig3-64B"
+        quote = "ConnectX-5 forwards 64 B frames at 77 Mpps"
+        location = "seeds/pam21.pdf, Figure 3, p. 6"
+        experiment = "pam21-forwarding"
+        where = { size = 64 }          # point parameters (parsed with the target's schema)
+        metric = "mpps"
+        statistic = "median"           # mean | median | p1 | p25 | p50 | p75 | p99 | min | max
+        value = 77.0
+        unit = "Mpps"
+        tolerance = { relative = 0.1 } # or { absolute = 5.0 } (in `unit`)
+        set = "validation"             # or "calibration"
+
+Published numbers live only here; they are compared with results, never used to produce them.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nicbench.experiments.errors import SpecError
+
+__all__ = ["Study", "Reference", "load_study", "find_studies", "STUDY_FILE", "REFERENCE_FILE"]
+
+STUDY_FILE = "study.toml"
+REFERENCE_FILE = "reference.toml"
+REFERENCE_SETS = ("calibration", "validation")
+REFERENCE_STATS = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
+_REF_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
+             "tolerance", "set", "search")
+
+
+@dataclass(frozen=True)
+class Reference:
+    id: str
+    quote: str
+    location: str
+    experiment: str
+    where: dict[str, Any]
+    metric: str
+    statistic: str
+    value: float
+    unit: str
+    tolerance_kind: str  # "relative" | "absolute"
+    tolerance: float
+    set: str
+
+    def passes(self, model_value: float) -> bool:
+        if not math.isfinite(model_value):
+            return False
+        err = abs(model_value - self.value)
+        limit = self.tolerance * abs(self.value) if self.tolerance_kind == "relative" else self.tolerance
+        return err <= limit
+
+
+@dataclass
+class Study:
+    dir: Path
+    name: str
+    title: str
+    description: str
+    experiments: list[Path]
+    references: list[Reference] = field(default_factory=list)
+
+
+def find_studies(root: str | Path = "studies") -> list[Path]:
+    base = Path(root)
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if (p / STUDY_FILE).is_file())
+
+
+def load_study(path: str | Path) -> Study:
+    """Read `studies/<study>/` (or its study.toml); SpecError on mistakes."""
+    folder = Path(path)
+    if folder.is_file():
+        folder = folder.parent
+    file = folder / STUDY_FILE
+    if not file.is_file():
+        raise FileNotFoundError(2, "not a study folder (no study.toml)", str(folder))
+    doc = _toml(file)
+    table = doc.get("study")
+    if not isinstance(table, dict):
+        raise SpecError.at(file, "study", "missing [study] table")
+    name = table.get("name", folder.name)
+    experiments = table.get("experiments", [])
+    if not isinstance(experiments, list) or not all(isinstance(e, str) for e in experiments):
+        raise SpecError.at(file, "study.experiments", "expected a list of spec files relative to the study folder")
+    paths = []
+    for i, rel in enumerate(experiments):
+        p = folder / rel
+        if not p.is_file():
+            raise SpecError.at(file, f"study.experiments[{i}]", f"no such spec file: {p}")
+        paths.append(p)
+    study = Study(dir=folder, name=str(name), title=str(table.get("title", name)),
+                  description=str(table.get("description", "")), experiments=paths)
+    ref_file = folder / REFERENCE_FILE
+    if ref_file.is_file():
+        study.references = _references(ref_file)
+    return study
+
+
+def _references(file: Path) -> list[Reference]:
+    doc = _toml(file)
+    entries = doc.get("reference", [])
+    if not isinstance(entries, list):
+        raise SpecError.at(file, "reference", "expected [[reference]] tables")
+    out: list[Reference] = []
+    seen: set[str] = set()
+    for i, e in enumerate(entries):
+        key = f"reference[{i}]"
+        for k in e:
+            if k not in _REF_KEYS:
+                raise SpecError.at(file, f"{key}.{k}", f"unknown key (expected one of {', '.join(_REF_KEYS)})")
+        for k in ("id", "experiment", "metric", "unit", "quote", "location"):
+            if not isinstance(e.get(k), str):
+                raise SpecError.at(file, f"{key}.{k}", "expected a string (required)")
+        if e["id"] in seen:
+            raise SpecError.at(file, f"{key}.id", f"duplicate id {e['id']!r}")
+        seen.add(e["id"])
+        value = e.get("value")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise SpecError.at(file, f"{key}.value", f"expected a number, found {value!r}")
+        stat = e.get("statistic", "median")
+        if stat not in REFERENCE_STATS:
+            raise SpecError.at(file, f"{key}.statistic", f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}")
+        tol = e.get("tolerance")
+        if not isinstance(tol, dict) or len(tol) != 1 or next(iter(tol)) not in ("relative", "absolute"):
+            raise SpecError.at(file, f"{key}.tolerance", "expected { relative = 0.1 } or { absolute = 5.0 }")
+        kind, limit = next(iter(tol.items()))
+        if not isinstance(limit, (int, float)) or limit < 0:
+            raise SpecError.at(file, f"{key}.tolerance.{kind}", f"expected a non-negative number, found {limit!r}")
+        set_ = e.get("set", "validation")
+        if set_ not in REFERENCE_SETS:
+            raise SpecError.at(file, f"{key}.set", f"expected 'calibration' or 'validation', found {set_!r}")
+        where = e.get("where", {})
+        if not isinstance(where, dict):
+            raise SpecError.at(file, f"{key}.where", "expected a table { param = value }")
+        out.append(Reference(id=e["id"], quote=e["quote"], location=e["location"], experiment=e["experiment"],
+                             where=where, metric=e["metric"], statistic=stat, value=float(value), unit=e["unit"],
+                             tolerance_kind=kind, tolerance=float(limit), set=set_))
+    return out
+
+
+def _toml(file: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{file}: not valid TOML: {exc}") from None

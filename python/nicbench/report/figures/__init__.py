@@ -1,0 +1,68 @@
+"""Figures from stored records only: one small module per kind (line, box, timeseries, cdf, heatmap).
+
+`render(figure, records, out_dir, param_units)` draws a `[[figure]]` of a spec with
+matplotlib's Agg backend (no display needed) and writes `<name>.png` and `<name>.svg`.
+Each kind module exposes `draw(ax, records, figure, units) -> None` and raises `EmptyFigure`
+when the records hold nothing to draw (the report then says so instead of an empty plot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from nicbench.experiments.spec import FigureSpec  # noqa: E402
+from nicbench.report.figures import box, cdf, heatmap, line, timeseries  # noqa: E402
+from nicbench.report.figures.common import EmptyFigure, Units  # noqa: E402
+
+__all__ = ["render", "RenderedFigure", "EmptyFigure", "DRAWERS"]
+
+DRAWERS = {"line": line.draw, "box": box.draw, "timeseries": timeseries.draw, "cdf": cdf.draw,
+           "heatmap": heatmap.draw}
+
+
+@dataclass
+class RenderedFigure:
+    name: str
+    title: str
+    png: Path
+    svg: Path
+
+
+def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units: Units) -> RenderedFigure:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110, layout="constrained")
+    try:
+        DRAWERS[figure.kind](ax, records, figure, units)
+        if figure.kind != "heatmap":  # heatmap axes are category indices: never log
+            if figure.logx:
+                ax.set_xscale("log")
+            if figure.logy:
+                ax.set_yscale("log")
+        title = figure.title or default_title(figure)
+        ax.set_title(title, fontsize=11)
+        ax.grid(True, alpha=0.3, which="both")
+        png, svg = out / f"{figure.name}.png", out / f"{figure.name}.svg"
+        fig.savefig(png)
+        fig.savefig(svg)
+    finally:
+        plt.close(fig)
+    return RenderedFigure(figure.name, title, png, svg)
+
+
+def default_title(figure: FigureSpec) -> str:
+    if figure.kind == "heatmap":
+        return f"{figure.z} by {figure.x} and {figure.y}"
+    if figure.kind == "cdf":
+        return f"CDF of {figure.x}"
+    if figure.kind == "timeseries":
+        return f"{figure.y} over time"
+    return f"{figure.y} by {figure.x}"

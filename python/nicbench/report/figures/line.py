@@ -1,0 +1,32 @@
+"""Line with error bars: a statistic of a metric across repetitions vs a parameter, per hue.
+
+Error bars: ± one standard deviation around the mean when `stat = "mean"`; the inter-quartile
+range (p25..p75) for any other statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nicbench.experiments.stats import summarize
+from nicbench.report.figures.common import Units, hue_groups, metric_values
+
+
+def draw(ax, records, figure, units: Units) -> None:
+    data = metric_values(records, figure, figure.y)
+    by = [figure.x] + ([figure.hue] if figure.hue else [])
+    summary = summarize(data, by=by)
+    summary = summary[summary[figure.x].notna()]
+    for label, frame in hue_groups(summary, figure.hue):
+        frame = frame.sort_values(figure.x)
+        y = frame[figure.stat].to_numpy(float)
+        if figure.stat == "mean":
+            err = np.nan_to_num(frame["std"].to_numpy(float))
+            yerr = [err, err]
+        else:
+            yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
+        ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker="o", ms=4, capsize=3, label=label)
+    ax.set_xlabel(units.label(figure.x))
+    ax.set_ylabel(f"{units.label(figure.y, data)} ({figure.stat})")
+    if figure.hue:
+        ax.legend(fontsize=8)

@@ -1,0 +1,277 @@
+"""Self-contained HTML reports: one page per experiment, one index page per study.
+
+A page needs nothing but itself: figures are embedded as PNG data URIs (the SVGs are
+written next to it for papers), styles are inline, and the spec and the environment
+(versions, CPU, date, git commit) the results came from are printed on it. Everything
+shown comes from the stored records (`results/<experiment>/`), never from a live run.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import statistics
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from nicbench.experiments.environment import collect_environment
+from nicbench.experiments.spec import parse_spec
+from nicbench.experiments.stats import STATISTICS, summarize
+from nicbench.experiments.store import ExperimentStore, param_columns
+from nicbench.experiments.study import Study
+from nicbench.report.compare import Comparison, compare
+from nicbench.report.figures import EmptyFigure, render
+from nicbench.report.figures.common import Units
+
+__all__ = ["experiment_report", "study_report", "ExperimentPage"]
+
+MAX_SUMMARY_ROWS = 300
+
+CSS = """
+:root { --fg:#1d232b; --muted:#5b6673; --line:#dde3ea; --bg:#ffffff; --panel:#f6f8fa; --ok:#1a7f37; --bad:#cf222e; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       background: var(--bg); margin: 0; }
+main { max-width: 1100px; margin: 0 auto; padding: 28px 32px 60px; }
+h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 34px 0 10px;
+     border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+.sub { color: var(--muted); margin: 0 0 18px; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
+.card b { display: block; font-size: 20px; } .card span { color: var(--muted); font-size: 13px; }
+.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 18px; }
+figure { margin: 0; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
+figure img { width: 100%; height: auto; display: block; background: #fff; }
+figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--panel); font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.pass { color: var(--ok); font-weight: 600; } .fail { color: var(--bad); font-weight: 600; }
+.missing { color: var(--muted); font-style: italic; }
+pre { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 12px; overflow-x: auto;
+      font-size: 12.5px; }
+.scroll { max-height: 480px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
+.scroll table { margin: 0; } a { color: #0969da; }
+.note { background: #fff8c5; border: 1px solid #eed888; border-radius: 8px; padding: 8px 12px; }
+"""
+
+# Marks each figure with its rendered size, so a headless browser check can see it was drawn.
+SCRIPT = """
+window.addEventListener('load', function () {
+  document.querySelectorAll('figure img').forEach(function (img) {
+    img.dataset.rendered = img.naturalWidth > 0 ? (img.naturalWidth + 'x' + img.naturalHeight) : 'broken';
+  });
+});
+"""
+
+
+class ExperimentPage:
+    """What an experiment page showed (returned for `--json` and the study index)."""
+
+    def __init__(self, name: str, path: Path, figures: int, comparisons: list[Comparison], complete: bool,
+                 failed_runs: int, description: str):
+        self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
+        self.complete, self.failed_runs, self.description = complete, failed_runs, description
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"experiment": self.name, "report": str(self.path), "figures": self.figures,
+                "complete": self.complete, "failed_runs": self.failed_runs,
+                "comparisons": [_comparison_dict(c) for c in self.comparisons]}
+
+
+def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None) -> ExperimentPage:
+    """Write the report of one experiment folder to `out_html` (+ figures/ next to it)."""
+    exp_dir = Path(exp_dir)
+    store = ExperimentStore(exp_dir.parent, exp_dir.name)
+    if not store.exists():
+        raise FileNotFoundError(2, "not an experiment results folder (no runs/)", str(exp_dir))
+    meta = store.read_json("experiment.json")
+    spec_text = (exp_dir / "spec.toml").read_text() if (exp_dir / "spec.toml").exists() else ""
+    spec = parse_spec(spec_text, str(exp_dir / "spec.toml")) if spec_text else None
+    records = store.load()
+    out_html = Path(out_html)
+    out_html.parent.mkdir(parents=True, exist_ok=True)
+    fig_dir = out_html.parent / "figures"
+    units = Units(params=dict(meta.get("param_units", {})), metrics=dict(meta.get("metric_units", {})))
+
+    figures_html, n_figures = [], 0
+    for fig in spec.figures if spec else []:
+        try:
+            rendered = render(fig, records, fig_dir, units)
+        except EmptyFigure as exc:
+            figures_html.append(f'<p class="missing">figure {html.escape(fig.name)}: {html.escape(str(exc))}</p>')
+            continue
+        n_figures += 1
+        data = base64.b64encode(rendered.png.read_bytes()).decode()
+        svg_rel = rendered.svg.relative_to(out_html.parent)
+        figures_html.append(
+            f'<figure><img alt="{html.escape(rendered.title)}" src="data:image/png;base64,{data}">'
+            f'<figcaption>{html.escape(rendered.title)} — <a href="{html.escape(str(svg_rel))}">SVG</a></figcaption>'
+            f"</figure>")
+
+    summary = summarize(records)
+    comparisons: list[Comparison] = []
+    if study is not None and spec is not None:
+        refs = [r for r in study.references if r.experiment == spec.name]
+        comparisons = compare(refs, {spec.name: summary}, {spec.name: spec.target})
+
+    ok = records[records["status"] == "ok"] if not records.empty else records
+    failed = records[records["status"] != "ok"] if not records.empty else records
+    runs = ok["run"].nunique() if not ok.empty else 0
+    complete = bool(meta.get("complete", False))
+    name = meta.get("name", exp_dir.name)
+    cards = [(str(meta.get("target", "?")), "target"), (str(meta.get("points", "?")), "points"),
+             (str(meta.get("repeat", "?")), "repetitions"), (f"{runs:,}", "stored runs"),
+             (f"{failed['run'].nunique() if not failed.empty else 0}", "failed runs"),
+             ("yes" if complete else "no", "sweep complete")]
+    body = [f"<h1>{html.escape(name)}</h1>",
+            f'<p class="sub">{html.escape(spec.description if spec else "")}</p>',
+            f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
+            f"<code>{html.escape(str(exp_dir))}</code></p>",
+            '<div class="cards">' + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>"
+                                            for v, k in cards) + "</div>"]
+    if not complete:
+        body.append('<p class="note">The sweep is not complete (interrupted, or some runs failed): '
+                    "re-run the same command to finish it.</p>")
+    if comparisons:
+        body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
+    elif study is not None:
+        body += ["<h2>Published vs nicbench</h2>",
+                 '<p class="missing">No published reference values for this experiment (measured only).</p>']
+    body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
+             if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
+    body += ["<h2>Statistics across repetitions</h2>", summary_table(summary)]
+    if not failed.empty:
+        body += ["<h2>Failed runs</h2>", failures_table(failed)]
+    body += ["<h2>Environment of the runs</h2>", kv_table(meta.get("environment", {})),
+             "<h2>Spec</h2>", f"<pre>{html.escape(spec_text)}</pre>"]
+    out_html.write_text(page(f"nicbench · {name}", body))
+    return ExperimentPage(name, out_html, n_figures, comparisons, complete,
+                          int(failed["run"].nunique()) if not failed.empty else 0,
+                          spec.description if spec else "")
+
+
+def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path) -> Path:
+    """The study index: links to its experiment pages, pass/fail and median |error| per set."""
+    out_html = Path(out_html)
+    comparisons = [c for p in pages for c in p.comparisons]
+    body = [f"<h1>{html.escape(study.title)}</h1>", f'<p class="sub">{html.escape(study.description)}</p>',
+            "<h2>Summary per reference set</h2>", set_summary_table(comparisons)]
+    rows = []
+    for p in pages:
+        rel = p.path.relative_to(out_html.parent)
+        passed = sum(c.status == "pass" for c in p.comparisons)
+        rows.append([f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>', html.escape(p.description),
+                     str(p.figures), f"{passed}/{len(p.comparisons)}" if p.comparisons else "measured only",
+                     "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>'])
+    body += ["<h2>Experiments</h2>",
+             table(["experiment", "description", "figures", "references passed", "complete"], rows, raw=True)]
+    if comparisons:
+        body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
+    body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]
+    out_html.parent.mkdir(parents=True, exist_ok=True)
+    out_html.write_text(page(f"nicbench · study {study.name}", body))
+    return out_html
+
+
+def set_summary_table(comparisons: list[Comparison]) -> str:
+    if not comparisons:
+        return '<p class="missing">This study has no published reference values (its experiments are measured only).</p>'
+    rows = []
+    for set_name in ("calibration", "validation"):
+        group = [c for c in comparisons if c.reference.set == set_name]
+        if not group:
+            continue
+        errors = [abs(c.relative_error) for c in group if math.isfinite(c.relative_error)]
+        median = f"{statistics.median(errors):.1%}" if errors else "–"
+        rows.append([set_name, str(len(group)), str(sum(c.status == "pass" for c in group)),
+                     str(sum(c.status == "fail" for c in group)),
+                     str(sum(c.status not in ("pass", "fail") for c in group)), median])
+    return table(["set", "entries", "pass", "fail", "no result", "median |relative error|"], rows)
+
+
+def comparison_table(comparisons: list[Comparison]) -> str:
+    rows = []
+    for c in comparisons:
+        r = c.reference
+        tol = f"±{r.tolerance:.0%}" if r.tolerance_kind == "relative" else f"±{r.tolerance:g} {r.unit}"
+        status_cls = {"pass": "pass", "fail": "fail"}.get(c.status, "missing")
+        rows.append([html.escape(r.id), html.escape(r.set), f"<q>{html.escape(r.quote)}</q><br>"
+                     f"<small>{html.escape(r.location)}</small>",
+                     html.escape(f"{r.metric} ({r.statistic})" + "".join(f", {k}={v}" for k, v in r.where.items())),
+                     f"{r.value:.4g} {html.escape(r.unit)}",
+                     f"{c.model_value:.4g} {html.escape(r.unit)}" if math.isfinite(c.model_value) else "–",
+                     f"{c.relative_error:+.1%}" if math.isfinite(c.relative_error) else "–", tol,
+                     f'<span class="{status_cls}">{html.escape(c.status)}</span>'
+                     + (f"<br><small>{html.escape(c.note)}</small>" if c.note else "")])
+    return table(["id", "set", "published (quote, location)", "selector", "published", "nicbench",
+                  "rel. error", "tolerance", "result"], rows, raw=True)
+
+
+def summary_table(summary: pd.DataFrame) -> str:
+    if summary.empty:
+        return '<p class="missing">No successful runs yet.</p>'
+    params = [c for c in param_columns(summary) if c not in ("metric", "unit", *STATISTICS)]
+    varying = [c for c in params if summary[c].nunique(dropna=False) > 1]
+    cols = varying + ["metric", "unit", "n", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
+    shown = summary[cols].head(MAX_SUMMARY_ROWS)
+    rows = [[_cell(v) for v in rec] for rec in shown.itertuples(index=False)]
+    note = (f'<p class="sub">First {MAX_SUMMARY_ROWS} of {len(summary)} rows; all of them: '
+            "<code>nicbench results export</code>.</p>" if len(summary) > MAX_SUMMARY_ROWS else "")
+    stats_from = len(varying) + 2  # after metric and unit
+    return note + '<div class="scroll">' + table(cols, rows, numeric=set(range(stats_from, len(cols)))) + "</div>"
+
+
+def failures_table(failed: pd.DataFrame) -> str:
+    params = param_columns(failed)
+    rows = []
+    for _, r in failed.drop_duplicates("run").iterrows():
+        point = ", ".join(f"{k}={_cell(r[k])}" for k in params if r[k] is not None and not _isnan(r[k]))
+        rows.append([r["run"][:12], str(r["rep"]), point, str(r["error"] or "").splitlines()[0]])
+    return table(["run", "rep", "point", "error"], rows)
+
+
+def kv_table(data: dict[str, Any]) -> str:
+    return table(["", ""], [[str(k), str(v)] for k, v in data.items()])
+
+
+def table(headers: Iterable[str], rows: list[list[str]], raw: bool = False, numeric: set[int] | None = None) -> str:
+    numeric = numeric or set()
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = []
+        for i, v in enumerate(row):
+            text = v if raw else html.escape(v)
+            cells.append(f'<td class="num">{text}</td>' if i in numeric else f"<td>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def page(title: str, body: list[str]) -> str:
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{html.escape(title)}</title>"
+            f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body) +
+            f"\n<p class=\"sub\">Generated by nicbench.</p></main><script>{SCRIPT}</script></body></html>\n")
+
+
+def _cell(v: Any) -> str:
+    if v is None or _isnan(v):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _isnan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _comparison_dict(c: Comparison) -> dict[str, Any]:
+    r = c.reference
+    return {"id": r.id, "set": r.set, "experiment": r.experiment, "metric": r.metric, "statistic": r.statistic,
+            "published": r.value, "unit": r.unit, "model": c.model_value, "relative_error": c.relative_error,
+            "status": c.status, "note": c.note}

@@ -1,0 +1,112 @@
+"""Quantities with units, as people write them on a command line or in a spec file.
+
+Every parser returns a plain float/int in the base unit named by the function
+(`parse_rate` → bits per second or packets per second, `parse_duration_ns` → ns,
+`parse_size_bytes` → bytes). Errors are `UnitError` with a message that says what
+was expected, so the CLI and the spec checker can print it as is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "UnitError",
+    "Rate",
+    "parse_rate",
+    "parse_duration_ns",
+    "parse_size_bytes",
+    "parse_count",
+    "format_rate_bps",
+]
+
+
+class UnitError(ValueError):
+    """A quantity could not be parsed; the message says what was expected."""
+
+
+_NUMBER = r"(?P<num>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """An offered rate: either bits per second on the wire or packets per second."""
+
+    value: float
+    unit: str  # "bps" or "pps"
+
+    @property
+    def gbps(self) -> float | None:
+        return self.value / 1e9 if self.unit == "bps" else None
+
+    @property
+    def mpps(self) -> float | None:
+        return self.value / 1e6 if self.unit == "pps" else None
+
+
+def parse_rate(text: str) -> Rate:
+    """Parse `100Gbps`, `25 Gbit/s`, `8Mpps`, `500kpps`, `1.5e6pps`."""
+    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kKMGT]?)(?P<unit>bps|bit/s|b/s|pps|p/s)", text.strip())
+    if not m:
+        raise UnitError(f"expected a rate such as 100Gbps or 8Mpps, found {text!r}")
+    value = float(m["num"]) * _SI[m["si"]]
+    if value <= 0:
+        raise UnitError(f"a rate must be positive, found {text!r}")
+    unit = "pps" if m["unit"] in ("pps", "p/s") else "bps"
+    return Rate(value, unit)
+
+
+_TIME_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9}
+
+
+def parse_duration_ns(text: str) -> int:
+    """Parse `1s`, `500ms`, `20us`, `100ns`, `2min` into integer nanoseconds."""
+    m = re.fullmatch(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)", text.strip())
+    if not m:
+        raise UnitError(f"expected a duration such as 1s, 500ms or 20us, found {text!r}")
+    ns = float(m["num"]) * _TIME_NS[m["unit"]]
+    if ns <= 0:
+        raise UnitError(f"a duration must be positive, found {text!r}")
+    return int(round(ns))
+
+
+_SIZE = {"B": 1, "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3,
+         "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+
+
+def parse_size_bytes(text: str | int) -> int:
+    """Parse `1500B`, `64KiB`, `1MB`; a bare integer is bytes."""
+    if isinstance(text, int):
+        return text
+    s = text.strip()
+    if s.isdigit():
+        return int(s)
+    m = re.fullmatch(_NUMBER + r"\s*(?P<unit>B|kB|KB|MB|GB|KiB|MiB|GiB)", s)
+    if not m:
+        raise UnitError(f"expected a size such as 1500B or 64KiB, found {text!r}")
+    value = float(m["num"]) * _SIZE[m["unit"]]
+    if value != int(value):
+        raise UnitError(f"a size must be a whole number of bytes, found {text!r}")
+    return int(value)
+
+
+def parse_count(text: str | int) -> int:
+    """Parse `10000`, `10k`, `1M`, `2.5M` (SI, exact integers only)."""
+    if isinstance(text, int):
+        return text
+    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kKMG]?)", text.strip())
+    if not m:
+        raise UnitError(f"expected a count such as 10000, 10k or 1M, found {text!r}")
+    value = float(m["num"]) * _SI[m["si"]]
+    if value != int(value) or value < 0:
+        raise UnitError(f"expected a non-negative whole count, found {text!r}")
+    return int(value)
+
+
+def format_rate_bps(bps: float) -> str:
+    for unit, scale in (("Tbps", 1e12), ("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} bps"

@@ -1,0 +1,60 @@
+"""Bad arguments and bad input: exit code 2 and one line on stderr, never a traceback."""
+
+import pytest
+
+
+def assert_one_line_error(proc, *needles):
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr
+    joined = " ".join(lines).lower()
+    for needle in needles:
+        assert needle.lower() in joined, proc.stderr
+
+
+def test_gen_bad_rate(cli, tmp_path):
+    proc = cli("gen", "--rate", "fast", "-o", str(tmp_path / "x.pcap"))
+    assert_one_line_error(proc, "rate")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_gen_size_too_small_for_headers(cli, tmp_path):
+    proc = cli("gen", "--size", "64", "--ipv6", "--proto", "tcp", "--vxlan", "42", "--packets", "10",
+               "-o", str(tmp_path / "x.pcap"))
+    assert_one_line_error(proc, "64")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_gen_unknown_option(cli, tmp_path):
+    proc = cli("gen", "--bogus", "-o", str(tmp_path / "x.pcap"))
+    assert proc.returncode == 2
+    assert "bogus" in proc.stderr
+
+
+def test_gen_unwritable_output(cli):
+    proc = cli("gen", "--packets", "10", "-o", "/nonexistent-dir/x.pcap")
+    assert_one_line_error(proc, "/nonexistent-dir/x.pcap")
+
+
+def test_pcap_info_missing_file(cli):
+    proc = cli("pcap", "info", "/no/such/file.pcap")
+    assert_one_line_error(proc, "/no/such/file.pcap")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_pcap_info_not_a_pcap(cli, tmp_path):
+    bogus = tmp_path / "bogus.pcap"
+    bogus.write_bytes(b"this is not a capture file at all" * 4)
+    proc = cli("pcap", "info", str(bogus))
+    assert_one_line_error(proc, "magic")
+
+
+def test_rss_bad_key(cli, small_trace):
+    proc = cli("rss", str(small_trace), "--queues", "4", "--key", "abcd")
+    assert_one_line_error(proc, "40 or 52")
+
+
+@pytest.mark.parametrize("queues", ["0", "-3"])
+def test_rss_bad_queue_count(cli, small_trace, queues):
+    proc = cli("rss", str(small_trace), "--queues", queues)
+    assert proc.returncode == 2

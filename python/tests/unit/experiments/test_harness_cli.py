@@ -1,0 +1,177 @@
+"""The harness on the command line: check, run, results, reproduce; bad input → one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from harness_cli import assert_one_line_error, harness
+
+REPO = Path(__file__).resolve().parents[4]
+
+SPEC = """
+[experiment]
+name = "cli-noop"
+target = "synthetic.noop"
+repeat = 3
+[sweep]
+x = "1-4 step 1"
+"""
+
+
+@pytest.fixture
+def spec_file(tmp_path) -> Path:
+    path = tmp_path / "noop.toml"
+    path.write_text(SPEC)
+    return path
+
+
+def test_check_prints_points_times_repetitions(spec_file):
+    proc = harness("check", str(spec_file))
+    assert proc.returncode == 0, proc.stderr
+    assert "4 points × 3 repetitions = 12 runs" in proc.stdout
+    info = json.loads(harness("check", str(spec_file), "--json").stdout)
+    assert (info["points"], info["repeat"], info["runs"]) == (4, 3, 12)
+
+
+@pytest.mark.parametrize("spec", sorted(str(p) for p in (REPO / "experiments").glob("*.toml"))
+                         + sorted(str(p) for p in (REPO / "studies").glob("*/experiments/*.toml")))
+def test_shipped_specs_are_valid(spec):
+    assert harness("check", spec).returncode == 0
+
+
+def test_spec_error_is_one_line_with_file_and_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SPEC.replace('x = "1-4 step 1"', 'x = "lots"'))
+    assert_one_line_error(harness("check", str(bad)), str(bad), "sweep.x", "expected a number")
+    assert_one_line_error(harness("run", str(bad), "--results", str(tmp_path)), "sweep.x")
+
+
+def test_unknown_target_is_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SPEC.replace("synthetic.noop", "warp.drive"))
+    assert_one_line_error(harness("run", str(bad), "--results", str(tmp_path)), "unknown target 'warp.drive'",
+                          "known targets")
+
+
+def test_missing_spec_is_one_line(tmp_path):
+    assert_one_line_error(harness("check", str(tmp_path / "nope.toml")), "nope.toml")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere; the read-only case needs a normal user")
+def test_unwritable_results_folder_is_one_line(tmp_path, spec_file):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    assert_one_line_error(harness("run", str(spec_file), "--results", str(ro / "r")), str(ro))
+
+
+def test_results_folder_that_is_a_file_is_one_line(tmp_path, spec_file):
+    blocker = tmp_path / "results"
+    blocker.write_text("not a folder")
+    assert_one_line_error(harness("run", str(spec_file), "--results", str(blocker)), str(blocker))
+
+
+def test_run_ls_export_report(tmp_path, spec_file):
+    run = harness("run", str(spec_file), "--results", str(tmp_path / "r"), "--jobs", "2", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["executed"] == 12
+    ls = json.loads(harness("results", "ls", "--results", str(tmp_path / "r"), "--json").stdout)
+    assert [(e["experiment"], e["runs"], e["complete"]) for e in ls] == [("cli-noop", 12, True)]
+    out = tmp_path / "all.csv"
+    exp = harness("results", "export", str(tmp_path / "r" / "cli-noop"), "--csv", "-o", str(out))
+    assert exp.returncode == 0, exp.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 + 12 * 2 and lines[0].startswith("experiment,target,run,rep,seed,status")
+    missing = harness("results", "export", "nope", "--results", str(tmp_path / "r"))
+    assert_one_line_error(missing, "nope")
+
+
+STUDY = """
+[study]
+name = "mini"
+title = "A mini study"
+experiments = ["loss.toml"]
+"""
+LOSS = """
+[experiment]
+name = "mini-loss"
+target = "synthetic.loss"
+repeat = 3
+[params]
+capacity = "10Gbps"
+[sweep]
+rate = ["5Gbps", "20Gbps"]
+[[figure]]
+kind = "box"
+x = "rate"
+y = "loss"
+"""
+REFERENCE = """
+[[reference]]
+id = "half-loss"
+quote = "at twice its capacity the device drops half of what it is offered"
+location = "nowhere, Figure 0"
+experiment = "mini-loss"
+where = { rate = "20Gbps" }
+metric = "loss"
+statistic = "median"
+value = 50.0
+unit = "%"
+tolerance = { absolute = 1.0 }
+set = "validation"
+
+[[reference]]
+id = "no-loss"
+quote = "below capacity nothing is lost"
+location = "nowhere, Table 0"
+experiment = "mini-loss"
+where = { rate = "5Gbps" }
+metric = "loss"
+statistic = "p99"
+value = 0.1
+unit = ""
+tolerance = { relative = 0.05 }
+set = "calibration"
+"""
+
+
+def test_reproduce_all_builds_study_reports_with_comparison(tmp_path):
+    study = tmp_path / "studies" / "mini"
+    study.mkdir(parents=True)
+    (study / "study.toml").write_text(STUDY)
+    (study / "loss.toml").write_text(LOSS)
+    (study / "reference.toml").write_text(REFERENCE)
+    proc = harness("reproduce", "--all", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
+                   "--reports", str(tmp_path / "reports"), "--repeat", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)[0]
+    assert (out["references"], out["passed"]) == (2, 1)  # 0 ≠ 0.1 ± 5%: the second one fails
+    statuses = {c["id"]: c["status"] for c in out["pages"][0]["comparisons"]}
+    assert statuses == {"half-loss": "pass", "no-loss": "fail"}
+    index = (tmp_path / "reports" / "mini" / "index.html").read_text()
+    assert 'href="mini-loss/index.html"' in index and "median |relative error|" in index
+    page = (tmp_path / "reports" / "mini" / "mini-loss" / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 1 and "half-loss" in page
+
+
+def test_reproduce_unknown_study_is_one_line(tmp_path):
+    assert_one_line_error(harness("reproduce", "nope", "--studies", str(tmp_path)), "study")
+
+
+def test_reproduce_all_repository_studies(tmp_path):
+    from nicbench import traffic
+
+    if not hasattr(traffic, "measure_generation"):
+        pytest.skip("nicbench.traffic.measure_generation is not there yet (gen.rate target needs it)")
+    proc = harness("reproduce", "--all", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
+                   "--reports", str(tmp_path / "reports"), "--repeat", "1", "--limit-points", "2",
+                   "--set", "packets=2000", "--jobs", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    outcomes = json.loads(proc.stdout)
+    assert "foundation" in [o["study"] for o in outcomes]
+    for o in outcomes:
+        assert all(e["failed"] == 0 for e in o["experiments"])
+        assert Path(o["report"]).is_file()

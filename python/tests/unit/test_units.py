@@ -1,0 +1,52 @@
+import pytest
+
+from nicbench.units import UnitError, parse_count, parse_duration_ns, parse_rate, parse_size_bytes
+
+
+@pytest.mark.parametrize(
+    "text,value,unit",
+    [("100Gbps", 100e9, "bps"), ("25 Gbit/s", 25e9, "bps"), ("8Mpps", 8e6, "pps"), ("500kpps", 5e5, "pps"),
+     ("1.5e6pps", 1.5e6, "pps"), ("3.5Gbps", 3.5e9, "bps")],
+)
+def test_parse_rate(text, value, unit):
+    rate = parse_rate(text)
+    assert rate.value == pytest.approx(value)
+    assert rate.unit == unit
+
+
+@pytest.mark.parametrize("text", ["100", "Gbps", "100Gbs", "-1Gbps", "0Gbps", "fast"])
+def test_parse_rate_rejects(text):
+    with pytest.raises(UnitError, match="expected|positive"):
+        parse_rate(text)
+
+
+@pytest.mark.parametrize("text,ns", [("1s", 10**9), ("500ms", 5 * 10**8), ("20us", 20_000), ("100ns", 100),
+                                     ("2min", 120 * 10**9), ("0.5s", 5 * 10**8)])
+def test_parse_duration(text, ns):
+    assert parse_duration_ns(text) == ns
+
+
+@pytest.mark.parametrize("text", ["1", "1sec", "ms", "-1s"])
+def test_parse_duration_rejects(text):
+    with pytest.raises(UnitError):
+        parse_duration_ns(text)
+
+
+@pytest.mark.parametrize("text,n", [("1500B", 1500), ("64KiB", 65536), ("1MB", 10**6), ("1500", 1500), (9000, 9000)])
+def test_parse_size(text, n):
+    assert parse_size_bytes(text) == n
+
+
+def test_parse_size_rejects_fractions():
+    with pytest.raises(UnitError, match="whole"):
+        parse_size_bytes("1.5B")
+
+
+@pytest.mark.parametrize("text,n", [("10000", 10000), ("10k", 10000), ("1M", 10**6), ("2.5M", 2_500_000)])
+def test_parse_count(text, n):
+    assert parse_count(text) == n
+
+
+def test_parse_count_rejects():
+    with pytest.raises(UnitError):
+        parse_count("1.5")
