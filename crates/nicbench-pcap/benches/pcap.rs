@@ -25,7 +25,9 @@ fn ensure_file(path: &Path, count: u64, frame_bytes: usize) {
     let frame = vec![0x5a; frame_bytes];
     let mut writer = PcapWriter::create(path, 65535).expect("create bench file");
     for i in 0..count {
-        writer.write_packet(BASE_TS_NS + i * 1_000, frame_bytes as u32 + 4, &frame).expect("write");
+        writer
+            .write_packet(BASE_TS_NS + i * 1_000, frame_bytes as u32 + 4, &frame)
+            .expect("write");
     }
     writer.finish().expect("finish");
 }
@@ -49,7 +51,9 @@ fn bench_read(c: &mut Criterion) {
         ensure_file(&path, count, frame_bytes);
         read_all(&path); // warm the page cache
         group.throughput(Throughput::Elements(count));
-        group.bench_function(format!("{frame_bytes}B"), |b| b.iter(|| black_box(read_all(&path))));
+        group.bench_function(format!("{frame_bytes}B"), |b| {
+            b.iter(|| black_box(read_all(&path)))
+        });
     }
     group.finish();
 }
@@ -65,7 +69,9 @@ fn bench_write(c: &mut Criterion) {
         b.iter(|| {
             let mut writer = PcapWriter::create(&path, 65535).expect("create");
             for i in 0..count {
-                writer.write_packet(BASE_TS_NS + i * 1_000, 64, black_box(&frame)).expect("write");
+                writer
+                    .write_packet(BASE_TS_NS + i * 1_000, 64, black_box(&frame))
+                    .expect("write");
             }
             writer.finish().expect("finish");
         })
@@ -73,9 +79,12 @@ fn bench_write(c: &mut Criterion) {
     group.bench_function("60B_to_sink", |b| {
         b.iter(|| {
             let mut writer =
-                PcapWriter::from_writer(std::io::sink(), 65535, nicbench_pcap::LinkType::ETHERNET).expect("create");
+                PcapWriter::from_writer(std::io::sink(), 65535, nicbench_pcap::LinkType::ETHERNET)
+                    .expect("create");
             for i in 0..count {
-                writer.write_packet(BASE_TS_NS + i * 1_000, 64, black_box(&frame)).expect("write");
+                writer
+                    .write_packet(BASE_TS_NS + i * 1_000, 64, black_box(&frame))
+                    .expect("write");
             }
             writer.finish().expect("finish");
         })

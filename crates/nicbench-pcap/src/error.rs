@@ -50,7 +50,10 @@ pub enum PcapError {
 
     /// The file ends inside the global header (classic) or first section header (pcapng).
     #[error("truncated file header: only {available_bytes} of {needed_bytes} bytes")]
-    TruncatedFileHeader { available_bytes: u64, needed_bytes: u64 },
+    TruncatedFileHeader {
+        available_bytes: u64,
+        needed_bytes: u64,
+    },
 
     /// The file header is complete but nonsensical.
     #[error("corrupt file header: {reason}")]
@@ -58,31 +61,64 @@ pub enum PcapError {
 
     /// The file ends inside a 16-byte classic record header.
     #[error("packet {index} at byte offset {offset_bytes}: truncated record header: only {available_bytes} of {needed_bytes} bytes left")]
-    TruncatedRecordHeader { index: u64, offset_bytes: u64, available_bytes: u64, needed_bytes: u64 },
+    TruncatedRecordHeader {
+        index: u64,
+        offset_bytes: u64,
+        available_bytes: u64,
+        needed_bytes: u64,
+    },
 
     /// The file ends inside a record's packet data.
     #[error("packet {index} at byte offset {offset_bytes}: truncated packet data: caplen says {caplen} bytes, only {available_bytes} left")]
-    TruncatedPacketData { index: u64, offset_bytes: u64, caplen: u32, available_bytes: u64 },
+    TruncatedPacketData {
+        index: u64,
+        offset_bytes: u64,
+        caplen: u32,
+        available_bytes: u64,
+    },
 
     /// A record's captured length exceeds the file's (or interface's) snaplen.
     #[error("packet {index} at byte offset {offset_bytes}: corrupt record: caplen {caplen} > snaplen {snaplen}")]
-    CaplenExceedsSnaplen { index: u64, offset_bytes: u64, caplen: u32, snaplen: u32 },
+    CaplenExceedsSnaplen {
+        index: u64,
+        offset_bytes: u64,
+        caplen: u32,
+        snaplen: u32,
+    },
 
     /// A record's captured length is beyond anything a capture tool writes.
     #[error("packet {index} at byte offset {offset_bytes}: corrupt record: caplen {caplen} is absurd (> {max} bytes)", max = MAX_CAPLEN_BYTES)]
-    AbsurdCaplen { index: u64, offset_bytes: u64, caplen: u32 },
+    AbsurdCaplen {
+        index: u64,
+        offset_bytes: u64,
+        caplen: u32,
+    },
 
     /// The file ends inside a pcapng block.
     #[error("packet {index} at byte offset {offset_bytes}: truncated pcapng block: block length says {block_len} bytes, only {available_bytes} left")]
-    TruncatedBlock { index: u64, offset_bytes: u64, block_len: u64, available_bytes: u64 },
+    TruncatedBlock {
+        index: u64,
+        offset_bytes: u64,
+        block_len: u64,
+        available_bytes: u64,
+    },
 
     /// A pcapng block is malformed (bad length, bad field, bad option).
     #[error("packet {index} at byte offset {offset_bytes}: corrupt pcapng block: {reason}")]
-    CorruptBlock { index: u64, offset_bytes: u64, reason: String },
+    CorruptBlock {
+        index: u64,
+        offset_bytes: u64,
+        reason: String,
+    },
 
     /// A pcapng packet refers to an interface no Interface Description Block declared.
     #[error("packet {index} at byte offset {offset_bytes}: corrupt pcapng block: interface id {interface_id} not declared ({declared} interfaces in section)")]
-    UnknownInterface { index: u64, offset_bytes: u64, interface_id: u32, declared: usize },
+    UnknownInterface {
+        index: u64,
+        offset_bytes: u64,
+        interface_id: u32,
+        declared: usize,
+    },
 
     /// A writer was asked for a snaplen no reader would accept.
     #[error("snaplen {snaplen} out of range 1..={max}", max = MAX_CAPLEN_BYTES)]
@@ -96,7 +132,11 @@ pub enum PcapError {
 impl PcapError {
     /// Builds an [`PcapError::Io`] for `path` (if any) at `offset_bytes`.
     pub(crate) fn io(path: Option<&Path>, offset_bytes: u64, source: io::Error) -> Self {
-        PcapError::Io { path: path.map(Path::to_path_buf), offset_bytes, source }
+        PcapError::Io {
+            path: path.map(Path::to_path_buf),
+            offset_bytes,
+            source,
+        }
     }
 
     /// The 0-based index of the packet this error is about, if it is about one.
@@ -148,7 +188,12 @@ mod tests {
 
     #[test]
     fn test_display_names_index_and_offset() {
-        let err = PcapError::TruncatedPacketData { index: 2, offset_bytes: 140, caplen: 60, available_bytes: 13 };
+        let err = PcapError::TruncatedPacketData {
+            index: 2,
+            offset_bytes: 140,
+            caplen: 60,
+            available_bytes: 13,
+        };
         assert_eq!(
             err.to_string(),
             "packet 2 at byte offset 140: truncated packet data: caplen says 60 bytes, only 13 left"
@@ -164,7 +209,10 @@ mod tests {
             "not a pcap/pcapng file: magic 0x47494638"
         );
         let io = PcapError::io(Some(Path::new("/tmp/x.pcap")), 24, io::Error::other("boom"));
-        assert_eq!(io.to_string(), "/tmp/x.pcap: I/O error at byte offset 24: boom");
+        assert_eq!(
+            io.to_string(),
+            "/tmp/x.pcap: I/O error at byte offset 24: boom"
+        );
         let io = PcapError::io(None, 0, io::Error::other("boom"));
         assert!(io.to_string().starts_with("<stream>:"));
     }

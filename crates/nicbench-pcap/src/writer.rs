@@ -41,9 +41,16 @@ impl PcapWriter<File> {
     }
 
     /// Creates (truncates) `path` as a pcap of the given link type.
-    pub fn with_linktype(path: &Path, snaplen: u32, linktype: LinkType) -> Result<PcapWriter<File>, PcapError> {
+    pub fn with_linktype(
+        path: &Path,
+        snaplen: u32,
+        linktype: LinkType,
+    ) -> Result<PcapWriter<File>, PcapError> {
         check_snaplen(snaplen)?;
-        let file = File::create(path).map_err(|source| PcapError::Open { path: path.to_path_buf(), source })?;
+        let file = File::create(path).map_err(|source| PcapError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut writer = Self::new_unchecked(file, Some(path.to_path_buf()), snaplen, linktype);
         writer.write_file_header()?;
         Ok(writer)
@@ -52,7 +59,11 @@ impl PcapWriter<File> {
 
 impl<W: Write> PcapWriter<W> {
     /// Writes a pcap into any sink (a `Vec<u8>`, a socket, a pipe).
-    pub fn from_writer(sink: W, snaplen: u32, linktype: LinkType) -> Result<PcapWriter<W>, PcapError> {
+    pub fn from_writer(
+        sink: W,
+        snaplen: u32,
+        linktype: LinkType,
+    ) -> Result<PcapWriter<W>, PcapError> {
         check_snaplen(snaplen)?;
         let mut writer = Self::new_unchecked(sink, None, snaplen, linktype);
         writer.write_file_header()?;
@@ -85,7 +96,12 @@ impl<W: Write> PcapWriter<W> {
     /// as a capture would; `orig_len` is the length on the wire [bytes] and must
     /// be at least the recorded length.
     #[inline]
-    pub fn write_packet(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> Result<(), PcapError> {
+    pub fn write_packet(
+        &mut self,
+        ts_ns: u64,
+        orig_len: u32,
+        data: &[u8],
+    ) -> Result<(), PcapError> {
         let caplen = data.len().min(self.snaplen as usize);
         // caplen <= snaplen <= MAX_CAPLEN_BYTES, so this cast cannot truncate.
         let caplen_u32 = caplen as u32;
@@ -94,7 +110,9 @@ impl<W: Write> PcapWriter<W> {
         }
         let ts_s = ts_ns / NS_PER_S;
         let Ok(ts_s) = u32::try_from(ts_s) else {
-            return Err(self.invalid(format!("timestamp {ts_ns} ns is past 2106 (seconds do not fit 32 bits)")));
+            return Err(self.invalid(format!(
+                "timestamp {ts_ns} ns is past 2106 (seconds do not fit 32 bits)"
+            )));
         };
         let ts_frac_ns = (ts_ns % NS_PER_S) as u32;
 
@@ -116,13 +134,20 @@ impl<W: Write> PcapWriter<W> {
                 self.bytes_written += bytes.len() as u64;
                 Ok(())
             }
-            Err(source) => Err(PcapError::io(self.path.as_deref(), self.bytes_written, source)),
+            Err(source) => Err(PcapError::io(
+                self.path.as_deref(),
+                self.bytes_written,
+                source,
+            )),
         }
     }
 
     #[cold]
     fn invalid(&self, reason: String) -> PcapError {
-        PcapError::InvalidPacket { index: self.packets_written, reason }
+        PcapError::InvalidPacket {
+            index: self.packets_written,
+            reason,
+        }
     }
 
     /// Flushes everything to the sink; the only way to learn of a late write error.
@@ -134,7 +159,9 @@ impl<W: Write> PcapWriter<W> {
     pub fn into_inner(self) -> Result<W, PcapError> {
         let path = self.path;
         let offset_bytes = self.bytes_written;
-        self.out.into_inner().map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err.into_error()))
+        self.out
+            .into_inner()
+            .map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err.into_error()))
     }
 
     /// Records written so far.
@@ -207,12 +234,17 @@ mod tests {
             PcapWriter::from_writer(Vec::new(), 0, LinkType::ETHERNET),
             Err(PcapError::InvalidSnaplen { snaplen: 0 })
         ));
-        assert!(PcapWriter::from_writer(Vec::new(), MAX_CAPLEN_BYTES + 1, LinkType::ETHERNET).is_err());
+        assert!(
+            PcapWriter::from_writer(Vec::new(), MAX_CAPLEN_BYTES + 1, LinkType::ETHERNET).is_err()
+        );
         let mut writer = PcapWriter::from_writer(Vec::new(), 65535, LinkType::ETHERNET).unwrap();
         writer.write_packet(0, 60, &[0; 60]).unwrap();
         let err = writer.write_packet(0, 59, &[0; 60]).unwrap_err();
         assert_eq!(err.packet_index(), Some(1));
-        assert!(err.to_string().contains("orig_len 59 < captured length 60"), "{err}");
+        assert!(
+            err.to_string().contains("orig_len 59 < captured length 60"),
+            "{err}"
+        );
         let err = writer.write_packet(u64::MAX, 60, &[0; 60]).unwrap_err();
         assert!(matches!(err, PcapError::InvalidPacket { .. }));
         // Rejected packets leave no bytes behind.
@@ -222,6 +254,10 @@ mod tests {
     #[test]
     fn test_create_reports_path() {
         let err = PcapWriter::create(Path::new("/nonexistent-dir/x.pcap"), 65535).unwrap_err();
-        assert!(err.to_string().starts_with("/nonexistent-dir/x.pcap: cannot open:"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("/nonexistent-dir/x.pcap: cannot open:"),
+            "{err}"
+        );
     }
 }

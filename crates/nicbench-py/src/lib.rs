@@ -8,6 +8,7 @@
 mod errors;
 mod packets;
 mod progress;
+mod rules;
 mod traces;
 mod traffic;
 
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PcapError", py.get_type::<errors::PcapError>())?;
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
     packets::register(m)?;
+    rules::register(m)?;
     traces::register(m)?;
     traffic::register(m)?;
     Ok(())

@@ -6,6 +6,7 @@
 //! - [`tc`]: `tc filter add ... flower ... action ...` lines.
 //! - [`classbench`]: ClassBench filter sets.
 //! - [`generate`]: seeded synthetic rule sets (ClassBench-like, PAM'21 group chains).
+//! - [`ruleset`]: rule files as users have them: syntax detection, loading, summary, conversion.
 //!
 //! Every parser returns [`ParseError`]s naming file, line and column, never panics on
 //! malformed input, and writing then re-parsing gives back the same model.
@@ -15,6 +16,7 @@ pub mod error;
 pub mod generate;
 mod lex;
 pub mod model;
+pub mod ruleset;
 pub mod tc;
 pub mod testpmd;
 

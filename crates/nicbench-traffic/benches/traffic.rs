@@ -17,7 +17,11 @@ const PACKETS_PER_ITER: u64 = 100_000;
 const PCAP_PACKETS: u64 = 1_000_000;
 
 fn config(size: u32) -> TrafficConfig {
-    TrafficConfig { flows: 1024, size: SizeSpec::Fixed(size), ..TrafficConfig::default() }
+    TrafficConfig {
+        flows: 1024,
+        size: SizeSpec::Fixed(size),
+        ..TrafficConfig::default()
+    }
 }
 
 fn generate_only(c: &mut Criterion) {
@@ -26,7 +30,14 @@ fn generate_only(c: &mut Criterion) {
     for (name, cfg) in [
         ("64B", config(64)),
         ("1500B", config(1500)),
-        ("imix_zipf", TrafficConfig { size: SizeSpec::Imix, popularity: Popularity::Zipf { s: 1.1 }, ..config(64) }),
+        (
+            "imix_zipf",
+            TrafficConfig {
+                size: SizeSpec::Imix,
+                popularity: Popularity::Zipf { s: 1.1 },
+                ..config(64)
+            },
+        ),
     ] {
         let mut generator = TrafficGen::new(&cfg).expect("config");
         group.bench_function(format!("pull_{name}"), |b| {
@@ -57,7 +68,11 @@ fn generate_only(c: &mut Criterion) {
 }
 
 fn out_path() -> PathBuf {
-    let dir = if std::path::Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
     dir.join(format!("nicbench-traffic-bench-{}.pcap", std::process::id()))
 }
 
@@ -72,9 +87,14 @@ fn generate_and_write(c: &mut Criterion) {
         ("64B_devnull", 64, PCAP_PACKETS, &dev_null),
         ("1500B", 1500, PCAP_PACKETS / 10, &path),
     ] {
-        let cfg = TrafficConfig { packets: Some(packets), ..config(size) };
+        let cfg = TrafficConfig {
+            packets: Some(packets),
+            ..config(size)
+        };
         group.throughput(Throughput::Elements(packets));
-        group.bench_function(name, |b| b.iter(|| write_pcap(&cfg, target, |_| {}).expect("write").packets));
+        group.bench_function(name, |b| {
+            b.iter(|| write_pcap(&cfg, target, |_| {}).expect("write").packets)
+        });
     }
     group.finish();
     std::fs::remove_file(&path).ok();

@@ -41,7 +41,10 @@ pub enum SizeSpec {
     /// Each packet picks one entry uniformly at random.
     List(Vec<u32>),
     /// Uniform over `min..=max`.
-    Uniform { min: u32, max: u32 },
+    Uniform {
+        min: u32,
+        max: u32,
+    },
     /// 64/594/1518 B with weights 7:4:1, picked at random per packet.
     Imix,
 }
@@ -62,9 +65,7 @@ impl SizeSpec {
                 let max = sizes.iter().copied().max().ok_or(TrafficError::EmptySizeList)?;
                 Ok((min, max))
             }
-            SizeSpec::Uniform { min, max } if min > max => {
-                Err(TrafficError::InvalidSizeRange { min: *min, max: *max })
-            }
+            SizeSpec::Uniform { min, max } if min > max => Err(TrafficError::InvalidSizeRange { min: *min, max: *max }),
             SizeSpec::Uniform { min, max } => Ok((*min, *max)),
             SizeSpec::Imix => Ok((IMIX[0].0, IMIX[2].0)),
         }
@@ -214,30 +215,63 @@ mod tests {
     fn test_bad_values_have_clear_messages() {
         let base = TrafficConfig::default();
         let msg = |c: TrafficConfig| c.validate().map(|_| String::new()).unwrap_or_else(|e| e.to_string());
-        assert_eq!(msg(TrafficConfig { flows: 0, ..base.clone() }), "flows must be at least 1");
         assert_eq!(
-            msg(TrafficConfig { rate: Rate::Gbps(0.0), ..base.clone() }),
+            msg(TrafficConfig {
+                flows: 0,
+                ..base.clone()
+            }),
+            "flows must be at least 1"
+        );
+        assert_eq!(
+            msg(TrafficConfig {
+                rate: Rate::Gbps(0.0),
+                ..base.clone()
+            }),
             "rate must be a finite number > 0, got 0 Gbps"
         );
         assert_eq!(
-            msg(TrafficConfig { rate: Rate::Mpps(f64::NAN), ..base.clone() }),
+            msg(TrafficConfig {
+                rate: Rate::Mpps(f64::NAN),
+                ..base.clone()
+            }),
             "rate must be a finite number > 0, got NaN Mpps"
         );
         assert_eq!(
-            msg(TrafficConfig { popularity: Popularity::Zipf { s: -1.0 }, ..base.clone() }),
+            msg(TrafficConfig {
+                popularity: Popularity::Zipf { s: -1.0 },
+                ..base.clone()
+            }),
             "Zipf exponent s must be a finite number > 0, got -1"
         );
-        assert_eq!(msg(TrafficConfig { size: SizeSpec::List(vec![]), ..base.clone() }), "size list is empty");
         assert_eq!(
-            msg(TrafficConfig { size: SizeSpec::Uniform { min: 100, max: 99 }, ..base.clone() }),
+            msg(TrafficConfig {
+                size: SizeSpec::List(vec![]),
+                ..base.clone()
+            }),
+            "size list is empty"
+        );
+        assert_eq!(
+            msg(TrafficConfig {
+                size: SizeSpec::Uniform { min: 100, max: 99 },
+                ..base.clone()
+            }),
             "uniform size range has min 100 B > max 99 B"
         );
         assert!(matches!(
-            TrafficConfig { rate: Rate::Unlimited, duration_ns: Some(1), ..base.clone() }.validate(),
+            TrafficConfig {
+                rate: Rate::Unlimited,
+                duration_ns: Some(1),
+                ..base.clone()
+            }
+            .validate(),
             Err(TrafficError::DurationWithoutRate)
         ));
         assert!(matches!(
-            TrafficConfig { flows: MAX_FLOWS + 1, ..base }.validate(),
+            TrafficConfig {
+                flows: MAX_FLOWS + 1,
+                ..base
+            }
+            .validate(),
             Err(TrafficError::TooManyFlows { .. })
         ));
     }
@@ -265,6 +299,9 @@ mod tests {
         assert_eq!((c.packets, c.seed, c.start_ns), (Some(5), 9, 0));
         let imix: TrafficConfig = serde_json::from_str(r#"{"size": "imix", "rate": "unlimited"}"#).expect("json");
         assert_eq!((imix.size, imix.rate), (SizeSpec::Imix, Rate::Unlimited));
-        assert!(serde_json::from_str::<TrafficConfig>(r#"{"flowz": 1}"#).is_err(), "unknown fields rejected");
+        assert!(
+            serde_json::from_str::<TrafficConfig>(r#"{"flowz": 1}"#).is_err(),
+            "unknown fields rejected"
+        );
     }
 }

@@ -112,7 +112,10 @@ mod tests {
 
     #[test]
     fn test_keys_distinct_in_range_and_deterministic() {
-        let config = TrafficConfig { flows: 5000, ..TrafficConfig::default() };
+        let config = TrafficConfig {
+            flows: 5000,
+            ..TrafficConfig::default()
+        };
         let a = generate_flow_keys(&config, &mut ChaCha8Rng::seed_from_u64(3));
         let b = generate_flow_keys(&config, &mut ChaCha8Rng::seed_from_u64(3));
         let c = generate_flow_keys(&config, &mut ChaCha8Rng::seed_from_u64(4));
@@ -158,8 +161,15 @@ mod tests {
             vlan: None,
             vni: None,
         };
-        let swapped = FlowKey { src_port: 2, dst_port: 1, ..key };
+        let swapped = FlowKey {
+            src_port: 2,
+            dst_port: 1,
+            ..key
+        };
         assert_ne!(five_tuple_hash(&key), five_tuple_hash(&swapped));
-        assert_eq!(five_tuple_hash(&key), five_tuple_hash(&FlowKey { vlan: Some(1), ..key }));
+        assert_eq!(
+            five_tuple_hash(&key),
+            five_tuple_hash(&FlowKey { vlan: Some(1), ..key })
+        );
     }
 }

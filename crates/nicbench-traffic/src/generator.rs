@@ -89,7 +89,10 @@ enum SizePicker {
     Fixed(u32),
     /// Uniform pick from a table (a size list, or IMIX expanded by weight).
     Table(Vec<u32>),
-    Uniform { min: u32, max: u32 },
+    Uniform {
+        min: u32,
+        max: u32,
+    },
 }
 
 impl SizePicker {
@@ -101,7 +104,9 @@ impl SizePicker {
             SizeSpec::Uniform { min, max } if min == max => SizePicker::Fixed(*min),
             SizeSpec::Uniform { min, max } => SizePicker::Uniform { min: *min, max: *max },
             SizeSpec::Imix => SizePicker::Table(
-                IMIX.iter().flat_map(|&(size, weight)| std::iter::repeat_n(size, weight as usize)).collect(),
+                IMIX.iter()
+                    .flat_map(|&(size, weight)| std::iter::repeat_n(size, weight as usize))
+                    .collect(),
             ),
         }
     }
@@ -180,7 +185,10 @@ impl TrafficGen {
         let flows = generate_flow_keys(config, &mut flow_rng);
         // Fixed: templates at that size, never patched. Otherwise at the
         // largest size (any legal size would do: patching costs the same).
-        let specs: Vec<_> = flows.iter().map(|k| frame_spec(k, max_size.min(MAX_FRAME_SIZE_BYTES))).collect();
+        let specs: Vec<_> = flows
+            .iter()
+            .map(|k| frame_spec(k, max_size.min(MAX_FRAME_SIZE_BYTES)))
+            .collect();
         // Both extremes against the headers first, for the precise error message.
         for size in [min_size, max_size] {
             specs[0].check_size(size)?;
@@ -256,7 +264,11 @@ impl TrafficGen {
         s.frame_bytes += u64::from(frame_size_bytes);
         s.wire_bytes += wire_bytes(frame_size_bytes);
         s.last_ts_ns = ts_ns;
-        Some(PacketMeta { ts_ns, flow_index, frame_size_bytes })
+        Some(PacketMeta {
+            ts_ns,
+            flow_index,
+            frame_size_bytes,
+        })
     }
 
     /// The next packet, borrowed until the next call; `None` at the end of the stream.
@@ -264,7 +276,10 @@ impl TrafficGen {
     pub fn next_packet(&mut self) -> Option<Packet<'_>> {
         let meta = self.next_meta()?;
         let len = emit_headers(&self.templates, &meta, &mut self.buf)?;
-        Some(Packet { meta, data: &self.buf[..len] })
+        Some(Packet {
+            meta,
+            data: &self.buf[..len],
+        })
     }
 
     /// Writes the next frame (headers and zero payload) into `out`, which
@@ -273,10 +288,16 @@ impl TrafficGen {
     /// buffer, in which case no packet is consumed.
     pub fn next_into(&mut self, out: &mut [u8]) -> Result<Option<PacketMeta>, TrafficError> {
         if out.len() < self.buf.len() {
-            return Err(BuildError::BufferTooSmall { needed_bytes: self.buf.len(), got_bytes: out.len() }.into());
+            return Err(BuildError::BufferTooSmall {
+                needed_bytes: self.buf.len(),
+                got_bytes: out.len(),
+            }
+            .into());
         }
         let Some(meta) = self.next_meta() else { return Ok(None) };
-        let len = self.templates.write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
+        let len = self
+            .templates
+            .write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
         debug_assert_eq!(len, captured_len(meta.frame_size_bytes));
         Ok(Some(meta))
     }
@@ -328,7 +349,13 @@ pub struct PacketBatch {
 
 impl PacketBatch {
     pub fn with_capacity(capacity: usize) -> PacketBatch {
-        PacketBatch { capacity, stride: 0, header_len: 0, data: Vec::new(), metas: Vec::with_capacity(capacity) }
+        PacketBatch {
+            capacity,
+            stride: 0,
+            header_len: 0,
+            data: Vec::new(),
+            metas: Vec::with_capacity(capacity),
+        }
     }
 
     pub fn capacity(&self) -> usize {

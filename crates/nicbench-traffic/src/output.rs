@@ -24,11 +24,7 @@ pub const PROGRESS_EVERY_PACKETS: u64 = 1 << 16;
 /// truncated). `progress(packets_done)` is called every
 /// [`PROGRESS_EVERY_PACKETS`] packets and once at the end. The config must
 /// end on its own (`packets` and/or `duration_ns`).
-pub fn write_pcap(
-    config: &TrafficConfig,
-    path: &Path,
-    mut progress: impl FnMut(u64),
-) -> Result<Summary, TrafficError> {
+pub fn write_pcap(config: &TrafficConfig, path: &Path, mut progress: impl FnMut(u64)) -> Result<Summary, TrafficError> {
     if !config.is_finite() {
         config.validate()?;
         return Err(TrafficError::NoStopCondition);

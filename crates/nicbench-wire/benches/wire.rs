@@ -5,9 +5,10 @@
 //! a pcap reader hands them out, and reports per-frame time via
 //! `Throughput::Elements`. Frame sets: 64 B UDP/IPv4 (60 B captured, no
 //! FCS), 1500 B TCP/IPv6, VXLAN (IPv4/UDP underlay, inner Ethernet/IPv4/TCP).
-//! Variants: `parse+from_frame` (full `ParsedFrame`), `flow_key` (fast path
-//! with fallback), `parse_only`, and etherparse's `LaxSlicedPacket` as a
-//! reference point.
+//! Variants: `parse+from_frame` (full `ParsedFrame` by value),
+//! `parse_into+from_frame` (reused `ParsedFrame`, no copy of the result),
+//! `flow_key` (key-only fast path with fallback), `parse_only`, and
+//! etherparse's `LaxSlicedPacket` as a reference point.
 //!
 //! Short by design (shared 2-core machine): `cargo bench -p nicbench-wire --bench wire`.
 

@@ -47,6 +47,7 @@ pub enum Direction {
 impl FlowKey {
     /// The key of a parsed frame; `None` when the relevant header stack has
     /// no IP header. See the module doc for tunnels, fragments and ICMP.
+    #[inline]
     pub fn from_frame(frame: &ParsedFrame) -> Option<FlowKey> {
         let vlan = frame.outer.outer_vid();
         match (frame.tunnel, frame.inner.as_ref()) {
@@ -59,6 +60,7 @@ impl FlowKey {
     }
 
     /// The key of one header stack, with the VLAN and VNI given by the caller.
+    #[inline]
     pub fn from_layers(layers: &Layers, vlan: Option<u16>, vni: Option<u32>) -> Option<FlowKey> {
         let ip = layers.ip.as_ref()?;
         let (src_port, dst_port) = if ip.is_non_first_fragment() {
@@ -78,6 +80,7 @@ impl FlowKey {
     }
 
     /// The key of the opposite direction (addresses and ports swapped).
+    #[inline]
     pub fn reversed(&self) -> FlowKey {
         FlowKey {
             src: self.dst,
@@ -92,6 +95,7 @@ impl FlowKey {
     /// (address, port) becomes the source. A key and its reverse have the same
     /// canonical key; the direction is `Forward` iff `self` already was
     /// canonical (including the symmetric case src == dst).
+    #[inline]
     pub fn canonical(&self) -> (FlowKey, Direction) {
         match (self.src, self.src_port).cmp(&(self.dst, self.dst_port)) {
             Ordering::Greater => (self.reversed(), Direction::Reverse),

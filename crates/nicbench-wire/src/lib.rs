@@ -16,4 +16,6 @@ pub mod flowkey;
 pub mod parse;
 pub mod rss;
 
+pub use builder::{BuildError, FrameSpec, FrameTemplate, L4Spec, TemplateSet, VlanTags, VxlanSpec};
 pub use flowkey::{Direction, FlowKey};
+pub use parse::{flow_key, parse_ethernet, parse_ethernet_into, parse_ip, ParseStop, ParsedFrame};

@@ -23,9 +23,9 @@ use crate::flowkey::FlowKey;
 /// The key in Microsoft's "Verifying the RSS Hash Calculation", used by most
 /// drivers' defaults (and DPDK's `test_thash.c`).
 pub const MICROSOFT_KEY: [u8; 40] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca,
-    0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b,
-    0xbe, 0xac, 0x01, 0xfa,
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 ];
 
 /// Symmetric key (Woo & Park, "Scalable TCP Session Monitoring with Symmetric
@@ -78,7 +78,10 @@ pub enum RssError {
 /// optionally separated by `:`, `-` or whitespace (as `ethtool -x` prints them).
 pub fn parse_key_hex(text: &str) -> Result<Vec<u8>, RssError> {
     let trimmed = text.trim();
-    let (body, prefix_chars) = match trimmed.strip_prefix("0x").or_else(|| trimmed.strip_prefix("0X")) {
+    let (body, prefix_chars) = match trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+    {
         Some(rest) => (rest, 2),
         None => (trimmed, 0),
     };
@@ -96,9 +99,14 @@ pub fn parse_key_hex(text: &str) -> Result<Vec<u8>, RssError> {
         nibbles.push(nibble as u8);
     }
     if nibbles.len() % 2 != 0 {
-        return Err(RssError::OddHexDigits { digits: nibbles.len() });
+        return Err(RssError::OddHexDigits {
+            digits: nibbles.len(),
+        });
     }
-    let key: Vec<u8> = nibbles.chunks_exact(2).map(|pair| (pair[0] << 4) | pair[1]).collect();
+    let key: Vec<u8> = nibbles
+        .chunks_exact(2)
+        .map(|pair| (pair[0] << 4) | pair[1])
+        .collect();
     check_key_len(key.len())?;
     Ok(key)
 }
@@ -124,7 +132,9 @@ pub struct Toeplitz {
 
 impl std::fmt::Debug for Toeplitz {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Toeplitz").field("key_len_bytes", &self.key.len()).finish_non_exhaustive()
+        f.debug_struct("Toeplitz")
+            .field("key_len_bytes", &self.key.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -136,7 +146,9 @@ impl Toeplitz {
         let mut tables = vec![[0u32; 256]; max_input].into_boxed_slice();
         for (byte_index, table) in tables.iter_mut().enumerate() {
             // 40 key bits starting at this byte cover the windows of its 8 input bits.
-            let key_bits = key[byte_index..byte_index + 5].iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+            let key_bits = key[byte_index..byte_index + 5]
+                .iter()
+                .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
             // window_for_bit[k]: window for the input bit with value 0x80 >> k.
             let window_for_bit: [u32; 8] = std::array::from_fn(|k| (key_bits >> (8 - k)) as u32);
             for value in 1..256usize {
@@ -144,7 +156,10 @@ impl Toeplitz {
                 table[value] = table[value & (value - 1)] ^ window_for_bit[7 - lowest_bit];
             }
         }
-        Ok(Toeplitz { key: key.to_vec(), tables })
+        Ok(Toeplitz {
+            key: key.to_vec(),
+            tables,
+        })
     }
 
     /// The key this hasher was built for.
@@ -161,14 +176,70 @@ impl Toeplitz {
     /// Hash of `input` (network byte order, see [`RssInput`]).
     #[inline]
     pub fn hash(&self, input: &[u8]) -> u32 {
-        input.iter().zip(self.tables.iter()).fold(0, |hash, (&byte, table)| hash ^ table[usize::from(byte)])
+        input
+            .iter()
+            .zip(self.tables.iter())
+            .fold(0, |hash, (&byte, table)| hash ^ table[usize::from(byte)])
     }
 
-    /// Hash of a structured input, without allocating.
+    /// Hash of a structured input, without allocating. Each form is hashed
+    /// through a fixed-size array, so the table walk is fully unrolled.
     #[inline]
     pub fn hash_input(&self, input: &RssInput) -> u32 {
-        let bytes = input.to_bytes();
-        self.hash(bytes.as_slice())
+        match *input {
+            RssInput::Ipv4 { src, dst } => {
+                let [s0, s1, s2, s3] = src.octets();
+                let [d0, d1, d2, d3] = dst.octets();
+                self.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3])
+            }
+            RssInput::Ipv4Ports {
+                src,
+                dst,
+                src_port,
+                dst_port,
+            } => {
+                let [s0, s1, s2, s3] = src.octets();
+                let [d0, d1, d2, d3] = dst.octets();
+                let [sp0, sp1] = src_port.to_be_bytes();
+                let [dp0, dp1] = dst_port.to_be_bytes();
+                self.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1])
+            }
+            RssInput::Ipv6 { src, dst } => {
+                let mut bytes = [0u8; 32];
+                bytes[..16].copy_from_slice(&src.octets());
+                bytes[16..].copy_from_slice(&dst.octets());
+                self.hash_fixed(&bytes)
+            }
+            RssInput::Ipv6Ports {
+                src,
+                dst,
+                src_port,
+                dst_port,
+            } => {
+                let mut bytes = [0u8; 36];
+                bytes[..16].copy_from_slice(&src.octets());
+                bytes[16..32].copy_from_slice(&dst.octets());
+                bytes[32..34].copy_from_slice(&src_port.to_be_bytes());
+                bytes[34..].copy_from_slice(&dst_port.to_be_bytes());
+                self.hash_fixed(&bytes)
+            }
+        }
+    }
+
+    /// [`Toeplitz::hash`] for a compile-time length: no bounds checks, unrolled.
+    #[inline(always)]
+    fn hash_fixed<const N: usize>(&self, input: &[u8; N]) -> u32 {
+        match self.tables.get(..N) {
+            Some(tables) => {
+                let mut hash = 0;
+                for i in 0..N {
+                    hash ^= tables[i][usize::from(input[i])];
+                }
+                hash
+            }
+            // A short key covers fewer bytes: the generic path cuts the input.
+            None => self.hash(input),
+        }
     }
 
     /// Bit-by-bit Toeplitz straight from Microsoft's definition: for each set
@@ -184,7 +255,8 @@ impl Toeplitz {
             for bit in 0..8 {
                 if byte & (0x80 >> bit) != 0 {
                     let start = byte_index * 8 + bit;
-                    let window = (0..32).fold(0u32, |acc, offset| (acc << 1) | key_bit(start + offset));
+                    let window =
+                        (0..32).fold(0u32, |acc, offset| (acc << 1) | key_bit(start + offset));
                     hash ^= window;
                 }
             }
@@ -196,10 +268,26 @@ impl Toeplitz {
 /// The fields a NIC feeds to Toeplitz, in network byte order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RssInput {
-    Ipv4 { src: Ipv4Addr, dst: Ipv4Addr },
-    Ipv4Ports { src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, dst_port: u16 },
-    Ipv6 { src: Ipv6Addr, dst: Ipv6Addr },
-    Ipv6Ports { src: Ipv6Addr, dst: Ipv6Addr, src_port: u16, dst_port: u16 },
+    Ipv4 {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+    },
+    Ipv4Ports {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        src_port: u16,
+        dst_port: u16,
+    },
+    Ipv6 {
+        src: Ipv6Addr,
+        dst: Ipv6Addr,
+    },
+    Ipv6Ports {
+        src: Ipv6Addr,
+        dst: Ipv6Addr,
+        src_port: u16,
+        dst_port: u16,
+    },
 }
 
 /// The serialized bytes of an [`RssInput`], on the stack.
@@ -226,7 +314,12 @@ impl RssInput {
                 bytes[4..8].copy_from_slice(&dst.octets());
                 8
             }
-            RssInput::Ipv4Ports { src, dst, src_port, dst_port } => {
+            RssInput::Ipv4Ports {
+                src,
+                dst,
+                src_port,
+                dst_port,
+            } => {
                 bytes[0..4].copy_from_slice(&src.octets());
                 bytes[4..8].copy_from_slice(&dst.octets());
                 bytes[8..10].copy_from_slice(&src_port.to_be_bytes());
@@ -238,7 +331,12 @@ impl RssInput {
                 bytes[16..32].copy_from_slice(&dst.octets());
                 32
             }
-            RssInput::Ipv6Ports { src, dst, src_port, dst_port } => {
+            RssInput::Ipv6Ports {
+                src,
+                dst,
+                src_port,
+                dst_port,
+            } => {
                 bytes[0..16].copy_from_slice(&src.octets());
                 bytes[16..32].copy_from_slice(&dst.octets());
                 bytes[32..34].copy_from_slice(&src_port.to_be_bytes());
@@ -258,12 +356,22 @@ impl RssInput {
         let with_ports = fields == RssFields::IpPorts && has_ports(key.proto);
         let (src_port, dst_port) = (key.src_port, key.dst_port);
         match (key.src, key.dst) {
-            (IpAddr::V4(src), IpAddr::V4(dst)) if with_ports => RssInput::Ipv4Ports { src, dst, src_port, dst_port },
+            (IpAddr::V4(src), IpAddr::V4(dst)) if with_ports => RssInput::Ipv4Ports {
+                src,
+                dst,
+                src_port,
+                dst_port,
+            },
             (IpAddr::V4(src), IpAddr::V4(dst)) => RssInput::Ipv4 { src, dst },
             (src, dst) => {
                 let (src, dst) = (to_v6(src), to_v6(dst));
                 if with_ports {
-                    RssInput::Ipv6Ports { src, dst, src_port, dst_port }
+                    RssInput::Ipv6Ports {
+                        src,
+                        dst,
+                        src_port,
+                        dst_port,
+                    }
                 } else {
                     RssInput::Ipv6 { src, dst }
                 }
@@ -320,8 +428,13 @@ impl Reta {
         if !(64..=512).contains(&size) || !size.is_power_of_two() {
             return Err(RssError::InvalidRetaSize { size });
         }
-        let entries = (0..size).map(|index| (index % usize::from(n_queues)) as u16).collect();
-        Ok(Reta { entries, index_mask: (size - 1) as u32 })
+        let entries = (0..size)
+            .map(|index| (index % usize::from(n_queues)) as u16)
+            .collect();
+        Ok(Reta {
+            entries,
+            index_mask: (size - 1) as u32,
+        })
     }
 
     /// The receive queue for an RSS hash.
@@ -333,7 +446,10 @@ impl Reta {
     /// Points entry `index` at `queue` (as `ethtool -X … weight`/`rte_eth_dev_rss_reta_update` do).
     pub fn set(&mut self, index: usize, queue: u16) -> Result<(), RssError> {
         let size = self.entries.len();
-        let entry = self.entries.get_mut(index).ok_or(RssError::RetaIndexOutOfRange { index, size })?;
+        let entry = self
+            .entries
+            .get_mut(index)
+            .ok_or(RssError::RetaIndexOutOfRange { index, size })?;
         *entry = queue;
         Ok(())
     }
@@ -352,7 +468,10 @@ impl Reta {
 impl Default for Reta {
     /// 128 entries over one queue.
     fn default() -> Self {
-        Reta { entries: vec![0; DEFAULT_RETA_SIZE], index_mask: (DEFAULT_RETA_SIZE - 1) as u32 }
+        Reta {
+            entries: vec![0; DEFAULT_RETA_SIZE],
+            index_mask: (DEFAULT_RETA_SIZE - 1) as u32,
+        }
     }
 }
 
@@ -367,14 +486,54 @@ mod tests {
     /// Microsoft "Verifying the RSS Hash Calculation" (same in DPDK app/test/test_thash.c):
     /// (source, destination, hash of IPs only, hash of IPs and ports).
     const KNOWN_ANSWERS: [(&str, &str, u32, u32); 8] = [
-        ("66.9.149.187:2794", "161.142.100.80:1766", 0x323e8fc2, 0x51ccc178),
-        ("199.92.111.2:14230", "65.69.140.83:4739", 0xd718262a, 0xc626b0ea),
-        ("24.19.198.95:12898", "12.22.207.184:38024", 0xd2d0a5de, 0x5c2b394a),
-        ("38.27.205.30:48228", "209.142.163.6:2217", 0x82989176, 0xafc7327f),
-        ("153.39.163.191:44251", "202.188.127.2:1303", 0x5d1809c5, 0x10e828a2),
-        ("[3ffe:2501:200:1fff::7]:2794", "[3ffe:2501:200:3::1]:1766", 0x2cc18cd5, 0x40207d3d),
-        ("[3ffe:501:8::260:97ff:fe40:efab]:14230", "[ff02::1]:4739", 0x0f0c461c, 0xdde51bbf),
-        ("[3ffe:1900:4545:3:200:f8ff:fe21:67cf]:44251", "[fe80::200:f8ff:fe21:67cf]:38024", 0x4b61e985, 0x02d1feef),
+        (
+            "66.9.149.187:2794",
+            "161.142.100.80:1766",
+            0x323e8fc2,
+            0x51ccc178,
+        ),
+        (
+            "199.92.111.2:14230",
+            "65.69.140.83:4739",
+            0xd718262a,
+            0xc626b0ea,
+        ),
+        (
+            "24.19.198.95:12898",
+            "12.22.207.184:38024",
+            0xd2d0a5de,
+            0x5c2b394a,
+        ),
+        (
+            "38.27.205.30:48228",
+            "209.142.163.6:2217",
+            0x82989176,
+            0xafc7327f,
+        ),
+        (
+            "153.39.163.191:44251",
+            "202.188.127.2:1303",
+            0x5d1809c5,
+            0x10e828a2,
+        ),
+        (
+            "[3ffe:2501:200:1fff::7]:2794",
+            "[3ffe:2501:200:3::1]:1766",
+            0x2cc18cd5,
+            0x40207d3d,
+        ),
+        (
+            "[3ffe:501:8::260:97ff:fe40:efab]:14230",
+            "[ff02::1]:4739",
+            0x0f0c461c,
+            0xdde51bbf,
+        ),
+        (
+            "[3ffe:1900:4545:3:200:f8ff:fe21:67cf]:44251",
+            "[fe80::200:f8ff:fe21:67cf]:38024",
+            0x4b61e985,
+            0x02d1feef,
+        ),
     ];
 
     fn flow(src: SocketAddr, dst: SocketAddr, proto: u8) -> FlowKey {
@@ -394,10 +553,22 @@ mod tests {
         let toeplitz = Toeplitz::new(&MICROSOFT_KEY).unwrap();
         for (src, dst, ip_only, ip_ports) in KNOWN_ANSWERS {
             let key = flow(src.parse().unwrap(), dst.parse().unwrap(), IPPROTO_TCP);
-            assert_eq!(hash_flow(&toeplitz, &key, RssFields::Ip), ip_only, "{src} -> {dst} IP only");
-            assert_eq!(hash_flow(&toeplitz, &key, RssFields::IpPorts), ip_ports, "{src} -> {dst} IP+ports");
+            assert_eq!(
+                hash_flow(&toeplitz, &key, RssFields::Ip),
+                ip_only,
+                "{src} -> {dst} IP only"
+            );
+            assert_eq!(
+                hash_flow(&toeplitz, &key, RssFields::IpPorts),
+                ip_ports,
+                "{src} -> {dst} IP+ports"
+            );
             let bytes = RssInput::from_flow(&key, RssFields::IpPorts).to_bytes();
-            assert_eq!(toeplitz.hash_reference(bytes.as_slice()), ip_ports, "reference {src} -> {dst}");
+            assert_eq!(
+                toeplitz.hash_reference(bytes.as_slice()),
+                ip_ports,
+                "reference {src} -> {dst}"
+            );
         }
     }
 
@@ -407,11 +578,17 @@ mod tests {
         let (src, dst, ip_only, ip_ports) = KNOWN_ANSWERS[0];
         let (src, dst) = (src.parse().unwrap(), dst.parse().unwrap());
         for proto in [IPPROTO_UDP, IPPROTO_SCTP] {
-            assert_eq!(hash_flow(&toeplitz, &flow(src, dst, proto), RssFields::IpPorts), ip_ports);
+            assert_eq!(
+                hash_flow(&toeplitz, &flow(src, dst, proto), RssFields::IpPorts),
+                ip_ports
+            );
         }
         // ICMP (1) and GRE (47): the NIC falls back to the 2-tuple.
         for proto in [1, 47] {
-            assert_eq!(hash_flow(&toeplitz, &flow(src, dst, proto), RssFields::IpPorts), ip_only);
+            assert_eq!(
+                hash_flow(&toeplitz, &flow(src, dst, proto), RssFields::IpPorts),
+                ip_only
+            );
         }
     }
 
@@ -423,8 +600,14 @@ mod tests {
             src_port: 0x0102,
             dst_port: 0x0304,
         };
-        assert_eq!(input.to_bytes().as_slice(), &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4]);
-        let v6 = RssInput::Ipv6 { src: Ipv6Addr::LOCALHOST, dst: Ipv6Addr::UNSPECIFIED };
+        assert_eq!(
+            input.to_bytes().as_slice(),
+            &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4]
+        );
+        let v6 = RssInput::Ipv6 {
+            src: Ipv6Addr::LOCALHOST,
+            dst: Ipv6Addr::UNSPECIFIED,
+        };
         assert_eq!(v6.to_bytes().as_slice().len(), 32);
         assert_eq!(v6.to_bytes().as_slice()[15], 1);
     }
@@ -433,27 +616,61 @@ mod tests {
     fn test_keys() {
         assert_eq!(&SYMMETRIC_KEY[..4], &[0x6d, 0x5a, 0x6d, 0x5a]);
         assert!(SYMMETRIC_KEY_52.chunks(2).all(|pair| pair == [0x6d, 0x5a]));
-        let hex = "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa";
+        let hex =
+            "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa";
         assert_eq!(parse_key_hex(hex).unwrap(), MICROSOFT_KEY);
-        assert_eq!(parse_key_hex(&format!("0x{}", hex.to_uppercase())).unwrap(), MICROSOFT_KEY);
+        assert_eq!(
+            parse_key_hex(&format!("0x{}", hex.to_uppercase())).unwrap(),
+            MICROSOFT_KEY
+        );
         let colons: Vec<String> = MICROSOFT_KEY.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(parse_key_hex(&colons.join(":")).unwrap(), MICROSOFT_KEY);
-        assert_eq!(parse_key_hex("6d5a6d5a6d5a6d5"), Err(RssError::OddHexDigits { digits: 15 }));
+        assert_eq!(
+            parse_key_hex("6d5a6d5a6d5a6d5"),
+            Err(RssError::OddHexDigits { digits: 15 })
+        );
         let err = parse_key_hex("  6d5a6d5g6d5a6d5a").unwrap_err();
-        assert_eq!(err, RssError::InvalidHexCharacter { character: 'g', column: 10 });
-        assert_eq!(err.to_string(), "RSS key hex: invalid character 'g' at column 10");
-        assert_eq!(parse_key_hex("6d5a"), Err(RssError::KeyTooShort { len_bytes: 2 }));
-        assert!(matches!(Toeplitz::new(&[0; 7]), Err(RssError::KeyTooShort { len_bytes: 7 })));
-        assert!(matches!(Toeplitz::new(&[0; 129]), Err(RssError::KeyTooLong { .. })));
-        assert_eq!(Toeplitz::new(&SYMMETRIC_KEY_52).unwrap().max_input_bytes(), 48);
+        assert_eq!(
+            err,
+            RssError::InvalidHexCharacter {
+                character: 'g',
+                column: 10
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "RSS key hex: invalid character 'g' at column 10"
+        );
+        assert_eq!(
+            parse_key_hex("6d5a"),
+            Err(RssError::KeyTooShort { len_bytes: 2 })
+        );
+        assert!(matches!(
+            Toeplitz::new(&[0; 7]),
+            Err(RssError::KeyTooShort { len_bytes: 7 })
+        ));
+        assert!(matches!(
+            Toeplitz::new(&[0; 129]),
+            Err(RssError::KeyTooLong { .. })
+        ));
+        assert_eq!(
+            Toeplitz::new(&SYMMETRIC_KEY_52).unwrap().max_input_bytes(),
+            48
+        );
     }
 
     #[test]
     fn test_input_beyond_key_is_ignored() {
         let toeplitz = Toeplitz::new(&[0xff; 8]).unwrap();
         assert_eq!(toeplitz.max_input_bytes(), 4);
-        assert_eq!(toeplitz.hash(&[1, 2, 3, 4, 5, 6]), toeplitz.hash(&[1, 2, 3, 4]));
-        assert_eq!(toeplitz.hash_reference(&[1, 2, 3, 4, 5, 6]), toeplitz.hash(&[1, 2, 3, 4]));
+        assert_eq!(
+            toeplitz.hash(&[1, 2, 3, 4, 5, 6]),
+            toeplitz.hash(&[1, 2, 3, 4])
+        );
+        assert_eq!(
+            toeplitz.hash_reference(&[1, 2, 3, 4, 5, 6]),
+            toeplitz.hash(&[1, 2, 3, 4])
+        );
     }
 
     #[test]
@@ -466,18 +683,32 @@ mod tests {
         assert_eq!(reta.queue(0x0000_0080), 0);
         reta.set(5, 9).unwrap();
         assert_eq!(reta.queue(0xdead_be85), 9);
-        assert_eq!(reta.set(128, 0), Err(RssError::RetaIndexOutOfRange { index: 128, size: 128 }));
+        assert_eq!(
+            reta.set(128, 0),
+            Err(RssError::RetaIndexOutOfRange {
+                index: 128,
+                size: 128
+            })
+        );
         assert_eq!(Reta::round_robin(0, 128), Err(RssError::NoQueues));
-        assert_eq!(Reta::round_robin(4, 100), Err(RssError::InvalidRetaSize { size: 100 }));
-        assert_eq!(Reta::round_robin(4, 1024), Err(RssError::InvalidRetaSize { size: 1024 }));
+        assert_eq!(
+            Reta::round_robin(4, 100),
+            Err(RssError::InvalidRetaSize { size: 100 })
+        );
+        assert_eq!(
+            Reta::round_robin(4, 1024),
+            Err(RssError::InvalidRetaSize { size: 1024 })
+        );
         assert!(Reta::round_robin(4, 64).is_ok() && Reta::round_robin(4, 512).is_ok());
         assert_eq!(Reta::default().queue(12345), 0);
     }
 
     fn arb_ip_pair() -> impl Strategy<Value = (IpAddr, IpAddr)> {
         prop_oneof![
-            (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
-            (any::<[u8; 16]>(), any::<[u8; 16]>()).prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
+            (any::<[u8; 4]>(), any::<[u8; 4]>())
+                .prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
+            (any::<[u8; 16]>(), any::<[u8; 16]>())
+                .prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
         ]
     }
 

@@ -21,13 +21,14 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so that `nicbench --help` stays fast and sub-modules stay independent.
-    from nicbench.cli import experiments, gen, pcap, rss
+    from nicbench.cli import experiments, gen, pcap, rss, rules
 
     for command in experiments.COMMANDS:
         main.add_command(command)
     main.add_command(gen.gen)
     main.add_command(pcap.pcap)
     main.add_command(rss.rss)
+    main.add_command(rules.rules)
 
 
 _register()

@@ -46,14 +46,22 @@ impl<R: Read> PcapSource<R> {
         let snaplen = read_u32(header, 16, big_endian);
         let linktype = LinkType(read_u32(header, 20, big_endian) & LINKTYPE_MASK);
 
-        self.format = CaptureFormat::Pcap { ts_resolution, big_endian, snaplen };
+        self.format = CaptureFormat::Pcap {
+            ts_resolution,
+            big_endian,
+            snaplen,
+        };
         self.big_endian = big_endian;
         self.ts_frac_to_ns = match ts_resolution {
             TsResolution::Microsecond => 1_000,
             TsResolution::Nanosecond => 1,
         };
         // snaplen 0 means "unspecified" to some writers: then only the absurdity bound holds.
-        self.caplen_limit = if snaplen == 0 { MAX_CAPLEN_BYTES } else { snaplen.min(MAX_CAPLEN_BYTES) };
+        self.caplen_limit = if snaplen == 0 {
+            MAX_CAPLEN_BYTES
+        } else {
+            snaplen.min(MAX_CAPLEN_BYTES)
+        };
         self.linktype = linktype;
         self.pos += FILE_HEADER_BYTES;
         Ok(())
@@ -129,10 +137,21 @@ impl<R: Read> PcapSource<R> {
         let index = self.packets_read;
         let offset_bytes = self.bytes_read();
         match self.format {
-            CaptureFormat::Pcap { snaplen, .. } if snaplen != 0 && caplen > snaplen && caplen <= MAX_CAPLEN_BYTES => {
-                PcapError::CaplenExceedsSnaplen { index, offset_bytes, caplen, snaplen }
+            CaptureFormat::Pcap { snaplen, .. }
+                if snaplen != 0 && caplen > snaplen && caplen <= MAX_CAPLEN_BYTES =>
+            {
+                PcapError::CaplenExceedsSnaplen {
+                    index,
+                    offset_bytes,
+                    caplen,
+                    snaplen,
+                }
             }
-            _ => PcapError::AbsurdCaplen { index, offset_bytes, caplen },
+            _ => PcapError::AbsurdCaplen {
+                index,
+                offset_bytes,
+                caplen,
+            },
         }
     }
 }

@@ -30,12 +30,13 @@ use self::pcapng::NgState;
 
 /// Read buffer size; 1 MiB amortises each read(2) over ~10k small records and
 /// holds the largest classic record (16 B + 256 KiB) several times over.
-pub const READ_BUFFER_BYTES: usize = 1 << 16;
+pub const READ_BUFFER_BYTES: usize = 1 << 20;
 
 /// One packet, borrowed from the reader's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
-    /// Capture time since the Unix epoch [ns].
+    /// Capture time since the Unix epoch [ns]; 0 for pcapng Simple Packet
+    /// Blocks, which carry no timestamp.
     pub ts_ns: u64,
     /// Length of the packet on the wire [bytes] (`data` may be shorter: snaplen).
     pub orig_len: u32,
@@ -111,7 +112,10 @@ impl PcapSource<File> {
     /// Opens a pcap or pcapng file and reads its header.
     pub fn open(path: impl AsRef<Path>) -> Result<PcapSource<File>, PcapError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|source| PcapError::Open { path: path.to_path_buf(), source })?;
+        let file = File::open(path).map_err(|source| PcapError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::build(file, Some(path.to_path_buf()))
     }
 }
@@ -152,7 +156,8 @@ impl<R: Read> PcapSource<R> {
                 needed_bytes: classic::FILE_HEADER_BYTES as u64,
             });
         }
-        let magic = u32::from_be_bytes([source.buf[0], source.buf[1], source.buf[2], source.buf[3]]);
+        let magic =
+            u32::from_be_bytes([source.buf[0], source.buf[1], source.buf[2], source.buf[3]]);
         if classic::is_classic_magic(magic) {
             source.read_classic_header(magic)?;
         } else if magic == pcapng::SECTION_HEADER_BLOCK {
@@ -234,7 +239,11 @@ impl<R: Read> PcapSource<R> {
                 Ok(n) => self.end += n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => {
-                    return Err(PcapError::io(self.path.as_deref(), self.offset_of(self.end), source));
+                    return Err(PcapError::io(
+                        self.path.as_deref(),
+                        self.offset_of(self.end),
+                        source,
+                    ));
                 }
             }
         }

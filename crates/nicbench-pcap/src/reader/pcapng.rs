@@ -114,7 +114,9 @@ impl NgState {
     }
 }
 
-fn interface_from_idb(idb: &pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock<'_>) -> Interface {
+fn interface_from_idb(
+    idb: &pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock<'_>,
+) -> Interface {
     use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
     let mut tsresol = 6u8;
     let mut ts_offset_s = 0i64;
@@ -165,10 +167,15 @@ impl<R: Read> PcapSource<R> {
             });
         }
         let block = &self.buf[self.pos..self.pos + block_len];
-        let (_, parser) = PcapNgParser::new(block)
-            .map_err(|err| PcapError::CorruptFileHeader { reason: format!("section header block: {err}") })?;
+        let (_, parser) = PcapNgParser::new(block).map_err(|err| PcapError::CorruptFileHeader {
+            reason: format!("section header block: {err}"),
+        })?;
         let big_endian = parser.section().endianness == Endianness::Big;
-        self.ng = Some(Box::new(NgState { parser, big_endian, interfaces: Vec::new() }));
+        self.ng = Some(Box::new(NgState {
+            parser,
+            big_endian,
+            interfaces: Vec::new(),
+        }));
         self.format = CaptureFormat::PcapNg;
         self.pos += block_len;
         Ok(())
@@ -194,7 +201,10 @@ impl<R: Read> PcapSource<R> {
                     self.pos += block_len;
                     self.packets_read += 1;
                     let ts_ns = match fields.ts_ticks {
-                        Some(ticks) => interface.ts_scale.to_ns(ticks).saturating_add_signed(interface.ts_offset_ns),
+                        Some(ticks) => interface
+                            .ts_scale
+                            .to_ns(ticks)
+                            .saturating_add_signed(interface.ts_offset_ns),
                         None => 0,
                     };
                     return Some(Ok(Packet {
@@ -256,16 +266,29 @@ impl<R: Read> PcapSource<R> {
     }
 
     /// Decodes the buffered block at `pos`: updates section state, or returns a packet's fields.
-    fn decode_block(&mut self, block_type: u32, block_len: usize) -> Result<Option<(PacketFields, Interface)>, PcapError> {
+    fn decode_block(
+        &mut self,
+        block_type: u32,
+        block_len: usize,
+    ) -> Result<Option<(PacketFields, Interface)>, PcapError> {
         let index = self.packets_read;
         let offset_bytes = self.bytes_read();
-        let corrupt = |reason: String| PcapError::CorruptBlock { index, offset_bytes, reason };
+        let corrupt = |reason: String| PcapError::CorruptBlock {
+            index,
+            offset_bytes,
+            reason,
+        };
         let Some(ng) = self.ng.as_deref_mut() else {
             return Ok(None);
         };
         let block = &self.buf[self.pos..self.pos + block_len];
-        if matches!(block_type, SECTION_HEADER_BLOCK | INTERFACE_DESCRIPTION_BLOCK) {
-            ng.parser.next_raw_block(block).map_err(|err| corrupt(format!("{}: {err}", block_name(block_type))))?;
+        if matches!(
+            block_type,
+            SECTION_HEADER_BLOCK | INTERFACE_DESCRIPTION_BLOCK
+        ) {
+            ng.parser
+                .next_raw_block(block)
+                .map_err(|err| corrupt(format!("{}: {err}", block_name(block_type))))?;
             ng.sync_from_parser(block_type);
             return Ok(None);
         }
@@ -281,19 +304,32 @@ impl<R: Read> PcapSource<R> {
         let fields = match block_type {
             ENHANCED_PACKET_BLOCK | PACKET_BLOCK => {
                 if body.len() < 20 {
-                    return Err(corrupt(format!("{}: body of {} bytes < 20", block_name(block_type), body.len())));
+                    return Err(corrupt(format!(
+                        "{}: body of {} bytes < 20",
+                        block_name(block_type),
+                        body.len()
+                    )));
                 }
                 let interface_id = if block_type == PACKET_BLOCK {
                     let raw = [body[0], body[1]];
-                    u32::from(if big_endian { u16::from_be_bytes(raw) } else { u16::from_le_bytes(raw) })
+                    u32::from(if big_endian {
+                        u16::from_be_bytes(raw)
+                    } else {
+                        u16::from_le_bytes(raw)
+                    })
                 } else {
                     read_u32(body, 0, big_endian)
                 };
-                let ts_ticks = (u64::from(read_u32(body, 4, big_endian)) << 32) | u64::from(read_u32(body, 8, big_endian));
+                let ts_ticks = (u64::from(read_u32(body, 4, big_endian)) << 32)
+                    | u64::from(read_u32(body, 8, big_endian));
                 let caplen = read_u32(body, 12, big_endian);
                 let orig_len = read_u32(body, 16, big_endian);
                 if caplen > MAX_CAPLEN_BYTES {
-                    return Err(PcapError::AbsurdCaplen { index, offset_bytes, caplen });
+                    return Err(PcapError::AbsurdCaplen {
+                        index,
+                        offset_bytes,
+                        caplen,
+                    });
                 }
                 if caplen as usize > body.len() - 20 {
                     return Err(corrupt(format!(
@@ -302,11 +338,21 @@ impl<R: Read> PcapSource<R> {
                         body.len() - 20
                     )));
                 }
-                PacketFields { interface_id, ts_ticks: Some(ts_ticks), caplen, orig_len, data_start: 28 }
+                PacketFields {
+                    interface_id,
+                    ts_ticks: Some(ts_ticks),
+                    caplen,
+                    orig_len,
+                    data_start: 28,
+                }
             }
             SIMPLE_PACKET_BLOCK => {
                 if body.len() < 4 {
-                    return Err(corrupt(format!("{}: body of {} bytes < 4", block_name(block_type), body.len())));
+                    return Err(corrupt(format!(
+                        "{}: body of {} bytes < 4",
+                        block_name(block_type),
+                        body.len()
+                    )));
                 }
                 let orig_len = read_u32(body, 0, big_endian);
                 // The SPB has no caplen: the data is the packet cut to the
@@ -318,7 +364,13 @@ impl<R: Read> PcapSource<R> {
                         caplen = caplen.min(interface.snaplen);
                     }
                 }
-                PacketFields { interface_id: 0, ts_ticks: None, caplen, orig_len, data_start: 12 }
+                PacketFields {
+                    interface_id: 0,
+                    ts_ticks: None,
+                    caplen,
+                    orig_len,
+                    data_start: 12,
+                }
             }
             _ => return Ok(None),
         };
@@ -343,7 +395,11 @@ impl<R: Read> PcapSource<R> {
 
     #[cold]
     fn corrupt(&self, reason: String) -> PcapError {
-        PcapError::CorruptBlock { index: self.packets_read, offset_bytes: self.bytes_read(), reason }
+        PcapError::CorruptBlock {
+            index: self.packets_read,
+            offset_bytes: self.bytes_read(),
+            reason,
+        }
     }
 }
 
@@ -374,7 +430,9 @@ fn check_block_len(block_len: u32) -> Result<(), String> {
         return Err(format!("block length {block_len} is not a multiple of 4"));
     }
     if block_len > MAX_BLOCK_BYTES {
-        return Err(format!("block length {block_len} is absurd (> {MAX_BLOCK_BYTES} bytes)"));
+        return Err(format!(
+            "block length {block_len} is absurd (> {MAX_BLOCK_BYTES} bytes)"
+        ));
     }
     Ok(())
 }
@@ -401,9 +459,16 @@ mod tests {
         assert_eq!(TsScale::from_tsresol(0).to_ns(3), 3_000_000_000);
         assert_eq!(TsScale::from_tsresol(12).to_ns(5_000), 5);
         // 2^-10 s: 1024 ticks per second.
-        assert_eq!(TsScale::from_tsresol(0x80 | 10).to_ns(1024 + 512), 1_500_000_000);
+        assert_eq!(
+            TsScale::from_tsresol(0x80 | 10).to_ns(1024 + 512),
+            1_500_000_000
+        );
         assert_eq!(TsScale::from_tsresol(0x7f).to_ns(u64::MAX), 0);
-        assert_eq!(TsScale::from_tsresol(0).to_ns(u64::MAX), u64::MAX, "saturates");
+        assert_eq!(
+            TsScale::from_tsresol(0).to_ns(u64::MAX),
+            u64::MAX,
+            "saturates"
+        );
     }
 
     #[test]

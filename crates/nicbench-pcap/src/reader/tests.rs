@@ -7,7 +7,9 @@ use super::*;
 
 /// A little-endian µs pcap with snaplen 65535, Ethernet, and the given records (ts_s, ts_us, data).
 fn classic_le_us(records: &[(u32, u32, &[u8])]) -> Vec<u8> {
-    let mut bytes = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
+    let mut bytes = vec![
+        0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
+    ];
     for &(ts_s, ts_us, data) in records {
         bytes.extend_from_slice(&ts_s.to_le_bytes());
         bytes.extend_from_slice(&ts_us.to_le_bytes());
@@ -24,7 +26,11 @@ fn test_parse_classic_le_us() {
     let mut source = PcapSource::from_reader(Cursor::new(bytes)).unwrap();
     assert_eq!(
         source.format(),
-        CaptureFormat::Pcap { ts_resolution: TsResolution::Microsecond, big_endian: false, snaplen: 65535 }
+        CaptureFormat::Pcap {
+            ts_resolution: TsResolution::Microsecond,
+            big_endian: false,
+            snaplen: 65535
+        }
     );
     assert_eq!(source.linktype(), Some(LinkType::ETHERNET));
     let first = source.next_packet().unwrap().unwrap();
@@ -48,8 +54,16 @@ fn test_parse_classic_truncated_data_names_index_and_offset() {
     assert_eq!(source.next_packet().unwrap().unwrap().data, &[1; 10]);
     let err = source.next_packet().unwrap().unwrap_err();
     match err {
-        PcapError::TruncatedPacketData { index, offset_bytes, caplen, available_bytes } => {
-            assert_eq!((index, offset_bytes, caplen, available_bytes), (1, 24 + 26, 20, 15));
+        PcapError::TruncatedPacketData {
+            index,
+            offset_bytes,
+            caplen,
+            available_bytes,
+        } => {
+            assert_eq!(
+                (index, offset_bytes, caplen, available_bytes),
+                (1, 24 + 26, 20, 15)
+            );
         }
         other => panic!("unexpected {other}"),
     }
@@ -63,13 +77,33 @@ fn test_parse_classic_caplen_errors() {
     bytes[16..20].copy_from_slice(&8u32.to_le_bytes());
     let mut source = PcapSource::from_reader(Cursor::new(bytes.clone())).unwrap();
     let err = source.next_packet().unwrap().unwrap_err();
-    assert!(matches!(err, PcapError::CaplenExceedsSnaplen { index: 0, offset_bytes: 24, caplen: 10, snaplen: 8 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PcapError::CaplenExceedsSnaplen {
+                index: 0,
+                offset_bytes: 24,
+                caplen: 10,
+                snaplen: 8
+            }
+        ),
+        "{err}"
+    );
     // caplen absurd
     bytes[16..20].copy_from_slice(&0u32.to_le_bytes());
     bytes[32..36].copy_from_slice(&0x0100_0000u32.to_le_bytes());
     let mut source = PcapSource::from_reader(Cursor::new(bytes)).unwrap();
     let err = source.next_packet().unwrap().unwrap_err();
-    assert!(matches!(err, PcapError::AbsurdCaplen { caplen: 0x0100_0000, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PcapError::AbsurdCaplen {
+                caplen: 0x0100_0000,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("absurd"), "{err}");
 }
 
@@ -81,9 +115,21 @@ fn test_parse_header_errors() {
     assert_eq!(err.to_string(), "not a pcap/pcapng file: magic 0x47494638");
     let header = classic_le_us(&[]);
     let err = PcapSource::from_reader(Cursor::new(header[..10].to_vec())).unwrap_err();
-    assert!(matches!(err, PcapError::TruncatedFileHeader { available_bytes: 10, needed_bytes: 24 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PcapError::TruncatedFileHeader {
+                available_bytes: 10,
+                needed_bytes: 24
+            }
+        ),
+        "{err}"
+    );
     let mut source = PcapSource::from_reader(Cursor::new(header)).unwrap();
-    assert!(source.next_packet().is_none(), "header-only file has no packets");
+    assert!(
+        source.next_packet().is_none(),
+        "header-only file has no packets"
+    );
 }
 
 /// Reads one byte per `read` call: exercises every refill path.

@@ -21,7 +21,13 @@ pub struct OwnedPacket {
 
 impl OwnedPacket {
     pub fn new(ts_ns: u64, orig_len: u32, data: Vec<u8>) -> Self {
-        OwnedPacket { ts_ns, orig_len, data, linktype: LinkType::ETHERNET, interface_id: 0 }
+        OwnedPacket {
+            ts_ns,
+            orig_len,
+            data,
+            linktype: LinkType::ETHERNET,
+            interface_id: 0,
+        }
     }
 }
 
@@ -32,7 +38,11 @@ pub fn packets(count: usize, sizes: &[usize], step_ns: u64) -> Vec<OwnedPacket> 
         .map(|i| {
             let len = sizes[i % sizes.len()];
             let data: Vec<u8> = (0..len).map(|j| (i * 31 + j * 7) as u8).collect();
-            OwnedPacket::new(1_700_000_000_000_000_000 + i as u64 * step_ns, len as u32 + (i % 3) as u32, data)
+            OwnedPacket::new(
+                1_700_000_000_000_000_000 + i as u64 * step_ns,
+                len as u32 + (i % 3) as u32,
+                data,
+            )
         })
         .collect()
 }
@@ -41,13 +51,19 @@ pub fn packets(count: usize, sizes: &[usize], step_ns: u64) -> Vec<OwnedPacket> 
 pub fn write_ours(packets: &[OwnedPacket]) -> Vec<u8> {
     let mut writer = PcapWriter::from_writer(Vec::new(), 65535, LinkType::ETHERNET).unwrap();
     for packet in packets {
-        writer.write_packet(packet.ts_ns, packet.orig_len, &packet.data).unwrap();
+        writer
+            .write_packet(packet.ts_ns, packet.orig_len, &packet.data)
+            .unwrap();
     }
     writer.into_inner().unwrap()
 }
 
 /// A classic pcap written by pcap-file, in any resolution and byte order.
-pub fn write_pcap_file(packets: &[OwnedPacket], ts_resolution: TsResolution, endianness: Endianness) -> Vec<u8> {
+pub fn write_pcap_file(
+    packets: &[OwnedPacket],
+    ts_resolution: TsResolution,
+    endianness: Endianness,
+) -> Vec<u8> {
     let header = PcapHeader {
         snaplen: 65535,
         datalink: DataLink::ETHERNET,
@@ -73,14 +89,20 @@ pub fn read_with_pcap_file(bytes: &[u8]) -> Vec<OwnedPacket> {
     let mut packets = Vec::new();
     while let Some(packet) = reader.next_packet() {
         let packet = packet.unwrap();
-        packets.push(OwnedPacket::new(packet.timestamp.as_nanos() as u64, packet.orig_len, packet.data.to_vec()));
+        packets.push(OwnedPacket::new(
+            packet.timestamp.as_nanos() as u64,
+            packet.orig_len,
+            packet.data.to_vec(),
+        ));
     }
     packets
 }
 
 /// Drains a source: all packets delivered, then the error that ended it (if any).
 /// Also checks that the stream stays ended.
-pub fn drain<R: std::io::Read>(source: &mut PcapSource<R>) -> (Vec<OwnedPacket>, Option<PcapError>) {
+pub fn drain<R: std::io::Read>(
+    source: &mut PcapSource<R>,
+) -> (Vec<OwnedPacket>, Option<PcapError>) {
     let mut packets = Vec::new();
     let mut error = None;
     while let Some(result) = source.next_packet() {
@@ -98,7 +120,10 @@ pub fn drain<R: std::io::Read>(source: &mut PcapSource<R>) -> (Vec<OwnedPacket>,
             }
         }
     }
-    assert!(source.next_packet().is_none(), "a finished source stays finished");
+    assert!(
+        source.next_packet().is_none(),
+        "a finished source stays finished"
+    );
     assert_eq!(source.packets_read(), packets.len() as u64);
     (packets, error)
 }

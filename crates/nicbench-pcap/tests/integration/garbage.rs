@@ -12,7 +12,16 @@ fn empty_garbage_and_header_only() {
     let err = read_bytes(b"<html><body>not a capture</body></html>").unwrap_err();
     assert_eq!(err.to_string(), "not a pcap/pcapng file: magic 0x3c68746d");
     let err = read_bytes(&[0xd4, 0xc3]).unwrap_err();
-    assert!(matches!(err, PcapError::TruncatedFileHeader { available_bytes: 2, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            PcapError::TruncatedFileHeader {
+                available_bytes: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
 
     let header_only = write_ours(&[]);
     assert_eq!(header_only.len(), 24);

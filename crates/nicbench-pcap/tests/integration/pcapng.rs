@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use nicbench_pcap::{CaptureFormat, LinkType, PcapError};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
-use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
 use pcap_file::pcapng::blocks::interface_statistics::InterfaceStatisticsBlock;
 use pcap_file::pcapng::blocks::section_header::SectionHeaderBlock;
 use pcap_file::pcapng::blocks::simple_packet::SimplePacketBlock;
@@ -17,7 +19,12 @@ use pcap_file::{DataLink, Endianness};
 
 use crate::fixtures::{read_bytes, OwnedPacket};
 
-fn idb(linktype: DataLink, snaplen: u32, tsresol: Option<u8>, ts_offset_s: Option<u64>) -> Block<'static> {
+fn idb(
+    linktype: DataLink,
+    snaplen: u32,
+    tsresol: Option<u8>,
+    ts_offset_s: Option<u64>,
+) -> Block<'static> {
     let mut options = Vec::new();
     if let Some(tsresol) = tsresol {
         options.push(InterfaceDescriptionOption::IfTsResol(tsresol));
@@ -25,7 +32,11 @@ fn idb(linktype: DataLink, snaplen: u32, tsresol: Option<u8>, ts_offset_s: Optio
     if let Some(offset) = ts_offset_s {
         options.push(InterfaceDescriptionOption::IfTsOffset(offset));
     }
-    Block::InterfaceDescription(InterfaceDescriptionBlock { linktype, snaplen, options })
+    Block::InterfaceDescription(InterfaceDescriptionBlock {
+        linktype,
+        snaplen,
+        options,
+    })
 }
 
 fn epb(interface_id: u32, ticks: u64, orig_len: u32, data: &[u8]) -> Block<'_> {
@@ -46,11 +57,13 @@ fn writer(endianness: Endianness) -> PcapNgWriter<Vec<u8>> {
 pub fn three_packet_pcapng() -> (Vec<u8>, Vec<usize>, Vec<usize>) {
     let mut out = writer(Endianness::Little);
     let mut starts = vec![0, out.get_ref().len()];
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
+        .unwrap();
     starts.push(out.get_ref().len());
     for (i, len) in [60usize, 13, 100].into_iter().enumerate() {
         let data = vec![i as u8; len];
-        out.write_block(&epb(0, 1_000 + i as u64, len as u32, &data)).unwrap();
+        out.write_block(&epb(0, 1_000 + i as u64, len as u32, &data))
+            .unwrap();
         starts.push(out.get_ref().len());
     }
     (out.into_inner(), starts, vec![2, 3, 4])
@@ -61,9 +74,12 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
     for endianness in [Endianness::Little, Endianness::Big] {
         let mut out = writer(endianness);
         // if0: Ethernet, default µs; if1: raw IP, ns, 10 s offset; if2: 2^-10 s.
-        out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
-        out.write_block(&idb(DataLink::RAW, 0, Some(9), Some(10))).unwrap();
-        out.write_block(&idb(DataLink::ETHERNET, 65535, Some(0x80 | 10), None)).unwrap();
+        out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
+            .unwrap();
+        out.write_block(&idb(DataLink::RAW, 0, Some(9), Some(10)))
+            .unwrap();
+        out.write_block(&idb(DataLink::ETHERNET, 65535, Some(0x80 | 10), None))
+            .unwrap();
         out.write_block(&epb(0, 1_500_000, 64, &[1; 60])).unwrap();
         out.write_block(&epb(1, 42, 20, &[0x45; 20])).unwrap();
         out.write_block(&Block::InterfaceStatistics(InterfaceStatisticsBlock {
@@ -72,18 +88,38 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
             options: vec![],
         }))
         .unwrap();
-        out.write_block(&epb(2, 1024 * 3 + 256, 61, &[2; 61])).unwrap();
+        out.write_block(&epb(2, 1024 * 3 + 256, 61, &[2; 61]))
+            .unwrap();
         let bytes = out.into_inner();
 
-        let mut source = nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+        let mut source =
+            nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(&bytes)).unwrap();
         assert_eq!(source.format(), CaptureFormat::PcapNg);
         let (got, err) = crate::fixtures::drain(&mut source);
         assert!(err.is_none(), "{endianness:?}: {err:?}");
         assert_eq!(source.linktype(), Some(LinkType::ETHERNET));
         let expected = vec![
-            OwnedPacket { ts_ns: 1_500_000_000, orig_len: 64, data: vec![1; 60], linktype: LinkType::ETHERNET, interface_id: 0 },
-            OwnedPacket { ts_ns: 10_000_000_042, orig_len: 20, data: vec![0x45; 20], linktype: LinkType::RAW, interface_id: 1 },
-            OwnedPacket { ts_ns: 3_250_000_000, orig_len: 61, data: vec![2; 61], linktype: LinkType::ETHERNET, interface_id: 2 },
+            OwnedPacket {
+                ts_ns: 1_500_000_000,
+                orig_len: 64,
+                data: vec![1; 60],
+                linktype: LinkType::ETHERNET,
+                interface_id: 0,
+            },
+            OwnedPacket {
+                ts_ns: 10_000_000_042,
+                orig_len: 20,
+                data: vec![0x45; 20],
+                linktype: LinkType::RAW,
+                interface_id: 1,
+            },
+            OwnedPacket {
+                ts_ns: 3_250_000_000,
+                orig_len: 61,
+                data: vec![2; 61],
+                linktype: LinkType::ETHERNET,
+                interface_id: 2,
+            },
         ];
         assert_eq!(got, expected, "{endianness:?}");
         assert_eq!(source.bytes_read(), bytes.len() as u64);
@@ -93,10 +129,19 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
 #[test]
 fn simple_and_obsolete_packet_blocks_and_new_section() {
     let mut out = writer(Endianness::Little);
-    out.write_block(&idb(DataLink::ETHERNET, 8, Some(9), None)).unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 8, Some(9), None))
+        .unwrap();
     // SPB: orig 5 bytes (padded to 8 in the file) and orig 64 cut to the snaplen of 8.
-    out.write_block(&Block::SimplePacket(SimplePacketBlock { original_len: 5, data: Cow::Borrowed(&[9; 5]) })).unwrap();
-    out.write_block(&Block::SimplePacket(SimplePacketBlock { original_len: 64, data: Cow::Borrowed(&[7; 8]) })).unwrap();
+    out.write_block(&Block::SimplePacket(SimplePacketBlock {
+        original_len: 5,
+        data: Cow::Borrowed(&[9; 5]),
+    }))
+    .unwrap();
+    out.write_block(&Block::SimplePacket(SimplePacketBlock {
+        original_len: 64,
+        data: Cow::Borrowed(&[7; 8]),
+    }))
+    .unwrap();
     // Obsolete Packet Block, by hand: pcap-file writes its timestamp as one
     // u64 in section byte order, not as the spec's high word then low word.
     let mut packet_block = Vec::new();
@@ -111,16 +156,22 @@ fn simple_and_obsolete_packet_blocks_and_new_section() {
     packet_block.extend_from_slice(&36u32.to_le_bytes());
     out.get_mut().extend_from_slice(&packet_block);
     // A new big-endian section forgets the interfaces of the first.
-    out.write_block(&Block::SectionHeader(SectionHeaderBlock { endianness: Endianness::Big, ..Default::default() }))
+    out.write_block(&Block::SectionHeader(SectionHeaderBlock {
+        endianness: Endianness::Big,
+        ..Default::default()
+    }))
+    .unwrap();
+    out.write_block(&idb(DataLink::RAW, 65535, Some(3), None))
         .unwrap();
-    out.write_block(&idb(DataLink::RAW, 65535, Some(3), None)).unwrap();
     out.write_block(&epb(0, 5, 1, &[0x60])).unwrap();
     let bytes = out.into_inner();
 
     let (got, err) = read_bytes(&bytes).unwrap();
     assert!(err.is_none(), "{err:?}");
-    let summary: Vec<(u64, u32, Vec<u8>, LinkType)> =
-        got.into_iter().map(|p| (p.ts_ns, p.orig_len, p.data, p.linktype)).collect();
+    let summary: Vec<(u64, u32, Vec<u8>, LinkType)> = got
+        .into_iter()
+        .map(|p| (p.ts_ns, p.orig_len, p.data, p.linktype))
+        .collect();
     assert_eq!(
         summary,
         vec![
@@ -135,10 +186,12 @@ fn simple_and_obsolete_packet_blocks_and_new_section() {
 #[test]
 fn packet_on_undeclared_interface_is_an_error_after_good_packets() {
     let mut out = writer(Endianness::Little);
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
+        .unwrap();
     out.write_block(&epb(0, 1, 4, &[1; 4])).unwrap();
     let offset = out.get_ref().len();
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
+        .unwrap();
     let mut bytes = out.into_inner();
     // Append an EPB for interface 5 by hand (pcap-file's writer refuses to).
     let mut epb_bytes = vec![];
@@ -170,7 +223,10 @@ fn corrupt_blocks_are_named() {
     let (got, err) = read_bytes(&bad_trailer).unwrap();
     assert_eq!(got.len(), 1);
     let err = err.unwrap();
-    assert!(matches!(err, PcapError::CorruptBlock { index: 1, .. }), "{err}");
+    assert!(
+        matches!(err, PcapError::CorruptBlock { index: 1, .. }),
+        "{err}"
+    );
     assert_eq!(err.offset_bytes(), Some(starts[3] as u64));
     assert!(err.to_string().contains("trailing block length"), "{err}");
 
@@ -192,5 +248,8 @@ fn corrupt_blocks_are_named() {
     let mut absurd = bytes;
     absurd[starts[2] + 20..starts[2] + 24].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
     let (_, err) = read_bytes(&absurd).unwrap();
-    assert!(matches!(err, Some(PcapError::AbsurdCaplen { index: 0, .. })), "{err:?}");
+    assert!(
+        matches!(err, Some(PcapError::AbsurdCaplen { index: 0, .. })),
+        "{err:?}"
+    );
 }

@@ -3,11 +3,16 @@
 
 use std::io::Cursor;
 
-use nicbench_pcap::{CaptureFormat, LinkType, PcapSource, PcapWriter, TsResolution as OurResolution};
+use nicbench_pcap::{
+    CaptureFormat, LinkType, PcapSource, PcapWriter, TsResolution as OurResolution,
+};
 use pcap_file::{Endianness, TsResolution};
 use proptest::prelude::*;
 
-use crate::fixtures::{drain, packets, read_bytes, read_with_pcap_file, temp_path, write_ours, write_pcap_file, OwnedPacket};
+use crate::fixtures::{
+    drain, packets, read_bytes, read_with_pcap_file, temp_path, write_ours, write_pcap_file,
+    OwnedPacket,
+};
 
 #[test]
 fn ours_roundtrip_and_pcap_file_agrees() {
@@ -16,7 +21,11 @@ fn ours_roundtrip_and_pcap_file_agrees() {
     let (got, err) = read_bytes(&bytes).unwrap();
     assert!(err.is_none());
     assert_eq!(got, expected);
-    assert_eq!(read_with_pcap_file(&bytes), expected, "pcap-file reads our files the same");
+    assert_eq!(
+        read_with_pcap_file(&bytes),
+        expected,
+        "pcap-file reads our files the same"
+    );
 }
 
 #[test]
@@ -27,11 +36,19 @@ fn pcap_file_fixtures_all_resolutions_and_byte_orders() {
         for endianness in [Endianness::Big, Endianness::Little] {
             let bytes = write_pcap_file(&expected, ts_resolution, endianness);
             let mut source = PcapSource::from_reader(Cursor::new(&bytes)).unwrap();
-            let CaptureFormat::Pcap { ts_resolution: ours, big_endian, snaplen } = source.format() else {
+            let CaptureFormat::Pcap {
+                ts_resolution: ours,
+                big_endian,
+                snaplen,
+            } = source.format()
+            else {
                 panic!("classic file detected as pcapng");
             };
             assert_eq!(big_endian, endianness == Endianness::Big);
-            assert_eq!(ours == OurResolution::Nanosecond, ts_resolution == TsResolution::NanoSecond);
+            assert_eq!(
+                ours == OurResolution::Nanosecond,
+                ts_resolution == TsResolution::NanoSecond
+            );
             assert_eq!(snaplen, 65535);
             let (got, err) = drain(&mut source);
             assert!(err.is_none(), "{ts_resolution:?} {endianness:?}: {err:?}");
@@ -49,7 +66,9 @@ fn large_file_through_open_matches_oracle() {
     let path = temp_path("large.pcap");
     let mut writer = PcapWriter::create(&path, 65535).unwrap();
     for packet in &expected {
-        writer.write_packet(packet.ts_ns, packet.orig_len, &packet.data).unwrap();
+        writer
+            .write_packet(packet.ts_ns, packet.orig_len, &packet.data)
+            .unwrap();
     }
     let bytes_written = writer.bytes_written();
     writer.finish().unwrap();
@@ -64,7 +83,11 @@ fn large_file_through_open_matches_oracle() {
     assert!(err.is_none(), "{err:?}");
     assert_eq!(source.bytes_read(), bytes_written);
     assert_eq!(got.len(), expected.len());
-    assert!(got == expected, "first mismatch at {:?}", got.iter().zip(&expected).position(|(a, b)| a != b));
+    assert!(
+        got == expected,
+        "first mismatch at {:?}",
+        got.iter().zip(&expected).position(|(a, b)| a != b)
+    );
     assert!(read_with_pcap_file(&bytes) == expected);
 }
 
@@ -76,17 +99,33 @@ fn writer_linktype_and_snaplen_cut() {
     let mut source = PcapSource::from_reader(Cursor::new(bytes)).unwrap();
     assert_eq!(source.linktype(), Some(LinkType::RAW));
     let packet = source.next_packet().unwrap().unwrap();
-    assert_eq!((packet.ts_ns, packet.orig_len, packet.caplen(), packet.linktype), (5, 1500, 128, LinkType::RAW));
+    assert_eq!(
+        (
+            packet.ts_ns,
+            packet.orig_len,
+            packet.caplen(),
+            packet.linktype
+        ),
+        (5, 1500, 128, LinkType::RAW)
+    );
 }
 
 #[test]
 fn open_missing_file_names_path() {
     let err = PcapSource::open("/nonexistent/trace.pcap").unwrap_err();
-    assert!(err.to_string().starts_with("/nonexistent/trace.pcap: cannot open:"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/trace.pcap: cannot open:"),
+        "{err}"
+    );
 }
 
 fn arb_packet() -> impl Strategy<Value = OwnedPacket> {
-    (0u64..4_000_000_000_000_000_000, proptest::collection::vec(any::<u8>(), 0..300), 0u32..100)
+    (
+        0u64..4_000_000_000_000_000_000,
+        proptest::collection::vec(any::<u8>(), 0..300),
+        0u32..100,
+    )
         .prop_map(|(ts_ns, data, extra)| OwnedPacket::new(ts_ns, data.len() as u32 + extra, data))
 }
 

@@ -24,11 +24,18 @@ fn classic_cut_at_every_offset() {
             continue;
         }
         if cut < 24 {
-            assert!(matches!(result, Err(PcapError::TruncatedFileHeader { .. })), "cut {cut}: {result:?}");
+            assert!(
+                matches!(result, Err(PcapError::TruncatedFileHeader { .. })),
+                "cut {cut}: {result:?}"
+            );
             continue;
         }
         let (got, err) = result.unwrap();
-        let complete = record_starts.iter().skip(1).filter(|&&end| end <= cut).count();
+        let complete = record_starts
+            .iter()
+            .skip(1)
+            .filter(|&&end| end <= cut)
+            .count();
         assert_eq!(got, expected[..complete], "cut {cut}");
         if record_starts.contains(&cut) {
             assert!(err.is_none(), "cut {cut} at a record boundary: {err:?}");
@@ -36,11 +43,22 @@ fn classic_cut_at_every_offset() {
         }
         let err = err.unwrap_or_else(|| panic!("cut {cut}: no error"));
         let record_start = record_starts[complete];
-        assert_eq!(err.packet_index(), Some(complete as u64), "cut {cut}: {err}");
-        assert_eq!(err.offset_bytes(), Some(record_start as u64), "cut {cut}: {err}");
+        assert_eq!(
+            err.packet_index(),
+            Some(complete as u64),
+            "cut {cut}: {err}"
+        );
+        assert_eq!(
+            err.offset_bytes(),
+            Some(record_start as u64),
+            "cut {cut}: {err}"
+        );
         let into_record = cut - record_start;
         if into_record < 16 {
-            assert!(matches!(err, PcapError::TruncatedRecordHeader { available_bytes, .. } if available_bytes == into_record as u64), "cut {cut}: {err}");
+            assert!(
+                matches!(err, PcapError::TruncatedRecordHeader { available_bytes, .. } if available_bytes == into_record as u64),
+                "cut {cut}: {err}"
+            );
         } else {
             let caplen = expected[complete].data.len() as u32;
             let available = (into_record - 16) as u64;
@@ -48,7 +66,12 @@ fn classic_cut_at_every_offset() {
                 matches!(err, PcapError::TruncatedPacketData { caplen: c, available_bytes, .. } if c == caplen && available_bytes == available),
                 "cut {cut}: {err}"
             );
-            assert!(err.to_string().contains(&format!("caplen says {caplen} bytes, only {available} left")), "{err}");
+            assert!(
+                err.to_string().contains(&format!(
+                    "caplen says {caplen} bytes, only {available} left"
+                )),
+                "{err}"
+            );
         }
     }
 }
@@ -64,12 +87,18 @@ fn pcapng_cut_at_every_offset() {
             continue;
         }
         if cut < first_block_end {
-            assert!(matches!(result, Err(PcapError::TruncatedFileHeader { .. })), "cut {cut}: {result:?}");
+            assert!(
+                matches!(result, Err(PcapError::TruncatedFileHeader { .. })),
+                "cut {cut}: {result:?}"
+            );
             continue;
         }
         let (got, err) = result.unwrap();
         // Packets whose block ends at or before the cut.
-        let complete = packet_blocks.iter().filter(|&&block| block_starts[block + 1] <= cut).count();
+        let complete = packet_blocks
+            .iter()
+            .filter(|&&block| block_starts[block + 1] <= cut)
+            .count();
         assert_eq!(got.len(), complete, "cut {cut}");
         if block_starts.contains(&cut) {
             assert!(err.is_none(), "cut {cut} at a block boundary: {err:?}");
@@ -77,13 +106,27 @@ fn pcapng_cut_at_every_offset() {
         }
         let err = err.unwrap_or_else(|| panic!("cut {cut}: no error"));
         let block = block_starts.iter().rposition(|&start| start < cut).unwrap();
-        assert_eq!(err.packet_index(), Some(complete as u64), "cut {cut}: {err}");
-        assert_eq!(err.offset_bytes(), Some(block_starts[block] as u64), "cut {cut}: {err}");
+        assert_eq!(
+            err.packet_index(),
+            Some(complete as u64),
+            "cut {cut}: {err}"
+        );
+        assert_eq!(
+            err.offset_bytes(),
+            Some(block_starts[block] as u64),
+            "cut {cut}: {err}"
+        );
         let into_block = cut - block_starts[block];
         if into_block < 12 {
-            assert!(matches!(err, PcapError::TruncatedRecordHeader { .. }), "cut {cut}: {err}");
+            assert!(
+                matches!(err, PcapError::TruncatedRecordHeader { .. }),
+                "cut {cut}: {err}"
+            );
         } else {
-            assert!(matches!(err, PcapError::TruncatedBlock { .. }), "cut {cut}: {err}");
+            assert!(
+                matches!(err, PcapError::TruncatedBlock { .. }),
+                "cut {cut}: {err}"
+            );
         }
     }
 }

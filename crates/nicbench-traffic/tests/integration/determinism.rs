@@ -40,8 +40,12 @@ fn different_seeds_differ() {
 #[test]
 fn flow_set_does_not_depend_on_packet_count() {
     let a = TrafficGen::new(&config(7)).expect("config");
-    let b = TrafficGen::new(&TrafficConfig { packets: Some(1), size: SizeSpec::Fixed(200), ..config(7) })
-        .expect("config");
+    let b = TrafficGen::new(&TrafficConfig {
+        packets: Some(1),
+        size: SizeSpec::Fixed(200),
+        ..config(7)
+    })
+    .expect("config");
     assert_eq!(a.flows(), b.flows());
 }
 
@@ -54,7 +58,14 @@ fn batch_and_buffer_apis_match_pull_api() {
     let mut batched = Vec::new();
     while generator.fill_batch(&mut batch) > 0 {
         assert!(batch.len() <= 32);
-        batched.extend(batch.iter().map(|p| (p.meta.ts_ns, p.data.to_vec(), p.meta.flow_index, p.meta.frame_size_bytes)));
+        batched.extend(batch.iter().map(|p| {
+            (
+                p.meta.ts_ns,
+                p.data.to_vec(),
+                p.meta.flow_index,
+                p.meta.frame_size_bytes,
+            )
+        }));
     }
     assert!(pulled == batched, "batch API differs from pull API");
 
@@ -83,7 +94,11 @@ fn batch_reused_across_generators_of_different_shape() {
     })
     .expect("config");
     assert_eq!(vx.fill_batch(&mut batch), 8);
-    let plain = TrafficConfig { size: SizeSpec::Fixed(300), packets: Some(8), ..TrafficConfig::default() };
+    let plain = TrafficConfig {
+        size: SizeSpec::Fixed(300),
+        packets: Some(8),
+        ..TrafficConfig::default()
+    };
     let mut g = TrafficGen::new(&plain).expect("config");
     assert_eq!(g.fill_batch(&mut batch), 8);
     let expected = collect(&plain);

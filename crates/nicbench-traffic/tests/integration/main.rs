@@ -15,7 +15,12 @@ pub fn collect(config: &TrafficConfig) -> Vec<(u64, Vec<u8>, u32, u32)> {
     let mut generator = TrafficGen::new(config).expect("valid config");
     let mut out = Vec::new();
     while let Some(p) = generator.next_packet() {
-        out.push((p.meta.ts_ns, p.data.to_vec(), p.meta.flow_index, p.meta.frame_size_bytes));
+        out.push((
+            p.meta.ts_ns,
+            p.data.to_vec(),
+            p.meta.flow_index,
+            p.meta.frame_size_bytes,
+        ));
     }
     out
 }

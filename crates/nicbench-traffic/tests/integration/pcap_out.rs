@@ -37,7 +37,11 @@ fn pcap_holds_the_stream() {
     while let Some(packet) = source.next_packet() {
         let packet = packet.expect("valid record");
         let (ts, data, _, _) = &expected[i];
-        assert_eq!((packet.ts_ns, packet.orig_len as usize), (*ts, data.len()), "record {i}");
+        assert_eq!(
+            (packet.ts_ns, packet.orig_len as usize),
+            (*ts, data.len()),
+            "record {i}"
+        );
         assert_eq!(packet.data, &data[..], "record {i}");
         i += 1;
     }
@@ -49,11 +53,24 @@ fn pcap_holds_the_stream() {
 fn endless_or_invalid_config_is_refused() {
     let path = temp_path("refused");
     let endless = TrafficConfig::default();
-    assert!(matches!(write_pcap(&endless, &path, |_| {}), Err(TrafficError::NoStopCondition)));
-    let no_flows = TrafficConfig { flows: 0, packets: Some(1), ..TrafficConfig::default() };
-    assert!(matches!(write_pcap(&no_flows, &path, |_| {}), Err(TrafficError::NoFlows)));
+    assert!(matches!(
+        write_pcap(&endless, &path, |_| {}),
+        Err(TrafficError::NoStopCondition)
+    ));
+    let no_flows = TrafficConfig {
+        flows: 0,
+        packets: Some(1),
+        ..TrafficConfig::default()
+    };
+    assert!(matches!(
+        write_pcap(&no_flows, &path, |_| {}),
+        Err(TrafficError::NoFlows)
+    ));
     assert!(!path.exists(), "nothing written for a refused config");
-    let bad_dir = TrafficConfig { packets: Some(1), ..TrafficConfig::default() };
+    let bad_dir = TrafficConfig {
+        packets: Some(1),
+        ..TrafficConfig::default()
+    };
     let err = write_pcap(&bad_dir, std::path::Path::new("/nonexistent-dir/x.pcap"), |_| {});
     assert!(matches!(err, Err(TrafficError::Pcap(_))), "{err:?}");
 }

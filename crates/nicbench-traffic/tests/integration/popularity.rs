@@ -3,7 +3,13 @@
 use nicbench_traffic::{Popularity, TrafficConfig, TrafficGen};
 
 fn flow_counts(flows: u32, popularity: Popularity, packets: u64) -> Vec<u64> {
-    let config = TrafficConfig { flows, popularity, packets: Some(packets), seed: 11, ..TrafficConfig::default() };
+    let config = TrafficConfig {
+        flows,
+        popularity,
+        packets: Some(packets),
+        seed: 11,
+        ..TrafficConfig::default()
+    };
     let mut generator = TrafficGen::new(&config).expect("config");
     let mut counts = vec![0u64; flows as usize];
     while let Some(meta) = generator.next_meta() {

@@ -6,11 +6,19 @@ use std::collections::BTreeMap;
 use nicbench_traffic::{SizeSpec, TrafficConfig, TrafficError, TrafficGen};
 
 fn size_counts(size: SizeSpec, packets: u64) -> BTreeMap<u32, u64> {
-    let config = TrafficConfig { size, packets: Some(packets), ..TrafficConfig::default() };
+    let config = TrafficConfig {
+        size,
+        packets: Some(packets),
+        ..TrafficConfig::default()
+    };
     let mut generator = TrafficGen::new(&config).expect("config");
     let mut counts = BTreeMap::new();
     while let Some(p) = generator.next_packet() {
-        assert_eq!(p.data.len() as u32, p.meta.frame_size_bytes - 4, "captured = frame - FCS");
+        assert_eq!(
+            p.data.len() as u32,
+            p.meta.frame_size_bytes - 4,
+            "captured = frame - FCS"
+        );
         *counts.entry(p.meta.frame_size_bytes).or_insert(0) += 1;
     }
     counts
@@ -33,7 +41,10 @@ fn list_sizes_are_uniform_over_entries() {
 #[test]
 fn uniform_range_stays_in_range_and_covers_it() {
     let counts = size_counts(SizeSpec::Uniform { min: 100, max: 110 }, 11_000);
-    assert_eq!(counts.keys().copied().collect::<Vec<_>>(), (100..=110).collect::<Vec<_>>());
+    assert_eq!(
+        counts.keys().copied().collect::<Vec<_>>(),
+        (100..=110).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -60,9 +71,13 @@ fn headers_too_big_for_size_is_an_error() {
     let err = TrafficGen::new(&config).expect_err("64 B cannot hold the headers");
     assert!(matches!(err, TrafficError::Frame(_)));
     assert!(
-        err.to_string().starts_with("64 B frame cannot hold IPv6+TCP+VXLAN headers (124 B)"),
+        err.to_string()
+            .starts_with("64 B frame cannot hold IPv6+TCP+VXLAN headers (124 B)"),
         "{err}"
     );
-    let too_big = TrafficConfig { size: SizeSpec::Fixed(9019), ..TrafficConfig::default() };
+    let too_big = TrafficConfig {
+        size: SizeSpec::Fixed(9019),
+        ..TrafficConfig::default()
+    };
     assert!(TrafficGen::new(&too_big).is_err());
 }

@@ -35,7 +35,10 @@ fn one_second_of_1500b_at_100g() {
 
 #[test]
 fn one_ms_of_64b_at_100g_is_148_8_mpps() {
-    let config = TrafficConfig { duration_ns: Some(1_000_000), ..TrafficConfig::default() };
+    let config = TrafficConfig {
+        duration_ns: Some(1_000_000),
+        ..TrafficConfig::default()
+    };
     let (_, s) = run_meta(&config);
     // 84 B × 8 / 100 Gb/s = 6.72 ns per frame → 148,809.5 frames per ms.
     assert_eq!(s.packets, 148_810);
@@ -57,9 +60,18 @@ fn imix_average_rate_matches_line_rate() {
 
 #[test]
 fn mpps_rate_and_unlimited() {
-    let config = TrafficConfig { rate: Rate::Mpps(2.0), packets: Some(5), ..TrafficConfig::default() };
+    let config = TrafficConfig {
+        rate: Rate::Mpps(2.0),
+        packets: Some(5),
+        ..TrafficConfig::default()
+    };
     assert_eq!(run_meta(&config).0, [0, 500, 1000, 1500, 2000]);
-    let unpaced = TrafficConfig { rate: Rate::Unlimited, packets: Some(3), start_ns: 9, ..TrafficConfig::default() };
+    let unpaced = TrafficConfig {
+        rate: Rate::Unlimited,
+        packets: Some(3),
+        start_ns: 9,
+        ..TrafficConfig::default()
+    };
     let (ts, s) = run_meta(&unpaced);
     assert_eq!(ts, [9, 9, 9]);
     assert_eq!((s.duration_ns, s.avg_gbps()), (0, 0.0));
@@ -67,9 +79,17 @@ fn mpps_rate_and_unlimited() {
 
 #[test]
 fn first_stop_condition_wins() {
-    let both = TrafficConfig { packets: Some(10), duration_ns: Some(1_000_000), ..TrafficConfig::default() };
+    let both = TrafficConfig {
+        packets: Some(10),
+        duration_ns: Some(1_000_000),
+        ..TrafficConfig::default()
+    };
     assert_eq!(run_meta(&both).1.packets, 10);
-    let short = TrafficConfig { packets: Some(10), duration_ns: Some(20), ..TrafficConfig::default() };
+    let short = TrafficConfig {
+        packets: Some(10),
+        duration_ns: Some(20),
+        ..TrafficConfig::default()
+    };
     // Packets at 0, 6.72, 13.44 ns (rounded 0, 7, 13); the next at 20.16 → 20 ns is not < 20.
     assert_eq!(run_meta(&short).0, [0, 7, 13]);
 }

@@ -43,9 +43,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
 use etherparse::{
-    DoubleVlanHeader, EtherType, IpDscp, IpEcn, IpHeaders, IpNumber, Ipv4Header, Ipv6FlowLabel,
-    Ipv6Header, PacketBuilder, PacketBuilderStep, SingleVlanHeader, TcpHeader, VlanHeader, VlanId,
-    VlanPcp,
+    DoubleVlanHeader, EtherType, IpDscp, IpEcn, IpHeaders, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header,
+    PacketBuilder, PacketBuilderStep, SingleVlanHeader, TcpHeader, VlanHeader, VlanId, VlanPcp,
 };
 
 use crate::flowkey::FlowKey;
@@ -171,10 +170,23 @@ impl std::ops::BitOr for TcpFlags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum L4Spec {
-    Udp { src_port: u16, dst_port: u16 },
-    Tcp { src_port: u16, dst_port: u16, flags: TcpFlags, seq: u32, ack: u32, window: u16 },
+    Udp {
+        src_port: u16,
+        dst_port: u16,
+    },
+    Tcp {
+        src_port: u16,
+        dst_port: u16,
+        flags: TcpFlags,
+        seq: u32,
+        ack: u32,
+        window: u16,
+    },
     /// ICMP (IPv4) or ICMPv6 (IPv6) echo request.
-    IcmpEcho { id: u16, seq: u16 },
+    IcmpEcho {
+        id: u16,
+        seq: u16,
+    },
 }
 
 impl L4Spec {
@@ -184,7 +196,14 @@ impl L4Spec {
 
     /// A TCP segment with the given flags, sequence number 1, ack 0, window 65535.
     pub const fn tcp(src_port: u16, dst_port: u16, flags: TcpFlags) -> L4Spec {
-        L4Spec::Tcp { src_port, dst_port, flags, seq: 1, ack: 0, window: 0xFFFF }
+        L4Spec::Tcp {
+            src_port,
+            dst_port,
+            flags,
+            seq: 1,
+            ack: 0,
+            window: 0xFFFF,
+        }
     }
 
     /// Header length in bytes (TCP without options).
@@ -318,7 +337,11 @@ impl FrameSpec {
     /// Bytes of all headers (outer and inner), i.e. the smallest capture this spec allows.
     pub const fn header_len_bytes(&self) -> usize {
         let ip = if self.is_ipv6() { 40 } else { 20 };
-        let outer = if self.vxlan.is_some() { VxlanSpec::OUTER_LEN_BYTES } else { 0 };
+        let outer = if self.vxlan.is_some() {
+            VxlanSpec::OUTER_LEN_BYTES
+        } else {
+            0
+        };
         outer + self.vlan.len_bytes() + 14 + ip + self.l4.len_bytes()
     }
 
@@ -336,9 +359,7 @@ impl FrameSpec {
     /// and ports (0/0 for ICMP echo), outermost VLAN, VNI.
     pub fn flow_key(&self) -> FlowKey {
         let (src_port, dst_port) = match self.l4 {
-            L4Spec::Udp { src_port, dst_port } | L4Spec::Tcp { src_port, dst_port, .. } => {
-                (src_port, dst_port)
-            }
+            L4Spec::Udp { src_port, dst_port } | L4Spec::Tcp { src_port, dst_port, .. } => (src_port, dst_port),
             L4Spec::IcmpEcho { .. } => (0, 0),
         };
         FlowKey {
@@ -355,7 +376,10 @@ impl FrameSpec {
     /// Checks everything but the frame size against the header stack.
     fn validate_fields(&self) -> Result<(), BuildError> {
         if self.ip_src.is_ipv4() != self.ip_dst.is_ipv4() {
-            return Err(BuildError::MixedIpFamilies { src: self.ip_src, dst: self.ip_dst });
+            return Err(BuildError::MixedIpFamilies {
+                src: self.ip_src,
+                dst: self.ip_dst,
+            });
         }
         match self.vlan {
             VlanTags::None => {}
@@ -406,7 +430,15 @@ impl FrameSpec {
         match &self.vxlan {
             None => {
                 let payload = vec![0u8; total - self.header_len_bytes()];
-                write_l2_to_l4(out, self.eth_src, self.eth_dst, self.vlan, self.ip_headers(), &self.l4, &payload)
+                write_l2_to_l4(
+                    out,
+                    self.eth_src,
+                    self.eth_dst,
+                    self.vlan,
+                    self.ip_headers(),
+                    &self.l4,
+                    &payload,
+                )
             }
             Some(vx) => {
                 // Inner frame (untagged), then wrap it: VXLAN header + inner is the outer UDP payload.
@@ -527,13 +559,23 @@ fn write_l2_to_l4(
         VlanTags::None => eth.ip(ip),
         VlanTags::Single(id) => eth.vlan(VlanHeader::Single(single_tag(id)?)).ip(ip),
         VlanTags::Double { outer, inner } => eth
-            .vlan(VlanHeader::Double(DoubleVlanHeader { outer: single_tag(outer)?, inner: single_tag(inner)? }))
+            .vlan(VlanHeader::Double(DoubleVlanHeader {
+                outer: single_tag(outer)?,
+                inner: single_tag(inner)?,
+            }))
             .ip(ip),
     };
     let werr = |e: etherparse::err::packet::BuildVecWriteError| BuildError::Write(e.to_string());
     match *l4 {
         L4Spec::Udp { src_port, dst_port } => ip_step.udp(src_port, dst_port).write_to_vec(out, payload).map_err(werr),
-        L4Spec::Tcp { src_port, dst_port, flags, seq, ack, window } => {
+        L4Spec::Tcp {
+            src_port,
+            dst_port,
+            flags,
+            seq,
+            ack,
+            window,
+        } => {
             let mut tcp = TcpHeader::new(src_port, dst_port, seq, window);
             tcp.fin = flags.contains(TcpFlags::FIN);
             tcp.syn = flags.contains(TcpFlags::SYN);
@@ -548,9 +590,15 @@ fn write_l2_to_l4(
         }
         L4Spec::IcmpEcho { id, seq } => {
             if is_v6 {
-                ip_step.icmpv6_echo_request(id, seq).write_to_vec(out, payload).map_err(werr)
+                ip_step
+                    .icmpv6_echo_request(id, seq)
+                    .write_to_vec(out, payload)
+                    .map_err(werr)
             } else {
-                ip_step.icmpv4_echo_request(id, seq).write_to_vec(out, payload).map_err(werr)
+                ip_step
+                    .icmpv4_echo_request(id, seq)
+                    .write_to_vec(out, payload)
+                    .map_err(werr)
             }
         }
     }

@@ -177,7 +177,12 @@ fn write_be16(buf: &mut [u8], at: usize, value: u16) {
     buf[at..at + 2].copy_from_slice(&value.to_be_bytes());
 }
 
-fn check_request(spec: &FrameSpec, plan: &PatchPlan, frame_size_bytes: u32, out_len: usize) -> Result<usize, BuildError> {
+fn check_request(
+    spec: &FrameSpec,
+    plan: &PatchPlan,
+    frame_size_bytes: u32,
+    out_len: usize,
+) -> Result<usize, BuildError> {
     if !plan.accepts(frame_size_bytes) {
         // Slow path: let the spec produce the precise error.
         spec.check_size(frame_size_bytes)?;
@@ -185,7 +190,10 @@ fn check_request(spec: &FrameSpec, plan: &PatchPlan, frame_size_bytes: u32, out_
     }
     let cap = captured_len(frame_size_bytes);
     if out_len < cap {
-        return Err(BuildError::BufferTooSmall { needed_bytes: cap, got_bytes: out_len });
+        return Err(BuildError::BufferTooSmall {
+            needed_bytes: cap,
+            got_bytes: out_len,
+        });
     }
     Ok(cap)
 }
@@ -203,7 +211,11 @@ impl FrameTemplate {
     pub fn new(spec: &FrameSpec) -> Result<FrameTemplate, BuildError> {
         let frame = spec.build()?;
         let plan = PatchPlan::for_spec(spec);
-        Ok(FrameTemplate { spec: *spec, plan, headers: frame[..plan.header_len].into() })
+        Ok(FrameTemplate {
+            spec: *spec,
+            plan,
+            headers: frame[..plan.header_len].into(),
+        })
     }
 
     pub fn spec(&self) -> &FrameSpec {
@@ -265,7 +277,11 @@ impl TemplateSet {
             }
             headers.extend_from_slice(&frame[..plan.header_len]);
         }
-        Ok(TemplateSet { first_spec, plan, headers })
+        Ok(TemplateSet {
+            first_spec,
+            plan,
+            headers,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -287,7 +303,10 @@ impl TemplateSet {
         let cap = check_request(&self.first_spec, &self.plan, frame_size_bytes, out.len())?;
         let h = self.plan.header_len;
         let start = index.checked_mul(h).ok_or(BuildError::IndexOutOfRange { index })?;
-        let headers = self.headers.get(start..start + h).ok_or(BuildError::IndexOutOfRange { index })?;
+        let headers = self
+            .headers
+            .get(start..start + h)
+            .ok_or(BuildError::IndexOutOfRange { index })?;
         self.plan.apply(headers, frame_size_bytes, out);
         Ok(cap)
     }

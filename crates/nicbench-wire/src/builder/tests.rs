@@ -48,7 +48,10 @@ fn test_header_lengths() {
     };
     assert_eq!(v6_tcp_vxlan.header_len_bytes(), 124);
     assert_eq!(v6_tcp_vxlan.min_frame_size_bytes(), 128);
-    let qinq = FrameSpec { vlan: VlanTags::Double { outer: 1, inner: 2 }, ..base };
+    let qinq = FrameSpec {
+        vlan: VlanTags::Double { outer: 1, inner: 2 },
+        ..base
+    };
     assert_eq!(qinq.header_len_bytes(), 50);
     assert_eq!(qinq.min_frame_size_bytes(), 64);
 }
@@ -69,7 +72,12 @@ fn test_too_small_names_both_numbers() {
         "{msg}"
     );
     assert!(msg.contains("128 B"), "{msg}");
-    assert!(FrameSpec { frame_size_bytes: 128, ..spec }.build().is_ok());
+    assert!(FrameSpec {
+        frame_size_bytes: 128,
+        ..spec
+    }
+    .build()
+    .is_ok());
 }
 
 #[test]
@@ -77,7 +85,11 @@ fn test_invalid_fields_are_errors() {
     let base = FrameSpec::default();
     for size in [0, 63, 9019, u32::MAX] {
         assert_eq!(
-            FrameSpec { frame_size_bytes: size, ..base }.build(),
+            FrameSpec {
+                frame_size_bytes: size,
+                ..base
+            }
+            .build(),
             Err(BuildError::FrameSizeOutOfRange { frame_size_bytes: size })
         );
     }
@@ -85,17 +97,39 @@ fn test_invalid_fields_are_errors() {
         FrameSpec { ip_dst: v6(2), ..base }.build(),
         Err(BuildError::MixedIpFamilies { .. })
     ));
-    assert_eq!(FrameSpec { vlan: VlanTags::Single(4096), ..base }.build(), Err(BuildError::VlanIdOutOfRange(4096)));
     assert_eq!(
-        FrameSpec { vxlan: Some(VxlanSpec::new(1 << 24)), ..base }.build(),
+        FrameSpec {
+            vlan: VlanTags::Single(4096),
+            ..base
+        }
+        .build(),
+        Err(BuildError::VlanIdOutOfRange(4096))
+    );
+    assert_eq!(
+        FrameSpec {
+            vxlan: Some(VxlanSpec::new(1 << 24)),
+            ..base
+        }
+        .build(),
         Err(BuildError::VniOutOfRange(1 << 24))
     );
-    assert_eq!(FrameSpec { frame_size_bytes: 9018, ..base }.build().map(|f| f.len()), Ok(9014));
+    assert_eq!(
+        FrameSpec {
+            frame_size_bytes: 9018,
+            ..base
+        }
+        .build()
+        .map(|f| f.len()),
+        Ok(9014)
+    );
 }
 
 #[test]
 fn test_emit_qinq_tpids() {
-    let spec = FrameSpec { vlan: VlanTags::Double { outer: 100, inner: 200 }, ..FrameSpec::default() };
+    let spec = FrameSpec {
+        vlan: VlanTags::Double { outer: 100, inner: 200 },
+        ..FrameSpec::default()
+    };
     let f = spec.build().expect("builds");
     assert_eq!(&f[12..22], &[0x88, 0xa8, 0x00, 100, 0x81, 0x00, 0x00, 200, 0x08, 0x00]);
     assert_eq!(spec.flow_key().vlan, Some(100));
@@ -105,7 +139,10 @@ fn test_emit_qinq_tpids() {
 fn test_emit_vxlan_layout() {
     let spec = FrameSpec {
         vlan: VlanTags::Single(42),
-        vxlan: Some(VxlanSpec { vni: 0x123456, ..VxlanSpec::new(0) }),
+        vxlan: Some(VxlanSpec {
+            vni: 0x123456,
+            ..VxlanSpec::new(0)
+        }),
         frame_size_bytes: 128,
         ..FrameSpec::default()
     };
@@ -117,7 +154,10 @@ fn test_emit_vxlan_layout() {
     assert_eq!(outer_ip.total_len(), 106);
     assert_eq!(outer_ip.header_checksum(), outer_ip.to_header().calc_header_checksum());
     let outer_udp = UdpHeaderSlice::from_slice(&f[38..]).expect("outer udp");
-    assert_eq!((outer_udp.destination_port(), outer_udp.length(), outer_udp.checksum()), (4789, 86, 0));
+    assert_eq!(
+        (outer_udp.destination_port(), outer_udp.length(), outer_udp.checksum()),
+        (4789, 86, 0)
+    );
     assert_eq!(&f[46..54], &[0x08, 0, 0, 0, 0x12, 0x34, 0x56, 0]);
     // Inner frame: untagged Ethernet then IPv4/UDP with a valid UDP checksum.
     assert_eq!(&f[66..68], &[0x08, 0x00]);
@@ -125,7 +165,10 @@ fn test_emit_vxlan_layout() {
     assert_eq!(inner_ip.total_len(), 124 - 68);
     let inner_udp = UdpHeaderSlice::from_slice(&f[88..]).expect("inner udp");
     let payload = &f[96..];
-    let expect = inner_udp.to_header().calc_checksum_ipv4(&inner_ip.to_header(), payload).expect("csum");
+    let expect = inner_udp
+        .to_header()
+        .calc_checksum_ipv4(&inner_ip.to_header(), payload)
+        .expect("csum");
     assert_eq!(inner_udp.checksum(), expect);
     let key = spec.flow_key();
     assert_eq!((key.vlan, key.vni), (Some(42), Some(0x123456)));
@@ -144,10 +187,16 @@ fn test_emit_tcp_flags_and_tos() {
     };
     let f = spec.build().expect("builds");
     let ip = Ipv6HeaderSlice::from_slice(&f[14..]).expect("ipv6");
-    assert_eq!((ip.traffic_class(), ip.hop_limit(), ip.payload_length()), (0xb8, 3, 96 - 54));
+    assert_eq!(
+        (ip.traffic_class(), ip.hop_limit(), ip.payload_length()),
+        (0xb8, 3, 96 - 54)
+    );
     let tcp = TcpHeaderSlice::from_slice(&f[54..]).expect("tcp");
     assert!(tcp.syn() && tcp.ack() && !tcp.fin() && !tcp.rst());
-    let expect = tcp.to_header().calc_checksum_ipv6(&ip.to_header(), &f[74..]).expect("csum");
+    let expect = tcp
+        .to_header()
+        .calc_checksum_ipv6(&ip.to_header(), &f[74..])
+        .expect("csum");
     assert_eq!(tcp.checksum(), expect);
 }
 
@@ -165,19 +214,47 @@ fn test_template_errors() {
     let mut small = [0u8; 10];
     assert_eq!(
         t.write_headers(64, &mut small),
-        Err(BuildError::BufferTooSmall { needed_bytes: 60, got_bytes: 10 })
+        Err(BuildError::BufferTooSmall {
+            needed_bytes: 60,
+            got_bytes: 10
+        })
     );
     let mut buf = [0u8; 200];
-    assert_eq!(t.write_headers(63, &mut buf), Err(BuildError::FrameSizeOutOfRange { frame_size_bytes: 63 }));
-    let vx = FrameSpec { vxlan: Some(VxlanSpec::new(1)), frame_size_bytes: 200, ..FrameSpec::default() };
+    assert_eq!(
+        t.write_headers(63, &mut buf),
+        Err(BuildError::FrameSizeOutOfRange { frame_size_bytes: 63 })
+    );
+    let vx = FrameSpec {
+        vxlan: Some(VxlanSpec::new(1)),
+        frame_size_bytes: 200,
+        ..FrameSpec::default()
+    };
     let tv = FrameTemplate::new(&vx).expect("template");
-    assert!(matches!(tv.write_headers(64, &mut buf), Err(BuildError::FrameTooSmall { header_bytes: 92, .. })));
+    assert!(matches!(
+        tv.write_headers(64, &mut buf),
+        Err(BuildError::FrameTooSmall { header_bytes: 92, .. })
+    ));
     // A set must be one shape.
-    let specs = [FrameSpec::default(), FrameSpec { l4: L4Spec::tcp(1, 2, TcpFlags::SYN), ..FrameSpec::default() }];
-    assert!(matches!(TemplateSet::new(&specs), Err(BuildError::ShapeMismatch { index: 1 })));
-    assert!(matches!(TemplateSet::new(&[]), Err(BuildError::ShapeMismatch { index: 0 })));
+    let specs = [
+        FrameSpec::default(),
+        FrameSpec {
+            l4: L4Spec::tcp(1, 2, TcpFlags::SYN),
+            ..FrameSpec::default()
+        },
+    ];
+    assert!(matches!(
+        TemplateSet::new(&specs),
+        Err(BuildError::ShapeMismatch { index: 1 })
+    ));
+    assert!(matches!(
+        TemplateSet::new(&[]),
+        Err(BuildError::ShapeMismatch { index: 0 })
+    ));
     let set = TemplateSet::new(&specs[..1]).expect("set");
-    assert_eq!(set.write_headers(1, 64, &mut buf), Err(BuildError::IndexOutOfRange { index: 1 }));
+    assert_eq!(
+        set.write_headers(1, 64, &mut buf),
+        Err(BuildError::IndexOutOfRange { index: 1 })
+    );
 }
 
 prop_compose! {

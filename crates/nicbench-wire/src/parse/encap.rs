@@ -3,18 +3,18 @@
 //! (RFC 7348) and the SCTP common header (RFC 9260).
 //!
 //! Each decoder reads one header from the start of `data` and returns the
-//! decoded fields plus the header length [bytes], or the [`StopReason`] —
+//! decoded fields plus the header length \[bytes\], or the [`StopReason`] —
 //! never panics, whatever `data` holds.
 
 use super::{Gre, MplsEntry, Sctp, StopReason};
 
 /// IANA-assigned UDP destination port of VXLAN.
 pub const VXLAN_UDP_PORT: u16 = 4789;
-/// VXLAN header length [bytes].
+/// VXLAN header length \[bytes\].
 pub const VXLAN_HEADER_LEN: usize = 8;
-/// MPLS label stack entry length [bytes].
+/// MPLS label stack entry length \[bytes\].
 pub const MPLS_ENTRY_LEN: usize = 4;
-/// SCTP common header length [bytes].
+/// SCTP common header length \[bytes\].
 pub const SCTP_HEADER_LEN: usize = 12;
 
 /// VXLAN "I" flag: the VNI field is valid.
@@ -79,7 +79,7 @@ pub fn decode_vxlan(data: &[u8]) -> Result<(u32, u8), StopReason> {
     Ok((be32(data, 4) >> 8, flags))
 }
 
-/// Decodes a GRE header: returns the fields and the header length [bytes].
+/// Decodes a GRE header: returns the fields and the header length \[bytes\].
 pub fn decode_gre(data: &[u8]) -> Result<(Gre, usize), StopReason> {
     const BASE_LEN: usize = 4;
     if data.len() < BASE_LEN {

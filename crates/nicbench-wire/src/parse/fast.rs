@@ -1,8 +1,9 @@
 //! Hand-written fast paths for the common case.
 //!
 //! - [`flow_key`] reads Ethernet / up to two VLAN tags / IPv4 (any options,
-//!   any fragment) or IPv6 without extension headers / TCP or UDP straight
-//!   from the bytes, without building a [`ParsedFrame`].
+//!   any fragment) or IPv6 without extension headers / TCP or UDP, optionally
+//!   VXLAN around such a frame, straight from the bytes, without building a
+//!   [`ParsedFrame`].
 //! - [`parse_common`] builds the full [`ParsedFrame`] for Ethernet / ≤ 2 VLAN
 //!   tags / unfragmented IPv4 or IPv6 without extension headers / TCP or UDP,
 //!   optionally VXLAN around such a frame.
@@ -78,24 +79,50 @@ fn lax_end(declared_total: usize, header_len: usize, available: usize) -> usize 
     }
 }
 
-/// Ports of a TCP or UDP header that the general parser would decode fully;
-/// `None` for anything it would treat differently (VXLAN, truncation, other
-/// protocols).
+/// What a TCP or UDP header that the general parser would decode fully says.
+enum Ports<'a> {
+    Plain(u16, u16),
+    /// UDP to the VXLAN port: the UDP payload.
+    Vxlan(&'a [u8]),
+}
+
+/// `None` for anything the general parser would treat differently
+/// (truncation, other protocols).
 #[inline(always)]
-fn plain_ports(proto: u8, l4: &[u8]) -> Option<(u16, u16)> {
-    let ports = (be16(l4, 0)?, be16(l4, 2)?);
+fn transport_ports(proto: u8, l4: &[u8]) -> Option<Ports<'_>> {
+    let (src_port, dst_port) = (be16(l4, 0)?, be16(l4, 2)?);
     match proto {
         ipp::TCP => {
             let header_len = usize::from(*l4.get(12)? >> 4) * 4;
-            (header_len >= TCP_MIN_HEADER_LEN && l4.len() >= header_len).then_some(ports)
+            (header_len >= TCP_MIN_HEADER_LEN && l4.len() >= header_len)
+                .then_some(Ports::Plain(src_port, dst_port))
         }
-        ipp::UDP => (l4.len() >= UDP_HEADER_LEN && ports.1 != VXLAN_UDP_PORT).then_some(ports),
+        ipp::UDP if dst_port == VXLAN_UDP_PORT => l4.get(UDP_HEADER_LEN..).map(Ports::Vxlan),
+        ipp::UDP => (l4.len() >= UDP_HEADER_LEN).then_some(Ports::Plain(src_port, dst_port)),
         _ => None,
     }
 }
 
 #[inline(always)]
 fn fast_key(frame: &[u8]) -> Option<FlowKey> {
+    key_of::<true>(frame)
+}
+
+/// The key of a VXLAN payload: the inner frame's, with the outer VLAN.
+#[inline(always)]
+fn vxlan_key(udp_payload: &[u8], vlan: Option<u16>) -> Option<FlowKey> {
+    let header = udp_payload.get(..VXLAN_HEADER_LEN)?;
+    if header[0] & 0x08 == 0 {
+        return None;
+    }
+    let vni = u32::from_be_bytes([header[4], header[5], header[6], header[7]]) >> 8;
+    let inner = key_of::<false>(udp_payload.get(VXLAN_HEADER_LEN..)?)?;
+    Some(FlowKey { vlan, vni: Some(vni), ..inner })
+}
+
+/// `OUTER`: whether a VXLAN payload may be followed (one level only).
+#[inline(always)]
+fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
     let mut ethertype = be16(frame, 12)?;
     let mut at = ETH_HEADER_LEN;
     let mut vlan = None;
@@ -132,7 +159,11 @@ fn fast_key(frame: &[u8]) -> Option<FlowKey> {
             } else {
                 let total = usize::from(u16::from_be_bytes([header[2], header[3]]));
                 let end = lax_end(total, header_len, ip.len());
-                plain_ports(proto, ip.get(header_len..end)?)?
+                match transport_ports(proto, ip.get(header_len..end)?)? {
+                    Ports::Plain(src_port, dst_port) => (src_port, dst_port),
+                    Ports::Vxlan(payload) if OUTER => return vxlan_key(payload, vlan),
+                    Ports::Vxlan(_) => return None,
+                }
             };
             Some(FlowKey { src, dst, proto, src_port, dst_port, vlan, vni: None })
         }
@@ -145,7 +176,11 @@ fn fast_key(frame: &[u8]) -> Option<FlowKey> {
             let payload_len = usize::from(u16::from_be_bytes([header[4], header[5]]));
             // Payload length 0 (jumbogram / TSO) falls back to the capture.
             let end = lax_end(IPV6_HEADER_LEN + payload_len, IPV6_HEADER_LEN + 1, ip.len());
-            let (src_port, dst_port) = plain_ports(proto, ip.get(IPV6_HEADER_LEN..end)?)?;
+            let (src_port, dst_port) = match transport_ports(proto, ip.get(IPV6_HEADER_LEN..end)?)? {
+                Ports::Plain(src_port, dst_port) => (src_port, dst_port),
+                Ports::Vxlan(payload) if OUTER => return vxlan_key(payload, vlan),
+                Ports::Vxlan(_) => return None,
+            };
             let addr = |at: usize| -> Option<IpAddr> {
                 let bytes: [u8; 16] = header.get(at..at + 16)?.try_into().ok()?;
                 Some(IpAddr::V6(Ipv6Addr::from(bytes)))
@@ -339,9 +374,10 @@ mod tests {
     #[test]
     fn test_fast_path_declines_what_it_does_not_handle() {
         let mut f = vlan_udp_frame();
-        // VXLAN port: left to the general parser.
+        // VXLAN port with a payload that is no VXLAN header: general parser.
         f[40..42].copy_from_slice(&VXLAN_UDP_PORT.to_be_bytes());
         assert_eq!(fast_key(&f), None);
+        assert_eq!(flow_key(&f).map(|k| k.vni), Ok(None));
         // UDP header cut by the IPv4 total length (28 = IP + 8): still plain.
         let mut f = vlan_udp_frame();
         f[20..22].copy_from_slice(&27u16.to_be_bytes());

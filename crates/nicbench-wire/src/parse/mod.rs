@@ -25,13 +25,15 @@
 //!
 //! Headers etherparse knows (Ethernet II, VLAN, IPv4, IPv6 + extension
 //! headers, IP AH, TCP, UDP, ICMPv4/v6) are decoded with its header slices;
-//! MPLS, GRE, VXLAN and SCTP, which it lacks, are hand-written in [`encap`].
-//! A hand-written fast path for the common case lives in [`fast`] and is tested
+//! MPLS, GRE, VXLAN and SCTP, which it lacks, are hand-written in `encap`.
+//! A hand-written fast path for the common case lives in `fast` and is tested
 //! against the general path (and etherparse) as an oracle.
 
 mod encap;
 mod engine;
 mod fast;
+#[cfg(test)]
+mod builder_tests;
 #[cfg(test)]
 mod tests;
 
@@ -91,7 +93,7 @@ pub mod tcp_flags {
 }
 
 /// The protocol layer a [`ParseStop`] refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Layer {
     Ethernet,
     Vlan,
@@ -112,7 +114,7 @@ pub enum Layer {
 }
 
 /// Why parsing stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum StopReason {
     /// The header needs more bytes than the frame (or the enclosing length
     /// field) provides.
@@ -130,7 +132,7 @@ pub enum StopReason {
 /// decoded and `offset` its first byte. For `Unsupported`, `layer` is the
 /// header whose next-type field names the unknown protocol (e.g. `Ethernet`
 /// for ARP, `Ipv4` for OSPF) and `offset` the first undecoded byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct ParseStop {
     pub layer: Layer,
     /// Absolute byte offset in the frame.
@@ -168,7 +170,7 @@ impl fmt::Display for ParseStop {
 impl std::error::Error for ParseStop {}
 
 /// Ethernet II header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Eth {
     pub dst: [u8; 6],
     pub src: [u8; 6],
@@ -177,7 +179,7 @@ pub struct Eth {
 }
 
 /// One VLAN tag (802.1Q / 802.1ad).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Vlan {
     /// Tag protocol identifier: 0x8100, 0x88a8 or 0x9100.
     pub tpid: u16,
@@ -192,7 +194,7 @@ pub struct Vlan {
 }
 
 /// One MPLS label stack entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MplsEntry {
     /// Label (20 bit).
     pub label: u32,
@@ -203,7 +205,7 @@ pub struct MplsEntry {
 }
 
 /// IPv4 header fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Ipv4 {
     pub src: Ipv4Addr,
     pub dst: Ipv4Addr,
@@ -216,7 +218,7 @@ pub struct Ipv4 {
     pub ttl: u8,
     /// Header length in 32-bit words (5 = no options).
     pub ihl: u8,
-    /// Total length field [bytes] as found in the header.
+    /// Total length field \[bytes\] as found in the header.
     pub total_len: u16,
     pub id: u16,
     pub dont_frag: bool,
@@ -226,7 +228,7 @@ pub struct Ipv4 {
 }
 
 /// IPv6 fragment extension header fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Ipv6Frag {
     /// Fragment offset in 8-byte units.
     pub offset: u16,
@@ -235,7 +237,7 @@ pub struct Ipv6Frag {
 }
 
 /// IPv6 header fields (plus what the extension headers said).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Ipv6 {
     pub src: Ipv6Addr,
     pub dst: Ipv6Addr,
@@ -248,16 +250,16 @@ pub struct Ipv6 {
     /// Flow label (20 bit).
     pub flow_label: u32,
     pub hop_limit: u8,
-    /// Payload length field [bytes] as found in the header.
+    /// Payload length field \[bytes\] as found in the header.
     pub payload_len: u16,
-    /// Total length of the decoded extension headers [bytes].
+    /// Total length of the decoded extension headers \[bytes\].
     pub ext_headers_len: u16,
     /// The fragment header, where present.
     pub fragment: Option<Ipv6Frag>,
 }
 
 /// Network-layer header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Ip {
     V4(Ipv4),
     V6(Ipv6),
@@ -300,7 +302,7 @@ impl Ip {
 }
 
 /// TCP header fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Tcp {
     pub src_port: u16,
     pub dst_port: u16,
@@ -308,29 +310,29 @@ pub struct Tcp {
     pub ack: u32,
     /// Flags byte (CWR … FIN), see [`tcp_flags`].
     pub flags: u8,
-    /// Header length including options [bytes].
+    /// Header length including options \[bytes\].
     pub header_len: u8,
     pub window: u16,
 }
 
 /// UDP header fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Udp {
     pub src_port: u16,
     pub dst_port: u16,
-    /// Length field [bytes] (header + payload).
+    /// Length field \[bytes\] (header + payload).
     pub len: u16,
 }
 
 /// ICMP or ICMPv6 type and code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Icmp {
     pub icmp_type: u8,
     pub code: u8,
 }
 
 /// SCTP common header fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Sctp {
     pub src_port: u16,
     pub dst_port: u16,
@@ -339,7 +341,7 @@ pub struct Sctp {
 }
 
 /// Transport-layer header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum L4 {
     Tcp(Tcp),
     Udp(Udp),
@@ -361,7 +363,7 @@ impl L4 {
 }
 
 /// GRE header fields (RFC 2784 / RFC 2890; version 1 = PPTP, RFC 2637).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Gre {
     /// Protocol type of the payload (an EtherType).
     pub protocol: u16,
@@ -376,7 +378,7 @@ pub struct Gre {
 }
 
 /// The tunnel an outer frame carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Tunnel {
     /// VXLAN (RFC 7348) on UDP destination port [`VXLAN_UDP_PORT`].
     Vxlan {
@@ -392,7 +394,7 @@ pub enum Tunnel {
 ///
 /// Offsets are absolute byte offsets in the frame; `l3_offset` is meaningful
 /// only when `ip` is set, `l4_offset` only when the IP payload was reached.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Layers {
     /// Ethernet header (absent for raw IP and GRE-carried IP).
     pub eth: Option<Eth>,
@@ -423,7 +425,7 @@ impl Layers {
 }
 
 /// A parsed frame. Cheap to copy, no heap allocation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct ParsedFrame {
     /// Headers of the outer frame.
     pub outer: Layers,
@@ -436,7 +438,7 @@ pub struct ParsedFrame {
     pub inner_offset: usize,
     /// Why parsing stopped early, if it did.
     pub stop: Option<ParseStop>,
-    /// Length of the frame as given [bytes].
+    /// Length of the frame as given \[bytes\].
     pub frame_len: usize,
 }
 

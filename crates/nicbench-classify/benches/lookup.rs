@@ -1,0 +1,69 @@
+//! Lookup throughput on one core, keys from memory, 32-packet bursts under one snapshot.
+//! Compares TupleMerge (default) with the tuple-space-search baseline.
+//!
+//! `cargo bench -p nicbench-classify --bench lookup -- --quick`
+//! Memory per rule is printed to stderr for every set.
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use nicbench_classify::{Algorithm, Classifier, ClassifierConfig, Outcome, PacketKey};
+use nicbench_rules::generate::RuleSetKind;
+use std::time::Duration;
+
+const TRACE_PACKETS: usize = 1 << 16;
+
+fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey], algos: &[Algorithm]) {
+    let mut g = c.benchmark_group("lookup");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    for &algorithm in algos {
+        for count in [false, true] {
+            let (cl, _) = Classifier::with_rules(ClassifierConfig { algorithm, count, ..Default::default() }, rules.iter().cloned()).unwrap();
+            let st = cl.stats();
+            eprintln!("{name} {algorithm:?}: {} rules, tables {:?}, {:.0} B/rule", st.rules, st.tables_per_group, st.memory_bytes_per_rule);
+            let reader = cl.reader();
+            let mut out = vec![reader.lookup(&keys[0]); keys.len()];
+            let id = format!("{name}/{algorithm:?}{}", if count { "/counted" } else { "" });
+            g.bench_function(BenchmarkId::from_parameter(id), |b| b.iter(|| {
+                for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
+                    reader.lookup_burst(k, o);
+                }
+                std::hint::black_box(&out);
+            }));
+            if !count { continue; }
+        }
+    }
+    g.finish();
+}
+
+fn exact(c: &mut Criterion) {
+    for n in [1_000_000usize] {
+        let (rules, keys) = common::exact5(n, 1);
+        // Random order so the trace does not walk the table sequentially.
+        let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS).map(|i| keys[(i.wrapping_mul(2654435761)) % n]).collect();
+        rng_keys.iter_mut().for_each(|k| k.frame_bytes = 64);
+        bench_set(c, &format!("exact5_{n}"), &rules, &rng_keys, &[Algorithm::TupleMerge]);
+    }
+}
+
+fn classbench(c: &mut Criterion) {
+    for name in ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"] {
+        let Some(filters) = common::classbench_filters(name) else {
+            eprintln!("skipping {name}: not in {}", common::CLASSBENCH_DIR);
+            continue;
+        };
+        let rules = common::rules_of(&filters);
+        let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));
+        bench_set(c, name, &rules, &keys, &[Algorithm::TupleMerge, Algorithm::TupleSpace]);
+    }
+    for (kind, name) in [(RuleSetKind::Acl, "gen_acl_100k"), (RuleSetKind::Fw, "gen_fw_100k"), (RuleSetKind::Ipc, "gen_ipc_100k")] {
+        let filters = common::generated_filters(kind, 100_000, 3);
+        let rules = common::rules_of(&filters);
+        let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));
+        bench_set(c, name, &rules, &keys, &[Algorithm::TupleMerge]);
+    }
+}
+
+criterion_group!(benches, exact, classbench);
+criterion_main!(benches);

@@ -1,0 +1,479 @@
+//! The writer side: [`Classifier`] owns the rule set and applies inserts, deletes and
+//! in-place modifies, singly or in atomic [`Batch`]es; [`Reader`]s look packets up from
+//! any thread.
+//!
+//! Concurrency (left-right: two copies plus an operation log): a commit appends its
+//! operations and publishes them with one pointer swap, so a reader's snapshot has all of
+//! a batch or none of it. Readers never block or retry; the writer waits only for readers
+//! still inside the copy it is about to update (at most one burst each), then replays the
+//! log there. Each operation is applied once per copy: O(changed rules), never a copy of the
+//! rule set.
+//!
+//! Validation happens before anything is published: a batch with an unknown rule id, an
+//! unsupported pattern, or a jump that would close a cycle in the group graph (refused, as
+//! NICs do) changes nothing.
+
+use crate::compile::{compile, CompileError, CompiledRule, Fate};
+use crate::counters::{Counters, MAX_RULE_SLOTS};
+use crate::group::Algorithm;
+use crate::key::PacketKey;
+use crate::state::{Hop, Op, Outcome, RuleId, State};
+use nicbench_rules::{Action, Rule};
+use std::sync::Arc;
+
+/// Why an update was refused (nothing of the batch was applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    #[error("operation {op}: {source}")]
+    Compile { op: usize, source: CompileError },
+    #[error("operation {op}: no rule {id}")]
+    UnknownRule { op: usize, id: RuleId },
+    #[error("operation {op}: jump from group {from} to group {to} would close a cycle")]
+    JumpCycle { op: usize, from: u32, to: u32 },
+    #[error("too many rules (at most {MAX_RULE_SLOTS})")]
+    TooManyRules,
+}
+
+/// Classifier settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClassifierConfig {
+    pub algorithm: Algorithm,
+    /// Group lookups start in.
+    pub start_group: u32,
+    /// Whether readers update the per-rule hit/byte counters.
+    pub count: bool,
+}
+
+impl Default for ClassifierConfig {
+    fn default() -> Self {
+        ClassifierConfig { algorithm: Algorithm::TupleMerge, start_group: 0, count: true }
+    }
+}
+
+/// One operation of a batch.
+#[derive(Clone, Debug)]
+pub enum Update {
+    Insert(Rule),
+    Delete(RuleId),
+    /// Replace pattern, actions and attributes of a rule, keeping its id, its counters and
+    /// its place in the insertion order (the tie-break).
+    Modify(RuleId, Rule),
+}
+
+/// Updates applied atomically by [`Classifier::apply`].
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    pub updates: Vec<Update>,
+}
+
+impl Batch {
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+    pub fn insert(&mut self, rule: Rule) -> &mut Self {
+        self.updates.push(Update::Insert(rule));
+        self
+    }
+    pub fn delete(&mut self, id: RuleId) -> &mut Self {
+        self.updates.push(Update::Delete(id));
+        self
+    }
+    pub fn modify(&mut self, id: RuleId, rule: Rule) -> &mut Self {
+        self.updates.push(Update::Modify(id, rule));
+        self
+    }
+    pub fn len(&self) -> usize {
+        self.updates.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.updates.is_empty()
+    }
+}
+
+/// Public description of an installed rule.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RuleInfo {
+    pub id: RuleId,
+    pub group: u32,
+    pub priority: u32,
+    pub fate: Fate,
+    pub jump: Option<u32>,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Clone, Default)]
+struct SlotMeta {
+    gen: u32,
+    seq: u32,
+    rule: Option<Arc<CompiledRule>>,
+}
+
+/// The match-action classifier (writer handle). See the module doc.
+pub struct Classifier {
+    w: left_right::WriteHandle<State, Op>,
+    counters: Arc<Counters>,
+    config: ClassifierConfig,
+    slots: Vec<SlotMeta>,
+    /// Slots safe to reuse: their delete was published in an earlier commit.
+    free: Vec<u32>,
+    /// Slots deleted in the current commit.
+    pending_free: Vec<u32>,
+    next_seq: u32,
+    /// Jump edges of the group graph with their multiplicity.
+    edges: ahash::AHashMap<(u32, u32), u32>,
+    live: usize,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier::new(ClassifierConfig::default())
+    }
+}
+
+impl Classifier {
+    pub fn new(config: ClassifierConfig) -> Classifier {
+        let counters = Arc::new(Counters::default());
+        let (w, _r) = left_right::new_from_empty(State::new(config.algorithm, counters.clone()));
+        let mut c = Classifier {
+            w,
+            counters,
+            config,
+            slots: Vec::new(),
+            free: Vec::new(),
+            pending_free: Vec::new(),
+            next_seq: 0,
+            edges: Default::default(),
+            live: 0,
+        };
+        c.w.publish();
+        c
+    }
+
+    /// A classifier holding `rules`, installed as one batch.
+    pub fn with_rules(config: ClassifierConfig, rules: impl IntoIterator<Item = Rule>) -> Result<(Classifier, Vec<RuleId>), UpdateError> {
+        let mut c = Classifier::new(config);
+        let batch = Batch { updates: rules.into_iter().map(Update::Insert).collect() };
+        let ids = c.apply(batch)?;
+        Ok((c, ids))
+    }
+
+    pub fn config(&self) -> ClassifierConfig {
+        self.config
+    }
+
+    /// Installed rules.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// A reader handle (`Send`; clone it for more threads).
+    pub fn reader(&self) -> Reader {
+        Reader { h: (*self.w).clone(), counters: self.counters.clone(), start_group: self.config.start_group, count: self.config.count }
+    }
+
+    pub fn insert(&mut self, rule: Rule) -> Result<RuleId, UpdateError> {
+        let ids = self.apply(Batch { updates: vec![Update::Insert(rule)] })?;
+        Ok(ids[0])
+    }
+
+    pub fn delete(&mut self, id: RuleId) -> Result<(), UpdateError> {
+        self.apply(Batch { updates: vec![Update::Delete(id)] }).map(|_| ())
+    }
+
+    pub fn modify(&mut self, id: RuleId, rule: Rule) -> Result<(), UpdateError> {
+        self.apply(Batch { updates: vec![Update::Modify(id, rule)] }).map(|_| ())
+    }
+
+    fn live_rule(&self, id: RuleId) -> Option<&Arc<CompiledRule>> {
+        let m = self.slots.get(id.slot() as usize)?;
+        if m.gen != id.gen() {
+            return None;
+        }
+        m.rule.as_ref()
+    }
+
+    /// Applies a batch atomically: readers see all of it or none of it. Returns the ids of
+    /// the inserted rules, in order.
+    pub fn apply(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        // 1. Validate and compile, without touching anything.
+        enum Planned {
+            Insert(Arc<CompiledRule>),
+            Delete(RuleId),
+            Modify(RuleId, Arc<CompiledRule>),
+        }
+        let mut plan = Vec::with_capacity(batch.updates.len());
+        let mut deleted = ahash::AHashSet::new();
+        let mut edge_delta: Vec<((u32, u32), i64, usize)> = Vec::new();
+        let mut inserts = 0usize;
+        for (op, u) in batch.updates.into_iter().enumerate() {
+            let comp = |r: &Rule| compile(r).map(Arc::new).map_err(|source| UpdateError::Compile { op, source });
+            let existing = |id: RuleId, deleted: &ahash::AHashSet<RuleId>| {
+                self.live_rule(id).filter(|_| !deleted.contains(&id)).cloned().ok_or(UpdateError::UnknownRule { op, id })
+            };
+            match u {
+                Update::Insert(r) => {
+                    let c = comp(&r)?;
+                    if let Some(j) = c.jump {
+                        edge_delta.push(((c.group, j), 1, op));
+                    }
+                    inserts += 1;
+                    plan.push(Planned::Insert(c));
+                }
+                Update::Delete(id) => {
+                    let old = existing(id, &deleted)?;
+                    if let Some(j) = old.jump {
+                        edge_delta.push(((old.group, j), -1, op));
+                    }
+                    deleted.insert(id);
+                    plan.push(Planned::Delete(id));
+                }
+                Update::Modify(id, r) => {
+                    let old = existing(id, &deleted)?;
+                    let c = comp(&r)?;
+                    if let Some(j) = old.jump {
+                        edge_delta.push(((old.group, j), -1, op));
+                    }
+                    if let Some(j) = c.jump {
+                        edge_delta.push(((c.group, j), 1, op));
+                    }
+                    plan.push(Planned::Modify(id, c));
+                }
+            }
+        }
+        if self.slots.len() + inserts > MAX_RULE_SLOTS + self.free.len() {
+            return Err(UpdateError::TooManyRules);
+        }
+        if edge_delta.iter().any(|&(_, d, _)| d > 0) {
+            let mut edges = self.edges.clone();
+            for &(e, d, _) in &edge_delta {
+                let c = edges.entry(e).or_insert(0);
+                *c = (*c as i64 + d).max(0) as u32;
+            }
+            edges.retain(|_, c| *c > 0);
+            if let Some((from, to)) = find_cycle(&edges) {
+                let op = edge_delta.iter().find(|&&(e, d, _)| e == (from, to) && d > 0).map_or(0, |x| x.2);
+                return Err(UpdateError::JumpCycle { op, from, to });
+            }
+            self.edges = edges;
+        } else {
+            for &(e, d, _) in &edge_delta {
+                if let Some(c) = self.edges.get_mut(&e) {
+                    *c = (*c as i64 + d).max(0) as u32;
+                }
+            }
+            self.edges.retain(|_, c| *c > 0);
+        }
+        // 2. Apply: append every operation, then publish once.
+        let mut ids = Vec::with_capacity(inserts);
+        for p in plan {
+            match p {
+                Planned::Insert(rule) => {
+                    let slot = match self.free.pop() {
+                        Some(s) => s,
+                        None => {
+                            self.slots.push(SlotMeta::default());
+                            (self.slots.len() - 1) as u32
+                        }
+                    };
+                    self.counters.ensure(slot);
+                    let m = &mut self.slots[slot as usize];
+                    m.gen = m.gen.wrapping_add(1);
+                    m.seq = self.next_seq;
+                    self.next_seq = self.next_seq.saturating_add(1);
+                    m.rule = Some(rule.clone());
+                    self.w.append(Op::Put { slot, gen: m.gen, seq: m.seq, rule, fresh: true });
+                    self.live += 1;
+                    ids.push(RuleId::new(slot, m.gen));
+                }
+                Planned::Delete(id) => {
+                    let slot = id.slot();
+                    self.slots[slot as usize].rule = None;
+                    self.pending_free.push(slot);
+                    self.w.append(Op::Remove { slot });
+                    self.live -= 1;
+                }
+                Planned::Modify(id, rule) => {
+                    let m = &mut self.slots[id.slot() as usize];
+                    m.rule = Some(rule.clone());
+                    self.w.append(Op::Put { slot: id.slot(), gen: m.gen, seq: m.seq, rule, fresh: false });
+                }
+            }
+        }
+        self.w.publish();
+        self.free.append(&mut self.pending_free);
+        Ok(ids)
+    }
+
+    /// (hits, bytes) of a rule since it was inserted.
+    pub fn counters(&self, id: RuleId) -> Option<(u64, u64)> {
+        self.live_rule(id)?;
+        Some(self.counters.get(id.slot()))
+    }
+
+    pub fn rule_info(&self, id: RuleId) -> Option<RuleInfo> {
+        let r = self.live_rule(id)?;
+        Some(RuleInfo { id, group: r.group, priority: r.priority, fate: r.fate, jump: r.jump, actions: r.actions.to_vec() })
+    }
+
+    /// Ids of all installed rules, in slot order.
+    pub fn rule_ids(&self) -> Vec<RuleId> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.rule.is_some())
+            .map(|(s, m)| RuleId::new(s as u32, m.gen))
+            .collect()
+    }
+
+    /// Statistics of the published rule set.
+    pub fn stats(&self) -> ClassifierStats {
+        let Some(g) = self.w.enter() else { return ClassifierStats::default() };
+        let mut tables = std::collections::BTreeMap::new();
+        let mut bytes = g.rules.capacity() * std::mem::size_of::<crate::group::RuleEntry>();
+        for (id, grp) in g.groups.iter() {
+            tables.insert(*id, grp.table_count());
+            bytes += grp.memory_bytes();
+        }
+        // Constraints behind the Arcs (shared by both copies, counted once).
+        let shared: usize = self
+            .slots
+            .iter()
+            .filter_map(|m| m.rule.as_ref())
+            .map(|r| std::mem::size_of::<CompiledRule>() + r.words.len() * 24 + r.ranges.len() * 64 + r.actions.len() * 32)
+            .sum();
+        let total = 2 * bytes + shared + self.slots.capacity() * std::mem::size_of::<SlotMeta>();
+        ClassifierStats {
+            rules: self.live,
+            groups: g.groups.len(),
+            tables_per_group: tables,
+            memory_bytes: total,
+            memory_bytes_per_rule: if self.live == 0 { 0.0 } else { total as f64 / self.live as f64 },
+        }
+    }
+}
+
+/// Size and shape of a classifier.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ClassifierStats {
+    pub rules: usize,
+    pub groups: usize,
+    /// Non-empty hash tables per group.
+    pub tables_per_group: std::collections::BTreeMap<u32, usize>,
+    /// Estimated heap bytes: both copies, shared rule constraints, writer bookkeeping.
+    pub memory_bytes: usize,
+    pub memory_bytes_per_rule: f64,
+}
+
+/// A cycle edge of the jump graph, if there is a cycle.
+fn find_cycle(edges: &ahash::AHashMap<(u32, u32), u32>) -> Option<(u32, u32)> {
+    let mut adj: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    for &(a, b) in edges.keys() {
+        adj.entry(a).or_default().push(b);
+    }
+    // Iterative DFS, colours: absent = white, 1 = on stack, 2 = done.
+    let mut colour: ahash::AHashMap<u32, u8> = Default::default();
+    for &root in adj.keys() {
+        if colour.contains_key(&root) {
+            continue;
+        }
+        let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+        colour.insert(root, 1);
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let succ = adj.get(&node).map_or(&[][..], |v| v.as_slice());
+            if let Some(&to) = succ.get(*next) {
+                *next += 1;
+                match colour.get(&to) {
+                    Some(1) => return Some((node, to)),
+                    Some(_) => {}
+                    None => {
+                        colour.insert(to, 1);
+                        stack.push((to, 0));
+                    }
+                }
+            } else {
+                colour.insert(node, 2);
+                stack.pop();
+            }
+        }
+    }
+    None
+}
+
+/// A lookup handle, usable from another thread. Lookups never block.
+///
+/// If the [`Classifier`] was dropped, every lookup is `Unmatched` with no group traversed.
+#[derive(Clone)]
+pub struct Reader {
+    h: left_right::ReadHandle<State>,
+    counters: Arc<Counters>,
+    start_group: u32,
+    count: bool,
+}
+
+impl Reader {
+    /// Whether this reader updates the rule counters (the classifier's setting by default).
+    pub fn set_counting(&mut self, count: bool) {
+        self.count = count;
+    }
+
+    fn counters(&self) -> Option<&Counters> {
+        self.count.then_some(&*self.counters)
+    }
+
+    pub fn lookup(&self, key: &PacketKey) -> Outcome {
+        match self.h.enter() {
+            Some(s) => s.lookup(key, self.start_group, self.counters()),
+            None => Outcome::START,
+        }
+    }
+
+    /// Looks up every key under one snapshot (one read guard): all results come from the
+    /// same rule set. Work is done 32 packets at a time with prefetching.
+    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
+        match self.h.enter() {
+            Some(s) => s.lookup_burst(keys, out, self.start_group, self.counters()),
+            None => out.iter_mut().for_each(|o| *o = Outcome::START),
+        }
+    }
+
+    /// The full path of one lookup (no counting).
+    pub fn trace(&self, key: &PacketKey) -> (Vec<Hop>, Outcome) {
+        match self.h.enter() {
+            Some(s) => s.trace(key, self.start_group),
+            None => (Vec::new(), Outcome::START),
+        }
+    }
+
+    /// Runs `f` with a snapshot: every lookup inside sees the same rule set.
+    pub fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot<'_>) -> R) -> R {
+        let guard = self.h.enter();
+        let snap = Snapshot { state: guard.as_deref(), reader: self };
+        f(&snap)
+    }
+}
+
+/// A consistent view of the rule set (see [`Reader::with_snapshot`]).
+pub struct Snapshot<'a> {
+    state: Option<&'a State>,
+    reader: &'a Reader,
+}
+
+impl Snapshot<'_> {
+    pub fn lookup(&self, key: &PacketKey) -> Outcome {
+        self.state.map_or(Outcome::START, |s| s.lookup(key, self.reader.start_group, self.reader.counters()))
+    }
+    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
+        match self.state {
+            Some(s) => s.lookup_burst(keys, out, self.reader.start_group, self.reader.counters()),
+            None => out.iter_mut().for_each(|o| *o = Outcome::START),
+        }
+    }
+    /// Rules installed in this snapshot.
+    pub fn rule_count(&self) -> usize {
+        self.state.map_or(0, |s| s.groups.values().map(|g| g.len()).sum())
+    }
+}

@@ -1,0 +1,388 @@
+//! Compiles a [`Rule`] into per-key-word (mask, value) constraints plus exact range
+//! checks, and picks its fate.
+//!
+//! Pattern semantics (rte_flow's, as the nicbench model reads it): items are walked from
+//! the outermost header inwards. Every item requires its header to be present at the
+//! current level (the n-th `vlan` item the n-th tag, the n-th `mpls` item the n-th label)
+//! and every given field to match. `vxlan` and `gre` require that tunnel and move the
+//! walk to the encapsulated frame; `gre_key` requires a GRE key. Layers a pattern skips
+//! are not constrained (`eth / tcp` matches TCP over IPv4 or IPv6). Items must come in
+//! header order (eth, vlan, mpls, ip, l4, tunnel) with at most two vlan and two mpls items
+//! per level and one tunnel; other patterns are refused with [`CompileError`], because
+//! the parser cannot decode what they would match. Attributes `ingress`/`egress`/`transfer`
+//! are not matched (one direction is modelled).
+//!
+//! A field whose value has bits beyond the header field's width can never match: the rule
+//! compiles to a constraint no packet meets, so it stays listed but never hits.
+
+use crate::key::{field_loc, presence, tunnel_presence, FieldLoc, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, TUNNEL_PRESENCE_SHIFT, W_L4, W_TUN1};
+use nicbench_rules::model::FieldBits;
+use nicbench_rules::{Action, Field, Item, ItemKind, Rule};
+use std::sync::Arc;
+
+/// Why a rule cannot be installed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error("pattern item {index} ({item}) is out of header order or repeated: {why}")]
+    UnsupportedPattern { index: usize, item: &'static str, why: &'static str },
+}
+
+/// The packet's fate after the last rule of its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "fate", rename_all = "snake_case")]
+pub enum Fate {
+    Queue { index: u16 },
+    /// Spread by RSS; the queues are in the rule's actions.
+    Rss,
+    Drop,
+    PortId { id: u32 },
+    Passthru,
+    /// The rule has no fate action (a NIC applies its default).
+    NoFate,
+}
+
+/// One word of a rule's masked-equality constraints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WordMatch {
+    pub word: u8,
+    pub mask: u64,
+    pub value: u64,
+}
+
+/// An rte_flow range: `lo <= field & mask <= hi`, checked exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RangeMatch {
+    pub loc: FieldLoc,
+    pub mask: u128,
+    pub lo: u128,
+    pub hi: u128,
+}
+
+/// A rule ready for the tables. Immutable; shared by both copies of the classifier.
+#[derive(Debug)]
+pub(crate) struct CompiledRule {
+    pub group: u32,
+    pub priority: u32,
+    /// Masked-equality constraints, one per touched word, sorted by word.
+    pub words: Box<[WordMatch]>,
+    pub ranges: Box<[RangeMatch]>,
+    pub fate: Fate,
+    pub jump: Option<u32>,
+    pub mark: Option<u32>,
+    pub actions: Arc<[Action]>,
+}
+
+impl CompiledRule {
+    /// Whether the key meets every constraint.
+    #[inline]
+    pub fn matches(&self, key: &crate::PacketKey) -> bool {
+        self.words.iter().all(|w| key.words[w.word as usize] & w.mask == w.value)
+            && self.ranges.iter().all(|r| {
+                let v = r.loc.read(key) & r.mask;
+                r.lo <= v && v <= r.hi
+            })
+    }
+
+    /// Per-word mask of the bits a hash table may use for this rule: the equality masks
+    /// plus, for each range, the leading bits its bounds share (every value in the range has
+    /// them too).
+    pub fn hashable_mask(&self) -> [u64; KEY_WORDS] {
+        let mut m = [0u64; KEY_WORDS];
+        for w in self.words.iter() {
+            m[w.word as usize] |= w.mask;
+        }
+        for r in self.ranges.iter() {
+            let width = r.loc.width as u32;
+            let common = (r.lo ^ r.hi).leading_zeros().saturating_sub(128 - width);
+            let top = if common == 0 { 0 } else { ones128(width) & !ones128(width - common) };
+            let mut vals = [0u64; KEY_WORDS];
+            r.loc.place(r.mask & top, 0, &mut m, &mut vals);
+        }
+        m
+    }
+
+    /// The rule's value on the key words (for hashing under a table mask ⊆ hashable mask).
+    pub fn value_words(&self) -> [u64; KEY_WORDS] {
+        let mut v = [0u64; KEY_WORDS];
+        let mut m = [0u64; KEY_WORDS];
+        for w in self.words.iter() {
+            v[w.word as usize] |= w.value;
+        }
+        for r in self.ranges.iter() {
+            r.loc.place(0, r.lo & r.mask, &mut m, &mut v);
+        }
+        v
+    }
+}
+
+pub(crate) fn ones128(bits: u32) -> u128 {
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
+}
+
+fn raw<T: FieldBits>(f: &Option<Field<T>>) -> Option<(u128, u128, Option<u128>)> {
+    f.map(|f| (f.value.to_bits(), f.mask.to_bits(), f.last.map(T::to_bits)))
+}
+
+type RawField = Option<(u128, u128, Option<u128>)>;
+
+/// The item's fields in model declaration order, as raw bits.
+pub(crate) fn item_fields(item: &Item) -> Vec<RawField> {
+    match item {
+        Item::Eth(i) => vec![raw(&i.dst), raw(&i.src), raw(&i.ether_type), raw(&i.has_vlan)],
+        Item::Vlan(i) => vec![raw(&i.tci), raw(&i.inner_type), raw(&i.has_more_vlan)],
+        Item::Ipv4(i) => vec![
+            raw(&i.version_ihl),
+            raw(&i.tos),
+            raw(&i.packet_id),
+            raw(&i.fragment_offset),
+            raw(&i.ttl),
+            raw(&i.proto),
+            raw(&i.src),
+            raw(&i.dst),
+        ],
+        Item::Ipv6(i) => vec![
+            raw(&i.tc),
+            raw(&i.flow_label),
+            raw(&i.proto),
+            raw(&i.hop_limit),
+            raw(&i.src),
+            raw(&i.dst),
+            raw(&i.has_frag_ext),
+        ],
+        Item::Tcp(i) => vec![raw(&i.src), raw(&i.dst), raw(&i.flags)],
+        Item::Udp(i) => vec![raw(&i.src), raw(&i.dst)],
+        Item::Sctp(i) => vec![raw(&i.src), raw(&i.dst), raw(&i.tag), raw(&i.cksum)],
+        Item::Icmp(i) => vec![raw(&i.icmp_type), raw(&i.code), raw(&i.ident), raw(&i.seq)],
+        Item::Icmp6(i) => vec![raw(&i.icmp_type), raw(&i.code)],
+        Item::Vxlan(i) => vec![raw(&i.vni), raw(&i.last_rsvd)],
+        Item::Gre(i) => vec![raw(&i.c_rsvd0_ver), raw(&i.protocol)],
+        Item::GreKey(i) => vec![raw(&i.value)],
+        Item::Mpls(i) => vec![raw(&i.label), raw(&i.tc), raw(&i.s)],
+    }
+}
+
+/// Header-order rank of an item within a level.
+fn order(kind: ItemKind) -> u8 {
+    match kind {
+        ItemKind::Eth => 0,
+        ItemKind::Vlan => 1,
+        ItemKind::Mpls => 2,
+        ItemKind::Ipv4 | ItemKind::Ipv6 => 3,
+        ItemKind::Tcp | ItemKind::Udp | ItemKind::Sctp | ItemKind::Icmp | ItemKind::Icmp6 => 4,
+        ItemKind::Vxlan | ItemKind::Gre => 5,
+        ItemKind::GreKey => 6,
+    }
+}
+
+/// Compiles `rule` (see the module doc for the semantics).
+pub(crate) fn compile(rule: &Rule) -> Result<CompiledRule, CompileError> {
+    let mut masks = [0u64; KEY_WORDS];
+    let mut values = [0u64; KEY_WORDS];
+    let mut ranges = Vec::new();
+    let mut base = 0usize;
+    let mut last_order: i16 = -1;
+    let (mut vlans, mut mplss) = (0usize, 0usize);
+    let mut tunnel_seen = false;
+    let mut level_presence = [0u64; 2];
+    let mut tun_presence = 0u64;
+    let mut impossible = false;
+    for (index, item) in rule.pattern.iter().enumerate() {
+        let kind = item.kind();
+        let err = |why| CompileError::UnsupportedPattern { index, item: kind.name(), why };
+        let o = order(kind) as i16;
+        let repeatable = matches!(kind, ItemKind::Vlan | ItemKind::Mpls);
+        if o < last_order || (o == last_order && !repeatable) {
+            return Err(err("items must follow header order, one per header"));
+        }
+        last_order = o;
+        let level = (base != 0) as usize;
+        let stack_index = match kind {
+            ItemKind::Vlan => {
+                vlans += 1;
+                if vlans > 2 {
+                    return Err(err("at most two vlan items per level"));
+                }
+                vlans - 1
+            }
+            ItemKind::Mpls => {
+                mplss += 1;
+                if mplss > 2 {
+                    return Err(err("at most two mpls items per level"));
+                }
+                mplss - 1
+            }
+            _ => 0,
+        };
+        match kind {
+            ItemKind::Eth => level_presence[level] |= presence::ETH,
+            ItemKind::Vlan => level_presence[level] |= presence::VLAN0 << stack_index,
+            ItemKind::Mpls => level_presence[level] |= presence::MPLS0 << stack_index,
+            ItemKind::Ipv4 => level_presence[level] |= presence::IPV4,
+            ItemKind::Ipv6 => level_presence[level] |= presence::IPV6,
+            ItemKind::Tcp => level_presence[level] |= presence::TCP,
+            ItemKind::Udp => level_presence[level] |= presence::UDP,
+            ItemKind::Sctp => level_presence[level] |= presence::SCTP,
+            ItemKind::Icmp => level_presence[level] |= presence::ICMP,
+            ItemKind::Icmp6 => level_presence[level] |= presence::ICMP6,
+            ItemKind::Vxlan | ItemKind::Gre => {
+                if tunnel_seen {
+                    return Err(err("only one tunnel level is decoded"));
+                }
+                tunnel_seen = true;
+                tun_presence |= if kind == ItemKind::Vxlan { tunnel_presence::VXLAN } else { tunnel_presence::GRE };
+            }
+            ItemKind::GreKey => {
+                if tun_presence & tunnel_presence::GRE == 0 {
+                    return Err(err("gre_key must follow gre"));
+                }
+                tun_presence |= tunnel_presence::GRE_KEY;
+            }
+        }
+        for (slot, f) in item_fields(item).into_iter().enumerate() {
+            let Some((value, mask, last)) = f else { continue };
+            let Some(loc) = field_loc(kind, slot, base, stack_index) else { continue };
+            let width_ones = ones128(loc.width as u32);
+            match last {
+                None => {
+                    if value & !width_ones != 0 {
+                        impossible = true;
+                    }
+                    loc.place(mask & width_ones, value & width_ones, &mut masks, &mut values);
+                }
+                Some(hi) => {
+                    // `value <= packet & mask <= hi`, packet < 2^width: clamp to what exists.
+                    let m = mask & width_ones;
+                    let hi = hi.min(m);
+                    if value > hi {
+                        impossible = true;
+                    } else {
+                        ranges.push(RangeMatch { loc, mask: m, lo: value, hi });
+                    }
+                }
+            }
+        }
+        if matches!(kind, ItemKind::Vxlan | ItemKind::Gre) {
+            base = INNER_BASE;
+            last_order = -1;
+            vlans = 0;
+            mplss = 0;
+        }
+    }
+    if impossible {
+        level_presence[0] |= presence::IMPOSSIBLE;
+    }
+    for (level, &p) in level_presence.iter().enumerate() {
+        let w = level * INNER_BASE + W_L4;
+        masks[w] |= p << PRESENCE_SHIFT;
+        values[w] |= p << PRESENCE_SHIFT;
+    }
+    masks[W_TUN1] |= tun_presence << TUNNEL_PRESENCE_SHIFT;
+    values[W_TUN1] |= tun_presence << TUNNEL_PRESENCE_SHIFT;
+    let words: Box<[WordMatch]> = (0..KEY_WORDS)
+        .filter(|&w| masks[w] != 0)
+        .map(|w| WordMatch { word: w as u8, mask: masks[w], value: values[w] & masks[w] })
+        .collect();
+    let (fate, jump) = fate_of(&rule.actions);
+    let mark = rule.actions.iter().find_map(|a| match a {
+        Action::Mark { id } => Some(*id),
+        _ => None,
+    });
+    Ok(CompiledRule {
+        group: rule.attr.group,
+        priority: rule.attr.priority,
+        words,
+        ranges: ranges.into_boxed_slice(),
+        fate,
+        jump,
+        mark,
+        actions: rule.actions.clone().into(),
+    })
+}
+
+/// The first fate action decides: a jump continues in its group.
+fn fate_of(actions: &[Action]) -> (Fate, Option<u32>) {
+    for a in actions {
+        let fate = match a {
+            Action::Queue { index } => Fate::Queue { index: *index },
+            Action::Rss(_) => Fate::Rss,
+            Action::Drop => Fate::Drop,
+            Action::PortId { id } => Fate::PortId { id: *id },
+            Action::Passthru => Fate::Passthru,
+            Action::Jump { group } => return (Fate::NoFate, Some(*group)),
+            _ => continue,
+        };
+        return (fate, None);
+    }
+    (Fate::NoFate, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PacketKey;
+    use nicbench_rules::model::{EthItem, Ipv4Item, TcpItem, UdpItem, VlanItem, VxlanItem};
+    use std::net::Ipv4Addr;
+
+    fn rule(pattern: Vec<Item>) -> Rule {
+        Rule { pattern, actions: vec![Action::Mark { id: 7 }, Action::Queue { index: 3 }], ..Default::default() }
+    }
+
+    #[test]
+    fn test_compile_5tuple_with_range() {
+        let r = rule(vec![
+            Item::Eth(EthItem::default()),
+            Item::Ipv4(Ipv4Item { src: Field::prefix(Ipv4Addr::new(10, 1, 0, 0), 16), ..Default::default() }),
+            Item::Tcp(TcpItem { dst: Some(Field::range(1000, 2000)), ..Default::default() }),
+        ]);
+        let c = compile(&r).unwrap();
+        assert_eq!(c.fate, Fate::Queue { index: 3 });
+        assert_eq!(c.mark, Some(7));
+        assert_eq!(c.ranges.len(), 1);
+        let k = |sp, dp, proto| PacketKey::ipv4_5tuple(Ipv4Addr::new(10, 1, 9, 9), Ipv4Addr::new(1, 2, 3, 4), sp, dp, proto, 60);
+        assert!(c.matches(&k(5, 1000, 6)));
+        assert!(c.matches(&k(5, 2000, 6)));
+        assert!(!c.matches(&k(5, 2001, 6)));
+        assert!(!c.matches(&k(5, 1500, 17)), "udp is not tcp");
+        // 1000..=2000 share no leading bits beyond 0b0000_0: 1000 = 0x3e8, 2000 = 0x7d0.
+        let h = c.hashable_mask();
+        assert_eq!((h[W_L4] >> 16) & 0xffff, 0xf800);
+        assert_eq!(h[0], 0xffff_0000);
+    }
+
+    #[test]
+    fn test_refuses_out_of_order_and_deep_stacks() {
+        let e = compile(&rule(vec![Item::Udp(UdpItem::default()), Item::Eth(EthItem::default())])).unwrap_err();
+        assert!(matches!(e, CompileError::UnsupportedPattern { index: 1, .. }));
+        let v = || Item::Vlan(VlanItem::default());
+        assert!(compile(&rule(vec![Item::Eth(EthItem::default()), v(), v()])).is_ok());
+        assert!(compile(&rule(vec![Item::Eth(EthItem::default()), v(), v(), v()])).is_err());
+        let vx = || Item::Vxlan(VxlanItem::default());
+        assert!(compile(&rule(vec![vx(), Item::Eth(EthItem::default()), Item::Udp(UdpItem::default()), vx()])).is_err());
+    }
+
+    #[test]
+    fn test_value_beyond_width_never_matches() {
+        let r = rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 25, u32::MAX, None), ..Default::default() })]);
+        let c = compile(&r).unwrap();
+        let mut k = PacketKey::default();
+        k.words[W_L4] = u64::MAX & !(presence::IMPOSSIBLE << PRESENCE_SHIFT);
+        k.words[W_TUN1] = u64::MAX;
+        let ok = compile(&rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 20, u32::MAX, None), ..Default::default() })])).unwrap();
+        assert!(!ok.matches(&k), "the key's vni bits are all ones, not 1 << 20");
+        k.words[crate::key::W_TUN0] = 1 << 20;
+        assert!(ok.matches(&k));
+        assert!(!c.matches(&k));
+    }
+
+    #[test]
+    fn test_jump_fate() {
+        let r = Rule { actions: vec![Action::Count, Action::Jump { group: 4 }], ..Default::default() };
+        let c = compile(&r).unwrap();
+        assert_eq!((c.fate, c.jump), (Fate::NoFate, Some(4)));
+        assert_eq!(compile(&Rule::default()).unwrap().fate, Fate::NoFate);
+    }
+}

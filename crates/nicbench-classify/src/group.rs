@@ -1,0 +1,513 @@
+//! One group (table) of rules: a set of hash tables, each over one mask of the key,
+//! visited in order of the best priority they hold, with early exit.
+//!
+//! Two placement policies share the lookup code:
+//! - [`Algorithm::TupleSpace`] (the baseline, as in OVS): one table per distinct rule mask;
+//!   ranges are expanded into prefixes so every entry is an exact masked match.
+//! - [`Algorithm::TupleMerge`] (Daly & Torng, 2017; the default): a rule goes into any
+//!   table whose mask is a subset of the bits it fixes (range bounds contribute their
+//!   common leading bits); new tables get a *relaxed* mask (address prefixes rounded down
+//!   to whole bytes, port ranges dropped), so ClassBench-style sets need a few dozen tables
+//!   instead of thousands. Entries that do not pin every constraint are verified against
+//!   the full rule (ranges are always checked exactly). A hash bucket holds at most
+//!   [`COLLISION_LIMIT`] rules before a rule is sent to a more specific table.
+//!
+//! Ranks: `priority << 32 | insertion sequence`, lower wins, so equal priorities go to the
+//! earlier rule. A table's `best_rank` is a lower bound on the ranks it holds (it is not
+//! raised on delete, which keeps deletes O(1) and the early exit correct).
+//!
+//! Every update is O(entries of the rule): O(1) for TupleMerge, O(prefix expansion) for
+//! the baseline.
+
+use crate::compile::{ones128, CompiledRule, Fate};
+use crate::key::{ones64, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
+use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
+use std::sync::Arc;
+
+/// How rules are laid out in tables (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Algorithm {
+    /// Tuple space search with prefix expansion of ranges (baseline).
+    TupleSpace,
+    /// TupleMerge: relaxed table masks, exact verification.
+    #[default]
+    TupleMerge,
+}
+
+/// Most rules one TupleMerge hash bucket holds before new rules go elsewhere.
+pub const COLLISION_LIMIT: usize = 8;
+
+const LIST_BIT: u32 = 1 << 31;
+const VERIFY_BIT: u32 = 1 << 30;
+pub(crate) const NO_TABLE: u32 = u32::MAX;
+pub(crate) const NO_JUMP: u32 = u32::MAX;
+
+/// A rule as the lookup sees it: rank and fate inline, the constraints behind the `Arc`.
+#[derive(Clone, Debug)]
+pub(crate) struct RuleEntry {
+    /// `u64::MAX` for a free slot.
+    pub rank: u64,
+    pub fate: Fate,
+    pub jump: u32,
+    pub mark: Option<u32>,
+    /// The TupleMerge table holding the rule (`NO_TABLE` for the baseline's expansions).
+    pub table: u32,
+    /// Slot generation (the high half of the rule id).
+    pub gen: u32,
+    pub rule: Option<Arc<CompiledRule>>,
+}
+
+impl RuleEntry {
+    pub const FREE: RuleEntry = RuleEntry { rank: u64::MAX, fate: Fate::NoFate, jump: NO_JUMP, mark: None, table: NO_TABLE, gen: 0, rule: None };
+}
+
+#[derive(Clone, Debug)]
+struct MaskTable {
+    words: [u8; HASH_WORDS],
+    masks: [u64; HASH_WORDS],
+    best_rank: u64,
+    rules: usize,
+    hash: HashTable,
+    /// Collision lists: (rank, slot, needs verification), sorted by rank.
+    lists: Vec<Vec<(u64, u32, bool)>>,
+    free_lists: Vec<u32>,
+}
+
+impl MaskTable {
+    fn new(words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> MaskTable {
+        MaskTable { words, masks, best_rank: u64::MAX, rules: 0, hash: HashTable::default(), lists: Vec::new(), free_lists: Vec::new() }
+    }
+
+    #[inline(always)]
+    fn extract(&self, key: &PacketKey) -> HashKey {
+        [
+            key.words[self.words[0] as usize] & self.masks[0],
+            key.words[self.words[1] as usize] & self.masks[1],
+            key.words[self.words[2] as usize] & self.masks[2],
+        ]
+    }
+
+    fn extract_words(&self, words: &[u64; KEY_WORDS]) -> HashKey {
+        [
+            words[self.words[0] as usize] & self.masks[0],
+            words[self.words[1] as usize] & self.masks[1],
+            words[self.words[2] as usize] & self.masks[2],
+        ]
+    }
+
+    fn fits(&self, hashable: &[u64; KEY_WORDS]) -> bool {
+        (0..HASH_WORDS).all(|i| self.masks[i] & !hashable[self.words[i] as usize] == 0)
+    }
+
+    fn bits(&self) -> u32 {
+        self.masks.iter().map(|m| m.count_ones()).sum()
+    }
+
+    fn bucket_len(&self, hk: &HashKey) -> usize {
+        match self.hash.get(hk) {
+            None => 0,
+            Some(p) if p & LIST_BIT != 0 => self.lists[(p & !LIST_BIT) as usize].len(),
+            Some(_) => 1,
+        }
+    }
+
+    fn add(&mut self, hk: HashKey, rank: u64, slot: u32, verify: bool, rules: &[RuleEntry]) {
+        let single = slot | if verify { VERIFY_BIT } else { 0 };
+        match self.hash.get(&hk) {
+            None => {
+                self.hash.insert(hk, single);
+            }
+            Some(p) if p & LIST_BIT != 0 => {
+                let list = &mut self.lists[(p & !LIST_BIT) as usize];
+                let at = list.partition_point(|e| e.0 < rank);
+                list.insert(at, (rank, slot, verify));
+            }
+            Some(p) => {
+                // Second rule on this key: switch the bucket to a list.
+                let first_slot = p & !VERIFY_BIT;
+                let first_rank = rules.get(first_slot as usize).map_or(u64::MAX, |e| e.rank);
+                let first = (first_rank, first_slot, p & VERIFY_BIT != 0);
+                let li = match self.free_lists.pop() {
+                    Some(li) => {
+                        self.lists[li as usize] = vec![first];
+                        li
+                    }
+                    None => {
+                        self.lists.push(vec![first]);
+                        (self.lists.len() - 1) as u32
+                    }
+                };
+                self.hash.set(&hk, li | LIST_BIT);
+                let list = &mut self.lists[li as usize];
+                let at = list.partition_point(|e| e.0 < rank);
+                list.insert(at, (rank, slot, verify));
+            }
+        }
+        self.rules += 1;
+        self.best_rank = self.best_rank.min(rank);
+    }
+
+    fn remove(&mut self, hk: &HashKey, slot: u32) {
+        let Some(p) = self.hash.get(hk) else { return };
+        if p & LIST_BIT == 0 {
+            if p & !VERIFY_BIT == slot {
+                self.hash.remove(hk);
+                self.rules -= 1;
+            }
+            return;
+        }
+        let li = (p & !LIST_BIT) as usize;
+        let list = &mut self.lists[li];
+        let Some(at) = list.iter().position(|e| e.1 == slot) else { return };
+        list.remove(at);
+        self.rules -= 1;
+        if list.len() == 1 {
+            let (_, s, v) = list[0];
+            list.clear();
+            self.free_lists.push(li as u32);
+            self.hash.set(hk, s | if v { VERIFY_BIT } else { 0 });
+        }
+    }
+
+    /// Resolves a hit payload against the key; updates `best` if a better rule matches.
+    #[inline(always)]
+    fn resolve(&self, payload: u32, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
+        if payload & LIST_BIT == 0 {
+            let slot = payload & !VERIFY_BIT;
+            let e = &rules[slot as usize];
+            if e.rank < best.0 && (payload & VERIFY_BIT == 0 || e.rule.as_ref().is_some_and(|r| r.matches(key))) {
+                *best = (e.rank, slot);
+            }
+        } else {
+            for &(rank, slot, verify) in &self.lists[(payload & !LIST_BIT) as usize] {
+                if rank >= best.0 {
+                    break;
+                }
+                if !verify || rules[slot as usize].rule.as_ref().is_some_and(|r| r.matches(key)) {
+                    *best = (rank, slot);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Group {
+    tables: Vec<MaskTable>,
+    /// Indices of non-empty tables by ascending `best_rank`.
+    order: Vec<u32>,
+    rules: usize,
+}
+
+/// Burst size of the table-by-table lookup.
+pub(crate) const BURST: usize = 32;
+
+impl Group {
+    pub fn len(&self) -> usize {
+        self.rules
+    }
+
+    pub fn table_count(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.tables
+            .iter()
+            .map(|t| t.hash.memory_bytes() + t.lists.iter().map(|l| l.capacity() * 16 + 24).sum::<usize>())
+            .sum::<usize>()
+            + self.tables.len() * std::mem::size_of::<MaskTable>()
+    }
+
+    fn find_or_add_table(&mut self, words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> usize {
+        if let Some(i) = self.tables.iter().position(|t| t.words == words && t.masks == masks) {
+            return i;
+        }
+        self.tables.push(MaskTable::new(words, masks));
+        self.tables.len() - 1
+    }
+
+    fn reorder(&mut self) {
+        self.order = (0..self.tables.len() as u32).filter(|&i| self.tables[i as usize].rules > 0).collect();
+        let tables = &self.tables;
+        self.order.sort_by_key(|&i| (tables[i as usize].best_rank, i));
+    }
+
+    /// Adds the rule in `slot` (already stored in `rules`); returns its TupleMerge table.
+    pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
+        let e = &rules[slot as usize];
+        let Some(rule) = e.rule.clone() else { return NO_TABLE };
+        let rank = e.rank;
+        let table = match algo {
+            Algorithm::TupleMerge => {
+                let hashable = rule.hashable_mask();
+                let values = rule.value_words();
+                let ti = self.pick_tm_table(&hashable, &values);
+                let t = &mut self.tables[ti];
+                let hk = t.extract_words(&values);
+                let verify = needs_verify(&rule, t);
+                t.add(hk, rank, slot, verify, rules);
+                ti as u32
+            }
+            Algorithm::TupleSpace => {
+                for (masks, values) in expand(&rule) {
+                    let (words, m) = top_words(&masks);
+                    let ti = self.find_or_add_table(words, m);
+                    let t = &mut self.tables[ti];
+                    let hk = t.extract_words(&values);
+                    t.add(hk, rank, slot, true, rules);
+                }
+                NO_TABLE
+            }
+        };
+        self.rules += 1;
+        self.reorder();
+        table
+    }
+
+    pub fn remove(&mut self, slot: u32, entry: &RuleEntry) {
+        let Some(rule) = &entry.rule else { return };
+        if entry.table != NO_TABLE {
+            let t = &mut self.tables[entry.table as usize];
+            let hk = t.extract_words(&rule.value_words());
+            t.remove(&hk, slot);
+        } else {
+            for (masks, values) in expand(rule) {
+                let (words, m) = top_words(&masks);
+                if let Some(t) = self.tables.iter_mut().find(|t| t.words == words && t.masks == m) {
+                    let hk = t.extract_words(&values);
+                    t.remove(&hk, slot);
+                }
+            }
+        }
+        self.rules -= 1;
+        for t in &mut self.tables {
+            if t.rules == 0 {
+                t.best_rank = u64::MAX;
+            }
+        }
+        self.reorder();
+    }
+
+    fn pick_tm_table(&mut self, hashable: &[u64; KEY_WORDS], values: &[u64; KEY_WORDS]) -> usize {
+        let mut best: Option<(u32, usize)> = None;
+        for (i, t) in self.tables.iter().enumerate() {
+            if t.fits(hashable) && t.bucket_len(&t.extract_words(values)) < COLLISION_LIMIT {
+                let bits = t.bits();
+                if best.is_none_or(|(b, _)| bits > b) {
+                    best = Some((bits, i));
+                }
+            }
+        }
+        if let Some((_, i)) = best {
+            return i;
+        }
+        let (words, masks) = top_words(&relax(hashable));
+        if !self.tables.iter().any(|t| t.words == words && t.masks == masks) {
+            return self.find_or_add_table(words, masks);
+        }
+        let (words, masks) = top_words(hashable);
+        self.find_or_add_table(words, masks)
+    }
+
+    /// Best matching rule slot of this group for one key.
+    #[inline]
+    pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry]) -> Option<u32> {
+        let mut best = (u64::MAX, u32::MAX);
+        for &ti in &self.order {
+            let t = &self.tables[ti as usize];
+            if t.best_rank >= best.0 {
+                break;
+            }
+            let hk = t.extract(key);
+            if let Some(p) = t.hash.get_hashed(&hk, hash_key(&hk)) {
+                t.resolve(p, key, rules, &mut best);
+            }
+        }
+        (best.1 != u32::MAX).then_some(best.1)
+    }
+
+    /// [`lookup`](Self::lookup) for up to [`BURST`] keys at once, table by table, with the
+    /// hash slots and rule entries prefetched a stage ahead. `out[i]` gets the slot or
+    /// `u32::MAX`.
+    #[inline]
+    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [u32]) {
+        let n = keys.len().min(BURST).min(out.len());
+        let mut best = [(u64::MAX, u32::MAX); BURST];
+        let mut hks = [[0u64; HASH_WORDS]; BURST];
+        let mut hashes = [0u64; BURST];
+        let mut payloads = [u32::MAX; BURST];
+        for &ti in &self.order {
+            let t = &self.tables[ti as usize];
+            if !best[..n].iter().any(|b| b.0 > t.best_rank) {
+                break;
+            }
+            for i in 0..n {
+                if best[i].0 > t.best_rank {
+                    hks[i] = t.extract(keys[i]);
+                    hashes[i] = hash_key(&hks[i]);
+                    t.hash.prefetch(hashes[i]);
+                }
+            }
+            for i in 0..n {
+                payloads[i] = u32::MAX;
+                if best[i].0 > t.best_rank {
+                    if let Some(p) = t.hash.get_hashed(&hks[i], hashes[i]) {
+                        payloads[i] = p;
+                        if p & LIST_BIT == 0 {
+                            if let Some(e) = rules.get((p & !VERIFY_BIT) as usize) {
+                                prefetch_read(e as *const RuleEntry as *const u8);
+                            }
+                        }
+                    }
+                }
+            }
+            for i in 0..n {
+                if payloads[i] != u32::MAX {
+                    t.resolve(payloads[i], keys[i], rules, &mut best[i]);
+                }
+            }
+        }
+        for i in 0..n {
+            out[i] = best[i].1;
+        }
+    }
+}
+
+/// Whether a table entry must re-check the rule: it does unless the table's mask is exactly
+/// the rule's equality constraints and the rule has no range.
+fn needs_verify(rule: &CompiledRule, t: &MaskTable) -> bool {
+    if !rule.ranges.is_empty() {
+        return true;
+    }
+    let mut covered = 0;
+    for w in rule.words.iter() {
+        match (0..HASH_WORDS).find(|&i| t.words[i] == w.word && t.masks[i] != 0) {
+            Some(i) if t.masks[i] == w.mask => covered += 1,
+            _ => return true,
+        }
+    }
+    covered != t.masks.iter().filter(|&&m| m != 0).count()
+}
+
+/// The (up to) [`HASH_WORDS`] words with the most mask bits; unused positions get mask 0.
+fn top_words(masks: &[u64; KEY_WORDS]) -> ([u8; HASH_WORDS], [u64; HASH_WORDS]) {
+    let mut idx: Vec<usize> = (0..KEY_WORDS).filter(|&w| masks[w] != 0).collect();
+    // Stable order: most bits first, then lower word index (the 5-tuple words).
+    idx.sort_by_key(|&w| (std::cmp::Reverse(masks[w].count_ones()), w));
+    idx.truncate(HASH_WORDS);
+    idx.sort_unstable();
+    let mut words = [0u8; HASH_WORDS];
+    let mut m = [0u64; HASH_WORDS];
+    for (i, &w) in idx.iter().enumerate() {
+        words[i] = w as u8;
+        m[i] = masks[w];
+    }
+    (words, m)
+}
+
+/// TupleMerge's relaxation of a rule's hashable mask into a new table's mask.
+fn relax(h: &[u64; KEY_WORDS]) -> [u64; KEY_WORDS] {
+    let mut out = *h;
+    for base in [0, INNER_BASE] {
+        for w in [W_SRC_LO, W_DST_LO, W_SRC_HI, W_DST_HI] {
+            let m = h[base + w];
+            // Keep the leading run of ones (the prefix), rounded down to whole bytes.
+            let width = if w == W_SRC_LO || w == W_DST_LO { 32 } else { 64 };
+            let top = (m << (64 - width)).leading_ones();
+            let keep = top / 8 * 8;
+            out[base + w] = if keep == 0 { 0 } else { (ones64(width) & !ones64(width - keep)) & m } | (m & !ones64(width));
+        }
+        // L4 word: keep presence and protocol; keep a port only when it is exact.
+        let m = h[base + W_L4];
+        let mut l4 = m & (0xffffu64 << PRESENCE_SHIFT | 0xff << 32);
+        for shift in [0, 16] {
+            if (m >> shift) & 0xffff == 0xffff {
+                l4 |= 0xffff << shift;
+            }
+        }
+        out[base + W_L4] = l4;
+    }
+    out
+}
+
+/// The baseline's expansion: every range with a full mask over a narrow field becomes a set
+/// of prefixes; the result is the cross product, as (mask, value) word arrays. Ranges that
+/// cannot be expanded (partial mask, 128-bit) are left to verification.
+fn expand(rule: &CompiledRule) -> Vec<([u64; KEY_WORDS], [u64; KEY_WORDS])> {
+    let mut base_m = [0u64; KEY_WORDS];
+    let mut base_v = [0u64; KEY_WORDS];
+    for w in rule.words.iter() {
+        base_m[w.word as usize] |= w.mask;
+        base_v[w.word as usize] |= w.value;
+    }
+    let mut out = vec![(base_m, base_v)];
+    for r in rule.ranges.iter() {
+        let width = r.loc.width as u32;
+        if r.loc.hi_word.is_some() || r.mask != ones128(width) {
+            continue;
+        }
+        let prefixes = range_to_prefixes(r.lo as u64, r.hi as u64, width);
+        let mut next = Vec::with_capacity(out.len() * prefixes.len());
+        for (m, v) in &out {
+            for &(pv, pm) in &prefixes {
+                let (mut m2, mut v2) = (*m, *v);
+                r.loc.place(pm as u128, pv as u128, &mut m2, &mut v2);
+                next.push((m2, v2));
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Minimal prefix cover of `lo..=hi` in a `width`-bit field: (value, mask) pairs.
+pub(crate) fn range_to_prefixes(lo: u64, hi: u64, width: u32) -> Vec<(u64, u64)> {
+    let full = ones64(width);
+    let mut out = Vec::new();
+    let mut cur = lo as u128;
+    let hi = hi as u128;
+    while cur <= hi {
+        // Largest aligned block starting at `cur` that stays within `hi`.
+        let mut size_bits = if cur == 0 { width } else { (cur.trailing_zeros()).min(width) };
+        while size_bits > 0 && cur + (1u128 << size_bits) - 1 > hi {
+            size_bits -= 1;
+        }
+        let mask = full & !ones64(size_bits);
+        out.push((cur as u64, mask));
+        cur += 1u128 << size_bits;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_range_to_prefixes_covers_exactly() {
+        for &(lo, hi) in &[(0u64, 65535u64), (1024, 65535), (1, 1), (3, 12), (1000, 2000), (0, 0), (65535, 65535)] {
+            let p = range_to_prefixes(lo, hi, 16);
+            for x in (0..=65535u64).step_by(7).chain([lo, hi, lo.saturating_sub(1), (hi + 1).min(65535)]) {
+                let covered = p.iter().filter(|&&(v, m)| x & m == v).count();
+                assert_eq!(covered, (lo..=hi).contains(&x) as usize, "{lo}-{hi} at {x}");
+            }
+        }
+        assert_eq!(range_to_prefixes(0, 65535, 16), vec![(0, 0)]);
+        assert_eq!(range_to_prefixes(1024, 65535, 16).len(), 6);
+        assert!(range_to_prefixes(1, 65534, 16).len() <= 30);
+    }
+
+    #[test]
+    fn test_relax_rounds_prefixes_to_bytes() {
+        let mut h = [0u64; KEY_WORDS];
+        h[W_SRC_LO] = 0xffff_fff0; // /28
+        h[W_DST_LO] = 0xffff_ffff;
+        h[W_L4] = (0x1ff << PRESENCE_SHIFT) | (0xff << 32) | 0xffff_f800;
+        let r = relax(&h);
+        assert_eq!(r[W_SRC_LO], 0xffff_ff00);
+        assert_eq!(r[W_DST_LO], 0xffff_ffff);
+        assert_eq!(r[W_L4], (0x1ff << PRESENCE_SHIFT) | (0xff << 32) | 0xffff_0000, "exact dport kept, partial sport dropped");
+    }
+}

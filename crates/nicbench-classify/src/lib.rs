@@ -1,0 +1,39 @@
+//! nicbench-classify: a software match-action classifier with atomic updates.
+//!
+//! ```text
+//!  frame ──parse──▶ ParsedFrame ──extract──▶ PacketKey (26 × u64, once per packet)
+//!                                                │
+//!   group 0 ─ tables by best priority ─▶ winning rule ──jump──▶ group g ─▶ … ─▶ fate
+//! ```
+//!
+//! - Groups (tables) with `jump`; the group graph is kept acyclic (a cycle is refused at
+//!   update time). Lookup starts in group 0 (configurable) and follows jumps.
+//! - Within a group the highest-priority matching rule wins (lower number = higher
+//!   priority); **ties go to the rule inserted first** (a modify keeps the original place).
+//!   A group where nothing matches ends the walk as [`Verdict::Unmatched`].
+//! - Matching semantics follow nicbench-rules / rte_flow (see [`compile`] for details):
+//!   outer headers first, `vxlan`/`gre` and what follows match the encapsulated frame.
+//! - Data structure: TupleMerge hash tables per group ([`Algorithm::TupleMerge`], default),
+//!   with tuple space search with range expansion kept as the baseline
+//!   ([`Algorithm::TupleSpace`]); see [`group`] and the crate's benches for the comparison.
+//! - Updates: insert / delete / modify-in-place, singly or in atomic [`Batch`]es, via
+//!   left-right (two copies + operation log): readers never block, updates cost
+//!   O(changed rules) per copy. [`Reader`] is `Send`; bursts run under one snapshot.
+//! - Per-rule hit/byte counters (relaxed atomics shared by all readers).
+//! - [`classify_pcap`]: classify a capture, report per queue / per rule.
+
+mod classifier;
+pub mod compile;
+mod counters;
+pub mod group;
+pub mod key;
+mod report;
+mod state;
+mod table;
+
+pub use classifier::{Batch, Classifier, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
+pub use compile::{CompileError, Fate};
+pub use group::Algorithm;
+pub use key::PacketKey;
+pub use report::{classify_pcap, ClassifyError, ClassifyReport, RuleHits};
+pub use state::{Hop, Outcome, RuleId, Verdict};

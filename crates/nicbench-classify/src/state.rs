@@ -1,0 +1,253 @@
+//! The classifier's data as one left-right copy, the operations that change it, and the
+//! lookup over it (group walk with jumps).
+//!
+//! Both copies receive the same operations in the same order and every decision in them
+//! is deterministic (tables are chosen by scanning vectors, never by hash-map iteration),
+//! so the copies stay identical. Operations carry an already compiled rule behind an
+//! `Arc`, so applying one costs O(entries of that rule), twice (once per copy).
+
+use crate::compile::{CompiledRule, Fate};
+use crate::counters::Counters;
+use crate::group::{Algorithm, Group, RuleEntry, BURST, NO_JUMP};
+use crate::key::PacketKey;
+use std::sync::Arc;
+
+/// Identifies an installed rule: slot in the low 32 bits, slot generation in the high 32.
+/// Stable across [`modify`](crate::Classifier::modify); never reused after a delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct RuleId(pub u64);
+
+impl RuleId {
+    pub(crate) fn new(slot: u32, gen: u32) -> RuleId {
+        RuleId(slot as u64 | ((gen as u64) << 32))
+    }
+    pub(crate) fn slot(self) -> u32 {
+        self.0 as u32
+    }
+    pub(crate) fn gen(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.slot(), self.gen())
+    }
+}
+
+/// What happened to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// The last rule of the path decided this fate.
+    Fate(Fate),
+    /// No rule of the last group traversed matched (a NIC drops or uses its default).
+    Unmatched,
+}
+
+/// Result of one lookup: the fate plus what the NIC model needs to cost it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    pub verdict: Verdict,
+    /// The last `mark` action on the path.
+    pub mark: Option<u32>,
+    /// Groups (tables) looked up, including the last one.
+    pub groups_traversed: u32,
+    /// The group the walk ended in.
+    pub last_group: u32,
+    /// The rule that decided the fate (`None` when unmatched).
+    pub rule: Option<RuleId>,
+}
+
+impl Outcome {
+    pub(crate) const START: Outcome =
+        Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None };
+}
+
+/// One step of a lookup's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Hop {
+    pub group: u32,
+    /// The winning rule in this group, `None` if none matched.
+    pub rule: Option<RuleId>,
+}
+
+pub(crate) enum Op {
+    /// Install `rule` in `slot` (`fresh`: a new rule, so its counters restart at zero).
+    Put { slot: u32, gen: u32, seq: u32, rule: Arc<CompiledRule>, fresh: bool },
+    Remove { slot: u32 },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct State {
+    pub rules: Vec<RuleEntry>,
+    pub groups: ahash::AHashMap<u32, Group>,
+    pub algorithm: Algorithm,
+    pub counters: Arc<Counters>,
+}
+
+impl State {
+    pub fn new(algorithm: Algorithm, counters: Arc<Counters>) -> State {
+        State { rules: Vec::new(), groups: Default::default(), algorithm, counters }
+    }
+
+    fn remove(&mut self, slot: u32) {
+        let Some(e) = self.rules.get(slot as usize) else { return };
+        let Some(rule) = &e.rule else { return };
+        if let Some(g) = self.groups.get_mut(&rule.group) {
+            g.remove(slot, e);
+        }
+        self.rules[slot as usize] = RuleEntry::FREE;
+    }
+
+    fn put(&mut self, slot: u32, gen: u32, seq: u32, rule: &Arc<CompiledRule>) {
+        self.remove(slot);
+        let s = slot as usize;
+        if s >= self.rules.len() {
+            self.rules.resize(s + 1, RuleEntry::FREE);
+        }
+        self.rules[s] = RuleEntry {
+            rank: ((rule.priority as u64) << 32) | seq as u64,
+            fate: rule.fate,
+            jump: rule.jump.unwrap_or(NO_JUMP),
+            mark: rule.mark,
+            table: crate::group::NO_TABLE,
+            gen,
+            rule: Some(rule.clone()),
+        };
+        let group = self.groups.entry(rule.group).or_default();
+        let table = group.insert(slot, &self.rules, self.algorithm);
+        self.rules[s].table = table;
+    }
+
+    fn id(&self, slot: u32) -> RuleId {
+        RuleId::new(slot, self.rules.get(slot as usize).map_or(0, |e| e.gen))
+    }
+
+    /// Applies the winning rule of one group to an outcome; returns the next group.
+    #[inline(always)]
+    fn step(&self, out: &mut Outcome, group: u32, slot: u32, bytes: u32, counters: Option<&Counters>) -> Option<u32> {
+        out.groups_traversed += 1;
+        out.last_group = group;
+        let Some(e) = self.rules.get(slot as usize) else {
+            out.verdict = Verdict::Unmatched;
+            out.rule = None;
+            return None;
+        };
+        if let Some(c) = counters {
+            c.add(slot, bytes);
+        }
+        out.rule = Some(self.id(slot));
+        if e.mark.is_some() {
+            out.mark = e.mark;
+        }
+        if e.jump != NO_JUMP {
+            return Some(e.jump);
+        }
+        out.verdict = Verdict::Fate(e.fate);
+        None
+    }
+
+    /// Longest walk: each group at most once (the jump graph is acyclic), plus one for an
+    /// empty target group.
+    fn max_hops(&self) -> u32 {
+        self.groups.len() as u32 + 1
+    }
+
+    pub fn lookup(&self, key: &PacketKey, start: u32, counters: Option<&Counters>) -> Outcome {
+        let mut out = Outcome::START;
+        let mut group = start;
+        for _ in 0..self.max_hops() {
+            let slot = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules)).unwrap_or(u32::MAX);
+            match self.step(&mut out, group, slot, key.frame_bytes, counters) {
+                Some(next) => group = next,
+                None => break,
+            }
+        }
+        out
+    }
+
+    pub fn trace(&self, key: &PacketKey, start: u32) -> (Vec<Hop>, Outcome) {
+        let mut out = Outcome::START;
+        let mut hops = Vec::new();
+        let mut group = start;
+        for _ in 0..self.max_hops() {
+            let slot = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules));
+            hops.push(Hop { group, rule: slot.map(|s| self.id(s)) });
+            match self.step(&mut out, group, slot.unwrap_or(u32::MAX), key.frame_bytes, None) {
+                Some(next) => group = next,
+                None => break,
+            }
+        }
+        (hops, out)
+    }
+
+    /// Burst lookup: packets that are in the same group go through it together.
+    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>) {
+        let n = keys.len().min(out.len());
+        for base in (0..n).step_by(BURST) {
+            let m = (n - base).min(BURST);
+            let keys = &keys[base..base + m];
+            let out = &mut out[base..base + m];
+            let mut current = [start; BURST];
+            let mut pending: [bool; BURST] = [false; BURST];
+            for i in 0..m {
+                out[i] = Outcome::START;
+                pending[i] = true;
+            }
+            let mut idx = [0usize; BURST];
+            let mut refs: [&PacketKey; BURST] = [&keys[0]; BURST];
+            let mut slots = [u32::MAX; BURST];
+            for _ in 0..(self.max_hops() as usize * m) {
+                let Some(first) = (0..m).find(|&i| pending[i]) else { break };
+                let group = current[first];
+                let mut k = 0;
+                for i in first..m {
+                    if pending[i] && current[i] == group {
+                        idx[k] = i;
+                        refs[k] = &keys[i];
+                        k += 1;
+                    }
+                }
+                match self.groups.get(&group) {
+                    Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut slots[..k]),
+                    None => slots[..k].fill(u32::MAX),
+                }
+                for j in 0..k {
+                    let i = idx[j];
+                    match self.step(&mut out[i], group, slots[j], keys[i].frame_bytes, counters) {
+                        Some(next) if out[i].groups_traversed < self.max_hops() => current[i] = next,
+                        _ => pending[i] = false,
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl left_right::Absorb<Op> for State {
+    fn absorb_first(&mut self, op: &mut Op, _other: &Self) {
+        match op {
+            Op::Put { slot, gen, seq, rule, fresh } => {
+                if *fresh {
+                    // Readers have left the copy where this slot held an older rule (left-right
+                    // waited for them before applying), so no stray hit can land after this.
+                    self.counters.reset(*slot);
+                }
+                self.put(*slot, *gen, *seq, rule)
+            }
+            Op::Remove { slot } => self.remove(*slot),
+        }
+    }
+
+    fn absorb_second(&mut self, op: Op, _other: &Self) {
+        match op {
+            Op::Put { slot, gen, seq, rule, .. } => self.put(slot, gen, seq, &rule),
+            Op::Remove { slot } => self.remove(slot),
+        }
+    }
+
+    fn sync_with(&mut self, first: &Self) {
+        *self = first.clone();
+    }
+}

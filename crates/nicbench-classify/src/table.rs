@@ -1,0 +1,241 @@
+//! Open-addressing hash table from a masked key (up to [`HASH_WORDS`] words) to a `u32`
+//! payload, built for burst lookups: the slot a key hashes to can be prefetched before
+//! it is probed (rte_hash's bulk-lookup trick), and a slot holds the key inline so a hit
+//! costs one cache line.
+//!
+//! Linear probing with backward-shift deletion (no tombstones, so deletes do not slow
+//! lookups down over time). Capacity is a power of two, load factor at most 5/8.
+//! Keys are not attacker-chosen here (rule sets and traces are the user's), so the hash is
+//! a fast multiply-xorshift mix, not a keyed one.
+
+/// Key words a table hashes on.
+pub(crate) const HASH_WORDS: usize = 3;
+pub(crate) type HashKey = [u64; HASH_WORDS];
+
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Slot {
+    key: HashKey,
+    /// High 32 bits of the hash, to skip most key compares.
+    tag: u32,
+    /// Payload; `EMPTY` marks a free slot.
+    value: u32,
+}
+
+const FREE: Slot = Slot { key: [0; HASH_WORDS], tag: 0, value: EMPTY };
+
+#[derive(Clone, Debug)]
+pub(crate) struct HashTable {
+    slots: Vec<Slot>,
+    len: usize,
+    /// `64 - log2(capacity)`: the slot index is the hash's top bits.
+    shift: u32,
+}
+
+/// Hash of a masked key.
+#[inline(always)]
+pub(crate) fn hash_key(k: &HashKey) -> u64 {
+    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    const K3: u64 = 0x1656_67b1_9e37_79f9;
+    let mut h = (k[0] ^ 0x243f_6a88_85a3_08d3).wrapping_mul(K1);
+    h = (h.rotate_left(31) ^ k[1]).wrapping_mul(K2);
+    h = (h.rotate_left(31) ^ k[2]).wrapping_mul(K3);
+    h ^ (h >> 29)
+}
+
+impl Default for HashTable {
+    fn default() -> Self {
+        HashTable::with_capacity(0)
+    }
+}
+
+impl HashTable {
+    pub fn with_capacity(n: usize) -> HashTable {
+        let cap = (n * 8 / 5).max(8).next_power_of_two();
+        HashTable { slots: vec![FREE; cap], len: 0, shift: 64 - cap.trailing_zeros() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes of slot storage.
+    pub fn memory_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot>()
+    }
+
+    #[inline(always)]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> self.shift) as usize
+    }
+
+    /// Brings the home slot of `hash` towards the cache (a hint; never faults).
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        let i = self.home(hash);
+        // `get` keeps it safe; the index is always in range.
+        if let Some(s) = self.slots.get(i) {
+            prefetch_read(s as *const Slot as *const u8);
+        }
+    }
+
+    #[inline(always)]
+    pub fn get_hashed(&self, key: &HashKey, hash: u64) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let tag = hash as u32;
+        let mut i = self.home(hash);
+        loop {
+            let s = &self.slots[i];
+            if s.value == EMPTY {
+                return None;
+            }
+            if s.tag == tag && s.key == *key {
+                return Some(s.value);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    pub fn get(&self, key: &HashKey) -> Option<u32> {
+        self.get_hashed(key, hash_key(key))
+    }
+
+    /// Inserts or replaces; returns the previous payload.
+    pub fn insert(&mut self, key: HashKey, value: u32) -> Option<u32> {
+        debug_assert_ne!(value, EMPTY);
+        if (self.len + 1) * 8 > self.slots.len() * 5 {
+            self.grow();
+        }
+        let hash = hash_key(&key);
+        let mask = self.slots.len() - 1;
+        let tag = hash as u32;
+        let mut i = self.home(hash);
+        loop {
+            let s = &mut self.slots[i];
+            if s.value == EMPTY {
+                *s = Slot { key, tag, value };
+                self.len += 1;
+                return None;
+            }
+            if s.tag == tag && s.key == key {
+                return Some(std::mem::replace(&mut s.value, value));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Replaces the payload of a present key.
+    pub fn set(&mut self, key: &HashKey, value: u32) -> bool {
+        let hash = hash_key(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let s = &mut self.slots[i];
+            if s.value == EMPTY {
+                return false;
+            }
+            if s.tag == hash as u32 && s.key == *key {
+                s.value = value;
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    pub fn remove(&mut self, key: &HashKey) -> Option<u32> {
+        let hash = hash_key(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let s = self.slots[i];
+            if s.value == EMPTY {
+                return None;
+            }
+            if s.tag == hash as u32 && s.key == *key {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let removed = self.slots[i].value;
+        // Backward shift: move later members of the probe run into the hole when their
+        // home slot is at or before it.
+        let mut hole = i;
+        let mut j = (i + 1) & mask;
+        loop {
+            let s = self.slots[j];
+            if s.value == EMPTY {
+                break;
+            }
+            let home = self.home(hash_key(&s.key));
+            // Distance from home to j vs. from home to hole (cyclic).
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.slots[hole] = s;
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+        self.slots[hole] = FREE;
+        self.len -= 1;
+        Some(removed)
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        let cap = (old.len() * 2).max(8);
+        self.slots = vec![FREE; cap];
+        self.shift = 64 - cap.trailing_zeros();
+        self.len = 0;
+        for s in old.into_iter().filter(|s| s.value != EMPTY) {
+            self.insert(s.key, s.value);
+        }
+    }
+
+    /// Payloads of all entries (any order).
+    pub fn values(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots.iter().filter(|s| s.value != EMPTY).map(|s| s.value)
+    }
+}
+
+#[inline(always)]
+pub(crate) fn prefetch_read(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint and never dereferences or faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn test_insert_get_remove_against_std_map() {
+        let mut t = HashTable::default();
+        let mut m = HashMap::new();
+        let mut x = 12345u64;
+        for step in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Small key space: many collisions, re-inserts and removes of present keys.
+            let key = [(x >> 50) % 700, 7, (x >> 40) & 1];
+            if x % 3 == 0 {
+                assert_eq!(t.remove(&key), m.remove(&key), "step {step}");
+            } else {
+                assert_eq!(t.insert(key, step), m.insert(key, step), "step {step}");
+            }
+            assert_eq!(t.len(), m.len());
+        }
+        for (k, v) in &m {
+            assert_eq!(t.get(k), Some(*v));
+        }
+        assert_eq!(t.values().count(), m.len());
+        assert!(t.set(m.keys().next().unwrap(), 5));
+        assert!(!t.set(&[u64::MAX; 3], 5));
+    }
+}

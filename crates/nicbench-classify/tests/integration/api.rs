@@ -1,0 +1,127 @@
+//! Behaviour of the public API: jump cycles, ties, modify, counters, pcap report.
+
+use nicbench_classify::{classify_pcap, Batch, Classifier, Fate, PacketKey, UpdateError, Verdict};
+use nicbench_rules::model::{EthItem, Ipv4Item, UdpItem};
+use nicbench_rules::{Action, Attr, Field, Item, Rule};
+use std::net::Ipv4Addr;
+
+fn rule(group: u32, priority: u32, pattern: Vec<Item>, actions: Vec<Action>) -> Rule {
+    Rule { attr: Attr { group, priority, ingress: true, ..Default::default() }, pattern, actions }
+}
+fn any() -> Vec<Item> {
+    vec![Item::Eth(EthItem::default())]
+}
+fn udp_dst(port: u16) -> Vec<Item> {
+    vec![Item::Eth(EthItem::default()), Item::Ipv4(Ipv4Item::default()), Item::Udp(UdpItem { dst: Some(Field::exact(port)), src: None })]
+}
+fn key(dport: u16) -> PacketKey {
+    PacketKey::ipv4_5tuple(Ipv4Addr::new(1, 1, 1, 1), Ipv4Addr::new(2, 2, 2, 2), 9, dport, 17, 100)
+}
+
+#[test]
+fn test_jump_cycle_refused_and_nothing_applied() {
+    let mut c = Classifier::default();
+    c.insert(rule(0, 0, any(), vec![Action::Jump { group: 1 }])).unwrap();
+    c.insert(rule(1, 0, any(), vec![Action::Jump { group: 2 }])).unwrap();
+    let e = c.insert(rule(2, 0, any(), vec![Action::Jump { group: 0 }])).unwrap_err();
+    assert!(matches!(e, UpdateError::JumpCycle { .. }), "{e}");
+    assert!(matches!(c.insert(rule(3, 0, any(), vec![Action::Jump { group: 3 }])), Err(UpdateError::JumpCycle { .. })));
+    // A refused batch leaves no trace, even its valid parts.
+    let mut b = Batch::new();
+    b.insert(rule(2, 0, any(), vec![Action::Queue { index: 5 }]));
+    b.insert(rule(2, 1, any(), vec![Action::Jump { group: 1 }]));
+    assert!(c.apply(b).is_err());
+    assert_eq!(c.len(), 2);
+    let o = c.reader().lookup(&key(1));
+    assert_eq!((o.verdict, o.groups_traversed, o.last_group), (Verdict::Unmatched, 3, 2));
+    // Deleting the edge that closed the cycle makes the back edge legal.
+    let ids = c.rule_ids();
+    c.delete(ids[1]).unwrap();
+    c.insert(rule(2, 0, any(), vec![Action::Jump { group: 0 }])).unwrap();
+}
+
+#[test]
+fn test_priority_then_insertion_order_and_modify_keeps_place() {
+    let mut c = Classifier::default();
+    let a = c.insert(rule(0, 1, udp_dst(53), vec![Action::Queue { index: 1 }])).unwrap();
+    let b = c.insert(rule(0, 1, udp_dst(53), vec![Action::Queue { index: 2 }])).unwrap();
+    let r = c.reader();
+    assert_eq!(r.lookup(&key(53)).rule, Some(a), "tie: earlier rule wins");
+    c.insert(rule(0, 0, udp_dst(53), vec![Action::Drop])).unwrap();
+    assert_eq!(r.lookup(&key(53)).verdict, Verdict::Fate(Fate::Drop), "lower number wins");
+    let ids = c.rule_ids();
+    c.delete(ids[2]).unwrap();
+    // Modify a: same id, new actions, still first among equals.
+    c.modify(a, rule(0, 1, udp_dst(53), vec![Action::Queue { index: 7 }])).unwrap();
+    let o = r.lookup(&key(53));
+    assert_eq!((o.rule, o.verdict), (Some(a), Verdict::Fate(Fate::Queue { index: 7 })));
+    // Modify a's pattern away: b takes over.
+    c.modify(a, rule(0, 1, udp_dst(54), vec![Action::Queue { index: 7 }])).unwrap();
+    assert_eq!(r.lookup(&key(53)).rule, Some(b));
+    assert_eq!(r.lookup(&key(54)).rule, Some(a));
+    assert!(matches!(c.delete(nicbench_classify::RuleId(12345)), Err(UpdateError::UnknownRule { .. })));
+}
+
+#[test]
+fn test_counters_and_stale_ids() {
+    let mut c = Classifier::default();
+    let a = c.insert(rule(0, 0, udp_dst(53), vec![Action::Jump { group: 1 }])).unwrap();
+    let b = c.insert(rule(1, 0, any(), vec![Action::Mark { id: 9 }, Action::Queue { index: 3 }])).unwrap();
+    let r = c.reader();
+    let keys = vec![key(53); 70];
+    let mut out = vec![r.lookup(&key(1)); 70];
+    r.lookup_burst(&keys, &mut out);
+    assert!(out.iter().all(|o| o.verdict == Verdict::Fate(Fate::Queue { index: 3 }) && o.mark == Some(9) && o.groups_traversed == 2));
+    assert_eq!(c.counters(a), Some((70, 7000)));
+    assert_eq!(c.counters(b), Some((70, 7000)));
+    c.delete(a).unwrap();
+    assert_eq!(c.counters(a), None);
+    // The slot is reused after another commit; the old id stays dead, the new rule starts at 0.
+    c.insert(rule(0, 5, any(), vec![Action::Drop])).unwrap();
+    let n = c.insert(rule(0, 0, udp_dst(53), vec![Action::Drop])).unwrap();
+    assert_eq!(c.counters(a), None);
+    assert_eq!(c.counters(n), Some((0, 0)));
+    let stats = c.stats();
+    assert_eq!((stats.rules, stats.groups), (3, 2));
+    assert!(stats.memory_bytes_per_rule > 0.0);
+}
+
+#[test]
+fn test_classify_pcap_report() {
+    let dir = std::env::temp_dir().join(format!("nicbench-classify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.pcap");
+    let mut w = nicbench_pcap::PcapWriter::create(&path, 65535).unwrap();
+    // Eth/IPv4/UDP to port 53 and to port 80, plus a runt.
+    let frame = |dport: u16| {
+        let mut f = vec![0u8; 42];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[16..18].copy_from_slice(&28u16.to_be_bytes());
+        f[22] = 64;
+        f[23] = 17;
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f[38..40].copy_from_slice(&8u16.to_be_bytes());
+        f
+    };
+    for i in 0..10u64 {
+        w.write_packet(i, 42, &frame(53)).unwrap();
+    }
+    w.write_packet(11, 42, &frame(80)).unwrap();
+    w.write_packet(12, 5, &[1, 2, 3, 4, 5]).unwrap();
+    w.finish().unwrap();
+    let mut c = Classifier::default();
+    let q = c.insert(rule(0, 0, udp_dst(53), vec![Action::Queue { index: 4 }])).unwrap();
+    c.insert(rule(0, 1, udp_dst(80), vec![Action::Drop])).unwrap();
+    let mut calls = 0;
+    let rep = classify_pcap(&c, &path, &mut |_| calls += 1).unwrap();
+    assert_eq!((rep.packets, rep.bytes), (12, 10 * 42 + 42 + 5));
+    assert_eq!(rep.per_queue_packets.get(&4), Some(&10));
+    assert_eq!((rep.dropped, rep.unmatched), (1, 1));
+    let hits = rep.rules.iter().find(|h| h.rule_id == q).unwrap();
+    assert_eq!((hits.hits, hits.bytes, hits.priority), (10, 420, 0));
+    assert!(calls >= 1);
+    assert!(serde_json::to_string(&rep).unwrap().contains("per_queue_packets"));
+    assert!(classify_pcap(&c, &dir.join("missing.pcap"), &mut |_| {}).is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}

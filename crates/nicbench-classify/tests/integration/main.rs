@@ -1,0 +1,7 @@
+//! Integration tests of nicbench-classify, one file per behaviour.
+
+mod agree_with_oracle;
+mod api;
+mod classbench;
+mod concurrency;
+mod oracle;

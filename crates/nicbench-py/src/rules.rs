@@ -1,0 +1,123 @@
+//! Rule files: `rules_check`, `rules_convert`, `rules_generate`.
+
+use std::path::{Path, PathBuf};
+
+use pyo3::prelude::*;
+
+use nicbench_rules::generate::{generate, RuleSetKind};
+use nicbench_rules::ruleset::{self, Syntax};
+use nicbench_rules::Rule;
+
+use crate::errors::{invalid, RuleError};
+
+fn syntax_of(path: &Path, text: &str, syntax: Option<&str>) -> PyResult<Syntax> {
+    match syntax {
+        Some(name) => Syntax::from_name(name)
+            .ok_or_else(|| invalid(format!("unknown rule syntax {name:?}: expected testpmd, tc or classbench"))),
+        None => Syntax::detect(path, text).ok_or_else(|| {
+            RuleError::new_err(format!(
+                "{}: cannot tell the rule syntax (testpmd 'flow create …', tc 'tc filter add …' or ClassBench '@…'); \
+                 pass --syntax",
+                path.display()
+            ))
+        }),
+    }
+}
+
+fn read(path: &Path) -> PyResult<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+}
+
+/// Load a file: `Ok(rules)` or `Err(JSON {"errors": [...]})`-style error lists.
+fn load(path: &Path, syntax: Option<&str>, keep_going: bool) -> PyResult<Result<ruleset::RuleFile, Vec<String>>> {
+    let text = read(path)?;
+    let syntax = syntax_of(path, &text, syntax)?;
+    let name = path.display().to_string();
+    Ok(ruleset::load(&text, &name, syntax, keep_going).map_err(|errs| errs.iter().map(ToString::to_string).collect()))
+}
+
+#[derive(serde::Serialize)]
+struct CheckReport {
+    file: String,
+    syntax: Option<Syntax>,
+    errors: Vec<String>,
+    summary: Option<ruleset::RuleSetSummary>,
+    commands: std::collections::BTreeMap<&'static str, u64>,
+    widened: u64,
+}
+
+/// Validate a rule file: JSON with `errors` (empty when valid) and a `summary`.
+#[pyfunction]
+#[pyo3(signature = (path, syntax=None, keep_going=false))]
+fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResult<String> {
+    let report = match load(&path, syntax, keep_going)? {
+        Ok(file) => CheckReport {
+            file: path.display().to_string(),
+            syntax: Some(file.syntax),
+            errors: Vec::new(),
+            summary: Some(ruleset::summarize(file.rules.iter().map(|r| &r.rule))),
+            commands: file.commands,
+            widened: file.widened,
+        },
+        Err(errors) => CheckReport {
+            file: path.display().to_string(),
+            syntax: None,
+            errors,
+            summary: None,
+            commands: Default::default(),
+            widened: 0,
+        },
+    };
+    serde_json::to_string(&report).map_err(invalid)
+}
+
+fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
+    let syntax = Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
+    let text = ruleset::write(rules, syntax, port, dev).map_err(|e| RuleError::new_err(e.to_string()))?;
+    std::fs::write(out, text).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", out.display())))
+}
+
+/// Convert a rule file to `to` syntax, written to `out`; returns the number of rules.
+#[pyfunction]
+#[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
+fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
+    let file = load(&path, syntax, false)?.map_err(|errs| RuleError::new_err(errs.join("\n")))?;
+    let rules: Vec<Rule> = file.rules.into_iter().map(|r| r.rule).collect();
+    write_rules(&rules, to, &out, port, dev)?;
+    Ok(rules.len())
+}
+
+/// Generate a seeded synthetic rule set and write it; returns the number of rules written.
+#[pyfunction]
+#[pyo3(signature = (kind, count, groups, seed, out, to="testpmd", port=0, dev="eth0"))]
+#[allow(clippy::too_many_arguments)]
+fn rules_generate(
+    py: Python<'_>,
+    kind: &str,
+    count: usize,
+    groups: u32,
+    seed: u64,
+    out: PathBuf,
+    to: &str,
+    port: u16,
+    dev: &str,
+) -> PyResult<usize> {
+    let kind = match kind.to_ascii_lowercase().as_str() {
+        "exact5" => RuleSetKind::Exact5,
+        "acl" => RuleSetKind::Acl,
+        "fw" => RuleSetKind::Fw,
+        "ipc" => RuleSetKind::Ipc,
+        other => return Err(invalid(format!("unknown rule-set kind {other:?}: expected exact5, acl, fw or ipc"))),
+    };
+    let rules = py.allow_threads(|| generate(kind, count, groups, seed));
+    write_rules(&rules, to, &out, port, dev)?;
+    Ok(rules.len())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rules_check, m)?)?;
+    m.add_function(wrap_pyfunction!(rules_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(rules_generate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,103 @@
+"""`nicbench rules ...`: check, convert and generate rule files."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.rules import RULE_SET_KINDS, SYNTAXES, check_rules, convert_rules, generate_rules
+from nicbench.units import parse_count
+
+syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=None,
+                             help="Rule syntax (default: from the extension or the first line).")
+
+
+@click.group()
+def rules() -> None:
+    """Check, convert and generate rule files (testpmd, tc flower, ClassBench)."""
+
+
+@rules.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+@syntax_option
+@click.option("--keep-going", is_flag=True, help="Report every error, not just the first.")
+@json_option
+def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> None:
+    """Validate FILE and count its rules by group, match type and action."""
+    report = check_rules(file, syntax, keep_going)
+    if as_json:
+        emit_json(report)
+    elif not report["errors"]:
+        render_summary(report)
+    if report["errors"]:
+        if not as_json:
+            for error in report["errors"]:
+                click.echo(f"nicbench: error: {error}", err=True)
+        raise SystemExit(2)
+
+
+def render_summary(report: dict) -> None:
+    s = report["summary"]
+    stdout_console.print(f"{report['file']}: [bold]{s['rules']:,}[/] rules ({report['syntax']}), "
+                         f"{len(s['groups'])} group(s), {s['priorities']} priorit{'y' if s['priorities'] == 1 else 'ies'}")
+    if report.get("widened"):
+        stdout_console.print(f"[yellow]{report['widened']:,} ClassBench lines have port limits on a wildcard "
+                             "protocol, which rte_flow cannot express: those rules match more[/]")
+    for title, key in (("group", "groups"), ("match type", "match_types"), ("action", "actions")):
+        table = Table(title_justify="left")
+        table.add_column(title)
+        table.add_column("rules", justify="right")
+        for name, count in sorted(s[key].items(), key=lambda kv: (-kv[1], str(kv[0]))):
+            table.add_row(str(name), f"{count:,}")
+        stdout_console.print(table)
+
+
+@rules.command("convert")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", show_default=True,
+              help="Output file ('-' for stdout).")
+@syntax_option
+@click.option("--port", type=int, default=0, show_default=True, help="testpmd port id to write.")
+@click.option("--dev", default="eth0", show_default=True, help="tc device to attach filters to.")
+@json_option
+def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev: str, as_json: bool) -> None:
+    """Rewrite FILE in another syntax."""
+    if output == "-":
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out"
+            count = convert_rules(file, to, str(out), syntax, port, dev)
+            text = out.read_text()
+        if as_json:
+            emit_json({"rules": count, "to": to, "text": text})
+        else:
+            click.echo(text, nl=False)
+        return
+    count = convert_rules(file, to, output, syntax, port, dev)
+    if as_json:
+        emit_json({"rules": count, "to": to, "output": output})
+    else:
+        stdout_console.print(f"wrote {count:,} rules to {output} ({to})")
+
+
+@rules.command("gen")
+@click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
+              help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
+@click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M).")
+@click.option("--groups", type=click.IntRange(0, 4096), default=0, show_default=True,
+              help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@json_option
+def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_json: bool) -> None:
+    """Generate a seeded synthetic rule set (ClassBench-like, or the PAM'21 table layout)."""
+    written = generate_rules(kind, parse_count(count), groups, output, seed=seed, to=to)
+    if as_json:
+        emit_json({"rules": written, "kind": kind, "groups": groups, "output": output})
+    else:
+        stdout_console.print(f"wrote {written:,} {kind} rules over {max(groups, 1)} group(s) to {output}")

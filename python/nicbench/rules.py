@@ -1,0 +1,33 @@
+"""Rule files: check, convert and generate (testpmd, tc flower, ClassBench)."""
+
+from __future__ import annotations
+
+import json
+
+from nicbench import _native
+
+__all__ = ["check_rules", "convert_rules", "generate_rules", "RULE_SET_KINDS", "SYNTAXES"]
+
+RULE_SET_KINDS = ("exact5", "acl", "fw", "ipc")
+SYNTAXES = ("testpmd", "tc", "classbench")
+
+
+def check_rules(path: str, syntax: str | None = None, keep_going: bool = False) -> dict:
+    """Parse a rule file. Returns `errors` (first only, or all with `keep_going`) and a `summary`:
+    rules per group, per match type and per action."""
+    return json.loads(_native.rules_check(str(path), syntax, keep_going))
+
+
+def convert_rules(path: str, to: str, out: str, syntax: str | None = None, port: int = 0, dev: str = "eth0") -> int:
+    """Rewrite a rule file in another syntax (`testpmd` or `tc`); returns the number of rules."""
+    return _native.rules_convert(str(path), to, str(out), syntax, port, dev)
+
+
+def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, to: str = "testpmd",
+                   port: int = 0, dev: str = "eth0") -> int:
+    """Write a seeded synthetic rule set (ClassBench-like or the PAM'21 layout); returns the rule count.
+
+    `groups=0`: all `count` exact 5-tuple rules in the root table (group 0). `groups=T >= 1`: rules spread
+    uniformly over groups 1..T chained by jumps, a group-0 rule jumping to group 1, and a lowest-priority
+    default in each group."""
+    return _native.rules_generate(kind, count, groups, seed, str(out), to, port, dev)
