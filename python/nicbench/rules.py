@@ -6,7 +6,7 @@ import json
 
 from nicbench import _native
 
-__all__ = ["check_rules", "convert_rules", "generate_rules", "RULE_SET_KINDS", "SYNTAXES"]
+__all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "RULE_SET_KINDS", "SYNTAXES"]
 
 RULE_SET_KINDS = ("exact5", "acl", "fw", "ipc")
 SYNTAXES = ("testpmd", "tc", "classbench")
@@ -31,3 +31,16 @@ def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, 
     uniformly over groups 1..T chained by jumps, a group-0 rule jumping to group 1, and a lowest-priority
     default in each group."""
     return _native.rules_generate(kind, count, groups, seed, str(out), to, port, dev)
+
+
+def classify_pcap(rules_path: str, pcap: str, syntax: str | None = None, progress=None) -> dict:
+    """Classify every packet of `pcap` with the software classifier loaded with `rules_path`.
+
+    Returns packets, bytes, `queues` (queue → packets), dropped, unmatched, rss/port_id/passthru counts,
+    `rules` (id, line, group, priority, hits, bytes for every rule that was hit), elapsed_s and mpps."""
+    report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress))
+    report["queues"] = {str(q): n for q, n in report.pop("per_queue_packets").items()}
+    lines = {int(k): v for k, v in report.pop("rule_lines").items()}
+    for rule in report["rules"]:
+        rule["line"] = lines.get(rule["rule_id"])
+    return report

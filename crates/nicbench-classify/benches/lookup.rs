@@ -7,7 +7,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nicbench_classify::{Algorithm, Classifier, ClassifierConfig, Outcome, PacketKey};
+use nicbench_classify::{Algorithm, Classifier, ClassifierConfig, PacketKey};
 use nicbench_rules::generate::RuleSetKind;
 use std::time::Duration;
 
@@ -38,7 +38,8 @@ fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys
 }
 
 fn exact(c: &mut Criterion) {
-    for n in [1_000_000usize] {
+    {
+        let n = 1_000_000usize;
         let (rules, keys) = common::exact5(n, 1);
         // Random order so the trace does not walk the table sequentially.
         let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS).map(|i| keys[(i.wrapping_mul(2654435761)) % n]).collect();

@@ -27,7 +27,7 @@ fn run_acl(rules: &str, trace: &str, iter: usize) -> Option<(f64, f64)> {
     let wall = t.elapsed().as_secs_f64();
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     let line = text.lines().find(|l| l.starts_with("search_ip5tuples ") && l.contains("pkt/sec"))?;
-    let pps: f64 = line.split(',').last()?.split_whitespace().next()?.parse().ok()?;
+    let pps: f64 = line.split(',').next_back()?.split_whitespace().next()?.parse().ok()?;
     Some((pps / 1e6, wall))
 }
 

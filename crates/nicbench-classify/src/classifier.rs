@@ -154,7 +154,17 @@ impl Classifier {
         let mut c = Classifier::new(config);
         let batch = Batch { updates: rules.into_iter().map(Update::Insert).collect() };
         let ids = c.apply(batch)?;
+        c.settle();
         Ok((c, ids))
+    }
+
+    /// Brings the second copy up to date now. left-right replays a commit onto the copy
+    /// readers just left at the *next* commit, so after a bulk load the next single update
+    /// would pay for the whole load; calling this once after bulk loads keeps update
+    /// latency steady. Waits for readers to leave the old copy (one burst each).
+    pub fn settle(&mut self) {
+        self.w.publish();
+        self.free.append(&mut self.pending_free);
     }
 
     pub fn config(&self) -> ClassifierConfig {

@@ -369,7 +369,7 @@ mod tests {
         let r = rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 25, u32::MAX, None), ..Default::default() })]);
         let c = compile(&r).unwrap();
         let mut k = PacketKey::default();
-        k.words[W_L4] = u64::MAX & !(presence::IMPOSSIBLE << PRESENCE_SHIFT);
+        k.words[W_L4] = !(presence::IMPOSSIBLE << PRESENCE_SHIFT);
         k.words[W_TUN1] = u64::MAX;
         let ok = compile(&rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 20, u32::MAX, None), ..Default::default() })])).unwrap();
         assert!(!ok.matches(&k), "the key's vni bits are all ones, not 1 << 20");

@@ -61,13 +61,6 @@ impl Counters {
         }
     }
 
-    #[inline(always)]
-    pub fn prefetch(&self, slot: u32) {
-        if let Some(c) = self.cell(slot) {
-            crate::table::prefetch_read(c as *const Cell as *const u8);
-        }
-    }
-
     pub fn reset(&self, slot: u32) {
         if let Some(c) = self.cell(slot) {
             c.hits.store(0, Ordering::Relaxed);

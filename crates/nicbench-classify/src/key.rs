@@ -47,6 +47,7 @@ pub(crate) const W_TUN1: usize = TUNNEL_BASE + 1;
 
 /// Presence bits of a level: at bit `PRESENCE_SHIFT` of its L4 word.
 pub(crate) const PRESENCE_SHIFT: u32 = 40;
+#[allow(dead_code)] // VLAN1/MPLS1 are reached by shifting VLAN0/MPLS0
 pub(crate) mod presence {
     pub const ETH: u64 = 1 << 0;
     pub const VLAN0: u64 = 1 << 1;

@@ -58,6 +58,7 @@ impl HashTable {
         HashTable { slots: vec![FREE; cap], len: 0, shift: 64 - cap.trailing_zeros() }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -194,6 +195,7 @@ impl HashTable {
     }
 
     /// Payloads of all entries (any order).
+    #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots.iter().filter(|s| s.value != EMPTY).map(|s| s.value)
     }

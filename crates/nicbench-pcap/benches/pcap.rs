@@ -51,9 +51,7 @@ fn bench_read(c: &mut Criterion) {
         ensure_file(&path, count, frame_bytes);
         read_all(&path); // warm the page cache
         group.throughput(Throughput::Elements(count));
-        group.bench_function(format!("{frame_bytes}B"), |b| {
-            b.iter(|| black_box(read_all(&path)))
-        });
+        group.bench_function(format!("{frame_bytes}B"), |b| b.iter(|| black_box(read_all(&path))));
     }
     group.finish();
 }
@@ -79,8 +77,7 @@ fn bench_write(c: &mut Criterion) {
     group.bench_function("60B_to_sink", |b| {
         b.iter(|| {
             let mut writer =
-                PcapWriter::from_writer(std::io::sink(), 65535, nicbench_pcap::LinkType::ETHERNET)
-                    .expect("create");
+                PcapWriter::from_writer(std::io::sink(), 65535, nicbench_pcap::LinkType::ETHERNET).expect("create");
             for i in 0..count {
                 writer
                     .write_packet(BASE_TS_NS + i * 1_000, 64, black_box(&frame))

@@ -50,10 +50,7 @@ pub enum PcapError {
 
     /// The file ends inside the global header (classic) or first section header (pcapng).
     #[error("truncated file header: only {available_bytes} of {needed_bytes} bytes")]
-    TruncatedFileHeader {
-        available_bytes: u64,
-        needed_bytes: u64,
-    },
+    TruncatedFileHeader { available_bytes: u64, needed_bytes: u64 },
 
     /// The file header is complete but nonsensical.
     #[error("corrupt file header: {reason}")]
@@ -88,11 +85,7 @@ pub enum PcapError {
 
     /// A record's captured length is beyond anything a capture tool writes.
     #[error("packet {index} at byte offset {offset_bytes}: corrupt record: caplen {caplen} is absurd (> {max} bytes)", max = MAX_CAPLEN_BYTES)]
-    AbsurdCaplen {
-        index: u64,
-        offset_bytes: u64,
-        caplen: u32,
-    },
+    AbsurdCaplen { index: u64, offset_bytes: u64, caplen: u32 },
 
     /// The file ends inside a pcapng block.
     #[error("packet {index} at byte offset {offset_bytes}: truncated pcapng block: block length says {block_len} bytes, only {available_bytes} left")]
@@ -209,10 +202,7 @@ mod tests {
             "not a pcap/pcapng file: magic 0x47494638"
         );
         let io = PcapError::io(Some(Path::new("/tmp/x.pcap")), 24, io::Error::other("boom"));
-        assert_eq!(
-            io.to_string(),
-            "/tmp/x.pcap: I/O error at byte offset 24: boom"
-        );
+        assert_eq!(io.to_string(), "/tmp/x.pcap: I/O error at byte offset 24: boom");
         let io = PcapError::io(None, 0, io::Error::other("boom"));
         assert!(io.to_string().starts_with("<stream>:"));
     }

@@ -41,11 +41,7 @@ impl PcapWriter<File> {
     }
 
     /// Creates (truncates) `path` as a pcap of the given link type.
-    pub fn with_linktype(
-        path: &Path,
-        snaplen: u32,
-        linktype: LinkType,
-    ) -> Result<PcapWriter<File>, PcapError> {
+    pub fn with_linktype(path: &Path, snaplen: u32, linktype: LinkType) -> Result<PcapWriter<File>, PcapError> {
         check_snaplen(snaplen)?;
         let file = File::create(path).map_err(|source| PcapError::Open {
             path: path.to_path_buf(),
@@ -59,11 +55,7 @@ impl PcapWriter<File> {
 
 impl<W: Write> PcapWriter<W> {
     /// Writes a pcap into any sink (a `Vec<u8>`, a socket, a pipe).
-    pub fn from_writer(
-        sink: W,
-        snaplen: u32,
-        linktype: LinkType,
-    ) -> Result<PcapWriter<W>, PcapError> {
+    pub fn from_writer(sink: W, snaplen: u32, linktype: LinkType) -> Result<PcapWriter<W>, PcapError> {
         check_snaplen(snaplen)?;
         let mut writer = Self::new_unchecked(sink, None, snaplen, linktype);
         writer.write_file_header()?;
@@ -96,12 +88,7 @@ impl<W: Write> PcapWriter<W> {
     /// as a capture would; `orig_len` is the length on the wire [bytes] and must
     /// be at least the recorded length.
     #[inline]
-    pub fn write_packet(
-        &mut self,
-        ts_ns: u64,
-        orig_len: u32,
-        data: &[u8],
-    ) -> Result<(), PcapError> {
+    pub fn write_packet(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> Result<(), PcapError> {
         let caplen = data.len().min(self.snaplen as usize);
         // caplen <= snaplen <= MAX_CAPLEN_BYTES, so this cast cannot truncate.
         let caplen_u32 = caplen as u32;
@@ -134,11 +121,7 @@ impl<W: Write> PcapWriter<W> {
                 self.bytes_written += bytes.len() as u64;
                 Ok(())
             }
-            Err(source) => Err(PcapError::io(
-                self.path.as_deref(),
-                self.bytes_written,
-                source,
-            )),
+            Err(source) => Err(PcapError::io(self.path.as_deref(), self.bytes_written, source)),
         }
     }
 
@@ -234,17 +217,12 @@ mod tests {
             PcapWriter::from_writer(Vec::new(), 0, LinkType::ETHERNET),
             Err(PcapError::InvalidSnaplen { snaplen: 0 })
         ));
-        assert!(
-            PcapWriter::from_writer(Vec::new(), MAX_CAPLEN_BYTES + 1, LinkType::ETHERNET).is_err()
-        );
+        assert!(PcapWriter::from_writer(Vec::new(), MAX_CAPLEN_BYTES + 1, LinkType::ETHERNET).is_err());
         let mut writer = PcapWriter::from_writer(Vec::new(), 65535, LinkType::ETHERNET).unwrap();
         writer.write_packet(0, 60, &[0; 60]).unwrap();
         let err = writer.write_packet(0, 59, &[0; 60]).unwrap_err();
         assert_eq!(err.packet_index(), Some(1));
-        assert!(
-            err.to_string().contains("orig_len 59 < captured length 60"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("orig_len 59 < captured length 60"), "{err}");
         let err = writer.write_packet(u64::MAX, 60, &[0; 60]).unwrap_err();
         assert!(matches!(err, PcapError::InvalidPacket { .. }));
         // Rejected packets leave no bytes behind.
@@ -255,8 +233,7 @@ mod tests {
     fn test_create_reports_path() {
         let err = PcapWriter::create(Path::new("/nonexistent-dir/x.pcap"), 65535).unwrap_err();
         assert!(
-            err.to_string()
-                .starts_with("/nonexistent-dir/x.pcap: cannot open:"),
+            err.to_string().starts_with("/nonexistent-dir/x.pcap: cannot open:"),
             "{err}"
         );
     }

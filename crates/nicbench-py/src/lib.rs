@@ -5,6 +5,7 @@
 //! Long-running calls release the GIL and call an optional Python `progress`
 //! callback periodically.
 
+mod classify;
 mod errors;
 mod packets;
 mod progress;
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NicbenchError", py.get_type::<errors::NicbenchError>())?;
     m.add("PcapError", py.get_type::<errors::PcapError>())?;
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
+    classify::register(m)?;
     packets::register(m)?;
     rules::register(m)?;
     traces::register(m)?;

@@ -19,3 +19,4 @@ pub mod rss;
 pub use builder::{BuildError, FrameSpec, FrameTemplate, L4Spec, TemplateSet, VlanTags, VxlanSpec};
 pub use flowkey::{Direction, FlowKey};
 pub use parse::{flow_key, parse_ethernet, parse_ethernet_into, parse_ip, ParseStop, ParsedFrame};
+pub use rss::{hash_flow, Reta, RssFields, RssInput, Toeplitz, MICROSOFT_KEY, SYMMETRIC_KEY};

@@ -23,9 +23,9 @@ use crate::flowkey::FlowKey;
 /// The key in Microsoft's "Verifying the RSS Hash Calculation", used by most
 /// drivers' defaults (and DPDK's `test_thash.c`).
 pub const MICROSOFT_KEY: [u8; 40] = [
-    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b,
+    0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac,
+    0x01, 0xfa,
 ];
 
 /// Symmetric key (Woo & Park, "Scalable TCP Session Monitoring with Symmetric
@@ -78,10 +78,7 @@ pub enum RssError {
 /// optionally separated by `:`, `-` or whitespace (as `ethtool -x` prints them).
 pub fn parse_key_hex(text: &str) -> Result<Vec<u8>, RssError> {
     let trimmed = text.trim();
-    let (body, prefix_chars) = match trimmed
-        .strip_prefix("0x")
-        .or_else(|| trimmed.strip_prefix("0X"))
-    {
+    let (body, prefix_chars) = match trimmed.strip_prefix("0x").or_else(|| trimmed.strip_prefix("0X")) {
         Some(rest) => (rest, 2),
         None => (trimmed, 0),
     };
@@ -99,14 +96,9 @@ pub fn parse_key_hex(text: &str) -> Result<Vec<u8>, RssError> {
         nibbles.push(nibble as u8);
     }
     if nibbles.len() % 2 != 0 {
-        return Err(RssError::OddHexDigits {
-            digits: nibbles.len(),
-        });
+        return Err(RssError::OddHexDigits { digits: nibbles.len() });
     }
-    let key: Vec<u8> = nibbles
-        .chunks_exact(2)
-        .map(|pair| (pair[0] << 4) | pair[1])
-        .collect();
+    let key: Vec<u8> = nibbles.chunks_exact(2).map(|pair| (pair[0] << 4) | pair[1]).collect();
     check_key_len(key.len())?;
     Ok(key)
 }
@@ -255,8 +247,7 @@ impl Toeplitz {
             for bit in 0..8 {
                 if byte & (0x80 >> bit) != 0 {
                     let start = byte_index * 8 + bit;
-                    let window =
-                        (0..32).fold(0u32, |acc, offset| (acc << 1) | key_bit(start + offset));
+                    let window = (0..32).fold(0u32, |acc, offset| (acc << 1) | key_bit(start + offset));
                     hash ^= window;
                 }
             }
@@ -428,9 +419,7 @@ impl Reta {
         if !(64..=512).contains(&size) || !size.is_power_of_two() {
             return Err(RssError::InvalidRetaSize { size });
         }
-        let entries = (0..size)
-            .map(|index| (index % usize::from(n_queues)) as u16)
-            .collect();
+        let entries = (0..size).map(|index| (index % usize::from(n_queues)) as u16).collect();
         Ok(Reta {
             entries,
             index_mask: (size - 1) as u32,
@@ -486,36 +475,11 @@ mod tests {
     /// Microsoft "Verifying the RSS Hash Calculation" (same in DPDK app/test/test_thash.c):
     /// (source, destination, hash of IPs only, hash of IPs and ports).
     const KNOWN_ANSWERS: [(&str, &str, u32, u32); 8] = [
-        (
-            "66.9.149.187:2794",
-            "161.142.100.80:1766",
-            0x323e8fc2,
-            0x51ccc178,
-        ),
-        (
-            "199.92.111.2:14230",
-            "65.69.140.83:4739",
-            0xd718262a,
-            0xc626b0ea,
-        ),
-        (
-            "24.19.198.95:12898",
-            "12.22.207.184:38024",
-            0xd2d0a5de,
-            0x5c2b394a,
-        ),
-        (
-            "38.27.205.30:48228",
-            "209.142.163.6:2217",
-            0x82989176,
-            0xafc7327f,
-        ),
-        (
-            "153.39.163.191:44251",
-            "202.188.127.2:1303",
-            0x5d1809c5,
-            0x10e828a2,
-        ),
+        ("66.9.149.187:2794", "161.142.100.80:1766", 0x323e8fc2, 0x51ccc178),
+        ("199.92.111.2:14230", "65.69.140.83:4739", 0xd718262a, 0xc626b0ea),
+        ("24.19.198.95:12898", "12.22.207.184:38024", 0xd2d0a5de, 0x5c2b394a),
+        ("38.27.205.30:48228", "209.142.163.6:2217", 0x82989176, 0xafc7327f),
+        ("153.39.163.191:44251", "202.188.127.2:1303", 0x5d1809c5, 0x10e828a2),
         (
             "[3ffe:2501:200:1fff::7]:2794",
             "[3ffe:2501:200:3::1]:1766",
@@ -600,10 +564,7 @@ mod tests {
             src_port: 0x0102,
             dst_port: 0x0304,
         };
-        assert_eq!(
-            input.to_bytes().as_slice(),
-            &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4]
-        );
+        assert_eq!(input.to_bytes().as_slice(), &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4]);
         let v6 = RssInput::Ipv6 {
             src: Ipv6Addr::LOCALHOST,
             dst: Ipv6Addr::UNSPECIFIED,
@@ -616,8 +577,7 @@ mod tests {
     fn test_keys() {
         assert_eq!(&SYMMETRIC_KEY[..4], &[0x6d, 0x5a, 0x6d, 0x5a]);
         assert!(SYMMETRIC_KEY_52.chunks(2).all(|pair| pair == [0x6d, 0x5a]));
-        let hex =
-            "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa";
+        let hex = "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c6a42b73bbeac01fa";
         assert_eq!(parse_key_hex(hex).unwrap(), MICROSOFT_KEY);
         assert_eq!(
             parse_key_hex(&format!("0x{}", hex.to_uppercase())).unwrap(),
@@ -637,36 +597,21 @@ mod tests {
                 column: 10
             }
         );
-        assert_eq!(
-            err.to_string(),
-            "RSS key hex: invalid character 'g' at column 10"
-        );
-        assert_eq!(
-            parse_key_hex("6d5a"),
-            Err(RssError::KeyTooShort { len_bytes: 2 })
-        );
+        assert_eq!(err.to_string(), "RSS key hex: invalid character 'g' at column 10");
+        assert_eq!(parse_key_hex("6d5a"), Err(RssError::KeyTooShort { len_bytes: 2 }));
         assert!(matches!(
             Toeplitz::new(&[0; 7]),
             Err(RssError::KeyTooShort { len_bytes: 7 })
         ));
-        assert!(matches!(
-            Toeplitz::new(&[0; 129]),
-            Err(RssError::KeyTooLong { .. })
-        ));
-        assert_eq!(
-            Toeplitz::new(&SYMMETRIC_KEY_52).unwrap().max_input_bytes(),
-            48
-        );
+        assert!(matches!(Toeplitz::new(&[0; 129]), Err(RssError::KeyTooLong { .. })));
+        assert_eq!(Toeplitz::new(&SYMMETRIC_KEY_52).unwrap().max_input_bytes(), 48);
     }
 
     #[test]
     fn test_input_beyond_key_is_ignored() {
         let toeplitz = Toeplitz::new(&[0xff; 8]).unwrap();
         assert_eq!(toeplitz.max_input_bytes(), 4);
-        assert_eq!(
-            toeplitz.hash(&[1, 2, 3, 4, 5, 6]),
-            toeplitz.hash(&[1, 2, 3, 4])
-        );
+        assert_eq!(toeplitz.hash(&[1, 2, 3, 4, 5, 6]), toeplitz.hash(&[1, 2, 3, 4]));
         assert_eq!(
             toeplitz.hash_reference(&[1, 2, 3, 4, 5, 6]),
             toeplitz.hash(&[1, 2, 3, 4])
@@ -685,16 +630,10 @@ mod tests {
         assert_eq!(reta.queue(0xdead_be85), 9);
         assert_eq!(
             reta.set(128, 0),
-            Err(RssError::RetaIndexOutOfRange {
-                index: 128,
-                size: 128
-            })
+            Err(RssError::RetaIndexOutOfRange { index: 128, size: 128 })
         );
         assert_eq!(Reta::round_robin(0, 128), Err(RssError::NoQueues));
-        assert_eq!(
-            Reta::round_robin(4, 100),
-            Err(RssError::InvalidRetaSize { size: 100 })
-        );
+        assert_eq!(Reta::round_robin(4, 100), Err(RssError::InvalidRetaSize { size: 100 }));
         assert_eq!(
             Reta::round_robin(4, 1024),
             Err(RssError::InvalidRetaSize { size: 1024 })
@@ -705,10 +644,8 @@ mod tests {
 
     fn arb_ip_pair() -> impl Strategy<Value = (IpAddr, IpAddr)> {
         prop_oneof![
-            (any::<[u8; 4]>(), any::<[u8; 4]>())
-                .prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
-            (any::<[u8; 16]>(), any::<[u8; 16]>())
-                .prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
+            (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
+            (any::<[u8; 16]>(), any::<[u8; 16]>()).prop_map(|(a, b)| (IpAddr::from(a), IpAddr::from(b))),
         ]
     }
 

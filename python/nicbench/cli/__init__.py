@@ -21,7 +21,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so that `nicbench --help` stays fast and sub-modules stay independent.
-    from nicbench.cli import experiments, gen, pcap, rss, rules
+    from nicbench.cli import classify, experiments, gen, pcap, rss, rules
 
     for command in experiments.COMMANDS:
         main.add_command(command)
@@ -29,6 +29,7 @@ def _register() -> None:
     main.add_command(pcap.pcap)
     main.add_command(rss.rss)
     main.add_command(rules.rules)
+    main.add_command(classify.classify)
 
 
 _register()

@@ -242,8 +242,8 @@ def results_export(experiment: str, fmt: str, output: str | None, results_dir: s
 @click.command()
 @click.argument("studies", nargs=-1, metavar="[STUDY]...")
 @click.option("--all", "all_", is_flag=True, help="Every study under --studies.")
-@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default="studies", show_default=True,
-              help="Folder of study folders.")
+@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of study folders (default: $NICBENCH_STUDIES, ./studies, or the checkout's studies/).")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
               help="Where the HTML reports go.")
 @results_option

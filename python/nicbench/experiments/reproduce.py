@@ -15,7 +15,7 @@ from typing import Any
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
-from nicbench.experiments.study import Study, find_studies, load_study
+from nicbench.experiments.study import Study, default_studies_dir, find_studies, load_study
 
 __all__ = ["reproduce_study", "StudyOutcome", "resolve_studies"]
 
@@ -34,8 +34,10 @@ class StudyOutcome:
                 "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons)}
 
 
-def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike = "studies") -> list[Study]:
+def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike | None = None) -> list[Study]:
     """Study folders by name or path (`foundation`, `studies/foundation`), or all of them."""
+    if studies_dir is None:
+        studies_dir = default_studies_dir()
     if all_:
         folders = find_studies(studies_dir)
         if not folders:

@@ -27,6 +27,7 @@ Published numbers live only here; they are compared with results, never used to 
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 from nicbench.experiments.errors import SpecError
 
-__all__ = ["Study", "Reference", "load_study", "find_studies", "STUDY_FILE", "REFERENCE_FILE"]
+__all__ = ["Study", "Reference", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE", "REFERENCE_FILE"]
 
 STUDY_FILE = "study.toml"
 REFERENCE_FILE = "reference.toml"
@@ -77,8 +78,21 @@ class Study:
     references: list[Reference] = field(default_factory=list)
 
 
-def find_studies(root: str | Path = "studies") -> list[Path]:
-    base = Path(root)
+def default_studies_dir() -> Path:
+    """Where studies live: $NICBENCH_STUDIES, else ./studies, else the checkout's studies/ folder
+    (next to python/nicbench), so `nicbench reproduce` works from any directory."""
+    env = os.environ.get("NICBENCH_STUDIES")
+    if env:
+        return Path(env)
+    local = Path("studies")
+    if local.is_dir():
+        return local
+    checkout = Path(__file__).resolve().parents[3] / "studies"
+    return checkout if checkout.is_dir() else local
+
+
+def find_studies(root: str | Path | None = None) -> list[Path]:
+    base = Path(root) if root is not None else default_studies_dir()
     if not base.is_dir():
         return []
     return sorted(p for p in base.iterdir() if (p / STUDY_FILE).is_file())

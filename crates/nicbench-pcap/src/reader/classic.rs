@@ -67,7 +67,7 @@ impl<R: Read> PcapSource<R> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(never)]
     pub(super) fn next_classic(&mut self) -> Option<Result<Packet<'_>, PcapError>> {
         if self.done {
             return None;
@@ -137,9 +137,7 @@ impl<R: Read> PcapSource<R> {
         let index = self.packets_read;
         let offset_bytes = self.bytes_read();
         match self.format {
-            CaptureFormat::Pcap { snaplen, .. }
-                if snaplen != 0 && caplen > snaplen && caplen <= MAX_CAPLEN_BYTES =>
-            {
+            CaptureFormat::Pcap { snaplen, .. } if snaplen != 0 && caplen > snaplen && caplen <= MAX_CAPLEN_BYTES => {
                 PcapError::CaplenExceedsSnaplen {
                     index,
                     offset_bytes,

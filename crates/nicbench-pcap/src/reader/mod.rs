@@ -116,21 +116,27 @@ impl PcapSource<File> {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::build(file, Some(path.to_path_buf()))
+        Self::build(file, Some(path.to_path_buf()), READ_BUFFER_BYTES)
     }
 }
 
 impl<R: Read> PcapSource<R> {
     /// Reads a pcap or pcapng from any byte stream (a `Cursor`, stdin, a pipe).
     pub fn from_reader(input: R) -> Result<PcapSource<R>, PcapError> {
-        Self::build(input, None)
+        Self::build(input, None, READ_BUFFER_BYTES)
     }
 
-    fn build(input: R, path: Option<PathBuf>) -> Result<Self, PcapError> {
+    /// Like [`PcapSource::from_reader`] with a read buffer of `buffer_bytes`
+    /// (at least 64; it still grows to hold any single record or block).
+    pub fn with_buffer_bytes(input: R, buffer_bytes: usize) -> Result<PcapSource<R>, PcapError> {
+        Self::build(input, None, buffer_bytes.max(64))
+    }
+
+    fn build(input: R, path: Option<PathBuf>, buffer_bytes: usize) -> Result<Self, PcapError> {
         let mut source = PcapSource {
             input,
             path,
-            buf: vec![0; READ_BUFFER_BYTES],
+            buf: vec![0; buffer_bytes],
             pos: 0,
             end: 0,
             buf_file_offset: 0,
@@ -156,8 +162,7 @@ impl<R: Read> PcapSource<R> {
                 needed_bytes: classic::FILE_HEADER_BYTES as u64,
             });
         }
-        let magic =
-            u32::from_be_bytes([source.buf[0], source.buf[1], source.buf[2], source.buf[3]]);
+        let magic = u32::from_be_bytes([source.buf[0], source.buf[1], source.buf[2], source.buf[3]]);
         if classic::is_classic_magic(magic) {
             source.read_classic_header(magic)?;
         } else if magic == pcapng::SECTION_HEADER_BLOCK {
@@ -239,11 +244,7 @@ impl<R: Read> PcapSource<R> {
                 Ok(n) => self.end += n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => {
-                    return Err(PcapError::io(
-                        self.path.as_deref(),
-                        self.offset_of(self.end),
-                        source,
-                    ));
+                    return Err(PcapError::io(self.path.as_deref(), self.offset_of(self.end), source));
                 }
             }
         }

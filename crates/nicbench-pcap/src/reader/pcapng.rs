@@ -282,10 +282,7 @@ impl<R: Read> PcapSource<R> {
             return Ok(None);
         };
         let block = &self.buf[self.pos..self.pos + block_len];
-        if matches!(
-            block_type,
-            SECTION_HEADER_BLOCK | INTERFACE_DESCRIPTION_BLOCK
-        ) {
+        if matches!(block_type, SECTION_HEADER_BLOCK | INTERFACE_DESCRIPTION_BLOCK) {
             ng.parser
                 .next_raw_block(block)
                 .map_err(|err| corrupt(format!("{}: {err}", block_name(block_type))))?;
@@ -320,8 +317,8 @@ impl<R: Read> PcapSource<R> {
                 } else {
                     read_u32(body, 0, big_endian)
                 };
-                let ts_ticks = (u64::from(read_u32(body, 4, big_endian)) << 32)
-                    | u64::from(read_u32(body, 8, big_endian));
+                let ts_ticks =
+                    (u64::from(read_u32(body, 4, big_endian)) << 32) | u64::from(read_u32(body, 8, big_endian));
                 let caplen = read_u32(body, 12, big_endian);
                 let orig_len = read_u32(body, 16, big_endian);
                 if caplen > MAX_CAPLEN_BYTES {
@@ -411,7 +408,9 @@ fn frame_section_header(head: &[u8]) -> Result<(u32, bool), String> {
     } else if magic.swap_bytes() == BYTE_ORDER_MAGIC {
         false
     } else {
-        return Err(format!("section header block: byte-order magic 0x{magic:08x} is neither 0x1a2b3c4d nor 0x4d3c2b1a"));
+        return Err(format!(
+            "section header block: byte-order magic 0x{magic:08x} is neither 0x1a2b3c4d nor 0x4d3c2b1a"
+        ));
     };
     let block_len = read_u32(head, 4, big_endian);
     check_block_len(block_len)?;
@@ -459,16 +458,9 @@ mod tests {
         assert_eq!(TsScale::from_tsresol(0).to_ns(3), 3_000_000_000);
         assert_eq!(TsScale::from_tsresol(12).to_ns(5_000), 5);
         // 2^-10 s: 1024 ticks per second.
-        assert_eq!(
-            TsScale::from_tsresol(0x80 | 10).to_ns(1024 + 512),
-            1_500_000_000
-        );
+        assert_eq!(TsScale::from_tsresol(0x80 | 10).to_ns(1024 + 512), 1_500_000_000);
         assert_eq!(TsScale::from_tsresol(0x7f).to_ns(u64::MAX), 0);
-        assert_eq!(
-            TsScale::from_tsresol(0).to_ns(u64::MAX),
-            u64::MAX,
-            "saturates"
-        );
+        assert_eq!(TsScale::from_tsresol(0).to_ns(u64::MAX), u64::MAX, "saturates");
     }
 
     #[test]

@@ -60,10 +60,7 @@ fn test_parse_classic_truncated_data_names_index_and_offset() {
             caplen,
             available_bytes,
         } => {
-            assert_eq!(
-                (index, offset_bytes, caplen, available_bytes),
-                (1, 24 + 26, 20, 15)
-            );
+            assert_eq!((index, offset_bytes, caplen, available_bytes), (1, 24 + 26, 20, 15));
         }
         other => panic!("unexpected {other}"),
     }
@@ -126,10 +123,7 @@ fn test_parse_header_errors() {
         "{err}"
     );
     let mut source = PcapSource::from_reader(Cursor::new(header)).unwrap();
-    assert!(
-        source.next_packet().is_none(),
-        "header-only file has no packets"
-    );
+    assert!(source.next_packet().is_none(), "header-only file has no packets");
 }
 
 /// Reads one byte per `read` call: exercises every refill path.

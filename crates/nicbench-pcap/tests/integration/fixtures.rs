@@ -59,11 +59,7 @@ pub fn write_ours(packets: &[OwnedPacket]) -> Vec<u8> {
 }
 
 /// A classic pcap written by pcap-file, in any resolution and byte order.
-pub fn write_pcap_file(
-    packets: &[OwnedPacket],
-    ts_resolution: TsResolution,
-    endianness: Endianness,
-) -> Vec<u8> {
+pub fn write_pcap_file(packets: &[OwnedPacket], ts_resolution: TsResolution, endianness: Endianness) -> Vec<u8> {
     let header = PcapHeader {
         snaplen: 65535,
         datalink: DataLink::ETHERNET,
@@ -100,9 +96,7 @@ pub fn read_with_pcap_file(bytes: &[u8]) -> Vec<OwnedPacket> {
 
 /// Drains a source: all packets delivered, then the error that ended it (if any).
 /// Also checks that the stream stays ended.
-pub fn drain<R: std::io::Read>(
-    source: &mut PcapSource<R>,
-) -> (Vec<OwnedPacket>, Option<PcapError>) {
+pub fn drain<R: std::io::Read>(source: &mut PcapSource<R>) -> (Vec<OwnedPacket>, Option<PcapError>) {
     let mut packets = Vec::new();
     let mut error = None;
     while let Some(result) = source.next_packet() {
@@ -120,10 +114,7 @@ pub fn drain<R: std::io::Read>(
             }
         }
     }
-    assert!(
-        source.next_packet().is_none(),
-        "a finished source stays finished"
-    );
+    assert!(source.next_packet().is_none(), "a finished source stays finished");
     assert_eq!(source.packets_read(), packets.len() as u64);
     (packets, error)
 }

@@ -13,13 +13,7 @@ fn empty_garbage_and_header_only() {
     assert_eq!(err.to_string(), "not a pcap/pcapng file: magic 0x3c68746d");
     let err = read_bytes(&[0xd4, 0xc3]).unwrap_err();
     assert!(
-        matches!(
-            err,
-            PcapError::TruncatedFileHeader {
-                available_bytes: 2,
-                ..
-            }
-        ),
+        matches!(err, PcapError::TruncatedFileHeader { available_bytes: 2, .. }),
         "{err}"
     );
 

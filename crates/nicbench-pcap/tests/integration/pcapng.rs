@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use nicbench_pcap::{CaptureFormat, LinkType, PcapError};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
-use pcap_file::pcapng::blocks::interface_description::{
-    InterfaceDescriptionBlock, InterfaceDescriptionOption,
-};
+use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::blocks::interface_statistics::InterfaceStatisticsBlock;
 use pcap_file::pcapng::blocks::section_header::SectionHeaderBlock;
 use pcap_file::pcapng::blocks::simple_packet::SimplePacketBlock;
@@ -19,12 +17,7 @@ use pcap_file::{DataLink, Endianness};
 
 use crate::fixtures::{read_bytes, OwnedPacket};
 
-fn idb(
-    linktype: DataLink,
-    snaplen: u32,
-    tsresol: Option<u8>,
-    ts_offset_s: Option<u64>,
-) -> Block<'static> {
+fn idb(linktype: DataLink, snaplen: u32, tsresol: Option<u8>, ts_offset_s: Option<u64>) -> Block<'static> {
     let mut options = Vec::new();
     if let Some(tsresol) = tsresol {
         options.push(InterfaceDescriptionOption::IfTsResol(tsresol));
@@ -57,13 +50,11 @@ fn writer(endianness: Endianness) -> PcapNgWriter<Vec<u8>> {
 pub fn three_packet_pcapng() -> (Vec<u8>, Vec<usize>, Vec<usize>) {
     let mut out = writer(Endianness::Little);
     let mut starts = vec![0, out.get_ref().len()];
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
-        .unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
     starts.push(out.get_ref().len());
     for (i, len) in [60usize, 13, 100].into_iter().enumerate() {
         let data = vec![i as u8; len];
-        out.write_block(&epb(0, 1_000 + i as u64, len as u32, &data))
-            .unwrap();
+        out.write_block(&epb(0, 1_000 + i as u64, len as u32, &data)).unwrap();
         starts.push(out.get_ref().len());
     }
     (out.into_inner(), starts, vec![2, 3, 4])
@@ -74,10 +65,8 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
     for endianness in [Endianness::Little, Endianness::Big] {
         let mut out = writer(endianness);
         // if0: Ethernet, default µs; if1: raw IP, ns, 10 s offset; if2: 2^-10 s.
-        out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
-            .unwrap();
-        out.write_block(&idb(DataLink::RAW, 0, Some(9), Some(10)))
-            .unwrap();
+        out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
+        out.write_block(&idb(DataLink::RAW, 0, Some(9), Some(10))).unwrap();
         out.write_block(&idb(DataLink::ETHERNET, 65535, Some(0x80 | 10), None))
             .unwrap();
         out.write_block(&epb(0, 1_500_000, 64, &[1; 60])).unwrap();
@@ -88,12 +77,10 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
             options: vec![],
         }))
         .unwrap();
-        out.write_block(&epb(2, 1024 * 3 + 256, 61, &[2; 61]))
-            .unwrap();
+        out.write_block(&epb(2, 1024 * 3 + 256, 61, &[2; 61])).unwrap();
         let bytes = out.into_inner();
 
-        let mut source =
-            nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+        let mut source = nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(&bytes)).unwrap();
         assert_eq!(source.format(), CaptureFormat::PcapNg);
         let (got, err) = crate::fixtures::drain(&mut source);
         assert!(err.is_none(), "{endianness:?}: {err:?}");
@@ -129,8 +116,7 @@ fn two_interfaces_with_different_tsresol_both_byte_orders() {
 #[test]
 fn simple_and_obsolete_packet_blocks_and_new_section() {
     let mut out = writer(Endianness::Little);
-    out.write_block(&idb(DataLink::ETHERNET, 8, Some(9), None))
-        .unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 8, Some(9), None)).unwrap();
     // SPB: orig 5 bytes (padded to 8 in the file) and orig 64 cut to the snaplen of 8.
     out.write_block(&Block::SimplePacket(SimplePacketBlock {
         original_len: 5,
@@ -161,8 +147,7 @@ fn simple_and_obsolete_packet_blocks_and_new_section() {
         ..Default::default()
     }))
     .unwrap();
-    out.write_block(&idb(DataLink::RAW, 65535, Some(3), None))
-        .unwrap();
+    out.write_block(&idb(DataLink::RAW, 65535, Some(3), None)).unwrap();
     out.write_block(&epb(0, 5, 1, &[0x60])).unwrap();
     let bytes = out.into_inner();
 
@@ -186,12 +171,10 @@ fn simple_and_obsolete_packet_blocks_and_new_section() {
 #[test]
 fn packet_on_undeclared_interface_is_an_error_after_good_packets() {
     let mut out = writer(Endianness::Little);
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
-        .unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
     out.write_block(&epb(0, 1, 4, &[1; 4])).unwrap();
     let offset = out.get_ref().len();
-    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None))
-        .unwrap();
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
     let mut bytes = out.into_inner();
     // Append an EPB for interface 5 by hand (pcap-file's writer refuses to).
     let mut epb_bytes = vec![];
@@ -223,10 +206,7 @@ fn corrupt_blocks_are_named() {
     let (got, err) = read_bytes(&bad_trailer).unwrap();
     assert_eq!(got.len(), 1);
     let err = err.unwrap();
-    assert!(
-        matches!(err, PcapError::CorruptBlock { index: 1, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, PcapError::CorruptBlock { index: 1, .. }), "{err}");
     assert_eq!(err.offset_bytes(), Some(starts[3] as u64));
     assert!(err.to_string().contains("trailing block length"), "{err}");
 
@@ -248,8 +228,5 @@ fn corrupt_blocks_are_named() {
     let mut absurd = bytes;
     absurd[starts[2] + 20..starts[2] + 24].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
     let (_, err) = read_bytes(&absurd).unwrap();
-    assert!(
-        matches!(err, Some(PcapError::AbsurdCaplen { index: 0, .. })),
-        "{err:?}"
-    );
+    assert!(matches!(err, Some(PcapError::AbsurdCaplen { index: 0, .. })), "{err:?}");
 }

@@ -3,15 +3,12 @@
 
 use std::io::Cursor;
 
-use nicbench_pcap::{
-    CaptureFormat, LinkType, PcapSource, PcapWriter, TsResolution as OurResolution,
-};
+use nicbench_pcap::{CaptureFormat, LinkType, PcapSource, PcapWriter, TsResolution as OurResolution};
 use pcap_file::{Endianness, TsResolution};
 use proptest::prelude::*;
 
 use crate::fixtures::{
-    drain, packets, read_bytes, read_with_pcap_file, temp_path, write_ours, write_pcap_file,
-    OwnedPacket,
+    drain, packets, read_bytes, read_with_pcap_file, temp_path, write_ours, write_pcap_file, OwnedPacket,
 };
 
 #[test]
@@ -89,6 +86,16 @@ fn large_file_through_open_matches_oracle() {
         got.iter().zip(&expected).position(|(a, b)| a != b)
     );
     assert!(read_with_pcap_file(&bytes) == expected);
+
+    // A 64-byte buffer must grow for the 9 KB records and compact on every refill.
+    let mut small = PcapSource::with_buffer_bytes(Cursor::new(&bytes[..2_000_000]), 64).unwrap();
+    let (got_small, err) = drain(&mut small);
+    assert!(
+        matches!(err, Some(nicbench_pcap::PcapError::TruncatedPacketData { .. })),
+        "{err:?}"
+    );
+    assert!(got_small[..] == expected[..got_small.len()]);
+    assert!(got_small.len() > 100);
 }
 
 #[test]
@@ -100,12 +107,7 @@ fn writer_linktype_and_snaplen_cut() {
     assert_eq!(source.linktype(), Some(LinkType::RAW));
     let packet = source.next_packet().unwrap().unwrap();
     assert_eq!(
-        (
-            packet.ts_ns,
-            packet.orig_len,
-            packet.caplen(),
-            packet.linktype
-        ),
+        (packet.ts_ns, packet.orig_len, packet.caplen(), packet.linktype),
         (5, 1500, 128, LinkType::RAW)
     );
 }
@@ -114,8 +116,7 @@ fn writer_linktype_and_snaplen_cut() {
 fn open_missing_file_names_path() {
     let err = PcapSource::open("/nonexistent/trace.pcap").unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with("/nonexistent/trace.pcap: cannot open:"),
+        err.to_string().starts_with("/nonexistent/trace.pcap: cannot open:"),
         "{err}"
     );
 }

@@ -31,11 +31,7 @@ fn classic_cut_at_every_offset() {
             continue;
         }
         let (got, err) = result.unwrap();
-        let complete = record_starts
-            .iter()
-            .skip(1)
-            .filter(|&&end| end <= cut)
-            .count();
+        let complete = record_starts.iter().skip(1).filter(|&&end| end <= cut).count();
         assert_eq!(got, expected[..complete], "cut {cut}");
         if record_starts.contains(&cut) {
             assert!(err.is_none(), "cut {cut} at a record boundary: {err:?}");
@@ -43,16 +39,8 @@ fn classic_cut_at_every_offset() {
         }
         let err = err.unwrap_or_else(|| panic!("cut {cut}: no error"));
         let record_start = record_starts[complete];
-        assert_eq!(
-            err.packet_index(),
-            Some(complete as u64),
-            "cut {cut}: {err}"
-        );
-        assert_eq!(
-            err.offset_bytes(),
-            Some(record_start as u64),
-            "cut {cut}: {err}"
-        );
+        assert_eq!(err.packet_index(), Some(complete as u64), "cut {cut}: {err}");
+        assert_eq!(err.offset_bytes(), Some(record_start as u64), "cut {cut}: {err}");
         let into_record = cut - record_start;
         if into_record < 16 {
             assert!(
@@ -67,9 +55,8 @@ fn classic_cut_at_every_offset() {
                 "cut {cut}: {err}"
             );
             assert!(
-                err.to_string().contains(&format!(
-                    "caplen says {caplen} bytes, only {available} left"
-                )),
+                err.to_string()
+                    .contains(&format!("caplen says {caplen} bytes, only {available} left")),
                 "{err}"
             );
         }
@@ -106,16 +93,8 @@ fn pcapng_cut_at_every_offset() {
         }
         let err = err.unwrap_or_else(|| panic!("cut {cut}: no error"));
         let block = block_starts.iter().rposition(|&start| start < cut).unwrap();
-        assert_eq!(
-            err.packet_index(),
-            Some(complete as u64),
-            "cut {cut}: {err}"
-        );
-        assert_eq!(
-            err.offset_bytes(),
-            Some(block_starts[block] as u64),
-            "cut {cut}: {err}"
-        );
+        assert_eq!(err.packet_index(), Some(complete as u64), "cut {cut}: {err}");
+        assert_eq!(err.offset_bytes(), Some(block_starts[block] as u64), "cut {cut}: {err}");
         let into_block = cut - block_starts[block];
         if into_block < 12 {
             assert!(
@@ -123,10 +102,7 @@ fn pcapng_cut_at_every_offset() {
                 "cut {cut}: {err}"
             );
         } else {
-            assert!(
-                matches!(err, PcapError::TruncatedBlock { .. }),
-                "cut {cut}: {err}"
-            );
+            assert!(matches!(err, PcapError::TruncatedBlock { .. }), "cut {cut}: {err}");
         }
     }
 }
