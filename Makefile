@@ -1,6 +1,6 @@
 # nicbench: one command sets up and runs the main job, one sets up and runs all tests.
 #
-#   make run     venv + native build, then the main job
+#   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
 #   make test    venv + native build + peer tools, then cargo test and pytest
 #   make bench   benchmark figures (see BENCHMARKS.md)
 #
@@ -21,6 +21,7 @@ run: develop
 	nicbench gen --flows 10000 --size 1500 --rate 100Gbps --duration 100ms -o build/trace.pcap
 	nicbench pcap info build/trace.pcap
 	nicbench rss build/trace.pcap --queues 8
+	nicbench reproduce --all
 
 test: develop peers test-rust test-python
 

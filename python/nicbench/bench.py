@@ -81,7 +81,7 @@ def tcpdump_mpps(path: Path, packets: int, runs: int) -> float | None:
 
 def scapy_mpps(path: Path, packets: int) -> float | None:
     try:
-        from scapy.utils import rdpcap
+        from scapy.all import rdpcap  # scapy.all: with its dissectors loaded, as users run it
     except ImportError:
         return None
     t0 = time.perf_counter()
@@ -91,23 +91,48 @@ def scapy_mpps(path: Path, packets: int) -> float | None:
     return packets / elapsed / 1e6
 
 
+# A fresh, small interpreter starts the measured command: a child forked from this
+# (large, scapy-filled) process would inherit its resident set as its high-water mark.
+_RSS_PROBE = (
+    "import os, subprocess, sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, time.perf_counter() - t0)\n"
+)
+
+
 def peak_rss_mib(argv: list[str]) -> tuple[float, float]:
-    """Run a command; return (peak RSS [MiB], wall seconds) of that child alone (os.wait4)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed with status {status}")
-    return usage.ru_maxrss / 1024, elapsed
+    """Run a command; return (peak RSS [MiB], wall seconds) of that command alone."""
+    out = subprocess.run([sys.executable, "-c", _RSS_PROBE, *argv], capture_output=True, text=True, check=True)
+    code, maxrss_kib, seconds = out.stdout.split()
+    if int(code) != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed with exit code {code}")
+    return int(maxrss_kib) / 1024, float(seconds)
 
 
-def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int) -> list[Figure]:
-    figs: list[Figure] = []
+def generator_figures(gen_packets: int) -> list[Figure]:
+    """Generator writing pcap, on tmpfs when there is one: the figure is CPU + page cache, not the disk
+    (a disk's dirty-page writeback throttles multi-hundred-MB writes to well below the generator's rate)."""
+    shm = Path("/dev/shm")
+    where = shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+    figs = []
+    for frame in (64, 1500):
+        path = where / f"nicbench-bench-gen-{os.getpid()}-{frame}.pcap"
+        try:
+            rate = gen_trace(path, frame, gen_packets)
+        finally:
+            path.unlink(missing_ok=True)
+        figs.append(Figure(f"generator writing pcap, {frame} B", rate, "Mpps",
+                           f"{gen_packets:,} packets, 10K flows, one core, to {where}"))
+    return figs
+
+
+def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int, gen_packets: int) -> list[Figure]:
+    figs: list[Figure] = generator_figures(gen_packets)
     for frame in (64, 1500):
         trace = workdir / f"side-{frame}.pcap"
-        figs.append(Figure(f"generator writing pcap, {frame} B", gen_trace(trace, frame, side_packets), "Mpps",
-                           f"{side_packets:,} packets, 10K flows, one core"))
+        gen_trace(trace, frame, side_packets)
         mine = nicbench_pipeline_mpps(trace, runs)
         figs.append(Figure(f"pcap read+parse+FlowKey+Toeplitz, {frame} B", mine, "Mpps",
                            f"{side_packets:,} packets in page cache, one core, median of {runs}"))
@@ -152,13 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("suite", choices=["foundation"])
     parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the side-by-side traces")
     parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
+    parser.add_argument("--gen-packets", type=int, default=5_000_000, help="packets in the generator measurement")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
     args = parser.parse_args(argv)
     print(f"# nicbench {_native.__version__} bench {args.suite}, {time.strftime('%Y-%m-%d')}")
-    print(f"# machine: {machine_description()}")
+    print(f"# machine: {machine_description()}; load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        figs = foundation(Path(tmp), args.packets, args.big_packets, args.runs)
+        figs = foundation(Path(tmp), args.packets, args.big_packets, args.runs, args.gen_packets)
     print_table(figs)
     return 0
 

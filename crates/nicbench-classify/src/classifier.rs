@@ -15,7 +15,7 @@
 
 use crate::compile::{compile, CompileError, CompiledRule, Fate};
 use crate::counters::{Counters, MAX_RULE_SLOTS};
-use crate::group::Algorithm;
+use crate::group::{tree, Algorithm, Tree};
 use crate::key::PacketKey;
 use crate::state::{Hop, Op, Outcome, RuleId, State};
 use nicbench_rules::{Action, Rule};
@@ -46,7 +46,7 @@ pub struct ClassifierConfig {
 
 impl Default for ClassifierConfig {
     fn default() -> Self {
-        ClassifierConfig { algorithm: Algorithm::TupleMerge, start_group: 0, count: true }
+        ClassifierConfig { algorithm: Algorithm::Hybrid, start_group: 0, count: true }
     }
 }
 
@@ -122,7 +122,26 @@ pub struct Classifier {
     /// Jump edges of the group graph with their multiplicity.
     edges: ahash::AHashMap<(u32, u32), u32>,
     live: usize,
+    /// [`Algorithm::Hybrid`] bookkeeping: the tree build in flight, and per group the rule
+    /// changes since its last tree snapshot and the rules that snapshot held.
+    build: Option<PendingBuild>,
+    changes: ahash::AHashMap<u32, usize>,
+    tree_rules: ahash::AHashMap<u32, usize>,
+    last_tree_id: u32,
 }
+
+/// A decision tree being built on another thread.
+struct PendingBuild {
+    group: u32,
+    handle: std::thread::JoinHandle<Tree>,
+}
+
+/// A group gets a decision tree once its TupleMerge tables number at least this many (with
+/// fewer, the hash tables are as fast).
+const TREE_MIN_TABLES: usize = 3;
+/// A group's tree is rebuilt after this many rule changes, or a quarter of its tree's rules
+/// if more (amortises the O(n log n) build over the updates).
+const TREE_MIN_CHANGES: usize = 64;
 
 impl Default for Classifier {
     fn default() -> Self {
@@ -144,6 +163,10 @@ impl Classifier {
             next_seq: 0,
             edges: Default::default(),
             live: 0,
+            build: None,
+            changes: Default::default(),
+            tree_rules: Default::default(),
+            last_tree_id: tree::NO_TREE,
         };
         c.w.publish();
         c
@@ -162,9 +185,102 @@ impl Classifier {
     /// readers just left at the *next* commit, so after a bulk load the next single update
     /// would pay for the whole load; calling this once after bulk loads keeps update
     /// latency steady. Waits for readers to leave the old copy (one burst each).
+    /// With [`Algorithm::Hybrid`] it also finishes any tree build in flight and (re)builds,
+    /// here and now, the tree of every group changed since its last build, so lookups run
+    /// at full speed afterwards.
     pub fn settle(&mut self) {
         self.w.publish();
+        if self.config.algorithm == Algorithm::Hybrid {
+            let mut installed = self.finish_build(true);
+            for group in self.groups_wanting_tree(1) {
+                self.changes.remove(&group);
+                let t = tree::build(self.next_tree_id(), self.snapshot(group));
+                self.install(group, t);
+                installed = true;
+            }
+            if installed {
+                // Once for the copy readers are leaving, once more for the other one.
+                self.w.publish();
+                self.w.publish();
+            }
+        }
         self.free.append(&mut self.pending_free);
+    }
+
+    fn next_tree_id(&mut self) -> u32 {
+        self.last_tree_id = self.last_tree_id.wrapping_add(1).max(1);
+        self.last_tree_id
+    }
+
+    /// Installs the finished background build, if any (waiting for it when `wait`).
+    fn finish_build(&mut self, wait: bool) -> bool {
+        match self.build.take() {
+            Some(b) if wait || b.handle.is_finished() => match b.handle.join() {
+                Ok(t) => {
+                    self.install(b.group, t);
+                    true
+                }
+                Err(_) => false, // the build panicked: keep the delta, a later build retries
+            },
+            other => {
+                self.build = other;
+                false
+            }
+        }
+    }
+
+    fn install(&mut self, group: u32, t: Tree) {
+        self.tree_rules.insert(group, t.members.len());
+        self.w.append(Op::InstallTree { group, tree: Arc::new(t) });
+    }
+
+    /// Groups (ascending) with at least `min_changes` changes and past their rebuild
+    /// threshold that either have a tree or have enough tables to want one.
+    fn groups_wanting_tree(&mut self, min_changes: usize) -> Vec<u32> {
+        let Some(state) = self.w.enter() else { return Vec::new() };
+        let mut out: Vec<u32> = self
+            .changes
+            .iter()
+            .filter(|&(g, &n)| {
+                let built = self.tree_rules.get(g).copied().unwrap_or(0);
+                n >= min_changes.max(if min_changes > 1 { built / 4 } else { 1 })
+                    && state.groups.get(g).is_some_and(|grp| grp.subtree_count() > 0 || grp.table_count() >= TREE_MIN_TABLES)
+            })
+            .map(|(g, _)| *g)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The group's live rules as the tree builder takes them.
+    fn snapshot(&self, group: u32) -> Vec<tree::TreeInput> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, m)| {
+                let r = m.rule.as_ref().filter(|r| r.group == group)?;
+                Some((slot as u32, ((r.priority as u64) << 32) | m.seq as u64, r.clone()))
+            })
+            .collect()
+    }
+
+    /// After a commit's operations are appended: install a finished build, start the next.
+    fn maintain_trees(&mut self) {
+        self.finish_build(false);
+        if self.build.is_some() {
+            return;
+        }
+        let Some(&group) = self.groups_wanting_tree(TREE_MIN_CHANGES).first() else { return };
+        self.changes.remove(&group);
+        let rules = self.snapshot(group);
+        let id = self.next_tree_id();
+        match std::thread::Builder::new().name("nicbench-tree".into()).spawn(move || tree::build(id, rules)) {
+            Ok(handle) => self.build = Some(PendingBuild { group, handle }),
+            Err(_) => {
+                let t = tree::build(id, self.snapshot(group));
+                self.install(group, t);
+            }
+        }
     }
 
     pub fn config(&self) -> ClassifierConfig {
@@ -278,8 +394,19 @@ impl Classifier {
             self.edges.retain(|_, c| *c > 0);
         }
         // 2. Apply: append every operation, then publish once.
+        let hybrid = self.config.algorithm == Algorithm::Hybrid;
         let mut ids = Vec::with_capacity(inserts);
         for p in plan {
+            if hybrid {
+                let (old, new) = match &p {
+                    Planned::Insert(r) => (None, Some(r.group)),
+                    Planned::Delete(id) => (self.live_rule(*id).map(|r| r.group), None),
+                    Planned::Modify(id, r) => (self.live_rule(*id).map(|r| r.group), Some(r.group)),
+                };
+                for g in old.into_iter().chain(new.filter(|&n| Some(n) != old)) {
+                    *self.changes.entry(g).or_insert(0) += 1;
+                }
+            }
             match p {
                 Planned::Insert(rule) => {
                     let slot = match self.free.pop() {
@@ -313,6 +440,9 @@ impl Classifier {
                 }
             }
         }
+        if hybrid {
+            self.maintain_trees();
+        }
         self.w.publish();
         self.free.append(&mut self.pending_free);
         Ok(ids)
@@ -343,9 +473,13 @@ impl Classifier {
     pub fn stats(&self) -> ClassifierStats {
         let Some(g) = self.w.enter() else { return ClassifierStats::default() };
         let mut tables = std::collections::BTreeMap::new();
+        let mut subtrees = std::collections::BTreeMap::new();
         let mut bytes = g.rules.capacity() * std::mem::size_of::<crate::group::RuleEntry>();
         for (id, grp) in g.groups.iter() {
             tables.insert(*id, grp.table_count());
+            if grp.subtree_count() > 0 {
+                subtrees.insert(*id, grp.subtree_count());
+            }
             bytes += grp.memory_bytes();
         }
         // Constraints behind the Arcs (shared by both copies, counted once).
@@ -360,6 +494,7 @@ impl Classifier {
             rules: self.live,
             groups: g.groups.len(),
             tables_per_group: tables,
+            subtrees_per_group: subtrees,
             memory_bytes: total,
             memory_bytes_per_rule: if self.live == 0 { 0.0 } else { total as f64 / self.live as f64 },
         }
@@ -371,8 +506,10 @@ impl Classifier {
 pub struct ClassifierStats {
     pub rules: usize,
     pub groups: usize,
-    /// Non-empty hash tables per group.
+    /// Non-empty hash tables per group (for [`Algorithm::Hybrid`], the delta's).
     pub tables_per_group: std::collections::BTreeMap<u32, usize>,
+    /// Decision subtrees per group that has a tree ([`Algorithm::Hybrid`]).
+    pub subtrees_per_group: std::collections::BTreeMap<u32, usize>,
     /// Estimated heap bytes: both copies, shared rule constraints, writer bookkeeping.
     pub memory_bytes: usize,
     pub memory_bytes_per_rule: f64,

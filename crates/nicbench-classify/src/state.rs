@@ -8,7 +8,7 @@
 
 use crate::compile::{CompiledRule, Fate};
 use crate::counters::Counters;
-use crate::group::{Algorithm, Group, RuleEntry, BURST, NO_JUMP};
+use crate::group::{Algorithm, Group, RuleEntry, Tree, BURST, NO_JUMP, NO_TREE};
 use crate::key::PacketKey;
 use std::sync::Arc;
 
@@ -76,6 +76,8 @@ pub(crate) enum Op {
     /// Install `rule` in `slot` (`fresh`: a new rule, so its counters restart at zero).
     Put { slot: u32, gen: u32, seq: u32, rule: Arc<CompiledRule>, fresh: bool },
     Remove { slot: u32 },
+    /// Install a decision tree built by the writer for `group` (shared by both copies).
+    InstallTree { group: u32, tree: Arc<Tree> },
 }
 
 #[derive(Clone, Debug)]
@@ -113,11 +115,18 @@ impl State {
             mark: rule.mark,
             table: crate::group::NO_TABLE,
             gen,
+            tree: NO_TREE,
             rule: Some(rule.clone()),
         };
         let group = self.groups.entry(rule.group).or_default();
         let table = group.insert(slot, &self.rules, self.algorithm);
         self.rules[s].table = table;
+    }
+
+    fn install_tree(&mut self, group: u32, tree: &Arc<Tree>) {
+        let algo = self.algorithm;
+        let g = self.groups.entry(group).or_default();
+        g.install_tree(tree.clone(), &mut self.rules, algo);
     }
 
     fn id(&self, slot: u32) -> RuleId {
@@ -237,6 +246,7 @@ impl left_right::Absorb<Op> for State {
                 self.put(*slot, *gen, *seq, rule)
             }
             Op::Remove { slot } => self.remove(*slot),
+            Op::InstallTree { group, tree } => self.install_tree(*group, tree),
         }
     }
 
@@ -244,6 +254,7 @@ impl left_right::Absorb<Op> for State {
         match op {
             Op::Put { slot, gen, seq, rule, .. } => self.put(slot, gen, seq, &rule),
             Op::Remove { slot } => self.remove(slot),
+            Op::InstallTree { group, tree } => self.install_tree(group, &tree),
         }
     }
 

@@ -164,11 +164,18 @@ fn check(c: &Classifier, live: &Live, frames: &[ParsedFrame]) -> Result<(), Test
 }
 
 fn run(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
+    run_settling(algorithm, steps, batch_every, &[], frames)
+}
+
+/// [`run`], calling `settle()` (which builds the Hybrid trees) after the batches whose
+/// index is in `settle_after`, and checking against the oracle right after each settle,
+/// so later updates land on a tree (tombstones, delta) before the final check.
+fn run_settling(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, settle_after: &[usize], frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
     let mut c = Classifier::new(ClassifierConfig { algorithm, ..Default::default() });
     let mut live: Live = Vec::new();
     let mut seq = 0usize;
     // Apply in batches of `batch_every` (1 = single updates); a refused batch changes nothing.
-    for chunk in steps.chunks(batch_every.max(1)) {
+    for (chunk_index, chunk) in steps.chunks(batch_every.max(1)).enumerate() {
         let mut batch = Batch::new();
         let mut next = live.clone();
         let mut new_rules = Vec::new();
@@ -210,6 +217,10 @@ fn run(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, frames: Vec<P
             Err(UpdateError::JumpCycle { .. }) => {}
             Err(e) => return Err(TestCaseError::fail(format!("unexpected refusal: {e}"))),
         }
+        if settle_after.contains(&chunk_index) {
+            c.settle();
+            check(&c, &live, &frames[..frames.len().min(8)])?;
+        }
     }
     prop_assert_eq!(c.len(), live.len());
     check(&c, &live, &frames)
@@ -222,6 +233,13 @@ proptest! {
     fn prop_tuple_merge_agrees_with_oracle(steps in prop::collection::vec(step(), 1..40), batch in 1usize..5,
                                            frames in prop::collection::vec(frame(), 40)) {
         run(Algorithm::TupleMerge, steps, batch, frames)?;
+    }
+
+    #[test]
+    fn prop_hybrid_agrees_with_oracle(steps in prop::collection::vec(step(), 1..40), batch in 1usize..5,
+                                      settle_after in prop::collection::vec(0usize..20, 0..4),
+                                      frames in prop::collection::vec(frame(), 40)) {
+        run_settling(Algorithm::Hybrid, steps, batch, &settle_after, frames)?;
     }
 
     #[test]
@@ -241,4 +259,9 @@ fn test_collision_lists_and_many_tables() {
         let steps: Vec<Step> = rules.iter().cloned().map(Step::Insert).collect();
         run(algorithm, steps, 17, frames.clone()).unwrap();
     }
+    // Hybrid: trees built after some batches, then more inserts, deletes and modifies
+    // land on them; background rebuilds (every 64 changes) run as well.
+    let steps: Vec<Step> = (0..600).map(|_| step().new_tree(&mut runner).unwrap().current()).collect();
+    run_settling(Algorithm::Hybrid, steps.clone(), 7, &[10, 30, 50, 80], frames.clone()).unwrap();
+    run_settling(Algorithm::Hybrid, steps, 1, &[100, 300], frames).unwrap();
 }

@@ -55,7 +55,7 @@ fn test_classbench_files_match_oracle() {
                   rng.random_range(f.src_ports.0..=f.src_ports.1), rng.random_range(f.dst_ports.0..=f.dst_ports.1), proto)
         }).collect();
         let seqd: Vec<(usize, &Rule)> = rules.iter().enumerate().collect();
-        for algorithm in [Algorithm::TupleMerge, Algorithm::TupleSpace] {
+        for algorithm in [Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace] {
             let (c, ids) = Classifier::with_rules(ClassifierConfig { algorithm, ..Default::default() }, rules.clone()).unwrap();
             let r = c.reader();
             for f in &frames {
@@ -64,7 +64,12 @@ fn test_classbench_files_match_oracle() {
                 assert_eq!(got.verdict, verdict, "{name} {algorithm:?}");
                 assert_eq!(got.rule, path[0].map(|i| ids[i]), "{name} {algorithm:?}");
             }
-            eprintln!("{name} {algorithm:?}: {:?}", c.stats().tables_per_group);
+            let st = c.stats();
+            eprintln!("{name} {algorithm:?}: tables {:?} subtrees {:?}", st.tables_per_group, st.subtrees_per_group);
+            if algorithm == Algorithm::Hybrid {
+                assert_eq!(st.subtrees_per_group.len(), 1, "{name}: the settled group has a tree");
+                assert_eq!(st.tables_per_group.get(&0).copied().unwrap_or(0), 0, "{name}: empty delta after settle");
+            }
         }
         ran += 1;
     }

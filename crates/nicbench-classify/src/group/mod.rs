@@ -16,13 +16,23 @@
 //! earlier rule. A table's `best_rank` is a lower bound on the ranks it holds (it is not
 //! raised on delete, which keeps deletes O(1) and the early exit correct).
 //!
+//! - [`Algorithm::Hybrid`] (the default): a decision tree ([`tree`]) built from the whole
+//!   group, plus TupleMerge tables as the *delta* holding rules changed since the tree was
+//!   built. Rules deleted or modified since are ignored by the tree (their rule entry no
+//!   longer carries the tree's id). The lookup takes the better of tree and delta. The
+//!   tree is rebuilt by the writer (in the background, or on `settle`) and installed by one
+//!   operation, which moves its members out of the delta.
+//!
 //! Every update is O(entries of the rule): O(1) for TupleMerge, O(prefix expansion) for
-//! the baseline.
+//! the baseline; a tree install is O(rules of the group).
 
 use crate::compile::{ones128, CompiledRule, Fate};
 use crate::key::{ones64, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use std::sync::Arc;
+
+pub(crate) mod tree;
+pub(crate) use tree::{Tree, NO_TREE};
 
 /// How rules are laid out in tables (see the module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -30,8 +40,10 @@ pub enum Algorithm {
     /// Tuple space search with prefix expansion of ranges (baseline).
     TupleSpace,
     /// TupleMerge: relaxed table masks, exact verification.
-    #[default]
     TupleMerge,
+    /// Decision tree rebuilt from the group, TupleMerge delta for recent changes.
+    #[default]
+    Hybrid,
 }
 
 /// Most rules one TupleMerge hash bucket holds before new rules go elsewhere.
@@ -54,11 +66,14 @@ pub(crate) struct RuleEntry {
     pub table: u32,
     /// Slot generation (the high half of the rule id).
     pub gen: u32,
+    /// Id of the group's tree holding this rule, [`NO_TREE`] when it is in the tables.
+    pub tree: u32,
     pub rule: Option<Arc<CompiledRule>>,
 }
 
 impl RuleEntry {
-    pub const FREE: RuleEntry = RuleEntry { rank: u64::MAX, fate: Fate::NoFate, jump: NO_JUMP, mark: None, table: NO_TABLE, gen: 0, rule: None };
+    pub const FREE: RuleEntry =
+        RuleEntry { rank: u64::MAX, fate: Fate::NoFate, jump: NO_JUMP, mark: None, table: NO_TABLE, gen: 0, tree: NO_TREE, rule: None };
 }
 
 #[derive(Clone, Debug)]
@@ -195,9 +210,11 @@ impl MaskTable {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Group {
     tables: Vec<MaskTable>,
-    /// Indices of non-empty tables by ascending `best_rank`.
+    /// Indices of non-empty tables by ascending `(best_rank, index)`, kept incrementally.
     order: Vec<u32>,
     rules: usize,
+    /// The decision tree ([`Algorithm::Hybrid`]); the tables are then its delta.
+    tree: Option<Arc<Tree>>,
 }
 
 /// Burst size of the table-by-table lookup.
@@ -208,8 +225,14 @@ impl Group {
         self.rules
     }
 
+    /// Non-empty hash tables (the delta, for [`Algorithm::Hybrid`]).
     pub fn table_count(&self) -> usize {
         self.order.len()
+    }
+
+    /// Subtrees of the group's decision tree (0 without a tree).
+    pub fn subtree_count(&self) -> usize {
+        self.tree.as_ref().map_or(0, |t| t.subtree_count())
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -218,6 +241,7 @@ impl Group {
             .map(|t| t.hash.memory_bytes() + t.lists.iter().map(|l| l.capacity() * 16 + 24).sum::<usize>())
             .sum::<usize>()
             + self.tables.len() * std::mem::size_of::<MaskTable>()
+            + self.tree.as_ref().map_or(0, |t| t.memory_bytes())
     }
 
     fn find_or_add_table(&mut self, words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> usize {
@@ -228,26 +252,45 @@ impl Group {
         self.tables.len() - 1
     }
 
-    fn reorder(&mut self) {
-        self.order = (0..self.tables.len() as u32).filter(|&i| self.tables[i as usize].rules > 0).collect();
+    /// Puts table `ti` at its place in `order` after its `best_rank` or emptiness changed.
+    fn reposition(&mut self, ti: u32) {
+        if let Some(at) = self.order.iter().position(|&i| i == ti) {
+            self.order.remove(at);
+        }
+        let t = &self.tables[ti as usize];
+        if t.rules == 0 {
+            return;
+        }
+        let key = (t.best_rank, ti);
         let tables = &self.tables;
-        self.order.sort_by_key(|&i| (tables[i as usize].best_rank, i));
+        let at = self.order.partition_point(|&i| (tables[i as usize].best_rank, i) < key);
+        self.order.insert(at, ti);
     }
 
     /// Adds the rule in `slot` (already stored in `rules`); returns its TupleMerge table.
     pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
+        let table = self.insert_tables(slot, rules, algo);
+        self.rules += 1;
+        table
+    }
+
+    fn insert_tables(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
         let e = &rules[slot as usize];
         let Some(rule) = e.rule.clone() else { return NO_TABLE };
         let rank = e.rank;
-        let table = match algo {
-            Algorithm::TupleMerge => {
+        match algo {
+            Algorithm::TupleMerge | Algorithm::Hybrid => {
                 let hashable = rule.hashable_mask();
                 let values = rule.value_words();
                 let ti = self.pick_tm_table(&hashable, &values);
                 let t = &mut self.tables[ti];
                 let hk = t.extract_words(&values);
                 let verify = needs_verify(&rule, t);
+                let (was_empty, old_best) = (t.rules == 0, t.best_rank);
                 t.add(hk, rank, slot, verify, rules);
+                if was_empty || t.best_rank != old_best {
+                    self.reposition(ti as u32);
+                }
                 ti as u32
             }
             Algorithm::TupleSpace => {
@@ -256,38 +299,82 @@ impl Group {
                     let ti = self.find_or_add_table(words, m);
                     let t = &mut self.tables[ti];
                     let hk = t.extract_words(&values);
+                    let (was_empty, old_best) = (t.rules == 0, t.best_rank);
                     t.add(hk, rank, slot, true, rules);
+                    if was_empty || t.best_rank != old_best {
+                        self.reposition(ti as u32);
+                    }
                 }
                 NO_TABLE
             }
-        };
-        self.rules += 1;
-        self.reorder();
-        table
+        }
     }
 
     pub fn remove(&mut self, slot: u32, entry: &RuleEntry) {
+        if entry.rule.is_none() {
+            return;
+        }
+        // A tree member needs nothing: resetting its rule entry makes the tree ignore it.
+        if entry.tree == NO_TREE {
+            self.remove_from_tables(slot, entry);
+        }
+        self.rules -= 1;
+    }
+
+    fn remove_from_tables(&mut self, slot: u32, entry: &RuleEntry) {
         let Some(rule) = &entry.rule else { return };
         if entry.table != NO_TABLE {
-            let t = &mut self.tables[entry.table as usize];
+            let ti = entry.table;
+            let t = &mut self.tables[ti as usize];
             let hk = t.extract_words(&rule.value_words());
             t.remove(&hk, slot);
+            if t.rules == 0 {
+                t.best_rank = u64::MAX;
+                self.reposition(ti);
+            }
         } else {
             for (masks, values) in expand(rule) {
                 let (words, m) = top_words(&masks);
-                if let Some(t) = self.tables.iter_mut().find(|t| t.words == words && t.masks == m) {
+                if let Some(ti) = self.tables.iter().position(|t| t.words == words && t.masks == m) {
+                    let t = &mut self.tables[ti];
                     let hk = t.extract_words(&values);
                     t.remove(&hk, slot);
+                    if t.rules == 0 {
+                        t.best_rank = u64::MAX;
+                        self.reposition(ti as u32);
+                    }
                 }
             }
         }
-        self.rules -= 1;
-        for t in &mut self.tables {
-            if t.rules == 0 {
-                t.best_rank = u64::MAX;
+    }
+
+    /// Installs a freshly built tree: its members that still hold the rule it was built
+    /// from leave the tables (or the previous tree); the rest stay where they are.
+    pub fn install_tree(&mut self, tree: Arc<Tree>, rules: &mut [RuleEntry], algo: Algorithm) {
+        let old = self.tree.as_ref().map_or(NO_TREE, |t| t.id);
+        for (slot, rule) in tree.members.iter() {
+            let Some(e) = rules.get(*slot as usize) else { continue };
+            if !e.rule.as_ref().is_some_and(|r| Arc::ptr_eq(r, rule)) {
+                continue;
+            }
+            if e.tree == NO_TREE {
+                self.remove_from_tables(*slot, e);
+            } else if e.tree != old {
+                continue;
+            }
+            rules[*slot as usize].tree = tree.id;
+        }
+        // Members of the old tree the new one does not hold go back to the tables.
+        if let Some(prev) = self.tree.take() {
+            for (slot, _) in prev.members.iter() {
+                if rules.get(*slot as usize).is_some_and(|e| e.tree == old && e.rule.is_some()) {
+                    rules[*slot as usize].tree = NO_TREE;
+                    let t = self.insert_tables(*slot, rules, algo);
+                    rules[*slot as usize].table = t;
+                }
             }
         }
-        self.reorder();
+        self.tree = Some(tree);
     }
 
     fn pick_tm_table(&mut self, hashable: &[u64; KEY_WORDS], values: &[u64; KEY_WORDS]) -> usize {
@@ -315,6 +402,9 @@ impl Group {
     #[inline]
     pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry]) -> Option<u32> {
         let mut best = (u64::MAX, u32::MAX);
+        if let Some(tree) = &self.tree {
+            tree.lookup(key, rules, &mut best);
+        }
         for &ti in &self.order {
             let t = &self.tables[ti as usize];
             if t.best_rank >= best.0 {
@@ -335,6 +425,11 @@ impl Group {
     pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [u32]) {
         let n = keys.len().min(BURST).min(out.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
+        if let Some(tree) = &self.tree {
+            for i in 0..n {
+                tree.lookup(keys[i], rules, &mut best[i]);
+            }
+        }
         let mut hks = [[0u64; HASH_WORDS]; BURST];
         let mut hashes = [0u64; BURST];
         let mut payloads = [u32::MAX; BURST];

@@ -1,0 +1,225 @@
+//! The scenario JSON of the shared contract (`/work/briefs/G_contract.md`): which NIC,
+//! which traffic, which pre-installed rules, which rule updates during the run, what to
+//! measure. Unknown fields are refused so a typo never silently changes an experiment.
+
+use nicbench_rules::generate::RuleSetKind;
+use nicbench_traffic::TrafficConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One simulation run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Profile name (`<profiles_dir>/<name>.toml`) or a path to a `.toml`.
+    pub nic: String,
+    #[serde(default)]
+    pub profiles_dir: Option<String>,
+    /// Parameter name → value, replacing the profile's value (calibration).
+    #[serde(default)]
+    pub overrides: BTreeMap<String, f64>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Virtual time simulated [ns].
+    pub duration_ns: u64,
+    /// Packets generated before this time are not measured [ns].
+    #[serde(default)]
+    pub warmup_ns: u64,
+    /// Generated traffic (ignored when `trace` is set).
+    #[serde(default)]
+    pub traffic: Option<TrafficConfig>,
+    /// A pcap replayed at its timestamps (relative to its first packet).
+    #[serde(default)]
+    pub trace: Option<String>,
+    #[serde(default)]
+    pub rules: Option<RulesSpec>,
+    #[serde(default)]
+    pub install: Option<InstallSpec>,
+    #[serde(default)]
+    pub measure: MeasureSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// The pre-installed rule set.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RulesSpec {
+    Generated(GeneratedRules),
+    /// A testpmd / tc / ClassBench file.
+    File(String),
+    /// Inline testpmd `flow create` lines.
+    Text(String),
+}
+
+/// `nicbench_rules::generate` layout (PAM'21): `groups = 0` → all rules in the root table;
+/// `groups = T` → tables 1..T chained by default `jump` rules.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratedRules {
+    #[serde(default = "default_kind", deserialize_with = "kind_from_name")]
+    pub kind: RuleSetKind,
+    pub count: u64,
+    #[serde(default)]
+    pub groups: u32,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Fraction of the traffic's flows that match one of the generated rules exactly.
+    #[serde(default)]
+    pub hit_fraction: f64,
+}
+
+fn default_kind() -> RuleSetKind {
+    RuleSetKind::Exact5
+}
+
+fn kind_from_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleSetKind, D::Error> {
+    let name = String::deserialize(d)?;
+    match name.to_ascii_lowercase().as_str() {
+        "exact5" => Ok(RuleSetKind::Exact5),
+        "acl" => Ok(RuleSetKind::Acl),
+        "fw" => Ok(RuleSetKind::Fw),
+        "ipc" => Ok(RuleSetKind::Ipc),
+        other => Err(serde::de::Error::custom(format!("unknown rule set kind '{other}' (exact5, acl, fw, ipc)"))),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallMode {
+    /// `count` rules at once from `start_ns`.
+    Batch,
+    /// One rule every `1 / rate_per_s` from `start_ns`.
+    Rate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallCore {
+    /// The forwarding core installs: forwarding stops while it does.
+    Same,
+    /// Another core installs.
+    Distinct,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallOp {
+    Insert,
+    Delete,
+    /// Delete then insert (non-atomic: neither rule is installed in between).
+    Update,
+    /// The in-place update API.
+    UpdateInplace,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchType {
+    Ipv4,
+    Ipv6,
+    Vlan,
+    Tunnel,
+}
+
+/// Rule updates during the run (PAM'21 Fig. 3–6).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallSpec {
+    pub mode: InstallMode,
+    /// Batch size, or the total for rate mode (default: unbounded over the run).
+    #[serde(default)]
+    pub count: Option<u64>,
+    #[serde(default)]
+    pub rate_per_s: Option<f64>,
+    #[serde(default)]
+    pub start_ns: u64,
+    #[serde(default)]
+    pub group: u32,
+    #[serde(default = "default_core")]
+    pub core: InstallCore,
+    #[serde(default = "default_op")]
+    pub op: InstallOp,
+    #[serde(default = "default_match", rename = "match")]
+    pub match_type: MatchType,
+    #[serde(default = "default_actions")]
+    pub actions: u32,
+}
+
+fn default_core() -> InstallCore {
+    InstallCore::Same
+}
+fn default_op() -> InstallOp {
+    InstallOp::Insert
+}
+fn default_match() -> MatchType {
+    MatchType::Ipv4
+}
+fn default_actions() -> u32 {
+    1
+}
+
+/// What to measure.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpec {
+    #[serde(default = "default_bin")]
+    pub timeline_bin_ns: u64,
+    #[serde(default = "yes")]
+    pub latency: bool,
+    #[serde(default = "yes")]
+    pub queues: bool,
+}
+
+fn default_bin() -> u64 {
+    10_000_000
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for MeasureSpec {
+    fn default() -> Self {
+        MeasureSpec { timeline_bin_ns: default_bin(), latency: true, queues: true }
+    }
+}
+
+impl Scenario {
+    pub fn from_json(text: &str) -> Result<Scenario, crate::ModelError> {
+        let s: Scenario = serde_json::from_str(text).map_err(|e| crate::ModelError::Scenario(e.to_string()))?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    pub fn validate(&self) -> Result<(), crate::ModelError> {
+        let bad = |m: String| Err(crate::ModelError::Scenario(m));
+        if self.duration_ns == 0 {
+            return bad("duration_ns must be > 0".into());
+        }
+        if self.warmup_ns >= self.duration_ns {
+            return bad(format!("warmup_ns ({}) must be < duration_ns ({})", self.warmup_ns, self.duration_ns));
+        }
+        if self.traffic.is_none() && self.trace.is_none() {
+            return bad("either traffic or trace is required".into());
+        }
+        if let Some(RulesSpec::Generated(g)) = &self.rules {
+            if !(0.0..=1.0).contains(&g.hit_fraction) {
+                return bad(format!("rules.generated.hit_fraction must be in [0, 1], got {}", g.hit_fraction));
+            }
+        }
+        if let Some(i) = &self.install {
+            if i.mode == InstallMode::Rate && !i.rate_per_s.is_some_and(|r| r.is_finite() && r > 0.0) {
+                return bad("install.rate_per_s must be a number > 0 in rate mode".into());
+            }
+            if i.mode == InstallMode::Batch && i.count.is_none() {
+                return bad("install.count is required in batch mode".into());
+            }
+            if i.actions == 0 {
+                return bad("install.actions must be >= 1".into());
+            }
+        }
+        Ok(())
+    }
+}

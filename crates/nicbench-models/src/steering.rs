@@ -1,0 +1,286 @@
+//! The ConnectX steering model: what a lookup costs given the installed tables.
+//!
+//! Structure (mlx5 software steering, seed 000 §2.1):
+//! - Tables are rte_flow groups. Group 0 (the root table) is firmware-managed with a
+//!   fixed capacity; on ConnectX-4 every group is (`nonroot_fast_tables = 0`).
+//! - A fast (non-root) table holds one **matcher** per distinct rule mask; a matcher is a
+//!   hash table of 64 B steering entries (STEs) in host memory (ICM). It starts at
+//!   `ste_hash_initial_entries` buckets and grows by `ste_rehash_growth` when its load
+//!   passes `ste_rehash_load` (mlx5dr rehash), up to `ste_hash_max_entries`; beyond that
+//!   entries chain in collision lists and a lookup reads `entries / buckets` STEs.
+//! - A lookup in a table probes its matchers in priority order until one matches.
+//!
+//! Timing hypotheses (parameters in the profile, opaque ones fitted):
+//! - **Root table**: a firmware-managed hash whose lookup cost grows with occupancy
+//!   (chained probes, `root_lookup_base_ns + root_lookup_ns_per_occupancy × occupancy`);
+//!   above the knee occupancy new entries spill to an overflow structure that every miss
+//!   scans (`root_overflow_ns_per_entry` per spilled entry). This is a per-packet cost, so
+//!   it collapses throughput at any offered load (PAM'21: also 64 B at 3.5 Gb/s).
+//! - **Fast tables**: STEs are read through an on-NIC steering cache. Each table of a jump
+//!   chain is a dependent lookup. Cache hit rate = cache size / working set (uniform
+//!   access under LRU), where the working set is the STEs the traffic touches: per probed
+//!   matcher, the distinct buckets the flows hash to (`B(1 − e^{−K/B})` for K distinct
+//!   masked keys) times the chain length. A hit costs `steering_lookup_ns` of pipeline
+//!   time; a miss is a PCIe round trip of `steering_miss_latency_ns` with at most
+//!   `steering_outstanding_misses` in flight.
+//! - Per packet: service time (throughput) = firmware-table time + max(pipeline time,
+//!   miss time / outstanding misses); unloaded latency = firmware time + pipeline time +
+//!   miss latency × misses (dependent reads are serial).
+
+use crate::profile::NicParams;
+use std::collections::BTreeMap;
+
+/// Index of a matcher in [`Tables`].
+pub type MatcherId = u32;
+
+/// One mask's hash table within a group.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    pub group: u32,
+    pub signature: String,
+    /// Best (lowest) priority of its rules: probe order within the group.
+    pub priority: u32,
+    pub entries: u64,
+    pub buckets: u64,
+    /// Whether flows differ under this mask (false for e.g. a bare `eth` default rule).
+    pub varies_per_flow: bool,
+    /// Flows whose lookups probe this matcher (from the functional path).
+    pub flows: u64,
+}
+
+/// A matcher's table grew.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rehash {
+    pub group: u32,
+    pub new_buckets: u64,
+}
+
+/// The installed tables as the timing model sees them (entry counts per matcher).
+#[derive(Clone, Debug)]
+pub struct Tables {
+    params: NicParams,
+    pub matchers: Vec<Matcher>,
+    by_signature: BTreeMap<(u32, String), MatcherId>,
+}
+
+/// What one lookup path costs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathCost {
+    /// Firmware-table (root) time [ns].
+    pub fw_ns: f64,
+    /// STE reads in fast tables.
+    pub lookups: f64,
+    /// Expected steering-cache misses.
+    pub misses: f64,
+    /// Steering-engine occupancy per packet (throughput) [ns].
+    pub service_ns: f64,
+    /// Unloaded steering latency [ns].
+    pub latency_ns: f64,
+    pub tables: u32,
+}
+
+impl Tables {
+    pub fn new(params: &NicParams) -> Tables {
+        Tables { params: params.clone(), matchers: Vec::new(), by_signature: BTreeMap::new() }
+    }
+
+    /// Whether `group` is a firmware-managed table.
+    pub fn is_fw_group(&self, group: u32) -> bool {
+        group == 0 || self.params.nonroot_fast_tables < 0.5
+    }
+
+    /// Buckets of a matcher holding `entries` (growth from the initial size).
+    pub fn buckets_for(&self, entries: u64) -> u64 {
+        let p = &self.params;
+        let max = p.ste_hash_max_entries.max(1.0);
+        let mut buckets = p.ste_hash_initial_entries.max(1.0);
+        while (entries as f64) > p.ste_rehash_load * buckets && buckets < max {
+            buckets = (buckets * p.ste_rehash_growth).min(max);
+        }
+        buckets as u64
+    }
+
+    /// The matcher for (group, signature), created empty if new.
+    pub fn matcher(&mut self, group: u32, signature: &str, priority: u32, varies_per_flow: bool) -> MatcherId {
+        if let Some(&id) = self.by_signature.get(&(group, signature.to_string())) {
+            let m = &mut self.matchers[id as usize];
+            m.priority = m.priority.min(priority);
+            return id;
+        }
+        let id = self.matchers.len() as MatcherId;
+        let buckets = self.buckets_for(0);
+        self.matchers.push(Matcher {
+            group,
+            signature: signature.to_string(),
+            priority,
+            entries: 0,
+            buckets,
+            varies_per_flow,
+            flows: 0,
+        });
+        self.by_signature.insert((group, signature.to_string()), id);
+        id
+    }
+
+    /// Sets a matcher's entry count directly (pre-installed rules: the table is sized for them).
+    pub fn set_entries(&mut self, id: MatcherId, entries: u64) {
+        let buckets = self.buckets_for(entries);
+        if let Some(m) = self.matchers.get_mut(id as usize) {
+            m.entries = entries;
+            m.buckets = m.buckets.max(buckets);
+        }
+    }
+
+    /// One more entry; returns the rehash it triggered in a fast table, if any.
+    pub fn add_entry(&mut self, id: MatcherId) -> Option<Rehash> {
+        let p = &self.params;
+        let fw = self.is_fw_group(self.matchers.get(id as usize)?.group);
+        let m = self.matchers.get_mut(id as usize)?;
+        m.entries += 1;
+        let max = p.ste_hash_max_entries as u64;
+        if fw || (m.entries as f64) <= p.ste_rehash_load * m.buckets as f64 || m.buckets >= max {
+            return None;
+        }
+        m.buckets = ((m.buckets as f64 * p.ste_rehash_growth) as u64).min(max.max(1));
+        Some(Rehash { group: m.group, new_buckets: m.buckets })
+    }
+
+    /// One entry fewer (tables never shrink, like mlx5dr).
+    pub fn remove_entry(&mut self, id: MatcherId) {
+        if let Some(m) = self.matchers.get_mut(id as usize) {
+            m.entries = m.entries.saturating_sub(1);
+        }
+    }
+
+    /// Entries in `group` (all matchers).
+    pub fn group_entries(&self, group: u32) -> u64 {
+        self.matchers.iter().filter(|m| m.group == group).map(|m| m.entries).sum()
+    }
+
+    /// Occupancy of a firmware table (entries / capacity), may exceed 1 in requests but
+    /// installed entries are capped by the caller.
+    pub fn occupancy(&self, group: u32) -> f64 {
+        self.group_entries(group) as f64 / self.params.root_table_capacity
+    }
+
+    /// Entries of a firmware table above its knee.
+    pub fn spilled_entries(&self, group: u32) -> f64 {
+        let p = &self.params;
+        (self.group_entries(group) as f64 - p.root_table_knee_occupancy * p.root_table_capacity).max(0.0)
+    }
+
+    /// Matchers of `group` that hold entries, in probe order.
+    pub fn probe_order(&self, group: u32) -> Vec<MatcherId> {
+        let mut ids: Vec<MatcherId> = (0..self.matchers.len() as MatcherId)
+            .filter(|&i| self.matchers[i as usize].group == group && self.matchers[i as usize].entries > 0)
+            .collect();
+        ids.sort_by_key(|&i| (self.matchers[i as usize].priority, i));
+        ids
+    }
+
+    /// STEs of a fast matcher a lookup reads (1, or the collision-chain length).
+    fn chain_len(m: &Matcher) -> f64 {
+        (m.entries as f64 / m.buckets.max(1) as f64).max(1.0)
+    }
+
+    /// Working set of the traffic in fast tables [STEs].
+    pub fn working_set_stes(&self) -> f64 {
+        self.matchers
+            .iter()
+            .filter(|m| m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group))
+            .map(|m| {
+                let keys = if m.varies_per_flow { m.flows as f64 } else { 1.0 };
+                let b = m.buckets.max(1) as f64;
+                b * (1.0 - (-keys / b).exp()) * Self::chain_len(m)
+            })
+            .sum()
+    }
+
+    /// Steering-cache hit rate for the current working set.
+    pub fn cache_hit_rate(&self) -> f64 {
+        let w = self.working_set_stes();
+        if w <= 0.0 {
+            1.0
+        } else {
+            (self.params.steering_cache_entries / w).min(1.0)
+        }
+    }
+
+    /// Cost of a path: for each table visited, the matchers probed there.
+    pub fn path_cost(&self, hops: &[(u32, Vec<MatcherId>)], hit_rate: f64) -> PathCost {
+        let p = &self.params;
+        let mut cost = PathCost { tables: hops.len() as u32, ..PathCost::default() };
+        for (group, probed) in hops {
+            if self.is_fw_group(*group) {
+                cost.fw_ns += p.root_lookup_base_ns
+                    + p.root_lookup_ns_per_occupancy * self.occupancy(*group)
+                    + p.root_overflow_ns_per_entry * self.spilled_entries(*group);
+            } else {
+                for &id in probed {
+                    if let Some(m) = self.matchers.get(id as usize) {
+                        cost.lookups += Self::chain_len(m);
+                    }
+                }
+                // A table with no rules is still one (empty) lookup in the chain.
+                if probed.is_empty() {
+                    cost.lookups += 1.0;
+                }
+            }
+        }
+        cost.misses = cost.lookups * (1.0 - hit_rate);
+        let pipeline_ns = cost.lookups * p.steering_lookup_ns;
+        let miss_ns = cost.misses * p.steering_miss_latency_ns;
+        cost.service_ns = cost.fw_ns + pipeline_ns.max(miss_ns / p.steering_outstanding_misses);
+        cost.latency_ns = cost.fw_ns + pipeline_ns + miss_ns;
+        cost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::test_params;
+
+    #[test]
+    fn test_buckets_grow_by_factor_until_max() {
+        let p = test_params();
+        let t = Tables::new(&p);
+        let init = p.ste_hash_initial_entries as u64;
+        assert_eq!(t.buckets_for(0), init);
+        let b = t.buckets_for(10_000);
+        assert!(b as f64 * p.ste_rehash_load >= 10_000.0);
+        assert!((b as f64 / p.ste_rehash_growth) * p.ste_rehash_load < 10_000.0, "smallest size that fits");
+        assert_eq!(t.buckets_for(u32::MAX as u64), p.ste_hash_max_entries as u64);
+    }
+
+    #[test]
+    fn test_add_entry_rehashes_in_fast_tables_only() {
+        let p = test_params();
+        let mut t = Tables::new(&p);
+        let fast = t.matcher(1, "eth/ipv4", 0, true);
+        let root = t.matcher(0, "eth/ipv4", 0, true);
+        let threshold = (p.ste_rehash_load * p.ste_hash_initial_entries) as u64;
+        let rehashes: Vec<_> = (0..=threshold).filter_map(|_| t.add_entry(fast)).collect();
+        assert_eq!(rehashes.len(), 1);
+        assert_eq!(rehashes[0].new_buckets, (p.ste_hash_initial_entries * p.ste_rehash_growth) as u64);
+        assert!((0..=threshold).all(|_| t.add_entry(root).is_none()));
+        assert_eq!(t.group_entries(0), threshold + 1);
+    }
+
+    #[test]
+    fn test_hit_rate_falls_with_working_set() {
+        let p = test_params();
+        let mut t = Tables::new(&p);
+        let m = t.matcher(1, "exact", 0, true);
+        t.set_entries(m, 1000);
+        t.matchers[m as usize].flows = 10;
+        assert_eq!(t.cache_hit_rate(), 1.0);
+        t.matchers[m as usize].flows = 10_000_000;
+        t.set_entries(m, 50_000_000);
+        assert!(t.cache_hit_rate() < 0.1);
+        let hops = vec![(0, vec![]), (1, vec![m])];
+        let c = t.path_cost(&hops, 0.5);
+        assert_eq!(c.tables, 2);
+        assert!(c.lookups > 1.0 && c.misses > 0.0 && c.latency_ns > c.service_ns);
+    }
+}

@@ -1,0 +1,24 @@
+//! nicbench-sim: the simulation engine. It knows no NIC (device models live in
+//! `nicbench-models`).
+//!
+//! - [`SimTime`] / [`SimDuration`]: integer nanoseconds; simulated time never reads the
+//!   wall clock.
+//! - [`EventQueue`]: a time-ordered queue with FIFO order among equal times, so a run is
+//!   a pure function of its inputs.
+//! - [`RngStreams`]: independent seeded ChaCha8 streams by id (one per model component),
+//!   stable across rand versions.
+//! - [`measure`]: HDR latency histograms, throughput timelines in fixed bins, counters.
+//!
+//! Models move packets in bursts (like DPDK's 32-packet rx bursts) and account drops and
+//! latency per packet with arithmetic on timestamps; the event queue carries the rarer
+//! transients (control-plane work, rule batches, timers).
+
+pub mod measure;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use measure::{Counters, LatencyHistogram, LatencySummary, Timeline, TimelineBin};
+pub use queue::EventQueue;
+pub use rng::RngStreams;
+pub use time::{SimDuration, SimTime};

@@ -1,0 +1,259 @@
+//! Measurement: latency histograms, throughput timelines, named counters.
+//!
+//! - [`LatencyHistogram`] records latencies in ns into an HDR histogram (3 significant
+//!   digits: ≤ 0.1% relative error, O(1) per record) from 1 ns to ~1 hour; larger values
+//!   saturate at the top instead of failing, so a pathological run still reports.
+//! - [`Timeline`] sums packets and wire bytes into fixed bins of simulated time (default
+//!   10 ms) and reports Gb/s and Mpps per bin; bins are dense from 0 to the last one used.
+//! - [`Counters`] are named u64 counters kept in name order (deterministic output).
+
+use crate::time::{SimDuration, SimTime};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Highest latency the histogram resolves [ns] (1 hour).
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// Percentiles of a latency distribution [µs].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub p1: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Latencies [ns] in an HDR histogram.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> LatencyHistogram {
+        // Bounds are constants satisfying the crate's preconditions (low ≥ 1, high ≥ 2·low, sigfig ≤ 5).
+        let hist = Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid constant histogram bounds");
+        LatencyHistogram { hist }
+    }
+
+    /// Records one latency [ns].
+    #[inline]
+    pub fn record_ns(&mut self, latency_ns: u64) {
+        self.hist.saturating_record(latency_ns.clamp(1, MAX_LATENCY_NS));
+    }
+
+    /// Records `count` packets with the same latency [ns].
+    #[inline]
+    pub fn record_n_ns(&mut self, latency_ns: u64, count: u64) {
+        // record_n only fails for out-of-range values, which the clamp excludes.
+        let _ = self.hist.record_n(latency_ns.clamp(1, MAX_LATENCY_NS), count);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    /// Latency at quantile `q` in [0, 1] [ns]; 0 when empty.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        if self.hist.is_empty() {
+            return 0;
+        }
+        self.hist.value_at_quantile(q.clamp(0.0, 1.0))
+    }
+
+    /// Percentiles in µs (all zero when nothing was recorded).
+    pub fn summary_us(&self) -> LatencySummary {
+        if self.hist.is_empty() {
+            return LatencySummary::default();
+        }
+        let us = |ns: u64| ns as f64 * 1e-3;
+        LatencySummary {
+            p1: us(self.quantile_ns(0.01)),
+            p25: us(self.quantile_ns(0.25)),
+            p50: us(self.quantile_ns(0.50)),
+            p75: us(self.quantile_ns(0.75)),
+            p99: us(self.quantile_ns(0.99)),
+            p999: us(self.quantile_ns(0.999)),
+            max: us(self.hist.max()),
+            mean: self.hist.mean() * 1e-3,
+        }
+    }
+}
+
+/// One bin of a [`Timeline`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineBin {
+    /// End of the bin [s].
+    pub t_s: f64,
+    pub rx_gbps: f64,
+    pub rx_mpps: f64,
+    /// What happened in this bin (control-plane events), if anything.
+    pub event: Option<String>,
+}
+
+/// Packets and wire bytes per fixed bin of simulated time.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    bin_ns: u64,
+    packets: Vec<u64>,
+    wire_bytes: Vec<u64>,
+    events: BTreeMap<usize, String>,
+}
+
+impl Timeline {
+    /// `bin` of zero is taken as 1 ns (never divides by zero).
+    pub fn new(bin: SimDuration) -> Timeline {
+        Timeline { bin_ns: bin.as_ns().max(1), packets: Vec::new(), wire_bytes: Vec::new(), events: BTreeMap::new() }
+    }
+
+    pub fn bin_ns(&self) -> u64 {
+        self.bin_ns
+    }
+
+    #[inline]
+    fn bin_of(&mut self, at: SimTime) -> usize {
+        let bin = (at.as_ns() / self.bin_ns) as usize;
+        if bin >= self.packets.len() {
+            self.packets.resize(bin + 1, 0);
+            self.wire_bytes.resize(bin + 1, 0);
+        }
+        bin
+    }
+
+    /// Counts `packets` totalling `wire_bytes` received at `at`.
+    #[inline]
+    pub fn add(&mut self, at: SimTime, packets: u64, wire_bytes: u64) {
+        let bin = self.bin_of(at);
+        self.packets[bin] += packets;
+        self.wire_bytes[bin] += wire_bytes;
+    }
+
+    /// Notes an event in the bin of `at` (several in one bin are joined with "; ").
+    pub fn mark(&mut self, at: SimTime, what: &str) {
+        let bin = self.bin_of(at);
+        self.events
+            .entry(bin)
+            .and_modify(|e| {
+                e.push_str("; ");
+                e.push_str(what);
+            })
+            .or_insert_with(|| what.to_string());
+    }
+
+    /// Makes the timeline cover `[0, until)` with (possibly empty) bins.
+    pub fn extend_to(&mut self, until: SimTime) {
+        if until.as_ns() > 0 {
+            let last = ((until.as_ns() - 1) / self.bin_ns) as usize;
+            if last >= self.packets.len() {
+                self.packets.resize(last + 1, 0);
+                self.wire_bytes.resize(last + 1, 0);
+            }
+        }
+    }
+
+    pub fn total_packets(&self) -> u64 {
+        self.packets.iter().sum()
+    }
+
+    /// The bins with rates.
+    pub fn bins(&self) -> Vec<TimelineBin> {
+        let bin_ns = self.bin_ns as f64;
+        (0..self.packets.len())
+            .map(|i| TimelineBin {
+                t_s: (i as f64 + 1.0) * bin_ns * 1e-9,
+                rx_gbps: self.wire_bytes[i] as f64 * 8.0 / bin_ns,
+                rx_mpps: self.packets[i] as f64 * 1e3 / bin_ns,
+                event: self.events.get(&i).cloned(),
+            })
+            .collect()
+    }
+}
+
+/// Named counters, reported in name order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    values: BTreeMap<String, u64>,
+}
+
+impl Counters {
+    pub fn add(&mut self, name: &str, n: u64) {
+        match self.values.get_mut(name) {
+            Some(v) => *v += n,
+            None => {
+                self.values.insert(name.to_string(), n);
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> u64 {
+        self.values.get(name).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_histogram_percentiles() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.summary_us(), LatencySummary::default());
+        for ns in 1..=1000u64 {
+            h.record_ns(ns * 1000); // 1..1000 µs
+        }
+        h.record_n_ns(5_000_000, 10); // 5 ms tail
+        let s = h.summary_us();
+        assert_eq!(h.count(), 1010);
+        assert!((s.p50 - 505.0).abs() < 2.0, "{s:?}");
+        assert!((s.p1 - 11.0).abs() < 0.1, "{s:?}");
+        assert!((s.max - 5000.0).abs() / 5000.0 < 1e-3, "{s:?}");
+        assert!(s.p999 > 4990.0 && s.p99 < 1000.5, "{s:?}");
+        h.record_ns(u64::MAX); // saturates, no panic
+        assert_eq!(h.count(), 1011);
+    }
+
+    #[test]
+    fn test_timeline_bins_rates_and_events() {
+        let mut t = Timeline::new(SimDuration::from_ms(10));
+        // 1 ms worth of 100 Gb/s: 12.5 MB of wire bytes in bin 0 → 10 Gb/s over the 10 ms bin.
+        t.add(SimTime(1_000), 8_000, 12_500_000);
+        t.add(SimTime(25_000_000), 1, 100);
+        t.mark(SimTime(25_000_001), "batch starts");
+        t.mark(SimTime(29_000_000), "batch ends");
+        t.extend_to(SimTime(50_000_000));
+        let bins = t.bins();
+        assert_eq!(bins.len(), 5);
+        assert!((bins[0].rx_gbps - 10.0).abs() < 1e-9);
+        assert!((bins[0].rx_mpps - 0.8).abs() < 1e-9);
+        assert!((bins[0].t_s - 0.01).abs() < 1e-12);
+        assert_eq!(bins[1].rx_gbps, 0.0);
+        assert_eq!(bins[2].event.as_deref(), Some("batch starts; batch ends"));
+        assert_eq!(t.total_packets(), 8_001);
+    }
+
+    #[test]
+    fn test_counters() {
+        let mut c = Counters::default();
+        c.add("imissed", 3);
+        c.add("imissed", 4);
+        c.add("a", 1);
+        assert_eq!(c.get("imissed"), 7);
+        assert_eq!(c.get("nope"), 0);
+        assert_eq!(c.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec!["a", "imissed"]);
+    }
+}

@@ -1,0 +1,208 @@
+"""`nicbench calibrate NIC`: fit a virtual NIC's opaque parameters to a study's calibration set.
+
+    outcome = calibrate("connectx5")           # studies/pam21, profiles/connectx5.toml
+    outcome.values                               # fitted parameter values
+    outcome.summary["calibration"], outcome.summary["validation"]
+
+What is fitted: the profile's parameters marked fitted (`fitted = true` or a provenance
+starting with "fitted"), optionally restricted by the study's `calibration.toml`. Against
+what: the study's reference entries with `set = "calibration"`; the `validation` entries are
+never used by the fit, only reported afterwards. How: `nicbench.calibrate.fit` (bounded,
+deterministic coordinate descent with golden-section searches; runs seeded).
+
+`calibration.toml` (in the study folder, all keys optional):
+
+    [calibration]
+    set = "calibration"            # which reference set to fit
+    parameters = ["a", "b"]        # fit only these (default: every fitted parameter)
+    sweeps = 2                     # coordinate-descent sweeps
+    line_evals = 8                 # runs per line search
+    [bounds]
+    root_table_knee_occupancy = [0.6, 0.98]
+    [experiment_params."pam21-fig3"]   # faster variants of a spec's points, for the fit only
+    start = "0.3s"
+    duration = "3.3s"
+
+Writing back keeps every other byte of the profile (see `profile.write_fitted`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from nicbench.calibrate.fit import FitParam, FitResult, fit
+from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
+from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
+from nicbench.errors import NicbenchError
+from nicbench.experiments.study import Reference, default_studies_dir, load_study
+
+__all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile"]
+
+CONFIG_FILE = "calibration.toml"
+
+
+@dataclass
+class CalibrationConfig:
+    set: str = "calibration"
+    parameters: list[str] | None = None
+    sweeps: int = 2
+    line_evals: int = 8
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    experiment_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def load_config(path: Path) -> CalibrationConfig:
+    if not path.is_file():
+        return CalibrationConfig()
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise NicbenchError(f"{path}: not valid TOML: {exc}") from None
+    table = doc.get("calibration", {})
+    cfg = CalibrationConfig()
+    cfg.set = str(table.get("set", cfg.set))
+    params = table.get("parameters")
+    if params is not None and (not isinstance(params, list) or not all(isinstance(p, str) for p in params)):
+        raise NicbenchError(f"{path}: calibration.parameters: expected a list of parameter names")
+    cfg.parameters = params
+    for key in ("sweeps", "line_evals"):
+        v = table.get(key, getattr(cfg, key))
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise NicbenchError(f"{path}: calibration.{key}: expected a whole number ≥ 1, found {v!r}")
+        setattr(cfg, key, v)
+    for name, b in doc.get("bounds", {}).items():
+        if not (isinstance(b, list) and len(b) == 2 and all(isinstance(x, (int, float)) for x in b) and b[0] < b[1]):
+            raise NicbenchError(f"{path}: bounds.{name}: expected [low, high] with low < high")
+        cfg.bounds[name] = (float(b[0]), float(b[1]))
+    ep = doc.get("experiment_params", {})
+    if not isinstance(ep, dict) or not all(isinstance(v, dict) for v in ep.values()):
+        raise NicbenchError(f"{path}: experiment_params: expected tables [experiment_params.\"NAME\"]")
+    cfg.experiment_params = ep
+    return cfg
+
+
+def resolve_profile(nic: str) -> Path:
+    """A profile path: `nic` itself if it is a file, else `<profiles>/<nic>.toml`."""
+    from nicbench.vnic import profiles_dir
+
+    path = Path(nic)
+    if path.is_file():
+        return path
+    candidate = profiles_dir() / f"{nic}.toml"
+    if candidate.is_file():
+        return candidate
+    raise NicbenchError(f"no profile {nic!r} (looked for {candidate})")
+
+
+@dataclass
+class CalibrationOutcome:
+    profile: Path
+    study: str
+    parameters: dict[str, dict[str, float]]  # name -> {start, fitted, low, high}
+    rows: list[dict[str, Any]]  # one per reference evaluated: id, set, ..., model, rel_error, status
+    summary: dict[str, dict[str, Any]]  # "calibration" / "validation" -> error_summary
+    runs: int
+    elapsed_s: float
+    written: bool
+    errors: dict[str, str]
+    fit: FitResult | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"profile": str(self.profile), "study": self.study, "parameters": self.parameters,
+                "summary": self.summary, "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written,
+                "errors": self.errors, "references": self.rows}
+
+
+def _fit_params(params: dict[str, ProfileParam], cfg: CalibrationConfig, only: list[str] | None) -> list[FitParam]:
+    chosen = [p for p in params.values() if p.fitted]
+    names = only or cfg.parameters
+    if names:
+        unknown = sorted(set(names) - set(params))
+        if unknown:
+            raise NicbenchError(f"no such profile parameter(s): {', '.join(unknown)}")
+        chosen = [params[n] for n in names]
+    if not chosen:
+        raise NicbenchError("the profile marks no parameter as fitted (fitted = true or provenance \"fitted: ...\")")
+    out = []
+    for p in chosen:
+        low, high, log = default_bounds(p)
+        if p.name in cfg.bounds:
+            low, high = cfg.bounds[p.name]
+            log = low > 0 and high / low > 20.0
+        start = min(max(p.value, low), high)
+        out.append(FitParam(p.name, start, low, high, log=log, integer=p.integer))
+    return out
+
+
+def _rows(refs: list[Reference], models: list[float]) -> list[dict[str, Any]]:
+    rows = []
+    for r, m in zip(refs, models):
+        rel = (m - r.value) / abs(r.value) if math.isfinite(m) and r.value != 0 else math.nan
+        rows.append({"id": r.id, "set": r.set, "experiment": r.experiment, "metric": r.metric, "unit": r.unit,
+                     "where": dict(r.where), "value": r.value, "model": m, "rel_error": rel,
+                     "status": "pass" if r.passes(m) else ("no result" if not math.isfinite(m) else "fail")})
+    return rows
+
+
+def calibrate(nic: str, *, study: str = "pam21", studies_dir: str | os.PathLike | None = None, write: bool = True,
+              validate: bool = True, jobs: int | None = None, parameters: list[str] | None = None,
+              sweeps: int | None = None, line_evals: int | None = None,
+              log: Callable[[str], None] = lambda s: None) -> CalibrationOutcome:
+    """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`."""
+    started = time.monotonic()
+    profile_path = resolve_profile(nic)
+    folder = Path(study) if Path(study, "study.toml").is_file() else Path(studies_dir or default_studies_dir()) / study
+    st = load_study(folder)
+    cfg = load_config(st.dir / CONFIG_FILE)
+    if sweeps is not None:
+        cfg.sweeps = sweeps
+    if line_evals is not None:
+        cfg.line_evals = line_evals
+    cal_refs = [r for r in st.references if r.set == cfg.set]
+    if not cal_refs:
+        raise NicbenchError(f"study {st.name} has no reference entries with set = {cfg.set!r}")
+    params = read_params(profile_path)
+    fit_params = _fit_params(params, cfg, parameters)
+    problem = build_problem(st, cal_refs, nic=str(profile_path), experiment_params=cfg.experiment_params)
+    jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    log(f"calibrating {len(fit_params)} parameters of {profile_path} on {len(cal_refs)} references "
+        f"({len(problem.points)} runs per full evaluation, {jobs} jobs)")
+    with Evaluator(problem, jobs) as ev:
+        result = fit(problem, fit_params, ev, sweeps=cfg.sweeps, line_evals=cfg.line_evals, log=log)
+        runs = ev.runs
+        errors = dict(ev.errors)
+    written = False
+    if write:
+        write_fitted(profile_path, result.values, f"fitted: {st.name} calibration set ({len(cal_refs)} values)")
+        written = True
+        log(f"wrote {len(result.values)} fitted values to {profile_path}")
+    summary = {}
+    if validate:
+        # Both sets on the study's own points (no faster variants), with the fitted values.
+        refs = list(st.references)
+        full = build_problem(st, refs, nic=str(profile_path))
+        log(f"evaluating {len(refs)} references ({len(full.points)} runs) with the fitted values")
+        with Evaluator(full, jobs) as ev:
+            metrics = ev.run(list(range(len(full.points))), result.values)
+            runs += ev.runs
+            errors.update(ev.errors)
+        models = model_values(full, metrics)
+        rows = _rows(refs, models)
+        for set_name in ("calibration", "validation"):
+            pairs = [(r, m) for r, m in zip(refs, models) if r.set == set_name]
+            if pairs:
+                summary[set_name] = error_summary([r for r, _ in pairs], [m for _, m in pairs])
+    else:
+        rows = _rows(cal_refs, result.models)
+        summary["calibration"] = error_summary(cal_refs, result.models)
+    parameters = {p.name: {"start": p.start, "fitted": result.values[p.name], "low": p.low, "high": p.high}
+                  for p in fit_params}
+    return CalibrationOutcome(profile=profile_path, study=st.name, parameters=parameters, rows=rows, summary=summary,
+                              runs=runs, elapsed_s=time.monotonic() - started, written=written, errors=errors,
+                              fit=result)

@@ -1,0 +1,158 @@
+"""The fitter: bounded least squares over a profile's opaque parameters, by coordinate descent.
+
+Why this method: each model run costs real time (a simulation), and most parameters drive
+only a few of the calibration points (the root-table knee moves Fig. 2a/2c, the per-rule
+firmware cost Fig. 3-5, ...). So the fitter first *probes* each parameter once (one
+perturbed run of every point) to find the points it influences, then minimizes the sum of
+squared residuals one parameter at a time with a golden-section line search that re-runs
+only those points. Sweeps repeat over all parameters with a shrinking bracket.
+
+Deterministic: no random numbers; the runs themselves are seeded. A run result depends on
+all parameters, so the residuals of the points a parameter influences are recomputed with
+the current values of all others; points it does not influence keep their residuals.
+Parameters are searched on a log scale when their bounds span more than 20×.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
+
+__all__ = ["FitParam", "FitResult", "fit"]
+
+_GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+@dataclass
+class FitParam:
+    name: str
+    start: float
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+
+    def to_u(self, x: float) -> float:
+        return math.log(x) if self.log else x
+
+    def from_u(self, u: float) -> float:
+        x = math.exp(u) if self.log else u
+        x = min(max(x, self.low), self.high)
+        return float(round(x)) if self.integer else x
+
+    @property
+    def u_low(self) -> float:
+        return self.to_u(self.low)
+
+    @property
+    def u_high(self) -> float:
+        return self.to_u(self.high)
+
+
+@dataclass
+class FitResult:
+    values: dict[str, float]
+    start_cost: float
+    cost: float
+    models: list[float]
+    influences: dict[str, list[int]]  # parameter -> point indexes it moves
+    runs: int
+    history: list[tuple[str, float, float]] = field(default_factory=list)  # (param, value, cost) per accepted step
+
+
+def _cost(residuals: list[float]) -> float:
+    return sum(r * r for r in residuals)
+
+
+def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweeps: int = 2, line_evals: int = 8,
+        shrink: float = 0.3, log: Callable[[str], None] = lambda s: None) -> FitResult:
+    """Minimize Σ residual² over `params` within bounds; returns the best values seen."""
+    values = {p.name: p.from_u(p.to_u(p.start)) for p in params}
+    all_points = list(range(len(problem.points)))
+    metrics = evaluator.run(all_points, values)
+    refs_of = [pt.refs for pt in problem.points]
+
+    def residuals_now() -> list[float]:
+        return [residual(ref, m) for ref, m in zip(problem.references, model_values(problem, metrics))]
+
+    start_cost = _cost(residuals_now())
+    log(f"start: cost {start_cost:.4g} over {len(problem.references)} references, {len(all_points)} runs")
+
+    # 1. Probe: which points does each parameter move?
+    influences: dict[str, list[int]] = {}
+    for p in params:
+        u = p.to_u(values[p.name])
+        step = 0.15 * (p.u_high - p.u_low)
+        u_probe = u + step if u + step <= p.u_high else u - step
+        probe = evaluator.run(all_points, {**values, p.name: p.from_u(u_probe)})
+        moved = [i for i in all_points if _differs(metrics[i], probe[i], problem, refs_of[i])]
+        influences[p.name] = moved
+        log(f"probe {p.name}: moves {len(moved)} of {len(all_points)} runs")
+
+    # 2. Coordinate descent with golden-section line searches on the influenced points only.
+    history: list[tuple[str, float, float]] = []
+    width = 1.0
+    for sweep in range(sweeps):
+        for p in params:
+            pts = influences[p.name]
+            if not pts:
+                continue
+            ref_idx = [r for i in pts for r in refs_of[i]]
+
+            def cost_at(x: float, _p: FitParam = p, _pts: list[int] = pts, _refs: list[int] = ref_idx) -> tuple[float, dict]:
+                m = evaluator.run(_pts, {**values, _p.name: x})
+                merged = {**metrics, **m}
+                models = model_values(problem, merged)
+                return _cost([residual(problem.references[r], models[r]) for r in _refs]), m
+
+            current = values[p.name]
+            models_now = model_values(problem, metrics)  # already at the current values: no run
+            best_x, best_m = current, {i: metrics[i] for i in pts}
+            best_c = _cost([residual(problem.references[r], models_now[r]) for r in ref_idx])
+            u0 = p.to_u(current)
+            half = 0.5 * width * (p.u_high - p.u_low)
+            a, b = max(p.u_low, u0 - half), min(p.u_high, u0 + half)
+            if sweep == 0:
+                a, b = p.u_low, p.u_high
+            c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
+            fc, mc = cost_at(p.from_u(c))
+            fd, md = cost_at(p.from_u(d))
+            for x, f, m in ((p.from_u(c), fc, mc), (p.from_u(d), fd, md)):
+                if f < best_c:
+                    best_x, best_c, best_m = x, f, m
+            for _ in range(max(0, line_evals - 3)):
+                if fc <= fd:
+                    b, d, fd, md = d, c, fc, mc
+                    c = b - _GOLDEN * (b - a)
+                    fc, mc = cost_at(p.from_u(c))
+                    if fc < best_c:
+                        best_x, best_c, best_m = p.from_u(c), fc, mc
+                else:
+                    a, c, fc, mc = c, d, fd, md
+                    d = a + _GOLDEN * (b - a)
+                    fd, md = cost_at(p.from_u(d))
+                    if fd < best_c:
+                        best_x, best_c, best_m = p.from_u(d), fd, md
+            values[p.name] = best_x
+            metrics.update(best_m)
+            total = _cost(residuals_now())
+            history.append((p.name, best_x, total))
+            log(f"sweep {sweep + 1}: {p.name} = {best_x:.6g} (cost {total:.4g})")
+        width *= shrink
+    final_models = model_values(problem, metrics)
+    return FitResult(values=values, start_cost=start_cost, cost=_cost(residuals_now()), models=final_models,
+                     influences=influences, runs=evaluator.runs, history=history)
+
+
+def _differs(a: dict[str, float], b: dict[str, float], problem: Problem, refs: list[int]) -> bool:
+    for r in refs:
+        metric = problem.references[r].metric
+        x, y = a.get(metric, math.nan), b.get(metric, math.nan)
+        if math.isnan(x) and math.isnan(y):
+            continue
+        if math.isnan(x) != math.isnan(y) or abs(x - y) > 1e-9 * max(1.0, abs(x), abs(y)):
+            return True
+    return False

@@ -1,0 +1,181 @@
+"""The calibration problem: which model runs a reference set needs, and how far off they are.
+
+Each reference entry of a study names an experiment and a point (`where`); the point is
+found among the experiment spec's points (exactly one must match). Distinct points are run
+once each (repetition 0, with the seed the study's runner would use), optionally with
+faster parameter variants (`calibration.toml` `[experiment_params]`), and each reference's
+residual is its error in units of its tolerance:
+
+    r = (model − published) / tolerance     (relative tolerance: tolerance × |published|)
+
+so |r| ≤ 1 means "passes" and least squares weighs every entry by what the study accepts.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import multiprocessing
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from nicbench.experiments.errors import SpecError
+from nicbench.experiments.keys import derive_seed, point_key
+from nicbench.experiments.spec import Spec, load_spec
+from nicbench.experiments.study import Reference, Study
+from nicbench.experiments.targets import RunContext, get_target
+from nicbench.units import UnitError
+
+__all__ = ["Point", "Problem", "build_problem", "Evaluator", "residual", "error_summary", "MISSING_RESIDUAL"]
+
+# Residual of a reference whose model value is missing (NaN, failed run): large but finite.
+MISSING_RESIDUAL = 10.0
+
+
+@dataclass
+class Point:
+    experiment: str
+    target: str
+    params: dict[str, Any]
+    seed: int
+    refs: list[int] = field(default_factory=list)  # indexes into Problem.references
+
+    @property
+    def label(self) -> str:
+        return f"{self.experiment}:{point_key(self.params)}"
+
+
+@dataclass
+class Problem:
+    references: list[Reference]
+    points: list[Point]
+    ref_point: list[int]  # reference index -> point index
+
+
+def _match(spec: Spec, ref: Reference) -> dict[str, Any]:
+    where: dict[str, Any] = {}
+    for k, raw in ref.where.items():
+        p = spec.target.param(k)
+        if p is None:
+            raise SpecError(f"reference {ref.id}: where.{k}: target {spec.target.name} has no parameter {k!r}")
+        try:
+            where[k] = p.parse(raw)
+        except UnitError as exc:
+            raise SpecError(f"reference {ref.id}: where.{k}: {exc}") from None
+    found = [pt for pt in spec.points() if all(pt.get(k) == v for k, v in where.items())]
+    if len(found) != 1:
+        raise SpecError(f"reference {ref.id}: where {ref.where} matches {len(found)} points of {spec.name} "
+                        "(expected exactly one)")
+    return found[0]
+
+
+def build_problem(study: Study, references: list[Reference], *, nic: str | None = None,
+                  experiment_params: dict[str, dict[str, Any]] | None = None) -> Problem:
+    """The distinct runs `references` need. `nic` replaces the points' `nic` (e.g. a profile path);
+    `experiment_params[experiment]` replaces point parameters (raw spec values) for speed."""
+    specs = {}
+    for path in study.experiments:
+        spec = load_spec(path)
+        specs[spec.name] = spec
+    points: list[Point] = []
+    index: dict[str, int] = {}
+    ref_point: list[int] = []
+    for i, ref in enumerate(references):
+        spec = specs.get(ref.experiment)
+        if spec is None:
+            raise SpecError(f"reference {ref.id}: the study has no experiment {ref.experiment!r}")
+        original = _match(spec, ref)
+        params = dict(original)
+        for k, raw in (experiment_params or {}).get(spec.name, {}).items():
+            p = spec.target.param(k)
+            if p is None:
+                raise SpecError(f"calibration experiment_params.{spec.name}.{k}: no such parameter")
+            params[k] = p.parse(raw)
+        if nic is not None and "nic" in params:
+            params["nic"] = nic
+        key = f"{spec.name}|{point_key(params)}"
+        if key not in index:
+            index[key] = len(points)
+            points.append(Point(spec.name, spec.target.name, params, derive_seed(spec.seed, original, 0)))
+        points[index[key]].refs.append(i)
+        ref_point.append(index[key])
+    return Problem(references=list(references), points=points, ref_point=ref_point)
+
+
+def residual(ref: Reference, model: float) -> float:
+    if model is None or not math.isfinite(model):
+        return MISSING_RESIDUAL
+    scale = ref.tolerance * abs(ref.value) if ref.tolerance_kind == "relative" else ref.tolerance
+    return (model - ref.value) / max(scale, 1e-12)
+
+
+def _run_point(job: tuple[str, dict[str, Any], int, dict[str, float]]) -> dict[str, float] | str:
+    """Run one point with overrides; metrics, or the error text (in a worker or in-process)."""
+    from nicbench import vnic
+
+    target_name, params, seed, overrides = job
+    target = get_target(target_name)
+    ctx = RunContext(seed=seed, rep=0, target=target)
+    try:
+        with vnic.parameter_overrides(overrides):
+            result = target.fn(dict(params), ctx) or {}
+        return {k: float(v) for k, v in result.items()}
+    except Exception as exc:  # a failing point costs its references, the fit goes on
+        return f"{type(exc).__name__}: {exc}"
+
+
+class Evaluator:
+    """Runs points with given overrides, on `jobs` processes (1: in-process)."""
+
+    def __init__(self, problem: Problem, jobs: int = 1):
+        self.problem = problem
+        self.jobs = max(1, jobs)
+        self.runs = 0
+        self.errors: dict[str, str] = {}
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> "Evaluator":
+        if self.jobs > 1:
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, indexes: list[int], overrides: dict[str, float]) -> dict[int, dict[str, float]]:
+        jobs = [(self.problem.points[i].target, self.problem.points[i].params, self.problem.points[i].seed,
+                 dict(overrides)) for i in indexes]
+        if self._pool is None:
+            outs = [_run_point(j) for j in jobs]
+        else:
+            outs = list(self._pool.map(_run_point, jobs))
+        self.runs += len(jobs)
+        result: dict[int, dict[str, float]] = {}
+        for i, out in zip(indexes, outs):
+            if isinstance(out, str):
+                self.errors[self.problem.points[i].label] = out
+                result[i] = {}
+            else:
+                result[i] = out
+        return result
+
+
+def model_values(problem: Problem, metrics: dict[int, dict[str, float]]) -> list[float]:
+    return [metrics.get(problem.ref_point[i], {}).get(ref.metric, math.nan)
+            for i, ref in enumerate(problem.references)]
+
+
+def error_summary(references: list[Reference], models: list[float]) -> dict[str, Any]:
+    """Pass count and median |relative error| (entries with a published 0 have no relative error)."""
+    rel = [abs(m - r.value) / abs(r.value) for r, m in zip(references, models)
+           if math.isfinite(m) and r.value != 0]
+    passed = sum(1 for r, m in zip(references, models) if r.passes(m))
+    return {"entries": len(references), "passed": passed, "failed": len(references) - passed,
+            "median_abs_rel_error": statistics.median(rel) if rel else math.nan,
+            "rms_residual": math.sqrt(sum(residual(r, m) ** 2 for r, m in zip(references, models))
+                                      / max(1, len(references)))}
+
+
+ProgressFn = Callable[[str], None]

@@ -1,0 +1,164 @@
+"""Profile files: read the parameters (`[param.NAME]` tables) and write fitted values back.
+
+Layout agreed with the engine (profiles/*.toml):
+
+    [param.root_table_knee_occupancy]
+    value = 0.85
+    unit = ""
+    provenance = "fitted: pam21 calibration set (64 values)"
+    fitted = true          # optional; a provenance starting with "fitted" also marks it
+    min = 0.5              # optional calibration bounds
+    max = 0.99
+
+Writing back edits only the `value` and `provenance` lines of the fitted parameters' tables,
+text in place, so comments, order and every other parameter stay byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from nicbench.errors import NicbenchError
+
+__all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds"]
+
+
+@dataclass(frozen=True)
+class ProfileParam:
+    name: str
+    value: float
+    unit: str
+    provenance: str
+    fitted: bool
+    integer: bool
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+def read_params(path: str | Path) -> dict[str, ProfileParam]:
+    """Every `[param.NAME]` of a profile, in file order."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise NicbenchError(f"{path}: not valid TOML: {exc}") from None
+    tables = doc.get("param")
+    if not isinstance(tables, dict) or not tables:
+        raise NicbenchError(f"{path}: no [param.NAME] tables (not a nicbench profile)")
+    out: dict[str, ProfileParam] = {}
+    for name, t in tables.items():
+        if not isinstance(t, dict) or "value" not in t:
+            raise NicbenchError(f"{path}: [param.{name}] needs a value")
+        value = t["value"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # non-numeric parameters (names, modes) are never fitted
+        provenance = str(t.get("provenance", ""))
+        fitted = bool(t.get("fitted", False)) or provenance.strip().lower().startswith("fitted")
+        lo, hi = t.get("min"), t.get("max")
+        out[name] = ProfileParam(name=name, value=float(value), unit=str(t.get("unit", "")), provenance=provenance,
+                                 fitted=fitted, integer=isinstance(value, int),
+                                 minimum=float(lo) if isinstance(lo, (int, float)) else None,
+                                 maximum=float(hi) if isinstance(hi, (int, float)) else None)
+    return out
+
+
+def default_bounds(p: ProfileParam) -> tuple[float, float, bool]:
+    """(low, high, log_scale) for a parameter without explicit bounds in the profile.
+
+    Fractions (unit "" or "fraction", value in (0, 1)) stay in [0.01, 0.999]; positive
+    quantities range over a decade either way on a log scale; others ±|value| + 1.
+    """
+    v = p.value
+    lo, hi = p.minimum, p.maximum
+    if p.unit in ("", "fraction", "ratio") and 0.0 < v < 1.0:
+        return (lo if lo is not None else 0.01), (hi if hi is not None else 0.999), False
+    if v > 0:
+        lo = lo if lo is not None else v / 10.0
+        hi = hi if hi is not None else v * 10.0
+        return lo, hi, lo > 0 and hi / lo > 20.0
+    span = abs(v) + 1.0
+    return (lo if lo is not None else v - span), (hi if hi is not None else v + span), False
+
+
+def _format(value: float, integer: bool) -> str:
+    if integer:
+        return str(int(round(value)))
+    if not math.isfinite(value):
+        raise NicbenchError(f"refusing to write a non-finite fitted value ({value})")
+    return f"{value:.6g}" if "e" not in f"{value:.6g}" else repr(float(f"{value:.6g}"))
+
+
+def write_fitted(path: str | Path, values: dict[str, float], provenance: str) -> None:
+    """Set `value` and `provenance` of each named `[param.NAME]` table in the file (text edit)."""
+    path = Path(path)
+    text = path.read_text()
+    params = read_params(path)
+    lines = text.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[(?P<name>[^\[\]]+)\]\s*(#.*)?$")
+    done: set[str] = set()
+    i = 0
+    while i < len(lines):
+        m = header.match(lines[i].rstrip("\r\n"))
+        name = _param_name(m["name"]) if m else None
+        if name is None or name not in values:
+            i += 1
+            continue
+        # The table body: up to the next header.
+        j = i + 1
+        while j < len(lines) and not header.match(lines[j].rstrip("\r\n")):
+            j += 1
+        body = lines[i + 1:j]
+        new_value = _format(values[name], params[name].integer if name in params else False)
+        body, found_value = _set_key(body, "value", new_value)
+        body, found_prov = _set_key(body, "provenance", json.dumps(provenance, ensure_ascii=False))
+        if not found_value:
+            raise NicbenchError(f"{path}: [param.{name}] has no single-line `value = ...` to update")
+        if not found_prov:
+            body = _insert_after(body, "value", f"provenance = {json.dumps(provenance, ensure_ascii=False)}\n")
+        lines[i + 1:j] = body
+        done.add(name)
+        i = i + 1 + len(body)
+    missing = sorted(set(values) - done)
+    if missing:
+        raise NicbenchError(f"{path}: no [param.NAME] table for {', '.join(missing)}")
+    new_text = "".join(lines)
+    tomllib.loads(new_text)  # never write a file the engine cannot read
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(new_text)
+    tmp.replace(path)
+
+
+def _param_name(header: str) -> str | None:
+    parts = [p.strip().strip('"') for p in header.split(".")]
+    if len(parts) == 2 and parts[0] == "param":
+        return parts[1]
+    return None
+
+
+def _set_key(body: list[str], key: str, rendered: str) -> tuple[list[str], bool]:
+    pattern = re.compile(rf"^(?P<indent>\s*){re.escape(key)}\s*=\s*(?P<rest>.*?)(?P<nl>\r?\n)?$")
+    out, found = [], False
+    for line in body:
+        m = pattern.match(line)
+        if m and not found:
+            rest = m["rest"]
+            comment = ""
+            if key == "value" and "#" in rest:  # keep a trailing comment on numeric lines
+                comment = "  " + rest[rest.index("#"):]
+            out.append(f"{m['indent']}{key} = {rendered}{comment}{m['nl'] or ''}")
+            found = True
+        else:
+            out.append(line)
+    return out, found
+
+
+def _insert_after(body: list[str], key: str, line: str) -> list[str]:
+    for k, existing in enumerate(body):
+        if re.match(rf"^\s*{re.escape(key)}\s*=", existing):
+            return body[:k + 1] + [line] + body[k + 1:]
+    return [line] + body

@@ -1,0 +1,334 @@
+"""Virtual NICs from Python: build a scenario, run the native engine, read its result.
+
+The engine (crates nicbench-sim / nicbench-models) takes ONE scenario JSON and returns
+ONE result JSON (the contract in `briefs/G_contract.md`, summarized here):
+
+    scenario = {"nic": "connectx5", "profiles_dir": "...", "overrides": {...}, "seed": 1,
+                "duration_ns": ..., "warmup_ns": 0, "traffic": {...} | None, "trace": None | "x.pcap",
+                "rules": {"generated": {...}} | {"file": ...} | {"text": ...},
+                "install": None | {"mode": "batch" | "rate", ...},
+                "measure": {"timeline_bin_ns": ..., "latency": True, "queues": True}}
+    result = simulate(scenario)      # offered_/rx_gbps, loss_ratio, latency_us{p1..max}, timeline, ...
+
+This module adds what Python users want around it: scenario builders with defaults
+(`scenario`, `generated_rules`, `batch_install`, `rate_install`), the `--gen` option parser
+(`parse_gen("flows=10000,size=1500,rate=100Gbps")`), the flattening of a result into scalar
+metrics (`result_metrics`) and the analysis of a throughput timeline (`timeline_stats`:
+outage, recovery).
+
+Invariants: `simulate` never changes the caller's scenario; parameter overrides set with
+`parameter_overrides()` (the calibration's hook) apply to every `simulate` call inside the
+`with` block, beneath the scenario's own `overrides`. Missing result fields become NaN in
+`result_metrics`, never an exception: the engine may report more or less than the contract.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from nicbench import _native
+from nicbench.errors import NicbenchError
+from nicbench.traffic import GenConfig, parse_size_spec
+from nicbench.units import Rate, UnitError, parse_count, parse_rate
+
+__all__ = [
+    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES",
+    "simulate", "profile", "profiles", "profiles_dir", "parameter_overrides",
+    "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
+    "result_metrics", "timeline_stats", "TimelineStats",
+]
+
+DEFAULT_NIC = "connectx5"
+MATCH_TYPES = ("ipv4", "ipv6", "vlan", "tunnel")
+OPS = ("insert", "delete", "update", "update_inplace")
+CORES = ("same", "distinct")
+# Percentile names of `latency_us` in the result JSON (p999 = 99.9th).
+LATENCY_PERCENTILES = ("p1", "p25", "p50", "p75", "p99", "p999", "max", "mean")
+DEFAULT_TIMELINE_BIN_NS = 10_000_000
+
+_OVERRIDES: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("nicbench_vnic_overrides", default={})
+
+
+def profiles_dir() -> Path:
+    """The built-in profiles: $NICBENCH_PROFILES, else `<checkout>/profiles`."""
+    env = os.environ.get("NICBENCH_PROFILES")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "profiles"
+
+
+@contextlib.contextmanager
+def parameter_overrides(values: dict[str, float]) -> Iterator[None]:
+    """Apply profile parameter overrides to every `simulate` call in the block (nestable)."""
+    token = _OVERRIDES.set({**_OVERRIDES.get(), **values})
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
+def _native_fn(name: str) -> Callable[..., Any]:
+    fn = getattr(_native, name, None)
+    if fn is None:
+        raise NicbenchError(f"this build of nicbench has no virtual NIC engine (nicbench._native.{name} is "
+                            "missing): rebuild the native module with `make develop`")
+    return fn
+
+
+def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run one scenario on the native engine; returns the result dict.
+
+    `progress(simulated_ns)` is called periodically from the engine (GIL taken for the call).
+    Bad scenarios raise `NicbenchError` (a ValueError) with a one-line message.
+    """
+    full = dict(scenario_)
+    full.setdefault("profiles_dir", str(profiles_dir()))
+    overrides = {**_OVERRIDES.get(), **(scenario_.get("overrides") or {})}
+    if overrides:
+        full["overrides"] = overrides
+    text = _native_fn("vnic_simulate")(json.dumps(full), progress)
+    try:
+        result = json.loads(text)
+    except json.JSONDecodeError as exc:  # an engine bug, but say so clearly
+        raise NicbenchError(f"the virtual NIC engine returned invalid JSON: {exc}") from None
+    if not isinstance(result, dict):
+        raise NicbenchError("the virtual NIC engine returned JSON that is not an object")
+    return result
+
+
+def _profile_arg(name_or_path: str) -> str:
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.is_file():
+        return str(path)
+    candidate = profiles_dir() / f"{name_or_path}.toml"
+    return str(candidate) if candidate.is_file() else name_or_path
+
+
+def profile(name_or_path: str) -> dict[str, Any]:
+    """A profile as loaded by the engine: every parameter with value, unit and provenance."""
+    return json.loads(_native_fn("vnic_profile")(_profile_arg(name_or_path)))
+
+
+def profiles() -> list[str]:
+    """Names of the built-in profiles (files `profiles/<name>.toml`)."""
+    fn = getattr(_native, "vnic_profiles", None)
+    if fn is not None:
+        return list(fn())
+    folder = profiles_dir()
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+
+
+# --- scenario builders ---------------------------------------------------------------------------------------------
+
+def generated_rules(count: int, groups: int = 0, *, kind: str = "exact5", seed: int = 1,
+                    hit_fraction: float = 0.0) -> dict[str, Any]:
+    """The PAM'21 layout: groups=0 puts all `count` rules in the root table, groups=T spreads
+    them uniformly over tables 1..T chained by jumps (see nicbench_rules::generate)."""
+    if count < 0 or groups < 0:
+        raise NicbenchError(f"rule count and groups must be ≥ 0, found count={count}, groups={groups}")
+    return {"generated": {"kind": kind, "count": int(count), "groups": int(groups), "seed": int(seed),
+                          "hit_fraction": float(hit_fraction)}}
+
+
+def _install_common(group: int, core: str, op: str, match: str, actions: int) -> dict[str, Any]:
+    for value, allowed, what in ((core, CORES, "core"), (op, OPS, "op"), (match, MATCH_TYPES, "match")):
+        if value not in allowed:
+            raise NicbenchError(f"install {what}: expected one of {', '.join(allowed)}, found {value!r}")
+    if actions < 1:
+        raise NicbenchError(f"install actions: expected at least 1, found {actions}")
+    return {"group": int(group), "core": core, "op": op, "match": match, "actions": int(actions)}
+
+
+def batch_install(count: int, *, start_ns: int = 0, group: int = 0, core: str = "same", op: str = "insert",
+                  match: str = "ipv4", actions: int = 1) -> dict[str, Any]:
+    """One batch of `count` rule operations issued at `start_ns` (PAM'21 Fig. 3, 5, 6)."""
+    return {"mode": "batch", "count": int(count), "start_ns": int(start_ns),
+            **_install_common(group, core, op, match, actions)}
+
+
+def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int = 0, group: int = 0,
+                 core: str = "same", op: str = "insert", match: str = "ipv4", actions: int = 1) -> dict[str, Any]:
+    """Rule operations at a steady rate (PAM'21 Fig. 4); `count=None`: for the whole run."""
+    if not rate_per_s > 0:
+        raise NicbenchError(f"install rate must be positive, found {rate_per_s!r}")
+    out: dict[str, Any] = {"mode": "rate", "rate_per_s": float(rate_per_s), "start_ns": int(start_ns),
+                           **_install_common(group, core, op, match, actions)}
+    if count is not None:
+        out["count"] = int(count)
+    return out
+
+
+def traffic_from_gen(config: GenConfig) -> dict[str, Any]:
+    """The generator's serde config for a scenario: the scenario's duration bounds the stream."""
+    native = config.to_native()
+    native["duration_ns"] = None
+    native["packets"] = None
+    return native
+
+
+def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
+             traffic: GenConfig | dict[str, Any] | None = None, trace: str | None = None,
+             install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
+             timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
+             overrides: dict[str, float] | None = None) -> dict[str, Any]:
+    """A complete scenario dict (see the module doc); traffic XOR trace."""
+    if (traffic is None) == (trace is None):
+        raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
+    if duration_ns <= 0:
+        raise NicbenchError(f"duration must be positive, found {duration_ns} ns")
+    if isinstance(traffic, GenConfig):
+        traffic = traffic_from_gen(traffic)
+    out: dict[str, Any] = {
+        "nic": nic, "profiles_dir": str(profiles_dir()), "seed": int(seed), "duration_ns": int(duration_ns),
+        "warmup_ns": int(warmup_ns), "traffic": traffic, "trace": None if trace is None else str(trace),
+        "rules": rules, "install": install,
+        "measure": {"timeline_bin_ns": int(timeline_bin_ns), "latency": latency, "queues": queues},
+    }
+    if overrides:
+        out["overrides"] = dict(overrides)
+    return out
+
+
+_GEN_KEYS = ("flows", "size", "rate", "ipv6", "proto", "zipf", "vlan", "vxlan", "seed")
+
+
+def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
+    """`flows=10000,size=1500,rate=100Gbps` (also `rate=8Mpps`, `size=imix`, `ipv6=true`,
+    `proto=tcp`, `zipf=1.1`, `vlan=10`, `vxlan=42`, `seed=3`) → a GenConfig.
+
+    Sizes with commas (a pick list) use `;` or `/` inside the value: `size=64;594;1518`.
+    """
+    config = GenConfig(flows=10_000, size=1500, rate=Rate(100e9, "bps"), duration_ns=None, seed=seed)
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise NicbenchError(f"--gen: expected KEY=VALUE (keys: {', '.join(_GEN_KEYS)}), found {part!r}")
+        key, value = (s.strip() for s in part.split("=", 1))
+        try:
+            if key == "flows":
+                config.flows = parse_count(value)
+                if config.flows < 1:
+                    raise NicbenchError("--gen flows: need at least 1 flow")
+            elif key == "size":
+                config.size = parse_size_spec(value.replace(";", ",").replace("/", ","))
+            elif key == "rate":
+                config.rate = parse_rate(value)
+            elif key == "ipv6":
+                config.ipv6 = _bool(value)
+            elif key == "proto":
+                if value not in ("udp", "tcp"):
+                    raise NicbenchError(f"--gen proto: expected udp or tcp, found {value!r}")
+                config.proto = value
+            elif key == "zipf":
+                config.zipf_s = float(value)
+            elif key == "vlan":
+                config.vlan = int(value)
+            elif key == "vxlan":
+                config.vxlan_vni = int(value)
+            elif key == "seed":
+                config.seed = int(value)
+            else:
+                raise NicbenchError(f"--gen: unknown key {key!r} (keys: {', '.join(_GEN_KEYS)})")
+        except (UnitError, ValueError) as exc:
+            if isinstance(exc, NicbenchError):
+                raise
+            raise NicbenchError(f"--gen {key}: {exc}") from None
+    return config
+
+
+def _bool(value: str) -> bool:
+    v = value.lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, found {value!r}")
+
+
+# --- results -------------------------------------------------------------------------------------------------------
+
+def _num(x: Any) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def result_metrics(result: dict[str, Any]) -> dict[str, float]:
+    """The scalar metrics of one result (NaN where the engine reported nothing).
+
+    Names: offered_gbps, offered_mpps, rx_gbps, rx_mpps, tx_gbps, loss_ratio, rx_drop_gbps
+    (offered − received), dropped_imissed, dropped_nic, dropped_packets, latency_<p>_us for p in
+    LATENCY_PERCENTILES, install_rules, install_s, install_rate_krules_s, root_table_occupancy,
+    tables_traversed_mean, steering_cache_hit_rate, sim_packets, sim_wall_s, sim_mpps.
+    """
+    out = {k: _num(result.get(k)) for k in ("offered_gbps", "offered_mpps", "rx_gbps", "rx_mpps", "tx_gbps",
+                                           "loss_ratio")}
+    out["rx_drop_gbps"] = out["offered_gbps"] - out["rx_gbps"]
+    dropped = result.get("dropped") or {}
+    imissed, nic = _num(dropped.get("imissed", 0)), _num(dropped.get("nic", 0))
+    out["dropped_imissed"], out["dropped_nic"] = imissed, nic
+    out["dropped_packets"] = sum(_num(v) for v in dropped.values()) if dropped else math.nan
+    latency = result.get("latency_us") or {}
+    for name in LATENCY_PERCENTILES:
+        out[f"latency_{name}_us"] = _num(latency.get(name))
+    install = result.get("install") or {}
+    out["install_rules"] = _num(install.get("rules"))
+    out["install_s"] = _num(install.get("duration_s"))
+    out["install_rate_krules_s"] = _num(install.get("rate_rules_per_s")) / 1e3
+    model = result.get("model") or {}
+    for k in ("root_table_occupancy", "tables_traversed_mean", "steering_cache_hit_rate"):
+        out[k] = _num(model.get(k))
+    sim = result.get("sim") or {}
+    out["sim_packets"] = _num(sim.get("packets"))
+    out["sim_wall_s"] = _num(sim.get("wall_s"))
+    out["sim_mpps"] = _num(sim.get("sim_packets_per_s")) / 1e6
+    return out
+
+
+class TimelineStats(dict):
+    """outage_s, recovered (1/0), rx_gbps_before, rx_gbps_after, rx_gbps_min — see `timeline_stats`."""
+
+
+def timeline_stats(result: dict[str, Any], *, event_s: float, tail_s: float = 1.0,
+                   down_fraction: float = 0.5) -> TimelineStats:
+    """Outage analysis of a throughput timeline around an event at `event_s` (e.g. a rule batch).
+
+    A timeline bin is *down* when its received rate is below `down_fraction` of the offered
+    rate. `outage_s`: total time of down bins ending after the event. `recovered`: whether the
+    last bin is up. `rx_gbps_before`: mean over bins ending at or before the event;
+    `rx_gbps_after`: mean over the last `tail_s`. Bins are identified by their end time `t_s`.
+    """
+    offered = _num(result.get("offered_gbps"))
+    rows = [(float(r["t_s"]), _num(r.get("rx_gbps"))) for r in result.get("timeline") or []
+            if isinstance(r, dict) and r.get("t_s") is not None]
+    rows.sort()
+    nan = math.nan
+    if not rows or not math.isfinite(offered):
+        return TimelineStats(outage_s=nan, recovered=nan, rx_gbps_before=nan, rx_gbps_after=nan, rx_gbps_min=nan)
+    threshold = down_fraction * offered
+    outage = 0.0
+    prev_t = 0.0
+    before: list[float] = []
+    for t, rx in rows:
+        width = t - prev_t
+        if t <= event_s + 1e-12:
+            before.append(rx)
+        elif not (rx >= threshold):  # NaN counts as down
+            outage += width
+        prev_t = t
+    end = rows[-1][0]
+    after = [rx for t, rx in rows if t > end - tail_s + 1e-12]
+    mean = lambda xs: sum(xs) / len(xs) if xs else nan  # noqa: E731
+    return TimelineStats(outage_s=outage, recovered=1.0 if rows[-1][1] >= threshold else 0.0,
+                         rx_gbps_before=mean(before), rx_gbps_after=mean(after),
+                         rx_gbps_min=min(rx for _, rx in rows))
