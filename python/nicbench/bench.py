@@ -168,17 +168,22 @@ def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int, ge
 def print_table(figs: list[Figure]) -> None:
     width = max(len(f.name) for f in figs)
     for f in figs:
-        value = "n/a" if f.value != f.value else f"{f.value:,.2f}"
+        if f.value != f.value:
+            value = "n/a"
+        elif abs(f.value) < 1:
+            value = f"{f.value:.4f}"
+        else:
+            value = f"{f.value:,.2f}"
         print(f"{f.name:<{width}}  {value:>10} {f.unit:<5} {f.note}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nicbench.bench", description=__doc__)
     parser.add_argument("suite", choices=["foundation"])
-    parser.add_argument("--packets", type=int, default=1_000_000, help="packets in the side-by-side traces")
+    parser.add_argument("--packets", type=int, default=200_000, help="packets in the side-by-side traces (scapy reads them all)")
     parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
     parser.add_argument("--gen-packets", type=int, default=5_000_000, help="packets in the generator measurement")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
     args = parser.parse_args(argv)
     print(f"# nicbench {_native.__version__} bench {args.suite}, {time.strftime('%Y-%m-%d')}")

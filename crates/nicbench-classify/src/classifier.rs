@@ -128,7 +128,15 @@ pub struct Classifier {
     changes: ahash::AHashMap<u32, usize>,
     tree_rules: ahash::AHashMap<u32, usize>,
     last_tree_id: u32,
+    /// Operations staged since the last publish, and when the first deferred one was.
+    deferred_ops: usize,
+    deferred_since: Option<std::time::Instant>,
 }
+
+/// [`Classifier::apply_deferred`] publishes once this many operations are pending...
+pub const DEFERRED_MAX_OPS: usize = 1024;
+/// ... or once the oldest pending one is this old (checked at each deferred call).
+pub const DEFERRED_MAX_DELAY: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// A decision tree being built on another thread.
 struct PendingBuild {
@@ -167,6 +175,8 @@ impl Classifier {
             changes: Default::default(),
             tree_rules: Default::default(),
             last_tree_id: tree::NO_TREE,
+            deferred_ops: 0,
+            deferred_since: None,
         };
         c.w.publish();
         c
@@ -189,7 +199,7 @@ impl Classifier {
     /// here and now, the tree of every group changed since its last build, so lookups run
     /// at full speed afterwards.
     pub fn settle(&mut self) {
-        self.w.publish();
+        self.publish();
         if self.config.algorithm == Algorithm::Hybrid {
             let mut installed = self.finish_build(true);
             for group in self.groups_wanting_tree(1) {
@@ -200,11 +210,10 @@ impl Classifier {
             }
             if installed {
                 // Once for the copy readers are leaving, once more for the other one.
-                self.w.publish();
-                self.w.publish();
+                self.publish();
+                self.publish();
             }
         }
-        self.free.append(&mut self.pending_free);
     }
 
     fn next_tree_id(&mut self) -> u32 {
@@ -325,6 +334,50 @@ impl Classifier {
     /// Applies a batch atomically: readers see all of it or none of it. Returns the ids of
     /// the inserted rules, in order.
     pub fn apply(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ids = self.stage(batch)?;
+        self.publish();
+        Ok(ids)
+    }
+
+    /// Like [`apply`](Self::apply), but the batch only becomes visible at the next publish:
+    /// any [`apply`](Self::apply) or [`flush`](Self::flush), or automatically once
+    /// `DEFERRED_MAX_OPS` operations or `DEFERRED_MAX_DELAY` have accumulated. Batches are
+    /// never split (readers see a batch whole or not at all, and deferred batches in the
+    /// order they were made), and validation errors are reported here, at once. This is
+    /// how single updates reach millions per second: one publish (a pointer swap plus
+    /// waiting for readers to leave the old copy) serves many updates.
+    pub fn apply_deferred(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ids = self.stage(batch)?;
+        match self.deferred_since {
+            None => self.deferred_since = Some(std::time::Instant::now()),
+            Some(t) if self.deferred_ops >= DEFERRED_MAX_OPS || t.elapsed() >= DEFERRED_MAX_DELAY => self.publish(),
+            Some(_) => {}
+        }
+        Ok(ids)
+    }
+
+    /// Publishes the deferred updates now (no-op when there are none).
+    pub fn flush(&mut self) {
+        if self.deferred_since.is_some() {
+            self.publish();
+        }
+    }
+
+    /// Updates made with [`apply_deferred`](Self::apply_deferred) not yet visible.
+    pub fn deferred_ops(&self) -> usize {
+        self.deferred_ops
+    }
+
+    fn publish(&mut self) {
+        self.w.publish();
+        self.free.append(&mut self.pending_free);
+        self.deferred_ops = 0;
+        self.deferred_since = None;
+    }
+
+    /// Validates `batch`, then appends its operations to the log (not yet published).
+    fn stage(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ops = batch.updates.len();
         // 1. Validate and compile, without touching anything.
         enum Planned {
             Insert(Arc<CompiledRule>),
@@ -443,8 +496,7 @@ impl Classifier {
         if hybrid {
             self.maintain_trees();
         }
-        self.w.publish();
-        self.free.append(&mut self.pending_free);
+        self.deferred_ops += ops;
         Ok(ids)
     }
 

@@ -61,6 +61,14 @@ impl Counters {
         }
     }
 
+    /// Brings the cell of `slot` towards the cache (a hint).
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        if let Some(c) = self.cell(slot) {
+            crate::table::prefetch_read(c as *const Cell as *const u8);
+        }
+    }
+
     pub fn reset(&self, slot: u32) {
         if let Some(c) = self.cell(slot) {
             c.hits.store(0, Ordering::Relaxed);

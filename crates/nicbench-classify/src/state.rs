@@ -106,7 +106,12 @@ impl State {
         self.remove(slot);
         let s = slot as usize;
         if s >= self.rules.len() {
+            let cap = self.rules.capacity();
             self.rules.resize(s + 1, RuleEntry::FREE);
+            if self.rules.capacity() != cap {
+                let bytes = self.rules.capacity() * std::mem::size_of::<RuleEntry>();
+                crate::table::advise_huge(self.rules.as_ptr() as *const u8, bytes);
+            }
         }
         self.rules[s] = RuleEntry {
             rank: ((rule.priority as u64) << 32) | seq as u64,
@@ -221,6 +226,11 @@ impl State {
                 match self.groups.get(&group) {
                     Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut slots[..k]),
                     None => slots[..k].fill(u32::MAX),
+                }
+                if let Some(c) = counters {
+                    for &slot in &slots[..k] {
+                        c.prefetch(slot);
+                    }
                 }
                 for j in 0..k {
                     let i = idx[j];

@@ -28,7 +28,7 @@ const FREE: Slot = Slot { key: [0; HASH_WORDS], tag: 0, value: EMPTY };
 
 #[derive(Clone, Debug)]
 pub(crate) struct HashTable {
-    slots: Vec<Slot>,
+    slots: SlotBuf,
     len: usize,
     /// `64 - log2(capacity)`: the slot index is the hash's top bits.
     shift: u32,
@@ -55,7 +55,7 @@ impl Default for HashTable {
 impl HashTable {
     pub fn with_capacity(n: usize) -> HashTable {
         let cap = (n * 8 / 5).max(8).next_power_of_two();
-        HashTable { slots: vec![FREE; cap], len: 0, shift: 64 - cap.trailing_zeros() }
+        HashTable { slots: SlotBuf::new(cap), len: 0, shift: 64 - cap.trailing_zeros() }
     }
 
     #[cfg(test)]
@@ -184,12 +184,11 @@ impl HashTable {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        let cap = (old.len() * 2).max(8);
-        self.slots = vec![FREE; cap];
+        let cap = (self.slots.len() * 2).max(8);
+        let old = std::mem::replace(&mut self.slots, SlotBuf::new(cap));
         self.shift = 64 - cap.trailing_zeros();
         self.len = 0;
-        for s in old.into_iter().filter(|s| s.value != EMPTY) {
+        for s in old.iter().copied().filter(|s| s.value != EMPTY) {
             self.insert(s.key, s.value);
         }
     }
@@ -198,6 +197,99 @@ impl HashTable {
     #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots.iter().filter(|s| s.value != EMPTY).map(|s| s.value)
+    }
+}
+
+/// Slot storage. Tables of 2 MiB and more are 2 MiB-aligned and advised to use
+/// transparent huge pages: a random probe into a 64 MiB table otherwise costs a TLB miss
+/// (a page walk) on top of the cache miss.
+struct SlotBuf {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+}
+
+// SAFETY: SlotBuf owns its allocation like a Box<[Slot]>; Slot is plain data.
+unsafe impl Send for SlotBuf {}
+// SAFETY: shared access is read-only (&[Slot]).
+unsafe impl Sync for SlotBuf {}
+
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+impl SlotBuf {
+    fn layout(len: usize) -> std::alloc::Layout {
+        let bytes = len * std::mem::size_of::<Slot>();
+        let align = if bytes >= HUGE_PAGE_BYTES { HUGE_PAGE_BYTES } else { std::mem::align_of::<Slot>() };
+        std::alloc::Layout::from_size_align(bytes.max(1), align).expect("slot table layout")
+    }
+
+    /// `len` free slots (`len` > 0).
+    fn new(len: usize) -> SlotBuf {
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) } as *mut Slot;
+        let Some(ptr) = std::ptr::NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        if layout.align() == HUGE_PAGE_BYTES {
+            // SAFETY: advice on memory we own, before first touch; failure is harmless.
+            #[cfg(target_os = "linux")]
+            unsafe {
+                libc::madvise(raw as *mut libc::c_void, layout.size(), libc::MADV_HUGEPAGE);
+            }
+        }
+        for i in 0..len {
+            // SAFETY: i < len, inside the allocation.
+            unsafe { raw.add(i).write(FREE) };
+        }
+        SlotBuf { ptr, len }
+    }
+}
+
+impl std::ops::Deref for SlotBuf {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        // SAFETY: ptr points at len initialised slots we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for SlotBuf {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        // SAFETY: as in Deref, and &mut self is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Clone for SlotBuf {
+    fn clone(&self) -> SlotBuf {
+        let mut b = SlotBuf::new(self.len);
+        b.copy_from_slice(self);
+        b
+    }
+}
+
+impl Drop for SlotBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this very layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len)) };
+    }
+}
+
+impl std::fmt::Debug for SlotBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SlotBuf({} slots)", self.len)
+    }
+}
+
+/// Advises transparent huge pages for the 2 MiB-aligned part of `[ptr, ptr + bytes)` (for
+/// big vectors that grow: pages faulted in afterwards come as huge pages).
+pub(crate) fn advise_huge(ptr: *const u8, bytes: usize) {
+    let start = (ptr as usize).next_multiple_of(HUGE_PAGE_BYTES);
+    let end = (ptr as usize + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    if end > start {
+        // SAFETY: advice on a range inside an allocation the caller owns; never faults.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
     }
 }
 

@@ -55,7 +55,10 @@ impl Profile {
     pub fn from_toml(text: &str, origin: &str) -> Result<Profile, ModelError> {
         let profile: Profile = toml::from_str(text)
             .map_err(|e| ModelError::Profile(format!("{origin}: {}", e.message().replace('\n', " "))))?;
-        NicParams::from_profile(&profile).map_err(|e| ModelError::Profile(format!("{origin}: {e}")))?;
+        NicParams::from_profile(&profile).map_err(|e| match e {
+            ModelError::Profile(m) => ModelError::Profile(format!("{origin}: {m}")),
+            other => other,
+        })?;
         Ok(profile)
     }
 

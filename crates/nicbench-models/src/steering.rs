@@ -60,6 +60,8 @@ pub struct Rehash {
 pub struct Tables {
     params: NicParams,
     pub matchers: Vec<Matcher>,
+    /// Flows of the traffic (for access shares).
+    pub total_flows: u64,
     by_signature: BTreeMap<(u32, String), MatcherId>,
 }
 
@@ -81,7 +83,7 @@ pub struct PathCost {
 
 impl Tables {
     pub fn new(params: &NicParams) -> Tables {
-        Tables { params: params.clone(), matchers: Vec::new(), by_signature: BTreeMap::new() }
+        Tables { params: params.clone(), matchers: Vec::new(), total_flows: 0, by_signature: BTreeMap::new() }
     }
 
     /// Whether `group` is a firmware-managed table.
@@ -183,31 +185,81 @@ impl Tables {
         (m.entries as f64 / m.buckets.max(1) as f64).max(1.0)
     }
 
-    /// Working set of the traffic in fast tables [STEs].
-    pub fn working_set_stes(&self) -> f64 {
+    /// Per fast matcher with traffic: (touched STEs, accesses per STE per packet).
+    fn touched(&self) -> Vec<(usize, f64, f64)> {
+        let total_flows: u64 = self.total_flows.max(1);
         self.matchers
             .iter()
-            .filter(|m| m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group))
-            .map(|m| {
+            .enumerate()
+            .filter(|(_, m)| m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group))
+            .map(|(i, m)| {
                 let keys = if m.varies_per_flow { m.flows as f64 } else { 1.0 };
                 let b = m.buckets.max(1) as f64;
-                b * (1.0 - (-keys / b).exp()) * Self::chain_len(m)
+                let stes = (b * (1.0 - (-keys / b).exp()) * Self::chain_len(m)).max(1.0);
+                // Uniform flow popularity: the share of packets probing m, times its reads.
+                let accesses = m.flows as f64 / total_flows as f64 * Self::chain_len(m);
+                (i, stes, accesses / stes)
             })
-            .sum()
+            .collect()
     }
 
-    /// Steering-cache hit rate for the current working set.
+    /// Working set of the traffic in fast tables [STEs].
+    pub fn working_set_stes(&self) -> f64 {
+        self.touched().iter().map(|t| t.1).sum()
+    }
+
+    /// Steering-cache hit rate per matcher (index = matcher id), LRU under independent
+    /// references by Che's approximation: an STE accessed at rate r hits with
+    /// probability 1 − e^{−r·T}, where the characteristic time T fills the cache:
+    /// Σ stes · (1 − e^{−r·T}) = cache size. Hot STEs (a default rule every packet
+    /// reads) stay cached while per-flow STEs compete for the rest.
+    pub fn cache_hit_rates(&self) -> Vec<f64> {
+        let mut rates = vec![1.0; self.matchers.len()];
+        let touched = self.touched();
+        let cache = self.params.steering_cache_entries;
+        let total: f64 = touched.iter().map(|t| t.1).sum();
+        if total <= cache {
+            return rates;
+        }
+        let filled = |t: f64| touched.iter().map(|&(_, n, r)| n * (1.0 - (-r * t).exp())).sum::<f64>();
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        while filled(hi) < cache && hi < 1e18 {
+            hi *= 2.0;
+        }
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if filled(mid) < cache {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        for &(i, _, r) in &touched {
+            rates[i] = 1.0 - (-r * hi).exp();
+        }
+        rates
+    }
+
+    /// Lookup-weighted mean hit rate.
     pub fn cache_hit_rate(&self) -> f64 {
-        let w = self.working_set_stes();
-        if w <= 0.0 {
-            1.0
+        let rates = self.cache_hit_rates();
+        let (mut w, mut h) = (0.0, 0.0);
+        for (i, m) in self.matchers.iter().enumerate() {
+            if m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group) {
+                let a = m.flows as f64 * Self::chain_len(m);
+                w += a;
+                h += a * rates[i];
+            }
+        }
+        if w > 0.0 {
+            h / w
         } else {
-            (self.params.steering_cache_entries / w).min(1.0)
+            1.0
         }
     }
 
     /// Cost of a path: for each table visited, the matchers probed there.
-    pub fn path_cost(&self, hops: &[(u32, Vec<MatcherId>)], hit_rate: f64) -> PathCost {
+    pub fn path_cost(&self, hops: &[(u32, Vec<MatcherId>)], hit_rates: &[f64]) -> PathCost {
         let p = &self.params;
         let mut cost = PathCost { tables: hops.len() as u32, ..PathCost::default() };
         for (group, probed) in hops {
@@ -218,7 +270,9 @@ impl Tables {
             } else {
                 for &id in probed {
                     if let Some(m) = self.matchers.get(id as usize) {
-                        cost.lookups += Self::chain_len(m);
+                        let reads = Self::chain_len(m);
+                        cost.lookups += reads;
+                        cost.misses += reads * (1.0 - hit_rates.get(id as usize).copied().unwrap_or(1.0));
                     }
                 }
                 // A table with no rules is still one (empty) lookup in the chain.
@@ -227,7 +281,6 @@ impl Tables {
                 }
             }
         }
-        cost.misses = cost.lookups * (1.0 - hit_rate);
         let pipeline_ns = cost.lookups * p.steering_lookup_ns;
         let miss_ns = cost.misses * p.steering_miss_latency_ns;
         cost.service_ns = cost.fw_ns + pipeline_ns.max(miss_ns / p.steering_outstanding_misses);
@@ -273,13 +326,21 @@ mod tests {
         let mut t = Tables::new(&p);
         let m = t.matcher(1, "exact", 0, true);
         t.set_entries(m, 1000);
+        let hot = t.matcher(1, "default", 1, false);
+        t.set_entries(hot, 1);
+        t.total_flows = 10;
         t.matchers[m as usize].flows = 10;
+        t.matchers[hot as usize].flows = 10;
         assert_eq!(t.cache_hit_rate(), 1.0);
+        t.total_flows = 10_000_000;
         t.matchers[m as usize].flows = 10_000_000;
+        t.matchers[hot as usize].flows = 10_000_000;
         t.set_entries(m, 50_000_000);
-        assert!(t.cache_hit_rate() < 0.1);
-        let hops = vec![(0, vec![]), (1, vec![m])];
-        let c = t.path_cost(&hops, 0.5);
+        let rates = t.cache_hit_rates();
+        assert!(rates[m as usize] < 0.1, "{rates:?}");
+        assert!(rates[hot as usize] > 0.99, "a default STE every packet reads stays cached: {rates:?}");
+        let hops = vec![(0, vec![]), (1, vec![m, hot])];
+        let c = t.path_cost(&hops, &rates);
         assert_eq!(c.tables, 2);
         assert!(c.lookups > 1.0 && c.misses > 0.0 && c.latency_ns > c.service_ns);
     }

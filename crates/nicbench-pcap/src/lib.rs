@@ -3,15 +3,18 @@
 //!
 //! - [`PcapSource`]: streaming reader of classic pcap (µs/ns, either byte order)
 //!   and pcapng (multiple interfaces, per-interface `if_tsresol`), auto-detected.
-//! - [`PcapWriter`]: nanosecond classic pcap, buffered, no allocation per packet.
+//! - [`PcapWriter`]: nanosecond classic pcap, buffered, no allocation per packet;
+//!   files are written by a background thread ([`BackgroundFile`]).
 //! - [`LinkType`]: the `LINKTYPE_*` value of a capture, unknown values kept.
 //! - [`PcapError`]: one error type; record errors carry packet index and byte offset.
 
+mod background;
 mod error;
 mod linktype;
 mod reader;
 mod writer;
 
+pub use background::BackgroundFile;
 pub use error::{PcapError, MAX_CAPLEN_BYTES};
 pub use linktype::LinkType;
 pub use reader::{CaptureFormat, Packet, PcapSource, TsResolution, READ_BUFFER_BYTES};

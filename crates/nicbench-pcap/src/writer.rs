@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::background::BackgroundFile;
 use crate::error::{PcapError, MAX_CAPLEN_BYTES};
 use crate::linktype::LinkType;
 
@@ -34,20 +35,25 @@ pub struct PcapWriter<W: Write = File> {
     bytes_written: u64,
 }
 
-impl PcapWriter<File> {
+impl PcapWriter<BackgroundFile> {
     /// Creates (truncates) `path` as an Ethernet pcap with this snaplen [bytes].
-    pub fn create(path: &Path, snaplen: u32) -> Result<PcapWriter<File>, PcapError> {
+    /// The file's write calls run on a background thread (see [`BackgroundFile`]).
+    pub fn create(path: &Path, snaplen: u32) -> Result<PcapWriter<BackgroundFile>, PcapError> {
         Self::with_linktype(path, snaplen, LinkType::ETHERNET)
     }
 
     /// Creates (truncates) `path` as a pcap of the given link type.
-    pub fn with_linktype(path: &Path, snaplen: u32, linktype: LinkType) -> Result<PcapWriter<File>, PcapError> {
+    pub fn with_linktype(
+        path: &Path,
+        snaplen: u32,
+        linktype: LinkType,
+    ) -> Result<PcapWriter<BackgroundFile>, PcapError> {
         check_snaplen(snaplen)?;
         let file = File::create(path).map_err(|source| PcapError::Open {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut writer = Self::new_unchecked(file, Some(path.to_path_buf()), snaplen, linktype);
+        let mut writer = Self::new_unchecked(BackgroundFile::new(file), Some(path.to_path_buf()), snaplen, linktype);
         writer.write_file_header()?;
         Ok(writer)
     }
@@ -138,13 +144,17 @@ impl<W: Write> PcapWriter<W> {
         self.into_inner().map(drop)
     }
 
-    /// Flushes and hands back the sink (e.g. the `Vec<u8>` a test wrote into).
+    /// Flushes (the buffer, then the sink itself) and hands back the sink (e.g. the
+    /// `Vec<u8>` a test wrote into).
     pub fn into_inner(self) -> Result<W, PcapError> {
         let path = self.path;
         let offset_bytes = self.bytes_written;
-        self.out
+        let mut sink = self
+            .out
             .into_inner()
-            .map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err.into_error()))
+            .map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err.into_error()))?;
+        sink.flush().map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err))?;
+        Ok(sink)
     }
 
     /// Records written so far.

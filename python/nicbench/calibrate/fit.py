@@ -70,7 +70,7 @@ def _cost(residuals: list[float]) -> float:
 def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweeps: int = 2, line_evals: int = 8,
         shrink: float = 0.3, log: Callable[[str], None] = lambda s: None) -> FitResult:
     """Minimize Σ residual² over `params` within bounds; returns the best values seen."""
-    values = {p.name: p.from_u(p.to_u(p.start)) for p in params}
+    values = {p.name: min(max(p.start, p.low), p.high) for p in params}
     all_points = list(range(len(problem.points)))
     metrics = evaluator.run(all_points, values)
     refs_of = [pt.refs for pt in problem.points]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from nicbench.errors import NicbenchError
 
-__all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds"]
+__all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds", "merge_provenance"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,20 @@ def _format(value: float, integer: bool) -> str:
         return str(int(round(value)))
     if not math.isfinite(value):
         raise NicbenchError(f"refusing to write a non-finite fitted value ({value})")
-    return f"{value:.6g}" if "e" not in f"{value:.6g}" else repr(float(f"{value:.6g}"))
+    text = repr(float(f"{value:.6g}"))  # a TOML float: always has '.' or 'e'
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+_OUR_PREFIX = re.compile(r"^fitted: [^;]*? calibration set \(\d+ values\)(;\s*)?")
+
+
+def merge_provenance(old: str, new: str) -> str:
+    """`new`, keeping what the old provenance said besides "fitted:" (the hypothesis, the source
+    figures) so repeated calibrations do not pile up prefixes."""
+    rest = _OUR_PREFIX.sub("", old.strip())
+    if rest.lower().startswith("fitted:"):
+        rest = rest[len("fitted:"):].strip()
+    return f"{new}; {rest}" if rest else new
 
 
 def write_fitted(path: str | Path, values: dict[str, float], provenance: str) -> None:
@@ -115,11 +128,12 @@ def write_fitted(path: str | Path, values: dict[str, float], provenance: str) ->
         body = lines[i + 1:j]
         new_value = _format(values[name], params[name].integer if name in params else False)
         body, found_value = _set_key(body, "value", new_value)
-        body, found_prov = _set_key(body, "provenance", json.dumps(provenance, ensure_ascii=False))
+        prov = merge_provenance(params[name].provenance if name in params else "", provenance)
+        body, found_prov = _set_key(body, "provenance", json.dumps(prov, ensure_ascii=False))
         if not found_value:
             raise NicbenchError(f"{path}: [param.{name}] has no single-line `value = ...` to update")
         if not found_prov:
-            body = _insert_after(body, "value", f"provenance = {json.dumps(provenance, ensure_ascii=False)}\n")
+            body = _insert_after(body, "value", f"provenance = {json.dumps(prov, ensure_ascii=False)}\n")
         lines[i + 1:j] = body
         done.add(name)
         i = i + 1 + len(body)

@@ -426,9 +426,7 @@ impl Group {
         let n = keys.len().min(BURST).min(out.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
         if let Some(tree) = &self.tree {
-            for i in 0..n {
-                tree.lookup(keys[i], rules, &mut best[i]);
-            }
+            tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
         }
         let mut hks = [[0u64; HASH_WORDS]; BURST];
         let mut hashes = [0u64; BURST];

@@ -33,11 +33,11 @@ const DIM_WIDTH: [u32; DIMS] = [32, 32, 16, 16, 8];
 const L4_DIM_BITS: u64 = (1 << 40) - 1;
 
 /// A leaf holds at most this many rules unless no cut separates them.
-const BINTH: usize = 8;
+const BINTH: usize = 4;
 /// Most bits one cut consumes (256 children).
 const MAX_CUT_BITS: u32 = 8;
 /// HiCuts space factor: a cut may replicate rules up to `SPFAC` × the node's rules.
-const SPFAC: usize = 4;
+const SPFAC: usize = 8;
 const MAX_DEPTH: u32 = 24;
 /// Replication budget of one build: leaf slots per rule (plus a constant). A single tree
 /// that exceeds it is rebuilt as one subtree per (src wide?, dst wide?) category.
@@ -57,16 +57,31 @@ struct Entry {
     l4_value: u64,
 }
 
-impl Entry {
+/// A rule's inline check as a leaf holds it: leaves store copies, so a leaf scan reads one
+/// contiguous run of memory. `idx` is the rule's index in `Tree::entries` (its rank order).
+#[derive(Clone, Copy, Debug)]
+struct LeafEntry {
+    lo: [u32; DIMS],
+    hi: [u32; DIMS],
+    /// The L4 word's bits above the dimensions (presence, TCP flags), shifted down by 40.
+    l4_mask: u32,
+    l4_value: u32,
+    idx: u32,
+}
+
+impl LeafEntry {
     #[inline(always)]
-    fn matches(&self, d: &[u32; DIMS], l4: u64) -> bool {
-        let mut ok = l4 & self.l4_mask == self.l4_value;
+    fn matches(&self, d: &[u32; DIMS], l4_high: u32) -> bool {
+        let mut ok = l4_high & self.l4_mask == self.l4_value;
         for i in 0..DIMS {
             ok &= self.lo[i] <= d[i] && d[i] <= self.hi[i];
         }
         ok
     }
 }
+
+/// A leaf with no entries: what keys that skip a subtree walk.
+static EMPTY_LEAF: Node = Node { dim: 0, shift: 0, bits: 0, leaf: true, a: 0, b: 0 };
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -83,9 +98,19 @@ struct Node {
 #[derive(Debug)]
 struct SubTree {
     best_rank: u64,
-    nodes: Box<[Node]>,
-    children: Box<[u32]>,
-    items: Box<[u32]>,
+    root: Node,
+    /// Children of the cut nodes, as node copies: a cut node's children are
+    /// `children[a..a + 2^bits]`, so a step down the tree is one load.
+    children: Box<[Node]>,
+    leaves: Box<[LeafEntry]>,
+}
+
+impl SubTree {
+    #[inline(always)]
+    fn child(&self, n: &Node, d: &[u32; DIMS]) -> &Node {
+        let c = (d[n.dim as usize % DIMS] >> n.shift) & ((1u32 << n.bits) - 1);
+        &self.children[(n.a + c) as usize]
+    }
 }
 
 /// One group's decision tree (see the module doc).
@@ -113,25 +138,84 @@ impl Tree {
     #[inline]
     pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
         let d = dims_of(key);
-        let l4 = key.words[W_L4];
+        let l4_high = (key.words[W_L4] >> 40) as u32;
         for st in self.subtrees.iter() {
             if st.best_rank >= best.0 {
                 break;
             }
-            let mut n = st.nodes[0];
+            let mut n = &st.root;
             while !n.leaf {
-                let c = (d[n.dim as usize] >> n.shift) & ((1u32 << n.bits) - 1);
-                n = st.nodes[st.children[(n.a + c) as usize] as usize];
+                n = st.child(n, &d);
             }
-            for &i in &st.items[n.a as usize..(n.a + n.b) as usize] {
-                let e = &self.entries[i as usize];
+            self.scan_leaf(st, n, &d, l4_high, key, rules, best);
+        }
+    }
+
+    /// Leaf entries ascend in rank: the first valid match is the subtree's best.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn scan_leaf(&self, st: &SubTree, n: &Node, d: &[u32; DIMS], l4_high: u32, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
+        for le in &st.leaves[n.a as usize..(n.a + n.b) as usize] {
+            if le.matches(d, l4_high) {
+                let e = &self.entries[le.idx as usize];
                 if e.rank >= best.0 {
                     break;
                 }
-                if e.matches(&d, l4) && self.valid(e, key, rules) {
+                if self.valid(e, key, rules) {
                     *best = (e.rank, e.slot);
                     break;
                 }
+            }
+        }
+    }
+
+    /// [`lookup`](Self::lookup) for a burst, walking the keys down each subtree in lockstep
+    /// so the node loads of different keys overlap (each step prefetches the next level).
+    #[inline]
+    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+        const B: usize = super::BURST;
+        let n = keys.len().min(B).min(best.len());
+        let mut d = [[0u32; DIMS]; B];
+        let mut l4_high = [0u32; B];
+        for i in 0..n {
+            d[i] = dims_of(keys[i]);
+            l4_high[i] = (keys[i].words[W_L4] >> 40) as u32;
+        }
+        let mut cur: [&Node; B] = [&EMPTY_LEAF; B];
+        for st in self.subtrees.iter() {
+            let mut active = false;
+            for i in 0..n {
+                cur[i] = if best[i].0 > st.best_rank {
+                    active = true;
+                    &st.root
+                } else {
+                    &EMPTY_LEAF
+                };
+            }
+            if !active {
+                break;
+            }
+            loop {
+                let mut inner = false;
+                for i in 0..n {
+                    if !cur[i].leaf {
+                        let next = st.child(cur[i], &d[i]);
+                        crate::table::prefetch_read(next as *const Node as *const u8);
+                        cur[i] = next;
+                        inner = true;
+                    }
+                }
+                if !inner {
+                    break;
+                }
+            }
+            for i in 0..n {
+                if let Some(le) = st.leaves.get(cur[i].a as usize) {
+                    crate::table::prefetch_read(le as *const LeafEntry as *const u8);
+                }
+            }
+            for i in 0..n {
+                self.scan_leaf(st, cur[i], &d[i], l4_high[i], keys[i], rules, &mut best[i]);
             }
         }
     }
@@ -156,7 +240,7 @@ impl Tree {
             + self
                 .subtrees
                 .iter()
-                .map(|s| s.nodes.len() * std::mem::size_of::<Node>() + s.children.len() * 4 + s.items.len() * 4)
+                .map(|s| s.children.len() * std::mem::size_of::<Node>() + s.leaves.len() * std::mem::size_of::<LeafEntry>())
                 .sum::<usize>()
     }
 }
@@ -237,46 +321,54 @@ pub(crate) fn build(id: u32, mut rules: Vec<TreeInput>) -> Tree {
     let entries: Vec<Entry> = rules.iter().filter_map(|(slot, rank, rule)| entry_of(*slot, *rank, rule)).collect();
     let members: Box<[(u32, Arc<CompiledRule>)]> = rules.into_iter().map(|(s, _, r)| (s, r)).collect();
     let all: Vec<u32> = (0..entries.len() as u32).collect();
-    let budget = ITEMS_PER_RULE * entries.len() + 4096;
-    let subtrees = match build_subtree(&entries, &all, budget) {
-        Some(st) => vec![st],
-        None => {
-            // Partition by wildness of the address fields (EffiCuts): rules wide in a field
-            // stop being replicated by cuts on it.
-            let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 4];
-            for (i, e) in entries.iter().enumerate() {
-                let wide = |d: usize| (e.hi[d] - e.lo[d]) as u64 + 1 > 1u64 << (DIM_WIDTH[d] - 1);
-                parts[wide(0) as usize | (wide(1) as usize) << 1].push(i as u32);
-            }
-            parts
-                .iter()
-                .filter(|p| !p.is_empty())
-                .map(|p| build_subtree(&entries, p, ITEMS_PER_RULE * p.len() * 4 + 4096).unwrap_or_else(|| one_leaf(&entries, p)))
-                .collect()
-        }
-    };
-    let mut subtrees = subtrees;
+    let mut subtrees = build_parts(&entries, &all, &[[0, 1], [2, 3]]);
     subtrees.sort_by_key(|s| s.best_rank);
     Tree { id, entries: entries.into_boxed_slice(), subtrees: subtrees.into_boxed_slice(), members }
 }
 
-fn one_leaf(entries: &[Entry], rules: &[u32]) -> SubTree {
-    let node = Node { dim: 0, shift: 0, bits: 0, leaf: true, a: 0, b: rules.len() as u32 };
-    SubTree { best_rank: rules.first().map_or(u64::MAX, |&i| entries[i as usize].rank), nodes: Box::new([node]), children: Box::new([]), items: rules.into() }
+fn budget(rules: usize) -> usize {
+    ITEMS_PER_RULE * rules + 4096
 }
 
-/// `None` when the replication budget is exceeded.
-fn build_subtree(entries: &[Entry], rules: &[u32], budget: usize) -> Option<SubTree> {
-    let mut b = Builder { entries, nodes: Vec::new(), children: Vec::new(), items: Vec::new(), budget, scratch: Vec::new() };
+/// One tree for `rules` if it fits the replication budget; otherwise one per category of
+/// wildness in the first pair of `levels` (EffiCuts: rules wide in a field stop being
+/// replicated by cuts on it), each split further by the next pair if it still does not
+/// fit. The last resort is a tree that turns nodes into leaves once over budget.
+fn build_parts(entries: &[Entry], rules: &[u32], levels: &[[usize; 2]]) -> Vec<SubTree> {
+    if let Some(st) = build_subtree(entries, rules, budget(rules.len()), false) {
+        return vec![st];
+    }
+    let Some((dims, rest)) = levels.split_first() else {
+        return build_subtree(entries, rules, budget(rules.len()), true).into_iter().collect();
+    };
+    let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 4];
+    for &i in rules {
+        let e = &entries[i as usize];
+        let wide = |d: usize| (e.hi[d] - e.lo[d]) as u64 + 1 > 1u64 << (DIM_WIDTH[d] - 1);
+        parts[wide(dims[0]) as usize | (wide(dims[1]) as usize) << 1].push(i);
+    }
+    parts.iter().filter(|p| !p.is_empty()).flat_map(|p| build_parts(entries, p, rest)).collect()
+}
+
+/// `None` when the replication budget is exceeded, unless `soft` (then over-budget nodes
+/// become leaves).
+fn build_subtree(entries: &[Entry], rules: &[u32], budget: usize, soft: bool) -> Option<SubTree> {
+    let mut b = Builder { entries, nodes: Vec::new(), children: Vec::new(), items: Vec::new(), budget, soft, scratch: Vec::new() };
     let root_region = [(0u32, 0u32); DIMS];
     b.nodes.push(Node { dim: 0, shift: 0, bits: 0, leaf: true, a: 0, b: 0 }); // root placeholder
     let root = b.node(rules, &root_region, 0)?;
-    b.nodes[0] = b.nodes[root as usize];
     Some(SubTree {
         best_rank: rules.first().map_or(u64::MAX, |&i| entries[i as usize].rank),
-        nodes: b.nodes.into_boxed_slice(),
-        children: b.children.into_boxed_slice(),
-        items: b.items.into_boxed_slice(),
+        root: b.nodes[root as usize],
+        children: b.children.iter().map(|&c| b.nodes[c as usize]).collect(),
+        leaves: b
+            .items
+            .iter()
+            .map(|&i| {
+                let e = &entries[i as usize];
+                LeafEntry { lo: e.lo, hi: e.hi, l4_mask: (e.l4_mask >> 40) as u32, l4_value: (e.l4_value >> 40) as u32, idx: i }
+            })
+            .collect(),
     })
 }
 
@@ -286,12 +378,13 @@ struct Builder<'a> {
     children: Vec<u32>,
     items: Vec<u32>,
     budget: usize,
+    soft: bool,
     scratch: Vec<i64>,
 }
 
 impl Builder<'_> {
     fn leaf(&mut self, rules: &[u32]) -> Option<u32> {
-        if self.items.len() + rules.len() > self.budget {
+        if self.items.len() + rules.len() > self.budget && !self.soft {
             return None;
         }
         let a = self.items.len() as u32;
@@ -335,7 +428,7 @@ impl Builder<'_> {
     }
 
     fn node(&mut self, rules: &[u32], region: &[(u32, u32); DIMS], depth: u32) -> Option<u32> {
-        if rules.len() <= BINTH || depth >= MAX_DEPTH {
+        if rules.len() <= BINTH || depth >= MAX_DEPTH || self.items.len() > self.budget {
             return self.leaf(rules);
         }
         let n = rules.len();
@@ -436,11 +529,11 @@ mod tests {
             .collect();
         let t = build(1, rules);
         assert_eq!(t.subtrees.len(), 1);
-        assert!(t.subtrees[0].nodes.len() > 1, "200 rules do not fit one leaf");
+        assert!(!t.subtrees[0].root.leaf, "200 rules do not fit one leaf");
         for st in t.subtrees.iter() {
-            for n in st.nodes.iter().filter(|n| n.leaf) {
-                let items = &st.items[n.a as usize..(n.a + n.b) as usize];
-                assert!(items.windows(2).all(|w| w[0] < w[1]), "leaf items ascend");
+            for n in st.children.iter().chain([&st.root]).filter(|n| n.leaf) {
+                let items = &st.leaves[n.a as usize..(n.a + n.b) as usize];
+                assert!(items.windows(2).all(|w| w[0].idx < w[1].idx), "leaf items ascend");
                 assert!(items.len() <= BINTH, "distinct /24s separate");
             }
         }
@@ -457,10 +550,10 @@ mod shape {
         pub(crate) fn describe(&self) -> String {
             let mut s = format!("{} entries, {} full-check;", self.entries.len(), self.entries.iter().filter(|e| e.full_check != 0).count());
             for st in self.subtrees.iter() {
-                let leaves: Vec<u32> = st.nodes.iter().filter(|n| n.leaf).map(|n| n.b).collect();
+                let leaves: Vec<u32> = st.children.iter().filter(|n| n.leaf).map(|n| n.b).collect();
                 let max = leaves.iter().max().copied().unwrap_or(0);
                 let avg = leaves.iter().map(|&b| b as f64).sum::<f64>() / leaves.len().max(1) as f64;
-                s += &format!(" [best {} nodes {} items {} leaf avg {avg:.1} max {max}]", st.best_rank >> 32, st.nodes.len(), st.items.len());
+                s += &format!(" [best {} nodes {} items {} leaf avg {avg:.1} max {max}]", st.best_rank >> 32, st.children.len(), st.leaves.len());
             }
             s
         }

@@ -112,9 +112,10 @@ def vnic_simulate(scenario_json: str, progress=None) -> str:
     gen = (sc.get("rules") or {}).get("generated", {"count": 0, "groups": 0})
     count, groups = gen["count"], gen["groups"]
     occ = count / p["root_table_capacity"] if groups == 0 else 1 / p["root_table_capacity"]
-    if groups == 0 and occ > p["root_table_knee_occupancy"]:
-        cap = 0.02 * (1 + 50 * max(0.0, 1 - occ))
-        latency = 1e5
+    if groups == 0:  # a smooth collapse around the knee (logistic), so fits have gradients
+        z = min(50.0, (occ - p["root_table_knee_occupancy"]) / 0.01)
+        cap = 100.0 / (1.0 + 5000.0 * math.exp(z) / (1.0 + math.exp(z)))
+        latency = p["base_latency_us"] * 100.0 / cap
     else:
         cap = 100.0 / max(1.0, groups * p["chain_lookup_ns"] / 40.0)
         latency = p["base_latency_us"] * (1 + 0.6 * max(0, groups - 1))

@@ -1,0 +1,23 @@
+//! Runs a scenario JSON (file path or inline) and prints the headline numbers.
+//!
+//! ```text
+//! cargo run --release -p nicbench-models --example simulate -- scenario.json
+//! ```
+use nicbench_models::simulate_json;
+
+fn main() {
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    let text = std::fs::read_to_string(&arg).unwrap_or(arg);
+    match simulate_json(&text, &mut |_| {}) {
+        Ok(json) => {
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            for key in ["offered_gbps", "rx_gbps", "loss_ratio", "dropped", "latency_us", "install", "model", "sim"] {
+                println!("{key}: {}", v[key]);
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}

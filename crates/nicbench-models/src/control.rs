@@ -1,0 +1,375 @@
+//! The control path: rule insertions, deletions and updates during a run, costed on the
+//! core that performs them.
+//!
+//! Cost model (per operation, CPU time on the installing core):
+//! - firmware tables (root; every group on ConnectX-4): a firmware command per rule,
+//!   `root_insert_<match>_us`, plus `root_insert_overflow_us_per_entry` per entry above
+//!   the knee (the firmware searches its overflow structure); deletion `root_delete_us`.
+//! - fast tables: direct STE writes, `nonroot_insert_<match>_us`; a matcher whose load
+//!   passes `ste_rehash_load` is rehashed (`ste_rehash_growth`× larger), costing
+//!   `rehash_ns_per_ste` per STE of the new table; deletion `nonroot_delete_us`.
+//! - each action beyond the first: `insert_per_extra_action_us`; each batch call:
+//!   `install_batch_overhead_us`.
+//! - `update` = delete + insert (non-atomic: the rule is absent between the two);
+//!   `update_inplace` = the in-place API (`nonroot_update_inplace_us`; a firmware modify
+//!   command on firmware tables).
+//!
+//! Invariant: an operation changes the tables when it starts and the classifier when it
+//! completes (the functional change is handed to the caller with its completion time).
+
+use crate::profile::NicParams;
+use crate::scenario::{InstallMode, InstallOp, InstallSpec, MatchType};
+use crate::setup::{exact_flow_rule, rule_signature, GroupTargets};
+use crate::steering::{MatcherId, Tables};
+use nicbench_classify::{RuleId, Update};
+use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem, VlanItem, VxlanItem};
+use nicbench_rules::{Field, Item, Rule};
+use nicbench_wire::FlowKey;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// A functional change the classifier must apply at `at_ns`.
+pub struct PendingUpdate {
+    pub at_ns: f64,
+    pub update: Update,
+    /// For inserts: the matcher of the rule and the target slot whose id it replaces.
+    pub insert_of: Option<(MatcherId, usize)>,
+    pub group: u32,
+}
+
+/// Everything an operation may change.
+pub struct ControlCtx<'a> {
+    pub tables: &'a mut Tables,
+    pub targets: &'a mut GroupTargets,
+    pub pending: &'a mut Vec<PendingUpdate>,
+    pub events: &'a mut Vec<(f64, String)>,
+}
+
+/// A template rule of a match type (only its mask matters: the rules the installer adds
+/// are random and match no traffic flow).
+pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
+    let flow = FlowKey {
+        src: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
+        dst: IpAddr::V4(Ipv4Addr::new(198, 51, 100, 1)),
+        proto: 17,
+        src_port: 1,
+        dst_port: 2,
+        vlan: None,
+        vni: None,
+    };
+    let ipv4 = || {
+        Item::Ipv4(Ipv4Item {
+            src: Some(Field::exact(Ipv4Addr::new(192, 0, 2, 1))),
+            dst: Some(Field::exact(Ipv4Addr::new(198, 51, 100, 1))),
+            ..Default::default()
+        })
+    };
+    let tcp = || Item::Tcp(TcpItem { src: Some(Field::exact(1)), dst: Some(Field::exact(2)), flags: None });
+    let mut rule = exact_flow_rule(&flow, group, 0, 0);
+    rule.pattern = match match_type {
+        MatchType::Ipv4 => rule.pattern,
+        MatchType::Ipv6 => vec![
+            Item::Eth(EthItem::default()),
+            Item::Ipv6(Ipv6Item {
+                src: Some(Field::exact(Ipv6Addr::LOCALHOST)),
+                dst: Some(Field::exact(Ipv6Addr::LOCALHOST)),
+                ..Default::default()
+            }),
+            Item::Udp(UdpItem { src: Some(Field::exact(1)), dst: Some(Field::exact(2)) }),
+        ],
+        MatchType::Vlan => vec![
+            Item::Eth(EthItem::default()),
+            Item::Vlan(VlanItem { tci: Some(Field::exact(7)), ..Default::default() }),
+            ipv4(),
+            tcp(),
+        ],
+        MatchType::Tunnel => vec![
+            Item::Eth(EthItem::default()),
+            Item::Ipv4(Ipv4Item::default()),
+            Item::Udp(UdpItem::default()),
+            Item::Vxlan(VxlanItem { vni: Some(Field::exact(42)), ..Default::default() }),
+            Item::Eth(EthItem::default()),
+            ipv4(),
+            tcp(),
+        ],
+    };
+    rule
+}
+
+/// Rule updates of an [`InstallSpec`], one operation at a time.
+pub struct Installer {
+    spec: InstallSpec,
+    params: NicParams,
+    matcher: MatcherId,
+    fw: bool,
+    /// Operations to issue (u64::MAX: unbounded).
+    total: u64,
+    issued: u64,
+    /// Operations whose target was missing or refused by a full firmware table.
+    pub refused: u64,
+    /// End of the last operation on the installer's own clock [ns].
+    pub busy_until_ns: f64,
+    pub first_start_ns: Option<f64>,
+    pub last_end_ns: f64,
+    pub completed: u64,
+    /// Core time spent installing [ns].
+    pub busy_ns: f64,
+    /// Next counted target to delete or update, and next functional target.
+    cursor: usize,
+}
+
+impl Installer {
+    pub fn new(spec: &InstallSpec, params: &NicParams, tables: &mut Tables) -> Installer {
+        let rule = template_rule(spec.match_type, spec.group);
+        let (sig, varies) = rule_signature(&rule);
+        let matcher = tables.matcher(spec.group, &sig, 0, varies);
+        let total = spec.count.unwrap_or(u64::MAX);
+        Installer {
+            spec: spec.clone(),
+            params: params.clone(),
+            matcher,
+            fw: tables.is_fw_group(spec.group),
+            total,
+            issued: 0,
+            refused: 0,
+            busy_until_ns: 0.0,
+            first_start_ns: None,
+            last_end_ns: 0.0,
+            completed: 0,
+            busy_ns: 0.0,
+            cursor: 0,
+        }
+    }
+
+    pub fn spec(&self) -> &InstallSpec {
+        &self.spec
+    }
+
+    /// When the next operation becomes due [ns]; `None` when all were issued.
+    pub fn next_due_ns(&self) -> Option<f64> {
+        if self.issued >= self.total {
+            return None;
+        }
+        let start = self.spec.start_ns as f64;
+        Some(match self.spec.mode {
+            InstallMode::Batch => start,
+            InstallMode::Rate => start + self.issued as f64 * 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9),
+        })
+    }
+
+    fn insert_us(&self, tables: &Tables) -> f64 {
+        let p = &self.params;
+        let per_match = if self.fw {
+            match self.spec.match_type {
+                MatchType::Ipv4 => p.root_insert_ipv4_us,
+                MatchType::Ipv6 => p.root_insert_ipv6_us,
+                MatchType::Vlan => p.root_insert_vlan_us,
+                MatchType::Tunnel => p.root_insert_tunnel_us,
+            }
+        } else {
+            match self.spec.match_type {
+                MatchType::Ipv4 => p.nonroot_insert_ipv4_us,
+                MatchType::Ipv6 => p.nonroot_insert_ipv6_us,
+                MatchType::Vlan => p.nonroot_insert_vlan_us,
+                MatchType::Tunnel => p.nonroot_insert_tunnel_us,
+            }
+        };
+        let overflow = if self.fw { p.root_insert_overflow_us_per_entry * tables.spilled_entries(self.spec.group) } else { 0.0 };
+        per_match + f64::from(self.spec.actions.saturating_sub(1)) * p.insert_per_extra_action_us + overflow
+    }
+
+    fn delete_us(&self) -> f64 {
+        if self.fw {
+            self.params.root_delete_us
+        } else {
+            self.params.nonroot_delete_us
+        }
+    }
+
+    /// Adds one entry to the target matcher; returns the extra rehash time [ns].
+    fn add_entry(&mut self, ctx: &mut ControlCtx<'_>, at_ns: f64) -> f64 {
+        if self.fw && ctx.tables.group_entries(self.spec.group) >= self.params.root_table_capacity as u64 {
+            self.refused += 1;
+            return 0.0;
+        }
+        match ctx.tables.add_entry(self.matcher) {
+            Some(r) => {
+                ctx.events.push((at_ns, format!("matcher rehash to {} entries (group {})", r.new_buckets, r.group)));
+                r.new_buckets as f64 * self.params.rehash_ns_per_ste
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Picks the next rule to delete/update: classifier rules first, then counted ones.
+    /// Returns (functional slot, matcher); `None` when the group has nothing left.
+    fn next_target(&mut self, ctx: &mut ControlCtx<'_>, consume: bool) -> Option<(Option<usize>, MatcherId)> {
+        let nf = ctx.targets.functional.len();
+        let counted: u64 = ctx.targets.counted.iter().map(|c| c.1).sum();
+        if nf == 0 && counted == 0 {
+            return None;
+        }
+        let slot = self.cursor % (nf + usize::from(counted > 0));
+        self.cursor += 1;
+        if slot < nf {
+            let m = ctx.targets.functional[slot].2;
+            return Some((Some(slot), m));
+        }
+        let entry = ctx.targets.counted.iter_mut().find(|c| c.1 > 0)?;
+        if consume {
+            entry.1 -= 1;
+        }
+        Some((None, entry.0))
+    }
+
+    /// Runs the next operation starting no earlier than `now_ns`; returns its end [ns].
+    pub fn run_one(&mut self, now_ns: f64, ctx: &mut ControlCtx<'_>) -> f64 {
+        let due = self.next_due_ns().unwrap_or(now_ns);
+        let start = now_ns.max(due);
+        let mut cost_ns = 0.0;
+        if self.issued == 0 || self.spec.mode == InstallMode::Batch && self.first_start_ns.is_none() {
+            let what = match self.spec.mode {
+                InstallMode::Batch => format!("batch of {} {:?} operations starts", self.total, self.spec.op),
+                InstallMode::Rate => format!(
+                    "{:?} operations at {} rules/s start",
+                    self.spec.op,
+                    self.spec.rate_per_s.unwrap_or(0.0)
+                ),
+            };
+            let core = match self.spec.core {
+                crate::scenario::InstallCore::Same => "same core",
+                crate::scenario::InstallCore::Distinct => "distinct core",
+            };
+            ctx.events.push((start, format!("{what} (group {}, {core})", self.spec.group).to_lowercase()));
+        }
+        if self.spec.mode == InstallMode::Batch && self.issued == 0 {
+            cost_ns += self.params.install_batch_overhead_us * 1e3;
+        }
+        self.first_start_ns.get_or_insert(start);
+        self.issued += 1;
+        let group = self.spec.group;
+        match self.spec.op {
+            InstallOp::Insert => {
+                cost_ns += self.insert_us(ctx.tables) * 1e3;
+                cost_ns += self.add_entry(ctx, start);
+            }
+            InstallOp::Delete => {
+                cost_ns += self.delete_us() * 1e3;
+                match self.next_target(ctx, true) {
+                    Some((slot, m)) => {
+                        ctx.tables.remove_entry(m);
+                        if let Some(slot) = slot {
+                            let (id, _, _) = ctx.targets.functional.remove(slot);
+                            ctx.pending.push(PendingUpdate { at_ns: start + cost_ns, update: Update::Delete(id), insert_of: None, group });
+                        }
+                    }
+                    None => self.refused += 1,
+                }
+            }
+            InstallOp::Update => {
+                cost_ns += self.delete_us() * 1e3;
+                let deleted_at = start + cost_ns;
+                cost_ns += self.insert_us(ctx.tables) * 1e3;
+                match self.next_target(ctx, false) {
+                    Some((slot, _m)) => {
+                        if let Some(slot) = slot {
+                            let (id, rule, m) = ctx.targets.functional[slot].clone();
+                            ctx.pending.push(PendingUpdate { at_ns: deleted_at, update: Update::Delete(id), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate {
+                                at_ns: start + cost_ns,
+                                update: Update::Insert(rule),
+                                insert_of: Some((m, slot)),
+                                group,
+                            });
+                            // Until the re-insert lands, the slot's id is stale: park a dead id.
+                            ctx.targets.functional[slot].0 = RuleId(u64::MAX);
+                        }
+                    }
+                    None => self.refused += 1,
+                }
+            }
+            InstallOp::UpdateInplace => {
+                cost_ns += if self.fw { self.insert_us(ctx.tables) } else { self.params.nonroot_update_inplace_us } * 1e3;
+                match self.next_target(ctx, false) {
+                    Some((Some(slot), _)) => {
+                        let (id, rule, _) = ctx.targets.functional[slot].clone();
+                        if id != RuleId(u64::MAX) {
+                            ctx.pending.push(PendingUpdate { at_ns: start + cost_ns, update: Update::Modify(id, rule), insert_of: None, group });
+                        }
+                    }
+                    Some((None, _)) => {}
+                    None => self.refused += 1,
+                }
+            }
+        }
+        let end = start + cost_ns;
+        self.busy_ns += cost_ns;
+        self.busy_until_ns = end;
+        self.last_end_ns = end;
+        self.completed += 1;
+        if self.issued == self.total && self.spec.mode == InstallMode::Batch {
+            ctx.events.push((end, format!("batch of {} operations done (group {group})", self.total)));
+        }
+        end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::test_params;
+    use crate::scenario::InstallCore;
+
+    fn spec(op: InstallOp, group: u32, count: u64) -> InstallSpec {
+        InstallSpec {
+            mode: InstallMode::Batch,
+            count: Some(count),
+            rate_per_s: None,
+            start_ns: 1000,
+            group,
+            core: InstallCore::Same,
+            op,
+            match_type: MatchType::Ipv4,
+            actions: 1,
+        }
+    }
+
+    fn run(op: InstallOp, group: u32, count: u64, targets: &mut GroupTargets) -> (Installer, Tables, Vec<(f64, String)>) {
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let mut inst = Installer::new(&spec(op, group, count), &p, &mut tables);
+        let (mut pending, mut events) = (Vec::new(), Vec::new());
+        let mut t = 0.0;
+        while inst.next_due_ns().is_some() {
+            let mut ctx = ControlCtx { tables: &mut tables, targets, pending: &mut pending, events: &mut events };
+            t = inst.run_one(t, &mut ctx);
+        }
+        (inst, tables, events)
+    }
+
+    #[test]
+    fn test_root_inserts_cost_firmware_time_and_stop_at_capacity() {
+        let p = test_params();
+        let (inst, tables, events) = run(InstallOp::Insert, 0, 1000, &mut GroupTargets::default());
+        let want_ns = p.install_batch_overhead_us * 1e3 + 1000.0 * p.root_insert_ipv4_us * 1e3;
+        assert!((inst.busy_ns - want_ns).abs() < 1.0, "{} vs {want_ns}", inst.busy_ns);
+        assert_eq!(tables.group_entries(0), 1000);
+        assert!(events[0].1.contains("batch of 1000 insert operations starts (group 0, same core)"), "{events:?}");
+        let (inst, tables, _) = run(InstallOp::Insert, 0, 70_000, &mut GroupTargets::default());
+        assert_eq!(tables.group_entries(0), p.root_table_capacity as u64);
+        assert_eq!(inst.refused, 70_000 - p.root_table_capacity as u64);
+    }
+
+    #[test]
+    fn test_fast_inserts_rehash_and_inplace_beats_delete_insert() {
+        let (inst, tables, events) = run(InstallOp::Insert, 1, 10_000, &mut GroupTargets::default());
+        assert!(events.iter().any(|e| e.1.starts_with("matcher rehash")), "{events:?}");
+        assert_eq!(tables.group_entries(1), 10_000);
+        let fast_ns = inst.busy_ns;
+        let (root, _, _) = run(InstallOp::Insert, 0, 10_000, &mut GroupTargets::default());
+        assert!(root.busy_ns > 10.0 * fast_ns, "root {} vs fast {}", root.busy_ns, fast_ns);
+        let mut targets = GroupTargets { functional: vec![], counted: vec![(0, 5_000)] };
+        let (di, _, _) = run(InstallOp::Update, 1, 5_000, &mut targets);
+        let (ip, _, _) = run(InstallOp::UpdateInplace, 1, 5_000, &mut targets);
+        assert!(ip.busy_ns < di.busy_ns * 0.7, "in-place {} vs delete+insert {}", ip.busy_ns, di.busy_ns);
+    }
+}

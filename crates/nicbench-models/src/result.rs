@@ -1,0 +1,72 @@
+//! The result JSON of the shared contract (`/work/briefs/G_contract.md`).
+
+use nicbench_sim::{LatencySummary, TimelineBin};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// RX ring full when the NIC had a packet to deliver (DPDK `imissed`).
+    pub imissed: u64,
+    /// NIC packet buffer full in front of the steering pipeline.
+    pub nic: u64,
+    /// Dropped by a rule's `drop` action.
+    pub rule: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub t_s: f64,
+    pub what: String,
+}
+
+/// Achieved control-plane rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstallResult {
+    pub rules: u64,
+    pub duration_s: f64,
+    pub rate_rules_per_s: f64,
+    /// Operations refused (full firmware table) or without a target.
+    pub refused: u64,
+}
+
+/// What the model says about why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSummary {
+    pub root_table_occupancy: f64,
+    pub tables_traversed_mean: f64,
+    pub steering_cache_hit_rate: f64,
+    /// Resource with the highest demand / capacity: link, nic_pipeline, root_table, pcie, host_core.
+    pub bottleneck: String,
+    /// Demand / capacity per resource.
+    pub utilization: BTreeMap<String, f64>,
+    pub steering_working_set_stes: f64,
+    /// Pre-installed rules refused by full firmware tables.
+    pub rules_refused: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimStats {
+    pub packets: u64,
+    pub wall_s: f64,
+    pub sim_packets_per_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimResult {
+    pub nic: String,
+    pub offered_gbps: f64,
+    pub offered_mpps: f64,
+    pub rx_gbps: f64,
+    pub rx_mpps: f64,
+    pub tx_gbps: f64,
+    pub loss_ratio: f64,
+    pub dropped: Dropped,
+    pub latency_us: LatencySummary,
+    pub queues: BTreeMap<String, u64>,
+    pub timeline: Vec<TimelineBin>,
+    pub events: Vec<Event>,
+    pub install: Option<InstallResult>,
+    pub model: ModelSummary,
+    pub sim: SimStats,
+}

@@ -1,0 +1,531 @@
+//! The PAM'21 testbed as a simulation: generator → link → DUT NIC (steering pipeline,
+//! PCIe DMA, RX rings) → single-core poll-mode NF (+ optional rule installer) → TX →
+//! link → generator RX, which timestamps and counts per queue.
+//!
+//! Packets are processed in arrival order with per-packet arithmetic on timestamps
+//! (Lindley recursions for the FIFO stages, no per-packet events): the steering engine
+//! is a FIFO server with a finite packet buffer (overflow → `dropped.nic`), DMA is a
+//! FIFO server at the PCIe rate, and a packet finding its RX ring full is `imissed`.
+//! The NF core takes up to `rx_burst_packets` from a ring per poll, paying per-burst
+//! and per-packet time; a same-core installer runs its operations between bursts, so
+//! the rings fill while it works. Control-plane changes reach the classifier (and so
+//! the per-flow cache, via an epoch) at most every [`APPLY_EVERY_NS`], and the steering
+//! costs are recomputed at most as often.
+
+use crate::control::{ControlCtx, Installer, PendingUpdate};
+use crate::error::ModelError;
+use crate::profile::{NicParams, Profile};
+use crate::result::{Dropped, Event, InstallResult, ModelSummary, SimResult, SimStats};
+use crate::scenario::{InstallCore, Scenario};
+use crate::setup::{install, Flows, GroupTargets, Installed};
+use crate::steering::{MatcherId, PathCost};
+use crate::traffic::Source;
+use ahash::AHashMap;
+use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
+use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Granularity of functional updates and steering-cost refreshes [ns].
+pub const APPLY_EVERY_NS: f64 = 1_000_000.0;
+/// Packets still in flight this long after the end of the run are counted [ns].
+const DRAIN_NS: f64 = 10_000_000.0;
+/// Progress is reported every this much simulated time [ns].
+const PROGRESS_EVERY_NS: u64 = 10_000_000;
+const UNKNOWN: u32 = u32::MAX;
+
+type Hops = Vec<(u32, Vec<MatcherId>)>;
+
+struct Path {
+    hops: Hops,
+    flows: u64,
+    cost: PathCost,
+}
+
+#[derive(Clone, Copy)]
+struct FlowState {
+    epoch: u32,
+    path: u32,
+    queue: u16,
+    drop: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Pkt {
+    gen_ns: u64,
+    ready_ns: f64,
+    frame_bytes: u32,
+    queue: u16,
+}
+
+/// The functional + timing state of the DUT NIC.
+struct Nic {
+    inst: Installed,
+    reader: nicbench_classify::Reader,
+    keys: Vec<PacketKey>,
+    flows: Vec<FlowState>,
+    paths: Vec<Path>,
+    path_ids: AHashMap<Hops, u32>,
+    probe_cache: AHashMap<u32, Vec<MatcherId>>,
+    epoch: u32,
+    hit_rate: f64,
+    timing_dirty: bool,
+    last_refresh_ns: f64,
+    pending: Vec<PendingUpdate>,
+    last_apply_ns: f64,
+}
+
+impl Nic {
+    fn classify(&mut self, flow: usize) -> FlowState {
+        let Some(key) = self.keys.get(flow) else {
+            return FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false };
+        };
+        let (hops, outcome) = self.reader.trace(key);
+        let mut path: Hops = Vec::with_capacity(hops.len());
+        for hop in &hops {
+            let order = self.probe_cache.entry(hop.group).or_insert_with(|| self.inst.tables.probe_order(hop.group));
+            let upto = hop
+                .rule
+                .and_then(|r| self.inst.rule_matcher.get(&r))
+                .and_then(|m| order.iter().position(|x| x == m))
+                .map_or(order.len(), |i| i + 1);
+            path.push((hop.group, order[..upto].to_vec()));
+        }
+        if path.is_empty() {
+            path.push((0, Vec::new()));
+        }
+        let (queue, drop) = match outcome.verdict {
+            Verdict::Fate(Fate::Queue { index }) => (index, false),
+            Verdict::Fate(Fate::Drop) => (0, true),
+            _ => (0, false),
+        };
+        let next = self.paths.len() as u32;
+        let id = *self.path_ids.entry(path.clone()).or_insert(next);
+        if id == next {
+            self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default() });
+        }
+        let old = self.flows[flow];
+        if old.path != UNKNOWN {
+            self.paths[old.path as usize].flows -= 1;
+        }
+        self.paths[id as usize].flows += 1;
+        if old.path != id {
+            self.timing_dirty = true;
+        }
+        let state = FlowState { epoch: self.epoch, path: id, queue, drop };
+        self.flows[flow] = state;
+        state
+    }
+
+    #[inline]
+    fn flow(&mut self, flow: usize) -> FlowState {
+        match self.flows.get(flow) {
+            Some(s) if s.epoch == self.epoch => *s,
+            Some(_) => self.classify(flow),
+            None => FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false },
+        }
+    }
+
+    /// Recomputes matcher flow counts, the cache hit rate and every path's cost.
+    fn refresh(&mut self, now_ns: f64) {
+        let tables = &mut self.inst.tables;
+        for m in tables.matchers.iter_mut() {
+            m.flows = 0;
+        }
+        for p in &self.paths {
+            for (_, probed) in &p.hops {
+                for &m in probed {
+                    tables.matchers[m as usize].flows += p.flows;
+                }
+            }
+        }
+        tables.total_flows = self.flows.len() as u64;
+        self.hit_rate = tables.cache_hit_rate();
+        let rates = tables.cache_hit_rates();
+        for p in self.paths.iter_mut() {
+            p.cost = tables.path_cost(&p.hops, &rates);
+        }
+        self.timing_dirty = false;
+        self.last_refresh_ns = now_ns;
+    }
+
+    /// Applies the functional updates due by `now_ns` (at most every APPLY_EVERY_NS).
+    fn apply_due(&mut self, now_ns: f64, force: bool) {
+        if self.pending.is_empty() || !force && now_ns < self.last_apply_ns + APPLY_EVERY_NS {
+            return;
+        }
+        let due = self.pending.iter().take_while(|u| u.at_ns <= now_ns).count();
+        if due == 0 {
+            return;
+        }
+        let ops: Vec<PendingUpdate> = self.pending.drain(..due).collect();
+        let mut batch = Batch::new();
+        let mut inserts = Vec::new();
+        for op in &ops {
+            if matches!(op.update, Update::Insert(_)) {
+                inserts.push((op.insert_of, op.group));
+            }
+            batch.updates.push(op.update.clone());
+        }
+        // A refused batch (e.g. unknown id after a failed insert) changes nothing; the
+        // timing model already counted the entries, which is what the hardware would do.
+        if let Ok(ids) = self.inst.classifier.apply(batch) {
+            for (id, (of, group)) in ids.into_iter().zip(inserts) {
+                if let Some((m, slot)) = of {
+                    self.inst.rule_matcher.insert(id, m);
+                    if let Some(t) = self.inst.targets.get_mut(&group).and_then(|t| t.functional.get_mut(slot)) {
+                        t.0 = id;
+                    }
+                }
+            }
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        self.probe_cache.clear();
+        self.last_apply_ns = now_ns;
+        self.timing_dirty = true;
+    }
+}
+
+/// The poll-mode NF core and its rings.
+struct Core {
+    t_ns: f64,
+    rings: Vec<VecDeque<Pkt>>,
+    ring_of_queue: AHashMap<u16, usize>,
+    rr: usize,
+    burst: usize,
+    tx_free_ns: f64,
+    busy_ns: f64,
+}
+
+/// Measurement at the generator's receiver.
+struct Rx {
+    warmup_ns: u64,
+    window_end_ns: f64,
+    return_ns: f64,
+    wire_ns_per_byte: f64,
+    packets: u64,
+    wire_bytes: u64,
+    hist: LatencyHistogram,
+    timeline: Timeline,
+    queues: BTreeMap<u16, u64>,
+    latency: bool,
+}
+
+impl Core {
+    fn ring(&mut self, queue: u16) -> usize {
+        if let Some(&r) = self.ring_of_queue.get(&queue) {
+            return r;
+        }
+        self.rings.push(VecDeque::new());
+        let r = self.rings.len() - 1;
+        self.ring_of_queue.insert(queue, r);
+        r
+    }
+
+    /// Forwards a burst ending at `self.t_ns` towards the generator.
+    fn transmit(&mut self, pkts: &mut Vec<Pkt>, rx: &mut Rx) {
+        for p in pkts.drain(..) {
+            let wire_ns = (f64::from(p.frame_bytes) + 20.0) * rx.wire_ns_per_byte;
+            self.tx_free_ns = self.tx_free_ns.max(self.t_ns) + wire_ns;
+            let rx_ns = self.tx_free_ns + rx.return_ns;
+            if p.gen_ns < rx.warmup_ns || rx_ns > rx.window_end_ns {
+                continue;
+            }
+            rx.packets += 1;
+            rx.wire_bytes += u64::from(p.frame_bytes) + 20;
+            if rx.latency {
+                rx.hist.record_ns((rx_ns - p.gen_ns as f64) as u64);
+            }
+            rx.timeline.add(SimTime(rx_ns as u64), 1, u64::from(p.frame_bytes) + 20);
+            *rx.queues.entry(p.queue).or_default() += 1;
+        }
+    }
+}
+
+struct Control {
+    installer: Option<Installer>,
+    same_core: bool,
+    end_ns: f64,
+    events: Vec<(f64, String)>,
+    empty_targets: GroupTargets,
+}
+
+impl Control {
+    fn due(&self, limit_ns: f64) -> Option<f64> {
+        let i = self.installer.as_ref()?;
+        let due = i.next_due_ns()?;
+        (due < self.end_ns && due <= limit_ns).then_some(due)
+    }
+
+    fn run_one(&mut self, now_ns: f64, nic: &mut Nic) -> f64 {
+        let Some(inst) = self.installer.as_mut() else { return now_ns };
+        let group = inst.spec().group;
+        let targets = nic.inst.targets.get_mut(&group).unwrap_or(&mut self.empty_targets);
+        let mut ctx = ControlCtx { tables: &mut nic.inst.tables, targets, pending: &mut nic.pending, events: &mut self.events };
+        let end = inst.run_one(now_ns, &mut ctx);
+        nic.timing_dirty = true;
+        nic.probe_cache.clear();
+        end
+    }
+}
+
+fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, scratch: &mut Vec<Pkt>, p: &NicParams) {
+    loop {
+        if ctl.same_core && core.t_ns < ctl.end_ns {
+            if let Some(due) = ctl.due(core.t_ns) {
+                let start = core.t_ns.max(due);
+                let end = ctl.run_one(start, nic);
+                core.busy_ns += end - start;
+                core.t_ns = end;
+                continue;
+            }
+        }
+        if core.t_ns >= until_ns {
+            return;
+        }
+        let n = core.rings.len();
+        let mut found = None;
+        let mut next_ready = f64::INFINITY;
+        for k in 0..n {
+            let q = (core.rr + k) % n;
+            if let Some(h) = core.rings[q].front() {
+                if h.ready_ns <= core.t_ns {
+                    found = Some(q);
+                    break;
+                }
+                next_ready = next_ready.min(h.ready_ns);
+            }
+        }
+        match found {
+            Some(q) => {
+                let ring = &mut core.rings[q];
+                while scratch.len() < core.burst && ring.front().is_some_and(|h| h.ready_ns <= core.t_ns) {
+                    if let Some(pkt) = ring.pop_front() {
+                        scratch.push(pkt);
+                    }
+                }
+                let cost = p.nf_burst_ns + scratch.len() as f64 * p.nf_packet_ns;
+                core.t_ns += cost;
+                core.busy_ns += cost;
+                core.rr = q + 1;
+                core.transmit(scratch, rx);
+            }
+            None => {
+                let mut next = until_ns.min(next_ready);
+                if ctl.same_core {
+                    if let Some(due) = ctl.due(f64::INFINITY) {
+                        next = next.min(due);
+                    }
+                }
+                if next <= core.t_ns {
+                    return;
+                }
+                core.t_ns = next;
+            }
+        }
+    }
+}
+
+/// Runs one scenario on one profile.
+pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)) -> Result<SimResult, ModelError> {
+    let wall = std::time::Instant::now();
+    scn.validate()?;
+    let p = profile.params()?;
+    let mut source = Source::new(scn)?;
+    let flows = Flows { keys: source.keys().to_vec(), flow_keys: source.flow_keys().to_vec() };
+    let inst = install(scn.rules.as_ref(), &flows, &p)?;
+    let rules_refused = inst.refused;
+    let n_flows = flows.keys.len();
+    let reader = inst.classifier.reader();
+    let mut nic = Nic {
+        inst,
+        reader,
+        keys: flows.keys,
+        flows: vec![FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false }; n_flows],
+        paths: Vec::new(),
+        path_ids: AHashMap::new(),
+        probe_cache: AHashMap::new(),
+        epoch: 0,
+        hit_rate: 1.0,
+        timing_dirty: true,
+        last_refresh_ns: 0.0,
+        pending: Vec::new(),
+        last_apply_ns: f64::NEG_INFINITY,
+    };
+    let end_ns = scn.duration_ns as f64;
+    let mut ctl = Control {
+        installer: scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
+        same_core: scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
+        end_ns,
+        events: Vec::new(),
+        empty_targets: GroupTargets::default(),
+    };
+    for f in 0..n_flows {
+        nic.classify(f);
+    }
+    nic.refresh(0.0);
+    let wire_ns_per_byte = 8.0 / p.link_gbps;
+    let mut rx = Rx {
+        warmup_ns: scn.warmup_ns,
+        window_end_ns: end_ns + DRAIN_NS,
+        return_ns: p.link_propagation_ns + p.fixed_latency_ns,
+        wire_ns_per_byte,
+        packets: 0,
+        wire_bytes: 0,
+        hist: LatencyHistogram::new(),
+        timeline: Timeline::new(SimDuration(scn.measure.timeline_bin_ns)),
+        queues: BTreeMap::new(),
+        latency: scn.measure.latency,
+    };
+    let mut core = Core {
+        t_ns: 0.0,
+        rings: Vec::new(),
+        ring_of_queue: AHashMap::new(),
+        rr: 0,
+        burst: p.rx_burst_packets.max(1.0) as usize,
+        tx_free_ns: 0.0,
+        busy_ns: 0.0,
+    };
+    let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
+    let pcie_ns_per_byte = 8.0 / p.pcie_gbps();
+    let mut dropped = Dropped::default();
+    let mut nic_queue: VecDeque<(f64, u32)> = VecDeque::new();
+    let mut nic_queue_bytes = 0u64;
+    let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
+    let (mut sum_tables, mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut next_progress = PROGRESS_EVERY_NS;
+    let mut scratch = Vec::with_capacity(core.burst);
+    while let Some((gen_ns, flow, frame_bytes)) = source.next() {
+        packets += 1;
+        if gen_ns >= next_progress {
+            progress(gen_ns);
+            next_progress = gen_ns + PROGRESS_EVERY_NS;
+        }
+        let wire_bytes = u64::from(frame_bytes) + 20;
+        if gen_ns >= scn.warmup_ns {
+            offered_packets += 1;
+            offered_wire_bytes += wire_bytes;
+        }
+        link_free = link_free.max(gen_ns as f64) + wire_bytes as f64 * wire_ns_per_byte;
+        let arrive = link_free + p.link_propagation_ns;
+        // Control plane on its own core, then functional/timing updates due by now.
+        if !ctl.same_core {
+            while let Some(due) = ctl.due(arrive) {
+                let start = due.max(ctl.installer.as_ref().map_or(0.0, |i| i.busy_until_ns));
+                if start > arrive {
+                    break;
+                }
+                ctl.run_one(start, &mut nic);
+            }
+        }
+        nic.apply_due(arrive, false);
+        if nic.timing_dirty && arrive >= nic.last_refresh_ns + APPLY_EVERY_NS {
+            nic.refresh(arrive);
+        }
+        let fs = nic.flow(flow as usize);
+        let cost = nic.paths.get(fs.path as usize).map(|p| p.cost).unwrap_or_default();
+        // NIC buffer in front of the steering engine: packets leave it once DMA'd.
+        while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
+            if let Some((_, b)) = nic_queue.pop_front() {
+                nic_queue_bytes -= u64::from(b);
+            }
+        }
+        if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
+            dropped.nic += 1;
+            continue;
+        }
+        steered += 1;
+        sum_tables += f64::from(cost.tables);
+        sum_hit += nic.hit_rate;
+        sum_fw_ns += cost.fw_ns;
+        sum_fast_ns += cost.service_ns - cost.fw_ns;
+        let start = arrive.max(steer_free);
+        steer_free = start + cost.service_ns;
+        let done = (start + cost.latency_ns.max(cost.service_ns)).max(last_done);
+        last_done = done;
+        if fs.drop {
+            dropped.rule += 1;
+            continue;
+        }
+        let pcie_ns = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+        sum_pcie_ns += pcie_ns;
+        let dma = done.max(pcie_free) + pcie_ns;
+        pcie_free = dma;
+        nic_queue.push_back((dma, frame_bytes));
+        nic_queue_bytes += u64::from(frame_bytes);
+        advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
+        let r = core.ring(fs.queue);
+        if core.rings[r].len() >= ring_size {
+            dropped.imissed += 1;
+            continue;
+        }
+        core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes, queue: fs.queue });
+    }
+    advance_core(&mut core, end_ns + DRAIN_NS, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
+    nic.apply_due(f64::INFINITY, true);
+    nic.refresh(end_ns);
+    rx.timeline.extend_to(SimTime(scn.duration_ns));
+
+    let measured_s = (scn.duration_ns - scn.warmup_ns) as f64 * 1e-9;
+    let gbps = |wire_bytes: u64| wire_bytes as f64 * 8.0 / measured_s / 1e9;
+    let mpps = |pkts: u64| pkts as f64 / measured_s / 1e6;
+    let counted = steered.max(1) as f64;
+    let installer_busy = ctl.installer.as_ref().map_or(0.0, |i| i.busy_ns);
+    let offered_pps = offered_packets as f64 / measured_s;
+    let mut utilization = BTreeMap::new();
+    utilization.insert("link".to_string(), gbps(offered_wire_bytes) / p.link_gbps);
+    utilization.insert("root_table".to_string(), offered_pps * sum_fw_ns / counted * 1e-9);
+    utilization.insert("nic_pipeline".to_string(), offered_pps * sum_fast_ns / counted * 1e-9);
+    utilization.insert("pcie".to_string(), offered_pps * sum_pcie_ns / counted * 1e-9);
+    let core_demand_ns = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets.max(1.0);
+    let same_core_install = if ctl.same_core { installer_busy.min(end_ns) / end_ns } else { 0.0 };
+    utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 + same_core_install);
+    let bottleneck = utilization
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(k, _)| k.clone())
+        .unwrap_or_default();
+    let install = ctl.installer.as_ref().map(|i| {
+        let duration_s = (i.last_end_ns - i.first_start_ns.unwrap_or(0.0)).max(0.0) * 1e-9;
+        InstallResult {
+            rules: i.completed,
+            duration_s,
+            rate_rules_per_s: if duration_s > 0.0 { i.completed as f64 / duration_s } else { 0.0 },
+            refused: i.refused,
+        }
+    });
+    let mut events: Vec<Event> = Vec::new();
+    for (t, what) in &ctl.events {
+        rx.timeline.mark(SimTime(*t as u64), what);
+        if events.len() < 1000 {
+            events.push(Event { t_s: t * 1e-9, what: what.clone() });
+        }
+    }
+    let wall_s = wall.elapsed().as_secs_f64();
+    let rx_gbps = gbps(rx.wire_bytes);
+    Ok(SimResult {
+        nic: profile.name.clone(),
+        offered_gbps: gbps(offered_wire_bytes),
+        offered_mpps: mpps(offered_packets),
+        rx_gbps,
+        rx_mpps: mpps(rx.packets),
+        tx_gbps: rx_gbps,
+        loss_ratio: if offered_packets > 0 { 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0) } else { 0.0 },
+        dropped,
+        latency_us: rx.hist.summary_us(),
+        queues: if scn.measure.queues { rx.queues.iter().map(|(q, n)| (q.to_string(), *n)).collect() } else { BTreeMap::new() },
+        timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= scn.duration_ns as f64 * 1e-9 + 1e-12).collect(),
+        events,
+        install,
+        model: ModelSummary {
+            root_table_occupancy: nic.inst.tables.occupancy(0),
+            tables_traversed_mean: sum_tables / counted,
+            steering_cache_hit_rate: sum_hit / counted,
+            bottleneck,
+            utilization,
+            steering_working_set_stes: nic.inst.tables.working_set_stes(),
+            rules_refused,
+        },
+        sim: SimStats { packets, wall_s, sim_packets_per_s: packets as f64 / wall_s.max(1e-9) },
+    })
+}
