@@ -111,7 +111,7 @@ TEXT_REFERENCES = [
        "latency_ratio", 10.0, "", {"relative": 0.5}),
     _t("text-batch-1k-300ms", "even with a batch of 1K rules …, the NIC fails to process any traffic for about "
        "300 ms", S0_Q2B, "pam21-fig3", {"group": 0, "batch": 1000, "core": "same"}, "outage_s", 0.3, "s",
-       {"absolute": 0.1}, set_="calibration"),
+       {"absolute": 0.1}),
     _t("text-batch-1k-2.5M-frames", "For a 100 Gbps link with MTU-sized frames, this translates to a packet loss "
        "of around 2.5 M frames", S0_Q2B, "pam21-fig3", {"group": 0, "batch": 1000, "core": "same"},
        "lost_packets", 2.5e6, "packets", {"relative": 0.3}),

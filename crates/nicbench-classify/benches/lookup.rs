@@ -21,7 +21,7 @@ fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys
         for count in [false, true] {
             let (cl, _) = Classifier::with_rules(ClassifierConfig { algorithm, count, ..Default::default() }, rules.iter().cloned()).unwrap();
             let st = cl.stats();
-            eprintln!("{name} {algorithm:?}: {} rules, tables {:?}, {:.0} B/rule", st.rules, st.tables_per_group, st.memory_bytes_per_rule);
+            eprintln!("{name} {algorithm:?}: {} rules, tables {:?}, subtrees {:?}, {:.0} B/rule", st.rules, st.tables_per_group, st.subtrees_per_group, st.memory_bytes_per_rule);
             let reader = cl.reader();
             let mut out = vec![reader.lookup(&keys[0]); keys.len()];
             let id = format!("{name}/{algorithm:?}{}", if count { "/counted" } else { "" });
@@ -44,7 +44,7 @@ fn exact(c: &mut Criterion) {
         // Random order so the trace does not walk the table sequentially.
         let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS).map(|i| keys[(i.wrapping_mul(2654435761)) % n]).collect();
         rng_keys.iter_mut().for_each(|k| k.frame_bytes = 64);
-        bench_set(c, &format!("exact5_{n}"), &rules, &rng_keys, &[Algorithm::TupleMerge]);
+        bench_set(c, &format!("exact5_{n}"), &rules, &rng_keys, &[Algorithm::Hybrid, Algorithm::TupleMerge]);
     }
 }
 
@@ -56,13 +56,13 @@ fn classbench(c: &mut Criterion) {
         };
         let rules = common::rules_of(&filters);
         let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));
-        bench_set(c, name, &rules, &keys, &[Algorithm::TupleMerge, Algorithm::TupleSpace]);
+        bench_set(c, name, &rules, &keys, &[Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace]);
     }
     for (kind, name) in [(RuleSetKind::Acl, "gen_acl_100k"), (RuleSetKind::Fw, "gen_fw_100k"), (RuleSetKind::Ipc, "gen_ipc_100k")] {
         let filters = common::generated_filters(kind, 100_000, 3);
         let rules = common::rules_of(&filters);
         let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));
-        bench_set(c, name, &rules, &keys, &[Algorithm::TupleMerge]);
+        bench_set(c, name, &rules, &keys, &[Algorithm::Hybrid, Algorithm::TupleMerge]);
     }
 }
 

@@ -41,14 +41,15 @@ fn main() {
         return;
     }
     let n: usize = std::env::var("NICBENCH_UPDATES_RULES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
-    let (all, all_keys) = common::exact5(n + 2 * OPS, 9);
+    let (all, all_keys) = common::exact5(n + 3 * OPS, 9);
     let (base, extra) = all.split_at(n);
     let t = Instant::now();
     let (mut c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
     println!("initial load: {n} rules in one batch: {:.2} s ({:.2} M rules/s), {:.0} B/rule", t.elapsed().as_secs_f64(), rate(n, t.elapsed()) / 1e6, c.stats().memory_bytes_per_rule);
     let _reader = c.reader(); // an idle reader registered, as in a real deployment
 
-    println!("\n| operation (table of {n}) | single (rules/s) | batches of {BATCH} (rules/s) |\n|---|---|---|");
+    println!("\n| operation (table of {n}) | single (rules/s) | batches of {BATCH} (rules/s) | single, deferred publish (rules/s) |\n|---|---|---|---|");
+    let one = |u: nicbench_classify::Update| Batch { updates: vec![u] };
     // Insert.
     let t = Instant::now();
     let mut new_ids: Vec<RuleId> = extra[..OPS].iter().map(|r| c.insert(r.clone()).unwrap()).collect();
@@ -60,7 +61,15 @@ fn main() {
         new_ids.extend(c.apply(b).unwrap());
     }
     let batch_ins = rate(OPS, t.elapsed());
-    println!("| insert | {single_ins:.0} | {batch_ins:.0} |");
+    // Deferred: each insert validated at once, published every 1024 ops / 500 us.
+    let t = Instant::now();
+    let mut def_ids: Vec<RuleId> = Vec::with_capacity(OPS);
+    for r in &extra[2 * OPS..3 * OPS] {
+        def_ids.push(c.apply_deferred(one(nicbench_classify::Update::Insert(r.clone()))).unwrap()[0]);
+    }
+    c.flush();
+    let def_ins = rate(OPS, t.elapsed());
+    println!("| insert | {single_ins:.0} | {batch_ins:.0} | {def_ins:.0} |");
     // Modify in place (new actions and pattern of another rule's key space: same cost).
     let modified = |r: &Rule| { let mut r = r.clone(); r.actions = vec![nicbench_rules::Action::Drop]; r };
     let t = Instant::now();
@@ -75,7 +84,13 @@ fn main() {
         c.apply(b).unwrap();
     }
     let batch_mod = rate(OPS, t.elapsed());
-    println!("| modify | {single_mod:.0} | {batch_mod:.0} |");
+    let t = Instant::now();
+    for (id, r) in def_ids.iter().zip(&extra[2 * OPS..]) {
+        c.apply_deferred(one(nicbench_classify::Update::Modify(*id, modified(r)))).unwrap();
+    }
+    c.flush();
+    let def_mod = rate(OPS, t.elapsed());
+    println!("| modify | {single_mod:.0} | {batch_mod:.0} | {def_mod:.0} |");
     let t = Instant::now();
     for id in &new_ids[..OPS] {
         c.delete(*id).unwrap();
@@ -88,7 +103,13 @@ fn main() {
         c.apply(b).unwrap();
     }
     let batch_del = rate(OPS, t.elapsed());
-    println!("| delete | {single_del:.0} | {batch_del:.0} |");
+    let t = Instant::now();
+    for id in &def_ids {
+        c.apply_deferred(one(nicbench_classify::Update::Delete(*id))).unwrap();
+    }
+    c.flush();
+    let def_del = rate(OPS, t.elapsed());
+    println!("| delete | {single_del:.0} | {batch_del:.0} | {def_del:.0} |");
 
     // Lookups while updating. Keys hit the base rules, in scattered order.
     let keys: Vec<PacketKey> = (0..1 << 16).map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n]).collect();

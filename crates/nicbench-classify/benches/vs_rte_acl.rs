@@ -9,7 +9,7 @@
 
 mod common;
 
-use nicbench_classify::{Batch, Classifier, ClassifierConfig, Outcome, Verdict};
+use nicbench_classify::{Algorithm, Batch, Classifier, ClassifierConfig, Outcome, Verdict};
 use std::io::Write;
 use std::process::Command;
 use std::time::Instant;
@@ -39,8 +39,8 @@ fn main() {
     if !have_acl {
         println!("dpdk-test-acl not found (Debian package dpdk-dev): printing nicbench figures only");
     }
-    println!("| set | rules | rte_acl Mpps | nicbench TupleMerge Mpps | ratio | rte_acl run --iter=1 wall [ms] | nicbench update 1 rule [us] | nicbench batch of 100 [us] |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| set | rules | rte_acl Mpps | nicbench Hybrid Mpps | ratio | TupleMerge Mpps | TupleSpace Mpps | rte_acl run --iter=1 wall [ms] | nicbench update 1 rule [us] | nicbench batch of 100 [us] |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let dir = std::env::temp_dir().join(format!("nicbench-acl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"] {
@@ -60,8 +60,17 @@ fn main() {
         let acl_once = if have_acl { run_acl(&rules_path, trace_path.to_str().unwrap(), 1) } else { None };
 
         let rules = common::rules_of(&filters);
-        let (mut c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
         let keys = common::keys_of(&trace);
+        // The other algorithms, one pass over the trace each (for the comparison columns).
+        let other = |algorithm: Algorithm| {
+            let (c, _) = Classifier::with_rules(ClassifierConfig { algorithm, count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
+            let mut out = vec![Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None }; keys.len()];
+            let t = Instant::now();
+            c.reader().lookup_burst(&keys, &mut out);
+            keys.len() as f64 / t.elapsed().as_secs_f64() / 1e6
+        };
+        let (tm, tss) = (other(Algorithm::TupleMerge), other(Algorithm::TupleSpace));
+        let (mut c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
         let reader = c.reader();
         let mut out = vec![Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None }; keys.len()];
         let t = Instant::now();
@@ -86,7 +95,7 @@ fn main() {
             None => ("n/a".into(), "n/a".into()),
         };
         let wall = acl_once.map_or("n/a".into(), |(_, w)| format!("{:.0}", w * 1e3));
-        println!("| {name} | {} | {acl_mpps} | {ours:.2} | {ratio} | {wall} | {one_us:.1} | {batch_us:.1} |", rules.len());
+        println!("| {name} | {} | {acl_mpps} | {ours:.2} | {ratio} | {tm:.2} | {tss:.2} | {wall} | {one_us:.1} | {batch_us:.1} |", rules.len());
     }
     std::fs::remove_dir_all(&dir).ok();
 }

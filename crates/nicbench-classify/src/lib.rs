@@ -13,9 +13,11 @@
 //!   A group where nothing matches ends the walk as [`Verdict::Unmatched`].
 //! - Matching semantics follow nicbench-rules / rte_flow (see [`compile`] for details):
 //!   outer headers first, `vxlan`/`gre` and what follows match the encapsulated frame.
-//! - Data structure: TupleMerge hash tables per group ([`Algorithm::TupleMerge`], default),
-//!   with tuple space search with range expansion kept as the baseline
-//!   ([`Algorithm::TupleSpace`]); see [`group`] and the crate's benches for the comparison.
+//! - Data structure ([`Algorithm`]): by default [`Algorithm::Hybrid`] — per group a decision
+//!   tree on the outer 5-tuple (HiCuts/EffiCuts-style, rebuilt in the background) plus
+//!   TupleMerge hash tables holding the rules changed since the last build. Plain TupleMerge
+//!   and tuple space search with range expansion (the OVS-style baseline,
+//!   [`Algorithm::TupleSpace`]) are kept; the crate's benches compare all three.
 //! - Updates: insert / delete / modify-in-place, singly or in atomic [`Batch`]es, via
 //!   left-right (two copies + operation log): readers never block, updates cost
 //!   O(changed rules) per copy. [`Reader`] is `Send`; bursts run under one snapshot.
@@ -31,7 +33,7 @@ mod report;
 mod state;
 mod table;
 
-pub use classifier::{Batch, Classifier, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
+pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
 pub use compile::{CompileError, Fate};
 pub use group::Algorithm;
 pub use key::PacketKey;

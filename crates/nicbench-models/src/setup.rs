@@ -218,11 +218,9 @@ fn generated_exact5(
     let t = u64::from(g.groups);
     let group_of = |i: u64| if t == 0 { 0 } else { 1 + (i % t) as u32 };
     let per_group = |grp: u32| -> u64 {
-        if t == 0 {
-            g.count
-        } else {
-            let k = u64::from(grp - 1);
-            g.count / t + u64::from(k < g.count % t)
+        match g.count.checked_div(t) {
+            None => g.count,
+            Some(base) => base + u64::from(u64::from(grp - 1) < g.count % t),
         }
     };
     // Template rules give the two masks `generate` uses (TCP or UDP 5-tuples, ~half each).

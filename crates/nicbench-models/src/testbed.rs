@@ -54,7 +54,6 @@ struct Pkt {
     gen_ns: u64,
     ready_ns: f64,
     frame_bytes: u32,
-    queue: u16,
 }
 
 /// The functional + timing state of the DUT NIC.
@@ -189,7 +188,9 @@ impl Nic {
 struct Core {
     t_ns: f64,
     rings: Vec<VecDeque<Pkt>>,
-    ring_of_queue: AHashMap<u16, usize>,
+    /// Ring index + 1 per queue id (0: no ring yet); a flat table, looked up per packet.
+    ring_of_queue: Vec<u32>,
+    queue_of_ring: Vec<u16>,
     rr: usize,
     burst: usize,
     tx_free_ns: f64,
@@ -206,23 +207,29 @@ struct Rx {
     wire_bytes: u64,
     hist: LatencyHistogram,
     timeline: Timeline,
-    queues: BTreeMap<u16, u64>,
+    /// Received packets per ring (ring → queue id in `Core::queue_of_ring`).
+    per_ring: Vec<u64>,
     latency: bool,
 }
 
 impl Core {
-    fn ring(&mut self, queue: u16) -> usize {
-        if let Some(&r) = self.ring_of_queue.get(&queue) {
-            return r;
+    #[inline]
+    fn ring(&mut self, queue: u16, rx: &mut Rx) -> usize {
+        let slot = self.ring_of_queue[usize::from(queue)];
+        if slot > 0 {
+            return slot as usize - 1;
         }
         self.rings.push(VecDeque::new());
+        self.queue_of_ring.push(queue);
+        rx.per_ring.push(0);
         let r = self.rings.len() - 1;
-        self.ring_of_queue.insert(queue, r);
+        self.ring_of_queue[usize::from(queue)] = r as u32 + 1;
         r
     }
 
     /// Forwards a burst ending at `self.t_ns` towards the generator.
-    fn transmit(&mut self, pkts: &mut Vec<Pkt>, rx: &mut Rx) {
+    fn transmit(&mut self, ring: usize, pkts: &mut Vec<Pkt>, rx: &mut Rx) {
+        let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
         for p in pkts.drain(..) {
             let wire_ns = (f64::from(p.frame_bytes) + 20.0) * rx.wire_ns_per_byte;
             self.tx_free_ns = self.tx_free_ns.max(self.t_ns) + wire_ns;
@@ -235,8 +242,14 @@ impl Core {
             if rx.latency {
                 rx.hist.record_ns((rx_ns - p.gen_ns as f64) as u64);
             }
-            rx.timeline.add(SimTime(rx_ns as u64), 1, u64::from(p.frame_bytes) + 20);
-            *rx.queues.entry(p.queue).or_default() += 1;
+            burst_packets += 1;
+            burst_bytes += u64::from(p.frame_bytes) + 20;
+            last_rx_ns = rx_ns;
+        }
+        if burst_packets > 0 {
+            // One timeline update per burst: a burst spans ~µs, bins are ms.
+            rx.timeline.add(SimTime(last_rx_ns as u64), burst_packets, burst_bytes);
+            rx.per_ring[ring] += burst_packets;
         }
     }
 }
@@ -307,7 +320,7 @@ fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control
                 core.t_ns += cost;
                 core.busy_ns += cost;
                 core.rr = q + 1;
-                core.transmit(scratch, rx);
+                core.transmit(q, scratch, rx);
             }
             None => {
                 let mut next = until_ns.min(next_ready);
@@ -373,13 +386,14 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         wire_bytes: 0,
         hist: LatencyHistogram::new(),
         timeline: Timeline::new(SimDuration(scn.measure.timeline_bin_ns)),
-        queues: BTreeMap::new(),
+        per_ring: Vec::new(),
         latency: scn.measure.latency,
     };
     let mut core = Core {
         t_ns: 0.0,
         rings: Vec::new(),
-        ring_of_queue: AHashMap::new(),
+        ring_of_queue: vec![0; 1 << 16],
+        queue_of_ring: Vec::new(),
         rr: 0,
         burst: p.rx_burst_packets.max(1.0) as usize,
         tx_free_ns: 0.0,
@@ -394,8 +408,9 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
     let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
     let (mut sum_tables, mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut next_progress = PROGRESS_EVERY_NS;
+    let (mut pcie_size, mut pcie_ns_cached) = (0u32, 0.0f64);
     let mut scratch = Vec::with_capacity(core.burst);
-    while let Some((gen_ns, flow, frame_bytes)) = source.next() {
+    while let Some((gen_ns, flow, frame_bytes)) = source.next_packet() {
         packets += 1;
         if gen_ns >= next_progress {
             progress(gen_ns);
@@ -447,19 +462,23 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
             dropped.rule += 1;
             continue;
         }
-        let pcie_ns = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+        if frame_bytes != pcie_size {
+            pcie_size = frame_bytes;
+            pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+        }
+        let pcie_ns = pcie_ns_cached;
         sum_pcie_ns += pcie_ns;
         let dma = done.max(pcie_free) + pcie_ns;
         pcie_free = dma;
         nic_queue.push_back((dma, frame_bytes));
         nic_queue_bytes += u64::from(frame_bytes);
         advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
-        let r = core.ring(fs.queue);
+        let r = core.ring(fs.queue, &mut rx);
         if core.rings[r].len() >= ring_size {
             dropped.imissed += 1;
             continue;
         }
-        core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes, queue: fs.queue });
+        core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes });
     }
     advance_core(&mut core, end_ns + DRAIN_NS, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
     nic.apply_due(f64::INFINITY, true);
@@ -513,7 +532,15 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         loss_ratio: if offered_packets > 0 { 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0) } else { 0.0 },
         dropped,
         latency_us: rx.hist.summary_us(),
-        queues: if scn.measure.queues { rx.queues.iter().map(|(q, n)| (q.to_string(), *n)).collect() } else { BTreeMap::new() },
+        queues: if scn.measure.queues {
+            let mut by_queue: BTreeMap<String, u64> = BTreeMap::new();
+            for (r, n) in rx.per_ring.iter().enumerate() {
+                *by_queue.entry(core.queue_of_ring[r].to_string()).or_default() += n;
+            }
+            by_queue
+        } else {
+            BTreeMap::new()
+        },
         timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= scn.duration_ns as f64 * 1e-9 + 1e-12).collect(),
         events,
         install,

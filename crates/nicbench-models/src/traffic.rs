@@ -10,7 +10,7 @@ use nicbench_traffic::{TrafficGen, TrafficConfig};
 use nicbench_wire::FlowKey;
 
 pub enum Source {
-    Gen { gen: TrafficGen, keys: Vec<PacketKey> },
+    Gen { gen: Box<TrafficGen>, keys: Vec<PacketKey> },
     /// (ts relative to the first packet [ns], flow, frame size incl. FCS [B]).
     Trace { packets: Vec<(u64, u32, u32)>, next: usize, keys: Vec<PacketKey> },
 }
@@ -33,7 +33,7 @@ impl Source {
                 .map_err(|e| ModelError::Scenario(format!("traffic: {e}")))?;
             keys.push(PacketKey::from_ethernet(&frame));
         }
-        Ok(Source::Gen { gen, keys })
+        Ok(Source::Gen { gen: Box::new(gen), keys })
     }
 
     fn from_pcap(path: &str, duration_ns: u64) -> Result<Source, ModelError> {
@@ -76,7 +76,7 @@ impl Source {
 
     /// (generation time [ns], flow index, frame size incl. FCS [B]).
     #[inline]
-    pub fn next(&mut self) -> Option<(u64, u32, u32)> {
+    pub fn next_packet(&mut self) -> Option<(u64, u32, u32)> {
         match self {
             Source::Gen { gen, .. } => gen.next_meta().map(|m| (m.ts_ns, m.flow_index, m.frame_size_bytes)),
             Source::Trace { packets, next, .. } => {

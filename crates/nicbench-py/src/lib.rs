@@ -12,6 +12,7 @@ mod progress;
 mod rules;
 mod traces;
 mod traffic;
+mod vnic;
 
 use pyo3::prelude::*;
 
@@ -27,5 +28,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rules::register(m)?;
     traces::register(m)?;
     traffic::register(m)?;
+    vnic::register(m)?;
     Ok(())
 }

@@ -2,10 +2,12 @@
 
 Why this method: each model run costs real time (a simulation), and most parameters drive
 only a few of the calibration points (the root-table knee moves Fig. 2a/2c, the per-rule
-firmware cost Fig. 3-5, ...). So the fitter first *probes* each parameter once (one
-perturbed run of every point) to find the points it influences, then minimizes the sum of
-squared residuals one parameter at a time with a golden-section line search that re-runs
-only those points. Sweeps repeat over all parameters with a shrinking bracket.
+firmware cost Fig. 3-5, ...). So the fitter first *probes* which points each parameter
+influences (group testing: perturb half of a parameter set at a time, re-running only the
+points that moved), then minimizes the sum of squared residuals one parameter at a time
+with a golden-section line search that re-runs only those points. Sweeps repeat over all
+parameters with a shrinking bracket. (A point whose change is masked by another perturbed
+parameter in the same probe could be missed; perturbations are small, 15% of the range.)
 
 Deterministic: no random numbers; the runs themselves are seeded. A run result depends on
 all parameters, so the residuals of the points a parameter influences are recomputed with
@@ -64,12 +66,14 @@ class FitResult:
 
 
 def _cost(residuals: list[float]) -> float:
-    return sum(r * r for r in residuals)
+    """Soft-L1 least squares (scipy's loss="soft_l1"): ≈ r² within tolerance, ≈ 2|r| far
+    outside, so one grossly wrong point does not dictate every other parameter."""
+    return sum(2.0 * (math.sqrt(1.0 + r * r) - 1.0) for r in residuals)
 
 
 def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweeps: int = 2, line_evals: int = 8,
         shrink: float = 0.3, log: Callable[[str], None] = lambda s: None) -> FitResult:
-    """Minimize Σ residual² over `params` within bounds; returns the best values seen."""
+    """Minimize the soft-L1 cost of the residuals over `params` within bounds; the best values seen."""
     values = {p.name: min(max(p.start, p.low), p.high) for p in params}
     all_points = list(range(len(problem.points)))
     metrics = evaluator.run(all_points, values)
@@ -81,22 +85,42 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
     start_cost = _cost(residuals_now())
     log(f"start: cost {start_cost:.4g} over {len(problem.references)} references, {len(all_points)} runs")
 
-    # 1. Probe: which points does each parameter move?
-    influences: dict[str, list[int]] = {}
+    # 1. Probe: which points does each parameter move? Group testing: perturb a set of
+    # parameters at once; points that do not move depend on none of them. Split moving sets
+    # in halves until single parameters remain (cheap when each parameter moves few points).
+    probe_value = {}
     for p in params:
         u = p.to_u(values[p.name])
         step = 0.15 * (p.u_high - p.u_low)
-        u_probe = u + step if u + step <= p.u_high else u - step
-        probe = evaluator.run(all_points, {**values, p.name: p.from_u(u_probe)})
-        moved = [i for i in all_points if _differs(metrics[i], probe[i], problem, refs_of[i])]
-        influences[p.name] = moved
-        log(f"probe {p.name}: moves {len(moved)} of {len(all_points)} runs")
+        probe_value[p.name] = p.from_u(u + step if u + step <= p.u_high else u - step)
+    influences: dict[str, list[int]] = {p.name: [] for p in params}
+    stack: list[tuple[list[FitParam], list[int]]] = [(list(params), all_points)]
+    while stack:
+        group, pts = stack.pop()
+        if not group or not pts:
+            continue
+        probe = evaluator.run(pts, {**values, **{p.name: probe_value[p.name] for p in group}})
+        moved = [i for i in pts if _differs(metrics[i], probe[i], problem, refs_of[i])]
+        if len(group) == 1:
+            influences[group[0].name] = moved
+            log(f"probe {group[0].name}: moves {len(moved)} of {len(all_points)} runs")
+        elif moved:
+            half = len(group) // 2
+            stack += [(group[half:], moved), (group[:half], moved)]
+        else:
+            log(f"probe {', '.join(p.name for p in group)}: move nothing")
 
     # 2. Coordinate descent with golden-section line searches on the influenced points only.
     history: list[tuple[str, float, float]] = []
     width = 1.0
     for sweep in range(sweeps):
-        for p in params:
+        # Worst first: the parameter whose points carry the most cost moves first, so a gross
+        # misfit (a saturated core, a collapsed table) is repaired before finer parameters
+        # are tuned around it. Sweep 1 brackets the whole range; later sweeps bracket the current
+        # value (half the range either side, then shrinking), so they try new candidates.
+        residuals = residuals_now()
+        load = {p.name: _cost([residuals[r] for i in influences[p.name] for r in refs_of[i]]) for p in params}
+        for p in sorted(params, key=lambda q: -load[q.name]):
             pts = influences[p.name]
             if not pts:
                 continue
@@ -141,7 +165,8 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
             total = _cost(residuals_now())
             history.append((p.name, best_x, total))
             log(f"sweep {sweep + 1}: {p.name} = {best_x:.6g} (cost {total:.4g})")
-        width *= shrink
+        if sweep >= 1:
+            width *= shrink
     final_models = model_values(problem, metrics)
     return FitResult(values=values, start_cost=start_cost, cost=_cost(residuals_now()), models=final_models,
                      influences=influences, runs=evaluator.runs, history=history)

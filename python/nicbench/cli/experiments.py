@@ -256,13 +256,16 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
               jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
               as_json: bool) -> None:
     """Run every experiment of STUDY (or --all studies) and build the study reports under reports/."""
-    from nicbench.experiments.reproduce import reproduce_study, resolve_studies
+    from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
 
     outcomes = []
-    for study in resolve_studies(list(studies), all_, studies_dir):
+    selected = resolve_studies(list(studies), all_, studies_dir)
+    overrides = _key_values(sets, "--set")
+    check_sets_apply(selected, overrides)
+    for study in selected:
         try:
             outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
-                                      limit_points=limit_points, sets=_key_values(sets, "--set"),
+                                      limit_points=limit_points, sets=overrides,
                                       progress=RichProgress(enabled=not as_json))
         except KeyboardInterrupt:
             click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)

@@ -155,7 +155,11 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
                                       f"({_fmt(inst.get('rate_rules_per_s'))} rules/s)")
     model = result.get("model") or {}
     if model:
-        table.add_row("model", "  ".join(f"{k} {_fmt(v) if not isinstance(v, str) else v}" for k, v in model.items()))
+        table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {_fmt(v)}"
+                                         for k, v in model.items() if not isinstance(v, dict)))
+        for k, v in model.items():
+            if isinstance(v, dict):  # e.g. utilization per resource
+                table.add_row(f"model {k}", "  ".join(f"{kk} {_fmt(vv, 3)}" for kk, vv in v.items()))
     queues = result.get("queues") or {}
     if queues:
         shown = list(queues.items())[:8]

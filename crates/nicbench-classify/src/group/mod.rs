@@ -80,6 +80,10 @@ impl RuleEntry {
 struct MaskTable {
     words: [u8; HASH_WORDS],
     masks: [u64; HASH_WORDS],
+    /// Outer presence bits every entry requires (compiled rules require a header with a
+    /// presence bit set to one, so an entry's value there equals the mask): a key without
+    /// them cannot hit, and the probe is skipped (TCP keys skip the UDP table).
+    require: u64,
     best_rank: u64,
     rules: usize,
     hash: HashTable,
@@ -90,7 +94,11 @@ struct MaskTable {
 
 impl MaskTable {
     fn new(words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> MaskTable {
-        MaskTable { words, masks, best_rank: u64::MAX, rules: 0, hash: HashTable::default(), lists: Vec::new(), free_lists: Vec::new() }
+        let require = (0..HASH_WORDS)
+            .filter(|&i| words[i] as usize == W_L4)
+            .map(|i| masks[i] & (0xffffu64 << PRESENCE_SHIFT))
+            .fold(0, |a, b| a | b);
+        MaskTable { words, masks, require, best_rank: u64::MAX, rules: 0, hash: HashTable::default(), lists: Vec::new(), free_lists: Vec::new() }
     }
 
     #[inline(always)]
@@ -410,6 +418,9 @@ impl Group {
             if t.best_rank >= best.0 {
                 break;
             }
+            if key.words[W_L4] & t.require != t.require {
+                continue;
+            }
             let hk = t.extract(key);
             if let Some(p) = t.hash.get_hashed(&hk, hash_key(&hk)) {
                 t.resolve(p, key, rules, &mut best);
@@ -431,13 +442,15 @@ impl Group {
         let mut hks = [[0u64; HASH_WORDS]; BURST];
         let mut hashes = [0u64; BURST];
         let mut payloads = [u32::MAX; BURST];
+        let mut probe = [false; BURST];
         for &ti in &self.order {
             let t = &self.tables[ti as usize];
             if !best[..n].iter().any(|b| b.0 > t.best_rank) {
                 break;
             }
             for i in 0..n {
-                if best[i].0 > t.best_rank {
+                probe[i] = best[i].0 > t.best_rank && keys[i].words[W_L4] & t.require == t.require;
+                if probe[i] {
                     hks[i] = t.extract(keys[i]);
                     hashes[i] = hash_key(&hks[i]);
                     t.hash.prefetch(hashes[i]);
@@ -445,7 +458,7 @@ impl Group {
             }
             for i in 0..n {
                 payloads[i] = u32::MAX;
-                if best[i].0 > t.best_rank {
+                if probe[i] {
                     if let Some(p) = t.hash.get_hashed(&hks[i], hashes[i]) {
                         payloads[i] = p;
                         if p & LIST_BIT == 0 {

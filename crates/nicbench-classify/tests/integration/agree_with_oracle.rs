@@ -264,4 +264,11 @@ fn test_collision_lists_and_many_tables() {
     let steps: Vec<Step> = (0..600).map(|_| step().new_tree(&mut runner).unwrap().current()).collect();
     run_settling(Algorithm::Hybrid, steps.clone(), 7, &[10, 30, 50, 80], frames.clone()).unwrap();
     run_settling(Algorithm::Hybrid, steps, 1, &[100, 300], frames).unwrap();
+    // The settles above must really have built trees for this to test anything.
+    let no_jumps = rules.into_iter().map(|mut r| {
+        r.actions = vec![Action::Queue { index: 0 }];
+        r
+    });
+    let (c, _) = Classifier::with_rules(ClassifierConfig { algorithm: Algorithm::Hybrid, ..Default::default() }, no_jumps).unwrap();
+    assert!(!c.stats().subtrees_per_group.is_empty(), "300 random rules give some group a tree");
 }

@@ -125,3 +125,26 @@ fn test_classify_pcap_report() {
     assert!(classify_pcap(&c, &dir.join("missing.pcap"), &mut |_| {}).is_err());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn test_deferred_updates_become_visible_together() {
+    let mut c = Classifier::default();
+    let r = c.reader();
+    let one = |rule: Rule| Batch { updates: vec![nicbench_classify::Update::Insert(rule)] };
+    let id = c.apply_deferred(one(rule(0, 0, udp_dst(53), vec![Action::Queue { index: 1 }]))).unwrap()[0];
+    assert_eq!(r.lookup(&key(53)).verdict, Verdict::Unmatched, "not published yet");
+    assert_eq!(c.deferred_ops(), 1);
+    assert!(matches!(c.apply_deferred(Batch { updates: vec![nicbench_classify::Update::Delete(nicbench_classify::RuleId(999))] }),
+        Err(UpdateError::UnknownRule { .. })), "validation errors are immediate");
+    c.flush();
+    assert_eq!((c.deferred_ops(), r.lookup(&key(53)).rule), (0, Some(id)));
+    // Many single deferred updates publish on their own, in order.
+    for p in 1000..3000u16 {
+        c.apply_deferred(one(rule(0, 1, udp_dst(p), vec![Action::Queue { index: 2 }]))).unwrap();
+    }
+    assert!(c.deferred_ops() < 2000, "published along the way");
+    assert_eq!(r.lookup(&key(1000)).verdict, Verdict::Fate(Fate::Queue { index: 2 }));
+    c.flush();
+    assert_eq!(r.lookup(&key(2999)).verdict, Verdict::Fate(Fate::Queue { index: 2 }));
+    assert_eq!(c.len(), 2001);
+}

@@ -175,3 +175,9 @@ def test_reproduce_all_repository_studies(tmp_path):
     for o in outcomes:
         assert all(e["failed"] == 0 for e in o["experiments"])
         assert Path(o["report"]).is_file()
+
+
+def test_reproduce_set_of_unknown_parameter_is_an_error(tmp_path):
+    proc = harness("reproduce", "foundation", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
+                   "--reports", str(tmp_path / "reports"), "--set", "pakets=2000")
+    assert_one_line_error(proc, "pakets")

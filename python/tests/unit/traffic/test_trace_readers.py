@@ -81,7 +81,7 @@ def test_scapy_written_pcap_reads_in_nicbench(tmp_path):
 @pytest.mark.peer
 def test_tcpdump_counts_the_same_packets(mixed_trace):
     tcpdump = require_tool("tcpdump")
-    proc = subprocess.run([tcpdump, "-n", "-r", str(mixed_trace)], capture_output=True, text=True, check=True)
+    proc = subprocess.run([tcpdump, "-n", "-e", "-r", str(mixed_trace)], capture_output=True, text=True, check=True)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 3000
     assert all("vlan 7" in line for line in lines[:50])

@@ -1,0 +1,49 @@
+//! Reproducibility and scenario errors.
+
+use crate::{fig2, profiles_dir, run};
+use nicbench_models::simulate_json;
+use serde_json::json;
+
+#[test]
+fn same_seed_gives_identical_results() {
+    let s = fig2(20_000, 4, 1500, 100.0, 10);
+    let (mut a, mut b) = (run(&s), run(&s));
+    a.sim.wall_s = 0.0;
+    b.sim.wall_s = 0.0;
+    a.sim.sim_packets_per_s = 0.0;
+    b.sim.sim_packets_per_s = 0.0;
+    assert_eq!(serde_json::to_string(&a).ok(), serde_json::to_string(&b).ok());
+    assert!(a.sim.packets > 50_000);
+    assert_eq!(a.queues.values().sum::<u64>(), (a.rx_mpps * 1e6 * 0.01).round() as u64);
+}
+
+#[test]
+fn hit_rules_steer_to_their_queues() {
+    let mut s = fig2(1000, 2, 1500, 50.0, 10);
+    s["rules"]["generated"]["hit_fraction"] = json!(0.5);
+    let r = run(&s);
+    assert!(r.queues.len() > 8, "hits spread over the generated queues: {:?}", r.queues);
+    assert!(r.model.tables_traversed_mean < 3.0, "hits end the chain early: {}", r.model.tables_traversed_mean);
+}
+
+#[test]
+fn bad_scenarios_have_one_line_errors() {
+    let err = |v: serde_json::Value| simulate_json(&v.to_string(), &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["nic"] = json!("connectx99");
+    assert!(err(s).contains("'connectx99' not found"));
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["surprise"] = json!(1);
+    assert!(err(s).contains("unknown field `surprise`"));
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["overrides"] = json!({"not_a_param": 1.0});
+    assert!(err(s).contains("unknown parameter 'not_a_param'"));
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["install"] = json!({"mode": "rate"});
+    assert!(err(s).contains("rate_per_s"));
+    let s = json!({"nic": "connectx5", "profiles_dir": profiles_dir(), "duration_ns": 1000, "rules": {"text": "flow create 0 ingress pattern eth / end actions jump group 1 / end\nflow create 0 ingress group 1 pattern eth / end actions jump group 0 / end"}, "traffic": {"flows": 1}});
+    assert!(err(s).starts_with("rules:"), "jump cycle refused");
+    for e in [err(json!({"nic": "connectx5"})), err(json!({}))] {
+        assert!(!e.is_empty() && !e.contains('\n'), "{e}");
+    }
+}
