@@ -12,7 +12,7 @@ from nicbench import _native
 from nicbench.units import Rate
 from helpers import require_tool
 
-scapy_utils = pytest.importorskip("scapy.utils")
+scapy_utils = pytest.importorskip("scapy.all")  # scapy.all: rdpcap dissects with every layer loaded
 
 
 @pytest.fixture(scope="module")
