@@ -51,7 +51,7 @@ fn exact(c: &mut Criterion) {
 fn classbench(c: &mut Criterion) {
     for name in ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"] {
         let Some(filters) = common::classbench_filters(name) else {
-            eprintln!("skipping {name}: not in {}", common::CLASSBENCH_DIR);
+            eprintln!("skipping {name}: not in {}", common::classbench_dir().display());
             continue;
         };
         let rules = common::rules_of(&filters);

@@ -5,9 +5,9 @@
 
 mod common;
 
-use nicbench_classify::{Batch, Classifier, ClassifierConfig, Outcome, PacketKey, RuleId};
+use nicbench_classify::measure::{lookups_while_updating, UpdatePlacement};
+use nicbench_classify::{Batch, Classifier, ClassifierConfig, PacketKey, RuleId};
 use nicbench_rules::Rule;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,23 +17,6 @@ const PHASE: Duration = Duration::from_millis(1500);
 
 fn rate(n: usize, t: Duration) -> f64 {
     n as f64 / t.as_secs_f64()
-}
-
-fn lookup_loop(reader: &nicbench_classify::Reader, keys: &[PacketKey], stop: &AtomicBool) -> f64 {
-    let mut out = vec![Outcome { verdict: nicbench_classify::Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None }; 32];
-    let start = Instant::now();
-    let mut done = 0u64;
-    'outer: loop {
-        for k in keys.chunks(32) {
-            reader.lookup_burst(k, &mut out[..k.len()]);
-            done += k.len() as u64;
-            if stop.load(Ordering::Relaxed) {
-                break 'outer;
-            }
-        }
-    }
-    std::hint::black_box(&out);
-    done as f64 / start.elapsed().as_secs_f64() / 1e6
 }
 
 fn main() {
@@ -111,74 +94,29 @@ fn main() {
     let def_del = rate(OPS, t.elapsed());
     println!("| delete | {single_del:.0} | {batch_del:.0} | {def_del:.0} |");
 
-    // Lookups while updating. Keys hit the base rules, in scattered order.
+    // Lookups while updating (nicbench_classify::measure, shared with the harness targets).
+    // Keys hit the base rules, in scattered order.
     let keys: Vec<PacketKey> = (0..1 << 16).map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n]).collect();
     let keys = Arc::new(keys);
     println!("\n| update rate target (rules/s) | updates achieved (rules/s) | lookup Mpps, updates on other core | degradation | lookup Mpps, same core interleaved | degradation |\n|---|---|---|---|---|---|");
     let mut baseline = (0.0, 0.0);
-    for target in [0u64, 10_000, 100_000, 1_000_000] {
-        // Other core: a reader thread looks up; this thread updates in 1 ms ticks (one
-        // atomic batch of target/1000 modifies per tick).
-        let stop = Arc::new(AtomicBool::new(false));
-        let reader = c.reader();
-        let (k2, s2) = (keys.clone(), stop.clone());
-        let h = std::thread::spawn(move || lookup_loop(&reader, &k2, &s2));
-        let done = AtomicU64::new(0);
-        let start = Instant::now();
-        let mut i = 0usize;
-        while start.elapsed() < PHASE {
-            let due = (target as f64 * start.elapsed().as_secs_f64()) as u64;
-            let have = done.load(Ordering::Relaxed);
-            if due > have {
-                let k = ((due - have) as usize).min(10_000);
-                let mut b = Batch::new();
-                for _ in 0..k {
-                    let j = i % n;
-                    b.modify(ids[j], if (i / n) % 2 == 0 { modified(&base[j]) } else { base[j].clone() });
-                    i += 1;
-                }
-                c.apply(b).unwrap();
-                done.fetch_add(k as u64, Ordering::Relaxed);
-            } else {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-        }
-        stop.store(true, Ordering::Relaxed);
-        let other = h.join().unwrap();
-        let achieved = rate(done.load(Ordering::Relaxed) as usize, start.elapsed());
-        // Same core: lookups and updates interleaved on this thread.
-        let reader = c.reader();
-        let mut out = vec![reader.lookup(&keys[0]); 32];
-        let start = Instant::now();
-        let (mut looked, mut upd) = (0u64, 0u64);
-        let mut lookup_time = Duration::ZERO;
-        while start.elapsed() < PHASE {
-            let t0 = Instant::now();
-            for k in keys.chunks(32).take(256) {
-                reader.lookup_burst(k, &mut out);
-                looked += 32;
-            }
-            lookup_time += t0.elapsed();
-            let due = (target as f64 * start.elapsed().as_secs_f64()) as u64;
-            if due > upd {
-                let k = ((due - upd) as usize).min(10_000);
-                let mut b = Batch::new();
-                for _ in 0..k {
-                    let j = i % n;
-                    b.modify(ids[j], if (i / n) % 2 == 0 { modified(&base[j]) } else { base[j].clone() });
-                    i += 1;
-                }
-                c.apply(b).unwrap();
-                upd += k as u64;
-            }
-        }
-        let same = looked as f64 / start.elapsed().as_secs_f64() / 1e6;
-        std::hint::black_box(&out);
-        let _ = lookup_time;
-        if target == 0 {
-            baseline = (other, same);
+    for target in [0.0, 10_000.0, 100_000.0, 1_000_000.0] {
+        let run = |c: &mut Classifier, placement| {
+            lookups_while_updating(c, &ids, base, keys.clone(), target, placement, PHASE).expect("updates apply")
+        };
+        let other = run(&mut c, UpdatePlacement::OtherCore);
+        let same = run(&mut c, UpdatePlacement::SameCore);
+        if target == 0.0 {
+            baseline = (other.lookup_mpps, same.lookup_mpps);
         }
         let deg = |x: f64, b: f64| if b > 0.0 { format!("{:.1}%", 100.0 * (1.0 - x / b)) } else { "-".into() };
-        println!("| {target} | {achieved:.0} | {other:.2} | {} | {same:.2} | {} |", deg(other, baseline.0), deg(same, baseline.1));
+        println!(
+            "| {target:.0} | {:.0} | {:.2} | {} | {:.2} | {} |",
+            other.updates_per_s,
+            other.lookup_mpps,
+            deg(other.lookup_mpps, baseline.0),
+            same.lookup_mpps,
+            deg(same.lookup_mpps, baseline.1)
+        );
     }
 }

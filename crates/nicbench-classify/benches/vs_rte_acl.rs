@@ -45,7 +45,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"] {
         let Some(filters) = common::classbench_filters(name) else {
-            println!("| {name} | skipped: not in {} | | | | | | |", common::CLASSBENCH_DIR);
+            println!("| {name} | skipped: not in {} | | | | | | |", common::classbench_dir().display());
             continue;
         };
         let trace = common::trace(&filters, TRACE, 42);
@@ -55,7 +55,7 @@ fn main() {
             writeln!(f, "{s}\t{d}\t{sp}\t{dp}\t{p}").unwrap();
         }
         drop(f);
-        let rules_path = format!("{}/{name}", common::CLASSBENCH_DIR);
+        let rules_path = format!("{}/{name}", common::classbench_dir().display());
         let acl = if have_acl { run_acl(&rules_path, trace_path.to_str().unwrap(), ITER) } else { None };
         let acl_once = if have_acl { run_acl(&rules_path, trace_path.to_str().unwrap(), 1) } else { None };
 

@@ -32,6 +32,8 @@ pub mod key;
 mod report;
 mod state;
 mod table;
+pub mod measure;
+pub mod workload;
 
 pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
 pub use compile::{CompileError, Fate};

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
-use nicbench_classify::{classify_pcap as classify, Classifier, ClassifierConfig, ClassifyError, UpdateError};
+use std::sync::Arc;
+
+use nicbench_classify::measure::{lookup_rate, lookups_while_updating, LookupLoad, UpdatePlacement};
+use nicbench_classify::workload::named;
+use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, ClassifierConfig, ClassifyError, UpdateError};
 use nicbench_rules::ruleset::{self, Syntax};
 
 use crate::errors::{invalid, pcap_error, RuleError};
@@ -67,7 +71,63 @@ fn classify_pcap(
     serde_json::to_string(&output).map_err(invalid)
 }
 
+#[derive(serde::Serialize)]
+struct LoadOutput {
+    #[serde(flatten)]
+    load: LookupLoad,
+    rules: usize,
+    memory_bytes_per_rule: f64,
+}
+
+fn algorithm(name: &str) -> PyResult<Algorithm> {
+    match name {
+        "hybrid" => Ok(Algorithm::Hybrid),
+        "tuplemerge" => Ok(Algorithm::TupleMerge),
+        "tss" | "tuplespace" => Ok(Algorithm::TupleSpace),
+        other => Err(invalid(format!("unknown classifier algorithm {other:?}: expected hybrid, tuplemerge or tss"))),
+    }
+}
+
+/// Lookup rate on one core for a named workload (see `nicbench_classify::workload::named`);
+/// with `update_rate_per_s` > 0, while rules are modified at that rate from `placement`.
+#[pyfunction]
+#[pyo3(signature = (workload, count, seed, duration_s, algorithm_name="hybrid", update_rate_per_s=0.0, placement="other_core"))]
+#[allow(clippy::too_many_arguments)]
+fn classifier_load(
+    py: Python<'_>,
+    workload: &str,
+    count: usize,
+    seed: u64,
+    duration_s: f64,
+    algorithm_name: &str,
+    update_rate_per_s: f64,
+    placement: &str,
+) -> PyResult<String> {
+    let config = ClassifierConfig { algorithm: algorithm(algorithm_name)?, count: false, ..ClassifierConfig::default() };
+    let placement = match placement {
+        "other_core" => UpdatePlacement::OtherCore,
+        "same_core" => UpdatePlacement::SameCore,
+        other => return Err(invalid(format!("unknown placement {other:?}: expected other_core or same_core"))),
+    };
+    let duration = std::time::Duration::from_secs_f64(duration_s.max(0.001));
+    let workload = workload.to_string();
+    let output = py.allow_threads(move || -> Result<LoadOutput, String> {
+        let (rules, keys) = named(&workload, count, seed)?;
+        let (mut classifier, ids) = Classifier::with_rules(config, rules.clone()).map_err(|e| e.to_string())?;
+        let memory_bytes_per_rule = classifier.stats().memory_bytes_per_rule;
+        let load = if update_rate_per_s > 0.0 {
+            lookups_while_updating(&mut classifier, &ids, &rules, Arc::new(keys), update_rate_per_s, placement, duration)
+                .map_err(|e| e.to_string())?
+        } else {
+            lookup_rate(&classifier, &keys, duration)
+        };
+        Ok(LoadOutput { load, rules: rules.len(), memory_bytes_per_rule })
+    });
+    serde_json::to_string(&output.map_err(invalid)?).map_err(invalid)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(classifier_load, m)?)?;
     m.add_function(wrap_pyfunction!(classify_pcap, m)?)?;
     Ok(())
 }

@@ -1,0 +1,221 @@
+//! Measuring the classifier where it runs: lookup rate on one core, and the lookup rate
+//! while rules are updated at a target rate — from another core, or interleaved on the
+//! lookup core itself (the software analogue of PAM'21 Fig. 4).
+//!
+//! Updates are in-place modifies of existing rules, alternating each rule between its
+//! original actions and `drop`, applied as one atomic batch per 1 ms tick (the rate is
+//! held by a due-count against the wall clock, so a slow update path shows as a lower
+//! achieved rate rather than a stretched run).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nicbench_rules::{Action, Rule};
+
+use crate::{Batch, Classifier, Outcome, PacketKey, Reader, RuleId};
+
+/// Lookups per burst, as a DPDK rx burst.
+const BURST: usize = 32;
+/// Most updates applied in one batch (bounds a tick's work when the target is high).
+const MAX_UPDATES_PER_BATCH: usize = 10_000;
+
+/// Where the updating thread runs relative to the lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdatePlacement {
+    /// A second thread updates while this one looks up.
+    OtherCore,
+    /// One thread alternates lookup bursts and update batches.
+    SameCore,
+}
+
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct LookupLoad {
+    pub packets: u64,
+    pub elapsed_s: f64,
+    /// Lookups per second [Mpps].
+    pub lookup_mpps: f64,
+    /// Updates applied per second (0 without updates).
+    pub updates_per_s: f64,
+}
+
+fn mpps(packets: u64, elapsed: Duration) -> f64 {
+    packets as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6
+}
+
+/// Looks `keys` up in bursts, over and over, until `stop` is set or `duration` passes.
+fn lookup_until(reader: &Reader, keys: &[PacketKey], duration: Duration, stop: &AtomicBool) -> (u64, Duration) {
+    let mut out = vec![Outcome::START; BURST];
+    let start = Instant::now();
+    let mut done = 0u64;
+    'outer: loop {
+        for burst in keys.chunks(BURST) {
+            reader.lookup_burst(burst, &mut out[..burst.len()]);
+            done += burst.len() as u64;
+            if done % 4096 < BURST as u64 && (stop.load(Ordering::Relaxed) || start.elapsed() >= duration) {
+                break 'outer;
+            }
+        }
+    }
+    std::hint::black_box(&out);
+    (done, start.elapsed())
+}
+
+/// Lookup rate of `keys` on one core, for at least `duration`.
+pub fn lookup_rate(classifier: &Classifier, keys: &[PacketKey], duration: Duration) -> LookupLoad {
+    if keys.is_empty() {
+        return LookupLoad::default();
+    }
+    let reader = classifier.reader();
+    let (packets, elapsed) = lookup_until(&reader, keys, duration, &AtomicBool::new(false));
+    LookupLoad { packets, elapsed_s: elapsed.as_secs_f64(), lookup_mpps: mpps(packets, elapsed), updates_per_s: 0.0 }
+}
+
+/// Alternates rule `i` between its original actions and `drop`.
+struct Modifier<'a> {
+    ids: &'a [RuleId],
+    rules: &'a [Rule],
+    next: usize,
+}
+
+impl Modifier<'_> {
+    fn batch(&mut self, count: usize) -> Batch {
+        let mut batch = Batch::new();
+        for _ in 0..count {
+            let j = self.next % self.ids.len();
+            let mut rule = self.rules[j].clone();
+            if (self.next / self.ids.len()) % 2 == 0 {
+                rule.actions = vec![Action::Drop];
+            }
+            batch.modify(self.ids[j], rule);
+            self.next += 1;
+        }
+        batch
+    }
+}
+
+/// How many updates are due `elapsed` into the run at `rate_per_s`, beyond `applied`.
+fn due(rate_per_s: f64, elapsed: Duration, applied: u64) -> usize {
+    let due = (rate_per_s * elapsed.as_secs_f64()) as u64;
+    (due.saturating_sub(applied) as usize).min(MAX_UPDATES_PER_BATCH)
+}
+
+/// Lookup rate while rules `ids` (installed from `rules`, same order) are modified at
+/// `rate_per_s`, for `duration`. Returns the lookup rate and the update rate achieved.
+pub fn lookups_while_updating(
+    classifier: &mut Classifier,
+    ids: &[RuleId],
+    rules: &[Rule],
+    keys: Arc<Vec<PacketKey>>,
+    rate_per_s: f64,
+    placement: UpdatePlacement,
+    duration: Duration,
+) -> Result<LookupLoad, crate::UpdateError> {
+    assert_eq!(ids.len(), rules.len(), "one rule per id");
+    if keys.is_empty() || ids.is_empty() {
+        return Ok(LookupLoad::default());
+    }
+    let mut modifier = Modifier { ids, rules, next: 0 };
+    let mut applied = 0u64;
+    match placement {
+        UpdatePlacement::OtherCore => {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (reader, lookup_keys, lookup_stop) = (classifier.reader(), keys.clone(), stop.clone());
+            // The lookup thread runs until told to stop; the run length is this thread's.
+            let handle =
+                std::thread::spawn(move || lookup_until(&reader, &lookup_keys, Duration::MAX, &lookup_stop));
+            let start = Instant::now();
+            let mut result = Ok(());
+            while start.elapsed() < duration {
+                let count = due(rate_per_s, start.elapsed(), applied);
+                if count == 0 {
+                    std::thread::sleep(Duration::from_micros(200));
+                    continue;
+                }
+                if let Err(e) = classifier.apply(modifier.batch(count)) {
+                    result = Err(e);
+                    break;
+                }
+                applied += count as u64;
+            }
+            stop.store(true, Ordering::Relaxed);
+            let (packets, elapsed) = handle.join().expect("lookup thread");
+            result?;
+            Ok(LookupLoad {
+                packets,
+                elapsed_s: elapsed.as_secs_f64(),
+                lookup_mpps: mpps(packets, elapsed),
+                updates_per_s: applied as f64 / start.elapsed().as_secs_f64(),
+            })
+        }
+        UpdatePlacement::SameCore => {
+            let reader = classifier.reader();
+            let mut out = vec![Outcome::START; BURST];
+            let start = Instant::now();
+            let mut packets = 0u64;
+            // 256 bursts (8192 lookups) between update checks: ~0.3–1 ms of work.
+            let mut bursts = keys.chunks(BURST).cycle();
+            while start.elapsed() < duration {
+                for burst in bursts.by_ref().take(256) {
+                    reader.lookup_burst(burst, &mut out[..burst.len()]);
+                    packets += burst.len() as u64;
+                }
+                let count = due(rate_per_s, start.elapsed(), applied);
+                if count > 0 {
+                    classifier.apply(modifier.batch(count))?;
+                    applied += count as u64;
+                }
+            }
+            std::hint::black_box(&out);
+            let elapsed = start.elapsed();
+            Ok(LookupLoad {
+                packets,
+                elapsed_s: elapsed.as_secs_f64(),
+                lookup_mpps: mpps(packets, elapsed),
+                updates_per_s: applied as f64 / elapsed.as_secs_f64(),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::exact5;
+    use crate::ClassifierConfig;
+
+    #[test]
+    fn test_lookup_rate_counts_lookups() {
+        let (rules, keys) = exact5(1000, 1);
+        let (c, _) = Classifier::with_rules(ClassifierConfig::default(), rules).expect("rules load");
+        let load = lookup_rate(&c, &keys, Duration::from_millis(20));
+        assert!(load.packets >= keys.len() as u64 / 2, "{load:?}");
+        assert!(load.lookup_mpps > 0.0);
+    }
+
+    #[test]
+    fn test_updates_happen_at_roughly_the_target_rate_and_change_outcomes() {
+        let (rules, keys) = exact5(500, 2);
+        let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
+        for placement in [UpdatePlacement::OtherCore, UpdatePlacement::SameCore] {
+            let load = lookups_while_updating(
+                &mut c,
+                &ids,
+                &rules,
+                Arc::new(keys.clone()),
+                20_000.0,
+                placement,
+                Duration::from_millis(100),
+            )
+            .expect("updates apply");
+            assert!(load.packets > 0, "{placement:?}: {load:?}");
+            // 20K/s for 0.1 s = 2,000 updates; allow a slow, loaded test machine.
+            assert!(load.updates_per_s > 2_000.0 && load.updates_per_s < 40_000.0, "{placement:?}: {load:?}");
+        }
+        // The first pass turned rules into drops: some keys now drop.
+        let reader = c.reader();
+        let dropped = keys.iter().filter(|k| matches!(reader.lookup(k).verdict, crate::Verdict::Fate(crate::Fate::Drop))).count();
+        assert!(dropped > 0);
+    }
+}
