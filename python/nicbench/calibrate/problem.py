@@ -25,7 +25,6 @@ from nicbench.experiments.keys import derive_seed, point_key
 from nicbench.experiments.spec import Spec, load_spec
 from nicbench.experiments.study import Reference, Study
 from nicbench.experiments.targets import RunContext, get_target
-from nicbench.units import UnitError
 
 __all__ = ["Point", "Problem", "build_problem", "Evaluator", "residual", "error_summary", "MISSING_RESIDUAL"]
 
@@ -54,15 +53,7 @@ class Problem:
 
 
 def _match(spec: Spec, ref: Reference) -> dict[str, Any]:
-    where: dict[str, Any] = {}
-    for k, raw in ref.where.items():
-        p = spec.target.param(k)
-        if p is None:
-            raise SpecError(f"reference {ref.id}: where.{k}: target {spec.target.name} has no parameter {k!r}")
-        try:
-            where[k] = p.parse(raw)
-        except UnitError as exc:
-            raise SpecError(f"reference {ref.id}: where.{k}: {exc}") from None
+    where = spec.parse_params(ref.where, f"reference {ref.id}: where.")
     found = [pt for pt in spec.points() if all(pt.get(k) == v for k, v in where.items())]
     if len(found) != 1:
         raise SpecError(f"reference {ref.id}: where {ref.where} matches {len(found)} points of {spec.name} "

@@ -21,7 +21,6 @@ from nicbench.experiments.designs.base import RunOutcome, RunRequest
 from nicbench.experiments.errors import SpecError
 from nicbench.experiments.spec import Spec, load_spec
 from nicbench.experiments.store import ExperimentStore, list_experiments, load_results, results_root
-from nicbench.units import UnitError
 
 __all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
 
@@ -42,19 +41,6 @@ def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
             k, v = part.split("=", 1)
             out[k.strip()] = v.strip()
     return out
-
-
-def _parse_only(spec: Spec, raw: dict[str, str]) -> dict[str, Any]:
-    only = {}
-    for k, v in raw.items():
-        p = spec.target.param(k)
-        if p is None:
-            raise SpecError(f"--only: target {spec.target.name} has no parameter {k!r}")
-        try:
-            only[k] = p.parse(v)
-        except UnitError as exc:
-            raise SpecError(f"--only {k}: {exc}") from None
-    return only
 
 
 class RichProgress(runner_mod.Progress):
@@ -120,7 +106,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         as_json: bool) -> None:
     """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points)
-    only_points = _parse_only(spec, _key_values(only, "--only"))
+    only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
     try:
         summary = runner_mod.run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,

@@ -139,6 +139,20 @@ class Spec:
         p = self.target.param(name)
         return p.unit if p else ""
 
+    def parse_params(self, raw: dict[str, Any], prefix: str) -> dict[str, Any]:
+        """Parse `name → text` with the target's schema (for `--only`, reference selectors, ...).
+        Errors read `{prefix}{name}: ...`, e.g. prefix `"--only "` or `"reference x: where."`."""
+        values: dict[str, Any] = {}
+        for name, text in raw.items():
+            p = self.target.param(name)
+            if p is None:
+                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r}")
+            try:
+                values[name] = p.parse(text)
+            except UnitError as exc:
+                raise SpecError(f"{prefix}{name}: {exc}") from None
+        return values
+
 
 def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, str] | None = None,
               limit_points: int | None = None) -> Spec:
