@@ -18,7 +18,6 @@ from rich.table import Table
 from nicbench.cli.common import emit_json, json_option, stderr_console, stdout_console
 from nicbench.experiments import runner as runner_mod
 from nicbench.experiments.designs.base import RunOutcome, RunRequest
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.spec import Spec, load_spec
 from nicbench.experiments.store import ExperimentStore, list_experiments, load_results, results_root
 
