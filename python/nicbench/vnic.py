@@ -39,7 +39,7 @@ from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
     "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES",
-    "simulate", "profile", "profiles", "profiles_dir", "parameter_overrides",
+    "simulate", "profile", "profiles", "profiles_dir", "parameter_overrides", "current_overrides",
     "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
     "result_metrics", "timeline_stats", "TimelineStats",
 ]
@@ -71,6 +71,11 @@ def parameter_overrides(values: dict[str, float]) -> Iterator[None]:
         yield
     finally:
         _OVERRIDES.reset(token)
+
+
+def current_overrides() -> dict[str, float]:
+    """The overrides active in this context (every model's Python wrapper applies them)."""
+    return dict(_OVERRIDES.get())
 
 
 def _native_fn(name: str) -> Callable[..., Any]:

@@ -21,6 +21,8 @@
 
 pub mod control;
 pub mod error;
+pub mod flowhost;
+pub mod offpath;
 pub mod profile;
 pub mod result;
 pub mod scenario;

@@ -7,6 +7,9 @@
 
 mod classify;
 mod errors;
+mod flowhost;
+mod flowmeter;
+mod offpath;
 mod packets;
 mod progress;
 mod rules;
@@ -24,6 +27,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PcapError", py.get_type::<errors::PcapError>())?;
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
     classify::register(m)?;
+    flowhost::register(m)?;
+    flowmeter::register(m)?;
+    offpath::register(m)?;
     packets::register(m)?;
     rules::register(m)?;
     traces::register(m)?;

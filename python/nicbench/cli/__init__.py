@@ -21,7 +21,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so that `nicbench --help` stays fast and sub-modules stay independent.
-    from nicbench.cli import classify, experiments, gen, pcap, rss, rules, vnic
+    from nicbench.cli import classify, experiments, flows, gen, paths, pcap, rss, rules, vnic
 
     for command in experiments.COMMANDS:
         main.add_command(command)
@@ -31,6 +31,8 @@ def _register() -> None:
     main.add_command(rules.rules)
     main.add_command(classify.classify)
     for command in vnic.COMMANDS:
+        main.add_command(command)
+    for command in [*flows.COMMANDS, *paths.COMMANDS]:
         main.add_command(command)
 
 

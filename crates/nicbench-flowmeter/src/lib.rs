@@ -1,0 +1,1 @@
+//! nicbench-flowmeter: an Argus-style bidirectional flow meter (work in progress).

@@ -1,0 +1,3 @@
+"""(work in progress)"""
+
+COMMANDS: list = []
