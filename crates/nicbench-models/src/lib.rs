@@ -32,7 +32,7 @@ pub mod testbed;
 pub mod traffic;
 
 pub use error::ModelError;
-pub use profile::{builtin_profiles, NicParams, Param, Profile};
+pub use profile::{builtin_profiles, profiles_of_kind, NicParams, Param, Profile, STEERING_KIND};
 pub use result::SimResult;
 pub use scenario::Scenario;
 pub use testbed::simulate;

@@ -1,7 +1,18 @@
-//! (work in progress)
+//! Off-path SmartNIC model: `offpath_predict` (JSON in, JSON out; the contract is
+//! `/work/briefs/offpath_contract.md`).
 
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::errors::invalid;
+
+/// Predicts throughput, latency, bottleneck and advice for a mix of flows on an off-path
+/// SmartNIC (or its RNIC baseline). Analytic: microseconds per call, no GIL release needed.
+#[pyfunction]
+fn offpath_predict(request_json: &str) -> PyResult<String> {
+    nicbench_models::offpath::predict_json(request_json).map_err(invalid)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(offpath_predict, m)?)?;
     Ok(())
 }

@@ -27,11 +27,11 @@ fn vnic_profile(name_or_path: &str, profiles_dir: Option<&str>) -> PyResult<Stri
     nicbench_models::profile_json(name_or_path, profiles_dir).map_err(model_error)
 }
 
-/// Names of the built-in profiles (env NICBENCH_PROFILES, else `<checkout>/profiles`).
+/// Names of the built-in ConnectX steering profiles (env NICBENCH_PROFILES, else `<checkout>/profiles`).
 #[pyfunction]
 #[pyo3(signature = (profiles_dir=None))]
 fn vnic_profiles(profiles_dir: Option<&str>) -> Vec<String> {
-    nicbench_models::builtin_profiles(&nicbench_models::profiles_dir(profiles_dir))
+    nicbench_models::profiles_of_kind(&nicbench_models::profiles_dir(profiles_dir), nicbench_models::STEERING_KIND)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -42,7 +42,7 @@ from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params
 from nicbench.errors import NicbenchError
 from nicbench.experiments.study import Reference, default_studies_dir, load_study
 
-__all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile"]
+__all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile", "profile_study"]
 
 CONFIG_FILE = "calibration.toml"
 
@@ -150,13 +150,30 @@ def _rows(refs: list[Reference], models: list[float]) -> list[dict[str, Any]]:
     return rows
 
 
-def calibrate(nic: str, *, study: str = "pam21", studies_dir: str | os.PathLike | None = None, write: bool = True,
+DEFAULT_STUDY = "pam21"
+
+
+def profile_study(profile_path: Path) -> str:
+    """The study a profile is calibrated on: its top-level `calibration_study`, else pam21."""
+    try:
+        data = tomllib.loads(profile_path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise NicbenchError(f"{profile_path}: {exc}") from None
+    study = data.get("calibration_study", DEFAULT_STUDY)
+    if not isinstance(study, str) or not study:
+        raise NicbenchError(f"{profile_path}: calibration_study must be a study name, found {study!r}")
+    return study
+
+
+def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathLike | None = None, write: bool = True,
               validate: bool = True, jobs: int | None = None, parameters: list[str] | None = None,
               sweeps: int | None = None, line_evals: int | None = None,
               log: Callable[[str], None] = lambda s: None) -> CalibrationOutcome:
     """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`."""
     started = time.monotonic()
     profile_path = resolve_profile(nic)
+    if study is None:
+        study = profile_study(profile_path)
     folder = Path(study) if Path(study, "study.toml").is_file() else Path(studies_dir or default_studies_dir()) / study
     st = load_study(folder)
     cfg = load_config(st.dir / CONFIG_FILE)

@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from nicbench.experiments.errors import SpecError
@@ -39,6 +40,9 @@ class Point:
     params: dict[str, Any]
     seed: int
     refs: list[int] = field(default_factory=list)  # indexes into Problem.references
+    # False for points of another device than the calibrated one (e.g. the RNIC baseline in a
+    # SmartNIC study): they run with their own profile and without the fit's overrides.
+    calibrated: bool = True
 
     @property
     def label(self) -> str:
@@ -83,12 +87,17 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
             if p is None:
                 raise SpecError(f"calibration experiment_params.{spec.name}.{k}: no such parameter")
             params[k] = p.parse(raw)
+        calibrated = True
         if nic is not None and "nic" in params:
-            params["nic"] = nic
+            # Only the calibrated device's points take the fitted profile; `nic` may be a path.
+            calibrated = Path(str(params["nic"])).stem == Path(nic).stem
+            if calibrated:
+                params["nic"] = nic
         key = f"{spec.name}|{point_key(params)}"
         if key not in index:
             index[key] = len(points)
-            points.append(Point(spec.name, spec.target.name, params, derive_seed(spec.seed, original, 0)))
+            points.append(Point(spec.name, spec.target.name, params, derive_seed(spec.seed, original, 0),
+                                calibrated=calibrated))
         points[index[key]].refs.append(i)
         ref_point.append(index[key])
     return Problem(references=list(references), points=points, ref_point=ref_point)
@@ -136,8 +145,9 @@ class Evaluator:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def run(self, indexes: list[int], overrides: dict[str, float]) -> dict[int, dict[str, float]]:
-        jobs = [(self.problem.points[i].target, self.problem.points[i].params, self.problem.points[i].seed,
-                 dict(overrides)) for i in indexes]
+        points = self.problem.points
+        jobs = [(points[i].target, points[i].params, points[i].seed, dict(overrides) if points[i].calibrated else {})
+                for i in indexes]
         if self._pool is None:
             outs = [_run_point(j) for j in jobs]
         else:

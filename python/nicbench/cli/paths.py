@@ -1,3 +1,127 @@
-"""(work in progress)"""
+"""`nicbench paths`: an adviser for designs on off-path SmartNICs (BlueField-2, the RNIC baseline).
 
-COMMANDS: list = []
+    nicbench paths --nic bluefield2 --flow "client->soc READ 4KiB x 80%" --flow "host->soc WRITE 64KiB x 20%"
+
+Prints, for the mix of flows: each flow's predicted throughput and latency, the bottleneck
+resource and its utilization, the busiest resources, and the advices of Wei et al. that apply.
+`--json`: per-flow `gbps`, `mpps`, `latency_us` (and more), `total_gbps`, `bottleneck`, `advice`.
+Bad flows are NicbenchError: the group prints one line naming the bad token, exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.errors import NicbenchError
+
+__all__ = ["paths", "COMMANDS", "summarize"]
+
+_TOP_RESOURCES = 5
+
+
+def _overrides(items: tuple[str, ...]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items:
+        if "=" not in item:
+            raise NicbenchError(f"--set: expected NAME=VALUE (a profile parameter), found {item!r}")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
+    return out
+
+
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def summarize(nic: str, flows: list[Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The `--json` document: the model's answer, flattened and labelled for people and scripts."""
+    from nicbench import offpath
+
+    per = [f for f in result.get("flows") or [] if isinstance(f, dict)]
+    out_flows = []
+    for i, flow in enumerate(flows):
+        f = per[i] if i < len(per) else {}
+        out_flows.append({"flow": flow.label(), "path": flow.path, "verb": flow.verb,
+                          "payload_bytes": flow.payload_bytes, "share": _num(f.get("share", flow.share)),
+                          "gbps": _num(f.get("gbps")), "mpps": _num(f.get("mpps")),
+                          "latency_us": _num(f.get("latency_us")),
+                          "posting_latency_us": _num(f.get("posting_latency_us")),
+                          "saturated": bool(f.get("saturated", False)),
+                          "pcie_mpps": {k: _num(v) for k, v in (f.get("pcie_mpps") or {}).items()}})
+    util = {k: _num(v) for k, v in (result.get("utilization") or {}).items()}
+    bottleneck = result.get("bottleneck")
+    return {"nic": result.get("nic", nic), "flows": out_flows, "total_gbps": _num(result.get("total_gbps")),
+            "total_mpps": _num(result.get("total_mpps")), "bottleneck": bottleneck,
+            "bottleneck_class": offpath.bottleneck_class(bottleneck),
+            "bottleneck_utilization": _num(result.get("bottleneck_utilization", util.get(bottleneck or ""))),
+            "utilization": util,
+            "pcie_mpps": {k: _num(v) for k, v in (result.get("pcie_mpps") or {}).items()},
+            "advice": [{"id": a.get("id"), "text": a.get("text", "")} for a in result.get("advice") or []
+                       if isinstance(a, dict)]}
+
+
+def _fmt(v: float | None, digits: int = 4) -> str:
+    return "–" if v is None else f"{v:,.{digits}g}"
+
+
+@click.command()
+@click.option("--nic", default="bluefield2", show_default=True,
+              help="Off-path profile: bluefield2, connectx6-rnic (the RNIC baseline) or a .toml path.")
+@click.option("--flow", "flow_texts", multiple=True, required=True, metavar="FLOW",
+              help="PATH VERB SIZE [x SHARE] [@ RATE] [batch N] [in RANGE] [threads N] [machines N], e.g. "
+                   "'client->soc READ 4KiB x 80%'. Paths: client->host, client->soc, host->soc, soc->host; "
+                   "verbs: READ, WRITE, SEND. Repeatable: the flows run concurrently.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
+@json_option
+def paths(nic: str, flow_texts: tuple[str, ...], sets: tuple[str, ...], as_json: bool) -> None:
+    """Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice."""
+    from nicbench import offpath
+
+    flows = [offpath.parse_flow(t) for t in flow_texts]
+    result = offpath.predict(nic, flows, overrides=_overrides(sets))
+    doc = summarize(nic, flows, result)
+    if as_json:
+        emit_json(doc)
+        return
+    _print(doc)
+
+
+def _print(doc: dict[str, Any]) -> None:
+    table = Table(title=f"{doc['nic']}: predicted flows", title_justify="left")
+    for col, justify in (("flow", "left"), ("Gbps", "right"), ("M req/s", "right"), ("latency µs", "right"),
+                         ("posting µs", "right")):
+        table.add_column(col, justify=justify)
+    for f in doc["flows"]:
+        table.add_row(f["flow"], _fmt(f["gbps"]), _fmt(f["mpps"]),
+                      _fmt(f["latency_us"], 3) + (" (saturated)" if f["saturated"] else ""),
+                      _fmt(f["posting_latency_us"], 3))
+    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "")
+    stdout_console.print(table)
+    util = doc["bottleneck_utilization"]
+    stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"
+                         + (f" at {util:.0%} utilization" if util is not None else ""), highlight=False)
+    busy = sorted(((k, v) for k, v in doc["utilization"].items() if v is not None), key=lambda kv: -kv[1])
+    if busy:
+        stdout_console.print("busiest resources: " + ", ".join(f"{k} {v:.0%}" for k, v in busy[:_TOP_RESOURCES]),
+                             highlight=False)
+    if doc["advice"]:
+        stdout_console.print("[bold]advice[/]:")
+        for a in doc["advice"]:
+            stdout_console.print(f"  • [cyan]{a['id']}[/]: {a['text']}", highlight=False, soft_wrap=True)
+    else:
+        stdout_console.print("advice: none of the study's advices applies to this mix")
+
+
+COMMANDS = [paths]

@@ -184,7 +184,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("nic")
-@click.option("--study", default="pam21", show_default=True, help="Study whose calibration set is fitted.")
+@click.option("--study", default=None,
+              help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
 @click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
               help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
 @click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
@@ -194,7 +195,7 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
 @click.option("--line-evals", type=click.IntRange(3, 50), default=None, help="Runs per line search.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
 @json_option
-def calibrate(nic: str, study: str, studies_dir: str | None, dry_run: bool, no_validate: bool,
+def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
               as_json: bool) -> None:
     """Fit NIC's opaque profile parameters to a study's calibration set (least squares)."""

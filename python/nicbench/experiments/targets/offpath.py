@@ -1,1 +1,270 @@
-"""(work in progress)"""
+"""Off-path SmartNIC targets: the Wei et al. (seed 004) experiments on the analytic off-path model.
+
+- `offpath.single`  one flow (path, verb, payload, doorbell batch, address range, requesters):
+                    peak throughput, latency, posting latency, PCIe packet rates per link and
+                    direction, the bottleneck (one 0/1 metric per class of resource) and the advice.
+- `offpath.mix`     several concurrent flows (`flows` in the `nicbench paths` syntax, `;`-separated,
+                    with `{payload}` / `{verb}` placeholders): totals and per-flow numbers.
+- `offpath.compare` configuration `a` vs `b` over a sweep of values substituted for `{x}` (and verbs
+                    for `{verb}`): min/max of the throughput and latency ratios and changes, so both
+                    ends of a published range ("15-30% higher latency") are model outputs.
+
+Every prediction goes through `nicbench.offpath.predict`, which applies calibration overrides.
+
+Invariant: a run's result depends only on its parameters and the profiles (the model is analytic
+and deterministic: `ctx.seed` is unused, one repetition suffices).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from nicbench import offpath
+from nicbench.errors import NicbenchError
+from nicbench.experiments.params import Param
+from nicbench.experiments.targets import RunContext, target
+
+VERSION = "1"
+MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix
+
+_BOTTLENECK_METRICS = {**{f"bottleneck_{c}": "" for c in offpath.BOTTLENECK_CLASSES},
+                       "bottleneck_code": "", "bottleneck_utilization": ""}
+_ADVICE_METRICS = {f"advice_{a}": "" for a in offpath.ADVICE_IDS}
+_PCIE_METRICS = {**{f"{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+                 "pcie_mpps_total": "Mpps", "pcie_mpps_max": "Mpps"}
+_COMMON_METRICS = {**_PCIE_METRICS, **_BOTTLENECK_METRICS, **_ADVICE_METRICS}
+
+_SINGLE_METRICS = {"gbps": "Gbps", "mpps": "Mpps", "latency_us": "us", "posting_latency_us": "us",
+                   "saturated": "", **_COMMON_METRICS}
+_MIX_METRICS = {"total_gbps": "Gbps", "total_mpps": "Mpps", "latency_us": "us",
+                **{f"flow{i}_{m}": u for i in range(MAX_FLOW_METRICS)
+                   for m, u in (("gbps", "Gbps"), ("mpps", "Mpps"), ("latency_us", "us"))},
+                **_COMMON_METRICS}
+_COMPARE_METRICS = {
+    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "lat_ratio", "lat_change", "pcie_ratio")
+       for end in ("min", "max")},
+    **{f"lat_diff_us_{end}": "us" for end in ("min", "max", "median")},
+    **{f"{side}_mpps_{end}": "Mpps" for side in ("a", "b") for end in ("min", "max")},
+    "a_gbps_max": "Gbps", "b_gbps_max": "Gbps",
+    **{f"a_{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS}, "a_pcie_mpps_total": "Mpps",
+    "b_pcie_mpps_total": "Mpps", "points": "",
+}
+
+
+def _num(x: Any) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if math.isfinite(a) and math.isfinite(b) and b != 0 else math.nan
+
+
+def common_metrics(result: dict[str, Any]) -> dict[str, float]:
+    """PCIe packet rates, bottleneck indicators and advice indicators of one model response."""
+    out: dict[str, float] = {}
+    pcie = result.get("pcie_mpps") or {}
+    for link in offpath.PCIE_LINKS:
+        out[f"{link}_mpps"] = _num(pcie.get(link))
+    rates = [out[f"{link}_mpps"] for link in offpath.PCIE_LINKS if math.isfinite(out[f"{link}_mpps"])]
+    out["pcie_mpps_total"] = sum(rates) if rates else math.nan
+    out["pcie_mpps_max"] = max(rates) if rates else math.nan
+    cls = offpath.bottleneck_class(result.get("bottleneck"))
+    for c in offpath.BOTTLENECK_CLASSES:
+        out[f"bottleneck_{c}"] = 1.0 if cls == c else 0.0
+    out["bottleneck_code"] = float(offpath.BOTTLENECK_CLASSES.index(cls) + 1) if cls in offpath.BOTTLENECK_CLASSES \
+        else math.nan
+    out["bottleneck_utilization"] = _num(result.get("bottleneck_utilization"))
+    given = {a.get("id") for a in result.get("advice") or [] if isinstance(a, dict)}
+    for a in offpath.ADVICE_IDS:
+        out[f"advice_{a}"] = 1.0 if a in given else 0.0
+    return out
+
+
+def _flows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in result.get("flows") or [] if isinstance(f, dict)]
+
+
+def _mean(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return sum(finite) / len(finite) if finite and len(finite) == len(values) else math.nan
+
+
+def _fill(template: str, **values: Any) -> str:
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", str(value))
+    return out
+
+
+def _nic_param(default: str = offpath.DEFAULT_NIC, name: str = "nic") -> Param:
+    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml")
+
+
+@target(
+    "offpath.single",
+    params=[
+        _nic_param(),
+        Param("path", "choice", "client->host", "communication path", choices=offpath.PATHS),
+        Param("verb", "choice", "READ", "RDMA verb (SEND = SEND/RECV echo)", choices=offpath.VERBS),
+        Param("payload", "size_bytes", 64, "request payload", minimum=0, maximum=offpath.MAX_PAYLOAD_BYTES),
+        Param("doorbell_batch", "int", 1, "requests posted per MMIO doorbell", minimum=1, maximum=4096),
+        Param("address_range", "size_bytes", None, "address range the requests hit (none: 10 GB random)",
+              minimum=1, none_word="none"),
+        Param("threads", "int", None, "requester threads per machine (none: the model's default)", minimum=1,
+              none_word="none"),
+        Param("machines", "int", None, "requester machines (none: the model's default)", minimum=1,
+              none_word="none"),
+        Param("offered", "rate_pps", None, "open-loop offered load (none: closed-loop peak)", none_word="none"),
+    ],
+    metrics=_SINGLE_METRICS,
+    version=VERSION,
+)
+def single(p: dict, ctx: RunContext) -> dict:
+    """Wei et al. Fig. 4/7/8/9/10: one flow on one path; peak throughput, latency, PCIe, bottleneck."""
+    flow = offpath.Flow(path=p["path"], verb=p["verb"], payload_bytes=p["payload"],
+                        doorbell_batch=p["doorbell_batch"], address_range_bytes=p["address_range"],
+                        threads=p["threads"], machines=p["machines"],
+                        offered_mpps=None if p["offered"] is None else p["offered"] / 1e6)
+    result = offpath.predict(p["nic"], [flow])
+    f = _flows(result)[0] if _flows(result) else {}
+    out = {"gbps": _num(f.get("gbps")), "mpps": _num(f.get("mpps")), "latency_us": _num(f.get("latency_us")),
+           "posting_latency_us": _num(f.get("posting_latency_us")),
+           "saturated": 1.0 if f.get("saturated") else 0.0}
+    out.update(common_metrics(result))
+    return out
+
+
+@target(
+    "offpath.mix",
+    params=[
+        _nic_param(),
+        Param("flows", "str", "client->host READ {payload}; client->soc READ {payload}",
+              "flows separated by ';' (nicbench paths syntax); {payload} and {verb} are substituted",
+              required=False),
+        Param("payload", "size_bytes", 4096, "substituted for {payload} (bytes)", minimum=0,
+              maximum=offpath.MAX_PAYLOAD_BYTES),
+        Param("verb", "choice", "READ", "substituted for {verb}", choices=offpath.VERBS),
+    ],
+    metrics=_MIX_METRICS,
+    version=VERSION,
+)
+def mix(p: dict, ctx: RunContext) -> dict:
+    """Wei et al. Fig. 4 (①+②, ①+③), Fig. 5b, §4: concurrent flows solved jointly."""
+    flows = offpath.parse_flows(_fill(p["flows"], payload=f"{p['payload']}B", verb=p["verb"]))
+    result = offpath.predict(p["nic"], flows)
+    per = _flows(result)
+    out = {"total_gbps": _num(result.get("total_gbps")), "total_mpps": _num(result.get("total_mpps")),
+           "latency_us": _mean([_num(f.get("latency_us")) for f in per])}
+    for i in range(MAX_FLOW_METRICS):
+        f = per[i] if i < len(per) else {}
+        out[f"flow{i}_gbps"] = _num(f.get("gbps"))
+        out[f"flow{i}_mpps"] = _num(f.get("mpps"))
+        out[f"flow{i}_latency_us"] = _num(f.get("latency_us"))
+    out.update(common_metrics(result))
+    return out
+
+
+def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str) -> dict[str, float]:
+    """Throughput (M req/s), goodput, latency and PCIe total of one side of a comparison.
+
+    mode `joint`: the flows together; `min_alone` / `sum_alone`: each flow alone, then the lowest /
+    the sum of their throughputs (the seed's "the lower of them", "the aggregated throughput of the
+    two paths"). select `first`: the first flow's numbers instead of the totals.
+    """
+    if mode == "joint":
+        result = offpath.predict(nic, flows)
+        per = _flows(result)
+        if select == "first":
+            f = per[0] if per else {}
+            mpps, gbps, lat = _num(f.get("mpps")), _num(f.get("gbps")), _num(f.get("latency_us"))
+        else:
+            mpps, gbps = _num(result.get("total_mpps")), _num(result.get("total_gbps"))
+            lat = _mean([_num(f.get("latency_us")) for f in per])
+        return {"mpps": mpps, "gbps": gbps, "latency_us": lat, **common_metrics(result)}
+    alone = [_side(nic, [f], "joint", "total") for f in flows]
+    pick = min if mode == "min_alone" else sum
+    key = min(range(len(alone)), key=lambda i: alone[i]["mpps"]) if mode == "min_alone" else None
+    return {"mpps": pick(a["mpps"] for a in alone),
+            "gbps": alone[key]["gbps"] if key is not None else sum(a["gbps"] for a in alone),
+            "latency_us": alone[key]["latency_us"] if key is not None else _mean([a["latency_us"] for a in alone]),
+            "pcie_mpps_total": alone[key]["pcie_mpps_total"] if key is not None
+            else sum(a["pcie_mpps_total"] for a in alone)}
+
+
+def _ends(values: list[float], prefix: str) -> dict[str, float]:
+    finite = [v for v in values if math.isfinite(v)]
+    complete = bool(finite) and len(finite) == len(values)
+    return {f"{prefix}_min": min(finite) if complete else math.nan,
+            f"{prefix}_max": max(finite) if complete else math.nan}
+
+
+def _list(text: str, what: str) -> list[str]:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    if not items:
+        raise NicbenchError(f"offpath.compare {what}: expected a comma-separated list, found {text!r}")
+    return items
+
+
+@target(
+    "offpath.compare",
+    params=[
+        Param("label", "str", "", "name of the comparison (selects the point in reference.toml)"),
+        _nic_param(name="a_nic"),
+        _nic_param(name="b_nic"),
+        Param("a", "str", "client->soc {verb} {x}", "flows of configuration a ({x}, {verb} substituted)"),
+        Param("b", "str", "client->host {verb} {x}", "flows of configuration b"),
+        Param("b_mode", "choice", "joint", "b's flows together, or each alone: the lower / the sum",
+              choices=("joint", "min_alone", "sum_alone")),
+        Param("select", "choice", "total", "compare the totals, or the first flow of each side",
+              choices=("total", "first")),
+        Param("values", "str", "0", "comma-separated values for {x} (e.g. payloads 16,32,64 or batch sizes)"),
+        Param("verbs", "str", "READ", "comma-separated verbs for {verb}"),
+    ],
+    metrics=_COMPARE_METRICS,
+    version=VERSION,
+)
+def compare(p: dict, ctx: RunContext) -> dict:
+    """Wei et al. ranges ("SNIC ① has 15-30% higher latency than RNIC ①"): a vs b over a sweep."""
+    verbs = _list(p["verbs"], "verbs")
+    for v in verbs:
+        if v.upper() not in offpath.VERBS:
+            raise NicbenchError(f"offpath.compare verbs: unknown verb {v!r} (verbs: {', '.join(offpath.VERBS)})")
+    values = _list(p["values"], "values")
+    rows = []
+    for verb in verbs:
+        for x in values:
+            a_flows = offpath.parse_flows(_fill(p["a"], x=x, verb=verb.upper()))
+            b_flows = offpath.parse_flows(_fill(p["b"], x=x, verb=verb.upper()))
+            a = _side(p["a_nic"], a_flows, "joint", p["select"])
+            b = _side(p["b_nic"], b_flows, p["b_mode"], p["select"])
+            rows.append((a, b))
+    tput = [_ratio(a["mpps"], b["mpps"]) for a, b in rows]
+    lat = [_ratio(a["latency_us"], b["latency_us"]) for a, b in rows]
+    diff = [a["latency_us"] - b["latency_us"] for a, b in rows]
+    pcie = [_ratio(a["pcie_mpps_total"], b["pcie_mpps_total"]) for a, b in rows]
+    out: dict[str, float] = {}
+    out.update(_ends(tput, "tput_ratio"))
+    out.update(_ends([t - 1.0 for t in tput], "tput_change"))
+    out.update(_ends(lat, "lat_ratio"))
+    out.update(_ends([t - 1.0 for t in lat], "lat_change"))
+    out.update(_ends(pcie, "pcie_ratio"))
+    out.update(_ends(diff, "lat_diff_us"))
+    finite = [d for d in diff if math.isfinite(d)]
+    out["lat_diff_us_median"] = statistics.median(finite) if finite and len(finite) == len(diff) else math.nan
+    for side, idx in (("a", 0), ("b", 1)):
+        out.update(_ends([r[idx]["mpps"] for r in rows], f"{side}_mpps"))
+        gb = [r[idx]["gbps"] for r in rows if math.isfinite(r[idx]["gbps"])]
+        out[f"{side}_gbps_max"] = max(gb) if gb else math.nan
+        pc = [r[idx]["pcie_mpps_total"] for r in rows if math.isfinite(r[idx]["pcie_mpps_total"])]
+        out[f"{side}_pcie_mpps_total"] = max(pc) if pc else math.nan
+    first_a = rows[0][0]
+    for link in offpath.PCIE_LINKS:
+        out[f"a_{link}_mpps"] = first_a.get(f"{link}_mpps", math.nan)
+    out["points"] = float(len(rows))
+    return out

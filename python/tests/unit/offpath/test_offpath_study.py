@@ -1,0 +1,140 @@
+"""The offpath study: specs load, every reference names an existing experiment/metric and selects
+exactly one point, reference.toml is current, targets run, `reproduce` runs end to end (fake model;
+the real one when built)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import OFFPATH
+
+from nicbench.calibrate import load_config
+from nicbench.calibrate.problem import build_problem
+from nicbench.experiments.reproduce import reproduce_study
+from nicbench.experiments.spec import load_spec
+from nicbench.experiments.study import load_study
+from nicbench.experiments.targets import RunContext, get_target
+
+
+def test_study_loads_with_both_sets_and_every_figure():
+    study = load_study(OFFPATH)
+    names = {load_spec(p).name for p in study.experiments}
+    for fig in ("fig4", "fig5b", "fig7", "fig8", "fig9", "fig10", "sec4", "derived"):
+        assert f"offpath-{fig}" in names
+    sets = [r.set for r in study.references]
+    assert 8 <= sets.count("calibration") <= 20 < sets.count("validation")
+    assert all(r.quote and r.location.startswith("shared/seeds/004_") for r in study.references)
+
+
+def test_every_reference_names_an_experiment_metric_and_one_point():
+    study = load_study(OFFPATH)
+    specs = {s.name: s for s in (load_spec(p) for p in study.experiments)}
+    for r in study.references:
+        assert r.experiment in specs, r.id
+        assert r.metric in specs[r.experiment].target.metrics, f"{r.id}: {r.metric}"
+    problem = build_problem(study, study.references)  # raises on 0 or several matching points
+    assert len(problem.ref_point) == len(study.references)
+
+
+def test_every_bottleneck_case_of_the_seed_is_a_reference():
+    refs = load_study(OFFPATH).references
+    classes = {r.metric.removeprefix("bottleneck_") for r in refs if r.metric.startswith("bottleneck_")}
+    assert {"network", "pcie", "nic_cores", "requester", "soc_dram", "host_cpu", "soc_cpu"} <= classes
+    advices = {r.metric.removeprefix("advice_") for r in refs if r.metric.startswith("advice_")}
+    assert advices == {"avoid_skewed_soc_writes", "segment_large_reads", "bound_h2s_to_p_minus_n",
+                       "doorbell_batching_soc_only", "use_paths_1_and_2_concurrently"}
+
+
+def test_reference_file_is_generated(tmp_path):
+    out = tmp_path / "reference.toml"
+    subprocess.run([sys.executable, str(OFFPATH / "make_reference.py"), "--out", str(out)], check=True,
+                   capture_output=True)
+    assert out.read_text() == (OFFPATH / "reference.toml").read_text(), "re-run studies/offpath/make_reference.py"
+
+
+def test_calibration_config_fits_the_calibration_set():
+    cfg = load_config(OFFPATH / "calibration.toml")
+    assert cfg.set == "calibration"
+    assert set(cfg.bounds) <= set(cfg.parameters or cfg.bounds)
+
+
+def _run(name: str, **params) -> dict[str, float]:
+    t = get_target(name)
+    p = {**t.defaults(), **{k: t.param(k).parse(v) for k, v in params.items()}}
+    rows = t.run(p, RunContext(seed=1, rep=0, target=t))
+    return {m: v for m, v, _, ts in rows if ts is None}
+
+
+def test_single_target_reports_bottleneck_indicators(fake_model):
+    m = _run("offpath.single", path="client->host", verb="READ", payload="16KiB")
+    assert m["gbps"] > 0 and m["mpps"] > 0
+    flags = [m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code", "bottleneck_utilization")]
+    assert sorted(flags)[-1] == 1.0 and sum(flags) == 1.0
+    assert m["pcie_mpps_total"] == pytest.approx(sum(m[f"{x}_mpps"] for x in
+                                                     ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down")))
+
+
+def test_mix_target_substitutes_placeholders(fake_model):
+    m = _run("offpath.mix", flows="client->host {verb} {payload}; client->soc {verb} {payload}", verb="WRITE",
+             payload=4096)
+    call = fake_model.CALLS[-1]["flows"]
+    assert [f["verb"] for f in call] == ["WRITE", "WRITE"] and call[0]["payload_bytes"] == 4096
+    assert m["total_gbps"] == pytest.approx(m["flow0_gbps"] + m["flow1_gbps"])
+    assert math.isnan(m["flow2_gbps"])
+
+
+def test_compare_target_reports_range_ends(fake_model):
+    m = _run("offpath.compare", a="client->soc {verb} {x}", b="client->host {verb} {x}", values="64,128,256",
+             verbs="READ,WRITE")
+    assert m["points"] == 6.0
+    assert m["tput_ratio_min"] <= m["tput_ratio_max"]
+    assert m["tput_change_max"] == pytest.approx(m["tput_ratio_max"] - 1)
+    # fake latencies: 1.8 µs (②) vs 2.0 µs (①) at every payload
+    assert m["lat_diff_us_median"] == pytest.approx(-0.2)
+    assert m["lat_change_min"] == pytest.approx(-0.1)
+
+
+def test_compare_alone_modes(fake_model):
+    joint = _run("offpath.compare", a="client->host READ 0B; client->soc READ 0B",
+                 b="client->host READ 0B; client->soc READ 0B", b_mode="sum_alone")
+    lower = _run("offpath.compare", a="client->host READ 0B; client->soc READ 0B",
+                 b="client->host READ 0B; client->soc READ 0B", b_mode="min_alone")
+    assert joint["b_mpps_max"] == pytest.approx(2 * lower["b_mpps_max"])  # symmetric paths in the fake
+
+
+def _reproduce(tmp_path, monkeypatch):
+    # Figures are matplotlib's time (seconds each on a shared machine), not the study's: the tests
+    # check runs, references and the report page; `nicbench reproduce offpath` renders them.
+    from nicbench.report import html
+    from nicbench.report.figures import EmptyFigure
+
+    def no_figure(*args, **kwargs):
+        raise EmptyFigure("figures skipped in tests")
+
+    monkeypatch.setattr(html, "render", no_figure)
+    study = load_study(OFFPATH)
+    started = time.monotonic()
+    outcome = reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1)
+    return outcome, time.monotonic() - started
+
+
+def test_reproduce_runs_end_to_end_on_the_fake(fake_model, tmp_path, monkeypatch):
+    outcome, _ = _reproduce(tmp_path, monkeypatch)
+    doc = outcome.as_dict()
+    assert doc["references"] == len(load_study(OFFPATH).references)
+    assert outcome.index.is_file()
+    html = outcome.index.read_text()
+    assert "fig7-soc-write-1.5k-22.7" in html
+
+
+def test_reproduce_real_model_is_fast_and_complete(real_model, tmp_path, monkeypatch):
+    outcome, elapsed = _reproduce(tmp_path, monkeypatch)
+    comparisons = [c for p in outcome.pages for c in p.comparisons]
+    assert len(comparisons) == len(load_study(OFFPATH).references)
+    missing = [c.reference.id for c in comparisons if c.status in ("no result", "ambiguous", "unit mismatch")]
+    assert not missing, f"references without a model value: {missing}"
+    assert elapsed < 15, f"the analytic study should run in seconds, took {elapsed:.0f} s"
