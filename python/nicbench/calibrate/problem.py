@@ -17,6 +17,7 @@ import concurrent.futures as cf
 import math
 import multiprocessing
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -65,6 +66,19 @@ def _match(spec: Spec, ref: Reference) -> dict[str, Any]:
     return found[0]
 
 
+def _calibrated_device(point_nics: list[Any], nic: str | None) -> str | None:
+    """Which points' device the fitted profile stands for: the profile's own name if points use it
+    (a SmartNIC study whose baseline RNIC points keep their profile), else the study's most common
+    device (calibrating a copy, e.g. `my-cx5.toml` on pam21's `connectx5` points)."""
+    if nic is None:
+        return None
+    stems = [Path(str(n)).stem for n in point_nics]
+    own = Path(nic).stem
+    if own in stems or not stems:
+        return own
+    return Counter(stems).most_common(1)[0][0]
+
+
 def build_problem(study: Study, references: list[Reference], *, nic: str | None = None,
                   experiment_params: dict[str, dict[str, Any]] | None = None) -> Problem:
     """The distinct runs `references` need. `nic` replaces the points' `nic` (e.g. a profile path);
@@ -76,11 +90,14 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
     points: list[Point] = []
     index: dict[str, int] = {}
     ref_point: list[int] = []
-    for i, ref in enumerate(references):
+    matched: list[tuple[Spec, dict[str, Any]]] = []
+    for ref in references:
         spec = specs.get(ref.experiment)
         if spec is None:
             raise SpecError(f"reference {ref.id}: the study has no experiment {ref.experiment!r}")
-        original = _match(spec, ref)
+        matched.append((spec, _match(spec, ref)))
+    device = _calibrated_device([pt["nic"] for _, pt in matched if "nic" in pt], nic)
+    for i, (spec, original) in enumerate(matched):
         params = dict(original)
         for k, raw in (experiment_params or {}).get(spec.name, {}).items():
             p = spec.target.param(k)
@@ -90,7 +107,7 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
         calibrated = True
         if nic is not None and "nic" in params:
             # Only the calibrated device's points take the fitted profile; `nic` may be a path.
-            calibrated = Path(str(params["nic"])).stem == Path(nic).stem
+            calibrated = Path(str(params["nic"])).stem == device
             if calibrated:
                 params["nic"] = nic
         key = f"{spec.name}|{point_key(params)}"

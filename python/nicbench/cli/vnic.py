@@ -7,7 +7,8 @@ Bad options and bad input are NicbenchError/ValueError: the group prints one lin
 from __future__ import annotations
 
 import math
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import click
 from rich.table import Table
@@ -182,6 +183,29 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
             stdout_console.print(f"  t = {_fmt(ev.get('t_s'), 4)} s: {ev.get('what', '')}")
 
 
+LOCAL_FLOWMETER = "flowmeter-local"
+
+
+def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> None:
+    import dataclasses
+
+    from nicbench.flowhost import calibrate_local
+
+    outcome = calibrate_local(log=log)
+    if as_json:
+        emit_json({k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(outcome).items()})
+        return
+    table = Table(title="nicbench flow meter on this machine (1 worker, 64 B)", title_justify="left")
+    for col in ("flows", "measured Mpps", "measured ns/packet", "model ns/packet"):
+        table.add_column(col, justify="right")
+    for pt in outcome.points:
+        table.add_row(f"{pt['flows']:,.0f}", _fmt(pt["mpps"], 3), _fmt(pt["packet_ns"], 3), _fmt(pt["model_ns"], 3))
+    stdout_console.print(table)
+    stdout_console.print(f"base {_fmt(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
+                         f"{_fmt(outcome.llc_hit_ns, 3)} ns, LLC miss {_fmt(outcome.llc_miss_ns, 3)} ns, "
+                         f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
+
+
 @click.command()
 @click.argument("nic")
 @click.option("--study", default=None,
@@ -198,12 +222,20 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
 def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
               as_json: bool) -> None:
-    """Fit NIC's opaque profile parameters to a study's calibration set (least squares)."""
+    """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
+
+    `nicbench calibrate flowmeter-local` instead measures nicbench's own flow meter on this machine
+    and writes `profiles/flowmeter-local.toml` (a host profile for the argus100g model).
+    """
     from nicbench.calibrate import calibrate as run_calibration
 
     def log(line: str) -> None:
         if not as_json:
             stderr_console.print(f"[dim]{line}[/]")
+
+    if nic == LOCAL_FLOWMETER:
+        _calibrate_flowmeter_local(log, as_json)
+        return
 
     outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
                               jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,

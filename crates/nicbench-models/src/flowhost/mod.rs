@@ -1,0 +1,552 @@
+//! Virtual flow-metering deployment: an FPGA capture NIC (Napatech) hashing 100 GbE into N
+//! host streams, each consumed by one flow-meter process (Argus) on a host core.
+//!
+//! ```text
+//!  wire (line rate, any size) ─▶ FPGA: capture ─ filter ─ slice ─ symmetric hash % N
+//!        │ FPGA / PCIe limits: card drops          │
+//!        ▼                                          ▼
+//!   stream 0 … N-1 host buffers ──▶ flow meter p on core p/ppc (socket by socket)
+//!        overflow: card drops        cost: base + flow-record misses (L2 / LLC share),
+//!                                    SMT share, housekeeping stalls
+//! ```
+//!
+//! - [`params`]: the two profile roles (`kind = "flowhost"`), overrides.
+//! - [`flows`]: the study's flows, their symmetric Toeplitz hash, Zipf shares.
+//! - [`cost`]: the mechanistic per-packet cost and the placement of processes.
+//! - [`engine`]: the time-stepped buffers/processes simulation (transients, drops).
+//!
+//! One request JSON in, one result JSON out ([`simulate_json`]); with `search_cores` the
+//! result also holds the fewest cores that process the load without drops.
+//!
+//! Invariants: no published number is used at run time (everything follows from the
+//! profiles and the request); a run is a pure function of request, profiles and seed.
+
+pub mod cost;
+pub mod engine;
+pub mod flows;
+pub mod params;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use nicbench_sim::SimDuration;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ModelError;
+use cost::{available_fraction, process_costs, Placement};
+use engine::{EngineInput, ProcessInput, WindowOutput};
+use flows::FlowSet;
+pub use params::{CaptureNicParams, FlowProfile, HostParams, Role};
+
+pub const DEFAULT_NIC: &str = "napatech-nt100";
+pub const DEFAULT_HOST: &str = "argus-host";
+/// Most cores a request or a search may use.
+pub const MAX_CORES: u32 = 4096;
+
+fn default_nic() -> String {
+    DEFAULT_NIC.into()
+}
+fn default_host() -> String {
+    DEFAULT_HOST.into()
+}
+fn one_u64() -> u64 {
+    1
+}
+fn one_u32() -> u32 {
+    1
+}
+fn eight() -> u32 {
+    8
+}
+fn default_flows() -> u64 {
+    16_384
+}
+fn default_frame() -> f64 {
+    750.0
+}
+fn one_f64() -> f64 {
+    1.0
+}
+fn default_duration() -> u64 {
+    1_000_000_000
+}
+fn default_bin() -> u64 {
+    100_000
+}
+fn default_window() -> u64 {
+    100_000_000
+}
+fn default_max_cores() -> u32 {
+    1024
+}
+fn default_drop_tolerance() -> f64 {
+    1e-6
+}
+
+/// One scenario. Every field has a default (the study's 8 cores, 16,384 flows, 750 B, 100 Gbps).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Capture-NIC profile (name or path).
+    #[serde(default = "default_nic")]
+    pub nic: String,
+    /// Flow-meter host profile (name or path).
+    #[serde(default = "default_host")]
+    pub host: String,
+    #[serde(default)]
+    pub profiles_dir: Option<String>,
+    /// Parameter overrides; each name must belong to the NIC or the host profile.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, f64>,
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+    /// Physical cores running flow meters (one stream per process).
+    #[serde(default = "eight")]
+    pub cores: u32,
+    /// Processes per core (2 = SMT siblings).
+    #[serde(default = "one_u32")]
+    pub processes_per_core: u32,
+    #[serde(default = "default_flows")]
+    pub flows: u64,
+    /// If set, flows = round(flows_per_core × cores) (the load grows with the host).
+    #[serde(default)]
+    pub flows_per_core: Option<f64>,
+    /// Frame size incl. FCS [B].
+    #[serde(default = "default_frame")]
+    pub frame_bytes: f64,
+    /// Offered rate on the wire [Gb/s] (default and maximum: the line rate).
+    #[serde(default)]
+    pub rate_gbps: Option<f64>,
+    /// Zipf exponent of flow popularity (0: equal flows).
+    #[serde(default)]
+    pub zipf_exponent: f64,
+    /// Fraction of flows the card's filter passes to the host.
+    #[serde(default = "one_f64")]
+    pub filter_keep: f64,
+    /// Payload slicing: bytes kept per frame.
+    #[serde(default)]
+    pub slice_bytes: Option<f64>,
+    #[serde(default = "default_duration")]
+    pub duration_ns: u64,
+    #[serde(default = "default_bin")]
+    pub bin_ns: u64,
+    /// Window of the short-term maximum rate.
+    #[serde(default = "default_window")]
+    pub window_ns: u64,
+    /// Also search the fewest cores without drops (`drops == 0`).
+    #[serde(default)]
+    pub search_cores: bool,
+    #[serde(default = "default_max_cores")]
+    pub max_cores: u32,
+    #[serde(default = "default_drop_tolerance")]
+    pub drop_tolerance: f64,
+}
+
+impl Request {
+    pub fn from_json(text: &str) -> Result<Request, ModelError> {
+        let req: Request = serde_json::from_str(text).map_err(|e| ModelError::Scenario(e.to_string()))?;
+        req.validate()?;
+        Ok(req)
+    }
+
+    fn validate(&self) -> Result<(), ModelError> {
+        let bad = |m: String| Err(ModelError::Scenario(m));
+        if self.cores == 0 || self.cores > MAX_CORES {
+            return bad(format!("cores must be in 1..={MAX_CORES}, found {}", self.cores));
+        }
+        if self.max_cores == 0 || self.max_cores > MAX_CORES {
+            return bad(format!(
+                "max_cores must be in 1..={MAX_CORES}, found {}",
+                self.max_cores
+            ));
+        }
+        if self.processes_per_core == 0 {
+            return bad("processes_per_core must be at least 1".into());
+        }
+        if !(self.frame_bytes.is_finite() && (64.0..=16_384.0).contains(&self.frame_bytes)) {
+            return bad(format!(
+                "frame_bytes must be in [64, 16384], found {}",
+                self.frame_bytes
+            ));
+        }
+        if let Some(r) = self.rate_gbps {
+            if !(r.is_finite() && r > 0.0) {
+                return bad(format!("rate_gbps must be > 0, found {r}"));
+            }
+        }
+        if let Some(s) = self.slice_bytes {
+            if !(s.is_finite() && s >= 1.0) {
+                return bad(format!("slice_bytes must be ≥ 1, found {s}"));
+            }
+        }
+        if let Some(f) = self.flows_per_core {
+            if !(f.is_finite() && f > 0.0) {
+                return bad(format!("flows_per_core must be > 0, found {f}"));
+            }
+        }
+        if self.bin_ns == 0 || self.duration_ns < self.bin_ns || self.window_ns < self.bin_ns {
+            return bad(format!(
+                "need 0 < bin_ns ≤ window_ns and bin_ns ≤ duration_ns (bin {}, window {}, duration {})",
+                self.bin_ns, self.window_ns, self.duration_ns
+            ));
+        }
+        if self.duration_ns / self.bin_ns > 50_000_000 {
+            return bad("duration_ns / bin_ns exceeds 50M bins: use a coarser bin".into());
+        }
+        if !(self.drop_tolerance.is_finite() && self.drop_tolerance >= 0.0) {
+            return bad(format!("drop_tolerance must be ≥ 0, found {}", self.drop_tolerance));
+        }
+        Ok(())
+    }
+
+    fn flows_for(&self, cores: u32) -> u64 {
+        match self.flows_per_core {
+            Some(f) => (f * f64::from(cores)).round().max(1.0) as u64,
+            None => self.flows,
+        }
+    }
+}
+
+/// One stream and its process.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProcessResult {
+    pub flows: usize,
+    pub socket: usize,
+    pub offered_mpps: f64,
+    pub processed_mpps: f64,
+    pub max_short_mpps: f64,
+    pub dropped_packets: f64,
+    pub packet_ns: f64,
+    pub llc_miss_ratio: f64,
+    pub cpu_util: f64,
+}
+
+/// The outcome of one scenario (rates are means over the simulated time).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowHostResult {
+    pub nic: String,
+    pub host: String,
+    pub cores: u32,
+    pub processes: usize,
+    pub processes_per_core: u32,
+    /// 1 when the scenario needs more cores than the host profile has (extra sockets assumed).
+    pub exceeds_host: u8,
+    pub flows: u64,
+    pub frame_bytes: f64,
+    /// Bytes per packet in the host buffer (slice + descriptor, aligned).
+    pub stored_bytes: f64,
+    pub offered_gbps: f64,
+    pub offered_mpps: f64,
+    /// Delivered to the host streams (after the FPGA/PCIe limits and the filter).
+    pub captured_mpps: f64,
+    pub filter_discarded_mpps: f64,
+    pub nic_dropped_mpps: f64,
+    pub processed_mpps: f64,
+    /// Processed traffic counted as the card stores it (frame + descriptor), per core [Mb/s].
+    pub processed_mbps_per_core: f64,
+    pub processed_mbps: f64,
+    pub processed_mpps_per_core: f64,
+    pub processed_mpps_per_process: f64,
+    /// Highest rate one process reached over a measurement window.
+    pub processed_mpps_max_short: f64,
+    /// Mean service capacity per core incl. stalls (model: what a core can sustain) [Mpps].
+    pub capacity_mpps_per_core: f64,
+    /// Peak (stall-free) service rate per core [Mpps].
+    pub peak_mpps_per_core: f64,
+    /// Dropped / packets that should have reached the host, over the simulated time.
+    pub drop_ratio: f64,
+    /// Long-run drop ratio of the fluid model: Σ max(0, offered − mean capacity) / offered
+    /// over the processes (what a run much longer than the buffers converges to).
+    pub drop_ratio_steady: f64,
+    /// Processes whose mean offered load exceeds their mean capacity (drop in a long run).
+    pub overloaded_processes: usize,
+    pub dropped_packets: f64,
+    pub host_dropped_packets: f64,
+    /// 1 if drop_ratio > drop_tolerance or any process is overloaded (the buffers only delay
+    /// its drops: the study's runs lasted 10 minutes).
+    pub drops: u8,
+    /// Most loaded process's offered packets over the mean.
+    pub imbalance: f64,
+    pub flows_per_process_min: usize,
+    pub flows_per_process_max: usize,
+    pub cpu_util_mean: f64,
+    pub cpu_util_max: f64,
+    pub packet_ns_mean: f64,
+    pub l2_miss_ratio_mean: f64,
+    pub llc_miss_ratio_mean: f64,
+    /// Fewest cores without drops (with `search_cores`; None if not found up to max_cores).
+    pub cores_needed: Option<u32>,
+    pub per_process: Vec<ProcessResult>,
+    pub windows: Vec<WindowOutput>,
+    pub sim_wall_s: f64,
+}
+
+/// Profiles with the request's overrides applied, as typed parameters.
+pub struct Profiles {
+    pub nic: CaptureNicParams,
+    pub host: HostParams,
+    pub nic_name: String,
+    pub host_name: String,
+}
+
+impl Profiles {
+    pub fn load(req: &Request) -> Result<Profiles, ModelError> {
+        let dir = crate::profiles_dir(req.profiles_dir.as_deref());
+        let mut nic = FlowProfile::load(&req.nic, &dir)?;
+        nic.expect_role(Role::CaptureNic, "nic")?;
+        let mut host = FlowProfile::load(&req.host, &dir)?;
+        host.expect_role(Role::Host, "host")?;
+        for (name, &value) in &req.overrides {
+            if nic.declares(name) {
+                nic.set(name, value)?;
+            } else if host.declares(name) {
+                host.set(name, value)?;
+            } else {
+                return Err(ModelError::Profile(format!(
+                    "override of unknown parameter '{name}' (neither {} nor {} declares it)",
+                    nic.name, host.name
+                )));
+            }
+        }
+        Ok(Profiles {
+            nic: CaptureNicParams::from_profile(&nic)?,
+            host: HostParams::from_profile(&host)?,
+            nic_name: nic.name,
+            host_name: host.name,
+        })
+    }
+}
+
+/// Runs a request given as JSON; the result as JSON.
+pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
+    let req = Request::from_json(request_json)?;
+    let result = simulate(&req)?;
+    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
+}
+
+/// A flow-host profile as JSON (every parameter with value, unit, provenance).
+pub fn profile_json(name_or_path: &str, profiles_dir: Option<&str>) -> Result<String, ModelError> {
+    let profile = FlowProfile::load(name_or_path, &crate::profiles_dir(profiles_dir))?;
+    serde_json::to_string(&profile).map_err(|e| ModelError::Profile(e.to_string()))
+}
+
+pub fn simulate(req: &Request) -> Result<FlowHostResult, ModelError> {
+    req.validate()?;
+    let started = Instant::now();
+    let profiles = Profiles::load(req)?;
+    let mut cache = FlowCache::default();
+    let mut result = run_cores(req, &profiles, req.cores, &mut cache)?;
+    if req.search_cores {
+        result.cores_needed = search_cores(req, &profiles, &mut cache)?;
+    }
+    result.sim_wall_s = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// The flow set of the last flow count used (a search with fixed flows reuses it).
+#[derive(Default)]
+struct FlowCache {
+    flows: u64,
+    set: Option<(FlowSet, f64)>,
+}
+
+impl FlowCache {
+    fn get(&mut self, req: &Request, nic: &CaptureNicParams, flows: u64) -> Result<&(FlowSet, f64), ModelError> {
+        if self.set.is_none() || self.flows != flows {
+            let n = usize::try_from(flows).map_err(|_| ModelError::Scenario(format!("flows {flows} too large")))?;
+            let all = FlowSet::generate(n, req.seed, req.zipf_exponent, nic.hash_ports >= 0.5)?;
+            self.set = Some(all.filtered(req.filter_keep)?);
+            self.flows = flows;
+        }
+        self.set
+            .as_ref()
+            .ok_or_else(|| ModelError::Scenario("flow set missing".into()))
+    }
+}
+
+fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) -> Result<FlowHostResult, ModelError> {
+    let (nic, host) = (&pr.nic, &pr.host);
+    if f64::from(req.processes_per_core) > host.smt_threads_per_core {
+        return Err(ModelError::Scenario(format!(
+            "processes_per_core = {} exceeds the host's {} hardware threads per core",
+            req.processes_per_core, host.smt_threads_per_core
+        )));
+    }
+    let place = Placement::new(host, cores as usize, req.processes_per_core as usize);
+    let processes = place.processes();
+    if processes as f64 > nic.max_streams {
+        return Err(ModelError::Scenario(format!(
+            "{processes} processes need {processes} streams, the card distributes to at most {}",
+            nic.max_streams
+        )));
+    }
+    let flows_total = req.flows_for(cores);
+    let (set, kept_share) = cache.get(req, nic, flows_total)?;
+    let loads = set.assign(processes);
+
+    // The card: wire rate → FPGA limit → filter → PCIe limit.
+    let offered_gbps = req.rate_gbps.unwrap_or(nic.link_gbps).min(nic.link_gbps);
+    let wire_bits = (req.frame_bytes + nic.wire_overhead_bytes) * 8.0;
+    let offered_pps = offered_gbps * 1e9 / wire_bits;
+    let fpga_pps = offered_pps.min(nic.fpga_max_mpps * 1e6);
+    let filtered_pps = fpga_pps * kept_share;
+    let stored = nic.stored_bytes(req.frame_bytes, req.slice_bytes);
+    let captured_pps = filtered_pps.min(nic.pcie_gbps * 1e9 / (stored * 8.0));
+    // Card drops of packets the filter would pass: over the FPGA's rate, then over PCIe.
+    let nic_dropped_pps = (offered_pps - fpga_pps) * kept_share + (filtered_pps - captured_pps);
+
+    let buffer_packets = (nic.host_buffer_bytes_per_stream / stored).floor();
+    let costs = process_costs(host, &place, &loads);
+    let engine_in = EngineInput {
+        processes: loads
+            .iter()
+            .zip(&costs)
+            .map(|(l, c)| ProcessInput {
+                arrival_per_ns: captured_pps * l.share * 1e-9,
+                rate_per_ns: c.rate_per_ns,
+                buffer_packets,
+            })
+            .collect(),
+        stall_interval: SimDuration((host.stall_interval_us * 1e3).round() as u64),
+        stall_mean: SimDuration((host.stall_mean_us * 1e3).round() as u64),
+        bin: SimDuration(req.bin_ns),
+        duration: SimDuration(req.duration_ns),
+        window: SimDuration(req.window_ns),
+        seed: req.seed,
+    };
+    let out = engine::run(&engine_in);
+    let run_s = (req.duration_ns.div_ceil(req.bin_ns) * req.bin_ns) as f64 * 1e-9;
+
+    let sum = |f: &dyn Fn(&engine::ProcessOutput) -> f64| out.processes.iter().map(f).sum::<f64>();
+    let processed = sum(&|o| o.processed_packets);
+    let host_dropped = sum(&|o| o.dropped_packets);
+    let host_offered = sum(&|o| o.offered_packets);
+    let nic_dropped = nic_dropped_pps * run_s;
+    // The filter's discards are not losses: compare with what should have reached the host.
+    let expected = offered_pps * run_s * kept_share;
+    let dropped = host_dropped + nic_dropped;
+    let drop_ratio = if expected > 0.0 {
+        (dropped / expected).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mean_offered = host_offered / processes as f64;
+    let max_offered = out.processes.iter().map(|o| o.offered_packets).fold(0.0, f64::max);
+    let avail = available_fraction(host);
+    let rate_sum_per_ns: f64 = costs.iter().map(|c| c.rate_per_ns).sum();
+    let n = processes as f64;
+    let per_process: Vec<ProcessResult> = out
+        .processes
+        .iter()
+        .zip(&costs)
+        .zip(&loads)
+        .enumerate()
+        .map(|(p, ((o, c), l))| ProcessResult {
+            flows: l.flows,
+            socket: place.socket_of(host, p),
+            offered_mpps: o.offered_packets / run_s / 1e6,
+            processed_mpps: o.processed_packets / run_s / 1e6,
+            max_short_mpps: o.max_window_rate_per_ns * 1e3,
+            dropped_packets: o.dropped_packets,
+            packet_ns: c.packet_ns,
+            llc_miss_ratio: c.llc_miss_ratio,
+            cpu_util: o.busy_fraction,
+        })
+        .collect();
+    let cores_f = f64::from(cores);
+    let (mut excess_pps, mut overloaded) = (0.0, 0usize);
+    for (l, c) in loads.iter().zip(&costs) {
+        let offered = captured_pps * l.share;
+        let capacity = c.rate_per_ns * avail * 1e9;
+        if offered > capacity {
+            excess_pps += offered - capacity;
+            overloaded += 1;
+        }
+    }
+    let expected_pps = offered_pps * kept_share;
+    let drop_ratio_steady = if expected_pps > 0.0 {
+        ((excess_pps + nic_dropped_pps) / expected_pps).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Ok(FlowHostResult {
+        nic: pr.nic_name.clone(),
+        host: pr.host_name.clone(),
+        cores,
+        processes,
+        processes_per_core: req.processes_per_core,
+        exceeds_host: u8::from(place.exceeds_host(host)),
+        flows: flows_total,
+        frame_bytes: req.frame_bytes,
+        stored_bytes: stored,
+        offered_gbps,
+        offered_mpps: offered_pps / 1e6,
+        captured_mpps: captured_pps / 1e6,
+        filter_discarded_mpps: (fpga_pps - filtered_pps) / 1e6,
+        nic_dropped_mpps: nic_dropped_pps / 1e6,
+        processed_mpps: processed / run_s / 1e6,
+        processed_mbps_per_core: processed / run_s * stored * 8.0 / 1e6 / cores_f,
+        processed_mbps: processed / run_s * stored * 8.0 / 1e6,
+        processed_mpps_per_core: processed / run_s / 1e6 / cores_f,
+        processed_mpps_per_process: processed / run_s / 1e6 / n,
+        processed_mpps_max_short: per_process.iter().map(|p| p.max_short_mpps).fold(0.0, f64::max),
+        capacity_mpps_per_core: rate_sum_per_ns * avail * 1e3 / cores_f,
+        peak_mpps_per_core: rate_sum_per_ns * 1e3 / cores_f,
+        drop_ratio,
+        drop_ratio_steady,
+        overloaded_processes: overloaded,
+        dropped_packets: dropped,
+        host_dropped_packets: host_dropped,
+        drops: u8::from(drop_ratio > req.drop_tolerance || overloaded > 0),
+        imbalance: if mean_offered > 0.0 {
+            max_offered / mean_offered
+        } else {
+            1.0
+        },
+        flows_per_process_min: loads.iter().map(|l| l.flows).min().unwrap_or(0),
+        flows_per_process_max: loads.iter().map(|l| l.flows).max().unwrap_or(0),
+        cpu_util_mean: out.processes.iter().map(|o| o.busy_fraction).sum::<f64>() / n,
+        cpu_util_max: out.processes.iter().map(|o| o.busy_fraction).fold(0.0, f64::max),
+        packet_ns_mean: costs.iter().map(|c| c.packet_ns).sum::<f64>() / n,
+        l2_miss_ratio_mean: costs.iter().map(|c| c.l2_miss_ratio).sum::<f64>() / n,
+        llc_miss_ratio_mean: costs.iter().map(|c| c.llc_miss_ratio).sum::<f64>() / n,
+        cores_needed: None,
+        per_process,
+        windows: out.windows,
+        sim_wall_s: 0.0,
+    })
+}
+
+/// The fewest cores (same processes per core) without drops (`drops == 0`): doubling
+/// until a count passes, then bisection (drops are taken as monotone in cores).
+fn search_cores(req: &Request, pr: &Profiles, cache: &mut FlowCache) -> Result<Option<u32>, ModelError> {
+    let limit_streams = (pr.nic.max_streams as u32) / req.processes_per_core.max(1);
+    let max = req.max_cores.min(limit_streams).max(1);
+    let passes = |cores: u32, cache: &mut FlowCache| -> Result<bool, ModelError> {
+        let r = run_cores(req, pr, cores, cache)?;
+        Ok(r.drops == 0)
+    };
+    let (mut low, mut high) = (0u32, 1u32);
+    loop {
+        if passes(high, cache)? {
+            break;
+        }
+        if high >= max {
+            return Ok(None);
+        }
+        low = high;
+        high = (high * 2).min(max);
+    }
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if passes(mid, cache)? {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    Ok(Some(high))
+}
+
+#[cfg(test)]
+mod tests;

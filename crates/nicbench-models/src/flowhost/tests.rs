@@ -1,0 +1,120 @@
+//! Scenario-level tests of the flow-host model (profiles from the checkout).
+
+use super::*;
+
+fn req(json: &str) -> Request {
+    Request::from_json(json).expect("valid request")
+}
+
+fn short(extra: &str) -> Request {
+    let sep = if extra.is_empty() { "" } else { "," };
+    req(&format!(
+        r#"{{"duration_ns": 200000000, "window_ns": 20000000{sep}{extra}}}"#
+    ))
+}
+
+fn err(json: &str) -> String {
+    match Request::from_json(json).and_then(|r| simulate(&r)) {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn test_offered_load_at_line_rate() {
+    let r = simulate(&short(r#""cores": 16"#)).expect("runs");
+    // 100 Gb/s / ((750 + 20) B × 8) = 16.23 Mpps ("roughly 16M packets per second").
+    assert!((r.offered_mpps - 16.234).abs() < 0.01, "{}", r.offered_mpps);
+    assert_eq!(r.processes, 16);
+    let r64 = simulate(&short(r#""frame_bytes": 64, "cores": 16"#)).expect("runs");
+    assert!((r64.offered_mpps - 148.81).abs() < 0.01);
+    assert_eq!(r64.stored_bytes, 80.0);
+    assert_eq!(r64.nic_dropped_mpps, 0.0, "the card captures 64 B at line rate");
+    assert!(
+        r64.drops == 1 && r64.drop_ratio > 0.05,
+        "16 cores cannot meter 148.8 Mpps: {}",
+        r64.drop_ratio
+    );
+    assert_eq!(r64.overloaded_processes, 16);
+    assert!(
+        r64.drop_ratio_steady > r64.drop_ratio,
+        "the buffers delay drops in a short run"
+    );
+}
+
+#[test]
+fn test_packets_conserved_and_reproducible() {
+    let a = simulate(&short(r#""cores": 6"#)).expect("runs");
+    let b = simulate(&short(r#""cores": 6"#)).expect("runs");
+    assert_eq!(a.per_process, b.per_process);
+    let offered: f64 = a.per_process.iter().map(|p| p.offered_mpps).sum();
+    assert!(
+        (offered - a.captured_mpps).abs() / a.captured_mpps < 0.01,
+        "{offered} vs {}",
+        a.captured_mpps
+    );
+    assert!(a.processed_mpps <= a.captured_mpps + 1e-9);
+    let c = simulate(&short(r#""cores": 6, "seed": 2"#)).expect("runs");
+    assert_ne!(a.per_process, c.per_process);
+}
+
+#[test]
+fn test_more_flows_cost_more_and_smt_shares_a_core() {
+    let few = simulate(&short(r#""cores": 16, "flows": 16384"#)).expect("runs");
+    let many = simulate(&short(r#""cores": 16, "flows": 1048576"#)).expect("runs");
+    assert!(many.packet_ns_mean > 2.0 * few.packet_ns_mean);
+    assert!(many.llc_miss_ratio_mean > few.llc_miss_ratio_mean);
+    let ht = simulate(&short(r#""cores": 16, "processes_per_core": 2, "frame_bytes": 64"#)).expect("runs");
+    assert_eq!(ht.processes, 32);
+    assert!((ht.processed_mpps_per_process * 2.0 - ht.processed_mpps_per_core).abs() < 1e-9);
+}
+
+#[test]
+fn test_filter_and_slicing() {
+    let all = simulate(&short(r#""cores": 4"#)).expect("runs");
+    let half = simulate(&short(r#""cores": 4, "filter_keep": 0.5"#)).expect("runs");
+    assert!((half.captured_mpps / all.captured_mpps - 0.5).abs() < 0.01);
+    assert!(half.filter_discarded_mpps > 7.0);
+    let sliced = simulate(&short(r#""cores": 4, "slice_bytes": 128"#)).expect("runs");
+    assert_eq!(sliced.stored_bytes, 144.0);
+    assert!(sliced.processed_mbps_per_core < all.processed_mbps_per_core);
+}
+
+#[test]
+fn test_search_finds_fewest_cores_without_drops() {
+    let r = simulate(&short(r#""cores": 1, "search_cores": true"#)).expect("runs");
+    let need = r.cores_needed.expect("found");
+    let at = |cores: u32| simulate(&short(&format!(r#""cores": {cores}"#))).expect("runs");
+    assert_eq!(at(need).drops, 0);
+    assert_eq!(at(need - 1).drops, 1);
+    // A tiny cap finds nothing.
+    let none = simulate(&short(r#""cores": 1, "search_cores": true, "max_cores": 2"#)).expect("runs");
+    assert_eq!(none.cores_needed, None);
+}
+
+#[test]
+fn test_bad_requests_give_clear_errors() {
+    assert!(err(r#"{"cores": 0}"#).contains("cores must be in 1..="));
+    assert!(err(r#"{"frame_bytes": 20}"#).contains("frame_bytes must be in [64, 16384]"));
+    assert!(err(r#"{"flows": 0}"#).contains("flows must be in 1..="));
+    assert!(err(r#"{"colors": 3}"#).contains("unknown field `colors`"));
+    assert!(err(r#"{"processes_per_core": 3}"#).contains("exceeds the host's 2 hardware threads"));
+    assert!(err(r#"{"cores": 200}"#).contains("at most 128"));
+    assert!(err(r#"{"overrides": {"warp_factor": 9}}"#).contains("unknown parameter 'warp_factor'"));
+    assert!(err(r#"{"overrides": {"smt_gain": 0}}"#).contains("'smt_gain' = 0 is out of range"));
+    assert!(err(r#"{"nic": "argus-host"}"#).contains("needs a capture-NIC profile"));
+    assert!(err(r#"{"host": "connectx5"}"#).contains("connectx5"));
+    assert!(err(r#"{"host": "nope"}"#).contains("'nope' not found"));
+    assert!(err(r#"{"bin_ns": 0}"#).contains("bin_ns"));
+    assert!(err(r#"{"zipf_exponent": -1}"#).contains("zipf exponent"));
+}
+
+#[test]
+fn test_json_round_trip() {
+    let text = simulate_json(r#"{"cores": 2, "duration_ns": 50000000, "window_ns": 10000000}"#).expect("runs");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(v["cores"], 2);
+    assert!(v["per_process"].as_array().map(|a| a.len()) == Some(2));
+    let prof = profile_json("argus-host", None).expect("profile");
+    assert!(prof.contains("\"calibration_study\":\"argus100g\""));
+}
