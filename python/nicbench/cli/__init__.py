@@ -21,7 +21,7 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so that `nicbench --help` stays fast and sub-modules stay independent.
-    from nicbench.cli import classify, experiments, flows, gen, paths, pcap, rss, rules, vnic
+    from nicbench.cli import classify, experiments, flowhost, flows, gen, paths, pcap, rss, rules, vnic
 
     for command in experiments.COMMANDS:
         main.add_command(command)
@@ -32,7 +32,7 @@ def _register() -> None:
     main.add_command(classify.classify)
     for command in vnic.COMMANDS:
         main.add_command(command)
-    for command in [*flows.COMMANDS, *paths.COMMANDS]:
+    for command in [*flows.COMMANDS, *paths.COMMANDS, *flowhost.COMMANDS]:
         main.add_command(command)
 
 
