@@ -2,7 +2,7 @@
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
 #   make test    venv + native build + peer tools, then cargo test and pytest
-#   make bench   benchmark figures (see BENCHMARKS.md)
+#   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows)
 #
 # Nothing global is needed beyond python3 (3.10+), cargo and a C compiler:
 # everything else goes into ./.venv, pinned by requirements/dev.lock.
@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test test-rust test-python develop peers bench bench-harness reproduce lock clean
+.PHONY: run test test-rust test-python develop peers bench bench-harness bench-flows reproduce lock clean
 
 run: develop
 	mkdir -p build
@@ -50,6 +50,10 @@ bench: develop
 
 bench-harness: develop
 	$(BIN)/python -m nicbench.bench_harness
+
+# The flow meter vs Argus, nfpcapd and NFStream (installed into the venv on demand) on the same pcaps.
+bench-flows: develop peers
+	$(BIN)/python -m nicbench.bench_flows
 
 reproduce: develop
 	nicbench reproduce --all

@@ -7,6 +7,10 @@ want=()
 command -v tcpdump >/dev/null 2>&1 || want+=(tcpdump)
 command -v dpdk-testpmd >/dev/null 2>&1 || want+=(dpdk-dev)
 command -v chromium >/dev/null 2>&1 || want+=(chromium)
+# Flow-meter peers (issue 6): Argus (server: argus; client: ra, racluster) and nfdump (nfcapd, nfpcapd, nfdump).
+command -v argus >/dev/null 2>&1 || want+=(argus-server)
+{ command -v ra && command -v racluster; } >/dev/null 2>&1 || want+=(argus-client)
+{ command -v nfcapd && command -v nfpcapd && command -v nfdump; } >/dev/null 2>&1 || want+=(nfdump)
 if [ ${#want[@]} -eq 0 ]; then
     echo "install-peers: all peer tools present"
     exit 0

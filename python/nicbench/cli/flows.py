@@ -1,3 +1,98 @@
-"""(work in progress)"""
+"""`nicbench flows`: meter a capture (or a live interface) into bidirectional flow records.
 
-COMMANDS: list = []
+Exit codes: 0 done; 2 bad input (one line `nicbench: error: ...`; for a truncated pcap the records
+of the packets before the bad one are written first); 130 interrupted by Ctrl-C after every active
+flow was flushed to the output.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, fail, json_option, progress_bar, stderr_console, stdout_console
+from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+@click.command()
+@click.argument("pcap", required=False, type=click.Path(dir_okay=False))
+@click.option("--live", "iface", metavar="IFACE", default=None, help="Capture from this interface (AF_PACKET) instead.")
+@click.option("--duration", default=None, help="Live: stop after this long (e.g. 10s); Ctrl-C also stops.")
+@click.option("-w", "--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Worker threads behind symmetric RSS (1: inline, no dispatcher).")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+              help="Record file (.csv, .jsonl or .parquet); without it records are only counted.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Record format (default: from -o suffix).")
+@click.option("--idle", default=None, help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s).")
+@click.option("--active", default=None, help="Status interval splitting long flows, e.g. 30s, or 'off' (default 60s).")
+@click.option("--compat", type=click.Choice(COMPATS), default="nicbench", show_default=True,
+              help="Record semantics; 'argus' counts, keys and times out flows as Argus 3.0 does.")
+@click.option("--max-flows", default=None, help="Active flows kept at most (all workers), e.g. 1M; LRU eviction is counted.")
+@click.option("--ipfix", metavar="HOST:PORT", default=None, help="Also export the records over IPFIX/UDP to a collector.")
+@json_option
+def flows(pcap: str | None, iface: str | None, duration: str | None, workers: int, out: str | None, fmt: str | None,
+          idle: str | None, active: str | None, compat: str, max_flows: str | None, ipfix: str | None,
+          as_json: bool) -> None:
+    """Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate."""
+    if (pcap is None) == (iface is None):
+        fail("give a pcap file or --live IFACE (one of them)")
+    format_for_path(out, fmt)  # an unknown suffix is an error before any work
+    total = os.path.getsize(pcap) if pcap is not None else None
+    label = f"metering {iface}" if iface else "metering"
+    with progress_bar(label, total=total, enabled=not as_json) as update:
+        stats = meter(pcap, live=iface, workers=workers, idle=idle, active=active, max_flows=max_flows,
+                      compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
+                      progress=lambda done, packets, records: update(done))
+    if as_json:
+        emit_json(stats)
+    else:
+        _summary(stats)
+    if stats.get("input_error"):
+        # The records of every packet before the bad one were written; now say what went wrong.
+        fail(stats["input_error"])
+    if stats.get("interrupted"):
+        where = f" to {stats['output']}" if stats.get("output") else ""
+        stderr_console.print(f"interrupted: {stats['records']:,} records flushed{where}")
+        raise click.exceptions.Exit(EXIT_INTERRUPTED)
+
+
+def _summary(stats: dict) -> None:
+    packets = stats["packets"]
+    stdout_console.print(
+        f"{packets:,} packets, {stats['bytes']:,} bytes → {stats['flows']:,} flows in {stats['records']:,} records "
+        f"in {stats['elapsed_s']:.3f} s ([bold]{stats['mpps']:.2f} Mpps[/], {len(stats['workers'])} worker(s), "
+        f"compat {stats['compat']})"
+    )
+    totals = Table(title="run", title_justify="left")
+    totals.add_column("counter")
+    totals.add_column("value", justify="right")
+    rows = [
+        ("packets", f"{packets:,}"), ("bytes", f"{stats['bytes']:,}"),
+        ("non-IP packets", f"{stats['non_ip_packets']:,}"), ("flows", f"{stats['flows']:,}"),
+        ("records", f"{stats['records']:,}"), ("idle expired", f"{stats['idle_expired']:,}"),
+        ("active splits", f"{stats['active_splits']:,}"), ("flushed at end", f"{stats['flushed']:,}"),
+        ("evicted (max flows)", f"{stats['evicted']:,}"), ("peak active flows", f"{stats['max_active_flows']:,}"),
+        ("imbalance (max/mean)", f"{stats['imbalance']:.3f}"), ("Mpps", f"{stats['mpps']:.2f}"),
+    ]
+    if stats.get("output"):
+        rows.append((f"output ({stats['format']})", stats["output"]))
+    if stats.get("ipfix"):
+        rows.append(("IPFIX collector", stats["ipfix"]))
+    for name, value in rows:
+        totals.add_row(name, value)
+    stdout_console.print(totals)
+    per_worker = Table(title="workers", title_justify="left")
+    for col in ("worker", "packets", "share", "flows", "records", "evicted", "peak flows"):
+        per_worker.add_column(col, justify="right")
+    metered = max(sum(w["packets"] for w in stats["workers"]), 1)
+    for i, w in enumerate(stats["workers"]):
+        per_worker.add_row(str(i), f"{w['packets']:,}", f"{w['packets'] / metered:.1%}", f"{w['flows']:,}",
+                           f"{w['records']:,}", f"{w['evicted']:,}", f"{w['max_active_flows']:,}")
+    stdout_console.print(per_worker)
+
+
+COMMANDS = [flows]
