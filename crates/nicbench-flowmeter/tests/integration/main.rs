@@ -1,0 +1,6 @@
+//! Integration tests of the whole meter through its public API: inputs
+//! (memory, pcap), workers, stop flag, totals.
+
+mod common;
+mod dispatch;
+mod inputs;
