@@ -3,14 +3,21 @@
 The model (crate nicbench-models, `offpath`) takes ONE request JSON and returns ONE response JSON
 (contract: briefs/offpath_contract.md, summarized here):
 
-    request  = {"nic": "bluefield2", "profiles_dir": "...", "overrides": {...},
+    request  = {"nic": "bluefield2", "profiles_dir": "...", "overrides": {...}, "mix": "max_min",
                 "flows": [{"path": "client->soc", "verb": "READ", "payload_bytes": 4096, "share": 0.8,
                            "threads": 24, "machines": 1, "doorbell_batch": 16,
                            "address_range_bytes": 1536, "offered_mpps": 1.7}, ...]}
     response = {"flows": [{"gbps", "mpps", "latency_us", "posting_latency_us", "saturated",
-                           "pcie_mpps": {"pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down"}}, ...],
-                "total_gbps", "total_mpps", "pcie_mpps", "bottleneck", "bottleneck_utilization",
+                           "pcie_mpps": {"pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down"},
+                           "pcie_data_mpps": {...}, "bottleneck"}, ...],   # data TLPs only: Table 3
+                "mix", "total_gbps", "total_mpps", "pcie_mpps", "pcie_data_mpps", "bottleneck", "bottleneck_utilization",
                 "utilization": {resource: fraction}, "advice": [{"id", "text"}]}
+
+`mix`: how concurrent flows share the NIC. `shares` — the flows are ONE application's request mix:
+flow i gets share_i of the requests, solved jointly. `max_min` — independent closed-loop requesters
+(the seed's concurrency runs): each flow grows until a resource it uses saturates or its own
+requesters cap it; weights = the given shares, else each flow's queue pairs (machines × threads,
+the NIC serves QPs round-robin). `default_mix` picks `shares` when a flow states `x SHARE`.
 
 Paths: `client->host` (① host memory), `client->soc` (② SoC memory), `host->soc` (③ H2S) and
 `soc->host` (③ S2H). PCIe directions: `up` = away from the NIC cores (towards memory / the root
@@ -49,7 +56,8 @@ from nicbench.units import UnitError, parse_rate, parse_size_bytes
 
 __all__ = [
     "PATHS", "VERBS", "ADVICE_IDS", "BOTTLENECK_CLASSES", "PCIE_LINKS", "DEFAULT_NIC", "MAX_PAYLOAD_BYTES",
-    "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class", "profile_path",
+    "MIX_MODES", "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class", "profile_path",
+    "default_mix", "same_profile",
 ]
 
 DEFAULT_NIC = "bluefield2"
@@ -64,6 +72,7 @@ ADVICE_IDS = ("avoid_skewed_soc_writes", "segment_large_reads", "bound_h2s_to_p_
 BOTTLENECK_CLASSES = ("network", "nic_cores", "pcie", "host_dram", "soc_dram", "host_cpu", "soc_cpu",
                       "requester", "offered_load")
 MAX_PAYLOAD_BYTES = 1 << 30  # the model's limit (1 GiB)
+MIX_MODES = ("shares", "max_min")
 
 _PATH_ALIASES = {p: p for p in PATHS} | {"h2s": "host->soc", "s2h": "soc->host"}
 _VERB_ALIASES = {"READ": "READ", "WRITE": "WRITE", "SEND": "SEND", "RECV": "SEND", "SEND/RECV": "SEND"}
@@ -256,18 +265,34 @@ def _context_overrides(nic: str) -> dict[str, float]:
     return {k: v for k, v in active.items() if k in names} if names else active
 
 
-def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None
-            ) -> dict[str, Any]:
-    """The request JSON object for `flows` on `nic` (calibration overrides merged in)."""
+def default_mix(flows: list[Flow]) -> str:
+    """`shares` when some flow states its share of the requests (`x SHARE`: one application's mix),
+    else `max_min` (independent requesters, each as fast as the NIC lets it)."""
+    return "shares" if any(f.share is not None for f in flows) else "max_min"
+
+
+def _check_mix(mix: str | None) -> None:
+    if mix is not None and mix not in MIX_MODES:
+        raise NicbenchError(f"offpath: unknown mix {mix!r} (known: {', '.join(MIX_MODES)})")
+
+
+def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
+            mix: str | None = None, context_overrides: bool = True) -> dict[str, Any]:
+    """The request JSON object for `flows` on `nic` (calibration overrides merged in unless
+    `context_overrides` is False — a baseline profile compared with the calibrated one; `mix`: see
+    the module doc, None = the model's default, `shares`)."""
     if not flows:
         raise NicbenchError("offpath: at least one flow is needed")
+    _check_mix(mix)
     items = []
     for f in flows:
         if isinstance(f, str):
             f = parse_flow(f)
         items.append(f.to_request() if isinstance(f, Flow) else dict(f))
     out: dict[str, Any] = {"nic": nic, "profiles_dir": str(_profiles_dir()), "flows": items}
-    merged = {**_context_overrides(nic), **(overrides or {})}
+    if mix is not None:
+        out["mix"] = mix
+    merged = {**(_context_overrides(nic) if context_overrides else {}), **(overrides or {})}
     if merged:
         out["overrides"] = merged
     return out
@@ -281,14 +306,14 @@ def _native_fn() -> Callable[[str], str]:
     return fn
 
 
-def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None
-            ) -> dict[str, Any]:
+def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
+            mix: str | None = None, context_overrides: bool = True) -> dict[str, Any]:
     """Predict throughput, latency, PCIe packet rates, the bottleneck and the advice for a mix of flows.
 
     `flows`: Flow objects, flow strings (`"client->soc READ 4KiB x 80%"`) or request dicts.
     Bad input raises `NicbenchError` (a ValueError) with a one-line message.
     """
-    text = _native_fn()(json.dumps(request(nic, flows, overrides)))
+    text = _native_fn()(json.dumps(request(nic, flows, overrides, mix, context_overrides)))
     try:
         result = json.loads(text)
     except json.JSONDecodeError as exc:  # a model bug, but say so clearly
@@ -296,6 +321,11 @@ def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     if not isinstance(result, dict) or not isinstance(result.get("flows"), list):
         raise NicbenchError("the off-path model returned JSON without a 'flows' list")
     return result
+
+
+def same_profile(a: str, b: str) -> bool:
+    """True when two `nic` arguments name the same profile (`bluefield2` and `.../bluefield2.toml`)."""
+    return Path(str(a)).stem == Path(str(b)).stem
 
 
 def bottleneck_class(resource: str | None) -> str:

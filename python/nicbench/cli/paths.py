@@ -5,6 +5,9 @@
 Prints, for the mix of flows: each flow's predicted throughput and latency, the bottleneck
 resource and its utilization, the busiest resources, and the advices of Wei et al. that apply.
 `--json`: per-flow `gbps`, `mpps`, `latency_us` (and more), `total_gbps`, `bottleneck`, `advice`.
+`--mix`: `shares` (the flows are one application's request mix, `x SHARE` = fraction of the requests)
+or `max_min` (independent requesters, each as fast as the NIC lets it); default: `shares` when some
+flow gives `x SHARE`, else `max_min`.
 Bad flows are NicbenchError: the group prints one line naming the bad token, exit code 2.
 """
 
@@ -45,7 +48,7 @@ def _num(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def summarize(nic: str, flows: list[Any], result: dict[str, Any]) -> dict[str, Any]:
+def summarize(nic: str, flows: list[Any], result: dict[str, Any], mix: str | None = None) -> dict[str, Any]:
     """The `--json` document: the model's answer, flattened and labelled for people and scripts."""
     from nicbench import offpath
 
@@ -58,11 +61,12 @@ def summarize(nic: str, flows: list[Any], result: dict[str, Any]) -> dict[str, A
                           "gbps": _num(f.get("gbps")), "mpps": _num(f.get("mpps")),
                           "latency_us": _num(f.get("latency_us")),
                           "posting_latency_us": _num(f.get("posting_latency_us")),
-                          "saturated": bool(f.get("saturated", False)),
+                          "saturated": bool(f.get("saturated", False)), "bottleneck": f.get("bottleneck"),
                           "pcie_mpps": {k: _num(v) for k, v in (f.get("pcie_mpps") or {}).items()}})
     util = {k: _num(v) for k, v in (result.get("utilization") or {}).items()}
     bottleneck = result.get("bottleneck")
-    return {"nic": result.get("nic", nic), "flows": out_flows, "total_gbps": _num(result.get("total_gbps")),
+    return {"nic": result.get("nic", nic), "mix": result.get("mix", mix), "flows": out_flows,
+            "total_gbps": _num(result.get("total_gbps")),
             "total_mpps": _num(result.get("total_mpps")), "bottleneck": bottleneck,
             "bottleneck_class": offpath.bottleneck_class(bottleneck),
             "bottleneck_utilization": _num(result.get("bottleneck_utilization", util.get(bottleneck or ""))),
@@ -83,15 +87,21 @@ def _fmt(v: float | None, digits: int = 4) -> str:
               help="PATH VERB SIZE [x SHARE] [@ RATE] [batch N] [in RANGE] [threads N] [machines N], e.g. "
                    "'client->soc READ 4KiB x 80%'. Paths: client->host, client->soc, host->soc, soc->host; "
                    "verbs: READ, WRITE, SEND. Repeatable: the flows run concurrently.")
+@click.option("--mix", type=click.Choice(["shares", "max_min"]), default=None,
+              help="How the flows share the NIC. shares: one application's request mix (x SHARE = fraction of "
+                   "the requests, solved jointly). max_min: independent requesters, each grows until a resource "
+                   "it uses saturates (weights: the shares, else machines x threads). Default: shares if some "
+                   "flow gives x SHARE, else max_min.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
-def paths(nic: str, flow_texts: tuple[str, ...], sets: tuple[str, ...], as_json: bool) -> None:
+def paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[str, ...], as_json: bool) -> None:
     """Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice."""
     from nicbench import offpath
 
     flows = [offpath.parse_flow(t) for t in flow_texts]
-    result = offpath.predict(nic, flows, overrides=_overrides(sets))
-    doc = summarize(nic, flows, result)
+    mix = mix or offpath.default_mix(flows)
+    result = offpath.predict(nic, flows, overrides=_overrides(sets), mix=mix)
+    doc = summarize(nic, flows, result, mix)
     if as_json:
         emit_json(doc)
         return
@@ -99,15 +109,16 @@ def paths(nic: str, flow_texts: tuple[str, ...], sets: tuple[str, ...], as_json:
 
 
 def _print(doc: dict[str, Any]) -> None:
-    table = Table(title=f"{doc['nic']}: predicted flows", title_justify="left")
+    table = Table(title=f"{doc['nic']}: predicted flows (mix: {doc['mix']})", title_justify="left")
     for col, justify in (("flow", "left"), ("Gbps", "right"), ("M req/s", "right"), ("latency µs", "right"),
-                         ("posting µs", "right")):
+                         ("posting µs", "right"), ("limited by", "left")):
         table.add_column(col, justify=justify)
     for f in doc["flows"]:
         table.add_row(f["flow"], _fmt(f["gbps"]), _fmt(f["mpps"]),
                       _fmt(f["latency_us"], 3) + (" (saturated)" if f["saturated"] else ""),
-                      _fmt(f["posting_latency_us"], 3))
-    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "")
+                      _fmt(f["posting_latency_us"], 3), f["bottleneck"] or "")
+    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "",
+                  "")
     stdout_console.print(table)
     util = doc["bottleneck_utilization"]
     stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"

@@ -6,7 +6,8 @@
 //! - `segment_large_reads` (Advice #2/#3): a DMA of some flow overflows the completion /
 //!   relay buffer (head-of-line blocking).
 //! - `bound_h2s_to_p_minus_n` (§4): host↔SoC traffic shares the mix with client traffic
-//!   and carries more than P − N (PCIe minus network bandwidth).
+//!   and carries more than P − N (PCIe minus network bandwidth), or holds client traffic
+//!   back on a PCIe direction both use.
 //! - `doorbell_batching_soc_only` (Advice #4): a SoC requester bound by its MMIO posting
 //!   without batching, or a host requester that batches and posts slower for it.
 //! - `use_paths_1_and_2_concurrently` (§4): client traffic to one endpoint is bound by the
@@ -17,6 +18,13 @@ use super::pcie;
 use super::profile::OffpathParams;
 use super::request::{Advice, Flow, Requester};
 use super::solve::{Limit, Solution};
+
+fn is_pcie(r: Resource) -> bool {
+    matches!(
+        r,
+        Resource::Pcie0Up | Resource::Pcie0Down | Resource::Pcie1Up | Resource::Pcie1Down
+    )
+}
 
 pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solution) -> Vec<Advice> {
     let mut out = Vec::new();
@@ -74,7 +82,17 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
         .sum();
     let has_client = flows.iter().any(|f| !f.path.is_intra());
     let p_minus_n = pcie::link_gbps(p) - p.network_ports * p.network_port_gbps;
-    if has_client && flows.iter().any(|f| f.path.is_intra()) && intra_gbps > p_minus_n.max(0.0) {
+    // Either ③ already carries more than P − N, or client traffic is held back by a PCIe
+    // direction (instead of the network) that ③ also loads: ③ is the hidden bottleneck (§4).
+    let client_pcie_bound = (0..flows.len()).any(|i| {
+        !flows[i].path.is_intra()
+            && matches!(sol.flow_limits[i], Limit::Resource(r) if is_pcie(r)
+                && (0..flows.len()).any(|j| flows[j].path.is_intra() && demands[j].load[r.index()] > 0.0))
+    });
+    if has_client
+        && flows.iter().any(|f| f.path.is_intra())
+        && (intra_gbps > p_minus_n.max(0.0) || client_pcie_bound)
+    {
         out.push(Advice {
             id: "bound_h2s_to_p_minus_n",
             text: format!(
@@ -255,6 +273,22 @@ mod tests {
         assert!(ids("connectx6-rnic", &format!("[{}]", f("client->host", "READ", 64, ""))).is_empty());
         // A neutral mix gets no advice at all.
         assert!(ids("bluefield2", &format!("[{}]", f("client->host", "WRITE", 65536, ""))).is_empty());
+    }
+
+    #[test]
+    fn test_p_minus_n_when_h2s_holds_clients_back_on_pcie() {
+        // Independent requesters (max_min): ③ H2S gets less than P − N, but the client READs now
+        // stop at PCIe1 (down), which H2S also loads, instead of the network: the hidden bottleneck.
+        let id = "bound_h2s_to_p_minus_n";
+        let has = |flows: &[String]| {
+            crate::offpath::tests::run_mix("max_min", flows)
+                .advice
+                .iter()
+                .any(|a| a.id == id)
+        };
+        assert!(has(&[f("client->host", "READ", 4096, ""), f("host->soc", "READ", 4096, "")]));
+        assert!(!has(&[f("client->host", "READ", 4096, ""), f("client->soc", "WRITE", 4096, "")]));
+        assert!(!has(&[f("client->host", "READ", 4096, ""), f("host->soc", "READ", 64, "")]));
     }
 
     #[test]

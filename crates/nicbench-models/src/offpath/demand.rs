@@ -12,7 +12,8 @@
 //!   touches for its service time plus its PCIe stalls (a DMA read waits a round trip; a
 //!   posted write waits one way before the ACK), plus per-TLP work, plus head-of-line
 //!   blocking when a DMA's TLPs overflow the completion/relay buffer (large READs with
-//!   128-B completions, §3.2; host↔SoC requests relay both legs through it, §3.3). The
+//!   128-B completions, §3.2; host↔SoC requests relay the data through it, holding the larger
+//!   of the read and write TLP counts, §3.3). The
 //!   processing (service + per-TLP work) and a fraction `nic_stall_shared_fraction` of the
 //!   stalls share all cores (`nic_cores`). So 0-B requests to both endpoints gain only the
 //!   reserved fraction (§4: 195 vs ~176 Mpps), while small READs, which mostly stall, gain
@@ -20,7 +21,9 @@
 //! - PCIe: TLPs from `pcie.rs`; host↔SoC requests cross PCIe1 twice (Table 3).
 //! - DRAM: bank concurrency; a small address range touches few banks, unless the cache
 //!   (DDIO) absorbs the accesses (§3.2, Fig. 7); and bandwidth.
-//! - CPUs: two-sided messages cost responder core time; requesters post by MMIO, one per
+//! - CPUs: two-sided messages cost responder core time (`*_message_ns`, throughput) and put the
+//!   responder's software path (`*_message_latency_ns`: CQ poll, dispatch, reply build) and the
+//!   reply's MMIO flight on the latency; requesters post by MMIO, one per
 //!   request (BlueFlame) or one doorbell per batch plus a DMA fetch per WQE (§3.3, Fig. 10).
 
 use super::pcie::{self, LinkDir, PcieLoad};
@@ -204,8 +207,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The NIC DMA-reads `bytes` from `mem` as part of a transfer whose relay buffer also
-    /// holds `relay_tlps` other TLPs; the reading context stalls a round trip.
+    /// The NIC DMA-reads `bytes` from `mem` as part of a transfer it relays on as
+    /// `relay_tlps` write TLPs (0: not relayed); the reading context stalls a round trip.
     /// Returns the context time [ns].
     fn dma_read(&mut self, mem: Endpoint, bytes: f64, relay_tlps: f64) -> f64 {
         if bytes <= 0.0 {
@@ -215,7 +218,9 @@ impl<'a> Builder<'a> {
         let load = pcie::dma_read(p, mem, bytes);
         let tlps = self.nic_tlps(&load);
         let completions = pcie::tlp_count(bytes, pcie::mps(p, mem));
-        let overflow = (completions + relay_tlps - p.completion_buffer_entries).max(0.0);
+        // A byte sits in the buffer once: as a completion until it is relayed as a write, so
+        // the buffer must hold the larger of the two TLP counts of the transfer (not their sum).
+        let overflow = (completions.max(relay_tlps) - p.completion_buffer_entries).max(0.0);
         self.overflow_tlps = self.overflow_tlps.max(overflow);
         self.pcie.merge(&load);
         self.memory_access(mem, bytes, false);
@@ -356,11 +361,7 @@ pub fn demand(p: &OffpathParams, flow: &Flow) -> Result<Demand, ModelError> {
         } else {
             let mut per_batch = pcie::mmio_write(p, q, 8.0);
             per_batch.merge(&pcie::dma_read(p, q, flow.doorbell_batch * p.wqe_bytes));
-            for i in 0..4 {
-                per_batch.tlps[i] /= flow.doorbell_batch;
-                per_batch.bytes[i] /= flow.doorbell_batch;
-            }
-            b.pcie.merge(&per_batch);
+            b.pcie.merge(&per_batch.scaled(1.0 / flow.doorbell_batch));
         }
         b.hold(q, p.nic_requester_service_ns);
         latency_ns += pcie::one_way_ns(p, q) + p.loopback_ns;
@@ -409,8 +410,9 @@ pub fn demand(p: &OffpathParams, flow: &Flow) -> Result<Demand, ModelError> {
             }
             let back_write = b.dma_write(q, n);
             b.hold(q, back_write);
-            latency_ns += cpu
+            latency_ns += message_latency_ns(p, r)
                 + blueflame_ns(p, r)
+                + mmio_latency_ns(p, requester_at(r))
                 + pcie::one_way_ns(p, r)
                 + p.loopback_ns
                 + p.nic_pipeline_ns
@@ -467,8 +469,9 @@ pub fn demand(p: &OffpathParams, flow: &Flow) -> Result<Demand, ModelError> {
                 let cpu = message_ns(p, e);
                 b.cpu_ns[ep_index(e)] += cpu;
                 latency_ns += 2.0 * pcie::one_way_ns(p, e) // message + CQE in, then the reply MMIO
-                    + cpu
+                    + message_latency_ns(p, e)
                     + blueflame_ns(p, e)
+                    + mmio_latency_ns(p, requester_at(e))
                     + p.nic_pipeline_ns
                     + 2.0 * wire_time_ns(n)
                     + if n > p.max_inline_bytes {
@@ -520,6 +523,22 @@ fn memory_read_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     match mem {
         Endpoint::Host => p.host_memory_read_ns,
         Endpoint::Soc => p.soc_memory_read_ns,
+    }
+}
+
+/// Responder software time on the critical path of one two-sided echo [ns].
+fn message_latency_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
+    match mem {
+        Endpoint::Host => p.host_message_latency_ns,
+        Endpoint::Soc => p.soc_message_latency_ns,
+    }
+}
+
+/// The CPU next to a memory, as a poster of MMIO writes.
+fn requester_at(mem: Endpoint) -> Requester {
+    match mem {
+        Endpoint::Host => Requester::Host,
+        Endpoint::Soc => Requester::Soc,
     }
 }
 
@@ -606,6 +625,10 @@ pub(crate) mod tests {
         // S2H READ mirrors it: host completions come down PCIe0 and PCIe1, SoC writes go up PCIe1.
         let r = data_tlps_per_request(&p, &flow(CommPath::SocHost, Verb::Read, 4096.0));
         assert_eq!(r, [0.0, 8.0, 32.0, 8.0]);
+        // The model's own data-TLP count (what the response reports as pcie_data_mpps) agrees
+        // with the hand arithmetic: completions and DMA writes only.
+        let d = demand(&p, &f).expect("demand");
+        assert_eq!(d.pcie.data_tlps, [8.0, 0.0, 8.0, 32.0]);
     }
 
     #[test]

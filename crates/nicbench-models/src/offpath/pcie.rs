@@ -70,9 +70,14 @@ impl Link {
 }
 
 /// TLPs and their wire bytes per link direction, for one request.
+///
+/// `data_tlps` counts only the TLPs that carry the transfer's data (DMA write TLPs and read
+/// completions), the quantity of the seed's Table 3, which omits read requests and MMIO
+/// ("our simplified model omits control path packets"); `tlps` counts every TLP.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PcieLoad {
     pub tlps: [f64; 4],
+    pub data_tlps: [f64; 4],
     pub bytes: [f64; 4],
 }
 
@@ -82,10 +87,25 @@ impl PcieLoad {
         self.bytes[dir.index()] += bytes;
     }
 
+    fn add_data(&mut self, dir: LinkDir, tlps: f64, bytes: f64) {
+        self.add(dir, tlps, bytes);
+        self.data_tlps[dir.index()] += tlps;
+    }
+
     pub fn merge(&mut self, other: &PcieLoad) {
         for i in 0..4 {
             self.tlps[i] += other.tlps[i];
+            self.data_tlps[i] += other.data_tlps[i];
             self.bytes[i] += other.bytes[i];
+        }
+    }
+
+    /// Every count and byte multiplied by `factor` (e.g. a per-batch cost spread over its requests).
+    pub fn scaled(&self, factor: f64) -> PcieLoad {
+        PcieLoad {
+            tlps: self.tlps.map(|x| x * factor),
+            data_tlps: self.data_tlps.map(|x| x * factor),
+            bytes: self.bytes.map(|x| x * factor),
         }
     }
 }
@@ -162,7 +182,7 @@ pub fn dma_write(p: &OffpathParams, mem: Endpoint, bytes: f64) -> PcieLoad {
     let mut load = PcieLoad::default();
     let n = tlp_count(bytes, mps(p, mem));
     for link in links_to(p, mem) {
-        load.add(link.up(), n, bytes + n * request_overhead_bytes(p));
+        load.add_data(link.up(), n, bytes + n * request_overhead_bytes(p));
     }
     load
 }
@@ -175,7 +195,7 @@ pub fn dma_read(p: &OffpathParams, mem: Endpoint, bytes: f64) -> PcieLoad {
     let completions = tlp_count(bytes, mps(p, mem));
     for link in links_to(p, mem) {
         load.add(link.up(), requests, requests * request_overhead_bytes(p));
-        load.add(
+        load.add_data(
             link.down(),
             completions,
             bytes + completions * completion_overhead_bytes(p),
@@ -231,16 +251,20 @@ mod tests {
         // each 128 + 16 (4-DW header) + 6 (DLL) + 2 (framing) = 152 B.
         let w = dma_write(&p, Endpoint::Soc, 4096.0);
         assert_eq!(w.tlps, [0.0, 0.0, 32.0, 0.0]);
+        assert_eq!(w.data_tlps, w.tlps);
         assert_eq!(w.bytes[LinkDir::Pcie1Up.index()], 32.0 * 152.0);
         // 4 KiB read from host memory: 4096/512 = 8 read requests (24 B each) up on PCIe1
         // and PCIe0, 8 completions of 512 + 12 + 6 + 2 = 532 B down on both.
         let r = dma_read(&p, Endpoint::Host, 4096.0);
         assert_eq!(r.tlps, [8.0, 8.0, 8.0, 8.0]);
+        // Only the completions carry data (Table 3 counts them, not the read requests).
+        assert_eq!(r.data_tlps, [0.0, 8.0, 0.0, 8.0]);
         assert_eq!(r.bytes[LinkDir::Pcie0Up.index()], 8.0 * 24.0);
         assert_eq!(r.bytes[LinkDir::Pcie1Down.index()], 8.0 * 532.0);
         // One 64-B BlueFlame WQE from the SoC: one TLP down PCIe1.
         let m = mmio_write(&p, Endpoint::Soc, 64.0);
         assert_eq!(m.tlps, [0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(m.data_tlps, [0.0; 4]);
         // 0 bytes: no TLP at all.
         assert_eq!(dma_read(&p, Endpoint::Soc, 0.0), PcieLoad::default());
     }

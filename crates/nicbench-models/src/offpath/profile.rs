@@ -262,6 +262,11 @@ offpath_params! {
     host_message_ns,
     /// SoC core time per two-sided message [ns].
     soc_message_ns,
+    /// Host software time on the critical path of one two-sided echo (CQ poll, dispatch, reply
+    /// build; latency only, the core occupancy is `host_message_ns`) [ns].
+    host_message_latency_ns,
+    /// SoC software time on the critical path of one two-sided echo (latency only) [ns].
+    soc_message_latency_ns,
     // --- requesters: posting one request (MMIO) ------------------------------------
     /// Client CPU time to build one WQE [ns].
     client_post_cpu_ns,

@@ -3,7 +3,8 @@
 //!
 //! Invariants: a [`Flow`] is only built by [`Request::flows`], which rejects every bad
 //! field with a one-line message naming the flow index and the field; shares are
-//! normalised to sum 1.
+//! normalised to sum 1 (with `mix = "max_min"` and no share given: weights = each flow's
+//! queue pairs, machines x threads).
 
 use super::solve::MixMode;
 use crate::error::ModelError;
@@ -283,6 +284,14 @@ impl Request {
                 offered_mpps: spec.offered_mpps,
             });
         }
+        // Independent closed-loop requesters (max_min) with no share given: the NIC serves its
+        // queue pairs round-robin, so a saturated resource splits in proportion to each flow's
+        // QPs (one per requester thread: machines x threads), not equally per flow.
+        if self.mix_mode()? == MixMode::MaxMin && self.flows.iter().all(|f| f.share.is_none()) {
+            for f in &mut flows {
+                f.share = f.machines * f.threads;
+            }
+        }
         let total: f64 = flows.iter().map(|f| f.share).sum();
         for f in &mut flows {
             f.share /= total;
@@ -313,6 +322,8 @@ pub struct FlowResult {
     pub posting_latency_us: f64,
     pub saturated: bool,
     pub pcie_mpps: PcieMpps,
+    /// Only the TLPs carrying data (DMA writes, read completions): the seed's Table 3 count.
+    pub pcie_data_mpps: PcieMpps,
     /// What stops this flow from going faster (the mix's bottleneck with `mix = "shares"`).
     pub bottleneck: &'static str,
 }
@@ -332,6 +343,8 @@ pub struct Response {
     pub total_gbps: f64,
     pub total_mpps: f64,
     pub pcie_mpps: PcieMpps,
+    /// Data-carrying TLPs only, summed over flows (see [`FlowResult::pcie_data_mpps`]).
+    pub pcie_data_mpps: PcieMpps,
     pub bottleneck: &'static str,
     pub bottleneck_utilization: f64,
     pub utilization: BTreeMap<&'static str, f64>,

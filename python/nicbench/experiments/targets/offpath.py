@@ -3,7 +3,8 @@
 - `offpath.single`  one flow (path, verb, payload, doorbell batch, address range, requesters):
                     peak throughput, latency, posting latency, PCIe packet rates per link and
                     direction, the bottleneck (one 0/1 metric per class of resource) and the advice.
-- `offpath.mix`     several concurrent flows (`flows` in the `nicbench paths` syntax, `;`-separated,
+- `offpath.mix`     several concurrent flows (`mix`: max_min = independent requesters, the seed's runs;
+                    shares = one application's request mix) (`flows` in the `nicbench paths` syntax, `;`-separated,
                     with `{payload}` / `{verb}` placeholders): totals and per-flow numbers.
 - `offpath.compare` configuration `a` vs `b` over a sweep of values substituted for `{x}` (and verbs
                     for `{verb}`): min/max of the throughput and latency ratios and changes, so both
@@ -26,14 +27,16 @@ from nicbench.errors import NicbenchError
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 
-VERSION = "1"
+VERSION = "2"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics
 MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix
 
 _BOTTLENECK_METRICS = {**{f"bottleneck_{c}": "" for c in offpath.BOTTLENECK_CLASSES},
                        "bottleneck_code": "", "bottleneck_utilization": ""}
 _ADVICE_METRICS = {f"advice_{a}": "" for a in offpath.ADVICE_IDS}
 _PCIE_METRICS = {**{f"{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS},
-                 "pcie_mpps_total": "Mpps", "pcie_mpps_max": "Mpps"}
+                 "pcie_mpps_total": "Mpps", "pcie_mpps_max": "Mpps", "pcie1_mpps": "Mpps",
+                 **{f"{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+                 "pcie_data_mpps_total": "Mpps", "pcie_data_mpps_max": "Mpps"}
 _COMMON_METRICS = {**_PCIE_METRICS, **_BOTTLENECK_METRICS, **_ADVICE_METRICS}
 
 _SINGLE_METRICS = {"gbps": "Gbps", "mpps": "Mpps", "latency_us": "us", "posting_latency_us": "us",
@@ -43,13 +46,15 @@ _MIX_METRICS = {"total_gbps": "Gbps", "total_mpps": "Mpps", "latency_us": "us",
                    for m, u in (("gbps", "Gbps"), ("mpps", "Mpps"), ("latency_us", "us"))},
                 **_COMMON_METRICS}
 _COMPARE_METRICS = {
-    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "lat_ratio", "lat_change", "pcie_ratio")
-       for end in ("min", "max")},
+    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "lat_ratio", "lat_change", "pcie_ratio",
+                                   "pcie_data_ratio") for end in ("min", "max")},
     **{f"lat_diff_us_{end}": "us" for end in ("min", "max", "median")},
     **{f"{side}_mpps_{end}": "Mpps" for side in ("a", "b") for end in ("min", "max")},
     "a_gbps_max": "Gbps", "b_gbps_max": "Gbps",
     **{f"a_{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS}, "a_pcie_mpps_total": "Mpps",
-    "b_pcie_mpps_total": "Mpps", "points": "",
+    "b_pcie_mpps_total": "Mpps",
+    **{f"a_{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS}, "a_pcie_data_mpps_total": "Mpps",
+    "b_pcie_data_mpps_max": "Mpps", "points": "",
 }
 
 
@@ -74,6 +79,15 @@ def common_metrics(result: dict[str, Any]) -> dict[str, float]:
     rates = [out[f"{link}_mpps"] for link in offpath.PCIE_LINKS if math.isfinite(out[f"{link}_mpps"])]
     out["pcie_mpps_total"] = sum(rates) if rates else math.nan
     out["pcie_mpps_max"] = max(rates) if rates else math.nan
+    # The NIC's own link (PCIe1, both directions): what the NIC "transfers" (seed §3.3 counters).
+    out["pcie1_mpps"] = out["pcie1_up_mpps"] + out["pcie1_down_mpps"]
+    # Data-carrying TLPs only (DMA writes, completions): the seed's Table 3 arithmetic.
+    data = result.get("pcie_data_mpps") or {}
+    for link in offpath.PCIE_LINKS:
+        out[f"{link}_data_mpps"] = _num(data.get(link))
+    drates = [out[f"{link}_data_mpps"] for link in offpath.PCIE_LINKS if math.isfinite(out[f"{link}_data_mpps"])]
+    out["pcie_data_mpps_total"] = sum(drates) if drates else math.nan
+    out["pcie_data_mpps_max"] = max(drates) if drates else math.nan
     cls = offpath.bottleneck_class(result.get("bottleneck"))
     for c in offpath.BOTTLENECK_CLASSES:
         out[f"bottleneck_{c}"] = 1.0 if cls == c else 0.0
@@ -104,6 +118,12 @@ def _fill(template: str, **values: Any) -> str:
 
 def _nic_param(default: str = offpath.DEFAULT_NIC, name: str = "nic") -> Param:
     return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml")
+
+
+def _mix_param() -> Param:
+    # The seed's concurrent runs are independent requesters (clients, host threads): max_min.
+    return Param("mix", "choice", "max_min", "how flows share the NIC: max_min (independent requesters, "
+                 "weights = QPs) or shares (one application's request mix)", choices=offpath.MIX_MODES)
 
 
 @target(
@@ -150,6 +170,7 @@ def single(p: dict, ctx: RunContext) -> dict:
         Param("payload", "size_bytes", 4096, "substituted for {payload} (bytes)", minimum=0,
               maximum=offpath.MAX_PAYLOAD_BYTES),
         Param("verb", "choice", "READ", "substituted for {verb}", choices=offpath.VERBS),
+        _mix_param(),
     ],
     metrics=_MIX_METRICS,
     version=VERSION,
@@ -157,7 +178,7 @@ def single(p: dict, ctx: RunContext) -> dict:
 def mix(p: dict, ctx: RunContext) -> dict:
     """Wei et al. Fig. 4 (①+②, ①+③), Fig. 5b, §4: concurrent flows solved jointly."""
     flows = offpath.parse_flows(_fill(p["flows"], payload=f"{p['payload']}B", verb=p["verb"]))
-    result = offpath.predict(p["nic"], flows)
+    result = offpath.predict(p["nic"], flows, mix=p["mix"])
     per = _flows(result)
     out = {"total_gbps": _num(result.get("total_gbps")), "total_mpps": _num(result.get("total_mpps")),
            "latency_us": _mean([_num(f.get("latency_us")) for f in per])}
@@ -170,15 +191,17 @@ def mix(p: dict, ctx: RunContext) -> dict:
     return out
 
 
-def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str) -> dict[str, float]:
+def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str, context: bool = True
+          ) -> dict[str, float]:
     """Throughput (M req/s), goodput, latency and PCIe total of one side of a comparison.
 
     mode `joint`: the flows together; `min_alone` / `sum_alone`: each flow alone, then the lowest /
     the sum of their throughputs (the seed's "the lower of them", "the aggregated throughput of the
-    two paths"). select `first`: the first flow's numbers instead of the totals.
+    two paths"). select `first`: the first flow's numbers instead of the totals. `context`: whether
+    calibration overrides apply (only to the point's own device, see `compare`).
     """
     if mode == "joint":
-        result = offpath.predict(nic, flows)
+        result = offpath.predict(nic, flows, mix=mix, context_overrides=context)
         per = _flows(result)
         if select == "first":
             f = per[0] if per else {}
@@ -187,14 +210,18 @@ def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str) -> dict[s
             mpps, gbps = _num(result.get("total_mpps")), _num(result.get("total_gbps"))
             lat = _mean([_num(f.get("latency_us")) for f in per])
         return {"mpps": mpps, "gbps": gbps, "latency_us": lat, **common_metrics(result)}
-    alone = [_side(nic, [f], "joint", "total") for f in flows]
+    alone = [_side(nic, [f], "joint", "total", mix, context) for f in flows]
     pick = min if mode == "min_alone" else sum
     key = min(range(len(alone)), key=lambda i: alone[i]["mpps"]) if mode == "min_alone" else None
     return {"mpps": pick(a["mpps"] for a in alone),
             "gbps": alone[key]["gbps"] if key is not None else sum(a["gbps"] for a in alone),
             "latency_us": alone[key]["latency_us"] if key is not None else _mean([a["latency_us"] for a in alone]),
             "pcie_mpps_total": alone[key]["pcie_mpps_total"] if key is not None
-            else sum(a["pcie_mpps_total"] for a in alone)}
+            else sum(a["pcie_mpps_total"] for a in alone),
+            "pcie_data_mpps_total": alone[key]["pcie_data_mpps_total"] if key is not None
+            else sum(a["pcie_data_mpps_total"] for a in alone),
+            "pcie_data_mpps_max": alone[key]["pcie_data_mpps_max"] if key is not None
+            else max(a["pcie_data_mpps_max"] for a in alone)}
 
 
 def _ends(values: list[float], prefix: str) -> dict[str, float]:
@@ -215,7 +242,10 @@ def _list(text: str, what: str) -> list[str]:
     "offpath.compare",
     params=[
         Param("label", "str", "", "name of the comparison (selects the point in reference.toml)"),
-        _nic_param(name="a_nic"),
+        # Side a's profile is the point's `nic`: `nicbench calibrate` fits the points of its device and
+        # leaves the others (e.g. the RNIC baseline) alone, so side b takes calibration overrides
+        # only when it names the same profile.
+        _nic_param(name="nic"),
         _nic_param(name="b_nic"),
         Param("a", "str", "client->soc {verb} {x}", "flows of configuration a ({x}, {verb} substituted)"),
         Param("b", "str", "client->host {verb} {x}", "flows of configuration b"),
@@ -225,6 +255,7 @@ def _list(text: str, what: str) -> list[str]:
               choices=("total", "first")),
         Param("values", "str", "0", "comma-separated values for {x} (e.g. payloads 16,32,64 or batch sizes)"),
         Param("verbs", "str", "READ", "comma-separated verbs for {verb}"),
+        _mix_param(),
     ],
     metrics=_COMPARE_METRICS,
     version=VERSION,
@@ -241,19 +272,24 @@ def compare(p: dict, ctx: RunContext) -> dict:
         for x in values:
             a_flows = offpath.parse_flows(_fill(p["a"], x=x, verb=verb.upper()))
             b_flows = offpath.parse_flows(_fill(p["b"], x=x, verb=verb.upper()))
-            a = _side(p["a_nic"], a_flows, "joint", p["select"])
-            b = _side(p["b_nic"], b_flows, p["b_mode"], p["select"])
+            a = _side(p["nic"], a_flows, "joint", p["select"], p["mix"])
+            b = _side(p["b_nic"], b_flows, p["b_mode"], p["select"], p["mix"],
+                      context=offpath.same_profile(p["b_nic"], p["nic"]))
             rows.append((a, b))
     tput = [_ratio(a["mpps"], b["mpps"]) for a, b in rows]
     lat = [_ratio(a["latency_us"], b["latency_us"]) for a, b in rows]
     diff = [a["latency_us"] - b["latency_us"] for a, b in rows]
     pcie = [_ratio(a["pcie_mpps_total"], b["pcie_mpps_total"]) for a, b in rows]
+    # Table 3's comparison: all data TLPs of a vs those b's NIC issues on its busiest link direction
+    # (the seed compares ③'s 293 Mpps with ①'s 49 and ②'s 195 Mpps, one link each).
+    pcie_data = [_ratio(a["pcie_data_mpps_total"], b["pcie_data_mpps_max"]) for a, b in rows]
     out: dict[str, float] = {}
     out.update(_ends(tput, "tput_ratio"))
     out.update(_ends([t - 1.0 for t in tput], "tput_change"))
     out.update(_ends(lat, "lat_ratio"))
     out.update(_ends([t - 1.0 for t in lat], "lat_change"))
     out.update(_ends(pcie, "pcie_ratio"))
+    out.update(_ends(pcie_data, "pcie_data_ratio"))
     out.update(_ends(diff, "lat_diff_us"))
     finite = [d for d in diff if math.isfinite(d)]
     out["lat_diff_us_median"] = statistics.median(finite) if finite and len(finite) == len(diff) else math.nan
@@ -266,5 +302,8 @@ def compare(p: dict, ctx: RunContext) -> dict:
     first_a = rows[0][0]
     for link in offpath.PCIE_LINKS:
         out[f"a_{link}_mpps"] = first_a.get(f"{link}_mpps", math.nan)
+        out[f"a_{link}_data_mpps"] = first_a.get(f"{link}_data_mpps", math.nan)
+    out["a_pcie_data_mpps_total"] = first_a.get("pcie_data_mpps_total", math.nan)
+    out["b_pcie_data_mpps_max"] = rows[0][1].get("pcie_data_mpps_max", math.nan)
     out["points"] = float(len(rows))
     return out

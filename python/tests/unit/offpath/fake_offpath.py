@@ -108,7 +108,7 @@ def offpath_predict(request_json: str) -> str:
     if any(f["path"] == "client->soc" and f["verb"] == "READ" and f["payload_bytes"] > 9 << 20 for f in flows):
         advice.append({"id": "segment_large_reads", "text": "segment large READs"})
     util = {k: demand[k] * x / caps[k] for k in caps}
-    return json.dumps({"nic": req["nic"], "flows": out_flows, "total_gbps": sum(f["gbps"] for f in out_flows),
+    return json.dumps({"nic": req["nic"], "mix": req.get("mix", "shares"), "flows": out_flows, "total_gbps": sum(f["gbps"] for f in out_flows),
                        "total_mpps": sum(f["mpps"] for f in out_flows),
                        "pcie_mpps": {k: sum(f["pcie_mpps"][k] for f in out_flows) for k in
                                      ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down")},

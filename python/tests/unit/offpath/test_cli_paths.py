@@ -36,6 +36,18 @@ def test_human_output_names_bottleneck_and_advice(fake_model):
     assert "bottleneck:" in res.output and "avoid_skewed_soc_writes" in res.output
 
 
+def test_mix_default_follows_the_shares_and_the_option_overrides_it(fake_model):
+    # Shares given: one application's request mix; none: independent requesters.
+    assert _invoke("paths", *FLOWS, "--json").exit_code == 0
+    assert fake_model.CALLS[-1]["mix"] == "shares"
+    res = _invoke("paths", "--flow", "client->host READ 64B", "--flow", "host->soc READ 64B", "--json")
+    assert res.exit_code == 0 and json.loads(res.output)["mix"] == "max_min"
+    assert fake_model.CALLS[-1]["mix"] == "max_min"
+    assert _invoke("paths", *FLOWS, "--mix", "max_min").exit_code == 0
+    assert fake_model.CALLS[-1]["mix"] == "max_min"
+    assert _invoke("paths", *FLOWS, "--mix", "fifo").exit_code == 2
+
+
 def test_overrides_reach_the_model(fake_model):
     res = _invoke("paths", "--flow", "client->host READ 64B", "--set", "nic_core_mpps=100", "--json")
     assert res.exit_code == 0, res.output
@@ -65,3 +77,17 @@ def test_real_model_json(real_model):
 def test_real_model_rnic_rejects_soc_paths(real_model):
     res = run_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->soc READ 64B")
     assert res.returncode == 2 and res.stderr.startswith("nicbench: error:")
+    assert "client->soc" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    ok = run_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->host READ 64B", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["flows"][0]["mpps"] > 0
+
+
+def test_real_model_max_min_keeps_independent_clients_fast(real_model):
+    # Seed §4: five client machines saturate ①; 24 host threads on ③ cost ① only a part of its rate,
+    # as independent requesters (max_min, the default without shares), not half of it.
+    alone = json.loads(run_cli("paths", "--flow", "client->host READ 64B machines 5", "--json").stdout)
+    both = json.loads(run_cli("paths", "--flow", "client->host READ 64B machines 5", "--flow",
+                              "host->soc READ 64B threads 24", "--json").stdout)
+    assert both["mix"] == "max_min"
+    drop = 1 - both["flows"][0]["mpps"] / alone["flows"][0]["mpps"]
+    assert 0.0 < drop < 0.3, drop

@@ -138,3 +138,8 @@ def test_reproduce_real_model_is_fast_and_complete(real_model, tmp_path, monkeyp
     missing = [c.reference.id for c in comparisons if c.status in ("no result", "ambiguous", "unit mismatch")]
     assert not missing, f"references without a model value: {missing}"
     assert elapsed < 15, f"the analytic study should run in seconds, took {elapsed:.0f} s"
+    # The qualitative claims: every bottleneck the seed names and every advice case must hold.
+    flags = [c for c in comparisons if c.reference.metric.startswith(("bottleneck_", "advice_"))]
+    assert len(flags) >= 20
+    wrong = [c.reference.id for c in flags if c.status != "pass"]
+    assert not wrong, f"bottleneck/advice references that fail: {wrong}"
