@@ -13,6 +13,13 @@ use std::time::Duration;
 
 const TRACE_PACKETS: usize = 1 << 16;
 
+/// Whether a set is selected by the command line's filter (criterion only filters the
+/// timed part; building a 1M-rule classifier nobody asked for wastes a minute).
+fn wanted(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()) || f.contains(name))
+}
+
 fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey], algos: &[Algorithm]) {
     let mut g = c.benchmark_group("lookup");
     g.throughput(Throughput::Elements(keys.len() as u64));
@@ -37,19 +44,43 @@ fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys
     g.finish();
 }
 
+/// The same lookups with the exact-match tables switched off (the general tables hold
+/// the rules): what the dedicated matcher brings, measured in the same run.
+fn bench_exact_off(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey]) {
+    let mut g = c.benchmark_group("lookup");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    let config = ClassifierConfig { count: false, exact_match: false, ..Default::default() };
+    let (cl, _) = Classifier::with_rules(config, rules.iter().cloned()).unwrap();
+    eprintln!("{name} Hybrid without exact tables: {:.0} B/rule", cl.stats().memory_bytes_per_rule);
+    let reader = cl.reader();
+    let mut out = vec![reader.lookup(&keys[0]); keys.len()];
+    g.bench_function(BenchmarkId::from_parameter(format!("{name}/Hybrid/no_exact_tables")), |b| b.iter(|| {
+        for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
+            reader.lookup_burst(k, o);
+        }
+        std::hint::black_box(&out);
+    }));
+    g.finish();
+}
+
 fn exact(c: &mut Criterion) {
-    {
+    if wanted("exact5_1000000") {
         let n = 1_000_000usize;
         let (rules, keys) = common::exact5(n, 1);
         // Random order so the trace does not walk the table sequentially.
         let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS).map(|i| keys[(i.wrapping_mul(2654435761)) % n]).collect();
         rng_keys.iter_mut().for_each(|k| k.frame_bytes = 64);
         bench_set(c, &format!("exact5_{n}"), &rules, &rng_keys, &[Algorithm::Hybrid, Algorithm::TupleMerge]);
+        bench_exact_off(c, &format!("exact5_{n}"), &rules, &rng_keys);
     }
 }
 
 fn classbench(c: &mut Criterion) {
     for name in ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"] {
+        if !wanted(name) {
+            continue;
+        }
         let Some(filters) = common::classbench_filters(name) else {
             eprintln!("skipping {name}: not in {}", common::classbench_dir().display());
             continue;
@@ -59,6 +90,9 @@ fn classbench(c: &mut Criterion) {
         bench_set(c, name, &rules, &keys, &[Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace]);
     }
     for (kind, name) in [(RuleSetKind::Acl, "gen_acl_100k"), (RuleSetKind::Fw, "gen_fw_100k"), (RuleSetKind::Ipc, "gen_ipc_100k")] {
+        if !wanted(name) {
+            continue;
+        }
         let filters = common::generated_filters(kind, 100_000, 3);
         let rules = common::rules_of(&filters);
         let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));

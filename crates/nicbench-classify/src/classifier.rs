@@ -15,6 +15,7 @@
 
 use crate::compile::{compile, CompileError, CompiledRule, Fate};
 use crate::counters::{Counters, MAX_RULE_SLOTS};
+use crate::group::exact::exact_form;
 use crate::group::{tree, Algorithm, Tree};
 use crate::key::PacketKey;
 use crate::state::{Hop, Op, Outcome, RuleId, State};
@@ -42,11 +43,21 @@ pub struct ClassifierConfig {
     pub start_group: u32,
     /// Whether readers update the per-rule hit/byte counters.
     pub count: bool,
+    /// Whether rules that pin the whole outer IPv4 5-tuple go to dedicated exact-match
+    /// tables (one cache line per lookup, action inline) instead of the general ones
+    /// (TupleMerge and Hybrid; TupleSpace never uses them). On by default; off only to
+    /// measure what they bring.
+    #[serde(default = "yes")]
+    pub exact_match: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for ClassifierConfig {
     fn default() -> Self {
-        ClassifierConfig { algorithm: Algorithm::Hybrid, start_group: 0, count: true }
+        ClassifierConfig { algorithm: Algorithm::Hybrid, start_group: 0, count: true, exact_match: true }
     }
 }
 
@@ -160,7 +171,7 @@ impl Default for Classifier {
 impl Classifier {
     pub fn new(config: ClassifierConfig) -> Classifier {
         let counters = Arc::new(Counters::default());
-        let (w, _r) = left_right::new_from_empty(State::new(config.algorithm, counters.clone()));
+        let (w, _r) = left_right::new_from_empty(State::new(config.algorithm, config.exact_match, counters.clone()));
         let mut c = Classifier {
             w,
             counters,
@@ -267,7 +278,8 @@ impl Classifier {
             .iter()
             .enumerate()
             .filter_map(|(slot, m)| {
-                let r = m.rule.as_ref().filter(|r| r.group == group)?;
+                // Exact 5-tuple rules live in the group's exact tables, never in a tree.
+                let r = m.rule.as_ref().filter(|r| r.group == group && !(self.config.exact_match && exact_form(r).is_some()))?;
                 Some((slot as u32, ((r.priority as u64) << 32) | m.seq as u64, r.clone()))
             })
             .collect()
@@ -451,10 +463,14 @@ impl Classifier {
         let mut ids = Vec::with_capacity(inserts);
         for p in plan {
             if hybrid {
+                // Changes of exact 5-tuple rules do not call for a tree rebuild (they never
+                // enter a tree).
+                let exact = self.config.exact_match;
+                let wild = |r: &CompiledRule| (!exact || exact_form(r).is_none()).then_some(r.group);
                 let (old, new) = match &p {
-                    Planned::Insert(r) => (None, Some(r.group)),
-                    Planned::Delete(id) => (self.live_rule(*id).map(|r| r.group), None),
-                    Planned::Modify(id, r) => (self.live_rule(*id).map(|r| r.group), Some(r.group)),
+                    Planned::Insert(r) => (None, wild(r)),
+                    Planned::Delete(id) => (self.live_rule(*id).and_then(|r| wild(r)), None),
+                    Planned::Modify(id, r) => (self.live_rule(*id).and_then(|r| wild(r)), wild(r)),
                 };
                 for g in old.into_iter().chain(new.filter(|&n| Some(n) != old)) {
                     *self.changes.entry(g).or_insert(0) += 1;

@@ -129,12 +129,17 @@ fn raw<T: FieldBits>(f: &Option<Field<T>>) -> Option<(u128, u128, Option<u128>)>
 
 type RawField = Option<(u128, u128, Option<u128>)>;
 
-/// The item's fields in model declaration order, as raw bits.
-pub(crate) fn item_fields(item: &Item) -> Vec<RawField> {
-    match item {
-        Item::Eth(i) => vec![raw(&i.dst), raw(&i.src), raw(&i.ether_type), raw(&i.has_vlan)],
-        Item::Vlan(i) => vec![raw(&i.tci), raw(&i.inner_type), raw(&i.has_more_vlan)],
-        Item::Ipv4(i) => vec![
+/// Most fields an item kind has.
+const MAX_ITEM_FIELDS: usize = 8;
+
+/// The item's fields in model declaration order, as raw bits (unused tail: `None`). A
+/// fixed array, not a `Vec`: compiling a rule allocates nothing per item.
+pub(crate) fn item_fields(item: &Item) -> [RawField; MAX_ITEM_FIELDS] {
+    let mut out = [None; MAX_ITEM_FIELDS];
+    let fields: &[RawField] = match item {
+        Item::Eth(i) => &[raw(&i.dst), raw(&i.src), raw(&i.ether_type), raw(&i.has_vlan)],
+        Item::Vlan(i) => &[raw(&i.tci), raw(&i.inner_type), raw(&i.has_more_vlan)],
+        Item::Ipv4(i) => &[
             raw(&i.version_ihl),
             raw(&i.tos),
             raw(&i.packet_id),
@@ -144,7 +149,7 @@ pub(crate) fn item_fields(item: &Item) -> Vec<RawField> {
             raw(&i.src),
             raw(&i.dst),
         ],
-        Item::Ipv6(i) => vec![
+        Item::Ipv6(i) => &[
             raw(&i.tc),
             raw(&i.flow_label),
             raw(&i.proto),
@@ -153,16 +158,18 @@ pub(crate) fn item_fields(item: &Item) -> Vec<RawField> {
             raw(&i.dst),
             raw(&i.has_frag_ext),
         ],
-        Item::Tcp(i) => vec![raw(&i.src), raw(&i.dst), raw(&i.flags)],
-        Item::Udp(i) => vec![raw(&i.src), raw(&i.dst)],
-        Item::Sctp(i) => vec![raw(&i.src), raw(&i.dst), raw(&i.tag), raw(&i.cksum)],
-        Item::Icmp(i) => vec![raw(&i.icmp_type), raw(&i.code), raw(&i.ident), raw(&i.seq)],
-        Item::Icmp6(i) => vec![raw(&i.icmp_type), raw(&i.code)],
-        Item::Vxlan(i) => vec![raw(&i.vni), raw(&i.last_rsvd)],
-        Item::Gre(i) => vec![raw(&i.c_rsvd0_ver), raw(&i.protocol)],
-        Item::GreKey(i) => vec![raw(&i.value)],
-        Item::Mpls(i) => vec![raw(&i.label), raw(&i.tc), raw(&i.s)],
-    }
+        Item::Tcp(i) => &[raw(&i.src), raw(&i.dst), raw(&i.flags)],
+        Item::Udp(i) => &[raw(&i.src), raw(&i.dst)],
+        Item::Sctp(i) => &[raw(&i.src), raw(&i.dst), raw(&i.tag), raw(&i.cksum)],
+        Item::Icmp(i) => &[raw(&i.icmp_type), raw(&i.code), raw(&i.ident), raw(&i.seq)],
+        Item::Icmp6(i) => &[raw(&i.icmp_type), raw(&i.code)],
+        Item::Vxlan(i) => &[raw(&i.vni), raw(&i.last_rsvd)],
+        Item::Gre(i) => &[raw(&i.c_rsvd0_ver), raw(&i.protocol)],
+        Item::GreKey(i) => &[raw(&i.value)],
+        Item::Mpls(i) => &[raw(&i.label), raw(&i.tc), raw(&i.s)],
+    };
+    out[..fields.len()].copy_from_slice(fields);
+    out
 }
 
 /// Header-order rank of an item within a level.

@@ -13,6 +13,10 @@
 //!   A group where nothing matches ends the walk as [`Verdict::Unmatched`].
 //! - Matching semantics follow nicbench-rules / rte_flow (see [`compile`] for details):
 //!   outer headers first, `vxlan`/`gre` and what follows match the encapsulated frame.
+//! - Exact 5-tuple rules (both IPv4 addresses /32, both ports exact, no range) go to
+//!   per-group exact-match tables ([`group`]'s `exact` module; [`ClassifierConfig::exact_match`]):
+//!   32-byte entries with rank, rule id and a packed action inline, so a hit costs one cache
+//!   line, and burst lookups hash and prefetch all keys before probing any.
 //! - Data structure ([`Algorithm`]): by default [`Algorithm::Hybrid`] — per group a decision
 //!   tree on the outer 5-tuple (HiCuts/EffiCuts-style, rebuilt in the background) plus
 //!   TupleMerge hash tables holding the rules changed since the last build. Plain TupleMerge

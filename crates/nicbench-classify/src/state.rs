@@ -8,7 +8,8 @@
 
 use crate::compile::{CompiledRule, Fate};
 use crate::counters::Counters;
-use crate::group::{Algorithm, Group, RuleEntry, Tree, BURST, NO_JUMP, NO_TREE};
+use crate::group::exact::{unpack_action, ACT_SLOW};
+use crate::group::{Algorithm, Group, Hit, RuleEntry, Tree, BURST, NO_JUMP, NO_TREE};
 use crate::key::PacketKey;
 use std::sync::Arc;
 
@@ -85,12 +86,14 @@ pub(crate) struct State {
     pub rules: Vec<RuleEntry>,
     pub groups: ahash::AHashMap<u32, Group>,
     pub algorithm: Algorithm,
+    /// Exact 5-tuple rules go to the groups' exact tables ([`crate::ClassifierConfig::exact_match`]).
+    pub exact: bool,
     pub counters: Arc<Counters>,
 }
 
 impl State {
-    pub fn new(algorithm: Algorithm, counters: Arc<Counters>) -> State {
-        State { rules: Vec::new(), groups: Default::default(), algorithm, counters }
+    pub fn new(algorithm: Algorithm, exact: bool, counters: Arc<Counters>) -> State {
+        State { rules: Vec::new(), groups: Default::default(), algorithm, exact, counters }
     }
 
     fn remove(&mut self, slot: u32) {
@@ -124,25 +127,39 @@ impl State {
             rule: Some(rule.clone()),
         };
         let group = self.groups.entry(rule.group).or_default();
-        let table = group.insert(slot, &self.rules, self.algorithm);
+        let table = group.insert(slot, &self.rules, self.algorithm, self.exact);
         self.rules[s].table = table;
     }
 
     fn install_tree(&mut self, group: u32, tree: &Arc<Tree>) {
         let algo = self.algorithm;
         let g = self.groups.entry(group).or_default();
-        g.install_tree(tree.clone(), &mut self.rules, algo);
+        g.install_tree(tree.clone(), &mut self.rules, algo, self.exact);
     }
 
     fn id(&self, slot: u32) -> RuleId {
         RuleId::new(slot, self.rules.get(slot as usize).map_or(0, |e| e.gen))
     }
 
-    /// Applies the winning rule of one group to an outcome; returns the next group.
+    /// Applies the winning rule of one group to an outcome; returns the next group. An
+    /// exact-table hit carries its action inline: the rule entry is not read.
     #[inline(always)]
-    fn step(&self, out: &mut Outcome, group: u32, slot: u32, bytes: u32, counters: Option<&Counters>) -> Option<u32> {
+    fn step(&self, out: &mut Outcome, group: u32, hit: Hit, bytes: u32, counters: Option<&Counters>) -> Option<u32> {
         out.groups_traversed += 1;
         out.last_group = group;
+        let slot = hit.slot;
+        if hit.act != ACT_SLOW && slot != u32::MAX {
+            if let Some(c) = counters {
+                c.add(slot, bytes);
+            }
+            out.rule = Some(RuleId::new(slot, hit.gen));
+            let (fate, jump) = unpack_action(hit.act);
+            if jump.is_some() {
+                return jump;
+            }
+            out.verdict = Verdict::Fate(fate);
+            return None;
+        }
         let Some(e) = self.rules.get(slot as usize) else {
             out.verdict = Verdict::Unmatched;
             out.rule = None;
@@ -172,8 +189,8 @@ impl State {
         let mut out = Outcome::START;
         let mut group = start;
         for _ in 0..self.max_hops() {
-            let slot = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules)).unwrap_or(u32::MAX);
-            match self.step(&mut out, group, slot, key.frame_bytes, counters) {
+            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules)).unwrap_or(Hit::NONE);
+            match self.step(&mut out, group, hit, key.frame_bytes, counters) {
                 Some(next) => group = next,
                 None => break,
             }
@@ -186,9 +203,9 @@ impl State {
         let mut hops = Vec::new();
         let mut group = start;
         for _ in 0..self.max_hops() {
-            let slot = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules));
-            hops.push(Hop { group, rule: slot.map(|s| self.id(s)) });
-            match self.step(&mut out, group, slot.unwrap_or(u32::MAX), key.frame_bytes, None) {
+            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules));
+            hops.push(Hop { group, rule: hit.map(|h| self.id(h.slot)) });
+            match self.step(&mut out, group, hit.unwrap_or(Hit::NONE), key.frame_bytes, None) {
                 Some(next) => group = next,
                 None => break,
             }
@@ -202,6 +219,11 @@ impl State {
         for base in (0..n).step_by(BURST) {
             let m = (n - base).min(BURST);
             let keys = &keys[base..base + m];
+            // Keys come from memory (a trace bigger than the cache, or fresh packets): ask
+            // for all their first lines (the 5-tuple words) at once.
+            for k in keys {
+                crate::table::prefetch_read(k as *const PacketKey as *const u8);
+            }
             let out = &mut out[base..base + m];
             let mut current = [start; BURST];
             let mut pending: [bool; BURST] = [false; BURST];
@@ -211,7 +233,7 @@ impl State {
             }
             let mut idx = [0usize; BURST];
             let mut refs: [&PacketKey; BURST] = [&keys[0]; BURST];
-            let mut slots = [u32::MAX; BURST];
+            let mut hits = [Hit::NONE; BURST];
             for _ in 0..(self.max_hops() as usize * m) {
                 let Some(first) = (0..m).find(|&i| pending[i]) else { break };
                 let group = current[first];
@@ -224,17 +246,19 @@ impl State {
                     }
                 }
                 match self.groups.get(&group) {
-                    Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut slots[..k]),
-                    None => slots[..k].fill(u32::MAX),
+                    Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut hits[..k]),
+                    None => hits[..k].fill(Hit::NONE),
                 }
                 if let Some(c) = counters {
-                    for &slot in &slots[..k] {
-                        c.prefetch(slot);
+                    for h in &hits[..k] {
+                        c.prefetch(h.slot);
                     }
                 }
                 for j in 0..k {
                     let i = idx[j];
-                    match self.step(&mut out[i], group, slots[j], keys[i].frame_bytes, counters) {
+                    // The length sits in the key's last line: read only when counting.
+                    let bytes = if counters.is_some() { keys[i].frame_bytes } else { 0 };
+                    match self.step(&mut out[i], group, hits[j], bytes, counters) {
                         Some(next) if out[i].groups_traversed < self.max_hops() => current[i] = next,
                         _ => pending[i] = false,
                     }

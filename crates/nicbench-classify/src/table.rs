@@ -28,7 +28,7 @@ const FREE: Slot = Slot { key: [0; HASH_WORDS], tag: 0, value: EMPTY };
 
 #[derive(Clone, Debug)]
 pub(crate) struct HashTable {
-    slots: SlotBuf,
+    slots: SlotBuf<Slot>,
     len: usize,
     /// `64 - log2(capacity)`: the slot index is the hash's top bits.
     shift: u32,
@@ -55,7 +55,7 @@ impl Default for HashTable {
 impl HashTable {
     pub fn with_capacity(n: usize) -> HashTable {
         let cap = (n * 8 / 5).max(8).next_power_of_two();
-        HashTable { slots: SlotBuf::new(cap), len: 0, shift: 64 - cap.trailing_zeros() }
+        HashTable { slots: SlotBuf::new(cap, FREE), len: 0, shift: 64 - cap.trailing_zeros() }
     }
 
     #[cfg(test)]
@@ -185,7 +185,7 @@ impl HashTable {
 
     fn grow(&mut self) {
         let cap = (self.slots.len() * 2).max(8);
-        let old = std::mem::replace(&mut self.slots, SlotBuf::new(cap));
+        let old = std::mem::replace(&mut self.slots, SlotBuf::new(cap, FREE));
         self.shift = 64 - cap.trailing_zeros();
         self.len = 0;
         for s in old.iter().copied().filter(|s| s.value != EMPTY) {
@@ -200,34 +200,36 @@ impl HashTable {
     }
 }
 
-/// Slot storage. Tables of 2 MiB and more are 2 MiB-aligned and advised to use
-/// transparent huge pages: a random probe into a 64 MiB table otherwise costs a TLB miss
-/// (a page walk) on top of the cache miss.
-struct SlotBuf {
-    ptr: std::ptr::NonNull<Slot>,
+/// Slot storage of the hash tables (plain `Copy` data). Tables of 2 MiB and more are
+/// 2 MiB-aligned and advised to use transparent huge pages: a random probe into a 64 MiB
+/// table otherwise costs a TLB miss (a page walk) on top of the cache miss.
+pub(crate) struct SlotBuf<T: Copy> {
+    ptr: std::ptr::NonNull<T>,
     len: usize,
 }
 
-// SAFETY: SlotBuf owns its allocation like a Box<[Slot]>; Slot is plain data.
-unsafe impl Send for SlotBuf {}
-// SAFETY: shared access is read-only (&[Slot]).
-unsafe impl Sync for SlotBuf {}
+// SAFETY: SlotBuf owns its allocation like a Box<[T]>; T is plain (Copy) data.
+unsafe impl<T: Copy + Send> Send for SlotBuf<T> {}
+// SAFETY: shared access is read-only (&[T]).
+unsafe impl<T: Copy + Sync> Sync for SlotBuf<T> {}
 
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 
-impl SlotBuf {
+impl<T: Copy> SlotBuf<T> {
     fn layout(len: usize) -> std::alloc::Layout {
-        let bytes = len * std::mem::size_of::<Slot>();
-        let align = if bytes >= HUGE_PAGE_BYTES { HUGE_PAGE_BYTES } else { std::mem::align_of::<Slot>() };
+        let bytes = len * std::mem::size_of::<T>();
+        let align = if bytes >= HUGE_PAGE_BYTES { HUGE_PAGE_BYTES } else { std::mem::align_of::<T>().max(64) };
         std::alloc::Layout::from_size_align(bytes.max(1), align).expect("slot table layout")
     }
 
-    /// `len` free slots (`len` > 0).
-    fn new(len: usize) -> SlotBuf {
+    /// Uninitialised room for `len` elements (`len` > 0), advised huge pages when big.
+    fn alloc(len: usize) -> *mut T {
         let layout = Self::layout(len);
         // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) } as *mut Slot;
-        let Some(ptr) = std::ptr::NonNull::new(raw) else { std::alloc::handle_alloc_error(layout) };
+        let raw = unsafe { std::alloc::alloc(layout) } as *mut T;
+        if raw.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
         if layout.align() == HUGE_PAGE_BYTES {
             // SAFETY: advice on memory we own, before first touch; failure is harmless.
             #[cfg(target_os = "linux")]
@@ -235,45 +237,56 @@ impl SlotBuf {
                 libc::madvise(raw as *mut libc::c_void, layout.size(), libc::MADV_HUGEPAGE);
             }
         }
+        raw
+    }
+
+    /// `len` copies of `fill` (`len` > 0), cache-line aligned.
+    pub fn new(len: usize, fill: T) -> SlotBuf<T> {
+        let raw = Self::alloc(len);
         for i in 0..len {
             // SAFETY: i < len, inside the allocation.
-            unsafe { raw.add(i).write(FREE) };
+            unsafe { raw.add(i).write(fill) };
         }
-        SlotBuf { ptr, len }
+        // SAFETY: `alloc` never returns null.
+        SlotBuf { ptr: unsafe { std::ptr::NonNull::new_unchecked(raw) }, len }
     }
 }
 
-impl std::ops::Deref for SlotBuf {
-    type Target = [Slot];
-    fn deref(&self) -> &[Slot] {
+impl<T: Copy> std::ops::Deref for SlotBuf<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         // SAFETY: ptr points at len initialised slots we own.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl std::ops::DerefMut for SlotBuf {
-    fn deref_mut(&mut self) -> &mut [Slot] {
+impl<T: Copy> std::ops::DerefMut for SlotBuf<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in Deref, and &mut self is exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl Clone for SlotBuf {
-    fn clone(&self) -> SlotBuf {
-        let mut b = SlotBuf::new(self.len);
-        b.copy_from_slice(self);
-        b
+impl<T: Copy> Clone for SlotBuf<T> {
+    fn clone(&self) -> SlotBuf<T> {
+        let raw = Self::alloc(self.len);
+        // SAFETY: both ranges are `len` elements of distinct allocations; `alloc` never
+        // returns null.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), raw, self.len);
+            SlotBuf { ptr: std::ptr::NonNull::new_unchecked(raw), len: self.len }
+        }
     }
 }
 
-impl Drop for SlotBuf {
+impl<T: Copy> Drop for SlotBuf<T> {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this very layout.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len)) };
     }
 }
 
-impl std::fmt::Debug for SlotBuf {
+impl<T: Copy> std::fmt::Debug for SlotBuf<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "SlotBuf({} slots)", self.len)
     }

@@ -23,6 +23,9 @@
 //!   tree is rebuilt by the writer (in the background, or on `settle`) and installed by one
 //!   operation, which moves its members out of the delta.
 //!
+//! - Exact 5-tuple rules (TupleMerge and Hybrid): [`exact`] tables, probed first; the
+//!   general structures above hold everything else (and a second rule on an exact key).
+//!
 //! Every update is O(entries of the rule): O(1) for TupleMerge, O(prefix expansion) for
 //! the baseline; a tree install is O(rules of the group).
 
@@ -31,7 +34,9 @@ use crate::key::{ones64, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use std::sync::Arc;
 
+pub(crate) mod exact;
 pub(crate) mod tree;
+use exact::{exact_form, ExactEntry, ExactTable, ACT_SLOW};
 pub(crate) use tree::{Tree, NO_TREE};
 
 /// How rules are laid out in tables (see the module doc).
@@ -53,6 +58,37 @@ const LIST_BIT: u32 = 1 << 31;
 const VERIFY_BIT: u32 = 1 << 30;
 pub(crate) const NO_TABLE: u32 = u32::MAX;
 pub(crate) const NO_JUMP: u32 = u32::MAX;
+/// Marks a [`RuleEntry::table`] that is an index into the group's exact tables.
+const EXACT_TABLE: u32 = 1 << 30;
+
+/// The exact table index in a [`RuleEntry::table`], if the rule is in one.
+fn exact_index(table: u32) -> Option<usize> {
+    (table != NO_TABLE && table & EXACT_TABLE != 0).then_some((table & !EXACT_TABLE) as usize)
+}
+
+/// What a group lookup found: the winning rule's slot (`u32::MAX`: none) and, when it came
+/// from an exact table, its generation and packed action ([`exact::pack_action`]) so the
+/// caller need not read the rule entry; otherwise `act` is [`exact::ACT_SLOW`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hit {
+    pub slot: u32,
+    pub gen: u32,
+    pub act: u32,
+}
+
+impl Hit {
+    pub const NONE: Hit = Hit { slot: u32::MAX, gen: 0, act: ACT_SLOW };
+
+    /// The hit for `best` (rank, slot): the exact table's if that is what won.
+    #[inline(always)]
+    fn of(best: (u64, u32), exact: &Hit) -> Hit {
+        if best.1 == exact.slot {
+            *exact
+        } else {
+            Hit { slot: best.1, gen: 0, act: ACT_SLOW }
+        }
+    }
+}
 
 /// A rule as the lookup sees it: rank and fate inline, the constraints behind the `Arc`.
 #[derive(Clone, Debug)]
@@ -217,6 +253,8 @@ impl MaskTable {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Group {
+    /// Exact 5-tuple tables (TupleMerge and Hybrid), probed before anything else.
+    exact: Vec<ExactTable>,
     tables: Vec<MaskTable>,
     /// Indices of non-empty tables by ascending `(best_rank, index)`, kept incrementally.
     order: Vec<u32>,
@@ -250,6 +288,7 @@ impl Group {
             .sum::<usize>()
             + self.tables.len() * std::mem::size_of::<MaskTable>()
             + self.tree.as_ref().map_or(0, |t| t.memory_bytes())
+            + self.exact.iter().map(|t| t.memory_bytes()).sum::<usize>()
     }
 
     fn find_or_add_table(&mut self, words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> usize {
@@ -276,18 +315,33 @@ impl Group {
     }
 
     /// Adds the rule in `slot` (already stored in `rules`); returns its TupleMerge table.
-    pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
-        let table = self.insert_tables(slot, rules, algo);
+    /// `exact`: whether exact 5-tuple rules go to the exact tables.
+    pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm, exact: bool) -> u32 {
+        let table = self.insert_tables(slot, rules, algo, exact);
         self.rules += 1;
         table
     }
 
-    fn insert_tables(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
+    fn insert_tables(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm, exact: bool) -> u32 {
         let e = &rules[slot as usize];
         let Some(rule) = e.rule.clone() else { return NO_TABLE };
         let rank = e.rank;
         match algo {
             Algorithm::TupleMerge | Algorithm::Hybrid => {
+                if let Some((hi_mask, hi_value, key)) = exact_form(&rule).filter(|_| exact) {
+                    let xi = match self.exact.iter().position(|t| t.hi_mask == hi_mask && t.hi_value == hi_value) {
+                        Some(xi) => xi,
+                        None => {
+                            self.exact.push(ExactTable::new(hi_mask, hi_value));
+                            self.exact.len() - 1
+                        }
+                    };
+                    let act = exact::pack_action(e.fate, (e.jump != NO_JUMP).then_some(e.jump), e.mark);
+                    // A second rule on the same key goes to the general tables below.
+                    if self.exact[xi].insert(ExactEntry { key, act, rank, slot, gen: e.gen }) {
+                        return EXACT_TABLE | xi as u32;
+                    }
+                }
                 let hashable = rule.hashable_mask();
                 let values = rule.value_words();
                 let ti = self.pick_tm_table(&hashable, &values);
@@ -331,7 +385,11 @@ impl Group {
 
     fn remove_from_tables(&mut self, slot: u32, entry: &RuleEntry) {
         let Some(rule) = &entry.rule else { return };
-        if entry.table != NO_TABLE {
+        if let Some(xi) = exact_index(entry.table) {
+            if let (Some(t), Some((_, _, key))) = (self.exact.get_mut(xi), exact_form(rule)) {
+                t.remove(&key, slot);
+            }
+        } else if entry.table != NO_TABLE {
             let ti = entry.table;
             let t = &mut self.tables[ti as usize];
             let hk = t.extract_words(&rule.value_words());
@@ -358,7 +416,7 @@ impl Group {
 
     /// Installs a freshly built tree: its members that still hold the rule it was built
     /// from leave the tables (or the previous tree); the rest stay where they are.
-    pub fn install_tree(&mut self, tree: Arc<Tree>, rules: &mut [RuleEntry], algo: Algorithm) {
+    pub fn install_tree(&mut self, tree: Arc<Tree>, rules: &mut [RuleEntry], algo: Algorithm, exact: bool) {
         let old = self.tree.as_ref().map_or(NO_TREE, |t| t.id);
         for (slot, rule) in tree.members.iter() {
             let Some(e) = rules.get(*slot as usize) else { continue };
@@ -366,6 +424,9 @@ impl Group {
                 continue;
             }
             if e.tree == NO_TREE {
+                if exact_index(e.table).is_some() {
+                    continue; // exact tables beat any tree: the rule stays there
+                }
                 self.remove_from_tables(*slot, e);
             } else if e.tree != old {
                 continue;
@@ -377,7 +438,7 @@ impl Group {
             for (slot, _) in prev.members.iter() {
                 if rules.get(*slot as usize).is_some_and(|e| e.tree == old && e.rule.is_some()) {
                     rules[*slot as usize].tree = NO_TREE;
-                    let t = self.insert_tables(*slot, rules, algo);
+                    let t = self.insert_tables(*slot, rules, algo, exact);
                     rules[*slot as usize].table = t;
                 }
             }
@@ -406,10 +467,20 @@ impl Group {
         self.find_or_add_table(words, masks)
     }
 
-    /// Best matching rule slot of this group for one key.
+    /// Best matching rule of this group for one key.
     #[inline]
-    pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry]) -> Option<u32> {
+    pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry]) -> Option<Hit> {
         let mut best = (u64::MAX, u32::MAX);
+        let mut exact_hit = Hit::NONE;
+        for t in &self.exact {
+            let Some(k) = t.key_of(key) else { continue };
+            if let Some(h) = t.get_hashed(&k, t.hash(&k)) {
+                if h.rank < best.0 {
+                    best = (h.rank, h.slot);
+                    exact_hit = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                }
+            }
+        }
         if let Some(tree) = &self.tree {
             tree.lookup(key, rules, &mut best);
         }
@@ -426,19 +497,60 @@ impl Group {
                 t.resolve(p, key, rules, &mut best);
             }
         }
-        (best.1 != u32::MAX).then_some(best.1)
+        (best.1 != u32::MAX).then(|| Hit::of(best, &exact_hit))
     }
 
     /// [`lookup`](Self::lookup) for up to [`BURST`] keys at once, table by table, with the
-    /// hash slots and rule entries prefetched a stage ahead. `out[i]` gets the slot or
-    /// `u32::MAX`.
+    /// hash slots and rule entries prefetched a stage ahead. `out[i]` gets the hit or
+    /// [`Hit::NONE`].
     #[inline]
-    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [u32]) {
+    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [Hit]) {
         let n = keys.len().min(BURST).min(out.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
+        let mut exact_hits = [Hit::NONE; BURST];
+        for t in &self.exact {
+            if t.len() == 0 {
+                continue;
+            }
+            // Hash every key and prefetch its home line, then probe: the misses overlap.
+            let mut ks = [[0u32; 3]; BURST];
+            let mut hs = [0u64; BURST];
+            let mut probe = [false; BURST];
+            for i in 0..n {
+                if let Some(k) = t.key_of(keys[i]) {
+                    ks[i] = k;
+                    hs[i] = t.hash(&k);
+                    t.prefetch(hs[i]);
+                    probe[i] = true;
+                }
+            }
+            for i in 0..n {
+                if !probe[i] {
+                    continue;
+                }
+                if let Some(h) = t.get_hashed(&ks[i], hs[i]) {
+                    if h.rank < best[i].0 {
+                        best[i] = (h.rank, h.slot);
+                        exact_hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                    }
+                }
+            }
+        }
         if let Some(tree) = &self.tree {
             tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
         }
+        if !self.order.is_empty() {
+            self.tables_burst(&keys[..n], rules, &mut best[..n]);
+        }
+        for i in 0..n {
+            out[i] = Hit::of(best[i], &exact_hits[i]);
+        }
+    }
+
+    /// The hash-table part of [`lookup_burst`](Self::lookup_burst): improves `best`.
+    #[inline(never)]
+    fn tables_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+        let n = keys.len().min(BURST).min(best.len());
         let mut hks = [[0u64; HASH_WORDS]; BURST];
         let mut hashes = [0u64; BURST];
         let mut payloads = [u32::MAX; BURST];
@@ -474,9 +586,6 @@ impl Group {
                     t.resolve(payloads[i], keys[i], rules, &mut best[i]);
                 }
             }
-        }
-        for i in 0..n {
-            out[i] = best[i].1;
         }
     }
 }

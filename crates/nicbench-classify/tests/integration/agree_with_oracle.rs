@@ -76,10 +76,43 @@ fn rule() -> impl Strategy<Value = Rule> {
     })
 }
 
+/// Exact IPv4 5-tuple rules on the frames' small address and port space (many share a
+/// key: the exact tables' duplicate path), sometimes with the protocol given as well.
+fn exact_rule() -> impl Strategy<Value = Rule> {
+    let addr = || (0..2usize).prop_map(|i| Some(Field::exact(Ipv4Addr::from(V4[i]))));
+    let port = || (0u16..2).prop_map(|p| Some(Field::exact(p)));
+    (0u32..3, 0u32..3, addr(), addr(), any::<bool>(), any::<bool>(), port(), port(), actions()).prop_map(
+        |(group, priority, src, dst, tcp, with_proto, sp, dp, actions)| {
+            let proto = with_proto.then(|| Field::exact(if tcp { 6u8 } else { 17 }));
+            let l4 = if tcp { Item::Tcp(TcpItem { src: sp, dst: dp, flags: None }) } else { Item::Udp(UdpItem { src: sp, dst: dp }) };
+            Rule {
+                attr: Attr { group, priority, ingress: true, ..Default::default() },
+                pattern: vec![Item::Eth(EthItem::default()), Item::Ipv4(Ipv4Item { src, dst, proto, ..Default::default() }), l4],
+                actions,
+            }
+        },
+    )
+}
+
+/// Updates biased to exact 5-tuple rules, with some wildcard ones in the same groups.
+fn exact_step() -> impl Strategy<Value = Step> {
+    let r = || prop_oneof![4 => exact_rule(), 1 => rule()];
+    prop_oneof![
+        6 => r().prop_map(Step::Insert),
+        2 => any::<usize>().prop_map(Step::Delete),
+        2 => (any::<usize>(), r()).prop_map(|(i, r)| Step::Modify(i, r)),
+    ]
+}
+
 fn layers() -> impl Strategy<Value = Layers> {
+    layers_in(V4.len(), 8)
+}
+
+/// Frame layers with addresses from the first `addrs` of [`V4`] and ports below `ports`.
+fn layers_in(addrs: usize, ports: u16) -> impl Strategy<Value = Layers> {
     let vlans = prop::collection::vec(1u16..3, 0..3);
     let ip = prop_oneof![
-        3 => (0..V4.len(), 0..V4.len(), prop::sample::select(vec![6u8, 17])).prop_map(|(s, d, p)| Some((Ip::V4(Ipv4 {
+        3 => (0..addrs, 0..addrs, prop::sample::select(vec![6u8, 17])).prop_map(|(s, d, p)| Some((Ip::V4(Ipv4 {
             src: Ipv4Addr::from(V4[s]), dst: Ipv4Addr::from(V4[d]), proto: p, upper_proto: p, tos: 0, ttl: 64, ihl: 5,
             total_len: 40, id: 1, dont_frag: true, more_frags: false, frag_offset: 0 }), p))),
         1 => (0u16..3).prop_map(|a| Some((Ip::V6(Ipv6 {
@@ -88,7 +121,7 @@ fn layers() -> impl Strategy<Value = Layers> {
             ext_headers_len: 0, fragment: None }), 6))),
         1 => Just(None),
     ];
-    (vlans, ip, 0u16..8, 0u16..8).prop_map(|(vlans, ip, sp, dp)| {
+    (vlans, ip, 0..ports, 0..ports).prop_map(|(vlans, ip, sp, dp)| {
         let mut l = Layers { eth: Some(Eth { dst: [2, 0, 0, 0, 0, 1], src: [2, 0, 0, 0, 0, 2], ethertype: 0x0800 }), ..Default::default() };
         for (i, vid) in vlans.iter().take(2).enumerate() {
             l.vlans[i] = Some(Vlan { tpid: 0x8100, vid: *vid, pcp: 0, dei: false, inner_ethertype: 0x0800 });
@@ -121,6 +154,11 @@ pub fn frame() -> impl Strategy<Value = ParsedFrame> {
         f.outer = outer;
         f
     })
+}
+
+/// Mostly untunnelled frames (exact 5-tuple rules match outer headers only).
+fn exact_frame() -> impl Strategy<Value = ParsedFrame> {
+    prop_oneof![3 => layers_in(2, 2).prop_map(|outer| ParsedFrame { frame_len: 100, outer, ..Default::default() }), 1 => frame()]
 }
 
 #[derive(Debug, Clone)]
@@ -239,6 +277,14 @@ proptest! {
     fn prop_hybrid_agrees_with_oracle(steps in prop::collection::vec(step(), 1..40), batch in 1usize..5,
                                       settle_after in prop::collection::vec(0usize..20, 0..4),
                                       frames in prop::collection::vec(frame(), 40)) {
+        run_settling(Algorithm::Hybrid, steps, batch, &settle_after, frames)?;
+    }
+
+    #[test]
+    fn prop_exact_tables_agree_with_oracle(steps in prop::collection::vec(exact_step(), 1..60), batch in 1usize..5,
+                                           settle_after in prop::collection::vec(0usize..20, 0..3),
+                                           frames in prop::collection::vec(exact_frame(), 40)) {
+        run(Algorithm::TupleMerge, steps.clone(), batch, frames.clone())?;
         run_settling(Algorithm::Hybrid, steps, batch, &settle_after, frames)?;
     }
 

@@ -148,3 +148,4 @@ fn test_deferred_updates_become_visible_together() {
     assert_eq!(r.lookup(&key(2999)).verdict, Verdict::Fate(Fate::Queue { index: 2 }));
     assert_eq!(c.len(), 2001);
 }
+
