@@ -310,7 +310,8 @@ def _calibration(e: dict) -> bool:
     w, exp, m = e["where"], e["experiment"], e["metric"]
     rules = w.get("rules")
     if exp == "pam21-fig2a":
-        return rules in (32000, 56000, 58000, 61000, 65536) and w.get("size") == 1500
+        # 57000 pins the knee position (collapse above ~85%: 56000 still forwards, 57000 does not).
+        return rules in (32000, 56000, 57000, 58000, 61000, 65536) and w.get("size") == 1500
     if exp == "pam21-fig2b":
         return (w["groups"], rules) in {(2, 2000000), (4, 20000), (4, 100000), (4, 1000000), (8, 20000),
                                         (8, 100000), (8, 1000000), (16, 20000), (16, 100000), (16, 1000000)}
@@ -319,11 +320,17 @@ def _calibration(e: dict) -> bool:
     if exp == "pam21-fig2d":
         return (w["groups"], rules) in {(1, 100000), (16, 20000), (16, 100000), (16, 1000000)}
     if exp == "pam21-fig3":
-        return m == "outage_s" and (w["group"], w["batch"], w["core"]) in {(0, 10000, "same"), (1, 100000, "same")}
+        # The distinct-core Table 0 batch pins the firmware-command contention (a fast
+        # command path would fill Table 0 past its knee within the run and collapse forwarding).
+        return m == "outage_s" and (w["group"], w["batch"], w["core"]) in {
+            (0, 1000, "same"), (0, 10000, "same"), (1, 100000, "same"), (0, 100000, "distinct")}
     if exp in ("pam21-fig4-throughput", "pam21-fig4-latency"):
         rate = w["install_rate"]
-        return w["core"] == "same" and rate in ((2000.0, 6000.0, 10000.0) if w["group"] == 0
-                                                else (20000.0, 100000.0, 400000.0))
+        if w["core"] == "distinct":  # distinct-core installs leave forwarding alone (throughput only:
+            # Fig. 4c/4d's ~50 µs baseline disagrees with Fig. 2c/2d's ~28 µs for the same
+            # forwarding path, which the model cannot and should not split)
+            return exp == "pam21-fig4-throughput" and rate == (10000.0 if w["group"] == 0 else 500000.0)
+        return rate in ((1000.0, 4000.0, 10000.0) if w["group"] == 0 else (20000.0, 100000.0, 400000.0))
     if exp == "pam21-fig5ab":
         picks = {(0, "ipv4"): (2, 16000, 58000, 62000, 65536), (0, "ipv6"): (2, 16000, 32000, 65536),
                  (1, "ipv4"): (2, 16000, 56000), (1, "ipv6"): (2, 16000, 56000)}

@@ -4,12 +4,18 @@
 //! Cost model (per operation, CPU time on the installing core):
 //! - firmware tables (root; every group on ConnectX-4): a firmware command per rule,
 //!   `root_insert_<match>_us`, plus `root_insert_overflow_us_per_entry` per entry above
-//!   the knee (the firmware searches its overflow structure); deletion `root_delete_us`.
+//!   the knee (the firmware searches its overflow structure; IPv6 rules have their own
+//!   `root_insert_overflow_ipv6_us_per_entry`); deletion `root_delete_us`. Firmware
+//!   commands are serialized with the root-table lookups of the traffic: under a root
+//!   packet rate λ they stretch by 1 / (1 − λ·`root_cmd_ns_per_packet`) (hypothesis: why
+//!   PAM'21's runtime insertions under 100 Gb/s, Fig. 3/4, are ~8× slower than its
+//!   idle-NIC batch insertions, Fig. 5a).
 //! - fast tables: direct STE writes, `nonroot_insert_<match>_us`; a matcher whose load
 //!   passes `ste_rehash_load` is rehashed (`ste_rehash_growth`× larger), costing
 //!   `rehash_ns_per_ste` per STE of the new table; deletion `nonroot_delete_us`.
 //! - each action beyond the first: `insert_per_extra_action_us`; each batch call:
 //!   `install_batch_overhead_us`.
+//! - rate mode re-arms its timer when an operation returns ([`Pacing::AfterCompletion`]).
 //! - `update` = delete + insert (non-atomic: the rule is absent between the two);
 //!   `update_inplace` = the in-place API (`nonroot_update_inplace_us`; a firmware modify
 //!   command on firmware tables).
@@ -18,7 +24,7 @@
 //! completes (the functional change is handed to the caller with its completion time).
 
 use crate::profile::NicParams;
-use crate::scenario::{InstallMode, InstallOp, InstallSpec, MatchType};
+use crate::scenario::{InstallMode, InstallOp, InstallSpec, MatchType, Pacing};
 use crate::setup::{exact_flow_rule, rule_signature, GroupTargets};
 use crate::steering::{MatcherId, Tables};
 use nicbench_classify::{RuleId, Update};
@@ -42,6 +48,8 @@ pub struct ControlCtx<'a> {
     pub targets: &'a mut GroupTargets,
     pub pending: &'a mut Vec<PendingUpdate>,
     pub events: &'a mut Vec<(f64, String)>,
+    /// Recent rate of packets traversing the firmware-managed root table [packets/s].
+    pub fw_pps: f64,
 }
 
 /// A template rule of a match type (only its mask matters: the rules the installer adds
@@ -150,13 +158,26 @@ impl Installer {
             return None;
         }
         let start = self.spec.start_ns as f64;
-        Some(match self.spec.mode {
-            InstallMode::Batch => start,
-            InstallMode::Rate => start + self.issued as f64 * 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9),
+        let gap_ns = 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9);
+        Some(match (self.spec.mode, self.spec.pacing) {
+            (InstallMode::Batch, _) => start,
+            (InstallMode::Rate, Pacing::Schedule) => start + self.issued as f64 * gap_ns,
+            (InstallMode::Rate, Pacing::AfterCompletion) if self.issued == 0 => start,
+            (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end_ns + gap_ns,
         })
     }
 
-    fn insert_us(&self, tables: &Tables) -> f64 {
+    /// Stretch of firmware commands by the root-table lookups of the traffic (they are
+    /// serialized with them): 1 / (1 − u), u = root pps × `root_cmd_ns_per_packet`, u ≤ 0.99.
+    fn fw_stretch(&self, fw_pps: f64) -> f64 {
+        if !self.fw {
+            return 1.0;
+        }
+        let u = (fw_pps * self.params.root_cmd_ns_per_packet * 1e-9).clamp(0.0, 0.99);
+        1.0 / (1.0 - u)
+    }
+
+    fn insert_us(&self, tables: &Tables, fw_pps: f64) -> f64 {
         let p = &self.params;
         let per_match = if self.fw {
             match self.spec.match_type {
@@ -173,13 +194,17 @@ impl Installer {
                 MatchType::Tunnel => p.nonroot_insert_tunnel_us,
             }
         };
-        let overflow = if self.fw { p.root_insert_overflow_us_per_entry * tables.spilled_entries(self.spec.group) } else { 0.0 };
-        per_match + f64::from(self.spec.actions.saturating_sub(1)) * p.insert_per_extra_action_us + overflow
+        let overflow_per_entry = match self.spec.match_type {
+            MatchType::Ipv6 => p.root_insert_overflow_ipv6_us_per_entry,
+            _ => p.root_insert_overflow_us_per_entry,
+        };
+        let overflow = if self.fw { overflow_per_entry * tables.spilled_entries(self.spec.group) } else { 0.0 };
+        (per_match + f64::from(self.spec.actions.saturating_sub(1)) * p.insert_per_extra_action_us + overflow) * self.fw_stretch(fw_pps)
     }
 
-    fn delete_us(&self) -> f64 {
+    fn delete_us(&self, fw_pps: f64) -> f64 {
         if self.fw {
-            self.params.root_delete_us
+            self.params.root_delete_us * self.fw_stretch(fw_pps)
         } else {
             self.params.nonroot_delete_us
         }
@@ -249,11 +274,11 @@ impl Installer {
         let group = self.spec.group;
         match self.spec.op {
             InstallOp::Insert => {
-                cost_ns += self.insert_us(ctx.tables) * 1e3;
+                cost_ns += self.insert_us(ctx.tables, ctx.fw_pps) * 1e3;
                 cost_ns += self.add_entry(ctx, start);
             }
             InstallOp::Delete => {
-                cost_ns += self.delete_us() * 1e3;
+                cost_ns += self.delete_us(ctx.fw_pps) * 1e3;
                 match self.next_target(ctx, true) {
                     Some((slot, m)) => {
                         ctx.tables.remove_entry(m);
@@ -266,9 +291,9 @@ impl Installer {
                 }
             }
             InstallOp::Update => {
-                cost_ns += self.delete_us() * 1e3;
+                cost_ns += self.delete_us(ctx.fw_pps) * 1e3;
                 let deleted_at = start + cost_ns;
-                cost_ns += self.insert_us(ctx.tables) * 1e3;
+                cost_ns += self.insert_us(ctx.tables, ctx.fw_pps) * 1e3;
                 match self.next_target(ctx, false) {
                     Some((slot, _m)) => {
                         if let Some(slot) = slot {
@@ -288,7 +313,7 @@ impl Installer {
                 }
             }
             InstallOp::UpdateInplace => {
-                cost_ns += if self.fw { self.insert_us(ctx.tables) } else { self.params.nonroot_update_inplace_us } * 1e3;
+                cost_ns += if self.fw { self.insert_us(ctx.tables, ctx.fw_pps) } else { self.params.nonroot_update_inplace_us } * 1e3;
                 match self.next_target(ctx, false) {
                     Some((Some(slot), _)) => {
                         let (id, rule, _) = ctx.targets.functional[slot].clone();
@@ -330,6 +355,7 @@ mod tests {
             op,
             match_type: MatchType::Ipv4,
             actions: 1,
+            pacing: Pacing::default(),
         }
     }
 
@@ -340,7 +366,7 @@ mod tests {
         let (mut pending, mut events) = (Vec::new(), Vec::new());
         let mut t = 0.0;
         while inst.next_due_ns().is_some() {
-            let mut ctx = ControlCtx { tables: &mut tables, targets, pending: &mut pending, events: &mut events };
+            let mut ctx = ControlCtx { tables: &mut tables, targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
             t = inst.run_one(t, &mut ctx);
         }
         (inst, tables, events)
@@ -357,6 +383,53 @@ mod tests {
         let (inst, tables, _) = run(InstallOp::Insert, 0, 70_000, &mut GroupTargets::default());
         assert_eq!(tables.group_entries(0), p.root_table_capacity as u64);
         assert_eq!(inst.refused, 70_000 - p.root_table_capacity as u64);
+    }
+
+    #[test]
+    fn test_rate_pacing_rearms_after_completion() {
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let mut spec = spec(InstallOp::Insert, 0, 3);
+        spec.mode = InstallMode::Rate;
+        spec.rate_per_s = Some(1000.0);
+        let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
+        let mut inst = Installer::new(&spec, &p, &mut tables);
+        assert_eq!(inst.next_due_ns(), Some(1000.0));
+        let mut ctx = ControlCtx { tables: &mut tables, targets: &mut targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
+        let end = inst.run_one(1000.0, &mut ctx);
+        assert!((end - 1000.0 - p.root_insert_ipv4_us * 1e3).abs() < 1.0, "{end}");
+        // The timer is re-armed when the insertion returns: 1 ms after its end, not after its start.
+        assert_eq!(inst.next_due_ns(), Some(end + 1e6));
+        inst.spec.pacing = Pacing::Schedule;
+        assert_eq!(inst.next_due_ns(), Some(1000.0 + 1e6));
+    }
+
+    #[test]
+    fn test_root_commands_stretch_under_root_traffic_and_ipv6_overflow_apart() {
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let mut inst = Installer::new(&spec(InstallOp::Insert, 0, 10), &p, &mut tables);
+        let idle = inst.insert_us(&tables, 0.0);
+        let fw_pps = 5e6;
+        let u = fw_pps * p.root_cmd_ns_per_packet * 1e-9;
+        assert!(u > 0.0 && u < 0.99, "{u}");
+        assert!((inst.insert_us(&tables, fw_pps) - idle / (1.0 - u)).abs() < 1e-9);
+        assert!((inst.delete_us(fw_pps) - p.root_delete_us / (1.0 - u)).abs() < 1e-9);
+        // Saturation is capped: commands slow down 100x at most, never stop.
+        assert!(inst.insert_us(&tables, 1e12) <= idle * 100.0 + 1e-9);
+        // Non-root (direct rule writes) are not firmware commands.
+        let fast = Installer::new(&spec(InstallOp::Insert, 1, 10), &p, &mut tables);
+        assert_eq!(fast.insert_us(&tables, fw_pps), fast.insert_us(&tables, 0.0));
+        // Above the knee, IPv4 and IPv6 pay their own overflow costs.
+        let m = tables.matcher(0, "x", 0, true);
+        tables.set_entries(m, p.root_table_capacity as u64);
+        let spilled = tables.spilled_entries(0);
+        assert!(spilled > 0.0);
+        let v4 = inst.insert_us(&tables, 0.0);
+        inst.spec.match_type = MatchType::Ipv6;
+        let v6 = inst.insert_us(&tables, 0.0);
+        assert!((v4 - p.root_insert_ipv4_us - p.root_insert_overflow_us_per_entry * spilled).abs() < 1e-6);
+        assert!((v6 - p.root_insert_ipv6_us - p.root_insert_overflow_ipv6_us_per_entry * spilled).abs() < 1e-6);
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub mod traffic;
 pub use error::ModelError;
 pub use profile::{builtin_profiles, profiles_of_kind, NicParams, Param, Profile, STEERING_KIND};
 pub use result::SimResult;
-pub use scenario::Scenario;
+pub use scenario::{Pacing, Scenario};
 pub use testbed::simulate;
 
 use std::path::{Path, PathBuf};

@@ -44,6 +44,14 @@ pub struct Profile {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Which model reads the profile: absent or "steering" (the ConnectX steering model,
+    /// checked against [`NicParams`]), or another model's kind ("offpath", "flowhost"), whose
+    /// own loader checks its parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The study whose calibration set `nicbench calibrate` fits this profile on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_study: Option<String>,
     #[serde(rename = "param")]
     pub params: BTreeMap<String, Param>,
     /// File the profile was read from (not part of the TOML).
@@ -55,11 +63,19 @@ impl Profile {
     pub fn from_toml(text: &str, origin: &str) -> Result<Profile, ModelError> {
         let profile: Profile = toml::from_str(text)
             .map_err(|e| ModelError::Profile(format!("{origin}: {}", e.message().replace('\n', " "))))?;
+        if !profile.is_steering() {
+            return Ok(profile);
+        }
         NicParams::from_profile(&profile).map_err(|e| match e {
             ModelError::Profile(m) => ModelError::Profile(format!("{origin}: {m}")),
             other => other,
         })?;
         Ok(profile)
+    }
+
+    /// True when the ConnectX steering model reads this profile (`kind` absent or "steering").
+    pub fn is_steering(&self) -> bool {
+        self.kind.as_deref().is_none_or(|k| k == STEERING_KIND)
     }
 
     /// Loads `name_or_path`: a path to a `.toml` file, or a profile name looked up as
@@ -95,6 +111,13 @@ impl Profile {
     }
 
     pub fn params(&self) -> Result<NicParams, ModelError> {
+        if !self.is_steering() {
+            let kind = self.kind.as_deref().unwrap_or_default();
+            return Err(ModelError::Profile(format!(
+                "profile '{}' is a {kind} profile, not a ConnectX steering profile",
+                self.name
+            )));
+        }
         NicParams::from_profile(self)
     }
 }
@@ -113,6 +136,27 @@ fn resolve(name_or_path: &str, profiles_dir: Option<&Path>) -> Result<PathBuf, M
         return Err(ModelError::Profile(format!("'{name_or_path}' not found in {} (known: {known})", dir.display())));
     }
     Ok(path)
+}
+
+/// `kind` of a profile whose TOML has no `kind` key: the ConnectX steering model.
+pub const STEERING_KIND: &str = "steering";
+
+/// Names of the profiles in `dir` whose `kind` is `kind` ("steering" also matches profiles
+/// without a `kind` key), sorted. Unreadable files are left out.
+pub fn profiles_of_kind(dir: &Path, kind: &str) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct KindOnly {
+        kind: Option<String>,
+    }
+    builtin_profiles(dir)
+        .into_iter()
+        .filter(|name| {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap_or_default();
+            toml::from_str::<KindOnly>(&text)
+                .map(|k| k.kind.as_deref().unwrap_or(STEERING_KIND) == kind)
+                .unwrap_or(false)
+        })
+        .collect()
 }
 
 /// Names of the profiles in `dir` (`*.toml`), sorted.
@@ -225,8 +269,13 @@ nic_params! {
     root_insert_ipv6_us,
     root_insert_vlan_us,
     root_insert_tunnel_us,
-    /// Extra root insertion cost per entry above the knee [µs/entry].
+    /// Extra root insertion cost per entry above the knee, IPv4/VLAN/tunnel matches [µs/entry].
     root_insert_overflow_us_per_entry,
+    /// Extra root insertion cost per entry above the knee, IPv6 matches [µs/entry].
+    root_insert_overflow_ipv6_us_per_entry,
+    /// Firmware time each packet traversing the root table takes from the firmware command
+    /// path [ns/packet]: root-table commands stretch by 1 / (1 − root pps × this).
+    root_cmd_ns_per_packet,
     /// Root-table deletion [µs/rule].
     root_delete_us,
     /// Non-root insertion, direct rule writes, IPv4 match [µs/rule].
@@ -270,6 +319,9 @@ impl NicParams {
             if v <= 0.0 {
                 return Err(ModelError::Profile(format!("parameter '{name}' must be > 0, got {v}")));
             }
+        }
+        if self.root_cmd_ns_per_packet < 0.0 {
+            return Err(ModelError::Profile(format!("parameter 'root_cmd_ns_per_packet' must be >= 0, got {}", self.root_cmd_ns_per_packet)));
         }
         if self.ste_rehash_growth <= 1.0 {
             return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));

@@ -115,6 +115,19 @@ pub enum InstallOp {
     UpdateInplace,
 }
 
+/// How rate mode spaces its operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// The next operation is due `1 / rate` after the previous one returned (a timer
+    /// re-armed on completion, as the PAM'21 installer): slow operations lower the
+    /// achieved rate, and a same-core installer takes a share `r·c / (1 + r·c)` of the core.
+    #[default]
+    AfterCompletion,
+    /// Operation i is due at `start + i / rate` regardless of how long operations take.
+    Schedule,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchType {
@@ -146,6 +159,9 @@ pub struct InstallSpec {
     pub match_type: MatchType,
     #[serde(default = "default_actions")]
     pub actions: u32,
+    /// Rate mode only: how operations are spaced.
+    #[serde(default)]
+    pub pacing: Pacing,
 }
 
 fn default_core() -> InstallCore {

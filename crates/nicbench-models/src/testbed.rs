@@ -11,6 +11,15 @@
 //! the rings fill while it works. Control-plane changes reach the classifier (and so
 //! the per-flow cache, via an epoch) at most every [`APPLY_EVERY_NS`], and the steering
 //! costs are recomputed at most as often.
+//!
+//! Speed (burst-level processing, per-packet accounting): the generator hands over
+//! bursts of up to [`RX_BURST_MAX`] packets spanning at most [`BURST_SPAN_NS`]; each
+//! stage runs over the whole burst, and the control-plane / bookkeeping checks run once
+//! per burst at its first arrival. The NF core is advanced lazily (every
+//! [`CORE_DEFER_PACKETS`] packets, [`CORE_DEFER_NS`], or when a ring looks full) — exact,
+//! because advancing the core only removes packets from rings, so a ring below its size
+//! cannot overflow before the core catches up, and a burst only takes packets whose DMA
+//! completed by its start. Flow classification is cached per flow (invalidated by epoch).
 
 use crate::control::{ControlCtx, Installer, PendingUpdate};
 use crate::error::ModelError;
@@ -31,6 +40,16 @@ pub const APPLY_EVERY_NS: f64 = 1_000_000.0;
 const DRAIN_NS: f64 = 10_000_000.0;
 /// Progress is reported every this much simulated time [ns].
 const PROGRESS_EVERY_NS: u64 = 10_000_000;
+/// The NF core is advanced at least every this many packets pushed to its rings …
+const CORE_DEFER_PACKETS: u32 = 64;
+/// … and at least every this much simulated time [ns] (or when a ring looks full).
+const CORE_DEFER_NS: f64 = 20_000.0;
+/// Window over which the root-table packet rate (firmware command contention) is measured [ns].
+const FW_RATE_WINDOW_NS: f64 = 1_000_000.0;
+/// Packets the generator hands over at once (a DPDK tx burst) …
+const RX_BURST_MAX: usize = 32;
+/// … unless they span more simulated time than this [ns].
+const BURST_SPAN_NS: u64 = 10_000;
 const UNKNOWN: u32 = u32::MAX;
 
 type Hops = Vec<(u32, Vec<MatcherId>)>;
@@ -71,6 +90,11 @@ struct Nic {
     last_refresh_ns: f64,
     pending: Vec<PendingUpdate>,
     last_apply_ns: f64,
+    /// Packets through the firmware-managed root table: rate of the last window [packets/s],
+    /// count and start of the current window.
+    fw_pps: f64,
+    fw_window_packets: u64,
+    fw_window_start_ns: f64,
 }
 
 impl Nic {
@@ -113,6 +137,15 @@ impl Nic {
         let state = FlowState { epoch: self.epoch, path: id, queue, drop };
         self.flows[flow] = state;
         state
+    }
+
+    /// Makes room for flows a streamed trace discovered since (their keys: `keys`).
+    #[cold]
+    fn add_flows(&mut self, keys: &[PacketKey]) {
+        if let Some(new) = keys.get(self.keys.len()..) {
+            self.keys.extend_from_slice(new);
+            self.flows.resize(self.keys.len(), FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false });
+        }
     }
 
     #[inline]
@@ -226,31 +259,35 @@ impl Core {
         self.ring_of_queue[usize::from(queue)] = r as u32 + 1;
         r
     }
+}
 
-    /// Forwards a burst ending at `self.t_ns` towards the generator.
-    fn transmit(&mut self, ring: usize, pkts: &mut Vec<Pkt>, rx: &mut Rx) {
-        let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
-        for p in pkts.drain(..) {
-            let wire_ns = (f64::from(p.frame_bytes) + 20.0) * rx.wire_ns_per_byte;
-            self.tx_free_ns = self.tx_free_ns.max(self.t_ns) + wire_ns;
-            let rx_ns = self.tx_free_ns + rx.return_ns;
-            if p.gen_ns < rx.warmup_ns || rx_ns > rx.window_end_ns {
-                continue;
-            }
-            rx.packets += 1;
-            rx.wire_bytes += u64::from(p.frame_bytes) + 20;
-            if rx.latency {
-                rx.hist.record_ns((rx_ns - p.gen_ns as f64) as u64);
-            }
-            burst_packets += 1;
-            burst_bytes += u64::from(p.frame_bytes) + 20;
-            last_rx_ns = rx_ns;
+/// Forwards the first `n` packets of `ring` (a burst ending at `t_ns`) towards the
+/// generator: TX serialization, return link, timestamps and counters at the receiver.
+fn transmit(ring: &mut VecDeque<Pkt>, n: usize, t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
+    let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
+    let mut tx_free = *tx_free_ns;
+    for p in ring.drain(..n) {
+        let wire_bytes = u64::from(p.frame_bytes) + 20;
+        tx_free = tx_free.max(t_ns) + wire_bytes as i64 as f64 * rx.wire_ns_per_byte;
+        let rx_ns = tx_free + rx.return_ns;
+        if p.gen_ns < rx.warmup_ns || rx_ns > rx.window_end_ns {
+            continue;
         }
-        if burst_packets > 0 {
-            // One timeline update per burst: a burst spans ~µs, bins are ms.
-            rx.timeline.add(SimTime(last_rx_ns as u64), burst_packets, burst_bytes);
-            rx.per_ring[ring] += burst_packets;
+        if rx.latency {
+            // Via i64: the native conversions (simulated times stay far below 2^63 ns).
+            rx.hist.record_ns((rx_ns - p.gen_ns as i64 as f64).max(0.0) as i64 as u64);
         }
+        burst_packets += 1;
+        burst_bytes += wire_bytes;
+        last_rx_ns = rx_ns;
+    }
+    *tx_free_ns = tx_free;
+    if burst_packets > 0 {
+        rx.packets += burst_packets;
+        rx.wire_bytes += burst_bytes;
+        // One timeline update per burst: a burst spans ~µs, bins are ms.
+        rx.timeline.add(SimTime(last_rx_ns as u64), burst_packets, burst_bytes);
+        rx.per_ring[ring_index] += burst_packets;
     }
 }
 
@@ -273,7 +310,13 @@ impl Control {
         let Some(inst) = self.installer.as_mut() else { return now_ns };
         let group = inst.spec().group;
         let targets = nic.inst.targets.get_mut(&group).unwrap_or(&mut self.empty_targets);
-        let mut ctx = ControlCtx { tables: &mut nic.inst.tables, targets, pending: &mut nic.pending, events: &mut self.events };
+        let mut ctx = ControlCtx {
+            tables: &mut nic.inst.tables,
+            targets,
+            pending: &mut nic.pending,
+            events: &mut self.events,
+            fw_pps: nic.fw_pps,
+        };
         let end = inst.run_one(now_ns, &mut ctx);
         nic.timing_dirty = true;
         nic.probe_cache.clear();
@@ -281,7 +324,7 @@ impl Control {
     }
 }
 
-fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, scratch: &mut Vec<Pkt>, p: &NicParams) {
+fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, p: &NicParams) {
     loop {
         if ctl.same_core && core.t_ns < ctl.end_ns {
             if let Some(due) = ctl.due(core.t_ns) {
@@ -311,16 +354,16 @@ fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control
         match found {
             Some(q) => {
                 let ring = &mut core.rings[q];
-                while scratch.len() < core.burst && ring.front().is_some_and(|h| h.ready_ns <= core.t_ns) {
-                    if let Some(pkt) = ring.pop_front() {
-                        scratch.push(pkt);
-                    }
+                // Ready times in a ring are non-decreasing (DMA completes in order).
+                let mut n = 1;
+                while n < core.burst && ring.get(n).is_some_and(|h| h.ready_ns <= core.t_ns) {
+                    n += 1;
                 }
-                let cost = p.nf_burst_ns + scratch.len() as f64 * p.nf_packet_ns;
+                let cost = p.nf_burst_ns + n as f64 * p.nf_packet_ns;
                 core.t_ns += cost;
                 core.busy_ns += cost;
                 core.rr = q + 1;
-                core.transmit(q, scratch, rx);
+                transmit(ring, n, core.t_ns, &mut core.tx_free_ns, q, rx);
             }
             None => {
                 let mut next = until_ns.min(next_ready);
@@ -363,6 +406,9 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         last_refresh_ns: 0.0,
         pending: Vec::new(),
         last_apply_ns: f64::NEG_INFINITY,
+        fw_pps: 0.0,
+        fw_window_packets: 0,
+        fw_window_start_ns: 0.0,
     };
     let end_ns = scn.duration_ns as f64;
     let mut ctl = Control {
@@ -409,78 +455,124 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
     let (mut sum_tables, mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut next_progress = PROGRESS_EVERY_NS;
     let (mut pcie_size, mut pcie_ns_cached) = (0u32, 0.0f64);
-    let mut scratch = Vec::with_capacity(core.burst);
-    while let Some((gen_ns, flow, frame_bytes)) = source.next_packet() {
-        packets += 1;
-        if gen_ns >= next_progress {
-            progress(gen_ns);
-            next_progress = gen_ns + PROGRESS_EVERY_NS;
+    // Packets pushed to the rings since the core last advanced, and when that was: the
+    // core is advanced lazily (exact: advancing only pops, so a ring below its size cannot
+    // overflow before the core catches up; bursts see the same ready times).
+    let (mut deferred, mut core_synced_ns) = (0u32, 0.0f64);
+    // Next arrival at which a distinct-core installer operation can start.
+    let mut ctl_next_ns = if ctl.same_core { f64::INFINITY } else { ctl.due(f64::INFINITY).unwrap_or(f64::INFINITY) };
+    let mut burst: Vec<(u64, u32, u32)> = Vec::with_capacity(RX_BURST_MAX);
+    let mut arrivals: Vec<f64> = Vec::with_capacity(RX_BURST_MAX);
+    loop {
+        // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
+        // and bookkeeping checks done once per burst stay fine-grained at low rates).
+        burst.clear();
+        while burst.len() < RX_BURST_MAX {
+            let Some(pkt) = source.next_packet() else { break };
+            burst.push(pkt);
+            if pkt.0 >= burst[0].0 + BURST_SPAN_NS {
+                break;
+            }
         }
-        let wire_bytes = u64::from(frame_bytes) + 20;
-        if gen_ns >= scn.warmup_ns {
-            offered_packets += 1;
-            offered_wire_bytes += wire_bytes;
+        let Some(&(first_gen_ns, _, _)) = burst.first() else { break };
+        packets += burst.len() as u64;
+        if first_gen_ns >= next_progress {
+            progress(first_gen_ns);
+            next_progress = first_gen_ns + PROGRESS_EVERY_NS;
         }
-        link_free = link_free.max(gen_ns as f64) + wire_bytes as f64 * wire_ns_per_byte;
-        let arrive = link_free + p.link_propagation_ns;
-        // Control plane on its own core, then functional/timing updates due by now.
-        if !ctl.same_core {
-            while let Some(due) = ctl.due(arrive) {
+        // Stage 1: the link (serialization at line rate, then propagation).
+        arrivals.clear();
+        for &(gen_ns, _, frame_bytes) in &burst {
+            let wire_bytes = u64::from(frame_bytes) + 20;
+            if gen_ns >= scn.warmup_ns {
+                offered_packets += 1;
+                offered_wire_bytes += wire_bytes;
+            }
+            link_free = link_free.max(gen_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
+            arrivals.push(link_free + p.link_propagation_ns);
+        }
+        // Once per burst, at its first arrival: control plane on its own core, the
+        // root-table packet rate, functional/timing updates due by now.
+        let arrive0 = arrivals[0];
+        if arrive0 >= ctl_next_ns {
+            ctl_next_ns = f64::INFINITY;
+            while let Some(due) = ctl.due(f64::INFINITY) {
                 let start = due.max(ctl.installer.as_ref().map_or(0.0, |i| i.busy_until_ns));
-                if start > arrive {
+                if start > arrive0 {
+                    ctl_next_ns = start;
                     break;
                 }
                 ctl.run_one(start, &mut nic);
             }
         }
-        nic.apply_due(arrive, false);
-        if nic.timing_dirty && arrive >= nic.last_refresh_ns + APPLY_EVERY_NS {
-            nic.refresh(arrive);
+        if arrive0 >= nic.fw_window_start_ns + FW_RATE_WINDOW_NS {
+            nic.fw_pps = nic.fw_window_packets as f64 * 1e9 / (arrive0 - nic.fw_window_start_ns);
+            nic.fw_window_packets = 0;
+            nic.fw_window_start_ns = arrive0;
         }
-        let fs = nic.flow(flow as usize);
-        let cost = nic.paths.get(fs.path as usize).map(|p| p.cost).unwrap_or_default();
-        // NIC buffer in front of the steering engine: packets leave it once DMA'd.
-        while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
-            if let Some((_, b)) = nic_queue.pop_front() {
-                nic_queue_bytes -= u64::from(b);
+        nic.apply_due(arrive0, false);
+        if nic.timing_dirty && arrive0 >= nic.last_refresh_ns + APPLY_EVERY_NS {
+            nic.refresh(arrive0);
+        }
+        // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX ring.
+        for (&(gen_ns, flow, frame_bytes), &arrive) in burst.iter().zip(&arrivals) {
+            if flow as usize >= nic.flows.len() {
+                nic.add_flows(source.keys());
             }
+            let fs = nic.flow(flow as usize);
+            let cost = nic.paths.get(fs.path as usize).map(|p| p.cost).unwrap_or_default();
+            // NIC buffer in front of the steering engine: packets leave it once DMA'd.
+            while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
+                if let Some((_, b)) = nic_queue.pop_front() {
+                    nic_queue_bytes -= u64::from(b);
+                }
+            }
+            if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
+                dropped.nic += 1;
+                continue;
+            }
+            steered += 1;
+            nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
+            sum_tables += f64::from(cost.tables);
+            sum_hit += nic.hit_rate;
+            sum_fw_ns += cost.fw_ns;
+            sum_fast_ns += cost.service_ns - cost.fw_ns;
+            let start = arrive.max(steer_free);
+            steer_free = start + cost.service_ns;
+            let done = (start + cost.latency_ns.max(cost.service_ns)).max(last_done);
+            last_done = done;
+            if fs.drop {
+                dropped.rule += 1;
+                continue;
+            }
+            if frame_bytes != pcie_size {
+                pcie_size = frame_bytes;
+                pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+            }
+            let pcie_ns = pcie_ns_cached;
+            sum_pcie_ns += pcie_ns;
+            let dma = done.max(pcie_free) + pcie_ns;
+            pcie_free = dma;
+            nic_queue.push_back((dma, frame_bytes));
+            nic_queue_bytes += u64::from(frame_bytes);
+            let r = core.ring(fs.queue, &mut rx);
+            deferred += 1;
+            if deferred >= CORE_DEFER_PACKETS || dma >= core_synced_ns + CORE_DEFER_NS || core.rings[r].len() >= ring_size {
+                advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &p);
+                deferred = 0;
+                core_synced_ns = dma;
+                if core.rings[r].len() >= ring_size {
+                    dropped.imissed += 1;
+                    continue;
+                }
+            }
+            core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes });
         }
-        if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
-            dropped.nic += 1;
-            continue;
-        }
-        steered += 1;
-        sum_tables += f64::from(cost.tables);
-        sum_hit += nic.hit_rate;
-        sum_fw_ns += cost.fw_ns;
-        sum_fast_ns += cost.service_ns - cost.fw_ns;
-        let start = arrive.max(steer_free);
-        steer_free = start + cost.service_ns;
-        let done = (start + cost.latency_ns.max(cost.service_ns)).max(last_done);
-        last_done = done;
-        if fs.drop {
-            dropped.rule += 1;
-            continue;
-        }
-        if frame_bytes != pcie_size {
-            pcie_size = frame_bytes;
-            pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
-        }
-        let pcie_ns = pcie_ns_cached;
-        sum_pcie_ns += pcie_ns;
-        let dma = done.max(pcie_free) + pcie_ns;
-        pcie_free = dma;
-        nic_queue.push_back((dma, frame_bytes));
-        nic_queue_bytes += u64::from(frame_bytes);
-        advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
-        let r = core.ring(fs.queue, &mut rx);
-        if core.rings[r].len() >= ring_size {
-            dropped.imissed += 1;
-            continue;
-        }
-        core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes });
     }
-    advance_core(&mut core, end_ns + DRAIN_NS, &mut nic, &mut ctl, &mut rx, &mut scratch, &p);
+    if let Some(e) = source.error() {
+        return Err(ModelError::Trace(e.to_string()));
+    }
+    advance_core(&mut core, end_ns + DRAIN_NS, &mut nic, &mut ctl, &mut rx, &p);
     nic.apply_due(f64::INFINITY, true);
     nic.refresh(end_ns);
     rx.timeline.extend_to(SimTime(scn.duration_ns));

@@ -1,6 +1,11 @@
 //! Packet sources for a run: the traffic generator (metadata only, no frame bytes) or a
 //! pcap replayed at its timestamps. Each source also gives one classifier key per flow,
 //! so classification happens once per flow, not per packet.
+//!
+//! A pcap is streamed, not preloaded: flows are numbered in order of first appearance and
+//! [`Source::keys`] grows as the replay discovers them (a 10M-packet trace runs in bounded
+//! memory and reports progress from its first packet). A read error ends the stream and
+//! is kept in [`Source::error`] with the packet index, so the caller decides what to do.
 
 use crate::error::ModelError;
 use crate::scenario::Scenario;
@@ -11,8 +16,56 @@ use nicbench_wire::FlowKey;
 
 pub enum Source {
     Gen { gen: Box<TrafficGen>, keys: Vec<PacketKey> },
+    Trace(Box<TraceReplay>),
+}
+
+/// A pcap being replayed: the reader and the flows seen so far.
+pub struct TraceReplay {
+    src: nicbench_pcap::PcapSource<std::fs::File>,
+    index: AHashMap<PacketKey, u32>,
+    keys: Vec<PacketKey>,
+    first_ts_ns: Option<u64>,
+    duration_ns: u64,
+    packets: u64,
+    error: Option<String>,
+    done: bool,
+}
+
+impl TraceReplay {
     /// (ts relative to the first packet [ns], flow, frame size incl. FCS [B]).
-    Trace { packets: Vec<(u64, u32, u32)>, next: usize, keys: Vec<PacketKey> },
+    fn next(&mut self) -> Option<(u64, u32, u32)> {
+        if self.done {
+            return None;
+        }
+        let packet = match self.src.next_packet() {
+            None => {
+                self.done = true;
+                return None;
+            }
+            Some(Err(e)) => {
+                self.error = Some(format!("packet {}: {e}", self.packets));
+                self.done = true;
+                return None;
+            }
+            Some(Ok(p)) => p,
+        };
+        let first = *self.first_ts_ns.get_or_insert(packet.ts_ns);
+        let ts = packet.ts_ns.saturating_sub(first);
+        if ts >= self.duration_ns {
+            self.done = true;
+            return None;
+        }
+        let mut key = PacketKey::from_ethernet(packet.data);
+        key.frame_bytes = 0; // flow identity ignores the length
+        let frame_bytes = packet.orig_len.saturating_add(4);
+        let next = self.keys.len() as u32;
+        let flow = *self.index.entry(key).or_insert(next);
+        if flow == next {
+            self.keys.push(key);
+        }
+        self.packets += 1;
+        Some((ts, flow, frame_bytes))
+    }
 }
 
 impl Source {
@@ -37,40 +90,39 @@ impl Source {
     }
 
     fn from_pcap(path: &str, duration_ns: u64) -> Result<Source, ModelError> {
-        let mut src = nicbench_pcap::PcapSource::open(path).map_err(|e| ModelError::Trace(e.to_string()))?;
-        let mut index: AHashMap<PacketKey, u32> = AHashMap::new();
-        let mut keys = Vec::new();
-        let mut packets = Vec::new();
-        let mut first_ts = None;
-        while let Some(packet) = src.next_packet() {
-            let packet = packet.map_err(|e| ModelError::Trace(e.to_string()))?;
-            let first = *first_ts.get_or_insert(packet.ts_ns);
-            let ts = packet.ts_ns.saturating_sub(first);
-            if ts >= duration_ns {
-                break;
-            }
-            let mut key = PacketKey::from_ethernet(packet.data);
-            key.frame_bytes = 0; // flow identity ignores the length
-            let next = keys.len() as u32;
-            let flow = *index.entry(key).or_insert(next);
-            if flow == next {
-                keys.push(key);
-            }
-            packets.push((ts, flow, packet.orig_len.saturating_add(4)));
-        }
-        Ok(Source::Trace { packets, next: 0, keys })
+        let src = nicbench_pcap::PcapSource::open(path).map_err(|e| ModelError::Trace(e.to_string()))?;
+        Ok(Source::Trace(Box::new(TraceReplay {
+            src,
+            index: AHashMap::new(),
+            keys: Vec::new(),
+            first_ts_ns: None,
+            duration_ns,
+            packets: 0,
+            error: None,
+            done: false,
+        })))
     }
 
+    /// Classifier keys of the flows known so far (all of them for generated traffic).
     pub fn keys(&self) -> &[PacketKey] {
         match self {
-            Source::Gen { keys, .. } | Source::Trace { keys, .. } => keys,
+            Source::Gen { keys, .. } => keys,
+            Source::Trace(t) => &t.keys,
+        }
+    }
+
+    /// The read error that ended a trace early, if any.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Source::Gen { .. } => None,
+            Source::Trace(t) => t.error.as_deref(),
         }
     }
 
     pub fn flow_keys(&self) -> &[FlowKey] {
         match self {
             Source::Gen { gen, .. } => gen.flows(),
-            Source::Trace { .. } => &[],
+            Source::Trace(_) => &[],
         }
     }
 
@@ -79,11 +131,7 @@ impl Source {
     pub fn next_packet(&mut self) -> Option<(u64, u32, u32)> {
         match self {
             Source::Gen { gen, .. } => gen.next_meta().map(|m| (m.ts_ns, m.flow_index, m.frame_size_bytes)),
-            Source::Trace { packets, next, .. } => {
-                let p = packets.get(*next).copied();
-                *next += 1;
-                p
-            }
+            Source::Trace(t) => t.next(),
         }
     }
 }

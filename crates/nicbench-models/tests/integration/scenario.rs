@@ -47,3 +47,39 @@ fn bad_scenarios_have_one_line_errors() {
         assert!(!e.is_empty() && !e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+fn streamed_trace_replays_like_the_generator_and_reports_truncation() {
+    use nicbench_traffic::{SizeSpec, TrafficConfig, TrafficGen};
+    let config: TrafficConfig =
+        serde_json::from_value(json!({"flows": 200, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "duration_ns": 2_000_000}))
+            .expect("traffic config");
+    assert!(matches!(config.size, SizeSpec::Fixed(512)));
+    let dir = std::env::temp_dir().join(format!("nicbench-models-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join("t.pcap");
+    let mut gen = TrafficGen::new(&config).expect("gen");
+    let mut w = nicbench_pcap::PcapWriter::create(&path, 65535).expect("pcap");
+    let mut packets = 0u64;
+    while let Some(p) = gen.next_packet() {
+        w.write_packet(p.meta.ts_ns, p.meta.frame_size_bytes - 4, p.data).expect("write");
+        packets += 1;
+    }
+    w.finish().expect("finish");
+    let mut s = fig2(1000, 1, 512, 20.0, 2);
+    s["traffic"]["flows"] = json!(200);
+    let generated = run(&s);
+    s["trace"] = json!(path.to_string_lossy());
+    let traced = run(&s);
+    assert_eq!(traced.sim.packets, packets);
+    assert!((traced.rx_mpps - generated.rx_mpps).abs() / generated.rx_mpps < 0.01, "{} vs {}", traced.rx_mpps, generated.rx_mpps);
+    assert!((traced.latency_us.p50 - generated.latency_us.p50).abs() < 0.5, "{:?} vs {:?}", traced.latency_us, generated.latency_us);
+    // A truncated file: an error naming the packet where reading stopped.
+    let bytes = std::fs::read(&path).expect("read");
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).expect("write cut");
+    s["trace"] = json!(cut.to_string_lossy());
+    let err = simulate_json(&s.to_string(), &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains(&format!("packet {}", packets - 1)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
