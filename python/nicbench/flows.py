@@ -44,7 +44,7 @@ _COLUMN_TYPES = {
     "SrcBytes": "int64", "DstBytes": "int64", "TotBytes": "int64",
     "State": "string", "SrcTcpFlags": "string", "DstTcpFlags": "string",
     "MinSize": "int64", "MaxSize": "int64", "MeanSize": "float64",
-    "IcmpType": "int64", "IcmpCode": "int64", "Vlan": "int64", "Vni": "int64", "DnsTxId": "int64",
+    "IcmpType": "int64", "IcmpCode": "int64", "IcmpId": "int64", "Vlan": "int64", "Vni": "int64", "DnsTxId": "int64",
     "Seq": "int64", "EndReason": "string", "Worker": "int64",
 }
 RECORD_COLUMNS = tuple(_COLUMN_TYPES)

@@ -9,7 +9,8 @@
 //!        └──────────────┴──────────────┘   records (channel)
 //!                 sink (CSV / JSONL / IPFIX / memory), calling thread
 //! ```
-//! With one worker everything runs inline in the calling thread.
+//! With one worker everything runs inline in the calling thread. Classic pcap
+//! files are memory-mapped and parsed in place (`mmap_pcap`): no frame is copied.
 //!
 //! - [`run_pcap`], [`run_live`], [`run_frames`]: whole runs with a stop flag
 //!   (Ctrl-C flushes everything) and a progress callback → [`RunStats`].
@@ -27,6 +28,7 @@
 pub mod config;
 pub mod error;
 mod live;
+mod mmap_pcap;
 mod packet;
 pub mod record;
 mod run;

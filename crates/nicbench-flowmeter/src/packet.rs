@@ -87,6 +87,18 @@ fn lax_end(declared_total: usize, header_len: usize, available: usize) -> usize 
     }
 }
 
+/// An IPv4 address in the first 4 bytes of 16, rest 0, built in a register:
+/// one 16-byte store, so the 16-byte loads of `TableKey::of` are forwarded
+/// from it (a zeroed array patched by a 4-byte store would stall them).
+#[inline(always)]
+fn v4_wide(addr: &[u8]) -> [u8; 16] {
+    let word = match addr {
+        &[a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+        _ => 0,
+    };
+    u128::from(word).to_le_bytes()
+}
+
 #[inline(always)]
 fn fast_extract(frame: &[u8]) -> Option<PacketInfo> {
     let mut ethertype = be16(frame, 12)?;
@@ -105,9 +117,7 @@ fn fast_extract(frame: &[u8]) -> Option<PacketInfo> {
         }
     }
     let ip = frame.get(at..)?;
-    let mut src = [0u8; 16];
-    let mut dst = [0u8; 16];
-    let (v6, proto, l4) = match ethertype {
+    let (v6, proto, l4, src, dst) = match ethertype {
         0x0800 => {
             let h: &[u8; 20] = ip.get(..20)?.try_into().ok()?;
             let header_len = usize::from(h[0] & 0x0f) * 4;
@@ -115,20 +125,18 @@ fn fast_extract(frame: &[u8]) -> Option<PacketInfo> {
             if h[0] >> 4 != 4 || header_len < 20 || ip.len() < header_len || (h[6] & 0x3f) != 0 || h[7] != 0 {
                 return None;
             }
-            src[..4].copy_from_slice(&h[12..16]);
-            dst[..4].copy_from_slice(&h[16..20]);
             let end = lax_end(usize::from(u16::from_be_bytes([h[2], h[3]])), header_len, ip.len());
-            (false, h[9], ip.get(header_len..end)?)
+            (false, h[9], ip.get(header_len..end)?, v4_wide(&h[12..16]), v4_wide(&h[16..20]))
         }
         0x86dd => {
             let h: &[u8; 40] = ip.get(..40)?.try_into().ok()?;
             if h[0] >> 4 != 6 {
                 return None;
             }
-            src.copy_from_slice(&h[8..24]);
-            dst.copy_from_slice(&h[24..40]);
             let end = lax_end(40 + usize::from(u16::from_be_bytes([h[4], h[5]])), 41, ip.len());
-            (true, h[6], ip.get(40..end)?)
+            let src: [u8; 16] = h[8..24].try_into().ok()?;
+            let dst: [u8; 16] = h[24..40].try_into().ok()?;
+            (true, h[6], ip.get(40..end)?, src, dst)
         }
         _ => return None,
     };
@@ -299,15 +307,21 @@ impl TableKey {
     /// The canonical key of a packet and whether the packet was sent by `hi`.
     #[inline(always)]
     pub fn of(info: &PacketInfo, fields: KeyFields) -> (TableKey, bool) {
-        // Big-endian u128 order is the bytes' lexicographic order, in two compares.
-        let src = (u128::from_be_bytes(info.src), info.src_port);
-        let dst = (u128::from_be_bytes(info.dst), info.dst_port);
-        let sent_by_hi = src > dst;
-        let (lo, lo_port, hi, hi_port) = if sent_by_hi {
-            (info.dst, info.dst_port, info.src, info.src_port)
-        } else {
-            (info.src, info.src_port, info.dst, info.dst_port)
+        // Big-endian words compare like the bytes (lexicographic order). The
+        // addresses are read as 8-byte halves and the key's arrays rebuilt from
+        // registers: the parser stores them as 8-byte words, and a 16-byte load
+        // spanning two such stores stalls (no store-to-load forwarding).
+        let halves = |a: &[u8; 16]| {
+            let (h, l) = a.split_at(8);
+            let word = |b: &[u8]| b.try_into().map_or(0, u64::from_be_bytes);
+            (word(h), word(l))
         };
+        let join = |(h, l): (u64, u64)| (u128::from(h) << 64 | u128::from(l)).to_be_bytes();
+        let src = (halves(&info.src), info.src_port);
+        let dst = (halves(&info.dst), info.dst_port);
+        let sent_by_hi = src > dst;
+        let ((lo, lo_port), (hi, hi_port)) = if sent_by_hi { (dst, src) } else { (src, dst) };
+        let (lo, hi) = (join(lo), join(hi));
         let opt = |on: bool, value: Option<u32>| if on { value.unwrap_or(ABSENT) } else { ABSENT };
         let key = TableKey {
             lo,
@@ -360,6 +374,44 @@ impl TableKey {
     pub fn icmp_echo_id(&self) -> Option<u16> {
         (matches!(self.proto, ip_proto::ICMP | ip_proto::ICMPV6) && self.aux != ABSENT)
             .then_some((self.aux >> 16) as u16)
+    }
+}
+
+/// wyhash's folded multiply: the 128-bit product's halves xored.
+#[inline(always)]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+impl TableKey {
+    /// The table's 32-bit hash (bucket home = low bits, tag = all 32): four
+    /// folded multiplies over the key's words (wyhash-style mixing; cheaper
+    /// than a general `Hasher` over 52 bytes). Fixed constants: a run is
+    /// reproducible (flow keys are not attacker-chosen here).
+    #[inline(always)]
+    pub fn hash32(&self) -> u32 {
+        const K: [u64; 7] = [
+            0xa076_1d64_78bd_642f,
+            0xe703_7ed1_a0b4_28db,
+            0x8ebc_6af0_9c88_c6e3,
+            0x5899_65cc_7537_4cc3,
+            0x1d8e_4e27_c47d_124f,
+            0x6e69_6362_656e_6368,
+            0x666c_6f77_6d65_7472,
+        ];
+        let lo = u128::from_ne_bytes(self.lo);
+        let hi = u128::from_ne_bytes(self.hi);
+        let ports = u64::from(self.lo_port) << 48
+            | u64::from(self.hi_port) << 32
+            | u64::from(self.proto) << 8
+            | u64::from(self.v6);
+        let extra = u64::from(self.vni) << 32 | u64::from(self.aux);
+        let m1 = fold_mul(lo as u64 ^ K[0], hi as u64 ^ K[1]);
+        let m2 = fold_mul((lo >> 64) as u64 ^ K[2], (hi >> 64) as u64 ^ K[3]);
+        let m3 = fold_mul(ports ^ u64::from(self.vlan) ^ K[4], extra ^ K[5]);
+        let h = fold_mul(m1 ^ m3, m2 ^ K[6]);
+        (h ^ (h >> 32)) as u32
     }
 }
 

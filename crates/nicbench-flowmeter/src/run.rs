@@ -20,6 +20,7 @@ use nicbench_wire::FlowKey;
 
 use crate::config::MeterConfig;
 use crate::error::FlowError;
+use crate::mmap_pcap::PcapFileInput;
 use crate::packet::{PacketInfo, L2};
 use crate::record::FlowRecord;
 use crate::sink::FlowSink;
@@ -82,8 +83,8 @@ pub(crate) fn l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
     }
 }
 
-struct PcapInput {
-    source: PcapSource,
+pub(crate) struct PcapInput {
+    pub(crate) source: PcapSource,
 }
 
 impl Source for PcapInput {
@@ -130,7 +131,7 @@ impl<'a, I: Iterator<Item = Frame<'a>>> Source for MemoryInput<'a, I> {
 }
 
 #[inline(always)]
-fn prefetch_bytes(data: &[u8]) {
+pub(crate) fn prefetch_bytes(data: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching never faults and does not change memory.
     #[allow(unused_unsafe)]
@@ -142,6 +143,8 @@ fn prefetch_bytes(data: &[u8]) {
 }
 
 /// Meters a pcap or pcapng file. See the crate docs for `stop` and `progress`.
+/// A regular classic pcap file is memory-mapped and parsed in place (no copy
+/// of the frames); pcapng and non-regular files use the buffered reader.
 pub fn run_pcap(
     path: &std::path::Path,
     config: &MeterConfig,
@@ -150,8 +153,10 @@ pub fn run_pcap(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunStats, FlowError> {
     config.validate()?;
-    let source = PcapSource::open(path)?;
-    drive(PcapInput { source }, config, sink, stop, progress)
+    match crate::mmap_pcap::open_pcap(path)? {
+        PcapFileInput::Mapped(input) => drive(input, config, sink, stop, progress),
+        PcapFileInput::Buffered(input) => drive(input, config, sink, stop, progress),
+    }
 }
 
 /// Meters Ethernet frames from memory (benchmarks, tests).

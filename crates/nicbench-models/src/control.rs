@@ -439,7 +439,9 @@ mod tests {
         assert_eq!(tables.group_entries(1), 10_000);
         let fast_ns = inst.busy_ns;
         let (root, _, _) = run(InstallOp::Insert, 0, 10_000, &mut GroupTargets::default());
-        assert!(root.busy_ns > 10.0 * fast_ns, "root {} vs fast {}", root.busy_ns, fast_ns);
+        // Firmware commands vs direct rule writes: the calibrated costs (Fig. 5a/5b) make the root
+        // table several times slower even with the fast table's rehashes counted.
+        assert!(root.busy_ns > 5.0 * fast_ns, "root {} vs fast {}", root.busy_ns, fast_ns);
         let mut targets = GroupTargets { functional: vec![], counted: vec![(0, 5_000)] };
         let (di, _, _) = run(InstallOp::Update, 1, 5_000, &mut targets);
         let (ip, _, _) = run(InstallOp::UpdateInplace, 1, 5_000, &mut targets);

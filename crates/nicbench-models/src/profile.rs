@@ -174,16 +174,21 @@ pub fn builtin_profiles(dir: &Path) -> Vec<String> {
     names
 }
 
-macro_rules! nic_params {
-    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
-        /// Every parameter the models read (see each profile for units and provenance).
-        #[derive(Clone, Debug, PartialEq, Serialize)]
-        pub struct NicParams { $($(#[$doc])* pub $name: f64,)* }
+/// Declares a typed parameter struct `$params` read from a profile type `$profile` (anything
+/// with a `params: BTreeMap<String, Param>` field): every declared name must be present and
+/// finite, no other name may appear, and `$params::validate()` (written beside it) has the
+/// last word. Shared by the steering, off-path and flow-host models.
+macro_rules! profile_params {
+    ($(#[$sdoc:meta])* $params:ident from $profile:ty { $($(#[$doc:meta])* $name:ident),* $(,)? }) => {
+        $(#[$sdoc])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+        pub struct $params { $($(#[$doc])* pub $name: f64,)* }
 
-        impl NicParams {
+        impl $params {
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
 
-            pub fn from_profile(p: &Profile) -> Result<NicParams, ModelError> {
+            pub fn from_profile(p: &$profile) -> Result<$params, $crate::ModelError> {
+                use $crate::ModelError;
                 for name in p.params.keys() {
                     if !Self::NAMES.contains(&name.as_str()) {
                         return Err(ModelError::Profile(format!("unknown parameter '{name}'")));
@@ -196,15 +201,18 @@ macro_rules! nic_params {
                         Err(ModelError::Profile(format!("parameter '{name}' = {v} is not finite")))
                     }
                 };
-                let params = NicParams { $($name: get(stringify!($name))?,)* };
+                let params = $params { $($name: get(stringify!($name))?,)* };
                 params.validate()?;
                 Ok(params)
             }
         }
     };
 }
+pub(crate) use profile_params;
 
-nic_params! {
+profile_params! {
+    /// Every parameter the steering models read (see each profile for units and provenance).
+    NicParams from Profile {
     /// Ethernet line rate [Gb/s].
     link_gbps,
     /// One-way cable + PHY/MAC propagation [ns].
@@ -295,6 +303,7 @@ nic_params! {
     rehash_ns_per_ste,
     /// Embedded Arm cores (BlueField), informational for host-side models.
     arm_cores,
+    }
 }
 
 impl NicParams {

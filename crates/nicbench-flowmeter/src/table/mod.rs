@@ -104,7 +104,6 @@ pub struct FlowTable {
     free: Vec<u32>,
     index: Vec<u64>,
     mask: usize,
-    hasher: ahash::RandomState,
     lru: [List; CLASSES],
     active: List,
     max_flows: usize,
@@ -122,10 +121,13 @@ pub struct FlowTable {
     next_scan_ns: u64,
     scratch: ParsedFrame,
     stats: WorkerStats,
+    /// Deferred packets in arrival order (a FIFO of at most PIPELINE_PACKETS).
     pending: Vec<Pending>,
 }
 
-/// Packets whose table update is deferred to overlap their memory accesses.
+/// Packets whose table update is deferred to overlap their memory accesses:
+/// a packet's index bucket is prefetched on arrival; when the batch is full
+/// the flows the buckets point at are prefetched, then all are metered.
 pub const PIPELINE_PACKETS: usize = 16;
 
 /// A packet parsed and hashed, waiting for its table update.
@@ -216,8 +218,6 @@ impl FlowTable {
             free: Vec::new(),
             index: huge_vec(buckets, EMPTY_BUCKET),
             mask: buckets - 1,
-            // Fixed seeds: a run is reproducible (flow keys are not attacker-chosen here).
-            hasher: ahash::RandomState::with_seeds(0x6e69_6362, 0x656e_6368, 0x666c_6f77, 0x6d65_7472),
             lru: [EMPTY_LIST; CLASSES],
             active: EMPTY_LIST,
             max_flows,
@@ -262,7 +262,9 @@ impl FlowTable {
         self.process_l2(ts_ns, orig_len, frame, L2::Ethernet, out)
     }
 
-    #[inline]
+    // Inlined into the caller's loop: the parsed fields then stay in
+    // registers instead of going through a stack copy (store-forward stalls).
+    #[inline(always)]
     pub(crate) fn process_l2(
         &mut self,
         ts_ns: u64,
@@ -277,7 +279,7 @@ impl FlowTable {
 
     /// Meters a packet parsed elsewhere (the dispatcher parses once for the
     /// hash and the table); `None` = no IP header.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn process_info(
         &mut self,
         ts_ns: u64,
@@ -304,7 +306,7 @@ impl FlowTable {
             ByteCount::Wire => u64::from(orig_len),
         };
         let (key, sent_by_hi) = TableKey::of(info, self.fields);
-        let hash = self.hasher.hash_one(key) as u32;
+        let hash = key.hash32();
         prefetch(&self.index[hash as usize & self.mask]);
         self.pending.push(Pending {
             key,
@@ -321,6 +323,26 @@ impl FlowTable {
         true
     }
 
+    /// Prefetches the flow that the first bucket tagged `hash` points at.
+    /// Only a hint: a stale or missing bucket costs a wasted prefetch.
+    #[inline(always)]
+    fn prefetch_flow(&self, hash: u32) {
+        let mut at = hash as usize & self.mask;
+        loop {
+            let bucket = self.index[at];
+            if bucket == EMPTY_BUCKET {
+                return;
+            }
+            if (bucket >> 32) as u32 == hash {
+                if let Some(flow) = self.flows.get(bucket as u32 as usize) {
+                    prefetch_all(flow);
+                }
+                return;
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+
     /// Applies the deferred packets to the table.
     pub fn sync(&mut self, out: &mut Vec<FlowRecord>) {
         if self.pending.is_empty() {
@@ -329,20 +351,7 @@ impl FlowTable {
         // Their index buckets were prefetched when they arrived; now prefetch
         // the flows the buckets point at, then update in arrival order.
         for p in &self.pending {
-            let mut at = p.hash as usize & self.mask;
-            loop {
-                let bucket = self.index[at];
-                if bucket == EMPTY_BUCKET {
-                    break;
-                }
-                if (bucket >> 32) as u32 == p.hash {
-                    if let Some(flow) = self.flows.get(bucket as u32 as usize) {
-                        prefetch_all(flow);
-                    }
-                    break;
-                }
-                at = (at + 1) & self.mask;
-            }
+            self.prefetch_flow(p.hash);
         }
         let latest = self.now_ns;
         let mut pending = std::mem::take(&mut self.pending);
@@ -655,7 +664,7 @@ impl FlowTable {
             EndReason::Active => {}
         }
         self.lru_unlink(slot);
-        let hash = self.hasher.hash_one(f.key) as u32;
+        let hash = f.key.hash32();
         self.index_remove(hash, slot);
         self.free.push(slot);
         self.live -= 1;

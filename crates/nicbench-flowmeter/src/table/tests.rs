@@ -61,7 +61,7 @@ fn check_invariants(t: &FlowTable) {
             assert!(f.queued_ns >= queued_ns, "LRU list sorted by queued_ns");
             assert!(f.queued_ns <= f.last_ns && f.last_ns - f.queued_ns < t.lru_slack_ns.max(1));
             queued_ns = f.queued_ns;
-            let hash = t.hasher.hash_one(f.key) as u32;
+            let hash = f.key.hash32();
             assert_eq!(t.find(hash, &f.key), Some(at));
             seen += 1;
             prev = at;

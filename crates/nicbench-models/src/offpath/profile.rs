@@ -11,7 +11,7 @@
 //! replace any of them by name.
 
 use crate::error::ModelError;
-use crate::profile::Param;
+use crate::profile::{profile_params, Param};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,37 +103,9 @@ impl OffpathProfile {
     }
 }
 
-macro_rules! offpath_params {
-    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
-        /// Every parameter the off-path model reads (units and provenance in the profiles).
-        #[derive(Clone, Debug, PartialEq, Serialize)]
-        pub struct OffpathParams { $($(#[$doc])* pub $name: f64,)* }
-
-        impl OffpathParams {
-            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
-
-            pub fn from_profile(p: &OffpathProfile) -> Result<OffpathParams, ModelError> {
-                for name in p.params.keys() {
-                    if !Self::NAMES.contains(&name.as_str()) {
-                        return Err(ModelError::Profile(format!("unknown parameter '{name}'")));
-                    }
-                }
-                let get = |name: &str| -> Result<f64, ModelError> {
-                    let v = p.params.get(name)
-                        .ok_or_else(|| ModelError::Profile(format!("missing parameter '{name}'")))?.value;
-                    if v.is_finite() { Ok(v) } else {
-                        Err(ModelError::Profile(format!("parameter '{name}' = {v} is not finite")))
-                    }
-                };
-                let params = OffpathParams { $($name: get(stringify!($name))?,)* };
-                params.validate()?;
-                Ok(params)
-            }
-        }
-    };
-}
-
-offpath_params! {
+profile_params! {
+    /// Every parameter the off-path model reads (units and provenance in the profiles).
+    OffpathParams from OffpathProfile {
     // --- network ---------------------------------------------------------------
     /// Network ports of the NIC.
     network_ports,
@@ -292,6 +264,7 @@ offpath_params! {
     soc_wqe_fetch_ns,
     /// Flight time of a soc MMIO write until the NIC sees it (latency only; the thread does not wait) [ns].
     soc_mmio_latency_ns,
+    }
 }
 
 impl OffpathParams {
