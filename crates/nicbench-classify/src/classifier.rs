@@ -17,7 +17,7 @@ use crate::compile::{compile, CompileError, CompiledRule, Fate};
 use crate::counters::{Counters, MAX_RULE_SLOTS};
 use crate::group::exact::exact_form;
 use crate::group::{tree, Algorithm, Tree};
-use crate::key::PacketKey;
+use crate::key::{FiveTuple, PacketKey};
 use crate::state::{Hop, Op, Outcome, RuleId, State};
 use nicbench_rules::{Action, Rule};
 use std::sync::Arc;
@@ -651,6 +651,16 @@ impl Reader {
     pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
         match self.h.enter() {
             Some(s) => s.lookup_burst(keys, out, self.start_group, self.counters()),
+            None => out.iter_mut().for_each(|o| *o = Outcome::START),
+        }
+    }
+
+    /// [`lookup_burst`](Self::lookup_burst) for compact IPv4 5-tuples ([`FiveTuple`]), under
+    /// one snapshot: the same lookup, fed from a trace 14× smaller than its `PacketKey`s.
+    /// `out[i]` is the outcome of `tuples[i]`'s key ([`FiveTuple::key`]).
+    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome]) {
+        match self.h.enter() {
+            Some(s) => s.lookup_burst_tuples(tuples, out, self.start_group, self.counters()),
             None => out.iter_mut().for_each(|o| *o = Outcome::START),
         }
     }

@@ -228,25 +228,71 @@ impl PacketKey {
     /// anything else is bare IPv4. Used to classify ClassBench traces.
     pub fn ipv4_5tuple(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, dst_port: u16, proto: u8, frame_bytes: u32) -> PacketKey {
         let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes };
-        let mut p = presence::ETH | presence::IPV4;
-        let mut l4 = (proto as u64) << 32;
-        match proto {
-            6 => p |= presence::TCP,
-            17 => p |= presence::UDP,
-            132 => p |= presence::SCTP,
-            1 => p |= presence::ICMP,
-            _ => {}
-        }
-        if matches!(proto, 6 | 17 | 132) {
-            l4 |= src_port as u64 | ((dst_port as u64) << 16);
-        }
-        key.words[W_SRC_LO] = u32::from(src) as u64;
-        key.words[W_DST_LO] = u32::from(dst) as u64;
-        key.words[W_L4] = l4 | (p << PRESENCE_SHIFT);
-        key.words[W_ETH_DST] = 0x0800 << 48;
-        key.words[W_ETH_SRC] = 64 << 56; // ttl
-        key.words[W_MISC] = 0x45;
+        set_ipv4_5tuple(&mut key.words, u32::from(src), u32::from(dst), src_port, dst_port, proto);
         key
+    }
+}
+
+/// Writes the words of an IPv4 5-tuple packet that are not zero. The only writer of keys
+/// that [`FiveTuple::write_key`] refills, so a reused key buffer never keeps stale words.
+#[inline(always)]
+fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u16, dst_port: u16, proto: u8) {
+    let mut p = presence::ETH | presence::IPV4;
+    let mut l4 = (proto as u64) << 32;
+    match proto {
+        6 => p |= presence::TCP,
+        17 => p |= presence::UDP,
+        132 => p |= presence::SCTP,
+        1 => p |= presence::ICMP,
+        _ => {}
+    }
+    if matches!(proto, 6 | 17 | 132) {
+        l4 |= src_port as u64 | ((dst_port as u64) << 16);
+    }
+    words[W_SRC_LO] = src as u64;
+    words[W_DST_LO] = dst as u64;
+    words[W_L4] = l4 | (p << PRESENCE_SHIFT);
+    words[W_ETH_DST] = 0x0800 << 48;
+    words[W_ETH_SRC] = 64 << 56; // ttl
+    words[W_MISC] = 0x45;
+}
+
+/// An IPv4 5-tuple packet in 16 bytes (a [`PacketKey`] is 216): what a trace of packets
+/// from memory should hold, so that a 64K-packet trace (1 MiB) stays in the cache instead
+/// of streaming 14 MiB of keys. [`Reader::lookup_burst_tuples`](crate::Reader::lookup_burst_tuples)
+/// looks them up through the ordinary burst lookup, 32 keys at a time in a key buffer that
+/// stays in L1. Its key is exactly [`PacketKey::ipv4_5tuple`]'s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct FiveTuple {
+    /// Addresses in host order (`u32::from(Ipv4Addr)`).
+    pub src: u32,
+    pub dst: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Frame length [bytes], for the byte counters.
+    pub frame_bytes: u16,
+    pub proto: u8,
+}
+
+impl FiveTuple {
+    pub fn new(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, dst_port: u16, proto: u8, frame_bytes: u16) -> FiveTuple {
+        FiveTuple { src: u32::from(src), dst: u32::from(dst), src_port, dst_port, frame_bytes, proto }
+    }
+
+    /// The full key ([`PacketKey::ipv4_5tuple`]).
+    pub fn key(&self) -> PacketKey {
+        let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes: self.frame_bytes as u32 };
+        self.write_key(&mut key);
+        key
+    }
+
+    /// Turns `key`, which must hold a key made by [`key`](Self::key) or `write_key`
+    /// (its other words are zero), into this tuple's key: only the non-zero words are written.
+    #[inline(always)]
+    pub(crate) fn write_key(&self, key: &mut PacketKey) {
+        set_ipv4_5tuple(&mut key.words, self.src, self.dst, self.src_port, self.dst_port, self.proto);
+        key.frame_bytes = self.frame_bytes as u32;
     }
 }
 
@@ -342,6 +388,22 @@ fn mac(b: [u8; 6]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_five_tuple_key_is_ipv4_5tuple_even_in_a_reused_buffer() {
+        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(192, 168, 7, 9));
+        assert_eq!(std::mem::size_of::<FiveTuple>(), 16);
+        let mut buf = PacketKey::default();
+        // Every protocol after every other: a reused buffer must never keep the ports of a
+        // TCP packet for an ICMP one.
+        for (i, proto) in [6u8, 1, 17, 47, 132, 6, 0].into_iter().enumerate() {
+            let t = FiveTuple::new(a, b, 1000 + i as u16, 53, proto, 60 + i as u16);
+            let want = PacketKey::ipv4_5tuple(a, b, 1000 + i as u16, 53, proto, 60 + i as u32);
+            assert_eq!(t.key(), want, "proto {proto}");
+            t.write_key(&mut buf);
+            assert_eq!(buf, want, "proto {proto} in a reused buffer");
+        }
+    }
 
     /// Ethernet / IPv4 / UDP 10.0.0.1:1234 -> 10.0.0.2:53, 42 bytes.
     const UDP_FRAME: [u8; 42] = [

@@ -42,6 +42,6 @@ pub mod workload;
 pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
 pub use compile::{CompileError, Fate};
 pub use group::Algorithm;
-pub use key::PacketKey;
+pub use key::{FiveTuple, PacketKey};
 pub use report::{classify_pcap, ClassifyError, ClassifyReport, RuleHits};
 pub use state::{Hop, Outcome, RuleId, Verdict};

@@ -10,7 +10,7 @@ use crate::compile::{CompiledRule, Fate};
 use crate::counters::Counters;
 use crate::group::exact::{unpack_action, ACT_SLOW};
 use crate::group::{Algorithm, Group, Hit, RuleEntry, Tree, BURST, NO_JUMP, NO_TREE};
-use crate::key::PacketKey;
+use crate::key::{FiveTuple, PacketKey};
 use std::sync::Arc;
 
 /// Identifies an installed rule: slot in the low 32 bits, slot generation in the high 32.
@@ -211,6 +211,18 @@ impl State {
             }
         }
         (hops, out)
+    }
+
+    /// [`lookup_burst`](Self::lookup_burst) of compact IPv4 5-tuples: each burst's keys are
+    /// written into one reused buffer (only their non-zero words), which stays in L1.
+    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>) {
+        let mut buf = [PacketKey::default(); BURST];
+        for (ts, os) in tuples.chunks(BURST).zip(out.chunks_mut(BURST)) {
+            for (k, t) in buf.iter_mut().zip(ts) {
+                t.write_key(k);
+            }
+            self.lookup_burst(&buf[..ts.len()], os, start, counters);
+        }
     }
 
     /// Burst lookup: packets that are in the same group go through it together.

@@ -117,7 +117,7 @@ pub(crate) struct ExactTable {
 }
 
 #[inline(always)]
-fn hash3(k: &[u32; 3]) -> u64 {
+pub(crate) fn hash3(k: &[u32; 3]) -> u64 {
     let a = (k[0] as u64) | ((k[1] as u64) << 32);
     let mut h = (a ^ 0x243f_6a88_85a3_08d3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     h = (h.rotate_left(29) ^ k[2] as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);

@@ -508,18 +508,77 @@ impl Group {
         let n = keys.len().min(BURST).min(out.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
         let mut exact_hits = [Hit::NONE; BURST];
+        if !self.exact.is_empty() {
+            self.exact_burst(&keys[..n], &mut best[..n], &mut exact_hits[..n]);
+        }
+        if let Some(tree) = &self.tree {
+            tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
+        }
+        if !self.order.is_empty() {
+            self.tables_burst(&keys[..n], rules, &mut best[..n]);
+        }
+        for i in 0..n {
+            out[i] = Hit::of(best[i], &exact_hits[i]);
+        }
+    }
+
+    /// Whether no key can be in two exact tables: every pair disagrees on a bit of the L4
+    /// word that both constrain. A few tables at most (one per protocol and flag pattern),
+    /// so the pairwise check costs less than a pass per table.
+    #[inline(always)]
+    fn exact_disjoint(&self) -> bool {
+        let x = &self.exact;
+        (0..x.len()).all(|a| (a + 1..x.len()).all(|b| (x[a].hi_value ^ x[b].hi_value) & x[a].hi_mask & x[b].hi_mask != 0))
+    }
+
+    /// The exact-table part of [`lookup_burst`](Self::lookup_burst): improves `best`, and
+    /// `hits[i]` gets the exact hit. Hash every key and prefetch its home line, then probe:
+    /// the misses overlap. When no two tables can hold the same key (they disagree on a
+    /// bit both constrain, as TCP and UDP tables do on the protocol), a key selects at most
+    /// one table by its L4 word, so each key is hashed and probed once, with no pass per
+    /// table and no branch on its protocol.
+    #[inline(always)]
+    fn exact_burst(&self, keys: &[&PacketKey], best: &mut [(u64, u32)], hits: &mut [Hit]) {
+        let n = keys.len().min(BURST).min(best.len()).min(hits.len());
+        let mut ks = [[0u32; 3]; BURST];
+        let mut hs = [0u64; BURST];
+        if self.exact_disjoint() {
+            // `sel[i]`: the one table key `i` can hit (`usize::MAX`: none).
+            let mut sel = [usize::MAX; BURST];
+            for i in 0..n {
+                let l4 = keys[i].words[W_L4];
+                let mut s = usize::MAX;
+                for (j, t) in self.exact.iter().enumerate() {
+                    s = if l4 & t.hi_mask == t.hi_value { j } else { s };
+                }
+                ks[i] = [keys[i].words[W_SRC_LO] as u32, keys[i].words[W_DST_LO] as u32, l4 as u32];
+                hs[i] = exact::hash3(&ks[i]);
+                sel[i] = s;
+                if let Some(t) = self.exact.get(s) {
+                    t.prefetch(hs[i]);
+                }
+            }
+            for i in 0..n {
+                let Some(t) = self.exact.get(sel[i]) else { continue };
+                if let Some(h) = t.get_hashed(&ks[i], hs[i]) {
+                    if h.rank < best[i].0 {
+                        best[i] = (h.rank, h.slot);
+                        hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                    }
+                }
+            }
+            return;
+        }
+        let mut probe = [false; BURST];
         for t in &self.exact {
             if t.len() == 0 {
                 continue;
             }
-            // Hash every key and prefetch its home line, then probe: the misses overlap.
-            let mut ks = [[0u32; 3]; BURST];
-            let mut hs = [0u64; BURST];
-            let mut probe = [false; BURST];
             for i in 0..n {
+                probe[i] = false;
                 if let Some(k) = t.key_of(keys[i]) {
                     ks[i] = k;
-                    hs[i] = t.hash(&k);
+                    hs[i] = exact::hash3(&k);
                     t.prefetch(hs[i]);
                     probe[i] = true;
                 }
@@ -531,19 +590,10 @@ impl Group {
                 if let Some(h) = t.get_hashed(&ks[i], hs[i]) {
                     if h.rank < best[i].0 {
                         best[i] = (h.rank, h.slot);
-                        exact_hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                        hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
                     }
                 }
             }
-        }
-        if let Some(tree) = &self.tree {
-            tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
-        }
-        if !self.order.is_empty() {
-            self.tables_burst(&keys[..n], rules, &mut best[..n]);
-        }
-        for i in 0..n {
-            out[i] = Hit::of(best[i], &exact_hits[i]);
         }
     }
 
