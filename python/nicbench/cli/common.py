@@ -100,3 +100,17 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         yield update
         if total is not None:
             progress.update(task, completed=total)
+
+
+def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
+    """`--set NAME=VALUE` options (profile parameter overrides) → {name: value}."""
+    out: dict[str, float] = {}
+    for item in items:
+        if "=" not in item:
+            raise NicbenchError(f"--set: expected NAME=VALUE (a profile parameter), found {item!r}")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
+    return out

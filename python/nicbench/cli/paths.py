@@ -19,25 +19,12 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.cli.common import emit_json, json_option, parse_overrides, stdout_console
 from nicbench.errors import NicbenchError
 
 __all__ = ["paths", "COMMANDS", "summarize"]
 
 _TOP_RESOURCES = 5
-
-
-def _overrides(items: tuple[str, ...]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for item in items:
-        if "=" not in item:
-            raise NicbenchError(f"--set: expected NAME=VALUE (a profile parameter), found {item!r}")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = float(v)
-        except ValueError:
-            raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
-    return out
 
 
 def _num(x: Any) -> float | None:
@@ -100,7 +87,7 @@ def paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[st
 
     flows = [offpath.parse_flow(t) for t in flow_texts]
     mix = mix or offpath.default_mix(flows)
-    result = offpath.predict(nic, flows, overrides=_overrides(sets), mix=mix)
+    result = offpath.predict(nic, flows, overrides=parse_overrides(sets), mix=mix)
     doc = summarize(nic, flows, result, mix)
     if as_json:
         emit_json(doc)

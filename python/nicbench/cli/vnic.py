@@ -13,7 +13,7 @@ from typing import Any, Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, progress_bar, stderr_console, stdout_console
+from nicbench.cli.common import emit_json, json_option, parse_overrides, progress_bar, stderr_console, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -50,19 +50,6 @@ def parse_install_rate(text: str) -> float:
         return float(s)
     except ValueError:
         raise NicbenchError(f"--install-rate: expected a rate such as 100k/s, found {text!r}") from None
-
-
-def _overrides(items: tuple[str, ...]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for item in items:
-        if "=" not in item:
-            raise NicbenchError(f"--set: expected NAME=VALUE (a profile parameter), found {item!r}")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = float(v)
-        except ValueError:
-            raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
-    return out
 
 
 @click.command()
@@ -120,7 +107,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
     sc = vnic.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
-                       overrides=_overrides(sets))
+                       overrides=parse_overrides(sets))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
         result = vnic.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
