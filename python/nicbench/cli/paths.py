@@ -20,7 +20,6 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import emit_json, json_option, parse_overrides, stdout_console
-from nicbench.errors import NicbenchError
 
 __all__ = ["paths", "COMMANDS", "summarize"]
 
