@@ -226,8 +226,15 @@ impl State {
     }
 
     /// Burst lookup: packets that are in the same group go through it together.
+    ///
+    /// Fast path: when the start group holds exact tables only and nothing is counted (the
+    /// one-rule-per-flow workload), a burst is probed there directly and a hit whose action
+    /// is inline and ends the walk is written straight into its `Outcome`; only misses,
+    /// jumps and actions kept in the rule entry (marks) take the general walk, starting
+    /// from the step already made.
     pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>) {
         let n = keys.len().min(out.len());
+        let exact_start = if counters.is_none() { self.groups.get(&start).filter(|g| g.exact_only()) } else { None };
         for base in (0..n).step_by(BURST) {
             let m = (n - base).min(BURST);
             let keys = &keys[base..base + m];
@@ -237,43 +244,98 @@ impl State {
                 crate::table::prefetch_read(k as *const PacketKey as *const u8);
             }
             let out = &mut out[base..base + m];
-            let mut current = [start; BURST];
-            let mut pending: [bool; BURST] = [false; BURST];
-            for i in 0..m {
-                out[i] = Outcome::START;
-                pending[i] = true;
+            match exact_start {
+                Some(g) => self.exact_start_burst(g, keys, out, start),
+                None => {
+                    out.fill(Outcome::START);
+                    let mut pending = [false; BURST];
+                    pending[..m].fill(true);
+                    self.walk_burst(keys, out, [start; BURST], pending, counters);
+                }
             }
-            let mut idx = [0usize; BURST];
-            let mut refs: [&PacketKey; BURST] = [&keys[0]; BURST];
-            let mut hits = [Hit::NONE; BURST];
-            for _ in 0..(self.max_hops() as usize * m) {
-                let Some(first) = (0..m).find(|&i| pending[i]) else { break };
-                let group = current[first];
-                let mut k = 0;
-                for i in first..m {
-                    if pending[i] && current[i] == group {
-                        idx[k] = i;
-                        refs[k] = &keys[i];
-                        k += 1;
-                    }
+        }
+    }
+
+    /// The fast path of [`lookup_burst`](Self::lookup_burst) for one burst (at most
+    /// [`BURST`] keys) whose start group `g` is exact-only; no counting.
+    #[inline(always)]
+    fn exact_start_burst(&self, g: &Group, keys: &[PacketKey], out: &mut [Outcome], start: u32) {
+        let m = keys.len().min(out.len()).min(BURST);
+        let mut hits = [Hit::NONE; BURST];
+        g.exact_hits_burst(&keys[..m], &mut hits[..m]);
+        let mut current = [start; BURST];
+        let mut pending = [false; BURST];
+        let mut walk = false;
+        for i in 0..m {
+            let h = hits[i];
+            // `act` is ACT_SLOW for a miss (Hit::NONE) and for actions kept in the rule entry.
+            if h.act != ACT_SLOW {
+                let (fate, jump) = unpack_action(h.act);
+                if jump.is_none() {
+                    // What `step` writes for this hit, in one store.
+                    out[i] = Outcome {
+                        verdict: Verdict::Fate(fate),
+                        mark: None,
+                        groups_traversed: 1,
+                        last_group: start,
+                        rule: Some(RuleId::new(h.slot, h.gen)),
+                    };
+                    continue;
                 }
-                match self.groups.get(&group) {
-                    Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut hits[..k]),
-                    None => hits[..k].fill(Hit::NONE),
+            }
+            let mut o = Outcome::START;
+            if let Some(next) = self.step(&mut o, start, h, 0, None) {
+                if o.groups_traversed < self.max_hops() {
+                    current[i] = next;
+                    pending[i] = true;
+                    walk = true;
                 }
-                if let Some(c) = counters {
-                    for h in &hits[..k] {
-                        c.prefetch(h.slot);
-                    }
+            }
+            out[i] = o;
+        }
+        if walk {
+            self.walk_burst(&keys[..m], &mut out[..m], current, pending, None);
+        }
+    }
+
+    /// The general group walk of one burst (at most [`BURST`] keys): packet `i` is in group
+    /// `current[i]` with `out[i]` so far while `pending[i]`; packets in the same group go
+    /// through it together.
+    fn walk_burst(&self, keys: &[PacketKey], out: &mut [Outcome], mut current: [u32; BURST], mut pending: [bool; BURST], counters: Option<&Counters>) {
+        let m = keys.len().min(out.len()).min(BURST);
+        if m == 0 {
+            return;
+        }
+        let mut idx = [0usize; BURST];
+        let mut refs: [&PacketKey; BURST] = [&keys[0]; BURST];
+        let mut hits = [Hit::NONE; BURST];
+        for _ in 0..(self.max_hops() as usize * m) {
+            let Some(first) = (0..m).find(|&i| pending[i]) else { break };
+            let group = current[first];
+            let mut k = 0;
+            for i in first..m {
+                if pending[i] && current[i] == group {
+                    idx[k] = i;
+                    refs[k] = &keys[i];
+                    k += 1;
                 }
-                for j in 0..k {
-                    let i = idx[j];
-                    // The length sits in the key's last line: read only when counting.
-                    let bytes = if counters.is_some() { keys[i].frame_bytes } else { 0 };
-                    match self.step(&mut out[i], group, hits[j], bytes, counters) {
-                        Some(next) if out[i].groups_traversed < self.max_hops() => current[i] = next,
-                        _ => pending[i] = false,
-                    }
+            }
+            match self.groups.get(&group) {
+                Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut hits[..k]),
+                None => hits[..k].fill(Hit::NONE),
+            }
+            if let Some(c) = counters {
+                for h in &hits[..k] {
+                    c.prefetch(h.slot);
+                }
+            }
+            for j in 0..k {
+                let i = idx[j];
+                // The length sits in the key's last line: read only when counting.
+                let bytes = if counters.is_some() { keys[i].frame_bytes } else { 0 };
+                match self.step(&mut out[i], group, hits[j], bytes, counters) {
+                    Some(next) if out[i].groups_traversed < self.max_hops() => current[i] = next,
+                    _ => pending[i] = false,
                 }
             }
         }

@@ -32,6 +32,7 @@
 use crate::compile::{ones128, CompiledRule, Fate};
 use crate::key::{ones64, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 pub(crate) mod exact;
@@ -522,6 +523,23 @@ impl Group {
         }
     }
 
+    /// Whether the group holds exact tables only (no tree, no general table): its burst
+    /// lookup is then [`exact_hits_burst`](Self::exact_hits_burst) alone.
+    #[inline]
+    pub fn exact_only(&self) -> bool {
+        self.tree.is_none() && self.order.is_empty() && !self.exact.is_empty()
+    }
+
+    /// [`lookup_burst`](Self::lookup_burst) of a group that is [`exact_only`](Self::exact_only),
+    /// on keys in place (no array of references). `hits[i]` must come in as [`Hit::NONE`];
+    /// it gets the exact hit, if any.
+    #[inline]
+    pub fn exact_hits_burst(&self, keys: &[PacketKey], hits: &mut [Hit]) {
+        let n = keys.len().min(BURST).min(hits.len());
+        let mut best = [(u64::MAX, u32::MAX); BURST];
+        self.exact_burst(&keys[..n], &mut best[..n], &mut hits[..n]);
+    }
+
     /// Whether no key can be in two exact tables: every pair disagrees on a bit of the L4
     /// word that both constrain. A few tables at most (one per protocol and flag pattern),
     /// so the pairwise check costs less than a pass per table.
@@ -538,7 +556,7 @@ impl Group {
     /// one table by its L4 word, so each key is hashed and probed once, with no pass per
     /// table and no branch on its protocol.
     #[inline(always)]
-    fn exact_burst(&self, keys: &[&PacketKey], best: &mut [(u64, u32)], hits: &mut [Hit]) {
+    fn exact_burst<K: Borrow<PacketKey>>(&self, keys: &[K], best: &mut [(u64, u32)], hits: &mut [Hit]) {
         let n = keys.len().min(BURST).min(best.len()).min(hits.len());
         let mut ks = [[0u32; 3]; BURST];
         let mut hs = [0u64; BURST];
@@ -546,12 +564,13 @@ impl Group {
             // `sel[i]`: the one table key `i` can hit (`usize::MAX`: none).
             let mut sel = [usize::MAX; BURST];
             for i in 0..n {
-                let l4 = keys[i].words[W_L4];
+                let key = keys[i].borrow();
+                let l4 = key.words[W_L4];
                 let mut s = usize::MAX;
                 for (j, t) in self.exact.iter().enumerate() {
                     s = if l4 & t.hi_mask == t.hi_value { j } else { s };
                 }
-                ks[i] = [keys[i].words[W_SRC_LO] as u32, keys[i].words[W_DST_LO] as u32, l4 as u32];
+                ks[i] = [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32];
                 hs[i] = exact::hash3(&ks[i]);
                 sel[i] = s;
                 if let Some(t) = self.exact.get(s) {
@@ -576,7 +595,7 @@ impl Group {
             }
             for i in 0..n {
                 probe[i] = false;
-                if let Some(k) = t.key_of(keys[i]) {
+                if let Some(k) = t.key_of(keys[i].borrow()) {
                     ks[i] = k;
                     hs[i] = exact::hash3(&k);
                     t.prefetch(hs[i]);

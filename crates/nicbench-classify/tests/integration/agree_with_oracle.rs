@@ -104,6 +104,29 @@ fn exact_step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Updates that keep the start group (0) to exact 5-tuple rules (mostly: a second rule on
+/// one key goes to the general tables), the wildcard rules in groups 1 and 2: the burst
+/// lookup's exact-only start path, with its fall-backs (misses, jumps, marks).
+fn exact_start_step() -> impl Strategy<Value = Step> {
+    let r = || {
+        prop_oneof![
+            4 => exact_rule().prop_map(|mut r| {
+                r.attr.group = 0;
+                r
+            }),
+            1 => rule().prop_map(|mut r| {
+                r.attr.group = 1 + r.attr.group % 2;
+                r
+            }),
+        ]
+    };
+    prop_oneof![
+        6 => r().prop_map(Step::Insert),
+        2 => any::<usize>().prop_map(Step::Delete),
+        2 => (any::<usize>(), r()).prop_map(|(i, r)| Step::Modify(i, r)),
+    ]
+}
+
 fn layers() -> impl Strategy<Value = Layers> {
     layers_in(V4.len(), 8)
 }
@@ -209,7 +232,12 @@ fn run(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, frames: Vec<P
 /// index is in `settle_after`, and checking against the oracle right after each settle,
 /// so later updates land on a tree (tombstones, delta) before the final check.
 fn run_settling(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, settle_after: &[usize], frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
-    let mut c = Classifier::new(ClassifierConfig { algorithm, ..Default::default() });
+    run_with(ClassifierConfig { algorithm, ..Default::default() }, steps, batch_every, settle_after, frames)
+}
+
+/// [`run_settling`] with any configuration.
+fn run_with(config: ClassifierConfig, steps: Vec<Step>, batch_every: usize, settle_after: &[usize], frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
+    let mut c = Classifier::new(config);
     let mut live: Live = Vec::new();
     let mut seq = 0usize;
     // Apply in batches of `batch_every` (1 = single updates); a refused batch changes nothing.
@@ -286,6 +314,17 @@ proptest! {
                                            frames in prop::collection::vec(exact_frame(), 40)) {
         run(Algorithm::TupleMerge, steps.clone(), batch, frames.clone())?;
         run_settling(Algorithm::Hybrid, steps, batch, &settle_after, frames)?;
+    }
+
+    #[test]
+    fn prop_exact_start_group_uncounted_agrees_with_oracle(steps in prop::collection::vec(exact_start_step(), 1..60), batch in 1usize..5,
+                                                          settle_after in prop::collection::vec(0usize..20, 0..3),
+                                                          frames in prop::collection::vec(exact_frame(), 40)) {
+        // Without counting, a start group holding only exact tables takes the burst fast path.
+        for algorithm in [Algorithm::TupleMerge, Algorithm::Hybrid] {
+            let config = ClassifierConfig { algorithm, count: false, ..Default::default() };
+            run_with(config, steps.clone(), batch, &settle_after, frames.clone())?;
+        }
     }
 
     #[test]
