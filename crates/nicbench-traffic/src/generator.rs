@@ -1,5 +1,8 @@
 //! The packet stream: pull API ([`TrafficGen::next_packet`]), caller-buffer API
-//! ([`TrafficGen::next_into`]) and batch API ([`TrafficGen::fill_batch`]).
+//! ([`TrafficGen::next_into`]), batch API ([`TrafficGen::fill_batch`]) and, for
+//! callers that need no frame bytes (the simulator), metadata one packet at a
+//! time ([`TrafficGen::next_meta`]) or in bursts ([`TrafficGen::fill_meta`],
+//! same sequence).
 //!
 //! Per packet the generator draws a flow (uniform or Zipf), draws a size, takes
 //! the timestamp from the [`Pacer`] and emits the flow's frame by copying its
@@ -271,6 +274,48 @@ impl TrafficGen {
         })
     }
 
+    /// Decides up to `out.len()` next packets into `out`; returns how many
+    /// (fewer only at the end of the stream, 0 once it has ended). The
+    /// sequence, the RNG state and the summary afterwards are exactly those
+    /// of as many [`TrafficGen::next_meta`] calls.
+    ///
+    /// Why a separate loop: per packet `next_meta` re-reads the pacer mode,
+    /// the picker variants and the stop conditions and updates five summary
+    /// fields in memory; here the picker variants are matched once per call
+    /// (one monomorphic loop each), the packet limit becomes a loop bound and
+    /// the totals are summed in registers.
+    pub fn fill_meta(&mut self, out: &mut [PacketMeta]) -> usize {
+        let left = self.packet_limit.saturating_sub(self.summary.packets);
+        let max = usize::try_from(left).unwrap_or(usize::MAX).min(out.len());
+        let out = &mut out[..max];
+        let (pacer, rng, end_ns) = (&mut self.pacer, &mut self.rng, self.end_ns);
+        let n = match (&self.popularity, &self.sizes) {
+            (FlowPicker::Uniform(flows), SizePicker::Fixed(size)) => {
+                let (flows, size) = (*flows, *size);
+                fill_loop(pacer, rng, end_ns, out, |r| r.random_range(0..flows), |_| size)
+            }
+            (FlowPicker::Zipf(table), SizePicker::Fixed(size)) => {
+                let size = *size;
+                fill_loop(pacer, rng, end_ns, out, |r| table.sample(r) as u32, |_| size)
+            }
+            (popularity, sizes) => fill_loop(pacer, rng, end_ns, out, |r| popularity.pick(r), |r| sizes.pick(r)),
+        };
+        let s = &mut self.summary;
+        if let (Some(first), Some(last)) = (out.first(), out[..n].last()) {
+            if s.packets == 0 {
+                s.first_ts_ns = first.ts_ns;
+            }
+            s.last_ts_ns = last.ts_ns;
+        }
+        for m in &out[..n] {
+            s.bytes += captured_len(m.frame_size_bytes) as u64;
+            s.frame_bytes += u64::from(m.frame_size_bytes);
+            s.wire_bytes += wire_bytes(m.frame_size_bytes);
+        }
+        s.packets += n as u64;
+        n
+    }
+
     /// The next packet, borrowed until the next call; `None` at the end of the stream.
     #[inline]
     pub fn next_packet(&mut self) -> Option<Packet<'_>> {
@@ -327,6 +372,51 @@ impl TrafficGen {
     }
 }
 
+/// The body of [`TrafficGen::fill_meta`] for one (flow, size) picker pair:
+/// same draws in the same order (flow, then size) as `next_meta`. Takes the
+/// fields as separate borrows so the pacer and RNG state stay in registers.
+#[inline(always)]
+fn fill_loop(
+    pacer: &mut Pacer,
+    rng: &mut ChaCha8Rng,
+    end_ns: u64,
+    out: &mut [PacketMeta],
+    mut pick_flow: impl FnMut(&mut ChaCha8Rng) -> u32,
+    mut pick_size: impl FnMut(&mut ChaCha8Rng) -> u32,
+) -> usize {
+    // A local copy: its mode flags are then provably loop-invariant.
+    let mut p = pacer.clone();
+    let n = fill_slots(&mut p, rng, end_ns, out, &mut pick_flow, &mut pick_size);
+    *pacer = p;
+    n
+}
+
+#[inline(always)]
+fn fill_slots(
+    pacer: &mut Pacer,
+    rng: &mut ChaCha8Rng,
+    end_ns: u64,
+    out: &mut [PacketMeta],
+    pick_flow: &mut impl FnMut(&mut ChaCha8Rng) -> u32,
+    pick_size: &mut impl FnMut(&mut ChaCha8Rng) -> u32,
+) -> usize {
+    for (i, slot) in out.iter_mut().enumerate() {
+        let ts_ns = pacer.next_ts_ns();
+        if ts_ns >= end_ns {
+            return i;
+        }
+        let flow_index = pick_flow(rng);
+        let frame_size_bytes = pick_size(rng);
+        pacer.advance(frame_size_bytes);
+        *slot = PacketMeta {
+            ts_ns,
+            flow_index,
+            frame_size_bytes,
+        };
+    }
+    out.len()
+}
+
 /// Writes `meta`'s headers into `out`; the payload part must already be zero.
 #[inline]
 fn emit_headers(templates: &TemplateSet, meta: &PacketMeta, out: &mut [u8]) -> Option<usize> {
@@ -380,5 +470,82 @@ impl PacketBatch {
 
     pub fn iter(&self) -> impl Iterator<Item = Packet<'_>> + '_ {
         (0..self.len()).filter_map(move |i| self.get(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Rate;
+
+    /// Drains `config` with `fill_meta` in chunks of the given lengths
+    /// (cycled) and with `next_meta`, packet by packet.
+    fn both_ways(config: &TrafficConfig, chunks: &[usize]) -> (Vec<PacketMeta>, Summary, Vec<PacketMeta>, Summary) {
+        let mut one = TrafficGen::new(config).expect("valid config");
+        let singles: Vec<_> = std::iter::from_fn(|| one.next_meta()).collect();
+        let mut burst = TrafficGen::new(config).expect("valid config");
+        let mut buf = vec![PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 300];
+        let mut bursts = Vec::new();
+        for &len in chunks.iter().cycle() {
+            let n = burst.fill_meta(&mut buf[..len]);
+            assert!(n <= len);
+            bursts.extend_from_slice(&buf[..n]);
+            if n < len {
+                break;
+            }
+        }
+        assert_eq!(burst.fill_meta(&mut buf), 0, "an ended stream stays ended");
+        assert_eq!(burst.next_meta(), None);
+        (singles, one.summary(), bursts, burst.summary())
+    }
+
+    #[test]
+    fn test_fill_meta_matches_next_meta() {
+        let base = TrafficConfig {
+            flows: 333,
+            seed: 42,
+            start_ns: 17,
+            duration_ns: Some(200_000),
+            ..TrafficConfig::default()
+        };
+        let configs = [
+            base.clone(),
+            TrafficConfig { popularity: Popularity::Zipf { s: 1.1 }, size: SizeSpec::Fixed(1500), ..base.clone() },
+            TrafficConfig { size: SizeSpec::Imix, rate: Rate::Mpps(7.0), ..base.clone() },
+            TrafficConfig {
+                size: SizeSpec::Uniform { min: 64, max: 1518 },
+                popularity: Popularity::Zipf { s: 0.9 },
+                ..base.clone()
+            },
+            TrafficConfig { size: SizeSpec::List(vec![64, 128, 9000]), packets: Some(1234), duration_ns: None, ..base.clone() },
+            TrafficConfig { rate: Rate::Unlimited, packets: Some(777), duration_ns: None, ..base.clone() },
+        ];
+        for config in &configs {
+            for chunks in [&[1usize][..], &[32], &[300], &[0, 5, 64, 1, 255]] {
+                let (singles, s1, bursts, s2) = both_ways(config, chunks);
+                assert!(singles.len() > 100, "{config:?}: {} packets", singles.len());
+                assert_eq!(singles, bursts, "{config:?} chunks {chunks:?}");
+                assert_eq!(s1, s2, "{config:?} chunks {chunks:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_fill_meta_interleaves_with_next_meta() {
+        let config = TrafficConfig { size: SizeSpec::Imix, packets: Some(500), ..TrafficConfig::default() };
+        let mut reference = TrafficGen::new(&config).expect("valid config");
+        let expected: Vec<_> = std::iter::from_fn(|| reference.next_meta()).collect();
+        let mut gen = TrafficGen::new(&config).expect("valid config");
+        let mut got = Vec::new();
+        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 40];
+        loop {
+            let n = gen.fill_meta(&mut buf);
+            got.extend_from_slice(&buf[..n]);
+            let Some(m) = gen.next_meta() else { break };
+            got.push(m);
+        }
+        assert_eq!(got.len(), 500);
+        assert_eq!(got, expected);
+        assert_eq!(gen.summary(), reference.summary());
     }
 }
