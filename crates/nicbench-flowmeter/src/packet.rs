@@ -320,8 +320,15 @@ impl TableKey {
         let src = (halves(&info.src), info.src_port);
         let dst = (halves(&info.dst), info.dst_port);
         let sent_by_hi = src > dst;
-        let ((lo, lo_port), (hi, hi_port)) = if sent_by_hi { (dst, src) } else { (src, dst) };
-        let (lo, hi) = (join(lo), join(hi));
+        // Branch-free swap: the direction is as good as random per packet
+        // (a branch on it mispredicts about every other packet).
+        let mask = u64::from(sent_by_hi).wrapping_neg();
+        let pick = |a: u64, b: u64| a ^ ((a ^ b) & mask);
+        let (((src_h, src_l), src_port), ((dst_h, dst_l), dst_port)) = (src, dst);
+        let lo = join((pick(src_h, dst_h), pick(src_l, dst_l)));
+        let hi = join((pick(dst_h, src_h), pick(dst_l, src_l)));
+        let lo_port = pick(u64::from(src_port), u64::from(dst_port)) as u16;
+        let hi_port = pick(u64::from(dst_port), u64::from(src_port)) as u16;
         let opt = |on: bool, value: Option<u32>| if on { value.unwrap_or(ABSENT) } else { ABSENT };
         let key = TableKey {
             lo,

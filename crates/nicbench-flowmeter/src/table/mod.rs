@@ -2,8 +2,9 @@
 //! exact LRU lists per timeout class, and a status (active-timeout) list.
 //!
 //! Layout and invariants:
-//! - `flows` is a slab (`Vec<Flow>` + free list); a slot index is stable for
-//!   the flow's life. `index` is a power-of-two array of buckets
+//! - `flows` is a slab (`Vec<Flow>` + free list) of the flows' hot parts,
+//!   `cold` the parallel slab of their cold parts (list links, record start);
+//!   a slot index is stable for the flow's life. `index` is a power-of-two array of buckets
 //!   `(hash32 << 32) | slot`, linear probing, load ≤ 1/2 (it doubles as flows
 //!   arrive), backward-shift deletion (no tombstones). A bucket's home is
 //!   `hash32 & mask`.
@@ -44,12 +45,14 @@ const INITIAL_BUCKETS: usize = 4096;
 /// Largest LRU slack [ns]; smaller when an idle timeout is short (a quarter of it).
 const MAX_LRU_SLACK_NS: u64 = 100_000_000;
 
-/// One active flow; `dir` 0 = sent by `key.lo`, 1 = sent by `key.hi`.
+/// The per-packet part of one active flow; `dir` 0 = sent by `key.lo`,
+/// 1 = sent by `key.hi`. Cache-line aligned and ≤ 128 B so that a packet
+/// touches (and the pipeline prefetches) exactly two lines; what only record
+/// boundaries and list moves need lives in [`FlowCold`].
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Flow {
     key: TableKey,
-    /// First packet of the current record (valid when it holds packets).
-    first_ns: u64,
     last_ns: u64,
     /// When the flow was last moved to the tail of its LRU list.
     queued_ns: u64,
@@ -60,11 +63,6 @@ struct Flow {
     bytes: [u64; 2],
     min_len: u32,
     max_len: u32,
-    lru_prev: u32,
-    lru_next: u32,
-    act_prev: u32,
-    act_next: u32,
-    seq: u32,
     tcp_flags: [u8; 2],
     state: u8,
     /// The `hi` endpoint started the flow.
@@ -75,9 +73,24 @@ struct Flow {
     has_icmp: bool,
 }
 
-/// Bytes of table memory per active flow (slab entry + two index buckets at
-/// load 1/2) — the working set a host model should use.
-pub const RECORD_BYTES: usize = std::mem::size_of::<Flow>() + 2 * std::mem::size_of::<u64>();
+/// The rarely touched part of a flow (same slot as its [`Flow`]): list links,
+/// record start and sequence number. A packet touches it only when it starts
+/// a record or moves its flow in the LRU list (at most once per LRU slack).
+#[derive(Clone, Copy, Debug)]
+struct FlowCold {
+    /// First packet of the current record (valid when it holds packets).
+    first_ns: u64,
+    lru_prev: u32,
+    lru_next: u32,
+    act_prev: u32,
+    act_next: u32,
+    seq: u32,
+}
+
+/// Bytes of table memory per active flow (hot and cold slab entries + two
+/// index buckets at load 1/2) — the working set a host model should use.
+pub const RECORD_BYTES: usize =
+    std::mem::size_of::<Flow>() + std::mem::size_of::<FlowCold>() + 2 * std::mem::size_of::<u64>();
 
 #[derive(Clone, Copy, Debug)]
 struct List {
@@ -101,6 +114,8 @@ fn class_of(proto: u8) -> u8 {
 /// records into the caller's vector.
 pub struct FlowTable {
     flows: Vec<Flow>,
+    /// Parallel to `flows` (same length, same slots).
+    cold: Vec<FlowCold>,
     free: Vec<u32>,
     index: Vec<u64>,
     mask: usize,
@@ -215,6 +230,7 @@ impl FlowTable {
         let t = config.timeouts;
         FlowTable {
             flows: Vec::new(),
+            cold: Vec::new(),
             free: Vec::new(),
             index: huge_vec(buckets, EMPTY_BUCKET),
             mask: buckets - 1,
@@ -395,9 +411,8 @@ impl FlowTable {
             }
             None => self.create(now, hash, key, p, out),
         };
-        let f = &mut self.flows[slot as usize];
-        if f.pkts[0] + f.pkts[1] == 0 {
-            f.first_ns = now;
+        if self.flows[slot as usize].pkts == [0; 2] {
+            self.cold[slot as usize].first_ns = now;
             self.active_push(slot);
         }
         let f = &mut self.flows[slot as usize];
@@ -464,7 +479,7 @@ impl FlowTable {
                 let head = self.active.head;
                 // The list is ordered by record start, and a record's boundary
                 // is at most `active_ns` after its start.
-                if head == NONE || now - self.flows[head as usize].first_ns < active_ns {
+                if head == NONE || now - self.cold[head as usize].first_ns < active_ns {
                     break;
                 }
                 self.advance(head, now, out);
@@ -515,7 +530,6 @@ impl FlowTable {
         };
         let flow = Flow {
             key,
-            first_ns: now,
             last_ns: now,
             queued_ns: now,
             boundary_ns: self.timeouts.active_ns.map_or(u64::MAX, |a| now.saturating_add(a)),
@@ -523,11 +537,6 @@ impl FlowTable {
             bytes: [0; 2],
             min_len: u32::MAX,
             max_len: 0,
-            lru_prev: NONE,
-            lru_next: NONE,
-            act_prev: NONE,
-            act_next: NONE,
-            seq: 0,
             tcp_flags: [0; 2],
             state: 0,
             initiator_hi,
@@ -536,12 +545,21 @@ impl FlowTable {
             icmp_code: 0,
             has_icmp: false,
         };
+        let cold = FlowCold {
+            first_ns: now,
+            lru_prev: NONE,
+            lru_next: NONE,
+            act_prev: NONE,
+            act_next: NONE,
+            seq: 0,
+        };
         if (self.live + 1) * 2 > self.index.len() {
             self.grow_index();
         }
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.flows[slot as usize] = flow;
+                self.cold[slot as usize] = cold;
                 slot
             }
             None => {
@@ -549,8 +567,10 @@ impl FlowTable {
                     let extra = self.flows.len().clamp(1024, self.max_flows.max(1024));
                     self.flows.reserve_exact(extra);
                     advise_huge(&self.flows);
+                    self.cold.reserve_exact(extra);
                 }
                 self.flows.push(flow);
+                self.cold.push(cold);
                 (self.flows.len() - 1) as u32
             }
         };
@@ -576,13 +596,14 @@ impl FlowTable {
 
     fn record(&self, slot: u32, end: EndReason) -> FlowRecord {
         let f = &self.flows[slot as usize];
+        let cold = &self.cold[slot as usize];
         let (s, d) = if f.initiator_hi { (1, 0) } else { (0, 1) };
         let has_icmp = f.has_icmp;
         FlowRecord {
             key: f.key.flow_key(f.initiator_hi),
             dns_txid: f.key.dns_txid(),
             icmp_id: f.key.icmp_echo_id(),
-            first_ns: f.first_ns,
+            first_ns: cold.first_ns,
             last_ns: f.last_ns,
             src_pkts: f.pkts[s],
             dst_pkts: f.pkts[d],
@@ -596,7 +617,7 @@ impl FlowTable {
             icmp_type: has_icmp.then_some(f.icmp_type),
             icmp_code: has_icmp.then_some(f.icmp_code),
             end,
-            seq: f.seq,
+            seq: cold.seq,
             worker: self.worker,
         }
     }
@@ -645,7 +666,7 @@ impl FlowTable {
         f.min_len = u32::MAX;
         f.max_len = 0;
         f.tcp_flags = [0; 2];
-        f.seq += 1;
+        self.cold[slot as usize].seq += 1;
     }
 
     /// Ends a flow: its record (if it holds packets) is emitted and counted.
@@ -748,32 +769,32 @@ impl FlowTable {
     fn lru_push(&mut self, slot: u32) {
         let class = usize::from(self.flows[slot as usize].class);
         let tail = self.lru[class].tail;
+        self.flows[slot as usize].queued_ns = self.now_ns;
         {
-            let f = &mut self.flows[slot as usize];
-            f.queued_ns = self.now_ns;
-            f.lru_prev = tail;
-            f.lru_next = NONE;
+            let c = &mut self.cold[slot as usize];
+            c.lru_prev = tail;
+            c.lru_next = NONE;
         }
         if tail == NONE {
             self.lru[class].head = slot;
         } else {
-            self.flows[tail as usize].lru_next = slot;
+            self.cold[tail as usize].lru_next = slot;
         }
         self.lru[class].tail = slot;
     }
 
     fn lru_unlink(&mut self, slot: u32) {
-        let f = self.flows[slot as usize];
-        let class = usize::from(f.class);
+        let class = usize::from(self.flows[slot as usize].class);
+        let f = self.cold[slot as usize];
         if f.lru_prev == NONE {
             self.lru[class].head = f.lru_next;
         } else {
-            self.flows[f.lru_prev as usize].lru_next = f.lru_next;
+            self.cold[f.lru_prev as usize].lru_next = f.lru_next;
         }
         if f.lru_next == NONE {
             self.lru[class].tail = f.lru_prev;
         } else {
-            self.flows[f.lru_next as usize].lru_prev = f.lru_prev;
+            self.cold[f.lru_next as usize].lru_prev = f.lru_prev;
         }
     }
 
@@ -800,14 +821,14 @@ impl FlowTable {
         }
         let tail = self.active.tail;
         {
-            let f = &mut self.flows[slot as usize];
-            f.act_prev = tail;
-            f.act_next = NONE;
+            let c = &mut self.cold[slot as usize];
+            c.act_prev = tail;
+            c.act_next = NONE;
         }
         if tail == NONE {
             self.active.head = slot;
         } else {
-            self.flows[tail as usize].act_next = slot;
+            self.cold[tail as usize].act_next = slot;
         }
         self.active.tail = slot;
     }
@@ -816,16 +837,16 @@ impl FlowTable {
         if self.timeouts.active_ns.is_none() {
             return;
         }
-        let f = self.flows[slot as usize];
+        let f = self.cold[slot as usize];
         if f.act_prev == NONE {
             self.active.head = f.act_next;
         } else {
-            self.flows[f.act_prev as usize].act_next = f.act_next;
+            self.cold[f.act_prev as usize].act_next = f.act_next;
         }
         if f.act_next == NONE {
             self.active.tail = f.act_prev;
         } else {
-            self.flows[f.act_next as usize].act_prev = f.act_prev;
+            self.cold[f.act_next as usize].act_prev = f.act_prev;
         }
     }
 }
