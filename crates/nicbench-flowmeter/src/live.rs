@@ -53,14 +53,11 @@ impl LiveInput {
         if ifindex == 0 {
             return Err(live_err("no such interface".into()));
         }
+        // Protocol 0: the socket receives nothing until bind() names the interface and ETH_P_ALL.
+        // Opening it with ETH_P_ALL would capture every interface until the bind, and the bind
+        // re-registers the hook, leaving a window in which packets on `iface` are missed.
         // SAFETY: plain socket(2) call; the result is checked.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                i32::from(ETH_P_ALL.to_be()),
-            )
-        };
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {
             let err = std::io::Error::last_os_error();
             let hint = if err.raw_os_error() == Some(libc::EPERM) {

@@ -20,10 +20,12 @@ from nicbench.flows import load_records
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="live capture needs root (CAP_NET_RAW)")
 
 
-def packet_socket_open(pid: int) -> bool:
-    """Has process `pid` an AF_PACKET socket yet? (/proc/net/packet lists them by inode.)"""
+def packet_socket_open(pid: int, ifindex: int) -> bool:
+    """Has process `pid` an AF_PACKET socket bound to `ifindex` yet? (/proc/net/packet lists them
+    by inode, with the bound interface in its Iface column.)"""
     with open("/proc/net/packet") as f:
-        inodes = {line.split()[-1] for line in list(f)[1:]}
+        rows = [line.split() for line in list(f)[1:]]
+    inodes = {row[-1] for row in rows if len(row) >= 9 and row[4] == str(ifindex)}
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
     except FileNotFoundError:
@@ -49,7 +51,7 @@ def test_live_loopback_counts_each_packet_once(tmp_path):
     sport, dport = sender.getsockname()[1], receiver.getsockname()[1]
     try:
         deadline = time.monotonic() + 10
-        while not packet_socket_open(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        while not packet_socket_open(proc.pid, socket.if_nametoindex("lo")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         for _ in range(20):
             sender.sendto(b"x" * 100, receiver.getsockname())
