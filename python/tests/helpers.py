@@ -5,9 +5,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+
+# The checkout, and its study folders (tests read the committed files from there).
+REPO = Path(__file__).resolve().parents[2]
+STUDIES = REPO / "studies"
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     """Run the real `nicbench` entry point in a subprocess (exit codes and stderr as a user sees them)."""

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import OFFPATH
+from helpers import STUDIES
 
 from nicbench.calibrate import load_config
 from nicbench.calibrate.problem import build_problem
@@ -18,6 +18,8 @@ from nicbench.experiments.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.study import load_study
 from nicbench.experiments.targets import RunContext, get_target
+
+OFFPATH = STUDIES / "offpath"
 
 
 def test_study_loads_with_both_sets_and_every_figure():

@@ -6,6 +6,7 @@ import tomllib
 
 import pytest
 from conftest import fake_engine
+from helpers import STUDIES
 
 from nicbench.calibrate import calibrate, load_config
 from nicbench.calibrate.profile import default_bounds, merge_provenance, read_params, write_fitted
@@ -117,8 +118,6 @@ def test_merge_provenance_keeps_the_hypothesis_once():
 
 
 def test_pam21_calibration_config_loads():
-    from conftest import PAM21
-
-    cfg = load_config(PAM21 / "calibration.toml")
+    cfg = load_config(STUDIES / "pam21" / "calibration.toml")
     assert cfg.set == "calibration" and cfg.sweeps >= 1
     assert "pam21-fig3" in cfg.experiment_params

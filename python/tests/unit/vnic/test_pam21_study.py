@@ -8,13 +8,15 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PAM21, REPO
+from helpers import REPO, STUDIES
 
 from nicbench.calibrate.problem import build_problem
 from nicbench.experiments.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec, parse_spec
 from nicbench.experiments.study import load_study
 from nicbench.experiments.targets import RunContext, get_target
+
+PAM21 = STUDIES / "pam21"
 
 DATA = REPO.parent / "shared" / "data" / "pam21-cx5"
 
