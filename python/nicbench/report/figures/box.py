@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nicbench.report.figures.common import Units, _fmt, metric_values
+from nicbench.report.figures.common import Units, metric_values
 
 
 def draw(ax, records, figure, units: Units) -> None:
@@ -10,9 +10,9 @@ def draw(ax, records, figure, units: Units) -> None:
     keys = [figure.x] + ([figure.hue] if figure.hue else [])
     groups = list(data.groupby(keys, dropna=False, sort=True))
     values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
-    labels = [", ".join(_fmt(v) for v in (k if isinstance(k, tuple) else (k,))) for k, _ in groups]
+    labels = [", ".join(units.text(n, v) for n, v in zip(keys, k if isinstance(k, tuple) else (k,))) for k, _ in groups]
     ax.boxplot(values, whis=(1, 99), tick_labels=labels, showfliers=True)
     if len(labels) > 6:
         ax.tick_params(axis="x", labelrotation=45)
-    ax.set_xlabel(units.label(figure.x) + (f", {figure.hue}" if figure.hue else ""))
-    ax.set_ylabel(units.label(figure.y, data))
+    ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))
+    units.set_axis(ax.yaxis, figure.y, data)

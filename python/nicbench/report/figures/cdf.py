@@ -13,10 +13,10 @@ def draw(ax, records, figure, units: Units) -> None:
     data = scalar if not scalar.empty else data
     if data["value"].notna().sum() == 0:
         raise EmptyFigure(f"no records of metric {figure.x!r}")
-    for label, frame in hue_groups(data, figure.hue):
+    for label, frame in hue_groups(data, figure.hue, units):
         v = np.sort(frame["value"].dropna().to_numpy(float))
         ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=label)
-    ax.set_xlabel(units.label(figure.x, data))
+    units.set_axis(ax.xaxis, figure.x, data)
     ax.set_ylabel("fraction of runs ≤ x")
     ax.set_ylim(0, 1.02)
     if figure.hue:

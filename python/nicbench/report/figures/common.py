@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pandas as pd
+from matplotlib.ticker import EngFormatter, FuncFormatter
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
@@ -28,6 +29,42 @@ class Units:
             unit = "s"
         return f"{name} [{unit}]" if unit else name
 
+    def _unit(self, name: str, records: pd.DataFrame | None) -> str:
+        label = self.label(name, records)
+        return label[label.index("[") + 1:-1] if label.endswith("]") else ""
+
+    def title(self, name: str, records: pd.DataFrame | None = None) -> str:
+        """The axis title: the name alone when the ticks carry the unit (see `set_axis`)."""
+        return name if _si_formatter(self._unit(name, records)) else self.label(name, records)
+
+    def text(self, name: str, value) -> str:
+        """One value of `name` as a tick label ("100 Gbps" for 1e11 bps)."""
+        formatter = _si_formatter(self._unit(name, None))
+        if formatter is None or isinstance(value, str) or not pd.notna(value):
+            return _fmt(value)
+        return formatter(float(value))
+
+    def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, suffix: str = "") -> None:
+        """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name`; values in a base unit (bps, pps,
+        B, s, ns, rules/s) get SI-prefixed ticks ("100 Gbps", "50 µs") instead of "1e11"."""
+        formatter = _si_formatter(self._unit(name, records))
+        if formatter is not None:
+            axis.set_major_formatter(formatter)
+        axis.set_label_text(self.title(name, records) + suffix)
+
+
+# Units written without a prefix (the harness stores base units): shown with an SI prefix.
+_SI_UNITS = {"bps", "pps", "B", "s", "rules/s", "Hz"}
+
+
+def _si_formatter(unit: str):
+    if unit in _SI_UNITS:
+        return EngFormatter(unit=unit, sep=" ")
+    if unit == "ns":  # stored in ns, shown in the best prefix of seconds
+        seconds = EngFormatter(unit="s", sep=" ")
+        return FuncFormatter(lambda v, pos=None: seconds(v * 1e-9, pos))
+    return None
+
 
 def where(records: pd.DataFrame, figure: FigureSpec) -> pd.DataFrame:
     for k, v in figure.where.items():
@@ -44,18 +81,24 @@ def metric_values(records: pd.DataFrame, figure: FigureSpec, metric: str) -> pd.
     return data
 
 
-def hue_groups(data: pd.DataFrame, hue: str | None):
+def hue_groups(data: pd.DataFrame, hue: str | None, units: Units | None = None):
     """(label, frame) per hue value (one unnamed group when no hue)."""
     if hue is None or hue not in data.columns:
         yield None, data
         return
     for value, frame in data.groupby(hue, dropna=False, sort=True):
-        yield f"{hue}={_fmt(value)}", frame
+        yield f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
 
 
 def _fmt(v) -> str:
+    """A parameter value without a unit: counts read as 100K, 2M or 65,536."""
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    if isinstance(v, (int, float)) and abs(v) >= 1e4:
+    if isinstance(v, int) and abs(v) >= 10_000:
+        for div, suffix in ((1_000_000, "M"), (1_000, "K")):
+            if v % div == 0:
+                return f"{v // div}{suffix}"
+        return f"{v:,}"
+    if isinstance(v, float) and abs(v) >= 1e4:
         return f"{v:.3g}"
     return str(v)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nicbench.experiments.stats import summarize
-from nicbench.report.figures.common import Units, _fmt, metric_values
+from nicbench.report.figures.common import Units, metric_values
 
 
 def draw(ax, records, figure, units: Units) -> None:
@@ -15,8 +15,8 @@ def draw(ax, records, figure, units: Units) -> None:
     grid = grid.sort_index().sort_index(axis=1)
     values = grid.to_numpy(float)
     image = ax.imshow(values, origin="lower", aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(grid.columns)), [_fmt(v) for v in grid.columns])
-    ax.set_yticks(range(len(grid.index)), [_fmt(v) for v in grid.index])
+    ax.set_xticks(range(len(grid.columns)), [units.text(figure.x, v) for v in grid.columns])
+    ax.set_yticks(range(len(grid.index)), [units.text(figure.y, v) for v in grid.index])
     if values.size <= 100:
         finite = values[np.isfinite(values)]
         mid = (finite.min() + finite.max()) / 2 if finite.size else 0
@@ -25,5 +25,5 @@ def draw(ax, records, figure, units: Units) -> None:
                 ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7,
                         color="black" if v > mid else "white")
     ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)} ({figure.stat})")
-    ax.set_xlabel(units.label(figure.x))
-    ax.set_ylabel(units.label(figure.y))
+    ax.set_xlabel(units.title(figure.x))
+    ax.set_ylabel(units.title(figure.y))

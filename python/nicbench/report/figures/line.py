@@ -17,7 +17,7 @@ def draw(ax, records, figure, units: Units) -> None:
     by = [figure.x] + ([figure.hue] if figure.hue else [])
     summary = summarize(data, by=by)
     summary = summary[summary[figure.x].notna()]
-    for label, frame in hue_groups(summary, figure.hue):
+    for label, frame in hue_groups(summary, figure.hue, units):
         frame = frame.sort_values(figure.x)
         y = frame[figure.stat].to_numpy(float)
         if figure.stat == "mean":
@@ -26,7 +26,7 @@ def draw(ax, records, figure, units: Units) -> None:
         else:
             yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
         ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker="o", ms=4, capsize=3, label=label)
-    ax.set_xlabel(units.label(figure.x))
-    ax.set_ylabel(f"{units.label(figure.y, data)} ({figure.stat})")
+    units.set_axis(ax.xaxis, figure.x)
+    units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
     if figure.hue:
         ax.legend(fontsize=8)

@@ -10,7 +10,7 @@ def draw(ax, records, figure, units: Units) -> None:
     series = data[data["metric"] == figure.y]
     if series.empty:
         raise EmptyFigure(f"no time-series records of metric {figure.y!r}")
-    for label, frame in hue_groups(series, figure.hue):
+    for label, frame in hue_groups(series, figure.hue, units):
         for i, (run, run_frame) in enumerate(frame.groupby("run", sort=True)):
             run_frame = run_frame.sort_values("t")
             ax.plot(run_frame["t"], run_frame["value"], lw=1.2, alpha=0.85,
@@ -20,7 +20,7 @@ def draw(ax, records, figure, units: Units) -> None:
         for k, t in enumerate(sorted(frame["t"].unique())):
             ax.axvline(t, color=f"C{(j + 3) % 10}", ls="--", lw=1,
                        label=label.removeprefix("event:") if k == 0 else None)
-    ax.set_xlabel(units.label("t"))
-    ax.set_ylabel(units.label(figure.y, series))
+    units.set_axis(ax.xaxis, "t")
+    units.set_axis(ax.yaxis, figure.y, series)
     if figure.hue or not events.empty:
         ax.legend(fontsize=8)

@@ -1,0 +1,33 @@
+"""Axis labels and ticks: values stored in base units are shown with SI prefixes."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from nicbench.experiments.spec import FigureSpec  # noqa: E402
+from nicbench.report.figures import line  # noqa: E402
+from nicbench.report.figures.common import Units  # noqa: E402
+
+
+def test_base_units_get_prefixed_ticks_and_a_bare_title():
+    u = Units(params={"rate": "bps", "duration": "ns", "rules": ""}, metrics={"rx_gbps": "Gbps"})
+    assert u.text("rate", 1e11) == "100 Gbps"
+    assert u.text("duration", 50_000) == "50 µs"
+    assert u.text("rules", 65536) == "65,536" and u.text("rules", 2_000_000) == "2M"  # counts
+    assert u.title("rate") == "rate" and u.title("rx_gbps") == "rx_gbps [Gbps]"
+
+
+def test_line_figure_ticks_read_in_gbps():
+    runs = [{"run": f"r{i}", "status": "ok", "t": None, "metric": "rx_gbps", "unit": "Gbps",
+             "value": 10.0 * i, "rate": rate, "repetition": 0}
+            for i, rate in enumerate([25e9, 50e9, 100e9])]
+    fig, ax = plt.subplots()
+    spec = FigureSpec(kind="line", x="rate", y="rx_gbps")
+    line.draw(ax, pd.DataFrame(runs), spec, Units(params={"rate": "bps"}, metrics={"rx_gbps": "Gbps"}))
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ax.get_xlabel() == "rate" and any(t.endswith("Gbps") for t in ticks), ticks
+    assert ax.get_ylabel().startswith("rx_gbps [Gbps]")
+    plt.close(fig)
