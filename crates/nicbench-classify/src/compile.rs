@@ -185,8 +185,145 @@ fn order(kind: ItemKind) -> u8 {
     }
 }
 
+/// A rule's constraints as per-word arrays, before anything is allocated (ranges: an empty
+/// `Vec` does not allocate): enough to place an exact 5-tuple rule without compiling it.
+pub(crate) struct Lowered {
+    pub masks: [u64; KEY_WORDS],
+    /// Already masked.
+    pub values: [u64; KEY_WORDS],
+    pub ranges: Vec<RangeMatch>,
+    pub fate: Fate,
+    pub jump: Option<u32>,
+    pub mark: Option<u32>,
+}
+
+impl Lowered {
+    /// `(hi_mask, hi_value, key)` if this is an exact 5-tuple rule ([`crate::group::exact`]).
+    pub fn exact(&self) -> Option<(u64, u64, [u32; 3])> {
+        crate::group::exact::exact_form(&self.masks, &self.values, !self.ranges.is_empty())
+    }
+
+    pub fn into_compiled(self, rule: &Rule) -> CompiledRule {
+        let words: Box<[WordMatch]> = (0..KEY_WORDS)
+            .filter(|&w| self.masks[w] != 0)
+            .map(|w| WordMatch { word: w as u8, mask: self.masks[w], value: self.values[w] })
+            .collect();
+        CompiledRule {
+            group: rule.attr.group,
+            priority: rule.attr.priority,
+            words,
+            ranges: self.ranges.into_boxed_slice(),
+            fate: self.fate,
+            jump: self.jump,
+            mark: self.mark,
+            actions: rule.actions.clone().into(),
+        }
+    }
+}
+
+impl CompiledRule {
+    /// The compiled form of an exact 5-tuple rule, from its parts (what [`compile`] gives
+    /// for a rule [`lower_exact5`] accepts; a test checks).
+    pub fn from_exact5(e: &Exact5, group: u32, priority: u32, actions: &[Action]) -> CompiledRule {
+        const LO: u64 = 0xffff_ffff;
+        let mut words = [
+            WordMatch { word: crate::key::W_SRC_LO as u8, mask: LO, value: e.key[0] as u64 },
+            WordMatch { word: crate::key::W_DST_LO as u8, mask: LO, value: e.key[1] as u64 },
+            WordMatch { word: W_L4 as u8, mask: e.hi_mask | LO, value: e.hi_value | e.key[2] as u64 },
+        ];
+        words.sort_unstable_by_key(|w| w.word);
+        CompiledRule {
+            group,
+            priority,
+            words: Box::new(words),
+            ranges: Box::new([]),
+            fate: e.fate,
+            jump: e.jump,
+            mark: e.mark,
+            actions: actions.into(),
+        }
+    }
+
+    /// `(hi_mask, hi_value, key)` if this is an exact 5-tuple rule.
+    pub fn exact(&self) -> Option<(u64, u64, [u32; 3])> {
+        let mut masks = [0u64; KEY_WORDS];
+        let mut values = [0u64; KEY_WORDS];
+        for w in self.words.iter() {
+            masks[w.word as usize] = w.mask;
+            values[w.word as usize] = w.value;
+        }
+        crate::group::exact::exact_form(&masks, &values, !self.ranges.is_empty())
+    }
+}
+
+/// An exact 5-tuple rule lowered by [`lower_exact5`]: what the exact tables need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Exact5 {
+    pub hi_mask: u64,
+    pub hi_value: u64,
+    pub key: [u32; 3],
+    pub fate: Fate,
+    pub jump: Option<u32>,
+    pub mark: Option<u32>,
+}
+
+/// The exact 5-tuple shape the PAM'21 workload writes — `[eth] / ipv4 src dst / tcp|udp
+/// src dst`, every given field exact (full mask, no `last`), no other field, item or
+/// level — lowered without the general walk, to exactly what [`lower`] then
+/// [`Lowered::exact`] give (a test checks). `None` for anything else: the caller lowers
+/// in full.
+pub(crate) fn lower_exact5(rule: &Rule) -> Option<Exact5> {
+    fn full<T: FieldBits + Copy>(f: &Option<Field<T>>, ones: u128) -> Option<u128> {
+        f.filter(|f| f.last.is_none() && f.mask.to_bits() == ones).map(|f| f.value.to_bits())
+    }
+    let mut items = rule.pattern.iter();
+    let mut item = items.next()?;
+    let mut p = 0u64;
+    if let Item::Eth(e) = item {
+        if e.dst.is_some() || e.src.is_some() || e.ether_type.is_some() || e.has_vlan.is_some() {
+            return None;
+        }
+        p |= presence::ETH;
+        item = items.next()?;
+    }
+    let Item::Ipv4(ip) = item else { return None };
+    let others = ip.version_ihl.is_some() || ip.tos.is_some() || ip.packet_id.is_some() || ip.fragment_offset.is_some();
+    if others || ip.ttl.is_some() || ip.proto.is_some() {
+        return None;
+    }
+    let (src, dst) = (full(&ip.src, 0xffff_ffff)? as u32, full(&ip.dst, 0xffff_ffff)? as u32);
+    p |= presence::IPV4;
+    let (sport, dport) = match items.next()? {
+        Item::Tcp(t) if t.flags.is_none() => {
+            p |= presence::TCP;
+            (full(&t.src, 0xffff)?, full(&t.dst, 0xffff)?)
+        }
+        Item::Udp(u) => {
+            p |= presence::UDP;
+            (full(&u.src, 0xffff)?, full(&u.dst, 0xffff)?)
+        }
+        _ => return None,
+    };
+    if items.next().is_some() {
+        return None;
+    }
+    let (fate, jump) = fate_of(&rule.actions);
+    let mark = rule.actions.iter().find_map(|a| match a {
+        Action::Mark { id } => Some(*id),
+        _ => None,
+    });
+    let hi = p << PRESENCE_SHIFT;
+    Some(Exact5 { hi_mask: hi, hi_value: hi, key: [src, dst, (sport | (dport << 16)) as u32], fate, jump, mark })
+}
+
 /// Compiles `rule` (see the module doc for the semantics).
+#[cfg(test)]
 pub(crate) fn compile(rule: &Rule) -> Result<CompiledRule, CompileError> {
+    Ok(lower(rule)?.into_compiled(rule))
+}
+
+/// [`compile`] without the allocations (see [`Lowered`]).
+pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
     let mut masks = [0u64; KEY_WORDS];
     let mut values = [0u64; KEY_WORDS];
     let mut ranges = Vec::new();
@@ -289,25 +426,15 @@ pub(crate) fn compile(rule: &Rule) -> Result<CompiledRule, CompileError> {
     }
     masks[W_TUN1] |= tun_presence << TUNNEL_PRESENCE_SHIFT;
     values[W_TUN1] |= tun_presence << TUNNEL_PRESENCE_SHIFT;
-    let words: Box<[WordMatch]> = (0..KEY_WORDS)
-        .filter(|&w| masks[w] != 0)
-        .map(|w| WordMatch { word: w as u8, mask: masks[w], value: values[w] & masks[w] })
-        .collect();
+    for (v, m) in values.iter_mut().zip(&masks) {
+        *v &= *m;
+    }
     let (fate, jump) = fate_of(&rule.actions);
     let mark = rule.actions.iter().find_map(|a| match a {
         Action::Mark { id } => Some(*id),
         _ => None,
     });
-    Ok(CompiledRule {
-        group: rule.attr.group,
-        priority: rule.attr.priority,
-        words,
-        ranges: ranges.into_boxed_slice(),
-        fate,
-        jump,
-        mark,
-        actions: rule.actions.clone().into(),
-    })
+    Ok(Lowered { masks, values, ranges, fate, jump, mark })
 }
 
 /// The first fate action decides: a jump continues in its group.
@@ -383,6 +510,48 @@ mod tests {
         k.words[crate::key::W_TUN0] = 1 << 20;
         assert!(ok.matches(&k));
         assert!(!c.matches(&k));
+    }
+
+    #[test]
+    fn test_fast_exact5_lowering_agrees_with_the_general_one() {
+        let (mut rules, _) = crate::workload::exact5(200, 3);
+        let n = rules.len();
+        for i in 0..n {
+            let mut r = rules[i].clone();
+            match i % 4 {
+                0 => r.pattern.remove(0), // no eth item
+                1 => { r.actions = vec![Action::Mark { id: 9 }, Action::Jump { group: 3 }]; r.pattern[0].clone() }
+                _ => r.pattern[0].clone(),
+            };
+            rules.push(r);
+        }
+        for r in &rules {
+            let l = lower(r).unwrap();
+            let fast = lower_exact5(r).expect("exact shape");
+            let (hi_mask, hi_value, key) = l.exact().expect("general lowering agrees it is exact");
+            assert_eq!(fast, Exact5 { hi_mask, hi_value, key, fate: l.fate, jump: l.jump, mark: l.mark }, "{r:?}");
+            let (a, b) = (compile(r).unwrap(), CompiledRule::from_exact5(&fast, r.attr.group, r.attr.priority, &r.actions));
+            assert_eq!((a.group, a.priority, &a.words, a.ranges.len(), a.fate, a.jump, a.mark), (b.group, b.priority, &b.words, 0, b.fate, b.jump, b.mark));
+            assert_eq!(a.actions, b.actions);
+        }
+        // Shapes that are not the plain exact 5-tuple fall back to the general lowering.
+        let base = &rules[0];
+        let variant = |f: &dyn Fn(&mut Rule)| {
+            let mut r = base.clone();
+            f(&mut r);
+            lower_exact5(&r)
+        };
+        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] { ip.proto = Field::new(6, 0xff, None) }).is_none());
+        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] { ip.src = Field::prefix(Ipv4Addr::new(10, 0, 0, 0), 8) }).is_none());
+        assert!(variant(&|r| if let Item::Eth(e) = &mut r.pattern[0] { e.ether_type = Field::new(0x800, 0xffff, None) }).is_none());
+        assert!(variant(&|r| r.pattern.push(Item::Vxlan(VxlanItem::default()))).is_none());
+        assert!(variant(&|r| match &mut r.pattern[2] {
+            Item::Tcp(t) => t.dst = Some(Field { value: 80, mask: 0xffff, last: Some(90) }),
+            Item::Udp(u) => u.dst = Some(Field { value: 80, mask: 0xffff, last: Some(90) }),
+            _ => {}
+        })
+        .is_none());
+        assert!(variant(&|r| r.pattern.truncate(2)).is_none(), "no L4 item");
     }
 
     #[test]

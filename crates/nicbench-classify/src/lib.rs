@@ -36,6 +36,7 @@ pub mod key;
 mod report;
 mod state;
 mod table;
+mod version;
 pub mod measure;
 pub mod workload;
 

@@ -84,11 +84,10 @@ impl Modifier<'_> {
         let mut batch = Batch::new();
         for _ in 0..count {
             let j = self.next % self.ids.len();
-            let mut rule = self.rules[j].clone();
-            if (self.next / self.ids.len()) % 2 == 0 {
-                rule.actions = vec![Action::Drop];
-            }
-            batch.modify(self.ids[j], rule);
+            let src = &self.rules[j];
+            // Build the new rule directly (no clone of actions about to be replaced).
+            let actions = if (self.next / self.ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
+            batch.modify(self.ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions });
             self.next += 1;
         }
         batch

@@ -5,11 +5,16 @@
 //! is deterministic (tables are chosen by scanning vectors, never by hash-map iteration),
 //! so the copies stay identical. Operations carry an already compiled rule behind an
 //! `Arc`, so applying one costs O(entries of that rule), twice (once per copy).
+//!
+//! The exact-match tables are outside the copies (shared, multi-versioned, updated by the
+//! writer in place): a copy only lists them per group. A lookup reads them at the version
+//! its reader pinned ([`XCtx`]), which is at least the copy's `floor`: the version whose
+//! batch changed this copy last, so the copy and the exact tables always show one version.
 
 use crate::compile::{CompiledRule, Fate};
 use crate::counters::Counters;
-use crate::group::exact::{unpack_action, ACT_SLOW};
-use crate::group::{Algorithm, Group, Hit, RuleEntry, Tree, BURST, NO_JUMP, NO_TREE};
+use crate::group::exact::{unpack_action, ExactTable, Ranks, ACT_SLOW};
+use crate::group::{Algorithm, Group, Hit, RuleEntry, Tree, XCtx, BURST, NO_JUMP, NO_TREE};
 use crate::key::{FiveTuple, PacketKey};
 use std::sync::Arc;
 
@@ -74,11 +79,16 @@ pub struct Hop {
 }
 
 pub(crate) enum Op {
-    /// Install `rule` in `slot` (`fresh`: a new rule, so its counters restart at zero).
-    Put { slot: u32, gen: u32, seq: u32, rule: Arc<CompiledRule>, fresh: bool },
+    /// Install `rule` in `slot` (`exact`: the writer put its entry in one of the group's
+    /// exact tables; the copy keeps the rule entry for what does not fit the entry).
+    Put { slot: u32, gen: u32, seq: u32, rule: Arc<CompiledRule>, exact: bool },
     Remove { slot: u32 },
     /// Install a decision tree built by the writer for `group` (shared by both copies).
     InstallTree { group: u32, tree: Arc<Tree> },
+    /// List a new exact table of `group` (shared by both copies, filled by the writer).
+    AddExact { group: u32, table: Arc<ExactTable> },
+    /// The version of the batch this copy now reflects.
+    Floor(u64),
 }
 
 #[derive(Clone, Debug)]
@@ -86,14 +96,15 @@ pub(crate) struct State {
     pub rules: Vec<RuleEntry>,
     pub groups: ahash::AHashMap<u32, Group>,
     pub algorithm: Algorithm,
-    /// Exact 5-tuple rules go to the groups' exact tables ([`crate::ClassifierConfig::exact_match`]).
-    pub exact: bool,
-    pub counters: Arc<Counters>,
+    /// Ranks of the rules in exact tables (shared).
+    pub ranks: Arc<Ranks>,
+    /// Lookups in this copy read the exact tables at this version or a newer one.
+    pub floor: u64,
 }
 
 impl State {
-    pub fn new(algorithm: Algorithm, exact: bool, counters: Arc<Counters>) -> State {
-        State { rules: Vec::new(), groups: Default::default(), algorithm, exact, counters }
+    pub fn new(algorithm: Algorithm, ranks: Arc<Ranks>) -> State {
+        State { rules: Vec::new(), groups: Default::default(), algorithm, ranks, floor: 0 }
     }
 
     fn remove(&mut self, slot: u32) {
@@ -105,7 +116,7 @@ impl State {
         self.rules[slot as usize] = RuleEntry::FREE;
     }
 
-    fn put(&mut self, slot: u32, gen: u32, seq: u32, rule: &Arc<CompiledRule>) {
+    fn put(&mut self, slot: u32, gen: u32, seq: u32, rule: &Arc<CompiledRule>, exact: bool) {
         self.remove(slot);
         let s = slot as usize;
         if s >= self.rules.len() {
@@ -127,14 +138,24 @@ impl State {
             rule: Some(rule.clone()),
         };
         let group = self.groups.entry(rule.group).or_default();
-        let table = group.insert(slot, &self.rules, self.algorithm, self.exact);
+        let table = group.insert(slot, &self.rules, self.algorithm, exact);
         self.rules[s].table = table;
     }
 
     fn install_tree(&mut self, group: u32, tree: &Arc<Tree>) {
         let algo = self.algorithm;
         let g = self.groups.entry(group).or_default();
-        g.install_tree(tree.clone(), &mut self.rules, algo, self.exact);
+        g.install_tree(tree.clone(), &mut self.rules, algo);
+    }
+
+    fn apply(&mut self, op: &Op) {
+        match op {
+            Op::Put { slot, gen, seq, rule, exact } => self.put(*slot, *gen, *seq, rule, *exact),
+            Op::Remove { slot } => self.remove(*slot),
+            Op::InstallTree { group, tree } => self.install_tree(*group, tree),
+            Op::AddExact { group, table } => self.groups.entry(*group).or_default().add_exact(table.clone()),
+            Op::Floor(v) => self.floor = *v,
+        }
     }
 
     fn id(&self, slot: u32) -> RuleId {
@@ -185,11 +206,11 @@ impl State {
         self.groups.len() as u32 + 1
     }
 
-    pub fn lookup(&self, key: &PacketKey, start: u32, counters: Option<&Counters>) -> Outcome {
+    pub fn lookup(&self, key: &PacketKey, start: u32, counters: Option<&Counters>, x: XCtx<'_>) -> Outcome {
         let mut out = Outcome::START;
         let mut group = start;
         for _ in 0..self.max_hops() {
-            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules)).unwrap_or(Hit::NONE);
+            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules, x)).unwrap_or(Hit::NONE);
             match self.step(&mut out, group, hit, key.frame_bytes, counters) {
                 Some(next) => group = next,
                 None => break,
@@ -198,13 +219,14 @@ impl State {
         out
     }
 
-    pub fn trace(&self, key: &PacketKey, start: u32) -> (Vec<Hop>, Outcome) {
+    pub fn trace(&self, key: &PacketKey, start: u32, x: XCtx<'_>) -> (Vec<Hop>, Outcome) {
         let mut out = Outcome::START;
         let mut hops = Vec::new();
         let mut group = start;
         for _ in 0..self.max_hops() {
-            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules));
-            hops.push(Hop { group, rule: hit.map(|h| self.id(h.slot)) });
+            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules, x));
+            // An exact hit carries its generation (the copy may not hold the rule entry).
+            hops.push(Hop { group, rule: hit.map(|h| if h.act != ACT_SLOW { RuleId::new(h.slot, h.gen) } else { self.id(h.slot) }) });
             match self.step(&mut out, group, hit.unwrap_or(Hit::NONE), key.frame_bytes, None) {
                 Some(next) => group = next,
                 None => break,
@@ -215,13 +237,13 @@ impl State {
 
     /// [`lookup_burst`](Self::lookup_burst) of compact IPv4 5-tuples: each burst's keys are
     /// written into one reused buffer (only their non-zero words), which stays in L1.
-    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>) {
+    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
         let mut buf = [PacketKey::default(); BURST];
         for (ts, os) in tuples.chunks(BURST).zip(out.chunks_mut(BURST)) {
             for (k, t) in buf.iter_mut().zip(ts) {
                 t.write_key(k);
             }
-            self.lookup_burst(&buf[..ts.len()], os, start, counters);
+            self.lookup_burst(&buf[..ts.len()], os, start, counters, x);
         }
     }
 
@@ -232,7 +254,7 @@ impl State {
     /// is inline and ends the walk is written straight into its `Outcome`; only misses,
     /// jumps and actions kept in the rule entry (marks) take the general walk, starting
     /// from the step already made.
-    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>) {
+    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
         let n = keys.len().min(out.len());
         let exact_start = if counters.is_none() { self.groups.get(&start).filter(|g| g.exact_only()) } else { None };
         for base in (0..n).step_by(BURST) {
@@ -245,12 +267,12 @@ impl State {
             }
             let out = &mut out[base..base + m];
             match exact_start {
-                Some(g) => self.exact_start_burst(g, keys, out, start),
+                Some(g) => self.exact_start_burst(g, keys, out, start, x),
                 None => {
                     out.fill(Outcome::START);
                     let mut pending = [false; BURST];
                     pending[..m].fill(true);
-                    self.walk_burst(keys, out, [start; BURST], pending, counters);
+                    self.walk_burst(keys, out, [start; BURST], pending, counters, x);
                 }
             }
         }
@@ -259,10 +281,10 @@ impl State {
     /// The fast path of [`lookup_burst`](Self::lookup_burst) for one burst (at most
     /// [`BURST`] keys) whose start group `g` is exact-only; no counting.
     #[inline(always)]
-    fn exact_start_burst(&self, g: &Group, keys: &[PacketKey], out: &mut [Outcome], start: u32) {
+    fn exact_start_burst(&self, g: &Group, keys: &[PacketKey], out: &mut [Outcome], start: u32, x: XCtx<'_>) {
         let m = keys.len().min(out.len()).min(BURST);
         let mut hits = [Hit::NONE; BURST];
-        g.exact_hits_burst(&keys[..m], &mut hits[..m]);
+        g.exact_hits_burst(&keys[..m], &mut hits[..m], x);
         let mut current = [start; BURST];
         let mut pending = [false; BURST];
         let mut walk = false;
@@ -294,14 +316,14 @@ impl State {
             out[i] = o;
         }
         if walk {
-            self.walk_burst(&keys[..m], &mut out[..m], current, pending, None);
+            self.walk_burst(&keys[..m], &mut out[..m], current, pending, None, x);
         }
     }
 
     /// The general group walk of one burst (at most [`BURST`] keys): packet `i` is in group
     /// `current[i]` with `out[i]` so far while `pending[i]`; packets in the same group go
     /// through it together.
-    fn walk_burst(&self, keys: &[PacketKey], out: &mut [Outcome], mut current: [u32; BURST], mut pending: [bool; BURST], counters: Option<&Counters>) {
+    fn walk_burst(&self, keys: &[PacketKey], out: &mut [Outcome], mut current: [u32; BURST], mut pending: [bool; BURST], counters: Option<&Counters>, x: XCtx<'_>) {
         let m = keys.len().min(out.len()).min(BURST);
         if m == 0 {
             return;
@@ -321,7 +343,7 @@ impl State {
                 }
             }
             match self.groups.get(&group) {
-                Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut hits[..k]),
+                Some(g) => g.lookup_burst(&refs[..k], &self.rules, &mut hits[..k], x),
                 None => hits[..k].fill(Hit::NONE),
             }
             if let Some(c) = counters {
@@ -344,26 +366,11 @@ impl State {
 
 impl left_right::Absorb<Op> for State {
     fn absorb_first(&mut self, op: &mut Op, _other: &Self) {
-        match op {
-            Op::Put { slot, gen, seq, rule, fresh } => {
-                if *fresh {
-                    // Readers have left the copy where this slot held an older rule (left-right
-                    // waited for them before applying), so no stray hit can land after this.
-                    self.counters.reset(*slot);
-                }
-                self.put(*slot, *gen, *seq, rule)
-            }
-            Op::Remove { slot } => self.remove(*slot),
-            Op::InstallTree { group, tree } => self.install_tree(*group, tree),
-        }
+        self.apply(op)
     }
 
     fn absorb_second(&mut self, op: Op, _other: &Self) {
-        match op {
-            Op::Put { slot, gen, seq, rule, .. } => self.put(slot, gen, seq, &rule),
-            Op::Remove { slot } => self.remove(slot),
-            Op::InstallTree { group, tree } => self.install_tree(group, &tree),
-        }
+        self.apply(&op)
     }
 
     fn sync_with(&mut self, first: &Self) {

@@ -1,5 +1,6 @@
-//! Exact-match table for rules that pin the whole outer IPv4 5-tuple (the PAM'21 workload:
-//! one rule per flow, millions of them).
+//! Exact-match tables for rules that pin the whole outer IPv4 5-tuple (the PAM'21 workload:
+//! one rule per flow, millions of them), updated in place by the writer while readers look
+//! up: one copy shared by both left-right copies, multi-versioned (see [`crate::version`]).
 //!
 //! A rule qualifies when its only constraints are: outer source and destination address
 //! words with mask `0xffff_ffff`, both ports exact, and any masked-equality on the rest of
@@ -8,20 +9,40 @@
 //! (source, destination, ports) and a key whose L4 word does not have the rest is not
 //! probed at all (TCP keys skip the UDP table).
 //!
-//! Layout: 32-byte entries, two per 64-byte line, with the rule's rank, slot, generation
-//! and a packed action ([`pack_action`]) inline, so a hit costs exactly one cache line and
-//! the lookup needs no second miss into the rule array. Linear probing in which every key's
-//! home is the first entry of a line: at load <= 1/2 almost every hit is in the home line,
-//! which a burst lookup prefetches for all its keys before probing any (rte_hash's bulk
-//! lookup trick: one DRAM miss per key, all in flight together). Deletion shifts later
-//! entries back (no tombstones), so lookups do not slow down under churn.
+//! Layout: 32-byte entries, two per 64-byte line: key, packed action ([`pack_action`]),
+//! rule slot and generation, and the versions `ins`/`del` between which the entry exists,
+//! so a hit costs exactly one cache line and needs no second miss into the rule array.
+//! Linear probing in which every key's home is the first entry of a line: at low load
+//! almost every hit is in the home line, which a burst lookup prefetches for all its keys
+//! before probing any (rte_hash's bulk lookup trick). A rule's rank (priority, insertion
+//! order) is needed only when something else in the group could also match; it lives in
+//! [`Ranks`], two cells per rule slot, the entry naming its cell (so a modify that changes
+//! the priority does not change what an older version reads).
 //!
-//! Invariant: a table holds at most one rule per key; a second rule with the same key goes
-//! to the group's general tables (the lookup takes the better of both by rank).
+//! Updates (single writer, [`ExactWriter`]): an insert fills a free or reclaimable entry of
+//! the key's probe run with `ins` = the version being staged; a delete stores that version
+//! into `del`; a modify does both (new entry, old one deleted at the same version). Nothing
+//! is moved while readers may look, so a reader pinned at `v` finds exactly the entries
+//! with `ins <= v < del`. An entry deleted at `d` is reused once every reader is at `>= d`;
+//! when used entries pass 3/4 of the table, the live and still-visible ones are copied into
+//! a fresh buffer (twice the size if live entries pass 1/2), swapped in with one pointer
+//! store; the old buffer is freed once no reader can hold it.
+//!
+//! Invariants: at most one entry per key has `del == NEVER` (a second live rule on a key
+//! goes to the group's general tables; the lookup takes the better of both by rank); every
+//! probe run ends at a free entry (used <= 3/4).
+//!
+//! Memory ordering of a fill: `ins` is stored first, then a release fence, then the other
+//! fields. A reader loads the other fields, then an acquire fence, then `ins`: if it saw
+//! any new field it sees the new `ins` (not yet published: invisible); if it saw none, it
+//! read the old, consistent, deleted entry. Either way no torn entry is ever reported.
 
-use crate::compile::{CompiledRule, Fate};
-use crate::key::{PacketKey, W_DST_LO, W_L4, W_SRC_LO};
-use crate::table::{prefetch_read, SlotBuf};
+use crate::compile::Fate;
+use crate::key::{PacketKey, KEY_WORDS, W_DST_LO, W_L4, W_SRC_LO};
+use crate::table::prefetch_read;
+use crate::version::{le, low, visible, ALWAYS, NEVER};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A packed action that does not fit inline: the lookup reads the rule entry instead.
 pub(crate) const ACT_SLOW: u32 = u32::MAX;
@@ -63,57 +84,15 @@ pub(crate) fn unpack_action(act: u32) -> (Fate, Option<u32>) {
     }
 }
 
-/// The table-selecting part and the 12-byte key of an exact 5-tuple rule, if it is one.
-pub(crate) fn exact_form(rule: &CompiledRule) -> Option<(u64, u64, [u32; 3])> {
+/// The table-selecting part (`hi_mask`, `hi_value`) and the 12-byte key of an exact 5-tuple
+/// rule, given its per-word equality masks and values, if it is one (`ranges`: whether it
+/// also has range constraints).
+pub(crate) fn exact_form(masks: &[u64; KEY_WORDS], values: &[u64; KEY_WORDS], ranges: bool) -> Option<(u64, u64, [u32; 3])> {
     const LO: u64 = 0xffff_ffff;
-    if !rule.ranges.is_empty() || rule.words.len() != 3 {
-        return None;
-    }
-    let [s, d, l4] = [&rule.words[0], &rule.words[1], &rule.words[2]];
-    let shape = s.word as usize == W_SRC_LO
-        && s.mask == LO
-        && d.word as usize == W_DST_LO
-        && d.mask == LO
-        && l4.word as usize == W_L4
-        && l4.mask & LO == LO;
-    shape.then(|| (l4.mask & !LO, l4.value & !LO, [s.value as u32, d.value as u32, l4.value as u32]))
-}
-
-/// One entry: 32 bytes, two per cache line.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
-pub(crate) struct ExactEntry {
-    pub key: [u32; 3],
-    /// [`pack_action`] of the rule.
-    pub act: u32,
-    pub rank: u64,
-    /// Rule slot; `u32::MAX` marks a free entry.
-    pub slot: u32,
-    pub gen: u32,
-}
-
-const FREE: ExactEntry = ExactEntry { key: [0; 3], act: 0, rank: u64::MAX, slot: u32::MAX, gen: 0 };
-
-/// A hit: what the lookup needs to finish the packet without touching the rule array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ExactHit {
-    pub rank: u64,
-    pub slot: u32,
-    pub gen: u32,
-    pub act: u32,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct ExactTable {
-    /// Bits 32..64 of the outer L4 word every entry constrains, and their value.
-    pub hi_mask: u64,
-    pub hi_value: u64,
-    /// Lower bound on the ranks held (not raised on delete).
-    pub best_rank: u64,
-    len: usize,
-    /// `64 - log2(lines)`: the home line is the hash's top bits.
-    shift: u32,
-    entries: SlotBuf<ExactEntry>,
+    let only_three = masks.iter().enumerate().all(|(w, &m)| m == 0 || w == W_SRC_LO || w == W_DST_LO || w == W_L4);
+    let shape = !ranges && only_three && masks[W_SRC_LO] == LO && masks[W_DST_LO] == LO && masks[W_L4] & LO == LO;
+    let (s, d, l4) = (values[W_SRC_LO] & LO, values[W_DST_LO] & LO, values[W_L4] & masks[W_L4]);
+    shape.then(|| (masks[W_L4] & !LO, l4 & !LO, [s as u32, d as u32, l4 as u32]))
 }
 
 #[inline(always)]
@@ -124,24 +103,89 @@ pub(crate) fn hash3(k: &[u32; 3]) -> u64 {
     h ^ (h >> 32)
 }
 
-impl ExactTable {
-    pub fn new(hi_mask: u64, hi_value: u64) -> ExactTable {
-        ExactTable { hi_mask, hi_value, best_rank: u64::MAX, len: 0, shift: 64 - 4, entries: SlotBuf::new(32, FREE) }
+/// One entry: 32 bytes, two per cache line. All-zero is a free entry.
+#[repr(C, align(32))]
+pub(crate) struct Entry {
+    key: [AtomicU32; 3],
+    /// [`pack_action`] of the rule.
+    act: AtomicU32,
+    /// 0: free (never used since the buffer was built); else `(slot + 1) | cell << 31`.
+    tag: AtomicU32,
+    gen: AtomicU32,
+    ins: AtomicU32,
+    del: AtomicU32,
+}
+
+const CELL_BIT: u32 = 1 << 31;
+
+/// A hit: what the lookup needs to finish the packet without touching the rule array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ExactHit {
+    pub slot: u32,
+    pub gen: u32,
+    pub act: u32,
+    /// The [`Ranks`] cell holding the rule's rank for this entry.
+    pub cell: u32,
+}
+
+/// An entry array (a power of two of entries, zeroed). Big ones are mapped afresh from
+/// the kernel, 2 MiB-aligned and advised huge pages before any page is touched (a random
+/// probe into a 64 MiB table otherwise pays a page walk on top of the cache miss, and
+/// memory recycled by the allocator keeps its small pages), and unmapped when freed.
+pub(crate) struct Buf {
+    entries: std::ptr::NonNull<Entry>,
+    len: usize,
+    /// `64 - log2(lines)`: the home line is the hash's top bits.
+    shift: u32,
+    /// The mapping (start, bytes) when mapped; `None` when from the allocator.
+    map: Option<(usize, usize)>,
+}
+
+// SAFETY: Buf owns its memory like a Box<[Entry]>; entries are atomics.
+unsafe impl Send for Buf {}
+// SAFETY: shared access goes through atomics only.
+unsafe impl Sync for Buf {}
+
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+impl Buf {
+    fn small_layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len * std::mem::size_of::<Entry>(), 64).expect("exact table layout")
     }
 
-    pub fn len(&self) -> usize {
-        self.len
+    /// `len` (a power of two, >= 2) free entries.
+    fn new(len: usize) -> Box<Buf> {
+        debug_assert!(len.is_power_of_two() && len >= 2);
+        let bytes = len * std::mem::size_of::<Entry>();
+        let lines = len / 2;
+        let shift = 64 - lines.trailing_zeros();
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE_BYTES {
+            let total = bytes + HUGE_PAGE_BYTES;
+            // SAFETY: a fresh private anonymous mapping (zero-filled); checked below.
+            let raw = unsafe {
+                libc::mmap(std::ptr::null_mut(), total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            };
+            if raw != libc::MAP_FAILED {
+                let start = (raw as usize).next_multiple_of(HUGE_PAGE_BYTES);
+                // SAFETY: advice on our own mapping, before first touch; failure is harmless.
+                unsafe { libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+                if let Some(entries) = std::ptr::NonNull::new(start as *mut Entry) {
+                    return Box::new(Buf { entries, len, shift, map: Some((raw as usize, total)) });
+                }
+            }
+        }
+        let layout = Self::small_layout(len);
+        // SAFETY: the layout has a non-zero size; all-zero bytes are valid (free) entries.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let Some(entries) = std::ptr::NonNull::new(raw as *mut Entry) else { std::alloc::handle_alloc_error(layout) };
+        Box::new(Buf { entries, len, shift, map: None })
     }
 
-    pub fn memory_bytes(&self) -> usize {
-        self.entries.len() * std::mem::size_of::<ExactEntry>()
-    }
-
-    /// The key of a packet for this table, `None` when the packet cannot hit it.
     #[inline(always)]
-    pub fn key_of(&self, key: &PacketKey) -> Option<[u32; 3]> {
-        let l4 = key.words[W_L4];
-        (l4 & self.hi_mask == self.hi_value).then(|| [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32])
+    fn entries(&self) -> &[Entry] {
+        // SAFETY: `entries` points at `len` initialised entries owned by this Buf.
+        unsafe { std::slice::from_raw_parts(self.entries.as_ptr(), self.len) }
     }
 
     /// First entry of the home line.
@@ -151,154 +195,441 @@ impl ExactTable {
     }
 
     #[inline(always)]
-    pub fn hash(&self, k: &[u32; 3]) -> u64 {
-        hash3(k)
-    }
-
-    #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
-        if let Some(e) = self.entries.get(self.home(hash)) {
-            prefetch_read(e as *const ExactEntry as *const u8);
+        if let Some(e) = self.entries().get(self.home(hash)) {
+            prefetch_read(e as *const Entry as *const u8);
         }
     }
 
+    /// The entry of `k` that exists at version `v`, if any.
     #[inline(always)]
-    pub fn get_hashed(&self, k: &[u32; 3], hash: u64) -> Option<ExactHit> {
-        let mask = self.entries.len() - 1;
+    pub fn get(&self, k: &[u32; 3], hash: u64, v: u32) -> Option<ExactHit> {
+        let entries = self.entries();
+        let mask = entries.len() - 1;
         let mut i = self.home(hash);
         loop {
-            let e = &self.entries[i];
-            if e.slot == u32::MAX {
+            let e = &entries[i];
+            let tag = e.tag.load(Relaxed);
+            if tag == 0 {
                 return None;
             }
-            if e.key == *k {
-                return Some(ExactHit { rank: e.rank, slot: e.slot, gen: e.gen, act: e.act });
+            if e.key[0].load(Relaxed) == k[0] && e.key[1].load(Relaxed) == k[1] && e.key[2].load(Relaxed) == k[2] {
+                let (act, gen, del) = (e.act.load(Relaxed), e.gen.load(Relaxed), e.del.load(Relaxed));
+                // Pairs with the release fence of `fill` (see the module doc).
+                fence(Acquire);
+                if visible(v, e.ins.load(Relaxed), del) {
+                    return Some(ExactHit { slot: (tag & !CELL_BIT) - 1, gen, act, cell: tag >> 31 });
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        match self.map {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            #[cfg(target_os = "linux")]
+            Some((start, bytes)) => unsafe {
+                libc::munmap(start as *mut libc::c_void, bytes);
+            },
+            // SAFETY: allocated in `new` with this very layout.
+            _ => unsafe { std::alloc::dealloc(self.entries.as_ptr() as *mut u8, Self::small_layout(self.len)) },
+        }
+    }
+}
+
+/// An exact table as readers see it: shared by both left-right copies and the writer.
+pub(crate) struct ExactTable {
+    /// Bits 32..64 of the outer L4 word every entry constrains, and their value.
+    pub hi_mask: u64,
+    pub hi_value: u64,
+    buf: AtomicPtr<Buf>,
+    /// Buffers replaced at a version (first), freed once no reader is older.
+    retired: Mutex<Vec<(u64, Box<Buf>)>>,
+    /// Live entries (statistics).
+    live: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+impl std::fmt::Debug for ExactTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ExactTable({:#x}/{:#x}, {} live)", self.hi_value, self.hi_mask, self.len())
+    }
+}
+
+impl Drop for ExactTable {
+    fn drop(&mut self) {
+        let p = *self.buf.get_mut();
+        // SAFETY: `buf` always holds a pointer from Box::into_raw, owned by this table;
+        // with `&mut self` no reader can hold it.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+impl ExactTable {
+    fn new(hi_mask: u64, hi_value: u64) -> ExactTable {
+        let buf = Buf::new(MIN_ENTRIES);
+        let bytes = MIN_ENTRIES * std::mem::size_of::<Entry>();
+        ExactTable { hi_mask, hi_value, buf: AtomicPtr::new(Box::into_raw(buf)), retired: Mutex::new(Vec::new()), live: AtomicUsize::new(0), bytes: AtomicUsize::new(bytes) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.live.load(Relaxed)
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.bytes.load(Relaxed)
+    }
+
+    /// The key of a packet for this table, `None` when the packet cannot hit it.
+    #[inline(always)]
+    pub fn key_of(&self, key: &PacketKey) -> Option<[u32; 3]> {
+        let l4 = key.words[W_L4];
+        (l4 & self.hi_mask == self.hi_value).then(|| [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32])
+    }
+
+    /// The current entry array, for as long as the reader's pin lasts.
+    #[inline(always)]
+    pub fn view<'a>(&'a self, _pin: crate::version::Pinned<'a>) -> &'a Buf {
+        // SAFETY: a buffer is freed only once every reader is idle or pinned at a version
+        // >= the one it was replaced at (`ExactWriter::free_retired`); a reader pinned
+        // at such a version loaded the pointer after the replacement (the version store,
+        // or the left-right publish carrying a floor, follows the swap), and the returned
+        // borrow cannot outlive the pin (`Pinned<'a>`).
+        unsafe { &*self.buf.load(Acquire) }
+    }
+}
+
+/// Smallest table: 16 lines.
+const MIN_ENTRIES: usize = 32;
+
+/// The single writer's handle on one [`ExactTable`]: placement, growth, reclamation.
+pub(crate) struct ExactWriter {
+    pub table: Arc<ExactTable>,
+    live: usize,
+    /// Entries not free (live, deleted, or reclaimable).
+    used: usize,
+    cap: usize,
+    /// Version of the last rebuild (the sweep that keeps stored versions recent).
+    pub built_at: u64,
+}
+
+impl ExactWriter {
+    pub fn new(hi_mask: u64, hi_value: u64, now: u64) -> ExactWriter {
+        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, built_at: now }
+    }
+
+    #[cfg(test)]
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    fn buf(&self) -> &Buf {
+        // SAFETY: only this writer replaces or frees buffers, and it holds `&self`.
+        unsafe { &*self.table.buf.load(Relaxed) }
+    }
+
+    /// Index of the live entry of `k` (owned by rule slot `slot` if given).
+    fn find_live(&self, k: &[u32; 3], slot: Option<u32>) -> Option<usize> {
+        let buf = self.buf();
+        let entries = buf.entries();
+        let mask = entries.len() - 1;
+        let mut i = buf.home(hash3(k));
+        loop {
+            let e = &entries[i];
+            let tag = e.tag.load(Relaxed);
+            if tag == 0 {
+                return None;
+            }
+            let owner = (tag & !CELL_BIT).wrapping_sub(1);
+            if e.del.load(Relaxed) == NEVER && slot.is_none_or(|s| s == owner) && e.key.iter().zip(k).all(|(a, b)| a.load(Relaxed) == *b) {
+                return Some(i);
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn find(&self, k: &[u32; 3]) -> Result<usize, usize> {
-        let mask = self.entries.len() - 1;
-        let mut i = self.home(hash3(k));
-        loop {
-            let e = &self.entries[i];
-            if e.slot == u32::MAX {
-                return Err(i);
+    /// Brings the home line of `k` towards the cache (a hint).
+    pub fn prefetch(&self, k: &[u32; 3]) {
+        self.buf().prefetch(hash3(k));
+    }
+
+    /// Whether a rule is live on `k`.
+    pub fn contains_live(&self, k: &[u32; 3]) -> bool {
+        self.find_live(k, None).is_some()
+    }
+
+    /// Adds the entry of rule `slot` on `k`, existing from version `w` (being staged). The
+    /// caller made sure no rule is live on `k`. `min_pinned`: the oldest version a reader
+    /// may use (entries deleted at or before it are reused).
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert(&mut self, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64, min_pinned: u64) {
+        if (self.used + 1) * 4 > self.cap * 3 {
+            self.rebuild(min_pinned, w);
+        }
+        let m = low(min_pinned);
+        let buf = self.buf();
+        let entries = buf.entries();
+        let mask = entries.len() - 1;
+        let mut i = buf.home(hash3(k));
+        let fresh = loop {
+            let e = &entries[i];
+            if e.tag.load(Relaxed) == 0 {
+                break true;
             }
-            if e.key == *k {
-                return Ok(i);
+            let del = e.del.load(Relaxed);
+            if del != NEVER && le(del, m) {
+                break false;
             }
             i = (i + 1) & mask;
+        };
+        let e = &entries[i];
+        // `ins` first (see the module doc): a reader that sees any field below sees it too.
+        e.ins.store(low(w), Relaxed);
+        fence(Release);
+        for (a, b) in e.key.iter().zip(k) {
+            a.store(*b, Relaxed);
         }
+        e.act.store(act, Relaxed);
+        e.gen.store(gen, Relaxed);
+        e.del.store(NEVER, Relaxed);
+        e.tag.store((slot + 1) | (cell << 31), Relaxed);
+        self.used += fresh as usize;
+        self.live += 1;
+        self.table.live.store(self.live, Relaxed);
     }
 
-    /// Adds an entry; `false` (nothing changed) when the key is already present.
-    pub fn insert(&mut self, e: ExactEntry) -> bool {
-        if (self.len + 1) * 2 > self.entries.len() {
-            self.grow();
-        }
-        match self.find(&e.key) {
-            Ok(_) => false,
-            Err(i) => {
-                self.entries[i] = e;
-                self.len += 1;
-                self.best_rank = self.best_rank.min(e.rank);
-                true
-            }
-        }
-    }
-
-    /// Removes the entry of `k` if it belongs to `slot`.
-    pub fn remove(&mut self, k: &[u32; 3], slot: u32) -> bool {
-        let Ok(i) = self.find(k) else { return false };
-        if self.entries[i].slot != slot {
-            return false;
-        }
-        let mask = self.entries.len() - 1;
-        // Backward shift: move later members of the probe run into the hole when their home
-        // is at or before it (cyclically).
-        let mut hole = i;
-        let mut j = (i + 1) & mask;
-        loop {
-            let e = self.entries[j];
-            if e.slot == u32::MAX {
-                break;
-            }
-            let home = self.home(hash3(&e.key));
-            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
-                self.entries[hole] = e;
-                hole = j;
-            }
-            j = (j + 1) & mask;
-        }
-        self.entries[hole] = FREE;
-        self.len -= 1;
-        if self.len == 0 {
-            self.best_rank = u64::MAX;
-        }
+    /// Deletes rule `slot`'s entry on `k` as of version `w`; `false` if there is none.
+    pub fn kill(&mut self, k: &[u32; 3], slot: u32, w: u64) -> bool {
+        let Some(i) = self.find_live(k, Some(slot)) else { return false };
+        self.buf().entries()[i].del.store(low(w), Relaxed);
+        self.live -= 1;
+        self.table.live.store(self.live, Relaxed);
         true
     }
 
-    fn grow(&mut self) {
-        let cap = self.entries.len() * 2;
-        let old = std::mem::replace(&mut self.entries, SlotBuf::new(cap, FREE));
-        self.shift -= 1;
-        self.len = 0;
-        for e in old.iter().filter(|e| e.slot != u32::MAX) {
-            let Err(i) = self.find(&e.key) else { continue };
-            self.entries[i] = *e;
-            self.len += 1;
+    /// Copies the entries some reader may still see into a fresh buffer (bigger if live
+    /// entries pass 1/2), normalising `ins` that every reader has passed to [`ALWAYS`], and
+    /// swaps it in. The old buffer is retired at `w`, the version being staged: readers
+    /// pinned at `w` or later load the pointer after the swap.
+    pub fn rebuild(&mut self, min_pinned: u64, w: u64) {
+        let mut cap = self.cap;
+        while (self.live + 1) * 2 > cap {
+            cap *= 2;
         }
+        let m = low(min_pinned);
+        let new = Buf::new(cap);
+        let mut used = 0;
+        {
+            let (old, dst) = (self.buf().entries(), new.entries());
+            let mask = dst.len() - 1;
+            for e in old {
+                let tag = e.tag.load(Relaxed);
+                let (ins, del) = (e.ins.load(Relaxed), e.del.load(Relaxed));
+                if tag == 0 || (del != NEVER && le(del, m)) {
+                    continue;
+                }
+                let key = [e.key[0].load(Relaxed), e.key[1].load(Relaxed), e.key[2].load(Relaxed)];
+                let mut i = new.home(hash3(&key));
+                while dst[i].tag.load(Relaxed) != 0 {
+                    i = (i + 1) & mask;
+                }
+                let d = &dst[i];
+                for (a, b) in d.key.iter().zip(key) {
+                    a.store(b, Relaxed);
+                }
+                d.act.store(e.act.load(Relaxed), Relaxed);
+                d.gen.store(e.gen.load(Relaxed), Relaxed);
+                d.ins.store(if ins != ALWAYS && le(ins, m) { ALWAYS } else { ins }, Relaxed);
+                d.del.store(del, Relaxed);
+                d.tag.store(tag, Relaxed);
+                used += 1;
+            }
+        }
+        // Readers reach the new entries through this pointer (release/acquire).
+        let old = self.table.buf.swap(Box::into_raw(new), Release);
+        // SAFETY: `old` came from Box::into_raw and is no longer reachable through `buf`;
+        // it is freed only when no reader can hold it (see `free_retired`).
+        let old = unsafe { Box::from_raw(old) };
+        self.table.retired.lock().unwrap_or_else(|e| e.into_inner()).push((w, old));
+        self.cap = cap;
+        self.used = used;
+        self.built_at = w;
+        self.table.bytes.store(cap * std::mem::size_of::<Entry>(), Relaxed);
+        if (self.used + 1) * 8 > self.cap * 5 {
+            // Deleted entries some reader may still see kept the table full: grow.
+            self.cap *= 2;
+            self.rebuild(min_pinned, w);
+        }
+    }
+
+    /// Frees the buffers no reader can hold any more.
+    pub fn free_retired(&self, min_pinned: u64) {
+        let mut r = self.table.retired.lock().unwrap_or_else(|e| e.into_inner());
+        if !r.is_empty() {
+            r.retain(|(at, _)| *at > min_pinned);
+        }
+    }
+
+    /// Whether buffers wait to be freed.
+    pub fn has_retired(&self) -> bool {
+        !self.table.retired.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+}
+
+/// Ranks of rules in exact tables, two cells per rule slot (see the module doc). Chunks
+/// never move, so readers index them without a lock.
+pub(crate) struct Ranks {
+    chunks: Box<[OnceLock<Box<[[AtomicU64; 2]]>>]>,
+}
+
+const RANK_CHUNK_BITS: u32 = 16;
+const RANK_CHUNK: usize = 1 << RANK_CHUNK_BITS;
+
+impl Default for Ranks {
+    fn default() -> Self {
+        Ranks { chunks: (0..crate::counters::MAX_RULE_SLOTS / RANK_CHUNK).map(|_| OnceLock::new()).collect() }
+    }
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ranks")
+    }
+}
+
+impl Ranks {
+    /// Writer: sets a cell (published with the version that publishes its entry).
+    pub fn set(&self, slot: u32, cell: u32, rank: u64) {
+        let s = slot as usize;
+        if let Some(chunk) = self.chunks.get(s >> RANK_CHUNK_BITS) {
+            let c = chunk.get_or_init(|| (0..RANK_CHUNK).map(|_| [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)]).collect());
+            c[s & (RANK_CHUNK - 1)][cell as usize & 1].store(rank, Relaxed);
+        }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, slot: u32, cell: u32) -> u64 {
+        let s = slot as usize;
+        self.chunks
+            .get(s >> RANK_CHUNK_BITS)
+            .and_then(|c| c.get())
+            .map_or(u64::MAX, |c| c[s & (RANK_CHUNK - 1)][cell as usize & 1].load(Relaxed))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::version::next_version;
 
-    fn entry(k: [u32; 3], slot: u32) -> ExactEntry {
-        ExactEntry { key: k, act: pack_action(Fate::Queue { index: 3 }, None, None), rank: slot as u64, slot, gen: 1 }
+    /// Model: every entry ever made, as (key, slot, ins, del) with full versions.
+    type History = Vec<([u32; 3], u32, u64, u64)>;
+
+    fn model_get(h: &History, k: &[u32; 3], v: u64) -> Option<u32> {
+        let mut seen = h.iter().filter(|e| e.0 == *k && e.2 <= v && v < e.3).map(|e| e.1);
+        let first = seen.next();
+        assert!(seen.next().is_none(), "model: two entries of one key at one version");
+        first
     }
 
+    /// Random inserts, deletes and modifies on a small key space (long probe runs, reuse,
+    /// rebuilds), several per version; every version a reader may still use must read what
+    /// the model says, including the versions being replaced.
     #[test]
-    fn test_insert_get_remove_against_std_map() {
-        let mut t = ExactTable::new(0, 0);
-        let mut m: HashMap<[u32; 3], u32> = HashMap::new();
-        let mut x = 99u64;
-        for step in 0..30_000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let k = [((x >> 50) % 900) as u32, 7, ((x >> 40) & 1) as u32];
-            if x % 3 == 0 {
-                match m.remove(&k) {
-                    Some(slot) => {
-                        assert!(!t.remove(&k, slot + 1), "step {step}: another rule's slot");
-                        assert!(t.remove(&k, slot), "step {step}");
+    fn test_versions_against_model_with_reuse_and_rebuilds() {
+        let mut w = ExactWriter::new(0, 0, 1);
+        let mut hist: History = Vec::new();
+        let mut live: std::collections::HashMap<[u32; 3], u32> = Default::default();
+        let (mut x, mut v, mut next_slot) = (7u64, 1u64, 0u32);
+        let mut published = vec![1u64];
+        for round in 0..3000 {
+            let staged = next_version(v);
+            // Readers lag up to 4 versions behind.
+            let min_pin = published[published.len().saturating_sub(5)];
+            for _ in 0..3 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let k = [((x >> 40) % 300) as u32, 9, (x >> 60) as u32 & 1];
+                match (live.get(&k).copied(), x % 3) {
+                    (Some(slot), 0) => {
+                        assert!(w.kill(&k, slot, staged), "round {round}");
+                        live.remove(&k);
+                        hist.iter_mut().filter(|e| e.1 == slot && e.3 == u64::MAX).for_each(|e| e.3 = staged);
                     }
-                    None => assert!(!t.remove(&k, 0), "step {step}"),
+                    (Some(slot), _) => {
+                        // Modify in place: same rule slot, new entry.
+                        assert!(w.kill(&k, slot, staged));
+                        hist.iter_mut().filter(|e| e.1 == slot && e.3 == u64::MAX).for_each(|e| e.3 = staged);
+                        w.insert(&k, 5, slot, 1, 1, staged, min_pin);
+                        hist.push((k, slot, staged, u64::MAX));
+                    }
+                    (None, _) => {
+                        assert!(!w.contains_live(&k));
+                        next_slot += 1;
+                        w.insert(&k, 5, next_slot, 0, 1, staged, min_pin);
+                        live.insert(k, next_slot);
+                        hist.push((k, next_slot, staged, u64::MAX));
+                    }
                 }
-            } else {
-                assert_eq!(t.insert(entry(k, step)), !m.contains_key(&k), "step {step}");
-                m.entry(k).or_insert(step);
             }
-            assert_eq!(t.len(), m.len());
+            v = staged;
+            published.push(v);
+            if round % 7 == 0 {
+                w.free_retired(min_pin);
+            }
+            let first = published[published.len().saturating_sub(5)];
+            for probe in 0..40u32 {
+                let k = [(probe * 7 + round) % 300, 9, probe & 1];
+                for &pv in published.iter().rev().take(5).chain([&(first)]) {
+                    let got = w.buf().get(&k, hash3(&k), low(pv)).map(|h| h.slot);
+                    assert_eq!(got, model_get(&hist, &k, pv), "round {round} key {k:?} at version {pv} (staged {staged})");
+                }
+                let staged_view = w.buf().get(&k, hash3(&k), low(next_version(v)));
+                assert!(staged_view.is_none_or(|h| live.get(&k) == Some(&h.slot)));
+            }
         }
-        for (k, &slot) in &m {
-            let h = t.get_hashed(k, t.hash(k)).expect("present");
-            assert_eq!((h.slot, h.rank, h.gen), (slot, slot as u64, 1));
-        }
-        assert!(t.get_hashed(&[5000, 7, 0], t.hash(&[5000, 7, 0])).is_none());
+        assert!(w.cap >= 512 && w.live() == live.len());
     }
 
     #[test]
-    fn test_remove_needs_the_owning_slot() {
-        let mut t = ExactTable::new(0, 0);
-        assert!(t.insert(entry([1, 2, 3], 10)));
-        assert!(!t.insert(entry([1, 2, 3], 11)), "one rule per key");
-        assert!(!t.remove(&[1, 2, 3], 11));
-        assert!(t.remove(&[1, 2, 3], 10));
-        assert_eq!(t.len(), 0);
+    fn test_batch_insert_and_delete_of_one_key_is_never_visible() {
+        let mut w = ExactWriter::new(0, 0, 1);
+        w.insert(&[1, 2, 3], 7, 10, 0, 4, 3, 1);
+        assert!(w.kill(&[1, 2, 3], 10, 3));
+        for v in 1..6 {
+            assert_eq!(w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), v), None);
+        }
+        w.insert(&[1, 2, 3], 7, 11, 1, 4, 4, 3);
+        let h = w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), 4).expect("visible at its version");
+        assert_eq!((h.slot, h.gen, h.act, h.cell), (11, 4, 7, 1));
+        assert!(!w.kill(&[1, 2, 3], 10, 5), "only the owning rule slot deletes");
+    }
+
+    #[test]
+    fn test_exact_form_needs_three_full_words() {
+        let mut m = [0u64; KEY_WORDS];
+        let mut v = [0u64; KEY_WORDS];
+        m[W_SRC_LO] = 0xffff_ffff;
+        m[W_DST_LO] = 0xffff_ffff;
+        m[W_L4] = 0xff_0000_0000 | 0xffff_ffff;
+        v[W_SRC_LO] = 1;
+        v[W_L4] = (6 << 32) | 0x0050_1234;
+        assert_eq!(exact_form(&m, &v, false), Some((0xff_0000_0000, 6 << 32, [1, 0, 0x0050_1234])));
+        assert_eq!(exact_form(&m, &v, true), None, "ranges");
+        m[W_DST_LO] = 0xffff_ff00;
+        assert_eq!(exact_form(&m, &v, false), None, "a prefix");
+    }
+
+    #[test]
+    fn test_ranks_two_cells_per_slot() {
+        let r = Ranks::default();
+        assert_eq!(r.get(70_000, 0), u64::MAX);
+        r.set(70_000, 0, 5);
+        r.set(70_000, 1, 9);
+        assert_eq!((r.get(70_000, 0), r.get(70_000, 1)), (5, 9));
+        assert_eq!(r.get(u32::MAX, 0), u64::MAX);
     }
 
     #[test]

@@ -25,6 +25,9 @@
 //!
 //! - Exact 5-tuple rules (TupleMerge and Hybrid): [`exact`] tables, probed first; the
 //!   general structures above hold everything else (and a second rule on an exact key).
+//!   Exact tables are not part of a left-right copy: both copies share them, the writer
+//!   updates them in place ([`exact::ExactWriter`]) and a lookup reads them at its pinned
+//!   version ([`XCtx`]).
 //!
 //! Every update is O(entries of the rule): O(1) for TupleMerge, O(prefix expansion) for
 //! the baseline; a tree install is O(rules of the group).
@@ -37,7 +40,15 @@ use std::sync::Arc;
 
 pub(crate) mod exact;
 pub(crate) mod tree;
-use exact::{exact_form, ExactEntry, ExactTable, ACT_SLOW};
+use exact::{ExactTable, Ranks, ACT_SLOW};
+use crate::version::Pinned;
+
+/// What a lookup needs to read the exact tables: its pinned version and the rank cells.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct XCtx<'a> {
+    pub pin: Pinned<'a>,
+    pub ranks: &'a Ranks,
+}
 pub(crate) use tree::{Tree, NO_TREE};
 
 /// How rules are laid out in tables (see the module doc).
@@ -59,12 +70,13 @@ const LIST_BIT: u32 = 1 << 31;
 const VERIFY_BIT: u32 = 1 << 30;
 pub(crate) const NO_TABLE: u32 = u32::MAX;
 pub(crate) const NO_JUMP: u32 = u32::MAX;
-/// Marks a [`RuleEntry::table`] that is an index into the group's exact tables.
+/// Marks a [`RuleEntry::table`] of a rule whose entry is in one of the group's (shared)
+/// exact tables.
 const EXACT_TABLE: u32 = 1 << 30;
 
-/// The exact table index in a [`RuleEntry::table`], if the rule is in one.
-fn exact_index(table: u32) -> Option<usize> {
-    (table != NO_TABLE && table & EXACT_TABLE != 0).then_some((table & !EXACT_TABLE) as usize)
+/// Whether a [`RuleEntry::table`] says the rule is in an exact table.
+fn in_exact(table: u32) -> bool {
+    table != NO_TABLE && table & EXACT_TABLE != 0
 }
 
 /// What a group lookup found: the winning rule's slot (`u32::MAX`: none) and, when it came
@@ -254,8 +266,9 @@ impl MaskTable {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Group {
-    /// Exact 5-tuple tables (TupleMerge and Hybrid), probed before anything else.
-    exact: Vec<ExactTable>,
+    /// Exact 5-tuple tables (TupleMerge and Hybrid), probed before anything else; shared
+    /// with the other copy and the writer.
+    exact: Vec<Arc<ExactTable>>,
     tables: Vec<MaskTable>,
     /// Indices of non-empty tables by ascending `(best_rank, index)`, kept incrementally.
     order: Vec<u32>,
@@ -268,10 +281,6 @@ pub(crate) struct Group {
 pub(crate) const BURST: usize = 32;
 
 impl Group {
-    pub fn len(&self) -> usize {
-        self.rules
-    }
-
     /// Non-empty hash tables (the delta, for [`Algorithm::Hybrid`]).
     pub fn table_count(&self) -> usize {
         self.order.len()
@@ -289,8 +298,13 @@ impl Group {
             .sum::<usize>()
             + self.tables.len() * std::mem::size_of::<MaskTable>()
             + self.tree.as_ref().map_or(0, |t| t.memory_bytes())
-            + self.exact.iter().map(|t| t.memory_bytes()).sum::<usize>()
     }
+
+    /// Adds an exact table (created by the writer, which fills it).
+    pub fn add_exact(&mut self, table: Arc<ExactTable>) {
+        self.exact.push(table);
+    }
+
 
     fn find_or_add_table(&mut self, words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> usize {
         if let Some(i) = self.tables.iter().position(|t| t.words == words && t.masks == masks) {
@@ -316,33 +330,20 @@ impl Group {
     }
 
     /// Adds the rule in `slot` (already stored in `rules`); returns its TupleMerge table.
-    /// `exact`: whether exact 5-tuple rules go to the exact tables.
+    /// `exact`: the writer put the rule's entry in one of the group's exact tables (it is
+    /// only counted here).
     pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm, exact: bool) -> u32 {
-        let table = self.insert_tables(slot, rules, algo, exact);
+        let table = if exact { EXACT_TABLE } else { self.insert_tables(slot, rules, algo) };
         self.rules += 1;
         table
     }
 
-    fn insert_tables(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm, exact: bool) -> u32 {
+    fn insert_tables(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm) -> u32 {
         let e = &rules[slot as usize];
         let Some(rule) = e.rule.clone() else { return NO_TABLE };
         let rank = e.rank;
         match algo {
             Algorithm::TupleMerge | Algorithm::Hybrid => {
-                if let Some((hi_mask, hi_value, key)) = exact_form(&rule).filter(|_| exact) {
-                    let xi = match self.exact.iter().position(|t| t.hi_mask == hi_mask && t.hi_value == hi_value) {
-                        Some(xi) => xi,
-                        None => {
-                            self.exact.push(ExactTable::new(hi_mask, hi_value));
-                            self.exact.len() - 1
-                        }
-                    };
-                    let act = exact::pack_action(e.fate, (e.jump != NO_JUMP).then_some(e.jump), e.mark);
-                    // A second rule on the same key goes to the general tables below.
-                    if self.exact[xi].insert(ExactEntry { key, act, rank, slot, gen: e.gen }) {
-                        return EXACT_TABLE | xi as u32;
-                    }
-                }
                 let hashable = rule.hashable_mask();
                 let values = rule.value_words();
                 let ti = self.pick_tm_table(&hashable, &values);
@@ -386,10 +387,8 @@ impl Group {
 
     fn remove_from_tables(&mut self, slot: u32, entry: &RuleEntry) {
         let Some(rule) = &entry.rule else { return };
-        if let Some(xi) = exact_index(entry.table) {
-            if let (Some(t), Some((_, _, key))) = (self.exact.get_mut(xi), exact_form(rule)) {
-                t.remove(&key, slot);
-            }
+        if in_exact(entry.table) {
+            // The writer deletes the entry in the shared table.
         } else if entry.table != NO_TABLE {
             let ti = entry.table;
             let t = &mut self.tables[ti as usize];
@@ -417,7 +416,7 @@ impl Group {
 
     /// Installs a freshly built tree: its members that still hold the rule it was built
     /// from leave the tables (or the previous tree); the rest stay where they are.
-    pub fn install_tree(&mut self, tree: Arc<Tree>, rules: &mut [RuleEntry], algo: Algorithm, exact: bool) {
+    pub fn install_tree(&mut self, tree: Arc<Tree>, rules: &mut [RuleEntry], algo: Algorithm) {
         let old = self.tree.as_ref().map_or(NO_TREE, |t| t.id);
         for (slot, rule) in tree.members.iter() {
             let Some(e) = rules.get(*slot as usize) else { continue };
@@ -425,7 +424,7 @@ impl Group {
                 continue;
             }
             if e.tree == NO_TREE {
-                if exact_index(e.table).is_some() {
+                if in_exact(e.table) {
                     continue; // exact tables beat any tree: the rule stays there
                 }
                 self.remove_from_tables(*slot, e);
@@ -439,7 +438,7 @@ impl Group {
             for (slot, _) in prev.members.iter() {
                 if rules.get(*slot as usize).is_some_and(|e| e.tree == old && e.rule.is_some()) {
                     rules[*slot as usize].tree = NO_TREE;
-                    let t = self.insert_tables(*slot, rules, algo, exact);
+                    let t = self.insert_tables(*slot, rules, algo);
                     rules[*slot as usize].table = t;
                 }
             }
@@ -470,14 +469,16 @@ impl Group {
 
     /// Best matching rule of this group for one key.
     #[inline]
-    pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry]) -> Option<Hit> {
+    pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry], x: XCtx<'_>) -> Option<Hit> {
         let mut best = (u64::MAX, u32::MAX);
         let mut exact_hit = Hit::NONE;
+        let need_rank = self.needs_rank();
         for t in &self.exact {
             let Some(k) = t.key_of(key) else { continue };
-            if let Some(h) = t.get_hashed(&k, t.hash(&k)) {
-                if h.rank < best.0 {
-                    best = (h.rank, h.slot);
+            if let Some(h) = t.view(x.pin).get(&k, exact::hash3(&k), x.pin.v) {
+                let rank = if need_rank { x.ranks.get(h.slot, h.cell) } else { 0 };
+                if rank < best.0 {
+                    best = (rank, h.slot);
                     exact_hit = Hit { slot: h.slot, gen: h.gen, act: h.act };
                 }
             }
@@ -505,12 +506,12 @@ impl Group {
     /// hash slots and rule entries prefetched a stage ahead. `out[i]` gets the hit or
     /// [`Hit::NONE`].
     #[inline]
-    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [Hit]) {
+    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], out: &mut [Hit], x: XCtx<'_>) {
         let n = keys.len().min(BURST).min(out.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
         let mut exact_hits = [Hit::NONE; BURST];
         if !self.exact.is_empty() {
-            self.exact_burst(&keys[..n], &mut best[..n], &mut exact_hits[..n]);
+            self.exact_burst(&keys[..n], &mut best[..n], &mut exact_hits[..n], x);
         }
         if let Some(tree) = &self.tree {
             tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
@@ -534,19 +535,34 @@ impl Group {
     /// on keys in place (no array of references). `hits[i]` must come in as [`Hit::NONE`];
     /// it gets the exact hit, if any.
     #[inline]
-    pub fn exact_hits_burst(&self, keys: &[PacketKey], hits: &mut [Hit]) {
+    pub fn exact_hits_burst(&self, keys: &[PacketKey], hits: &mut [Hit], x: XCtx<'_>) {
         let n = keys.len().min(BURST).min(hits.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
-        self.exact_burst(&keys[..n], &mut best[..n], &mut hits[..n]);
+        self.exact_burst(&keys[..n], &mut best[..n], &mut hits[..n], x);
+    }
+
+    /// Whether an exact hit must be ranked: something else in the group (a tree, a general
+    /// table, an overlapping exact table) could match the same key.
+    #[inline(always)]
+    fn needs_rank(&self) -> bool {
+        !self.exact_only() || !self.exact_disjoint()
     }
 
     /// Whether no key can be in two exact tables: every pair disagrees on a bit of the L4
-    /// word that both constrain. A few tables at most (one per protocol and flag pattern),
-    /// so the pairwise check costs less than a pass per table.
+    /// word that both constrain, or requires a different L4 header (a key has at most one
+    /// of the TCP, UDP, SCTP, ICMP, ICMPv6 presence bits: both key writers in
+    /// [`crate::key`] set one per parsed L4 header). A few tables at most (one per protocol
+    /// and flag pattern), so the pairwise check costs less than a pass per table.
     #[inline(always)]
     fn exact_disjoint(&self) -> bool {
+        use crate::key::presence::{ICMP, ICMP6, SCTP, TCP, UDP};
+        const L4X: u64 = (TCP | UDP | SCTP | ICMP | ICMP6) << PRESENCE_SHIFT;
         let x = &self.exact;
-        (0..x.len()).all(|a| (a + 1..x.len()).all(|b| (x[a].hi_value ^ x[b].hi_value) & x[a].hi_mask & x[b].hi_mask != 0))
+        let apart = |a: &ExactTable, b: &ExactTable| {
+            let (pa, pb) = (a.hi_value & a.hi_mask & L4X, b.hi_value & b.hi_mask & L4X);
+            (a.hi_value ^ b.hi_value) & a.hi_mask & b.hi_mask != 0 || (pa != 0 && pb != 0 && pa & pb == 0)
+        };
+        (0..x.len()).all(|a| (a + 1..x.len()).all(|b| apart(&x[a], &x[b])))
     }
 
     /// The exact-table part of [`lookup_burst`](Self::lookup_burst): improves `best`, and
@@ -556,10 +572,17 @@ impl Group {
     /// one table by its L4 word, so each key is hashed and probed once, with no pass per
     /// table and no branch on its protocol.
     #[inline(always)]
-    fn exact_burst<K: Borrow<PacketKey>>(&self, keys: &[K], best: &mut [(u64, u32)], hits: &mut [Hit]) {
+    fn exact_burst<K: Borrow<PacketKey>>(&self, keys: &[K], best: &mut [(u64, u32)], hits: &mut [Hit], x: XCtx<'_>) {
         let n = keys.len().min(BURST).min(best.len()).min(hits.len());
         let mut ks = [[0u32; 3]; BURST];
         let mut hs = [0u64; BURST];
+        // One pointer load per table and burst (the buffer cannot be freed while pinned).
+        let mut views: [Option<&exact::Buf>; 4] = [None; 4];
+        for (v, t) in views.iter_mut().zip(&self.exact) {
+            *v = Some(t.view(x.pin));
+        }
+        let view = |j: usize| views.get(j).copied().flatten().unwrap_or_else(|| self.exact[j].view(x.pin));
+        let ranked = !self.exact_only();
         if self.exact_disjoint() {
             // `sel[i]`: the one table key `i` can hit (`usize::MAX`: none).
             let mut sel = [usize::MAX; BURST];
@@ -573,15 +596,19 @@ impl Group {
                 ks[i] = [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32];
                 hs[i] = exact::hash3(&ks[i]);
                 sel[i] = s;
-                if let Some(t) = self.exact.get(s) {
-                    t.prefetch(hs[i]);
+                if s < self.exact.len() {
+                    view(s).prefetch(hs[i]);
                 }
             }
             for i in 0..n {
-                let Some(t) = self.exact.get(sel[i]) else { continue };
-                if let Some(h) = t.get_hashed(&ks[i], hs[i]) {
-                    if h.rank < best[i].0 {
-                        best[i] = (h.rank, h.slot);
+                if sel[i] >= self.exact.len() {
+                    continue;
+                }
+                if let Some(h) = view(sel[i]).get(&ks[i], hs[i], x.pin.v) {
+                    // Alone in the group, a hit needs no rank: nothing else can match.
+                    let rank = if ranked { x.ranks.get(h.slot, h.cell) } else { 0 };
+                    if rank < best[i].0 {
+                        best[i] = (rank, h.slot);
                         hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
                     }
                 }
@@ -589,16 +616,16 @@ impl Group {
             return;
         }
         let mut probe = [false; BURST];
-        for t in &self.exact {
-            if t.len() == 0 {
-                continue;
-            }
+        // Exact-only group: rank a key's hit only when a second table also hits it.
+        let mut cells = [0u32; BURST];
+        for (j, t) in self.exact.iter().enumerate() {
+            let buf = view(j);
             for i in 0..n {
                 probe[i] = false;
                 if let Some(k) = t.key_of(keys[i].borrow()) {
                     ks[i] = k;
                     hs[i] = exact::hash3(&k);
-                    t.prefetch(hs[i]);
+                    buf.prefetch(hs[i]);
                     probe[i] = true;
                 }
             }
@@ -606,9 +633,21 @@ impl Group {
                 if !probe[i] {
                     continue;
                 }
-                if let Some(h) = t.get_hashed(&ks[i], hs[i]) {
-                    if h.rank < best[i].0 {
-                        best[i] = (h.rank, h.slot);
+                if let Some(h) = buf.get(&ks[i], hs[i], x.pin.v) {
+                    if !ranked {
+                        if best[i].1 == u32::MAX {
+                            best[i] = (0, h.slot);
+                            cells[i] = h.cell;
+                            hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                            continue;
+                        }
+                        if best[i].0 == 0 {
+                            best[i].0 = x.ranks.get(best[i].1, cells[i]);
+                        }
+                    }
+                    let rank = x.ranks.get(h.slot, h.cell);
+                    if rank < best[i].0 {
+                        best[i] = (rank, h.slot);
                         hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
                     }
                 }

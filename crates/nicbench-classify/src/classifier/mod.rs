@@ -2,24 +2,38 @@
 //! in-place modifies, singly or in atomic [`Batch`]es; [`Reader`]s look packets up from
 //! any thread.
 //!
-//! Concurrency (left-right: two copies plus an operation log): a commit appends its
-//! operations and publishes them with one pointer swap, so a reader's snapshot has all of
-//! a batch or none of it. Readers never block or retry; the writer waits only for readers
-//! still inside the copy it is about to update (at most one burst each), then replays the
-//! log there. Each operation is applied once per copy: O(changed rules), never a copy of the
-//! rule set.
+//! Concurrency: every publish is a new version ([`crate::version`]); a batch's changes are
+//! all stamped with the version that publishes them, so a reader, which pins the version
+//! once per burst, sees all of a batch or none of it. Readers never block or retry.
+//! - Exact 5-tuple rules whose action fits the entry (the PAM'21 workload) live only in
+//!   the shared multi-version exact tables ([`crate::group::exact`]): the writer updates
+//!   them in place, allocation-free, and a batch of them is published by one version store.
+//!   That is the fast path: no left-right publish, no wait for readers.
+//! - Everything else goes through left-right (two copies plus an operation log): the
+//!   batch's operations are appended, with the batch's version as the copy's `floor`, and
+//!   published with one pointer swap (the writer waits for readers still inside the copy
+//!   it is about to update, at most one burst each), then the version is stored.
+//!
+//! Rule slots, exact entries and table buffers a reader of an older version may still use
+//! are reused or freed once every reader has moved past that version.
 //!
 //! Validation happens before anything is published: a batch with an unknown rule id, an
 //! unsupported pattern, or a jump that would close a cycle in the group graph (refused, as
 //! NICs do) changes nothing.
 
-use crate::compile::{compile, CompileError, CompiledRule, Fate};
+mod reader;
+mod stage;
+
+pub use reader::{Reader, Snapshot};
+
+use crate::compile::{CompileError, Fate};
 use crate::counters::{Counters, MAX_RULE_SLOTS};
-use crate::group::exact::exact_form;
+use crate::group::exact::{ExactWriter, Ranks};
 use crate::group::{tree, Algorithm, Tree};
-use crate::key::{FiveTuple, PacketKey};
-use crate::state::{Hop, Op, Outcome, RuleId, State};
+use crate::state::{Op, RuleId, State};
+use crate::version::{next_version, Clock};
 use nicbench_rules::{Action, Rule};
+use stage::SlotMeta;
 use std::sync::Arc;
 
 /// Why an update was refused (nothing of the batch was applied).
@@ -112,27 +126,34 @@ pub struct RuleInfo {
     pub actions: Vec<Action>,
 }
 
-#[derive(Clone, Default)]
-struct SlotMeta {
-    gen: u32,
-    seq: u32,
-    rule: Option<Arc<CompiledRule>>,
-}
-
 /// The match-action classifier (writer handle). See the module doc.
 pub struct Classifier {
     w: left_right::WriteHandle<State, Op>,
     counters: Arc<Counters>,
+    ranks: Arc<Ranks>,
+    clock: Arc<Clock>,
     config: ClassifierConfig,
     slots: Vec<SlotMeta>,
-    /// Slots safe to reuse: their delete was published in an earlier commit.
+    /// Slots safe to reuse.
     free: Vec<u32>,
-    /// Slots deleted in the current commit.
-    pending_free: Vec<u32>,
+    /// Slots of deleted rules, with the version of the delete: reusable once no reader is
+    /// older.
+    retiring: std::collections::VecDeque<(u64, u32)>,
     next_seq: u32,
     /// Jump edges of the group graph with their multiplicity.
     edges: ahash::AHashMap<(u32, u32), u32>,
     live: usize,
+    /// The exact tables, and their index by (group, `hi_mask`, `hi_value`).
+    exact: Vec<ExactWriter>,
+    exact_index: ahash::AHashMap<(u32, u64, u64), u32>,
+    /// The version being staged (published by the next publish).
+    staged: u64,
+    /// The oldest version a reader may use, as last computed (only ever too low: safe).
+    min_pinned: u64,
+    /// Whether left-right operations wait to be published.
+    lr_dirty: bool,
+    /// Publishes and operations since the last reclamation pass.
+    since_reclaim: usize,
     /// [`Algorithm::Hybrid`] bookkeeping: the tree build in flight, and per group the rule
     /// changes since its last tree snapshot and the rules that snapshot held.
     build: Option<PendingBuild>,
@@ -171,17 +192,28 @@ impl Default for Classifier {
 impl Classifier {
     pub fn new(config: ClassifierConfig) -> Classifier {
         let counters = Arc::new(Counters::default());
-        let (w, _r) = left_right::new_from_empty(State::new(config.algorithm, config.exact_match, counters.clone()));
+        let ranks = Arc::new(Ranks::default());
+        let (w, _r) = left_right::new_from_empty(State::new(config.algorithm, ranks.clone()));
+        let clock = Arc::new(Clock::default());
+        let staged = next_version(clock.published());
         let mut c = Classifier {
             w,
             counters,
+            ranks,
+            clock,
             config,
             slots: Vec::new(),
             free: Vec::new(),
-            pending_free: Vec::new(),
+            retiring: Default::default(),
             next_seq: 0,
             edges: Default::default(),
             live: 0,
+            exact: Vec::new(),
+            exact_index: Default::default(),
+            staged,
+            min_pinned: 0,
+            lr_dirty: false,
+            since_reclaim: 0,
             build: None,
             changes: Default::default(),
             tree_rules: Default::default(),
@@ -210,7 +242,9 @@ impl Classifier {
     /// here and now, the tree of every group changed since its last build, so lookups run
     /// at full speed afterwards.
     pub fn settle(&mut self) {
+        self.lr_dirty = true;
         self.publish();
+        self.reclaim();
         if self.config.algorithm == Algorithm::Hybrid {
             let mut installed = self.finish_build(true);
             for group in self.groups_wanting_tree(1) {
@@ -221,7 +255,9 @@ impl Classifier {
             }
             if installed {
                 // Once for the copy readers are leaving, once more for the other one.
+                self.lr_dirty = true;
                 self.publish();
+                self.lr_dirty = true;
                 self.publish();
             }
         }
@@ -252,6 +288,7 @@ impl Classifier {
     fn install(&mut self, group: u32, t: Tree) {
         self.tree_rules.insert(group, t.members.len());
         self.w.append(Op::InstallTree { group, tree: Arc::new(t) });
+        self.lr_dirty = true;
     }
 
     /// Groups (ascending) with at least `min_changes` changes and past their rebuild
@@ -279,8 +316,8 @@ impl Classifier {
             .enumerate()
             .filter_map(|(slot, m)| {
                 // Exact 5-tuple rules live in the group's exact tables, never in a tree.
-                let r = m.rule.as_ref().filter(|r| r.group == group && !(self.config.exact_match && exact_form(r).is_some()))?;
-                Some((slot as u32, ((r.priority as u64) << 32) | m.seq as u64, r.clone()))
+                let r = m.rule.as_ref().filter(|r| r.head.group == group && r.wild())?;
+                Some((slot as u32, ((r.head.priority as u64) << 32) | m.seq as u64, r.compiled.clone()?))
             })
             .collect()
     }
@@ -319,28 +356,28 @@ impl Classifier {
 
     /// A reader handle (`Send`; clone it for more threads).
     pub fn reader(&self) -> Reader {
-        Reader { h: (*self.w).clone(), counters: self.counters.clone(), start_group: self.config.start_group, count: self.config.count }
+        Reader::new(self)
     }
 
+    /// Inserts one rule (published at once). Single updates take no allocation beyond the
+    /// caller's `Rule` for exact 5-tuple rules.
     pub fn insert(&mut self, rule: Rule) -> Result<RuleId, UpdateError> {
-        let ids = self.apply(Batch { updates: vec![Update::Insert(rule)] })?;
-        Ok(ids[0])
+        let id = self.stage_one(Update::Insert(rule))?;
+        self.publish();
+        Ok(id)
     }
 
     pub fn delete(&mut self, id: RuleId) -> Result<(), UpdateError> {
-        self.apply(Batch { updates: vec![Update::Delete(id)] }).map(|_| ())
+        self.stage_one(Update::Delete(id))?;
+        self.publish();
+        Ok(())
     }
 
+    /// Replaces a rule in place, atomically (see [`Update::Modify`]).
     pub fn modify(&mut self, id: RuleId, rule: Rule) -> Result<(), UpdateError> {
-        self.apply(Batch { updates: vec![Update::Modify(id, rule)] }).map(|_| ())
-    }
-
-    fn live_rule(&self, id: RuleId) -> Option<&Arc<CompiledRule>> {
-        let m = self.slots.get(id.slot() as usize)?;
-        if m.gen != id.gen() {
-            return None;
-        }
-        m.rule.as_ref()
+        self.stage_one(Update::Modify(id, rule))?;
+        self.publish();
+        Ok(())
     }
 
     /// Applies a batch atomically: readers see all of it or none of it. Returns the ids of
@@ -355,9 +392,9 @@ impl Classifier {
     /// any [`apply`](Self::apply) or [`flush`](Self::flush), or automatically once
     /// `DEFERRED_MAX_OPS` operations or `DEFERRED_MAX_DELAY` have accumulated. Batches are
     /// never split (readers see a batch whole or not at all, and deferred batches in the
-    /// order they were made), and validation errors are reported here, at once. This is
-    /// how single updates reach millions per second: one publish (a pointer swap plus
-    /// waiting for readers to leave the old copy) serves many updates.
+    /// order they were made), and validation errors are reported here, at once. One
+    /// publish then serves many updates (for rules outside the exact tables, a left-right
+    /// publish: a pointer swap plus waiting for readers to leave the old copy).
     pub fn apply_deferred(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
         let ids = self.stage(batch)?;
         match self.deferred_since {
@@ -380,142 +417,6 @@ impl Classifier {
         self.deferred_ops
     }
 
-    fn publish(&mut self) {
-        self.w.publish();
-        self.free.append(&mut self.pending_free);
-        self.deferred_ops = 0;
-        self.deferred_since = None;
-    }
-
-    /// Validates `batch`, then appends its operations to the log (not yet published).
-    fn stage(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
-        let ops = batch.updates.len();
-        // 1. Validate and compile, without touching anything.
-        enum Planned {
-            Insert(Arc<CompiledRule>),
-            Delete(RuleId),
-            Modify(RuleId, Arc<CompiledRule>),
-        }
-        let mut plan = Vec::with_capacity(batch.updates.len());
-        let mut deleted = ahash::AHashSet::new();
-        let mut edge_delta: Vec<((u32, u32), i64, usize)> = Vec::new();
-        let mut inserts = 0usize;
-        for (op, u) in batch.updates.into_iter().enumerate() {
-            let comp = |r: &Rule| compile(r).map(Arc::new).map_err(|source| UpdateError::Compile { op, source });
-            let existing = |id: RuleId, deleted: &ahash::AHashSet<RuleId>| {
-                self.live_rule(id).filter(|_| !deleted.contains(&id)).cloned().ok_or(UpdateError::UnknownRule { op, id })
-            };
-            match u {
-                Update::Insert(r) => {
-                    let c = comp(&r)?;
-                    if let Some(j) = c.jump {
-                        edge_delta.push(((c.group, j), 1, op));
-                    }
-                    inserts += 1;
-                    plan.push(Planned::Insert(c));
-                }
-                Update::Delete(id) => {
-                    let old = existing(id, &deleted)?;
-                    if let Some(j) = old.jump {
-                        edge_delta.push(((old.group, j), -1, op));
-                    }
-                    deleted.insert(id);
-                    plan.push(Planned::Delete(id));
-                }
-                Update::Modify(id, r) => {
-                    let old = existing(id, &deleted)?;
-                    let c = comp(&r)?;
-                    if let Some(j) = old.jump {
-                        edge_delta.push(((old.group, j), -1, op));
-                    }
-                    if let Some(j) = c.jump {
-                        edge_delta.push(((c.group, j), 1, op));
-                    }
-                    plan.push(Planned::Modify(id, c));
-                }
-            }
-        }
-        if self.slots.len() + inserts > MAX_RULE_SLOTS + self.free.len() {
-            return Err(UpdateError::TooManyRules);
-        }
-        if edge_delta.iter().any(|&(_, d, _)| d > 0) {
-            let mut edges = self.edges.clone();
-            for &(e, d, _) in &edge_delta {
-                let c = edges.entry(e).or_insert(0);
-                *c = (*c as i64 + d).max(0) as u32;
-            }
-            edges.retain(|_, c| *c > 0);
-            if let Some((from, to)) = find_cycle(&edges) {
-                let op = edge_delta.iter().find(|&&(e, d, _)| e == (from, to) && d > 0).map_or(0, |x| x.2);
-                return Err(UpdateError::JumpCycle { op, from, to });
-            }
-            self.edges = edges;
-        } else {
-            for &(e, d, _) in &edge_delta {
-                if let Some(c) = self.edges.get_mut(&e) {
-                    *c = (*c as i64 + d).max(0) as u32;
-                }
-            }
-            self.edges.retain(|_, c| *c > 0);
-        }
-        // 2. Apply: append every operation, then publish once.
-        let hybrid = self.config.algorithm == Algorithm::Hybrid;
-        let mut ids = Vec::with_capacity(inserts);
-        for p in plan {
-            if hybrid {
-                // Changes of exact 5-tuple rules do not call for a tree rebuild (they never
-                // enter a tree).
-                let exact = self.config.exact_match;
-                let wild = |r: &CompiledRule| (!exact || exact_form(r).is_none()).then_some(r.group);
-                let (old, new) = match &p {
-                    Planned::Insert(r) => (None, wild(r)),
-                    Planned::Delete(id) => (self.live_rule(*id).and_then(|r| wild(r)), None),
-                    Planned::Modify(id, r) => (self.live_rule(*id).and_then(|r| wild(r)), wild(r)),
-                };
-                for g in old.into_iter().chain(new.filter(|&n| Some(n) != old)) {
-                    *self.changes.entry(g).or_insert(0) += 1;
-                }
-            }
-            match p {
-                Planned::Insert(rule) => {
-                    let slot = match self.free.pop() {
-                        Some(s) => s,
-                        None => {
-                            self.slots.push(SlotMeta::default());
-                            (self.slots.len() - 1) as u32
-                        }
-                    };
-                    self.counters.ensure(slot);
-                    let m = &mut self.slots[slot as usize];
-                    m.gen = m.gen.wrapping_add(1);
-                    m.seq = self.next_seq;
-                    self.next_seq = self.next_seq.saturating_add(1);
-                    m.rule = Some(rule.clone());
-                    self.w.append(Op::Put { slot, gen: m.gen, seq: m.seq, rule, fresh: true });
-                    self.live += 1;
-                    ids.push(RuleId::new(slot, m.gen));
-                }
-                Planned::Delete(id) => {
-                    let slot = id.slot();
-                    self.slots[slot as usize].rule = None;
-                    self.pending_free.push(slot);
-                    self.w.append(Op::Remove { slot });
-                    self.live -= 1;
-                }
-                Planned::Modify(id, rule) => {
-                    let m = &mut self.slots[id.slot() as usize];
-                    m.rule = Some(rule.clone());
-                    self.w.append(Op::Put { slot: id.slot(), gen: m.gen, seq: m.seq, rule, fresh: false });
-                }
-            }
-        }
-        if hybrid {
-            self.maintain_trees();
-        }
-        self.deferred_ops += ops;
-        Ok(ids)
-    }
-
     /// (hits, bytes) of a rule since it was inserted.
     pub fn counters(&self, id: RuleId) -> Option<(u64, u64)> {
         self.live_rule(id)?;
@@ -524,7 +425,8 @@ impl Classifier {
 
     pub fn rule_info(&self, id: RuleId) -> Option<RuleInfo> {
         let r = self.live_rule(id)?;
-        Some(RuleInfo { id, group: r.group, priority: r.priority, fate: r.fate, jump: r.jump, actions: r.actions.to_vec() })
+        let h = r.head;
+        Some(RuleInfo { id, group: h.group, priority: h.priority, fate: h.fate, jump: h.jump, actions: r.actions.to_vec() })
     }
 
     /// Ids of all installed rules, in slot order.
@@ -543,6 +445,8 @@ impl Classifier {
         let mut tables = std::collections::BTreeMap::new();
         let mut subtrees = std::collections::BTreeMap::new();
         let mut bytes = g.rules.capacity() * std::mem::size_of::<crate::group::RuleEntry>();
+        // Shared by both copies, counted once.
+        let exact_bytes: usize = self.exact.iter().map(|x| x.table.memory_bytes()).sum();
         for (id, grp) in g.groups.iter() {
             tables.insert(*id, grp.table_count());
             if grp.subtree_count() > 0 {
@@ -551,13 +455,8 @@ impl Classifier {
             bytes += grp.memory_bytes();
         }
         // Constraints behind the Arcs (shared by both copies, counted once).
-        let shared: usize = self
-            .slots
-            .iter()
-            .filter_map(|m| m.rule.as_ref())
-            .map(|r| std::mem::size_of::<CompiledRule>() + r.words.len() * 24 + r.ranges.len() * 64 + r.actions.len() * 32)
-            .sum();
-        let total = 2 * bytes + shared + self.slots.capacity() * std::mem::size_of::<SlotMeta>();
+        let shared: usize = self.slots.iter().filter_map(|m| m.rule.as_ref()).map(|r| r.heap_bytes()).sum();
+        let total = 2 * bytes + exact_bytes + shared + self.slots.capacity() * std::mem::size_of::<SlotMeta>();
         ClassifierStats {
             rules: self.live,
             groups: g.groups.len(),
@@ -578,127 +477,9 @@ pub struct ClassifierStats {
     pub tables_per_group: std::collections::BTreeMap<u32, usize>,
     /// Decision subtrees per group that has a tree ([`Algorithm::Hybrid`]).
     pub subtrees_per_group: std::collections::BTreeMap<u32, usize>,
-    /// Estimated heap bytes: both copies, shared rule constraints, writer bookkeeping.
+    /// Estimated heap bytes: both copies, the shared exact tables, shared rule constraints,
+    /// writer bookkeeping.
     pub memory_bytes: usize,
     pub memory_bytes_per_rule: f64,
 }
 
-/// A cycle edge of the jump graph, if there is a cycle.
-fn find_cycle(edges: &ahash::AHashMap<(u32, u32), u32>) -> Option<(u32, u32)> {
-    let mut adj: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for &(a, b) in edges.keys() {
-        adj.entry(a).or_default().push(b);
-    }
-    // Iterative DFS, colours: absent = white, 1 = on stack, 2 = done.
-    let mut colour: ahash::AHashMap<u32, u8> = Default::default();
-    for &root in adj.keys() {
-        if colour.contains_key(&root) {
-            continue;
-        }
-        let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
-        colour.insert(root, 1);
-        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-            let succ = adj.get(&node).map_or(&[][..], |v| v.as_slice());
-            if let Some(&to) = succ.get(*next) {
-                *next += 1;
-                match colour.get(&to) {
-                    Some(1) => return Some((node, to)),
-                    Some(_) => {}
-                    None => {
-                        colour.insert(to, 1);
-                        stack.push((to, 0));
-                    }
-                }
-            } else {
-                colour.insert(node, 2);
-                stack.pop();
-            }
-        }
-    }
-    None
-}
-
-/// A lookup handle, usable from another thread. Lookups never block.
-///
-/// If the [`Classifier`] was dropped, every lookup is `Unmatched` with no group traversed.
-#[derive(Clone)]
-pub struct Reader {
-    h: left_right::ReadHandle<State>,
-    counters: Arc<Counters>,
-    start_group: u32,
-    count: bool,
-}
-
-impl Reader {
-    /// Whether this reader updates the rule counters (the classifier's setting by default).
-    pub fn set_counting(&mut self, count: bool) {
-        self.count = count;
-    }
-
-    fn counters(&self) -> Option<&Counters> {
-        self.count.then_some(&*self.counters)
-    }
-
-    pub fn lookup(&self, key: &PacketKey) -> Outcome {
-        match self.h.enter() {
-            Some(s) => s.lookup(key, self.start_group, self.counters()),
-            None => Outcome::START,
-        }
-    }
-
-    /// Looks up every key under one snapshot (one read guard): all results come from the
-    /// same rule set. Work is done 32 packets at a time with prefetching.
-    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
-        match self.h.enter() {
-            Some(s) => s.lookup_burst(keys, out, self.start_group, self.counters()),
-            None => out.iter_mut().for_each(|o| *o = Outcome::START),
-        }
-    }
-
-    /// [`lookup_burst`](Self::lookup_burst) for compact IPv4 5-tuples ([`FiveTuple`]), under
-    /// one snapshot: the same lookup, fed from a trace 14× smaller than its `PacketKey`s.
-    /// `out[i]` is the outcome of `tuples[i]`'s key ([`FiveTuple::key`]).
-    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome]) {
-        match self.h.enter() {
-            Some(s) => s.lookup_burst_tuples(tuples, out, self.start_group, self.counters()),
-            None => out.iter_mut().for_each(|o| *o = Outcome::START),
-        }
-    }
-
-    /// The full path of one lookup (no counting).
-    pub fn trace(&self, key: &PacketKey) -> (Vec<Hop>, Outcome) {
-        match self.h.enter() {
-            Some(s) => s.trace(key, self.start_group),
-            None => (Vec::new(), Outcome::START),
-        }
-    }
-
-    /// Runs `f` with a snapshot: every lookup inside sees the same rule set.
-    pub fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot<'_>) -> R) -> R {
-        let guard = self.h.enter();
-        let snap = Snapshot { state: guard.as_deref(), reader: self };
-        f(&snap)
-    }
-}
-
-/// A consistent view of the rule set (see [`Reader::with_snapshot`]).
-pub struct Snapshot<'a> {
-    state: Option<&'a State>,
-    reader: &'a Reader,
-}
-
-impl Snapshot<'_> {
-    pub fn lookup(&self, key: &PacketKey) -> Outcome {
-        self.state.map_or(Outcome::START, |s| s.lookup(key, self.reader.start_group, self.reader.counters()))
-    }
-    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
-        match self.state {
-            Some(s) => s.lookup_burst(keys, out, self.reader.start_group, self.reader.counters()),
-            None => out.iter_mut().for_each(|o| *o = Outcome::START),
-        }
-    }
-    /// Rules installed in this snapshot.
-    pub fn rule_count(&self) -> usize {
-        self.state.map_or(0, |s| s.groups.values().map(|g| g.len()).sum())
-    }
-}

@@ -1,0 +1,583 @@
+//! The writer's update path: validate a batch, then place every operation (exact tables in
+//! place, or left-right operations), then publish one version; and the reclamation of what
+//! older versions used.
+//!
+//! Exact 5-tuple rules whose action packs into the entry never allocate here beyond the
+//! caller's `Rule`: they are lowered on the stack ([`crate::compile::lower`]) and their
+//! actions move into the slot's bookkeeping.
+
+use super::{Batch, Classifier, Update, UpdateError, MAX_RULE_SLOTS};
+use crate::compile::{lower, lower_exact5, CompiledRule, Exact5, Fate};
+use crate::group::exact::{pack_action, ExactWriter, ACT_SLOW};
+use crate::group::Algorithm;
+use crate::state::{Op, RuleId};
+use crate::version::{next_version, MAX_LAG_VERSIONS, SWEEP_VERSIONS};
+use nicbench_rules::{Action, Rule};
+use crate::table::prefetch_read;
+use std::sync::Arc;
+
+/// Operations of a batch looked ahead to prefetch what they will touch.
+const LOOKAHEAD: usize = 8;
+
+/// A rule slot as the writer tracks it.
+#[derive(Default)]
+pub(super) struct SlotMeta {
+    pub gen: u32,
+    /// Insertion order (the tie-break), kept by modifies.
+    pub seq: u32,
+    pub rule: Option<Installed>,
+    /// Version up to which each of the slot's two rank cells may still be read by an older
+    /// entry (`u64::MAX`: the live entry's cell).
+    cell_busy: [u64; 2],
+}
+
+/// What a rule is, once placed.
+pub(super) struct Installed {
+    pub head: Head,
+    pub actions: Vec<Action>,
+    /// The compiled rule, for rules the left-right copies hold.
+    pub compiled: Option<Arc<CompiledRule>>,
+    /// The rule's entry in an exact table.
+    exact: Option<ExactLoc>,
+    /// Whether the rule has the exact 5-tuple shape (wherever it went: such rules never
+    /// enter a decision tree).
+    exact_shape: bool,
+}
+
+impl Installed {
+    /// Whether a change of this rule calls for a decision-tree rebuild.
+    pub fn wild(&self) -> bool {
+        !self.exact_shape
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        let actions = self.actions.capacity() * std::mem::size_of::<Action>();
+        actions
+            + self.compiled.as_ref().map_or(0, |r| std::mem::size_of::<CompiledRule>() + r.words.len() * 24 + r.ranges.len() * 64 + r.actions.len() * 32)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Head {
+    pub group: u32,
+    pub priority: u32,
+    pub fate: Fate,
+    pub jump: Option<u32>,
+    pub mark: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ExactLoc {
+    /// Index into the classifier's exact tables.
+    table: u32,
+    key: [u32; 3],
+    cell: u32,
+    /// The version the entry was made at.
+    since: u64,
+}
+
+/// A validated new rule (its pattern already dropped).
+struct NewRule {
+    actions: Vec<Action>,
+    head: Head,
+    form: Form,
+}
+
+enum Form {
+    /// Exact 5-tuple with an inline action: not compiled unless it must go elsewhere.
+    /// `table`: its exact table if it exists already.
+    Exact { e: Exact5, act: u32, table: Option<u32> },
+    General(Arc<CompiledRule>),
+}
+
+/// Jump-edge changes of a batch: (edge, +1/-1, operation). Inline up to two (a single
+/// operation), so single updates do not allocate.
+#[derive(Default)]
+struct EdgeDelta {
+    inline: [((u32, u32), i64, usize); 2],
+    len: usize,
+    more: Vec<((u32, u32), i64, usize)>,
+}
+
+impl EdgeDelta {
+    fn push(&mut self, e: ((u32, u32), i64, usize)) {
+        if self.len < 2 && self.more.is_empty() {
+            self.inline[self.len] = e;
+            self.len += 1;
+        } else {
+            if self.more.is_empty() {
+                self.more.extend_from_slice(&self.inline[..self.len]);
+            }
+            self.more.push(e);
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.len == 0 && self.more.is_empty()
+    }
+    fn as_slice(&self) -> &[((u32, u32), i64, usize)] {
+        if self.more.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.more
+        }
+    }
+}
+
+enum Planned {
+    Insert(NewRule),
+    Delete(RuleId),
+    Modify(RuleId, NewRule),
+}
+
+impl Classifier {
+    pub(super) fn live_rule(&self, id: RuleId) -> Option<&Installed> {
+        let m = self.slots.get(id.slot() as usize)?;
+        if m.gen != id.gen() {
+            return None;
+        }
+        m.rule.as_ref()
+    }
+
+    fn exact_enabled(&self) -> bool {
+        self.config.exact_match && self.config.algorithm != Algorithm::TupleSpace
+    }
+
+    /// Lowers and checks one rule, without allocating for exact 5-tuple rules.
+    fn plan_rule(&self, rule: Rule, op: usize) -> Result<NewRule, UpdateError> {
+        let (group, priority) = (rule.attr.group, rule.attr.priority);
+        let exact = |e: Exact5, act: u32, actions: Vec<Action>| {
+            let head = Head { group, priority, fate: e.fate, jump: e.jump, mark: e.mark };
+            let table = self.exact_index.get(&(group, e.hi_mask, e.hi_value)).copied();
+            NewRule { actions, head, form: Form::Exact { e, act, table } }
+        };
+        let inline = |e: &Exact5| Some(pack_action(e.fate, e.jump, e.mark)).filter(|&a| a != ACT_SLOW);
+        let fast = self.exact_enabled().then(|| lower_exact5(&rule)).flatten();
+        if let Some(e) = fast {
+            if let Some(act) = inline(&e) {
+                return Ok(exact(e, act, rule.actions));
+            }
+        }
+        let l = lower(&rule).map_err(|source| UpdateError::Compile { op, source })?;
+        if self.exact_enabled() && fast.is_none() {
+            // Other spellings of an exact 5-tuple.
+            if let Some((hi_mask, hi_value, key)) = l.exact() {
+                let e = Exact5 { hi_mask, hi_value, key, fate: l.fate, jump: l.jump, mark: l.mark };
+                if let Some(act) = inline(&e) {
+                    return Ok(exact(e, act, rule.actions));
+                }
+            }
+        }
+        let head = Head { group, priority, fate: l.fate, jump: l.jump, mark: l.mark };
+        let c = Arc::new(l.into_compiled(&rule));
+        Ok(NewRule { actions: rule.actions, head, form: Form::General(c) })
+    }
+
+    /// Validates operation `op` of a batch (`deleted`: rules the batch deleted before it);
+    /// appends its jump-edge changes to `edges`.
+    fn plan_op(&self, op: usize, u: Update, deleted: Option<&ahash::AHashSet<RuleId>>, edges: &mut EdgeDelta) -> Result<Planned, UpdateError> {
+        let existing = |id: RuleId| {
+            self.live_rule(id).filter(|_| deleted.is_none_or(|d| !d.contains(&id))).map(|r| r.head).ok_or(UpdateError::UnknownRule { op, id })
+        };
+        Ok(match u {
+            Update::Insert(r) => {
+                let n = self.plan_rule(r, op)?;
+                if let Some(j) = n.head.jump {
+                    edges.push(((n.head.group, j), 1, op));
+                }
+                Planned::Insert(n)
+            }
+            Update::Delete(id) => {
+                let old = existing(id)?;
+                if let Some(j) = old.jump {
+                    edges.push(((old.group, j), -1, op));
+                }
+                Planned::Delete(id)
+            }
+            Update::Modify(id, r) => {
+                let old = existing(id)?;
+                let n = self.plan_rule(r, op)?;
+                if let Some(j) = old.jump {
+                    edges.push(((old.group, j), -1, op));
+                }
+                if let Some(j) = n.head.jump {
+                    edges.push(((n.head.group, j), 1, op));
+                }
+                Planned::Modify(id, n)
+            }
+        })
+    }
+
+    /// Refuses `inserts` more rules if the slots would run out.
+    fn check_room(&mut self, inserts: usize) -> Result<(), UpdateError> {
+        if self.slots.len() + inserts > MAX_RULE_SLOTS + self.free.len() {
+            self.reclaim();
+            if self.slots.len() + inserts > MAX_RULE_SLOTS + self.free.len() {
+                return Err(UpdateError::TooManyRules);
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates `batch`, then stages its operations (visible at the next publish).
+    pub(super) fn stage(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ops = batch.updates.len();
+        // 1. Validate and lower, without touching anything.
+        let mut plan = Vec::with_capacity(ops);
+        let mut deleted = ahash::AHashSet::new();
+        let mut edges = EdgeDelta::default();
+        let mut inserts = 0usize;
+        let mut updates = batch.updates;
+        for op in 0..ops {
+            // The rule slots a few operations ahead: their misses overlap this one's work.
+            if let Some(Update::Delete(id) | Update::Modify(id, _)) = updates.get(op + LOOKAHEAD) {
+                if let Some(m) = self.slots.get(id.slot() as usize) {
+                    prefetch_read(m as *const SlotMeta as *const u8);
+                }
+            }
+            let u = std::mem::replace(&mut updates[op], Update::Delete(RuleId(0)));
+            let p = self.plan_op(op, u, Some(&deleted), &mut edges)?;
+            match &p {
+                Planned::Insert(_) => inserts += 1,
+                Planned::Delete(id) => {
+                    deleted.insert(*id);
+                }
+                Planned::Modify(..) => {}
+            }
+            plan.push(p);
+        }
+        self.check_room(inserts)?;
+        if !edges.is_empty() {
+            self.apply_edges(edges.as_slice())?;
+        }
+        // 2. Place every operation at the staged version.
+        let mut ids = Vec::with_capacity(inserts);
+        for i in 0..plan.len() {
+            if let Some(ahead) = plan.get(i + LOOKAHEAD) {
+                self.prefetch_planned(ahead);
+            }
+            let p = std::mem::replace(&mut plan[i], Planned::Delete(RuleId(0)));
+            let inserted = matches!(p, Planned::Insert(_));
+            let id = self.apply_planned(p);
+            if inserted {
+                ids.push(id);
+            }
+        }
+        self.end_stage(ops);
+        Ok(ids)
+    }
+
+    /// Brings the exact-table lines a planned operation will touch towards the cache.
+    fn prefetch_planned(&self, p: &Planned) {
+        let old = match p {
+            Planned::Delete(id) | Planned::Modify(id, _) => self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()).and_then(|r| r.exact),
+            Planned::Insert(_) => None,
+        };
+        if let Some(loc) = old {
+            self.exact[loc.table as usize].prefetch(&loc.key);
+        }
+        if let Planned::Insert(n) | Planned::Modify(_, n) = p {
+            if let Form::Exact { e, table: Some(xi), .. } = &n.form {
+                if old.is_none_or(|o| o.key != e.key) {
+                    self.exact[*xi as usize].prefetch(&e.key);
+                }
+            }
+        }
+    }
+
+    /// [`stage`](Self::stage) of a one-operation batch, without its allocations. Returns the
+    /// id of the rule inserted, deleted or modified.
+    pub(super) fn stage_one(&mut self, u: Update) -> Result<RuleId, UpdateError> {
+        let mut edges = EdgeDelta::default();
+        let p = self.plan_op(0, u, None, &mut edges)?;
+        if matches!(p, Planned::Insert(_)) {
+            self.check_room(1)?;
+        }
+        if !edges.is_empty() {
+            self.apply_edges(edges.as_slice())?;
+        }
+        let id = self.apply_planned(p);
+        self.end_stage(1);
+        Ok(id)
+    }
+
+    fn end_stage(&mut self, ops: usize) {
+        if self.config.algorithm == Algorithm::Hybrid && (self.lr_dirty || self.build.is_some() || !self.changes.is_empty()) {
+            self.maintain_trees();
+        }
+        self.deferred_ops += ops;
+        self.since_reclaim += ops;
+    }
+
+    /// Places one validated operation at the staged version; returns its rule's id.
+    fn apply_planned(&mut self, p: Planned) -> RuleId {
+        let hybrid = self.config.algorithm == Algorithm::Hybrid;
+        match p {
+            Planned::Insert(n) => {
+                let slot = self.alloc_slot();
+                self.counters.ensure(slot);
+                self.counters.reset(slot);
+                let m = &mut self.slots[slot as usize];
+                m.gen = m.gen.wrapping_add(1);
+                m.seq = self.next_seq;
+                m.cell_busy = [0, 0];
+                self.next_seq = self.next_seq.saturating_add(1);
+                let inst = self.place(slot, n, None);
+                if hybrid && inst.wild() {
+                    *self.changes.entry(inst.head.group).or_insert(0) += 1;
+                }
+                self.slots[slot as usize].rule = Some(inst);
+                self.live += 1;
+                RuleId::new(slot, self.slots[slot as usize].gen)
+            }
+            Planned::Delete(id) => {
+                let slot = id.slot();
+                let Some(old) = self.slots[slot as usize].rule.take() else { return id };
+                if hybrid && old.wild() {
+                    *self.changes.entry(old.head.group).or_insert(0) += 1;
+                }
+                if let Some(loc) = old.exact {
+                    self.kill_exact(slot, loc);
+                }
+                if old.compiled.is_some() {
+                    self.w.append(Op::Remove { slot });
+                    self.lr_dirty = true;
+                }
+                self.retiring.push_back((self.staged, slot));
+                self.live -= 1;
+                id
+            }
+            Planned::Modify(id, n) => {
+                let slot = id.slot();
+                let Some(old) = self.slots[slot as usize].rule.take() else { return id };
+                if let Some(loc) = old.exact {
+                    self.kill_exact(slot, loc);
+                }
+                let inst = self.place(slot, n, old.exact.map(|l| (l, old.head.priority)));
+                if hybrid {
+                    let (a, b) = (old.wild().then_some(old.head.group), inst.wild().then_some(inst.head.group));
+                    for g in a.into_iter().chain(b.filter(|&g| Some(g) != a)) {
+                        *self.changes.entry(g).or_insert(0) += 1;
+                    }
+                }
+                if old.compiled.is_some() && inst.compiled.is_none() {
+                    self.w.append(Op::Remove { slot });
+                    self.lr_dirty = true;
+                }
+                self.slots[slot as usize].rule = Some(inst);
+                id
+            }
+        }
+    }
+
+    /// Applies the jump-edge changes of a batch, refusing one that closes a cycle.
+    fn apply_edges(&mut self, edge_delta: &[((u32, u32), i64, usize)]) -> Result<(), UpdateError> {
+        if edge_delta.iter().any(|&(_, d, _)| d > 0) {
+            let mut edges = self.edges.clone();
+            for &(e, d, _) in edge_delta {
+                let c = edges.entry(e).or_insert(0);
+                *c = (*c as i64 + d).max(0) as u32;
+            }
+            edges.retain(|_, c| *c > 0);
+            if let Some((from, to)) = find_cycle(&edges) {
+                let op = edge_delta.iter().find(|&&(e, d, _)| e == (from, to) && d > 0).map_or(0, |x| x.2);
+                return Err(UpdateError::JumpCycle { op, from, to });
+            }
+            self.edges = edges;
+        } else {
+            for &(e, d, _) in edge_delta {
+                if let Some(c) = self.edges.get_mut(&e) {
+                    *c = (*c as i64 + d).max(0) as u32;
+                }
+            }
+            self.edges.retain(|_, c| *c > 0);
+        }
+        Ok(())
+    }
+
+    fn alloc_slot(&mut self) -> u32 {
+        if let Some(s) = self.free.pop() {
+            return s;
+        }
+        self.slots.push(SlotMeta::default());
+        (self.slots.len() - 1) as u32
+    }
+
+    /// The exact table of `(group, hi_mask, hi_value)`, created (and listed in the copies by
+    /// this publish) if needed.
+    fn exact_table(&mut self, group: u32, hi_mask: u64, hi_value: u64) -> u32 {
+        if let Some(&xi) = self.exact_index.get(&(group, hi_mask, hi_value)) {
+            return xi;
+        }
+        let x = ExactWriter::new(hi_mask, hi_value, self.staged);
+        self.w.append(Op::AddExact { group, table: x.table.clone() });
+        self.lr_dirty = true;
+        self.exact.push(x);
+        let xi = (self.exact.len() - 1) as u32;
+        self.exact_index.insert((group, hi_mask, hi_value), xi);
+        xi
+    }
+
+    /// Deletes a rule's exact entry at the staged version.
+    fn kill_exact(&mut self, slot: u32, loc: ExactLoc) {
+        self.exact[loc.table as usize].kill(&loc.key, slot, self.staged);
+        // An entry made in this very version was never visible: its rank cell is free now.
+        self.slots[slot as usize].cell_busy[loc.cell as usize] = if loc.since == self.staged { 0 } else { self.staged };
+    }
+
+    /// The rank cell for a new exact entry of `slot` with `rank`; `old`: the rule's entry
+    /// this one replaces (already killed). The cell an older version may still read is
+    /// never overwritten (waiting for readers if a rule's priority changes twice within
+    /// one reader burst).
+    fn take_cell(&mut self, slot: u32, rank: u64, old: Option<(ExactLoc, u32)>) -> u32 {
+        let busy = self.slots[slot as usize].cell_busy;
+        let seq = self.slots[slot as usize].seq;
+        let old_rank = |p: u32| ((p as u64) << 32) | seq as u64;
+        let old = old.map(|(o, p)| (o, old_rank(p)));
+        if let Some((o, _)) = old.filter(|&(_, r)| r == rank) {
+            // Same rank: share the cell with the entry being replaced.
+            self.slots[slot as usize].cell_busy[o.cell as usize] = u64::MAX;
+            return o.cell;
+        }
+        let c = match old {
+            // Made in this very version, never visible: its cell is free.
+            Some((o, _)) if o.since == self.staged => o.cell,
+            Some((o, _)) => 1 - o.cell,
+            None => (busy[0] > busy[1]) as u32,
+        };
+        let need = busy[c as usize];
+        if need > self.min_pinned && need != 0 {
+            self.min_pinned = self.clock.min_pinned();
+            if need > self.min_pinned {
+                self.min_pinned = self.clock.wait_for(need);
+            }
+        }
+        self.ranks.set(slot, c, rank);
+        self.slots[slot as usize].cell_busy[c as usize] = u64::MAX;
+        c
+    }
+
+    /// Places a new rule (or the new version of a modified one) in `slot`.
+    fn place(&mut self, slot: u32, n: NewRule, old: Option<(ExactLoc, u32)>) -> Installed {
+        let m = &self.slots[slot as usize];
+        let (gen, seq) = (m.gen, m.seq);
+        let rank = ((n.head.priority as u64) << 32) | seq as u64;
+        let NewRule { actions, head, form } = n;
+        let (compiled, act, shape) = match form {
+            Form::Exact { e, act, table } => {
+                let xi = table.unwrap_or_else(|| self.exact_table(head.group, e.hi_mask, e.hi_value));
+                let key = e.key;
+                if !self.exact[xi as usize].contains_live(&key) {
+                    let cell = self.take_cell(slot, rank, old);
+                    let min = self.min_pinned;
+                    self.exact[xi as usize].insert(&key, act, slot, cell, gen, self.staged, min);
+                    let loc = ExactLoc { table: xi, key, cell, since: self.staged };
+                    return Installed { head, actions, compiled: None, exact: Some(loc), exact_shape: true };
+                }
+                // A second rule on this key: the general tables.
+                let c = CompiledRule::from_exact5(&e, head.group, head.priority, &actions);
+                (Arc::new(c), act, Some((e.hi_mask, e.hi_value, key)))
+            }
+            Form::General(c) => {
+                let shape = if self.exact_enabled() { c.exact() } else { None };
+                let act = pack_action(c.fate, c.jump, c.mark);
+                (c, act, shape)
+            }
+        };
+        // Exact shape whose action does not fit the entry: the entry points readers at the
+        // rule entry of the copies (ACT_SLOW).
+        let mut exact = None;
+        if let Some((hi_mask, hi_value, key)) = shape {
+            let xi = self.exact_table(head.group, hi_mask, hi_value);
+            if !self.exact[xi as usize].contains_live(&key) {
+                let cell = self.take_cell(slot, rank, old);
+                let min = self.min_pinned;
+                self.exact[xi as usize].insert(&key, act, slot, cell, gen, self.staged, min);
+                exact = Some(ExactLoc { table: xi, key, cell, since: self.staged });
+            }
+        }
+        self.w.append(Op::Put { slot, gen, seq, rule: compiled.clone(), exact: exact.is_some() });
+        self.lr_dirty = true;
+        Installed { head, actions, compiled: Some(compiled), exact, exact_shape: shape.is_some() }
+    }
+
+    /// Makes the staged version visible: a left-right publish first if the copies changed
+    /// (with the version as their floor), then the version store.
+    pub(super) fn publish(&mut self) {
+        let v = self.staged;
+        if self.lr_dirty {
+            self.w.append(Op::Floor(v));
+            self.w.publish();
+            self.lr_dirty = false;
+        }
+        self.clock.publish(v, self.live);
+        self.staged = next_version(v);
+        self.deferred_ops = 0;
+        self.deferred_since = None;
+        self.since_reclaim += 64;
+        if self.since_reclaim >= 4096 || self.staged - self.min_pinned >= MAX_LAG_VERSIONS {
+            self.reclaim();
+        }
+    }
+
+    /// Frees what no reader can use any more: slots of deleted rules, replaced table
+    /// buffers; rebuilds tables whose stored versions grow old; waits for a reader that
+    /// lags too far behind (see [`crate::version`]).
+    pub(super) fn reclaim(&mut self) {
+        self.since_reclaim = 0;
+        self.min_pinned = self.clock.min_pinned();
+        if self.staged - self.min_pinned >= MAX_LAG_VERSIONS {
+            self.min_pinned = self.clock.wait_for(self.staged - MAX_LAG_VERSIONS / 2);
+        }
+        while let Some(&(v, slot)) = self.retiring.front() {
+            if v > self.min_pinned {
+                break;
+            }
+            self.retiring.pop_front();
+            self.free.push(slot);
+        }
+        let (min, staged) = (self.min_pinned, self.staged);
+        for x in &mut self.exact {
+            if staged - x.built_at >= SWEEP_VERSIONS {
+                x.rebuild(min, staged);
+            }
+            if x.has_retired() {
+                x.free_retired(min);
+            }
+        }
+    }
+}
+
+/// A cycle edge of the jump graph, if there is a cycle.
+fn find_cycle(edges: &ahash::AHashMap<(u32, u32), u32>) -> Option<(u32, u32)> {
+    let mut adj: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    for &(a, b) in edges.keys() {
+        adj.entry(a).or_default().push(b);
+    }
+    // Iterative DFS, colours: absent = white, 1 = on stack, 2 = done.
+    let mut colour: ahash::AHashMap<u32, u8> = Default::default();
+    for &root in adj.keys() {
+        if colour.contains_key(&root) {
+            continue;
+        }
+        let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+        colour.insert(root, 1);
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let succ = adj.get(&node).map_or(&[][..], |v| v.as_slice());
+            if let Some(&to) = succ.get(*next) {
+                *next += 1;
+                match colour.get(&to) {
+                    Some(1) => return Some((node, to)),
+                    Some(_) => {}
+                    None => {
+                        colour.insert(to, 1);
+                        stack.push((to, 0));
+                    }
+                }
+            } else {
+                colour.insert(node, 2);
+                stack.pop();
+            }
+        }
+    }
+    None
+}
