@@ -32,6 +32,7 @@ use crate::traffic::Source;
 use ahash::AHashMap;
 use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
 use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
+use nicbench_traffic::PacketMeta;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Granularity of functional updates and steering-cost refreshes [ns].
@@ -228,6 +229,8 @@ struct Core {
     burst: usize,
     tx_free_ns: f64,
     busy_ns: f64,
+    /// Packets in all rings.
+    queued: usize,
 }
 
 /// Measurement at the generator's receiver.
@@ -261,12 +264,13 @@ impl Core {
     }
 }
 
-/// Forwards the first `n` packets of `ring` (a burst ending at `t_ns`) towards the
-/// generator: TX serialization, return link, timestamps and counters at the receiver.
-fn transmit(ring: &mut VecDeque<Pkt>, n: usize, t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
+/// Forwards a burst of `ring_index` ending at `t_ns` towards the generator: TX
+/// serialization, return link, timestamps and counters at the receiver.
+#[inline]
+fn transmit(burst: impl Iterator<Item = Pkt>, t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
     let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
     let mut tx_free = *tx_free_ns;
-    for p in ring.drain(..n) {
+    for p in burst {
         let wire_bytes = u64::from(p.frame_bytes) + 20;
         tx_free = tx_free.max(t_ns) + wire_bytes as i64 as f64 * rx.wire_ns_per_byte;
         let rx_ns = tx_free + rx.return_ns;
@@ -295,15 +299,30 @@ struct Control {
     installer: Option<Installer>,
     same_core: bool,
     end_ns: f64,
+    /// When the installer's next operation is due (∞: none before the end of the run);
+    /// cached because the NF core asks between every two bursts, and only
+    /// [`Control::run_one`] changes it.
+    next_due_ns: f64,
     events: Vec<(f64, String)>,
     empty_targets: GroupTargets,
 }
 
 impl Control {
+    fn new(installer: Option<Installer>, same_core: bool, end_ns: f64) -> Control {
+        let mut ctl =
+            Control { installer, same_core, end_ns, next_due_ns: f64::INFINITY, events: Vec::new(), empty_targets: GroupTargets::default() };
+        ctl.update_due();
+        ctl
+    }
+
+    fn update_due(&mut self) {
+        let due = self.installer.as_ref().and_then(|i| i.next_due_ns());
+        self.next_due_ns = due.filter(|&d| d < self.end_ns).unwrap_or(f64::INFINITY);
+    }
+
+    #[inline]
     fn due(&self, limit_ns: f64) -> Option<f64> {
-        let i = self.installer.as_ref()?;
-        let due = i.next_due_ns()?;
-        (due < self.end_ns && due <= limit_ns).then_some(due)
+        (self.next_due_ns <= limit_ns).then_some(self.next_due_ns)
     }
 
     fn run_one(&mut self, now_ns: f64, nic: &mut Nic) -> f64 {
@@ -320,8 +339,39 @@ impl Control {
         let end = inst.run_one(now_ns, &mut ctx);
         nic.timing_dirty = true;
         nic.probe_cache.clear();
+        self.update_due();
         end
     }
+}
+
+/// The first ring (round robin from `core.rr`) whose head is ready at `core.t_ns`, else
+/// the earliest head's ready time (∞ when every ring is empty).
+#[inline]
+fn ready_ring(core: &Core) -> Result<usize, f64> {
+    let n = core.rings.len();
+    if n == 1 {
+        // The common case (one queue): no round robin.
+        return match core.rings[0].front() {
+            Some(h) if h.ready_ns <= core.t_ns => Ok(0),
+            Some(h) => Err(h.ready_ns),
+            None => Err(f64::INFINITY),
+        };
+    }
+    let mut next_ready = f64::INFINITY;
+    let mut q = if core.rr >= n { 0 } else { core.rr };
+    for _ in 0..n {
+        if let Some(h) = core.rings[q].front() {
+            if h.ready_ns <= core.t_ns {
+                return Ok(q);
+            }
+            next_ready = next_ready.min(h.ready_ns);
+        }
+        q += 1;
+        if q == n {
+            q = 0;
+        }
+    }
+    Err(next_ready)
 }
 
 fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, p: &NicParams) {
@@ -338,34 +388,27 @@ fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control
         if core.t_ns >= until_ns {
             return;
         }
-        let n = core.rings.len();
-        let mut found = None;
-        let mut next_ready = f64::INFINITY;
-        for k in 0..n {
-            let q = (core.rr + k) % n;
-            if let Some(h) = core.rings[q].front() {
-                if h.ready_ns <= core.t_ns {
-                    found = Some(q);
-                    break;
-                }
-                next_ready = next_ready.min(h.ready_ns);
-            }
-        }
-        match found {
-            Some(q) => {
+        match ready_ring(core) {
+            Ok(q) => {
                 let ring = &mut core.rings[q];
                 // Ready times in a ring are non-decreasing (DMA completes in order).
-                let mut n = 1;
-                while n < core.burst && ring.get(n).is_some_and(|h| h.ready_ns <= core.t_ns) {
-                    n += 1;
-                }
+                let limit = core.burst.min(ring.len());
+                let t_ns = core.t_ns;
+                // Mostly one packet per poll when the core keeps up: check the second first.
+                let n = if limit <= 1 || ring.get(1).is_none_or(|h| h.ready_ns > t_ns) {
+                    1
+                } else {
+                    let (head, tail) = ring.as_slices();
+                    head.iter().chain(tail).take(limit).position(|h| h.ready_ns > t_ns).unwrap_or(limit)
+                };
                 let cost = p.nf_burst_ns + n as f64 * p.nf_packet_ns;
                 core.t_ns += cost;
                 core.busy_ns += cost;
                 core.rr = q + 1;
-                transmit(ring, n, core.t_ns, &mut core.tx_free_ns, q, rx);
+                core.queued -= n;
+                transmit((0..n).map_while(|_| ring.pop_front()), core.t_ns, &mut core.tx_free_ns, q, rx);
             }
-            None => {
+            Err(next_ready) => {
                 let mut next = until_ns.min(next_ready);
                 if ctl.same_core {
                     if let Some(due) = ctl.due(f64::INFINITY) {
@@ -411,13 +454,11 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         fw_window_start_ns: 0.0,
     };
     let end_ns = scn.duration_ns as f64;
-    let mut ctl = Control {
-        installer: scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
-        same_core: scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
+    let mut ctl = Control::new(
+        scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
+        scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
         end_ns,
-        events: Vec::new(),
-        empty_targets: GroupTargets::default(),
-    };
+    );
     for f in 0..n_flows {
         nic.classify(f);
     }
@@ -444,7 +485,9 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         burst: p.rx_burst_packets.max(1.0) as usize,
         tx_free_ns: 0.0,
         busy_ns: 0.0,
+        queued: 0,
     };
+    let nf_one_packet_ns = p.nf_burst_ns + 1.0 * p.nf_packet_ns;
     let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
     let pcie_ns_per_byte = 8.0 / p.pcie_gbps();
     let mut dropped = Dropped::default();
@@ -461,20 +504,15 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
     let (mut deferred, mut core_synced_ns) = (0u32, 0.0f64);
     // Next arrival at which a distinct-core installer operation can start.
     let mut ctl_next_ns = if ctl.same_core { f64::INFINITY } else { ctl.due(f64::INFINITY).unwrap_or(f64::INFINITY) };
-    let mut burst: Vec<(u64, u32, u32)> = Vec::with_capacity(RX_BURST_MAX);
+    let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
     let mut arrivals: Vec<f64> = Vec::with_capacity(RX_BURST_MAX);
+    let mut states: Vec<FlowState> = Vec::with_capacity(RX_BURST_MAX);
+    let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
     loop {
         // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
         // and bookkeeping checks done once per burst stay fine-grained at low rates).
-        burst.clear();
-        while burst.len() < RX_BURST_MAX {
-            let Some(pkt) = source.next_packet() else { break };
-            burst.push(pkt);
-            if pkt.0 >= burst[0].0 + BURST_SPAN_NS {
-                break;
-            }
-        }
-        let Some(&(first_gen_ns, _, _)) = burst.first() else { break };
+        source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, &mut burst);
+        let Some(first_gen_ns) = burst.first().map(|m| m.ts_ns) else { break };
         packets += burst.len() as u64;
         if first_gen_ns >= next_progress {
             progress(first_gen_ns);
@@ -482,13 +520,13 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         }
         // Stage 1: the link (serialization at line rate, then propagation).
         arrivals.clear();
-        for &(gen_ns, _, frame_bytes) in &burst {
-            let wire_bytes = u64::from(frame_bytes) + 20;
-            if gen_ns >= scn.warmup_ns {
+        for m in &burst {
+            let wire_bytes = u64::from(m.frame_size_bytes) + 20;
+            if m.ts_ns >= scn.warmup_ns {
                 offered_packets += 1;
                 offered_wire_bytes += wire_bytes;
             }
-            link_free = link_free.max(gen_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
+            link_free = link_free.max(m.ts_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
             arrivals.push(link_free + p.link_propagation_ns);
         }
         // Once per burst, at its first arrival: control plane on its own core, the
@@ -514,22 +552,35 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         if nic.timing_dirty && arrive0 >= nic.last_refresh_ns + APPLY_EVERY_NS {
             nic.refresh(arrive0);
         }
+        // The burst's flow states, read in one pass (independent loads overlap their
+        // cache misses); a state found stale is looked up again, in order, below.
+        states.clear();
+        states.extend(burst.iter().map(|m| nic.flows.get(m.flow_index as usize).copied().unwrap_or(stale)));
         // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX ring.
-        for (&(gen_ns, flow, frame_bytes), &arrive) in burst.iter().zip(&arrivals) {
-            if flow as usize >= nic.flows.len() {
-                nic.add_flows(source.keys());
-            }
-            let fs = nic.flow(flow as usize);
+        for ((m, &arrive), &gathered) in burst.iter().zip(&arrivals).zip(&states) {
+            let (gen_ns, flow, frame_bytes) = (m.ts_ns, m.flow_index, m.frame_size_bytes);
+            let fs = if gathered.epoch == nic.epoch {
+                gathered
+            } else {
+                if flow as usize >= nic.flows.len() {
+                    nic.add_flows(source.keys());
+                }
+                nic.flow(flow as usize)
+            };
             let cost = nic.paths.get(fs.path as usize).map(|p| p.cost).unwrap_or_default();
             // NIC buffer in front of the steering engine: packets leave it once DMA'd.
-            while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
-                if let Some((_, b)) = nic_queue.pop_front() {
-                    nic_queue_bytes -= u64::from(b);
-                }
-            }
+            // Lazily: only a packet that would not fit needs the departures up to now
+            // (departing only frees room, so the verdict for a fitting packet is the same).
             if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
-                dropped.nic += 1;
-                continue;
+                while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
+                    if let Some((_, b)) = nic_queue.pop_front() {
+                        nic_queue_bytes -= u64::from(b);
+                    }
+                }
+                if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
+                    dropped.nic += 1;
+                    continue;
+                }
             }
             steered += 1;
             nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
@@ -566,7 +617,21 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
                     continue;
                 }
             }
-            core.rings[r].push_back(Pkt { gen_ns, ready_ns: dma, frame_bytes });
+            let pkt = Pkt { gen_ns, ready_ns: dma, frame_bytes };
+            // Fast lane (exact): with every ring empty, the core idle by `dma` and no
+            // same-core installer operation due before this packet's burst ends, the core's
+            // next steps are fixed — take this packet alone at `dma` — and nothing pushed
+            // later can change them (later packets are ready later); so do them now
+            // instead of queueing the packet for the next advance_core.
+            if core.queued == 0 && core.t_ns <= dma && (!ctl.same_core || ctl.next_due_ns > dma + nf_one_packet_ns) {
+                core.t_ns = dma + nf_one_packet_ns;
+                core.busy_ns += nf_one_packet_ns;
+                core.rr = r + 1;
+                transmit(std::iter::once(pkt), core.t_ns, &mut core.tx_free_ns, r, &mut rx);
+                continue;
+            }
+            core.rings[r].push_back(pkt);
+            core.queued += 1;
         }
     }
     if let Some(e) = source.error() {

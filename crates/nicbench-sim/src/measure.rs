@@ -170,12 +170,25 @@ pub struct Timeline {
     packets: Vec<u64>,
     wire_bytes: Vec<u64>,
     events: BTreeMap<usize, String>,
+    /// The bin [`Timeline::add`] used last and its span `[start, end)` [ns]: consecutive
+    /// adds mostly fall in the same bin, which then needs no division.
+    cur_bin: usize,
+    cur_start_ns: u64,
+    cur_end_ns: u64,
 }
 
 impl Timeline {
     /// `bin` of zero is taken as 1 ns (never divides by zero).
     pub fn new(bin: SimDuration) -> Timeline {
-        Timeline { bin_ns: bin.as_ns().max(1), packets: Vec::new(), wire_bytes: Vec::new(), events: BTreeMap::new() }
+        Timeline {
+            bin_ns: bin.as_ns().max(1),
+            packets: Vec::new(),
+            wire_bytes: Vec::new(),
+            events: BTreeMap::new(),
+            cur_bin: 0,
+            cur_start_ns: 1,
+            cur_end_ns: 0,
+        }
     }
 
     pub fn bin_ns(&self) -> u64 {
@@ -195,9 +208,18 @@ impl Timeline {
     /// Counts `packets` totalling `wire_bytes` received at `at`.
     #[inline]
     pub fn add(&mut self, at: SimTime, packets: u64, wire_bytes: u64) {
-        let bin = self.bin_of(at);
-        self.packets[bin] += packets;
-        self.wire_bytes[bin] += wire_bytes;
+        let ns = at.as_ns();
+        if !(self.cur_start_ns..self.cur_end_ns).contains(&ns) {
+            let bin = self.bin_of(at);
+            self.cur_bin = bin;
+            self.cur_start_ns = bin as u64 * self.bin_ns;
+            self.cur_end_ns = self.cur_start_ns.saturating_add(self.bin_ns);
+        }
+        // The bins only grow, so the cached one stays in range.
+        if let (Some(p), Some(b)) = (self.packets.get_mut(self.cur_bin), self.wire_bytes.get_mut(self.cur_bin)) {
+            *p += packets;
+            *b += wire_bytes;
+        }
     }
 
     /// Notes an event in the bin of `at` (several in one bin are joined with "; ").
@@ -322,6 +344,13 @@ mod tests {
         assert_eq!(bins[1].rx_gbps, 0.0);
         assert_eq!(bins[2].event.as_deref(), Some("batch starts; batch ends"));
         assert_eq!(t.total_packets(), 8_001);
+        // Adds back and forth across bins (the cached bin must follow).
+        let mut t = Timeline::new(SimDuration::from_ns(10));
+        for ns in [5u64, 9, 10, 3, 25, 19, 20, 0] {
+            t.add(SimTime(ns), 1, 100);
+        }
+        let packets: Vec<f64> = t.bins().iter().map(|b| b.rx_mpps * 10.0 / 1e3).collect();
+        assert_eq!(packets, vec![4.0, 2.0, 2.0]);
     }
 
     #[test]
