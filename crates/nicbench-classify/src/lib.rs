@@ -22,9 +22,11 @@
 //!   TupleMerge hash tables holding the rules changed since the last build. Plain TupleMerge
 //!   and tuple space search with range expansion (the OVS-style baseline,
 //!   [`Algorithm::TupleSpace`]) are kept; the crate's benches compare all three.
-//! - Updates: insert / delete / modify-in-place, singly or in atomic [`Batch`]es, via
-//!   left-right (two copies + operation log): readers never block, updates cost
-//!   O(changed rules) per copy. [`Reader`] is `Send`; bursts run under one snapshot.
+//! - Updates: insert / delete / modify-in-place, singly or in atomic [`Batch`]es. Exact
+//!   5-tuple rules are updated in place in multi-version tables shared by all readers (a
+//!   batch becomes visible with one version store); other rules go through left-right (two
+//!   copies + operation log). Readers never block; see the `classifier` module for the
+//!   versioning. [`Reader`] is `Send`; bursts run under one snapshot.
 //! - Per-rule hit/byte counters (relaxed atomics shared by all readers).
 //! - [`classify_pcap`]: classify a capture, report per queue / per rule.
 
