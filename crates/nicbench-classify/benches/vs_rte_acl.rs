@@ -43,7 +43,7 @@ fn run_acl(rules: &str, trace: &str, iter: usize) -> Option<(f64, f64)> {
 
 const UNMATCHED: Outcome = Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None };
 
-/// Best rate [Mpps] of [`PASSES`] timed passes of `pass` over `n` packets, after a warm-up.
+/// Best rate \[Mpps\] of [`PASSES`] timed passes of `pass` over `n` packets, after a warm-up.
 fn best_mpps(n: usize, mut pass: impl FnMut()) -> f64 {
     pass();
     (0..PASSES)

@@ -7,7 +7,7 @@
 //! the common rules touch one cache line of the key.
 //!
 //! Invariants:
-//! - every model field of every pattern item has exactly one location ([`FieldLoc`]);
+//! - every model field of every pattern item has exactly one location (`FieldLoc`);
 //!   fields of mutually exclusive headers (IPv4/IPv6 addresses, TCP/UDP/SCTP ports) share
 //!   a location and are told apart by the level's presence bits;
 //! - a field the packet does not have reads as 0, and so do the fields the parser does not
@@ -76,7 +76,7 @@ pub(crate) mod tunnel_presence {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PacketKey {
     pub words: [u64; KEY_WORDS],
-    /// Frame length [bytes], for the byte counters.
+    /// Frame length \[bytes\], for the byte counters.
     pub frame_bytes: u32,
 }
 
@@ -270,7 +270,7 @@ pub struct FiveTuple {
     pub dst: u32,
     pub src_port: u16,
     pub dst_port: u16,
-    /// Frame length [bytes], for the byte counters.
+    /// Frame length \[bytes\], for the byte counters.
     pub frame_bytes: u16,
     pub proto: u8,
 }

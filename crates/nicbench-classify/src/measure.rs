@@ -34,7 +34,7 @@ pub enum UpdatePlacement {
 pub struct LookupLoad {
     pub packets: u64,
     pub elapsed_s: f64,
-    /// Lookups per second [Mpps].
+    /// Lookups per second \[Mpps\].
     pub lookup_mpps: f64,
     /// Updates applied per second (0 without updates).
     pub updates_per_s: f64,

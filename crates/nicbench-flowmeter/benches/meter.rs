@@ -1,4 +1,4 @@
-//! Flow meter throughput [Mpps] — the issue's targets: ≥ 10 Mpps per core at
+//! Flow meter throughput \[Mpps\] — the issue's targets: ≥ 10 Mpps per core at
 //! 16K flows and ≥ 10× Argus (~0.66 Mpps).
 //!
 //! ```text
@@ -75,7 +75,7 @@ fn config(flows: u32, workers: usize) -> MeterConfig {
     }
 }
 
-/// CPU time of the whole process (all threads) [s].
+/// CPU time of the whole process (all threads) \[s\].
 fn process_cpu_secs() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec.

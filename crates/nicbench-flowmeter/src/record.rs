@@ -67,7 +67,7 @@ pub struct FlowRecord {
     pub icmp_id: Option<u16>,
     /// First packet of this record [ns since the epoch].
     pub first_ns: u64,
-    /// Last packet of this record [ns].
+    /// Last packet of this record \[ns\].
     pub last_ns: u64,
     pub src_pkts: u64,
     pub dst_pkts: u64,
@@ -79,9 +79,9 @@ pub struct FlowRecord {
     pub dst_tcp_flags: u8,
     /// Handshake events seen over the flow's life, not reset by status splits.
     pub state: FlowState,
-    /// Smallest packet of this record [bytes].
+    /// Smallest packet of this record \[bytes\].
     pub min_pkt_bytes: u32,
-    /// Largest packet of this record [bytes].
+    /// Largest packet of this record \[bytes\].
     pub max_pkt_bytes: u32,
     /// Type and code of the flow's first ICMP/ICMPv6 packet.
     pub icmp_type: Option<u8>,
@@ -111,7 +111,7 @@ impl FlowRecord {
         self.last_ns.saturating_sub(self.first_ns)
     }
 
-    /// Mean packet size over both directions [bytes].
+    /// Mean packet size over both directions \[bytes\].
     pub fn mean_pkt_bytes(&self) -> f64 {
         match self.tot_pkts() {
             0 => 0.0,

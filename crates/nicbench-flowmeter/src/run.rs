@@ -32,7 +32,7 @@ use crate::table::FlowTable;
 pub struct Frame<'a> {
     /// Capture time [ns since the epoch].
     pub ts_ns: u64,
-    /// Length on the wire [bytes] (≥ `data.len()` when snapped).
+    /// Length on the wire \[bytes\] (≥ `data.len()` when snapped).
     pub orig_len: u32,
     pub data: &'a [u8],
 }
@@ -50,7 +50,7 @@ pub(crate) struct RawFrame<'a> {
 /// What an input yields next.
 pub(crate) enum Next<'a> {
     Frame(RawFrame<'a>),
-    /// No packet for a while (live input): run timeouts at this wall time [ns].
+    /// No packet for a while (live input): run timeouts at this wall time \[ns\].
     Idle(u64),
     End,
     /// A bad record ended the input; everything before it was delivered.

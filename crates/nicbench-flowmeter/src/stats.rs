@@ -56,7 +56,7 @@ pub struct Progress {
     pub records: u64,
     /// Bytes of the input file consumed (0 for live and in-memory input).
     pub input_bytes_read: u64,
-    /// Wall time since the run started [ns].
+    /// Wall time since the run started \[ns\].
     pub elapsed_ns: u64,
 }
 
@@ -86,10 +86,10 @@ pub struct RunStats {
     pub workers: Vec<WorkerStats>,
     /// max / mean of per-worker packets (1.0 = perfectly balanced).
     pub imbalance: f64,
-    /// Timestamps of the first and last frame read [ns] (0 when none).
+    /// Timestamps of the first and last frame read \[ns\] (0 when none).
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
-    /// Wall time of the run [ns].
+    /// Wall time of the run \[ns\].
     pub elapsed_ns: u64,
     /// The stop flag ended the run (all active flows were still flushed).
     pub interrupted: bool,
@@ -98,7 +98,7 @@ pub struct RunStats {
 }
 
 impl RunStats {
-    /// Frames per second of wall time [Mpps].
+    /// Frames per second of wall time \[Mpps\].
     pub fn mpps(&self) -> f64 {
         if self.elapsed_ns == 0 {
             return 0.0;

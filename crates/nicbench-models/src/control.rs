@@ -114,12 +114,12 @@ pub struct Installer {
     issued: u64,
     /// Operations whose target was missing or refused by a full firmware table.
     pub refused: u64,
-    /// End of the last operation on the installer's own clock [ns].
+    /// End of the last operation on the installer's own clock \[ns\].
     pub busy_until_ns: f64,
     pub first_start_ns: Option<f64>,
     pub last_end_ns: f64,
     pub completed: u64,
-    /// Core time spent installing [ns].
+    /// Core time spent installing \[ns\].
     pub busy_ns: f64,
     /// Next counted target to delete or update, and next functional target.
     cursor: usize,
@@ -152,7 +152,7 @@ impl Installer {
         &self.spec
     }
 
-    /// When the next operation becomes due [ns]; `None` when all were issued.
+    /// When the next operation becomes due \[ns\]; `None` when all were issued.
     pub fn next_due_ns(&self) -> Option<f64> {
         if self.issued >= self.total {
             return None;
@@ -210,7 +210,7 @@ impl Installer {
         }
     }
 
-    /// Adds one entry to the target matcher; returns the extra rehash time [ns].
+    /// Adds one entry to the target matcher; returns the extra rehash time \[ns\].
     fn add_entry(&mut self, ctx: &mut ControlCtx<'_>, at_ns: f64) -> f64 {
         if self.fw && ctx.tables.group_entries(self.spec.group) >= self.params.root_table_capacity as u64 {
             self.refused += 1;
@@ -246,7 +246,7 @@ impl Installer {
         Some((None, entry.0))
     }
 
-    /// Runs the next operation starting no earlier than `now_ns`; returns its end [ns].
+    /// Runs the next operation starting no earlier than `now_ns`; returns its end \[ns\].
     pub fn run_one(&mut self, now_ns: f64, ctx: &mut ControlCtx<'_>) -> f64 {
         let due = self.next_due_ns().unwrap_or(now_ns);
         let start = now_ns.max(due);

@@ -215,10 +215,10 @@ profile_params! {
     NicParams from Profile {
     /// Ethernet line rate [Gb/s].
     link_gbps,
-    /// One-way cable + PHY/MAC propagation [ns].
+    /// One-way cable + PHY/MAC propagation \[ns\].
     link_propagation_ns,
     /// Fixed part of the end-to-end latency outside the modeled queues (generator
-    /// tx/rx stacks, MAC/PHY pipelines) [ns].
+    /// tx/rx stacks, MAC/PHY pipelines) \[ns\].
     fixed_latency_ns,
     /// PCIe lanes to the host (two x16 slots count 32).
     pcie_lanes,
@@ -226,49 +226,49 @@ profile_params! {
     pcie_gt_per_s,
     /// Line-code efficiency (128b/130b for PCIe 3.0).
     pcie_encoding_efficiency,
-    /// Max payload per TLP [B].
+    /// Max payload per TLP \[B\].
     pcie_max_payload_bytes,
-    /// Header, sequence, LCRC and framing bytes per TLP [B].
+    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
     pcie_tlp_overhead_bytes,
-    /// Descriptor and completion bytes per received packet [B].
+    /// Descriptor and completion bytes per received packet \[B\].
     pcie_descriptor_bytes_per_packet,
-    /// NIC packet buffer in front of the steering pipeline [B].
+    /// NIC packet buffer in front of the steering pipeline \[B\].
     nic_buffer_bytes,
     /// RX descriptors per queue.
     rx_ring_descriptors,
     /// Packets per rx burst of the poll-mode NF.
     rx_burst_packets,
-    /// NF core time per non-empty burst [ns].
+    /// NF core time per non-empty burst \[ns\].
     nf_burst_ns,
-    /// NF core time per forwarded packet [ns].
+    /// NF core time per forwarded packet \[ns\].
     nf_packet_ns,
-    /// Root table (group 0) capacity [entries].
+    /// Root table (group 0) capacity \[entries\].
     root_table_capacity,
     /// Occupancy above which root-table entries spill to the slow overflow path.
     root_table_knee_occupancy,
-    /// Root-table lookup cost at zero occupancy [ns].
+    /// Root-table lookup cost at zero occupancy \[ns\].
     root_lookup_base_ns,
-    /// Extra root-table lookup cost per unit occupancy (chained-hash probes) [ns].
+    /// Extra root-table lookup cost per unit occupancy (chained-hash probes) \[ns\].
     root_lookup_ns_per_occupancy,
-    /// Extra root-table lookup cost per entry above the knee (overflow scan) [ns].
+    /// Extra root-table lookup cost per entry above the knee (overflow scan) \[ns\].
     root_overflow_ns_per_entry,
     /// 1 when groups >= 1 are fast hardware-steering tables (0: firmware tables like the root).
     nonroot_fast_tables,
-    /// Size of a steering table entry in ICM [B].
+    /// Size of a steering table entry in ICM \[B\].
     ste_bytes,
-    /// Initial hash-table size of a matcher [entries].
+    /// Initial hash-table size of a matcher \[entries\].
     ste_hash_initial_entries,
     /// Load (entries / buckets) above which a matcher's table is rehashed.
     ste_rehash_load,
     /// Growth factor of a rehash.
     ste_rehash_growth,
-    /// Largest matcher hash table [entries]; beyond it entries chain in collision lists.
+    /// Largest matcher hash table \[entries\]; beyond it entries chain in collision lists.
     ste_hash_max_entries,
-    /// On-NIC steering cache [STEs].
+    /// On-NIC steering cache \[STEs\].
     steering_cache_entries,
-    /// Pipeline time per STE lookup that hits the cache [ns].
+    /// Pipeline time per STE lookup that hits the cache \[ns\].
     steering_lookup_ns,
-    /// ICM read latency on a steering-cache miss (PCIe round trip) [ns].
+    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
     steering_miss_latency_ns,
     /// Outstanding steering-cache misses the NIC keeps in flight.
     steering_outstanding_misses,
@@ -291,15 +291,15 @@ profile_params! {
     nonroot_insert_ipv6_us,
     nonroot_insert_vlan_us,
     nonroot_insert_tunnel_us,
-    /// Extra insertion cost per action beyond the first [µs].
+    /// Extra insertion cost per action beyond the first \[µs\].
     insert_per_extra_action_us,
     /// Non-root deletion [µs/rule].
     nonroot_delete_us,
     /// In-place rule update (the paper's dedicated API) [µs/rule].
     nonroot_update_inplace_us,
-    /// Fixed cost of one batch call to the rule API [µs].
+    /// Fixed cost of one batch call to the rule API \[µs\].
     install_batch_overhead_us,
-    /// Core time to rewrite one STE during a matcher rehash [ns].
+    /// Core time to rewrite one STE during a matcher rehash \[ns\].
     rehash_ns_per_ste,
     /// Embedded Arm cores (BlueField), informational for host-side models.
     arm_cores,

@@ -20,9 +20,9 @@ pub struct Scenario {
     pub overrides: BTreeMap<String, f64>,
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Virtual time simulated [ns].
+    /// Virtual time simulated \[ns\].
     pub duration_ns: u64,
-    /// Packets generated before this time are not measured [ns].
+    /// Packets generated before this time are not measured \[ns\].
     #[serde(default)]
     pub warmup_ns: u64,
     /// Generated traffic (ignored when `trace` is set).

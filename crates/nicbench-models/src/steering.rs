@@ -68,15 +68,15 @@ pub struct Tables {
 /// What one lookup path costs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PathCost {
-    /// Firmware-table (root) time [ns].
+    /// Firmware-table (root) time \[ns\].
     pub fw_ns: f64,
     /// STE reads in fast tables.
     pub lookups: f64,
     /// Expected steering-cache misses.
     pub misses: f64,
-    /// Steering-engine occupancy per packet (throughput) [ns].
+    /// Steering-engine occupancy per packet (throughput) \[ns\].
     pub service_ns: f64,
-    /// Unloaded steering latency [ns].
+    /// Unloaded steering latency \[ns\].
     pub latency_ns: f64,
     pub tables: u32,
 }
@@ -203,7 +203,7 @@ impl Tables {
             .collect()
     }
 
-    /// Working set of the traffic in fast tables [STEs].
+    /// Working set of the traffic in fast tables \[STEs\].
     pub fn working_set_stes(&self) -> f64 {
         self.touched().iter().map(|t| t.1).sum()
     }

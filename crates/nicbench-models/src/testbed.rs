@@ -13,10 +13,10 @@
 //! costs are recomputed at most as often.
 //!
 //! Speed (burst-level processing, per-packet accounting): the generator hands over
-//! bursts of up to [`RX_BURST_MAX`] packets spanning at most [`BURST_SPAN_NS`]; each
+//! bursts of up to `RX_BURST_MAX` packets spanning at most `BURST_SPAN_NS`; each
 //! stage runs over the whole burst, and the control-plane / bookkeeping checks run once
 //! per burst at its first arrival. The NF core is advanced lazily (every
-//! [`CORE_DEFER_PACKETS`] packets, [`CORE_DEFER_NS`], or when a ring looks full) — exact,
+//! `CORE_DEFER_PACKETS` packets, `CORE_DEFER_NS`, or when a ring looks full) — exact,
 //! because advancing the core only removes packets from rings, so a ring below its size
 //! cannot overflow before the core catches up, and a burst only takes packets whose DMA
 //! completed by its start. Flow classification is cached per flow (invalidated by epoch).
@@ -35,21 +35,21 @@ use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_traffic::PacketMeta;
 use std::collections::{BTreeMap, VecDeque};
 
-/// Granularity of functional updates and steering-cost refreshes [ns].
+/// Granularity of functional updates and steering-cost refreshes \[ns\].
 pub const APPLY_EVERY_NS: f64 = 1_000_000.0;
-/// Packets still in flight this long after the end of the run are counted [ns].
+/// Packets still in flight this long after the end of the run are counted \[ns\].
 const DRAIN_NS: f64 = 10_000_000.0;
-/// Progress is reported every this much simulated time [ns].
+/// Progress is reported every this much simulated time \[ns\].
 const PROGRESS_EVERY_NS: u64 = 10_000_000;
 /// The NF core is advanced at least every this many packets pushed to its rings …
 const CORE_DEFER_PACKETS: u32 = 64;
-/// … and at least every this much simulated time [ns] (or when a ring looks full).
+/// … and at least every this much simulated time \[ns\] (or when a ring looks full).
 const CORE_DEFER_NS: f64 = 20_000.0;
-/// Window over which the root-table packet rate (firmware command contention) is measured [ns].
+/// Window over which the root-table packet rate (firmware command contention) is measured \[ns\].
 const FW_RATE_WINDOW_NS: f64 = 1_000_000.0;
 /// Packets the generator hands over at once (a DPDK tx burst) …
 const RX_BURST_MAX: usize = 32;
-/// … unless they span more simulated time than this [ns].
+/// … unless they span more simulated time than this \[ns\].
 const BURST_SPAN_NS: u64 = 10_000;
 const UNKNOWN: u32 = u32::MAX;
 

@@ -78,7 +78,7 @@ impl GenAhead {
 }
 
 impl TraceReplay {
-    /// (ts relative to the first packet [ns], flow, frame size incl. FCS [B]).
+    /// (ts relative to the first packet \[ns\], flow, frame size incl. FCS \[B\]).
     fn next(&mut self) -> Option<(u64, u32, u32)> {
         if self.done {
             return None;

@@ -36,7 +36,7 @@ pub struct PcapWriter<W: Write = File> {
 }
 
 impl PcapWriter<BackgroundFile> {
-    /// Creates (truncates) `path` as an Ethernet pcap with this snaplen [bytes].
+    /// Creates (truncates) `path` as an Ethernet pcap with this snaplen \[bytes\].
     /// The file's write calls run on a background thread (see [`BackgroundFile`]).
     pub fn create(path: &Path, snaplen: u32) -> Result<PcapWriter<BackgroundFile>, PcapError> {
         Self::with_linktype(path, snaplen, LinkType::ETHERNET)
@@ -91,7 +91,7 @@ impl<W: Write> PcapWriter<W> {
     }
 
     /// Appends one record. `data` longer than the snaplen is cut to the snaplen,
-    /// as a capture would; `orig_len` is the length on the wire [bytes] and must
+    /// as a capture would; `orig_len` is the length on the wire \[bytes\] and must
     /// be at least the recorded length.
     #[inline]
     pub fn write_packet(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> Result<(), PcapError> {
@@ -167,7 +167,7 @@ impl<W: Write> PcapWriter<W> {
         self.bytes_written
     }
 
-    /// The snaplen in the file header [bytes].
+    /// The snaplen in the file header \[bytes\].
     pub fn snaplen(&self) -> u32 {
         self.snaplen
     }

@@ -12,10 +12,10 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Highest latency the histogram resolves [ns] (1 hour).
+/// Highest latency the histogram resolves \[ns\] (1 hour).
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
-/// Percentiles of a latency distribution [µs].
+/// Percentiles of a latency distribution \[µs\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub p1: f64,
@@ -35,7 +35,7 @@ const FRONT_HALF: u64 = 1 << (FRONT_SUB_BITS - 1);
 /// Front-end buckets covering 1 ns ..= MAX_LATENCY_NS (< 2^42).
 const FRONT_BUCKETS: usize = ((42 - (FRONT_SUB_BITS - 1)) as usize + 2) * FRONT_HALF as usize;
 
-/// Latencies [ns] in an HDR histogram.
+/// Latencies \[ns\] in an HDR histogram.
 ///
 /// Recording is the simulator's hottest measurement (one call per delivered packet), so it
 /// goes to a flat log-linear counter array first (one shift, one add); the HDR histogram
@@ -46,7 +46,7 @@ pub struct LatencyHistogram {
     hist: Histogram<u64>,
     front: Vec<u64>,
     count: u64,
-    /// Sum of recorded latencies [ns] (f64: ample for a mean, cheap to add).
+    /// Sum of recorded latencies \[ns\] (f64: ample for a mean, cheap to add).
     sum_ns: f64,
     max_ns: u64,
 }
@@ -67,7 +67,7 @@ fn front_index(v: u64) -> usize {
     (u64::from(shift) * FRONT_HALF + (v >> shift)) as usize
 }
 
-/// Midpoint of a front-end bucket [ns].
+/// Midpoint of a front-end bucket \[ns\].
 fn front_value(idx: usize) -> u64 {
     let idx = idx as u64;
     if idx < 2 * FRONT_HALF {
@@ -85,13 +85,13 @@ impl LatencyHistogram {
         LatencyHistogram { hist, front: vec![0; FRONT_BUCKETS], count: 0, sum_ns: 0.0, max_ns: 0 }
     }
 
-    /// Records one latency [ns].
+    /// Records one latency \[ns\].
     #[inline]
     pub fn record_ns(&mut self, latency_ns: u64) {
         self.record_n_ns(latency_ns, 1);
     }
 
-    /// Records `count` packets with the same latency [ns].
+    /// Records `count` packets with the same latency \[ns\].
     #[inline]
     pub fn record_n_ns(&mut self, latency_ns: u64, count: u64) {
         let v = latency_ns.clamp(1, MAX_LATENCY_NS);
@@ -123,7 +123,7 @@ impl LatencyHistogram {
         h.value_at_quantile(q.clamp(0.0, 1.0)).min(max_ns)
     }
 
-    /// Latency at quantile `q` in [0, 1] [ns]; 0 when empty.
+    /// Latency at quantile `q` in [0, 1] \[ns\]; 0 when empty.
     pub fn quantile_ns(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;
@@ -155,7 +155,7 @@ impl LatencyHistogram {
 /// One bin of a [`Timeline`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelineBin {
-    /// End of the bin [s].
+    /// End of the bin \[s\].
     pub t_s: f64,
     pub rx_gbps: f64,
     pub rx_mpps: f64,

@@ -14,7 +14,7 @@ use std::ops::{Add, AddAssign, Mul, Sub};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SimTime(pub u64);
 
-/// A span of simulated time [ns].
+/// A span of simulated time \[ns\].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SimDuration(pub u64);
 

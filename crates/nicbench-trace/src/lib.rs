@@ -6,7 +6,7 @@
 //! far, at most every [`PROGRESS_EVERY_PACKETS`] packets.
 //!
 //! - [`summary`]: what `nicbench pcap info` prints.
-//! - [`rss_spread`]: what `nicbench rss` prints.
+//! - [`rss_spread()`]: what `nicbench rss` prints.
 //! - [`pipeline`]: read → parse → FlowKey → Toeplitz, the benchmarked hot path.
 
 pub mod link;

@@ -41,17 +41,17 @@ pub struct SizeBucket {
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceSummary {
     pub packets: u64,
-    /// Sum of original frame lengths (without FCS) [B].
+    /// Sum of original frame lengths (without FCS) \[B\].
     pub bytes: u64,
-    /// Sum of captured lengths [B] (smaller than `bytes` when the capture was sliced).
+    /// Sum of captured lengths \[B\] (smaller than `bytes` when the capture was sliced).
     pub captured_bytes: u64,
     pub first_ts_ns: Option<u64>,
     pub last_ts_ns: Option<u64>,
-    /// last − first timestamp [ns].
+    /// last − first timestamp \[ns\].
     pub duration_ns: u64,
-    /// Average L2 rate over the duration, FCS excluded [Gbps].
+    /// Average L2 rate over the duration, FCS excluded \[Gbps\].
     pub l2_gbps: f64,
-    /// Average rate the wire carried: + FCS, preamble, IFG [Gbps].
+    /// Average rate the wire carried: + FCS, preamble, IFG \[Gbps\].
     pub wire_gbps: f64,
     pub mpps: f64,
     /// Distinct unidirectional flow keys.

@@ -33,7 +33,7 @@ pub enum Proto {
     Tcp,
 }
 
-/// Frame-size distribution (sizes include FCS) [B].
+/// Frame-size distribution (sizes include FCS) \[B\].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeSpec {
@@ -71,7 +71,7 @@ impl SizeSpec {
         }
     }
 
-    /// Mean frame size [B] of the distribution.
+    /// Mean frame size \[B\] of the distribution.
     pub fn mean_bytes(&self) -> f64 {
         match self {
             SizeSpec::Fixed(s) => f64::from(*s),
@@ -135,7 +135,7 @@ pub struct TrafficConfig {
     /// Stop after this many packets.
     pub packets: Option<u64>,
     pub seed: u64,
-    /// Timestamp of the first packet [ns].
+    /// Timestamp of the first packet \[ns\].
     pub start_ns: u64,
 }
 

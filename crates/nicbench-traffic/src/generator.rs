@@ -33,11 +33,11 @@ const PACKET_STREAM: u64 = 1;
 /// What the generator decided for one packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketMeta {
-    /// Start of the packet on the wire [ns].
+    /// Start of the packet on the wire \[ns\].
     pub ts_ns: u64,
     /// Index into [`TrafficGen::flows`].
     pub flow_index: u32,
-    /// Ethernet frame size incl. FCS [B]; the data is 4 B shorter.
+    /// Ethernet frame size incl. FCS \[B\]; the data is 4 B shorter.
     pub frame_size_bytes: u32,
 }
 
@@ -59,12 +59,12 @@ pub struct Summary {
     pub frame_bytes: u64,
     /// Line bytes: frames + 20 B preamble/IFG each.
     pub wire_bytes: u64,
-    /// Timestamp of the first packet [ns] (0 if none).
+    /// Timestamp of the first packet \[ns\] (0 if none).
     pub first_ts_ns: u64,
-    /// Timestamp of the last packet [ns] (0 if none).
+    /// Timestamp of the last packet \[ns\] (0 if none).
     pub last_ts_ns: u64,
     /// From the first packet's start to the end of the last one on the wire
-    /// (the next packet's slot) [ns]; 0 for an unpaced stream.
+    /// (the next packet's slot) \[ns\]; 0 for an unpaced stream.
     pub duration_ns: u64,
 }
 
@@ -77,7 +77,7 @@ impl Summary {
         self.wire_bytes as f64 * 8.0 / self.duration_ns as f64
     }
 
-    /// Average packet rate [Mpps] over `duration_ns`.
+    /// Average packet rate \[Mpps\] over `duration_ns`.
     pub fn avg_mpps(&self) -> f64 {
         if self.duration_ns == 0 {
             return 0.0;
@@ -239,7 +239,7 @@ impl TrafficGen {
         s
     }
 
-    /// Largest captured frame the stream can contain [B] (buffer size for `next_into`).
+    /// Largest captured frame the stream can contain \[B\] (buffer size for `next_into`).
     pub fn max_captured_len(&self) -> usize {
         self.buf.len()
     }

@@ -44,7 +44,7 @@ impl Pacer {
         }
     }
 
-    /// Start time of the next packet [ns].
+    /// Start time of the next packet \[ns\].
     #[inline]
     pub fn next_ts_ns(&self) -> u64 {
         if self.unlimited {

@@ -45,11 +45,11 @@ const fn symmetric_key<const N: usize>() -> [u8; N] {
     key
 }
 
-/// Shortest key accepted [bytes]: 4 bytes of window plus at least 4 of input.
+/// Shortest key accepted \[bytes\]: 4 bytes of window plus at least 4 of input.
 pub const MIN_KEY_BYTES: usize = 8;
-/// Longest key accepted [bytes] (tables cost 1 KiB per byte of key).
+/// Longest key accepted \[bytes\] (tables cost 1 KiB per byte of key).
 pub const MAX_KEY_BYTES: usize = 128;
-/// Longest input any [`RssInput`] produces [bytes]: IPv6 addresses and ports.
+/// Longest input any [`RssInput`] produces \[bytes\]: IPv6 addresses and ports.
 pub const MAX_RSS_INPUT_BYTES: usize = 36;
 /// Default RETA size (mlx5, ixgbe: 128 entries).
 pub const DEFAULT_RETA_SIZE: usize = 128;
@@ -159,7 +159,7 @@ impl Toeplitz {
         &self.key
     }
 
-    /// Longest input hashed [bytes] (`key_len - 4`); longer inputs are cut to it,
+    /// Longest input hashed \[bytes\] (`key_len - 4`); longer inputs are cut to it,
     /// as a NIC never hashes more than its key covers.
     pub fn max_input_bytes(&self) -> usize {
         self.tables.len()

@@ -16,18 +16,18 @@
 //! earlier rule. A table's `best_rank` is a lower bound on the ranks it holds (it is not
 //! raised on delete, which keeps deletes O(1) and the early exit correct).
 //!
-//! - [`Algorithm::Hybrid`] (the default): a decision tree ([`tree`]) built from the whole
+//! - [`Algorithm::Hybrid`] (the default): a decision tree (`tree`) built from the whole
 //!   group, plus TupleMerge tables as the *delta* holding rules changed since the tree was
 //!   built. Rules deleted or modified since are ignored by the tree (their rule entry no
 //!   longer carries the tree's id). The lookup takes the better of tree and delta. The
 //!   tree is rebuilt by the writer (in the background, or on `settle`) and installed by one
 //!   operation, which moves its members out of the delta.
 //!
-//! - Exact 5-tuple rules (TupleMerge and Hybrid): [`exact`] tables, probed first; the
+//! - Exact 5-tuple rules (TupleMerge and Hybrid): `exact` tables, probed first; the
 //!   general structures above hold everything else (and a second rule on an exact key).
 //!   Exact tables are not part of a left-right copy: both copies share them, the writer
-//!   updates them in place ([`exact::ExactWriter`]) and a lookup reads them at its pinned
-//!   version ([`XCtx`]).
+//!   updates them in place (`exact::ExactWriter`) and a lookup reads them at its pinned
+//!   version (`XCtx`).
 //!
 //! Every update is O(entries of the rule): O(1) for TupleMerge, O(prefix expansion) for
 //! the baseline; a tree install is O(rules of the group).

@@ -25,7 +25,7 @@ use super::FlowSink;
 use crate::error::FlowError;
 use crate::record::FlowRecord;
 
-/// Largest message we send [bytes]: fits a 1500 B MTU with IP/UDP headers.
+/// Largest message we send \[bytes\]: fits a 1500 B MTU with IP/UDP headers.
 pub const IPFIX_MAX_MESSAGE_BYTES: usize = 1400;
 pub const IPFIX_TEMPLATE_V4: u16 = 256;
 pub const IPFIX_TEMPLATE_V6: u16 = 257;

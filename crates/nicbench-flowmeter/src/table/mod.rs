@@ -36,13 +36,13 @@ const NONE: u32 = u32::MAX;
 const EMPTY_BUCKET: u64 = u64::MAX;
 /// Number of timeout classes (TCP, UDP, ICMP, other).
 const CLASSES: usize = 4;
-/// Packet-time interval between expiry scans [ns]. Record contents do not
+/// Packet-time interval between expiry scans \[ns\]. Record contents do not
 /// depend on it (a late packet of an expired flow is checked on arrival);
 /// only how soon idle records are written does.
 const SCAN_INTERVAL_NS: u64 = 100_000_000;
 /// Index buckets a new table starts with (32 KiB).
 const INITIAL_BUCKETS: usize = 4096;
-/// Largest LRU slack [ns]; smaller when an idle timeout is short (a quarter of it).
+/// Largest LRU slack \[ns\]; smaller when an idle timeout is short (a quarter of it).
 const MAX_LRU_SLACK_NS: u64 = 100_000_000;
 
 /// The per-packet part of one active flow; `dir` 0 = sent by `key.lo`,

@@ -66,7 +66,7 @@ impl Placement {
 /// The cost model's view of one process.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProcessCost {
-    /// Core time per packet when the process has the core to itself [ns].
+    /// Core time per packet when the process has the core to itself \[ns\].
     pub packet_ns: f64,
     pub l2_miss_ratio: f64,
     pub llc_miss_ratio: f64,

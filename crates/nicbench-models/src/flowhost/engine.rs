@@ -28,7 +28,7 @@ pub struct ProcessInput {
     pub arrival_per_ns: f64,
     /// Service rate while not stalled [packets/ns].
     pub rate_per_ns: f64,
-    /// Host buffer capacity [packets].
+    /// Host buffer capacity \[packets\].
     pub buffer_packets: f64,
 }
 
@@ -136,7 +136,7 @@ impl Stalls {
         }
     }
 
-    /// Stalled time within [from, to) [ns]; advances past stalls that end before `to`.
+    /// Stalled time within [from, to) \[ns\]; advances past stalls that end before `to`.
     fn overlap(&mut self, from: f64, to: f64) -> f64 {
         let mut stalled = 0.0;
         while self.start_ns < to {

@@ -111,7 +111,7 @@ pub struct Request {
     /// If set, flows = round(flows_per_core × cores) (the load grows with the host).
     #[serde(default)]
     pub flows_per_core: Option<f64>,
-    /// Frame size incl. FCS [B].
+    /// Frame size incl. FCS \[B\].
     #[serde(default = "default_frame")]
     pub frame_bytes: f64,
     /// Offered rate on the wire [Gb/s] (default and maximum: the line rate).
@@ -249,9 +249,9 @@ pub struct FlowHostResult {
     pub processed_mpps_per_process: f64,
     /// Highest rate one process reached over a measurement window.
     pub processed_mpps_max_short: f64,
-    /// Mean service capacity per core incl. stalls (model: what a core can sustain) [Mpps].
+    /// Mean service capacity per core incl. stalls (model: what a core can sustain) \[Mpps\].
     pub capacity_mpps_per_core: f64,
-    /// Peak (stall-free) service rate per core [Mpps].
+    /// Peak (stall-free) service rate per core \[Mpps\].
     pub peak_mpps_per_core: f64,
     /// Dropped / packets that should have reached the host, over the simulated time.
     pub drop_ratio: f64,

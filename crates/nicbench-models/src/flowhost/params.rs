@@ -213,17 +213,17 @@ macro_rules! role_params {
 role_params!(CaptureNicParams {
     /// Ethernet line rate [Gb/s].
     link_gbps in [0.001, 10_000.0],
-    /// Preamble, SFD and inter-frame gap per frame on the wire [B].
+    /// Preamble, SFD and inter-frame gap per frame on the wire \[B\].
     wire_overhead_bytes in [0.0, 64.0],
-    /// Packets per second the FPGA pipeline (capture, hash, filter, slice) sustains [Mpps].
+    /// Packets per second the FPGA pipeline (capture, hash, filter, slice) sustains \[Mpps\].
     fpga_max_mpps in [0.001, 10_000.0],
     /// Usable PCIe bandwidth towards the host after encoding and TLP overheads [Gb/s].
     pcie_gbps in [0.001, 10_000.0],
-    /// Descriptor stored with each packet in the host buffer [B].
+    /// Descriptor stored with each packet in the host buffer \[B\].
     descriptor_bytes in [0.0, 256.0],
-    /// Alignment of packets in the host buffer [B].
+    /// Alignment of packets in the host buffer \[B\].
     host_buffer_align_bytes in [1.0, 4096.0],
-    /// Host buffer per stream [B]; when it is full the card drops packets of that stream.
+    /// Host buffer per stream \[B\]; when it is full the card drops packets of that stream.
     host_buffer_bytes_per_stream in [4096.0, 1e12],
     /// Most streams (host buffers) the card can distribute to.
     max_streams in [1.0, 4096.0],
@@ -232,7 +232,7 @@ role_params!(CaptureNicParams {
 });
 
 role_params!(HostParams {
-    /// Core clock [GHz].
+    /// Core clock \[GHz\].
     cpu_ghz in [0.1, 10.0],
     /// CPU sockets (NUMA nodes) of the host.
     sockets in [1.0, 64.0],
@@ -240,23 +240,23 @@ role_params!(HostParams {
     cores_per_socket in [1.0, 1024.0],
     /// Hardware threads per core (SMT).
     smt_threads_per_core in [1.0, 8.0],
-    /// Private L2 cache per core [B].
+    /// Private L2 cache per core \[B\].
     l2_bytes_per_core in [1024.0, 1e9],
-    /// Last-level cache per socket, shared by its cores [B].
+    /// Last-level cache per socket, shared by its cores \[B\].
     llc_bytes_per_socket in [1024.0, 1e10],
-    /// Cost of a flow-record cache line that misses L2 and hits the LLC [ns].
+    /// Cost of a flow-record cache line that misses L2 and hits the LLC \[ns\].
     llc_hit_ns in [0.0, 1000.0],
-    /// Cost of a flow-record cache line that misses the LLC [ns].
+    /// Cost of a flow-record cache line that misses the LLC \[ns\].
     llc_miss_ns in [0.0, 10_000.0],
-    /// Flow meter work per packet when its flow record is in L2 [cycles].
+    /// Flow meter work per packet when its flow record is in L2 \[cycles\].
     base_cycles_per_packet in [1.0, 1e7],
-    /// Flow-record bytes a flow keeps hot (record, hash bucket, queue links) [B].
+    /// Flow-record bytes a flow keeps hot (record, hash bucket, queue links) \[B\].
     flow_record_bytes in [8.0, 1e6],
     /// Flow-record cache lines touched per packet.
     flow_lines_per_packet in [0.0, 1000.0],
-    /// Mean time between processing stalls of a flow-meter process [µs].
+    /// Mean time between processing stalls of a flow-meter process \[µs\].
     stall_interval_us in [1.0, 1e9],
-    /// Mean stall duration [µs] (housekeeping, record output, interrupts).
+    /// Mean stall duration \[µs\] (housekeeping, record output, interrupts).
     stall_mean_us in [0.0, 1e9],
     /// Throughput of a core running two processes relative to one (SMT gain).
     smt_gain in [0.1, 4.0],

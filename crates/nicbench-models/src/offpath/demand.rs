@@ -113,9 +113,9 @@ pub struct Demand {
     pub load: [f64; N_RESOURCES],
     /// TLPs and bytes per link direction, per request.
     pub pcie: PcieLoad,
-    /// Unloaded end-to-end latency [ns].
+    /// Unloaded end-to-end latency \[ns\].
     pub latency_ns: f64,
-    /// Requester CPU time to post one request (MMIO share included) [ns].
+    /// Requester CPU time to post one request (MMIO share included) \[ns\].
     pub posting_ns: f64,
     /// Requests/s the flow's requester threads can post.
     pub requester_rate: f64,
@@ -134,7 +134,7 @@ struct Builder<'a> {
     flow: &'a Flow,
     pcie: PcieLoad,
     context_ns: [f64; 2],
-    /// Part of `context_ns` spent waiting (PCIe stalls, head-of-line blocking) [ns].
+    /// Part of `context_ns` spent waiting (PCIe stalls, head-of-line blocking) \[ns\].
     stall_ns: f64,
     network_in_bytes: f64,
     network_out_bytes: f64,
@@ -209,7 +209,7 @@ impl<'a> Builder<'a> {
 
     /// The NIC DMA-reads `bytes` from `mem` as part of a transfer it relays on as
     /// `relay_tlps` write TLPs (0: not relayed); the reading context stalls a round trip.
-    /// Returns the context time [ns].
+    /// Returns the context time \[ns\].
     fn dma_read(&mut self, mem: Endpoint, bytes: f64, relay_tlps: f64) -> f64 {
         if bytes <= 0.0 {
             return 0.0;
@@ -235,7 +235,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The NIC DMA-writes `bytes` into `mem` (posted); the context waits one way for the
-    /// write to reach the memory side before it acknowledges. Returns the context time [ns].
+    /// write to reach the memory side before it acknowledges. Returns the context time \[ns\].
     fn dma_write(&mut self, mem: Endpoint, bytes: f64) -> f64 {
         if bytes <= 0.0 {
             return 0.0;
@@ -303,7 +303,7 @@ pub fn requester_rate(p: &OffpathParams, who: Requester, machines: f64, threads:
     (per_request_ns, rate)
 }
 
-/// Flight time of a requester's MMIO write to the NIC (adds latency, not thread time) [ns].
+/// Flight time of a requester's MMIO write to the NIC (adds latency, not thread time) \[ns\].
 pub fn mmio_latency_ns(p: &OffpathParams, who: Requester) -> f64 {
     match who {
         Requester::Client => p.client_mmio_latency_ns,
@@ -526,7 +526,7 @@ fn memory_read_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     }
 }
 
-/// Responder software time on the critical path of one two-sided echo [ns].
+/// Responder software time on the critical path of one two-sided echo \[ns\].
 fn message_latency_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     match mem {
         Endpoint::Host => p.host_message_latency_ns,
@@ -549,7 +549,7 @@ fn message_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     }
 }
 
-/// Time for a host/SoC core to post one reply by BlueFlame MMIO [ns].
+/// Time for a host/SoC core to post one reply by BlueFlame MMIO \[ns\].
 fn blueflame_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     match mem {
         Endpoint::Host => p.host_post_cpu_ns + p.host_blueflame_mmio_ns,

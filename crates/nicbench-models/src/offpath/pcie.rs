@@ -165,7 +165,7 @@ pub fn links_to(p: &OffpathParams, mem: Endpoint) -> &'static [Link] {
     }
 }
 
-/// One-way latency NIC cores ↔ `mem` (links and, on a BlueField, the switch) [ns].
+/// One-way latency NIC cores ↔ `mem` (links and, on a BlueField, the switch) \[ns\].
 pub fn one_way_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
     links_to(p, mem)
         .iter()

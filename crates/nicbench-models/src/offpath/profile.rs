@@ -111,17 +111,17 @@ profile_params! {
     network_ports,
     /// Data rate of one port, per direction [Gb/s].
     network_port_gbps,
-    /// Usable fraction of the port rate (link-level flow control, idles) [ratio].
+    /// Usable fraction of the port rate (link-level flow control, idles) \[ratio\].
     network_efficiency,
-    /// RDMA path MTU: payload bytes per network packet [B].
+    /// RDMA path MTU: payload bytes per network packet \[B\].
     network_mtu_bytes,
-    /// Headers and CRCs of every network packet (IB LRH+BTH+ICRC+VCRC) [B].
+    /// Headers and CRCs of every network packet (IB LRH+BTH+ICRC+VCRC) \[B\].
     network_packet_overhead_bytes,
-    /// Extra header of a READ request / WRITE first packet (RETH) [B].
+    /// Extra header of a READ request / WRITE first packet (RETH) \[B\].
     network_rdma_ext_header_bytes,
-    /// One-way client NIC ↔ server NIC through the switch, per direction [ns].
+    /// One-way client NIC ↔ server NIC through the switch, per direction \[ns\].
     network_one_way_ns,
-    /// Requester-side NIC, PCIe and polling time of a client request (both ways) [ns].
+    /// Requester-side NIC, PCIe and polling time of a client request (both ways) \[ns\].
     client_side_ns,
     // --- PCIe ---------------------------------------------------------------------
     /// 1 when the NIC has a SoC behind an internal PCIe switch (BlueField), 0 for a plain RNIC.
@@ -130,35 +130,35 @@ profile_params! {
     pcie_lanes,
     /// Signalling rate per lane [GT/s].
     pcie_gt_per_s,
-    /// Line-code efficiency (128b/130b) [ratio].
+    /// Line-code efficiency (128b/130b) \[ratio\].
     pcie_encoding_efficiency,
-    /// Link time taken by DLLPs (ACK/NAK, flow-control updates) [ratio].
+    /// Link time taken by DLLPs (ACK/NAK, flow-control updates) \[ratio\].
     pcie_dllp_overhead_fraction,
-    /// TLP header of memory reads/writes (4 DW, 64-bit addresses) [B].
+    /// TLP header of memory reads/writes (4 DW, 64-bit addresses) \[B\].
     pcie_request_header_bytes,
-    /// TLP header of completions (3 DW) [B].
+    /// TLP header of completions (3 DW) \[B\].
     pcie_completion_header_bytes,
-    /// Data-link layer bytes per TLP (sequence number + LCRC) [B].
+    /// Data-link layer bytes per TLP (sequence number + LCRC) \[B\].
     pcie_dll_bytes,
-    /// Physical-layer framing bytes per TLP [B].
+    /// Physical-layer framing bytes per TLP \[B\].
     pcie_framing_bytes,
-    /// PCIe MTU (max payload size) towards host memory [B].
+    /// PCIe MTU (max payload size) towards host memory \[B\].
     host_mps_bytes,
-    /// PCIe MTU (max payload size) towards SoC memory [B].
+    /// PCIe MTU (max payload size) towards SoC memory \[B\].
     soc_mps_bytes,
-    /// Max read request size towards host memory [B].
+    /// Max read request size towards host memory \[B\].
     host_mrrs_bytes,
-    /// Max read request size towards SoC memory [B].
+    /// Max read request size towards SoC memory \[B\].
     soc_mrrs_bytes,
-    /// Work-queue entry size (inline in a BlueFlame MMIO, or DMA-fetched) [B].
+    /// Work-queue entry size (inline in a BlueFlame MMIO, or DMA-fetched) \[B\].
     wqe_bytes,
-    /// Largest payload a responder's echo reply carries inline in its WQE (no DMA read) [B].
+    /// Largest payload a responder's echo reply carries inline in its WQE (no DMA read) \[B\].
     max_inline_bytes,
-    /// One-way latency of the internal PCIe switch [ns].
+    /// One-way latency of the internal PCIe switch \[ns\].
     pcie_switch_one_way_ns,
-    /// One-way latency of PCIe0 incl. the host root complex [ns].
+    /// One-way latency of PCIe0 incl. the host root complex \[ns\].
     pcie0_one_way_ns,
-    /// One-way latency of PCIe1 incl. the NIC's PCIe core [ns].
+    /// One-way latency of PCIe1 incl. the NIC's PCIe core \[ns\].
     pcie1_one_way_ns,
     // --- NIC cores ----------------------------------------------------------------
     /// Request contexts' worth of processing of all NIC cores (0-B rate = contexts / service).
@@ -168,101 +168,101 @@ profile_params! {
     nic_core_host_fraction,
     /// Size of the SoC endpoint's context pool, as a fraction of `nic_core_contexts`.
     nic_core_soc_fraction,
-    /// Fraction of a stalled context's time that still occupies the shared cores [ratio].
+    /// Fraction of a stalled context's time that still occupies the shared cores \[ratio\].
     nic_stall_shared_fraction,
-    /// Context time of a READ responder, without DMA [ns].
+    /// Context time of a READ responder, without DMA \[ns\].
     nic_read_service_ns,
-    /// Context time of a WRITE responder, without DMA [ns].
+    /// Context time of a WRITE responder, without DMA \[ns\].
     nic_write_service_ns,
-    /// Context time of a two-sided message (receive + echo reply), without DMA [ns].
+    /// Context time of a two-sided message (receive + echo reply), without DMA \[ns\].
     nic_send_service_ns,
-    /// Context time of the requester side of a host↔SoC request [ns].
+    /// Context time of the requester side of a host↔SoC request \[ns\].
     nic_requester_service_ns,
-    /// Context time per PCIe TLP the NIC sends or receives [ns].
+    /// Context time per PCIe TLP the NIC sends or receives \[ns\].
     nic_tlp_ns,
-    /// Latency of one pass through the NIC pipeline [ns].
+    /// Latency of one pass through the NIC pipeline \[ns\].
     nic_pipeline_ns,
     /// TLPs one DMA transfer can keep in the NIC's completion/relay buffer.
     completion_buffer_entries,
-    /// Extra context time per TLP beyond the buffer (head-of-line blocked) [ns].
+    /// Extra context time per TLP beyond the buffer (head-of-line blocked) \[ns\].
     completion_overflow_ns,
-    /// NIC-internal loopback between requester and responder of a host↔SoC request [ns].
+    /// NIC-internal loopback between requester and responder of a host↔SoC request \[ns\].
     loopback_ns,
     // --- memories -------------------------------------------------------------------
-    /// Host memory read latency seen by a DMA read (LLC/DRAM) [ns].
+    /// Host memory read latency seen by a DMA read (LLC/DRAM) \[ns\].
     host_memory_read_ns,
-    /// Context stall of a DMA read from host memory beyond the link latencies [ns].
+    /// Context stall of a DMA read from host memory beyond the link latencies \[ns\].
     host_dma_read_occupancy_ns,
-    /// SoC memory read latency seen by a DMA read [ns].
+    /// SoC memory read latency seen by a DMA read \[ns\].
     soc_memory_read_ns,
-    /// Context stall of a DMA read from SoC memory beyond the link latencies [ns].
+    /// Context stall of a DMA read from SoC memory beyond the link latencies \[ns\].
     soc_dma_read_occupancy_ns,
     /// Host DRAM channels.
     host_dram_channels,
     /// Banks per host DRAM channel.
     host_dram_banks_per_channel,
-    /// Bytes mapped to one bank before the address moves to the next [B].
+    /// Bytes mapped to one bank before the address moves to the next \[B\].
     host_dram_interleave_bytes,
     /// Host DRAM bandwidth [Gb/s].
     host_dram_gbps,
-    /// Bank busy time of one write access [ns].
+    /// Bank busy time of one write access \[ns\].
     host_dram_bank_write_ns,
-    /// Bank busy time of one read access [ns].
+    /// Bank busy time of one read access \[ns\].
     host_dram_bank_read_ns,
-    /// LLC bytes DDIO can hold for device writes/reads (0 = no DDIO) [B].
+    /// LLC bytes DDIO can hold for device writes/reads (0 = no DDIO) \[B\].
     host_ddio_bytes,
     /// SoC DRAM channels.
     soc_dram_channels,
     /// Banks per SoC DRAM channel.
     soc_dram_banks_per_channel,
-    /// Bytes mapped to one SoC bank before the address moves to the next [B].
+    /// Bytes mapped to one SoC bank before the address moves to the next \[B\].
     soc_dram_interleave_bytes,
     /// SoC DRAM bandwidth [Gb/s].
     soc_dram_gbps,
-    /// SoC bank busy time of one write access [ns].
+    /// SoC bank busy time of one write access \[ns\].
     soc_dram_bank_write_ns,
-    /// SoC bank busy time of one read access [ns].
+    /// SoC bank busy time of one read access \[ns\].
     soc_dram_bank_read_ns,
-    /// SoC cache bytes usable by device accesses (0 = no DDIO-like feature) [B].
+    /// SoC cache bytes usable by device accesses (0 = no DDIO-like feature) \[B\].
     soc_ddio_bytes,
     // --- CPUs -----------------------------------------------------------------------
     /// Host cores serving two-sided messages.
     host_cores,
     /// SoC Arm cores.
     soc_cores,
-    /// Host core time per two-sided message (receive + echo) [ns].
+    /// Host core time per two-sided message (receive + echo) \[ns\].
     host_message_ns,
-    /// SoC core time per two-sided message [ns].
+    /// SoC core time per two-sided message \[ns\].
     soc_message_ns,
     /// Host software time on the critical path of one two-sided echo (CQ poll, dispatch, reply
-    /// build; latency only, the core occupancy is `host_message_ns`) [ns].
+    /// build; latency only, the core occupancy is `host_message_ns`) \[ns\].
     host_message_latency_ns,
-    /// SoC software time on the critical path of one two-sided echo (latency only) [ns].
+    /// SoC software time on the critical path of one two-sided echo (latency only) \[ns\].
     soc_message_latency_ns,
     // --- requesters: posting one request (MMIO) ------------------------------------
-    /// Client CPU time to build one WQE [ns].
+    /// Client CPU time to build one WQE \[ns\].
     client_post_cpu_ns,
-    /// Client MMIO time of a BlueFlame post (WQE inline, one per request) [ns].
+    /// Client MMIO time of a BlueFlame post (WQE inline, one per request) \[ns\].
     client_blueflame_mmio_ns,
-    /// Client doorbell MMIO time incl. the store barrier (one per batch) [ns].
+    /// Client doorbell MMIO time incl. the store barrier (one per batch) \[ns\].
     client_doorbell_mmio_ns,
-    /// NIC DMA fetch of one batched WQE from client memory, per WQE [ns].
+    /// NIC DMA fetch of one batched WQE from client memory, per WQE \[ns\].
     client_wqe_fetch_ns,
-    /// Flight time of a client MMIO write until the NIC sees it (latency only; the thread does not wait) [ns].
+    /// Flight time of a client MMIO write until the NIC sees it (latency only; the thread does not wait) \[ns\].
     client_mmio_latency_ns,
     host_post_cpu_ns,
     host_blueflame_mmio_ns,
     host_doorbell_mmio_ns,
-    /// NIC DMA fetch of one batched WQE from host memory (through PCIe0 and the switch) [ns].
+    /// NIC DMA fetch of one batched WQE from host memory (through PCIe0 and the switch) \[ns\].
     host_wqe_fetch_ns,
-    /// Flight time of a host MMIO write until the NIC sees it (latency only; the thread does not wait) [ns].
+    /// Flight time of a host MMIO write until the NIC sees it (latency only; the thread does not wait) \[ns\].
     host_mmio_latency_ns,
     soc_post_cpu_ns,
     soc_blueflame_mmio_ns,
     soc_doorbell_mmio_ns,
-    /// NIC DMA fetch of one batched WQE from SoC memory [ns].
+    /// NIC DMA fetch of one batched WQE from SoC memory \[ns\].
     soc_wqe_fetch_ns,
-    /// Flight time of a soc MMIO write until the NIC sees it (latency only; the thread does not wait) [ns].
+    /// Flight time of a soc MMIO write until the NIC sees it (latency only; the thread does not wait) \[ns\].
     soc_mmio_latency_ns,
     }
 }

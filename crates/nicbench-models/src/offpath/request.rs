@@ -11,9 +11,9 @@ use crate::error::ModelError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Largest payload accepted (anything above is surely a unit mistake) [B].
+/// Largest payload accepted (anything above is surely a unit mistake) \[B\].
 pub const MAX_PAYLOAD_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
-/// Default random address range of the seed's runs (§3 "Evaluation setup": 10 GB) [B].
+/// Default random address range of the seed's runs (§3 "Evaluation setup": 10 GB) \[B\].
 pub const DEFAULT_ADDRESS_RANGE_BYTES: f64 = 10e9;
 
 #[derive(Clone, Debug, Deserialize)]

@@ -59,7 +59,7 @@ pub struct Solution {
     pub utilization: [f64; N_RESOURCES],
     /// Highest fraction of a flow's posting capacity in use.
     pub requester_utilization: f64,
-    /// Per flow: end-to-end latency [ns] (None: the offered load saturates the mix).
+    /// Per flow: end-to-end latency \[ns\] (None: the offered load saturates the mix).
     pub latency_ns: Vec<Option<f64>>,
     pub saturated: Vec<bool>,
 }

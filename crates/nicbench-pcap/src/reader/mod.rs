@@ -35,10 +35,10 @@ pub const READ_BUFFER_BYTES: usize = 1 << 20;
 /// One packet, borrowed from the reader's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
-    /// Capture time since the Unix epoch [ns]; 0 for pcapng Simple Packet
+    /// Capture time since the Unix epoch \[ns\]; 0 for pcapng Simple Packet
     /// Blocks, which carry no timestamp.
     pub ts_ns: u64,
-    /// Length of the packet on the wire [bytes] (`data` may be shorter: snaplen).
+    /// Length of the packet on the wire \[bytes\] (`data` may be shorter: snaplen).
     pub orig_len: u32,
     /// The captured bytes, starting with the link-layer header.
     pub data: &'a [u8],
@@ -49,7 +49,7 @@ pub struct Packet<'a> {
 }
 
 impl Packet<'_> {
-    /// Captured length [bytes] (= `data.len()`).
+    /// Captured length \[bytes\] (= `data.len()`).
     pub fn caplen(&self) -> u32 {
         // The reader never delivers more than MAX_CAPLEN_BYTES, so this fits.
         self.data.len() as u32
@@ -73,7 +73,7 @@ pub enum CaptureFormat {
         ts_resolution: TsResolution,
         /// Whether the file's header fields are big-endian.
         big_endian: bool,
-        /// Snapshot length from the file header [bytes] (0 = unspecified).
+        /// Snapshot length from the file header \[bytes\] (0 = unspecified).
         snaplen: u32,
     },
     /// pcapng (per-interface link type, snaplen and timestamp resolution).

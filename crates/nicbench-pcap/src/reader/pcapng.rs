@@ -81,7 +81,7 @@ struct Interface {
     /// 0 = unlimited.
     snaplen: u32,
     ts_scale: TsScale,
-    /// `if_tsoffset` [ns], added to every timestamp.
+    /// `if_tsoffset` \[ns\], added to every timestamp.
     ts_offset_ns: i64,
 }
 

@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 /// A type a header field can hold, seen as an unsigned bit string of `BITS` bits.
 pub trait FieldBits: Copy + Eq + fmt::Debug {
-    /// Width of the type [bits]; a field's own width (e.g. 24 for a VNI) may be smaller.
+    /// Width of the type \[bits\]; a field's own width (e.g. 24 for a VNI) may be smaller.
     const BITS: u32;
     fn to_bits(self) -> u128;
     /// Keeps the low `BITS` bits.

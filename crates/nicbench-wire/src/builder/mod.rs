@@ -20,7 +20,7 @@
 //!
 //! - Header bytes and checksums come from etherparse (`PacketBuilder`); this
 //!   module writes no checksum from scratch. The only hand-written checksum
-//!   arithmetic is the RFC 1624 incremental update in [`template`], which is
+//!   arithmetic is the RFC 1624 incremental update in `template`, which is
 //!   tested against etherparse-built frames as the oracle.
 //! - VLAN tags go on the **outermost** Ethernet header (the underlay when the
 //!   frame is VXLAN-encapsulated), matching `FlowKey::vlan` = outermost VLAN id.
@@ -31,7 +31,7 @@
 //!   headers independent of the inner bytes, so size changes patch cheaply.
 //! - The payload is all zeros. Zero payload contributes nothing to the L4
 //!   checksums, which is what lets a template change the frame size by
-//!   patching only length fields and their checksums (see [`template`]).
+//!   patching only length fields and their checksums (see `template`).
 
 mod template;
 #[cfg(test)]
@@ -286,7 +286,7 @@ pub struct FrameSpec {
     pub tos: u8,
     pub l4: L4Spec,
     pub vxlan: Option<VxlanSpec>,
-    /// Ethernet frame size including FCS [B].
+    /// Ethernet frame size including FCS \[B\].
     pub frame_size_bytes: u32,
 }
 
