@@ -255,7 +255,11 @@ pub(crate) enum PcapFileInput {
 /// Opens `path` like `PcapSource::open` (same errors), mapping it when it is
 /// a regular classic pcap file.
 pub(crate) fn open_pcap(path: &Path) -> Result<PcapFileInput, FlowError> {
-    if let Ok(file) = File::open(path) {
+    // Only a regular file is opened here: opening a FIFO (`tcpdump -w - | …`, a named pipe)
+    // releases its writer, and closing it again before the buffered reader reopens it
+    // loses what the writer sent in between (or ends the writer with EPIPE).
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if let Some(file) = regular.then(|| File::open(path).ok()).flatten() {
         if let Some(mapped) = MmapPcapInput::new(&file) {
             return Ok(PcapFileInput::Mapped(mapped));
         }
