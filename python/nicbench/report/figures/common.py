@@ -21,17 +21,18 @@ class Units:
     metrics: dict[str, str] = field(default_factory=dict)
 
     def label(self, name: str, records: pd.DataFrame | None = None) -> str:
+        unit = self._unit(name, records)
+        return f"{name} [{unit}]" if unit else name
+
+    def _unit(self, name: str, records: pd.DataFrame | None) -> str:
+        """The unit of a parameter or metric ("" if unknown); `t` is always in seconds."""
+        if name == "t":
+            return "s"
         unit = self.params.get(name) or self.metrics.get(name)
         if not unit and records is not None and "unit" in records and not records.empty:
             units = records.loc[records["metric"] == name, "unit"].dropna().unique()
             unit = units[0] if len(units) == 1 else ""
-        if name == "t":
-            unit = "s"
-        return f"{name} [{unit}]" if unit else name
-
-    def _unit(self, name: str, records: pd.DataFrame | None) -> str:
-        label = self.label(name, records)
-        return label[label.index("[") + 1:-1] if label.endswith("]") else ""
+        return unit or ""
 
     def title(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The axis title: the name alone when the ticks carry the unit (see `set_axis`)."""
