@@ -8,8 +8,10 @@
 //!
 //! The exact-match tables are outside the copies (shared, multi-versioned, updated by the
 //! writer in place): a copy only lists them per group. A lookup reads them at the version
-//! its reader pinned ([`XCtx`]), which is at least the copy's `floor`: the version whose
-//! batch changed this copy last, so the copy and the exact tables always show one version.
+//! its reader pinned ([`XCtx`]), which is at least the copy's `floor` (the version whose
+//! batch changed this copy last) and below its `until` (the version of the next batch that
+//! changes the copies, set on the copy readers are leaving just before the swap): so the
+//! copy and the exact tables always show one version.
 
 use crate::compile::{CompiledRule, Fate};
 use crate::counters::Counters;
@@ -98,13 +100,45 @@ pub(crate) struct State {
     pub algorithm: Algorithm,
     /// Ranks of the rules in exact tables (shared).
     pub ranks: Arc<Ranks>,
-    /// Lookups in this copy read the exact tables at this version or a newer one.
+    /// Lookups in this copy read the exact tables at this version or a newer one...
     pub floor: u64,
+    /// ... and older than this one (`u64::MAX` while this copy is the newest).
+    pub until: Until,
+}
+
+/// The first version a copy no longer shows (see the module doc). Atomic because the writer
+/// sets it on the copy readers are using; a clone is a separate cell (one per copy).
+#[derive(Debug)]
+pub(crate) struct Until(std::sync::atomic::AtomicU64);
+
+impl Until {
+    const NONE: u64 = u64::MAX;
+
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Called by the writer before it publishes a copy changed at version `v`.
+    pub fn set(&self, v: u64) {
+        self.0.store(v, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Default for Until {
+    fn default() -> Self {
+        Until(std::sync::atomic::AtomicU64::new(Until::NONE))
+    }
+}
+
+impl Clone for Until {
+    fn clone(&self) -> Self {
+        Until(std::sync::atomic::AtomicU64::new(self.get()))
+    }
 }
 
 impl State {
     pub fn new(algorithm: Algorithm, ranks: Arc<Ranks>) -> State {
-        State { rules: Vec::new(), groups: Default::default(), algorithm, ranks, floor: 0 }
+        State { rules: Vec::new(), groups: Default::default(), algorithm, ranks, floor: 0, until: Until::default() }
     }
 
     fn remove(&mut self, slot: u32) {
@@ -154,7 +188,10 @@ impl State {
             Op::Remove { slot } => self.remove(*slot),
             Op::InstallTree { group, tree } => self.install_tree(*group, tree),
             Op::AddExact { group, table } => self.groups.entry(*group).or_default().add_exact(table.clone()),
-            Op::Floor(v) => self.floor = *v,
+            Op::Floor(v) => {
+                self.floor = *v;
+                self.until.set(Until::NONE);
+            }
         }
     }
 

@@ -4,7 +4,9 @@
 //!
 //! Concurrency: every publish is a new version ([`crate::version`]); a batch's changes are
 //! all stamped with the version that publishes them, so a reader, which pins the version
-//! once per burst, sees all of a batch or none of it. Readers never block or retry.
+//! once per burst, sees all of a batch or none of it. Readers never block; a reader that
+//! enters a left-right copy just as the writer swaps it out (and would pin a version that
+//! copy does not show) enters the new copy instead.
 //! - Exact 5-tuple rules whose action fits the entry (the PAM'21 workload) live only in
 //!   the shared multi-version exact tables ([`crate::group::exact`]): the writer updates
 //!   them in place, allocation-free, and a batch of them is published by one version store.
@@ -12,7 +14,9 @@
 //! - Everything else goes through left-right (two copies plus an operation log): the
 //!   batch's operations are appended, with the batch's version as the copy's `floor`, and
 //!   published with one pointer swap (the writer waits for readers still inside the copy
-//!   it is about to update, at most one burst each), then the version is stored.
+//!   it is about to update, at most one burst each), then the version is stored. Before
+//!   the swap the copy being left gets the version as its `until`: a reader there never
+//!   pins it (it would see the batch's exact entries next to the copy's old rules).
 //!
 //! Rule slots, exact entries and table buffers a reader of an older version may still use
 //! are reused or freed once every reader has moved past that version.

@@ -4,7 +4,8 @@
 //! published version ([`crate::version`]) for its whole duration: every packet of it sees
 //! one rule set, in the copy and in the shared exact tables alike. Pins nest (a lookup
 //! inside [`Reader::with_snapshot`] keeps the snapshot's version); the outermost one is
-//! released when it ends, also on unwinding.
+//! released when it ends, also on unwinding. A nested section uses the copy of the
+//! outermost one (left-right would hand it whichever copy is current).
 
 use super::Classifier;
 use crate::counters::Counters;
@@ -28,6 +29,25 @@ pub struct Reader {
     /// Nesting depth of pinned sections, and the version the outermost one pinned.
     depth: Cell<u32>,
     pinned: Cell<u64>,
+    /// The copy the outermost pinned section entered (valid while `depth > 0`).
+    cur: CurCopy,
+}
+
+/// The copy pointer of the outermost pinned section.
+struct CurCopy(Cell<*const State>);
+
+// SAFETY: the pointer is only dereferenced inside a pinned section, on the thread running
+// it (a `Reader` is `!Sync`, so sections cannot span threads); moving the handle between
+// sections carries nothing live.
+unsafe impl Send for CurCopy {}
+
+impl CurCopy {
+    fn get(&self) -> *const State {
+        self.0.get()
+    }
+    fn set(&self, p: *const State) {
+        self.0.set(p)
+    }
 }
 
 impl Clone for Reader {
@@ -41,6 +61,7 @@ impl Clone for Reader {
             pin: self.clock.register(),
             depth: Cell::new(0),
             pinned: Cell::new(0),
+            cur: CurCopy(Cell::new(std::ptr::null())),
         }
     }
 }
@@ -78,6 +99,7 @@ impl Reader {
             pin: c.clock.register(),
             depth: Cell::new(0),
             pinned: Cell::new(0),
+            cur: CurCopy(Cell::new(std::ptr::null())),
         }
     }
 
@@ -90,26 +112,47 @@ impl Reader {
         self.count.then_some(&*self.counters)
     }
 
-    /// Pins a version for a lookup in a copy with `floor` (or keeps the enclosing one).
+    /// Enters the current copy and pins a version it shows (outermost section only): at
+    /// least the copy's `floor` and below its `until`. A reader that entered a copy just
+    /// as the writer swapped it out can find the published version already past `until`;
+    /// it leaves and enters the new copy (the swap precedes the version store, so the
+    /// retry finds it).
     #[inline(always)]
-    fn pin(&self, floor: u64) -> (PinScope<'_>, u64) {
-        let d = self.depth.get();
-        let v = if d == 0 {
-            let v = self.clock.pin(&self.pin, floor);
-            self.pinned.set(v);
-            v
-        } else {
-            self.pinned.get()
-        };
-        self.depth.set(d + 1);
-        (PinScope { r: self }, v)
+    fn enter_pinned(&self) -> Option<(left_right::ReadGuard<'_, State>, PinScope<'_>, u64)> {
+        debug_assert_eq!(self.depth.get(), 0);
+        loop {
+            let guard = self.h.enter()?;
+            let v = self.clock.pin(&self.pin, guard.floor);
+            self.depth.set(1);
+            let scope = PinScope { r: self };
+            if v < guard.until.get() {
+                self.pinned.set(v);
+                self.cur.set(&*guard as *const State);
+                return Some((guard, scope, v));
+            }
+            drop(scope);
+            drop(guard);
+            std::hint::spin_loop();
+        }
     }
 
-    /// Runs `f` on the current copy with the exact tables pinned.
+    /// Runs `f` with the exact tables pinned: on the current copy, or inside an enclosing
+    /// pinned section (a lookup within [`with_snapshot`](Self::with_snapshot)) on that
+    /// section's copy at its version.
     #[inline(always)]
     fn run<R>(&self, f: impl FnOnce(&State, XCtx<'_>) -> R) -> Option<R> {
-        let guard = self.h.enter()?;
-        let (scope, v) = self.pin(guard.floor);
+        let d = self.depth.get();
+        if d > 0 {
+            // SAFETY: the outermost section's guard keeps `cur` alive until it ends, after
+            // this nested one.
+            let state = unsafe { self.cur.get().as_ref() }?;
+            self.depth.set(d + 1);
+            let _scope = PinScope { r: self };
+            // SAFETY: the outermost section holds the pin at `pinned` until it ends.
+            let pin = unsafe { Pinned::assume(self.pinned.get()) };
+            return Some(f(state, XCtx { pin, ranks: &state.ranks }));
+        }
+        let (guard, scope, v) = self.enter_pinned()?;
         // SAFETY: `scope` holds the pin at `v` until it drops, after `f` returns.
         let pin = unsafe { Pinned::assume(v) };
         let r = f(&guard, XCtx { pin, ranks: &guard.ranks });
@@ -146,13 +189,25 @@ impl Reader {
 
     /// Runs `f` with a snapshot: every lookup inside sees the same rule set.
     pub fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot<'_>) -> R) -> R {
-        let guard = self.h.enter();
-        let (_scope, v) = self.pin(guard.as_ref().map_or(0, |g| g.floor));
-        // SAFETY: `_scope` holds the pin at `v` until the end of this function, and the
-        // snapshot (hence the token) cannot escape `f`.
-        let pin = unsafe { Pinned::assume(v) };
-        let snap = Snapshot { state: guard.as_deref(), reader: self, pin, rules: self.clock.rules() };
-        f(&snap)
+        if self.depth.get() > 0 {
+            // Nested in another section: its copy and version.
+            // SAFETY: as in `run`.
+            let state = unsafe { self.cur.get().as_ref() };
+            self.depth.set(self.depth.get() + 1);
+            let _scope = PinScope { r: self };
+            let pin = unsafe { Pinned::assume(self.pinned.get()) };
+            return f(&Snapshot { state, reader: self, pin, rules: self.clock.rules() });
+        }
+        match self.enter_pinned() {
+            Some((guard, _scope, v)) => {
+                // SAFETY: `_scope` holds the pin at `v` until the end of this arm, and the
+                // snapshot (hence the token) cannot escape `f`.
+                let pin = unsafe { Pinned::assume(v) };
+                f(&Snapshot { state: Some(&guard), reader: self, pin, rules: self.clock.rules() })
+            }
+            // The classifier was dropped: nothing to pin.
+            None => f(&Snapshot { state: None, reader: self, pin: unsafe { Pinned::assume(0) }, rules: 0 }),
+        }
     }
 }
 

@@ -505,6 +505,11 @@ impl Classifier {
     pub(super) fn publish(&mut self) {
         let v = self.staged;
         if self.lr_dirty {
+            // Readers still entering the copy being left must not pin `v` or later there
+            // (they would see this batch's exact entries with the old copy): they retry.
+            if let Some(old) = self.w.enter() {
+                old.until.set(v);
+            }
             self.w.append(Op::Floor(v));
             self.w.publish();
             self.lr_dirty = false;

@@ -202,3 +202,43 @@ fn test_single_updates_and_table_growth_never_lose_a_rule() {
     assert!(bursts > 0);
     assert_eq!(c.len(), BASE + extra.len() - extra.len().div_ceil(3));
 }
+
+/// A lookup nested in a snapshot sees the snapshot's rule set even after the writer has
+/// swapped the copies and published newer versions (left-right alone would hand the nested
+/// lookup the new copy, mixed with the snapshot's older exact entries).
+#[test]
+fn test_lookups_nested_in_a_snapshot_keep_its_rule_set() {
+    let set = generate(RuleSetKind::Exact5, 50, 0, 14);
+    let exact = |prio: u32, q: u16| -> Vec<Rule> {
+        set.iter().cloned().map(|mut r| {
+            r.attr.priority = prio;
+            r.actions = vec![Action::Queue { index: q }];
+            r
+        }).collect()
+    };
+    let wildcard = |q: u16| Rule {
+        attr: nicbench_rules::Attr { priority: 2, ..Default::default() },
+        pattern: vec![Item::Eth(Default::default())],
+        actions: vec![Action::Queue { index: q }],
+    };
+    let keys = keys_for(&set);
+    let (mut c, ids) = Classifier::with_rules(Default::default(), exact(3, 2).into_iter().chain([wildcard(8)])).unwrap();
+    let (ids, wid) = (ids[..set.len()].to_vec(), ids[set.len()]);
+    let r = c.reader();
+    r.with_snapshot(|snap| {
+        assert_eq!(queue(&snap.lookup(&keys[0])), Some(8));
+        // One batch: exact rules above the wildcard (exact tables, new version) and the
+        // wildcard to queue 9 (the copies: a swap). Published while the snapshot is held.
+        let mut batch = Batch::new();
+        batch.modify(wid, wildcard(9));
+        for (id, rule) in ids.iter().zip(exact(1, 1)) {
+            batch.modify(*id, rule);
+        }
+        c.apply(batch).unwrap();
+        for k in &keys {
+            assert_eq!(queue(&snap.lookup(k)), Some(8), "the snapshot changed");
+            assert_eq!(queue(&r.lookup(k)), Some(8), "a nested lookup left the snapshot");
+        }
+    });
+    assert_eq!(queue(&r.lookup(&keys[0])), Some(1), "after the snapshot: the new rule set");
+}
