@@ -120,6 +120,27 @@ fn with_readers(c: &mut Classifier, keys: Arc<Vec<PacketKey>>, readers: usize, c
     bursts.load(Ordering::Relaxed)
 }
 
+/// `set` with every rule at `prio`, sending to queue `q`.
+fn exact_at(set: &[Rule], prio: u32, q: u16) -> Vec<Rule> {
+    set.iter()
+        .cloned()
+        .map(|mut r| {
+            r.attr.priority = prio;
+            r.actions = vec![Action::Queue { index: q }];
+            r
+        })
+        .collect()
+}
+
+/// A rule matching every Ethernet frame at priority 2, sending to queue `q`.
+fn wildcard(q: u16) -> Rule {
+    Rule {
+        attr: nicbench_rules::Attr { priority: 2, ..Default::default() },
+        pattern: vec![Item::Eth(Default::default())],
+        actions: vec![Action::Queue { index: q }],
+    }
+}
+
 fn queue(o: &nicbench_classify::Outcome) -> Option<u16> {
     match o.verdict {
         Verdict::Fate(Fate::Queue { index }) => Some(index),
@@ -138,18 +159,7 @@ fn queue(o: &nicbench_classify::Outcome) -> Option<u16> {
 fn test_priority_changing_modifies_with_a_wildcard_are_atomic() {
     const RULES: usize = 400;
     let set = generate(RuleSetKind::Exact5, RULES, 0, 12);
-    let exact = |prio: u32, q: u16| -> Vec<Rule> {
-        set.iter().cloned().map(|mut r| {
-            r.attr.priority = prio;
-            r.actions = vec![Action::Queue { index: q }];
-            r
-        }).collect()
-    };
-    let wildcard = |q: u16| Rule {
-        attr: nicbench_rules::Attr { priority: 2, ..Default::default() },
-        pattern: vec![Item::Eth(Default::default())],
-        actions: vec![Action::Queue { index: q }],
-    };
+    let exact = |prio: u32, q: u16| exact_at(&set, prio, q);
     let (a, b) = (exact(1, 1), exact(3, 2));
     let keys = Arc::new(keys_for(&set));
     let (mut c, ids) = Classifier::with_rules(Default::default(), a.iter().cloned().chain([wildcard(8)])).unwrap();
@@ -209,18 +219,7 @@ fn test_single_updates_and_table_growth_never_lose_a_rule() {
 #[test]
 fn test_lookups_nested_in_a_snapshot_keep_its_rule_set() {
     let set = generate(RuleSetKind::Exact5, 50, 0, 14);
-    let exact = |prio: u32, q: u16| -> Vec<Rule> {
-        set.iter().cloned().map(|mut r| {
-            r.attr.priority = prio;
-            r.actions = vec![Action::Queue { index: q }];
-            r
-        }).collect()
-    };
-    let wildcard = |q: u16| Rule {
-        attr: nicbench_rules::Attr { priority: 2, ..Default::default() },
-        pattern: vec![Item::Eth(Default::default())],
-        actions: vec![Action::Queue { index: q }],
-    };
+    let exact = |prio: u32, q: u16| exact_at(&set, prio, q);
     let keys = keys_for(&set);
     let (mut c, ids) = Classifier::with_rules(Default::default(), exact(3, 2).into_iter().chain([wildcard(8)])).unwrap();
     let (ids, wid) = (ids[..set.len()].to_vec(), ids[set.len()]);
