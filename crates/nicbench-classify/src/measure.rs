@@ -38,6 +38,8 @@ pub struct LookupLoad {
     pub lookup_mpps: f64,
     /// Updates applied per second (0 without updates).
     pub updates_per_s: f64,
+    /// Updates applied in the run.
+    pub updates: u64,
 }
 
 fn mpps(packets: u64, elapsed: Duration) -> f64 {
@@ -69,7 +71,7 @@ pub fn lookup_rate(classifier: &Classifier, keys: &[PacketKey], duration: Durati
     }
     let reader = classifier.reader();
     let (packets, elapsed) = lookup_until(&reader, keys, duration, &AtomicBool::new(false));
-    LookupLoad { packets, elapsed_s: elapsed.as_secs_f64(), lookup_mpps: mpps(packets, elapsed), updates_per_s: 0.0 }
+    LookupLoad { packets, elapsed_s: elapsed.as_secs_f64(), lookup_mpps: mpps(packets, elapsed), updates_per_s: 0.0, updates: 0 }
 }
 
 /// Alternates rule `i` between its original actions and `drop`.
@@ -146,6 +148,7 @@ pub fn lookups_while_updating(
                 elapsed_s: elapsed.as_secs_f64(),
                 lookup_mpps: mpps(packets, elapsed),
                 updates_per_s: applied as f64 / start.elapsed().as_secs_f64(),
+                updates: applied,
             })
         }
         UpdatePlacement::SameCore => {
@@ -173,6 +176,7 @@ pub fn lookups_while_updating(
                 elapsed_s: elapsed.as_secs_f64(),
                 lookup_mpps: mpps(packets, elapsed),
                 updates_per_s: applied as f64 / elapsed.as_secs_f64(),
+                updates: applied,
             })
         }
     }
@@ -195,9 +199,11 @@ mod tests {
 
     #[test]
     fn test_updates_happen_at_roughly_the_target_rate_and_change_outcomes() {
-        let (rules, keys) = exact5(500, 2);
-        let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
+        const RULES: usize = 500;
+        let (rules, keys) = exact5(RULES, 2);
         for placement in [UpdatePlacement::OtherCore, UpdatePlacement::SameCore] {
+            let (mut c, ids) =
+                Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
             let load = lookups_while_updating(
                 &mut c,
                 &ids,
@@ -211,10 +217,20 @@ mod tests {
             assert!(load.packets > 0, "{placement:?}: {load:?}");
             // 20K/s for 0.1 s = 2,000 updates; allow a slow, loaded test machine.
             assert!(load.updates_per_s > 2_000.0 && load.updates_per_s < 40_000.0, "{placement:?}: {load:?}");
+            // Update k flips rule k % RULES: to drop on even passes over the rules, back on
+            // odd ones. So after n updates the first n % RULES rules hold the last pass's
+            // state and the others the pass before's.
+            let n = load.updates as usize;
+            let (passes, rem) = (n / RULES, n % RULES);
+            let expected_drops = if passes % 2 == 0 { rem } else { RULES - rem };
+            let reader = c.reader();
+            let dropped = keys
+                .iter()
+                .filter(|k| matches!(reader.lookup(k).verdict, crate::Verdict::Fate(crate::Fate::Drop)))
+                .count();
+            // exact5 sends every key to a distinct rule.
+            assert_eq!(keys.len(), RULES);
+            assert_eq!(dropped, expected_drops, "{placement:?}: {load:?}");
         }
-        // The first pass turned rules into drops: some keys now drop.
-        let reader = c.reader();
-        let dropped = keys.iter().filter(|k| matches!(reader.lookup(k).verdict, crate::Verdict::Fate(crate::Fate::Drop))).count();
-        assert!(dropped > 0);
     }
 }
