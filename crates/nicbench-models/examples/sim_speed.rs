@@ -1,5 +1,6 @@
 //! Simulation speed of the PAM'21 Fig. 2 scenario (1500 B, 10K flows, 100 Gb/s), one
-//! virtual second: `cargo run --release -p nicbench-models --example sim_speed [groups rules seconds]`.
+//! virtual second: `cargo run --release -p nicbench-models --example sim_speed [groups rules seconds]`,
+//! or any scenario: `... --example sim_speed scenario.json` (for profiling).
 //! Prints wall time, simulated packets and M packets per wall second (setup included).
 use nicbench_models::simulate_json;
 use serde_json::json;
@@ -8,14 +9,15 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
     let (groups, rules, seconds) = (arg(1, 1.0) as u32, arg(2, 1000.0) as u64, arg(3, 1.0));
-    let scenario = json!({
+    let from_file = args.get(1).filter(|a| a.ends_with(".json")).map(|path| std::fs::read_to_string(path).unwrap_or_default());
+    let scenario = from_file.unwrap_or_else(|| json!({
         "nic": "connectx5",
         "profiles_dir": concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles"),
         "duration_ns": (seconds * 1e9) as u64,
         "traffic": {"flows": 10000, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}},
         "rules": {"generated": {"kind": "exact5", "count": rules, "groups": groups}},
     })
-    .to_string();
+    .to_string());
     let wall = std::time::Instant::now();
     match simulate_json(&scenario, &mut |_| {}) {
         Ok(out) => {

@@ -31,9 +31,9 @@ use crate::steering::{MatcherId, PathCost};
 use crate::traffic::Source;
 use ahash::AHashMap;
 use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
-use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
+use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_traffic::PacketMeta;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// Granularity of functional updates and steering-cost refreshes \[ns\].
 pub const APPLY_EVERY_NS: f64 = 1_000_000.0;
@@ -53,6 +53,17 @@ const RX_BURST_MAX: usize = 32;
 const BURST_SPAN_NS: u64 = 10_000;
 const UNKNOWN: u32 = u32::MAX;
 
+/// `a.max(b)` for the simulator's times, which are never NaN: one `maxsd` instead of
+/// `f64::max`'s NaN handling (the same value for every non-NaN pair).
+#[inline(always)]
+fn max_ns(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
 type Hops = Vec<(u32, Vec<MatcherId>)>;
 
 struct Path {
@@ -61,7 +72,7 @@ struct Path {
     cost: PathCost,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct FlowState {
     epoch: u32,
     path: u32,
@@ -69,11 +80,59 @@ struct FlowState {
     drop: bool,
 }
 
+/// The path cost as the per-packet steering stage uses it (derived values precomputed:
+/// the same f64 results as computing them per packet).
+#[derive(Clone, Copy, Default)]
+struct SteerCost {
+    fw_ns: f64,
+    /// `service_ns - fw_ns`: fast-table time.
+    fast_ns: f64,
+    service_ns: f64,
+    /// `latency_ns.max(service_ns)`.
+    latency_ns: f64,
+    tables: u32,
+}
+
+impl SteerCost {
+    #[inline]
+    fn of(c: &PathCost) -> SteerCost {
+        SteerCost {
+            fw_ns: c.fw_ns,
+            fast_ns: c.service_ns - c.fw_ns,
+            service_ns: c.service_ns,
+            latency_ns: c.latency_ns.max(c.service_ns),
+            tables: c.tables,
+        }
+    }
+}
+
+/// The most bytes the NIC buffer holds as an integer: `bytes as f64 > buffer_bytes` ⟺
+/// `bytes > buffer_fit_bytes(buffer_bytes)` for every byte count below 2^53 (the float
+/// comparison per packet needed a u64 → f64 conversion). A negative size holds nothing
+/// (packets have ≥ 1 byte), NaN everything (as the float comparison did).
+fn buffer_fit_bytes(buffer_bytes: f64) -> u64 {
+    if buffer_bytes.is_nan() {
+        u64::MAX
+    } else if buffer_bytes < 0.0 {
+        0
+    } else {
+        // Saturating: ≥ 2^64 holds everything.
+        buffer_bytes.floor() as u64
+    }
+}
+
+/// A flow state as compared by [`Nic::uniform`] (the epoch is the current one).
+fn state_without_epoch(path: u32, queue: u16, drop: bool) -> FlowState {
+    FlowState { epoch: 0, path, queue, drop }
+}
+
+/// A packet in an RX ring. No padding (`frame_bytes` is a u64): copying a padded struct
+/// reloads stored halves with wider loads, which stalls store forwarding on the hot path.
 #[derive(Clone, Copy)]
 struct Pkt {
     gen_ns: u64,
     ready_ns: f64,
-    frame_bytes: u32,
+    frame_bytes: u64,
 }
 
 /// The functional + timing state of the DUT NIC.
@@ -86,6 +145,12 @@ struct Nic {
     path_ids: AHashMap<Hops, u32>,
     probe_cache: AHashMap<u32, Vec<MatcherId>>,
     epoch: u32,
+    /// Flows classified at the current epoch, the first such state, and whether a later
+    /// one differed from it (path, queue or drop): when every flow is classified and none
+    /// differed, the flow of a packet does not matter ([`Nic::uniform`]).
+    fresh_flows: usize,
+    first_fresh: FlowState,
+    mixed: bool,
     hit_rate: f64,
     timing_dirty: bool,
     last_refresh_ns: f64,
@@ -128,6 +193,14 @@ impl Nic {
             self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default() });
         }
         let old = self.flows[flow];
+        if old.epoch != self.epoch {
+            if self.fresh_flows == 0 {
+                self.first_fresh = state_without_epoch(id, queue, drop);
+            } else if self.first_fresh != state_without_epoch(id, queue, drop) {
+                self.mixed = true;
+            }
+            self.fresh_flows += 1;
+        }
         if old.path != UNKNOWN {
             self.paths[old.path as usize].flows -= 1;
         }
@@ -147,6 +220,13 @@ impl Nic {
             self.keys.extend_from_slice(new);
             self.flows.resize(self.keys.len(), FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false });
         }
+    }
+
+    /// The state every flow has, if all are classified at the current epoch alike.
+    #[inline]
+    fn uniform(&self) -> Option<FlowState> {
+        (!self.mixed && self.fresh_flows == self.flows.len() && self.fresh_flows > 0)
+            .then_some(FlowState { epoch: self.epoch, ..self.first_fresh })
     }
 
     #[inline]
@@ -190,14 +270,14 @@ impl Nic {
         if due == 0 {
             return;
         }
-        let ops: Vec<PendingUpdate> = self.pending.drain(..due).collect();
         let mut batch = Batch::new();
         let mut inserts = Vec::new();
-        for op in &ops {
+        // Moved, not cloned: a batch of in-place updates carries a whole rule each.
+        for op in self.pending.drain(..due) {
             if matches!(op.update, Update::Insert(_)) {
                 inserts.push((op.insert_of, op.group));
             }
-            batch.updates.push(op.update.clone());
+            batch.updates.push(op.update);
         }
         // A refused batch (e.g. unknown id after a failed insert) changes nothing; the
         // timing model already counted the entries, which is what the hardware would do.
@@ -212,6 +292,8 @@ impl Nic {
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
+        self.fresh_flows = 0;
+        self.mixed = false;
         self.probe_cache.clear();
         self.last_apply_ns = now_ns;
         self.timing_dirty = true;
@@ -221,7 +303,8 @@ impl Nic {
 /// The poll-mode NF core and its rings.
 struct Core {
     t_ns: f64,
-    rings: Vec<VecDeque<Pkt>>,
+    /// Packets waiting per ring, in DMA order (ready times non-decreasing).
+    rings: Vec<Fifo<Pkt>>,
     /// Ring index + 1 per queue id (0: no ring yet); a flat table, looked up per packet.
     ring_of_queue: Vec<u32>,
     queue_of_ring: Vec<u16>,
@@ -255,7 +338,7 @@ impl Core {
         if slot > 0 {
             return slot as usize - 1;
         }
-        self.rings.push(VecDeque::new());
+        self.rings.push(Fifo::with_capacity(64));
         self.queue_of_ring.push(queue);
         rx.per_ring.push(0);
         let r = self.rings.len() - 1;
@@ -267,24 +350,28 @@ impl Core {
 /// Forwards a burst of `ring_index` ending at `t_ns` towards the generator: TX
 /// serialization, return link, timestamps and counters at the receiver.
 #[inline]
-fn transmit(burst: impl Iterator<Item = Pkt>, t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
+fn transmit(burst: &[Pkt], t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
     let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
+    let (warmup_ns, window_end_ns, return_ns, wire_ns_per_byte) =
+        (rx.warmup_ns, rx.window_end_ns, rx.return_ns, rx.wire_ns_per_byte);
     let mut tx_free = *tx_free_ns;
+    let mut hist = rx.latency.then(|| rx.hist.recorder());
     for p in burst {
-        let wire_bytes = u64::from(p.frame_bytes) + 20;
-        tx_free = tx_free.max(t_ns) + wire_bytes as i64 as f64 * rx.wire_ns_per_byte;
-        let rx_ns = tx_free + rx.return_ns;
-        if p.gen_ns < rx.warmup_ns || rx_ns > rx.window_end_ns {
+        let wire_bytes = p.frame_bytes + 20;
+        tx_free = max_ns(tx_free, t_ns) + wire_bytes as i64 as f64 * wire_ns_per_byte;
+        let rx_ns = tx_free + return_ns;
+        if p.gen_ns < warmup_ns || rx_ns > window_end_ns {
             continue;
         }
-        if rx.latency {
-            // Via i64: the native conversions (simulated times stay far below 2^63 ns).
-            rx.hist.record_ns((rx_ns - p.gen_ns as i64 as f64).max(0.0) as i64 as u64);
+        if let Some(h) = hist.as_mut() {
+            // Via i64: the native conversion (simulated times stay far below 2^63 ns).
+            h.record_f64_ns(rx_ns - p.gen_ns as i64 as f64);
         }
         burst_packets += 1;
         burst_bytes += wire_bytes;
         last_rx_ns = rx_ns;
     }
+    drop(hist);
     *tx_free_ns = tx_free;
     if burst_packets > 0 {
         rx.packets += burst_packets;
@@ -390,23 +477,24 @@ fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control
         }
         match ready_ring(core) {
             Ok(q) => {
-                let ring = &mut core.rings[q];
-                // Ready times in a ring are non-decreasing (DMA completes in order).
-                let limit = core.burst.min(ring.len());
+                // Ready times in a ring are non-decreasing (DMA completes in order), and
+                // the head is ready: the poll takes the ready prefix, up to a burst.
+                let pending = core.rings[q].as_slice();
+                let window = &pending[..core.burst.min(pending.len())];
                 let t_ns = core.t_ns;
                 // Mostly one packet per poll when the core keeps up: check the second first.
-                let n = if limit <= 1 || ring.get(1).is_none_or(|h| h.ready_ns > t_ns) {
+                let n = if window.get(1).is_none_or(|h| h.ready_ns > t_ns) {
                     1
                 } else {
-                    let (head, tail) = ring.as_slices();
-                    head.iter().chain(tail).take(limit).position(|h| h.ready_ns > t_ns).unwrap_or(limit)
+                    window.iter().position(|h| h.ready_ns > t_ns).unwrap_or(window.len())
                 };
                 let cost = p.nf_burst_ns + n as f64 * p.nf_packet_ns;
                 core.t_ns += cost;
                 core.busy_ns += cost;
                 core.rr = q + 1;
                 core.queued -= n;
-                transmit((0..n).map_while(|_| ring.pop_front()), core.t_ns, &mut core.tx_free_ns, q, rx);
+                transmit(&window[..n], core.t_ns, &mut core.tx_free_ns, q, rx);
+                core.rings[q].consume(n);
             }
             Err(next_ready) => {
                 let mut next = until_ns.min(next_ready);
@@ -444,6 +532,9 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         path_ids: AHashMap::new(),
         probe_cache: AHashMap::new(),
         epoch: 0,
+        fresh_flows: 0,
+        first_fresh: state_without_epoch(0, 0, false),
+        mixed: false,
         hit_rate: 1.0,
         timing_dirty: true,
         last_refresh_ns: 0.0,
@@ -489,13 +580,17 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
     };
     let nf_one_packet_ns = p.nf_burst_ns + 1.0 * p.nf_packet_ns;
     let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
+    let buffer_fit_bytes = buffer_fit_bytes(p.nic_buffer_bytes);
     let pcie_ns_per_byte = 8.0 / p.pcie_gbps();
     let mut dropped = Dropped::default();
-    let mut nic_queue: VecDeque<(f64, u32)> = VecDeque::new();
+    // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
+    let mut nic_queue: Fifo<(f64, u64)> = Fifo::with_capacity(1024);
     let mut nic_queue_bytes = 0u64;
     let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
-    let (mut sum_tables, mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    // Tables traversed summed as an integer: the f64 sum of these small integers would be exact too.
+    let mut sum_tables = 0u64;
+    let (mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0);
     let mut next_progress = PROGRESS_EVERY_NS;
     let (mut pcie_size, mut pcie_ns_cached) = (0u32, 0.0f64);
     // Packets pushed to the rings since the core last advanced, and when that was: the
@@ -505,9 +600,9 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
     // Next arrival at which a distinct-core installer operation can start.
     let mut ctl_next_ns = if ctl.same_core { f64::INFINITY } else { ctl.due(f64::INFINITY).unwrap_or(f64::INFINITY) };
     let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
-    let mut arrivals: Vec<f64> = Vec::with_capacity(RX_BURST_MAX);
-    let mut states: Vec<FlowState> = Vec::with_capacity(RX_BURST_MAX);
     let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
+    let mut arrivals = [0.0f64; RX_BURST_MAX];
+    let mut states = [stale; RX_BURST_MAX];
     loop {
         // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
         // and bookkeeping checks done once per burst stay fine-grained at low rates).
@@ -519,15 +614,16 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
             next_progress = first_gen_ns + PROGRESS_EVERY_NS;
         }
         // Stage 1: the link (serialization at line rate, then propagation).
-        arrivals.clear();
-        for m in &burst {
+        let n_burst = burst.len().min(RX_BURST_MAX);
+        let burst = &burst[..n_burst];
+        for (m, arrival) in burst.iter().zip(arrivals.iter_mut()) {
             let wire_bytes = u64::from(m.frame_size_bytes) + 20;
             if m.ts_ns >= scn.warmup_ns {
                 offered_packets += 1;
                 offered_wire_bytes += wire_bytes;
             }
-            link_free = link_free.max(m.ts_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
-            arrivals.push(link_free + p.link_propagation_ns);
+            link_free = max_ns(link_free, m.ts_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
+            *arrival = link_free + p.link_propagation_ns;
         }
         // Once per burst, at its first arrival: control plane on its own core, the
         // root-table packet rate, functional/timing updates due by now.
@@ -552,86 +648,125 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         if nic.timing_dirty && arrive0 >= nic.last_refresh_ns + APPLY_EVERY_NS {
             nic.refresh(arrive0);
         }
-        // The burst's flow states, read in one pass (independent loads overlap their
-        // cache misses); a state found stale is looked up again, in order, below.
-        states.clear();
-        states.extend(burst.iter().map(|m| nic.flows.get(m.flow_index as usize).copied().unwrap_or(stale)));
-        // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX ring.
-        for ((m, &arrive), &gathered) in burst.iter().zip(&arrivals).zip(&states) {
-            let (gen_ns, flow, frame_bytes) = (m.ts_ns, m.flow_index, m.frame_size_bytes);
-            let fs = if gathered.epoch == nic.epoch {
-                gathered
-            } else {
-                if flow as usize >= nic.flows.len() {
-                    nic.add_flows(source.keys());
-                }
-                nic.flow(flow as usize)
-            };
-            let cost = nic.paths.get(fs.path as usize).map(|p| p.cost).unwrap_or_default();
-            // NIC buffer in front of the steering engine: packets leave it once DMA'd.
-            // Lazily: only a packet that would not fit needs the departures up to now
-            // (departing only frees room, so the verdict for a fitting packet is the same).
-            if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
-                while nic_queue.front().is_some_and(|&(t, _)| t <= arrive) {
-                    if let Some((_, b)) = nic_queue.pop_front() {
-                        nic_queue_bytes -= u64::from(b);
+        // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX
+        // ring. `steer!` is one packet's path from the NIC buffer on, given its flow's
+        // state and path cost; a macro so that the two loops below share it verbatim.
+        macro_rules! steer {
+            ($gen_ns:expr, $frame_bytes:expr, $arrive:expr, $drop:expr, $cost:expr, $ring:expr, $on_steered:block) => {{
+                let (gen_ns, frame_bytes, arrive): (u64, u32, f64) = ($gen_ns, $frame_bytes, $arrive);
+                // NIC buffer in front of the steering engine: packets leave it once DMA'd.
+                // Lazily: only a packet that would not fit needs the departures up to now
+                // (departing only frees room, so the verdict for a fitting packet is the same).
+                if nic_queue_bytes + u64::from(frame_bytes) > buffer_fit_bytes {
+                    let departed = nic_queue.as_slice().iter().take_while(|&&(t, _)| t <= arrive);
+                    let (mut n_departed, mut departed_bytes) = (0usize, 0u64);
+                    for &(_, b) in departed {
+                        n_departed += 1;
+                        departed_bytes += b;
+                    }
+                    nic_queue.consume(n_departed);
+                    nic_queue_bytes -= departed_bytes;
+                    if nic_queue_bytes + u64::from(frame_bytes) > buffer_fit_bytes {
+                        dropped.nic += 1;
+                        continue;
                     }
                 }
-                if (nic_queue_bytes + u64::from(frame_bytes)) as f64 > p.nic_buffer_bytes {
-                    dropped.nic += 1;
+                let cost: &SteerCost = $cost;
+                $on_steered
+                sum_hit += nic.hit_rate;
+                sum_fw_ns += cost.fw_ns;
+                sum_fast_ns += cost.fast_ns;
+                let start = max_ns(arrive, steer_free);
+                steer_free = start + cost.service_ns;
+                let done = max_ns(start + cost.latency_ns, last_done);
+                last_done = done;
+                if $drop {
+                    dropped.rule += 1;
                     continue;
                 }
-            }
-            steered += 1;
-            nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
-            sum_tables += f64::from(cost.tables);
-            sum_hit += nic.hit_rate;
-            sum_fw_ns += cost.fw_ns;
-            sum_fast_ns += cost.service_ns - cost.fw_ns;
-            let start = arrive.max(steer_free);
-            steer_free = start + cost.service_ns;
-            let done = (start + cost.latency_ns.max(cost.service_ns)).max(last_done);
-            last_done = done;
-            if fs.drop {
-                dropped.rule += 1;
-                continue;
-            }
-            if frame_bytes != pcie_size {
-                pcie_size = frame_bytes;
-                pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
-            }
-            let pcie_ns = pcie_ns_cached;
-            sum_pcie_ns += pcie_ns;
-            let dma = done.max(pcie_free) + pcie_ns;
-            pcie_free = dma;
-            nic_queue.push_back((dma, frame_bytes));
-            nic_queue_bytes += u64::from(frame_bytes);
-            let r = core.ring(fs.queue, &mut rx);
-            deferred += 1;
-            if deferred >= CORE_DEFER_PACKETS || dma >= core_synced_ns + CORE_DEFER_NS || core.rings[r].len() >= ring_size {
-                advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &p);
-                deferred = 0;
-                core_synced_ns = dma;
-                if core.rings[r].len() >= ring_size {
-                    dropped.imissed += 1;
+                if frame_bytes != pcie_size {
+                    pcie_size = frame_bytes;
+                    pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+                }
+                let pcie_ns = pcie_ns_cached;
+                sum_pcie_ns += pcie_ns;
+                let dma = max_ns(done, pcie_free) + pcie_ns;
+                pcie_free = dma;
+                nic_queue.push((dma, u64::from(frame_bytes)));
+                nic_queue_bytes += u64::from(frame_bytes);
+                let r: usize = $ring;
+                deferred += 1;
+                if deferred >= CORE_DEFER_PACKETS || dma >= core_synced_ns + CORE_DEFER_NS || core.rings[r].len() >= ring_size {
+                    advance_core(&mut core, dma, &mut nic, &mut ctl, &mut rx, &p);
+                    deferred = 0;
+                    core_synced_ns = dma;
+                    if core.rings[r].len() >= ring_size {
+                        dropped.imissed += 1;
+                        continue;
+                    }
+                }
+                // (The packet is built in each branch: a value shared by both would live on
+                // the stack and be copied with mismatched widths, stalling store forwarding.)
+                // Fast lane (exact): with every ring empty, the core idle by `dma` and no
+                // same-core installer operation due before this packet's burst ends, the
+                // core's next steps are fixed — take this packet alone at `dma` — and nothing
+                // pushed later can change them (later packets are ready later); so do them
+                // now instead of queueing the packet for the next advance_core.
+                if core.queued == 0 && core.t_ns <= dma && (!ctl.same_core || ctl.next_due_ns > dma + nf_one_packet_ns) {
+                    core.t_ns = dma + nf_one_packet_ns;
+                    core.busy_ns += nf_one_packet_ns;
+                    core.rr = r + 1;
+                    let pkt = Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) };
+                    transmit(std::slice::from_ref(&pkt), core.t_ns, &mut core.tx_free_ns, r, &mut rx);
                     continue;
                 }
+                core.rings[r].push(Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) });
+                core.queued += 1;
+            }};
+        }
+        let max_flow = burst.iter().map(|m| m.flow_index).max().unwrap_or(0);
+        match nic.uniform().filter(|_| (max_flow as usize) < nic.flows.len()) {
+            // Every flow has the same state: no per-packet flow lookup, one path cost, one
+            // ring; the per-packet counts are added once per burst (integers: exact).
+            Some(fs) => {
+                let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                // The ring is looked up (created) where the general path would: at the first
+                // packet that reaches it.
+                let mut ring = None;
+                let mut n_steered = 0u64;
+                for (m, &arrive) in burst.iter().zip(&arrivals) {
+                    steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, *ring.get_or_insert_with(|| core.ring(fs.queue, &mut rx)), {
+                        n_steered += 1;
+                    });
+                }
+                steered += n_steered;
+                nic.fw_window_packets += n_steered * u64::from(cost.fw_ns > 0.0);
+                sum_tables += n_steered * u64::from(cost.tables);
             }
-            let pkt = Pkt { gen_ns, ready_ns: dma, frame_bytes };
-            // Fast lane (exact): with every ring empty, the core idle by `dma` and no
-            // same-core installer operation due before this packet's burst ends, the core's
-            // next steps are fixed — take this packet alone at `dma` — and nothing pushed
-            // later can change them (later packets are ready later); so do them now
-            // instead of queueing the packet for the next advance_core.
-            if core.queued == 0 && core.t_ns <= dma && (!ctl.same_core || ctl.next_due_ns > dma + nf_one_packet_ns) {
-                core.t_ns = dma + nf_one_packet_ns;
-                core.busy_ns += nf_one_packet_ns;
-                core.rr = r + 1;
-                transmit(std::iter::once(pkt), core.t_ns, &mut core.tx_free_ns, r, &mut rx);
-                continue;
+            None => {
+                // The burst's flow states, read in one pass (independent loads overlap their
+                // cache misses); a state found stale is looked up again, in order, below.
+                for (m, state) in burst.iter().zip(states.iter_mut()) {
+                    *state = nic.flows.get(m.flow_index as usize).copied().unwrap_or(stale);
+                }
+                for ((m, &arrive), &gathered) in burst.iter().zip(&arrivals).zip(&states) {
+                    let flow = m.flow_index;
+                    let fs = if gathered.epoch == nic.epoch {
+                        gathered
+                    } else {
+                        if flow as usize >= nic.flows.len() {
+                            nic.add_flows(source.keys());
+                        }
+                        nic.flow(flow as usize)
+                    };
+                    let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                    steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, &mut rx), {
+                        steered += 1;
+                        nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
+                        sum_tables += u64::from(cost.tables);
+                    });
+                }
             }
-            core.rings[r].push_back(pkt);
-            core.queued += 1;
         }
     }
     if let Some(e) = source.error() {
@@ -703,7 +838,7 @@ pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)
         install,
         model: ModelSummary {
             root_table_occupancy: nic.inst.tables.occupancy(0),
-            tables_traversed_mean: sum_tables / counted,
+            tables_traversed_mean: sum_tables as f64 / counted,
             steering_cache_hit_rate: sum_hit / counted,
             bottleneck,
             utilization,

@@ -67,6 +67,17 @@ fn front_index(v: u64) -> usize {
     (u64::from(shift) * FRONT_HALF + (v >> shift)) as usize
 }
 
+/// Values `[lo, hi)` \[ns\] of a front-end bucket (`front_index(v) == idx` exactly for them).
+fn front_range(idx: usize) -> (u64, u64) {
+    let idx = idx as u64;
+    if idx < 2 * FRONT_HALF {
+        return (idx, idx + 1);
+    }
+    let shift = idx / FRONT_HALF - 1;
+    let top = idx - shift * FRONT_HALF;
+    (top << shift, (top + 1) << shift)
+}
+
 /// Midpoint of a front-end bucket \[ns\].
 fn front_value(idx: usize) -> u64 {
     let idx = idx as u64;
@@ -105,6 +116,25 @@ impl LatencyHistogram {
 
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// A recorder for a run of latencies (a burst): counts, sum and max stay in registers
+    /// and equal latencies in a row cost one bucket update; the histogram is updated when
+    /// the recorder is dropped. The result is identical to [`LatencyHistogram::record_ns`]
+    /// per value (same buckets, same sequential f64 sum).
+    #[inline]
+    pub fn recorder(&mut self) -> Recorder<'_> {
+        Recorder {
+            count: self.count,
+            sum_ns: self.sum_ns,
+            max_ns: self.max_ns,
+            max_fast_ns: 0.0,
+            bucket: usize::MAX,
+            lo_ns: f64::INFINITY,
+            hi_ns: f64::NEG_INFINITY,
+            run: 0,
+            hist: self,
+        }
     }
 
     /// The HDR histogram with the front-end counts merged in.
@@ -149,6 +179,102 @@ impl LatencyHistogram {
             max: us(self.max_ns),
             mean: (self.sum_ns / self.count as f64) * 1e-3,
         }
+    }
+}
+
+/// Records into a [`LatencyHistogram`] (see [`LatencyHistogram::recorder`]).
+pub struct Recorder<'a> {
+    hist: &'a mut LatencyHistogram,
+    /// Values recorded before the current run.
+    count: u64,
+    sum_ns: f64,
+    /// Max of the values that took the slow path, and of the raw f64 latencies that took
+    /// the fast path (truncation is monotone, so truncating their max gives theirs).
+    max_ns: u64,
+    max_fast_ns: f64,
+    /// Front-end bucket of the current run of latencies, its value range `[lo, hi)` \[ns\]
+    /// (empty before the first value) and the run's length.
+    bucket: usize,
+    lo_ns: f64,
+    hi_ns: f64,
+    run: u64,
+}
+
+impl Recorder<'_> {
+    /// Records one latency \[ns\] given as an f64, truncated to whole ns (as
+    /// `record_ns(latency_ns as u64)` would; negative values record as 1 ns like 0).
+    #[inline]
+    pub fn record_f64_ns(&mut self, latency_ns: f64) {
+        // Fast path: in the current run's bucket (bounds are whole ns within
+        // [1, MAX_LATENCY_NS], so the truncated value is in it too, and needs no clamping).
+        if latency_ns >= self.lo_ns && latency_ns < self.hi_ns {
+            self.run += 1;
+            self.sum_ns += latency_ns as i64 as f64;
+            self.max_fast_ns = if latency_ns > self.max_fast_ns { latency_ns } else { self.max_fast_ns };
+            return;
+        }
+        // Clamped in the f64 domain: the same value as truncating then clamping to
+        // [1, MAX_LATENCY_NS] (NaN, never produced by the models, records 1 ns).
+        let v = if latency_ns >= MAX_LATENCY_NS as f64 {
+            MAX_LATENCY_NS
+        } else if latency_ns >= 1.0 {
+            latency_ns as i64 as u64
+        } else {
+            1
+        };
+        self.record_clamped(v);
+    }
+
+    /// Records one latency \[ns\].
+    #[inline]
+    pub fn record_ns(&mut self, latency_ns: u64) {
+        self.record_clamped(latency_ns.clamp(1, MAX_LATENCY_NS));
+    }
+
+    #[inline]
+    fn record_clamped(&mut self, v: u64) {
+        let bucket = front_index(v);
+        if bucket != self.bucket {
+            self.start_run(bucket);
+        }
+        self.run += 1;
+        self.sum_ns += v as i64 as f64;
+        self.max_ns = self.max_ns.max(v);
+    }
+
+    #[cold]
+    fn start_run(&mut self, bucket: usize) {
+        self.flush_run();
+        self.bucket = bucket;
+        let (lo, hi) = front_range(bucket);
+        // Only whole buckets inside the clamping range get a fast path.
+        if lo >= 1 && hi <= MAX_LATENCY_NS {
+            (self.lo_ns, self.hi_ns) = (lo as f64, hi as f64);
+        } else {
+            (self.lo_ns, self.hi_ns) = (f64::INFINITY, f64::NEG_INFINITY);
+        }
+    }
+
+    #[inline]
+    fn flush_run(&mut self) {
+        if self.run > 0 {
+            if let Some(c) = self.hist.front.get_mut(self.bucket) {
+                *c += self.run;
+            }
+            self.count += self.run;
+            self.run = 0;
+        }
+    }
+}
+
+impl Drop for Recorder<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.flush_run();
+        self.hist.count = self.count;
+        self.hist.sum_ns = self.sum_ns;
+        // max_fast_ns is a recorded latency in [1, MAX_LATENCY_NS) or 0.
+        self.hist.max_ns = self.max_ns.max(self.max_fast_ns as i64 as u64);
     }
 }
 
@@ -311,6 +437,34 @@ mod tests {
     }
 
     #[test]
+    fn test_recorder_equals_record_ns() {
+        let mut values: Vec<f64> =
+            vec![0.0, 0.4, 1.0, 1.9, 1.2, 37_000.2, 37_001.7, 37_001.9, 40_000.0, 37_000.0, 5e15, 3.6e12, 511.99, 512.0, -3.0];
+        // Runs within buckets (the fast path), rising and falling.
+        values.extend((0..300).map(|i| 36_900.0 + f64::from(i) * 0.77));
+        values.extend((0..300).map(|i| 90_000.0 - f64::from(i) * 1.3));
+        values.extend([3.6e12 - 0.5, 3.6e12 - 0.5, 3.6e12]);
+        let mut a = LatencyHistogram::new();
+        a.record_ns(77);
+        let mut b = a.clone();
+        for &v in &values {
+            a.record_ns(v as u64);
+        }
+        {
+            let mut rec = b.recorder();
+            for &v in &values {
+                rec.record_f64_ns(v);
+            }
+            rec.record_ns(0);
+        }
+        a.record_ns(0);
+        assert_eq!(a.count(), b.count());
+        assert_eq!(a.front, b.front);
+        assert_eq!((a.sum_ns.to_bits(), a.max_ns), (b.sum_ns.to_bits(), b.max_ns));
+        assert_eq!(a.summary_us(), b.summary_us());
+    }
+
+    #[test]
     fn test_front_buckets_round_trip_within_resolution() {
         for v in [1u64, 511, 512, 513, 1000, 28_123, 5_000_000, 123_456_789_012, MAX_LATENCY_NS] {
             let i = front_index(v);
@@ -319,6 +473,11 @@ mod tests {
             assert!((back as f64 - v as f64).abs() <= v as f64 / 256.0, "{v} -> {i} -> {back}");
         }
         assert!((1..5000u64).all(|v| front_index(v) <= front_index(v + 1)), "monotone");
+        for v in (1..100_000u64).chain([MAX_LATENCY_NS - 1, MAX_LATENCY_NS, 1 << 40]) {
+            let (lo, hi) = front_range(front_index(v));
+            assert!(lo <= v && v < hi, "{v}: [{lo}, {hi})");
+            assert_eq!((front_index(lo), front_index(hi - 1)), (front_index(v), front_index(v)), "{v}");
+        }
         let mut h = LatencyHistogram::new();
         h.record_n_ns(28_000, 3);
         h.record_ns(30_000);
