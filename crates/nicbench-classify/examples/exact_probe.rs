@@ -20,7 +20,7 @@ fn main() {
     for n in sizes {
         let (rules, keys) = workload::exact5(n, 1);
         let trace: Vec<PacketKey> = (0..1usize << 16).map(|i| keys[i.wrapping_mul(2654435761) % n]).collect();
-        let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.into_iter()).unwrap();
+        let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules).unwrap();
         let reader = cl.reader();
         let tuples: Vec<FiveTuple> = trace.iter().map(tuple_of).collect();
         assert!(tuples.iter().zip(&trace).all(|(t, k)| t.key() == *k));

@@ -233,10 +233,9 @@ impl PacketKey {
     }
 }
 
-/// Writes the words of an IPv4 5-tuple packet that are not zero. The only writer of keys
-/// that [`FiveTuple::write_key`] refills, so a reused key buffer never keeps stale words.
+/// The outer L4 word of an Ethernet/IPv4 frame's key (presence bits, protocol, ports).
 #[inline(always)]
-fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u16, dst_port: u16, proto: u8) {
+pub(crate) fn ipv4_l4_word(src_port: u16, dst_port: u16, proto: u8) -> u64 {
     let mut p = presence::ETH | presence::IPV4;
     let mut l4 = (proto as u64) << 32;
     match proto {
@@ -249,9 +248,16 @@ fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u
     if matches!(proto, 6 | 17 | 132) {
         l4 |= src_port as u64 | ((dst_port as u64) << 16);
     }
+    l4 | (p << PRESENCE_SHIFT)
+}
+
+/// Writes the words of an IPv4 5-tuple packet that are not zero. The only writer of keys
+/// that [`FiveTuple::write_key`] refills, so a reused key buffer never keeps stale words.
+#[inline(always)]
+fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u16, dst_port: u16, proto: u8) {
     words[W_SRC_LO] = src as u64;
     words[W_DST_LO] = dst as u64;
-    words[W_L4] = l4 | (p << PRESENCE_SHIFT);
+    words[W_L4] = ipv4_l4_word(src_port, dst_port, proto);
     words[W_ETH_DST] = 0x0800 << 48;
     words[W_ETH_SRC] = 64 << 56; // ttl
     words[W_MISC] = 0x45;
@@ -285,6 +291,12 @@ impl FiveTuple {
         let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes: self.frame_bytes as u32 };
         self.write_key(&mut key);
         key
+    }
+
+    /// The key's outer L4 word ([`ipv4_l4_word`]), without writing a key.
+    #[inline(always)]
+    pub(crate) fn l4_word(&self) -> u64 {
+        ipv4_l4_word(self.src_port, self.dst_port, self.proto)
     }
 
     /// Turns `key`, which must hold a key made by [`key`](Self::key) or `write_key`

@@ -274,7 +274,36 @@ impl State {
 
     /// [`lookup_burst`](Self::lookup_burst) of compact IPv4 5-tuples: each burst's keys are
     /// written into one reused buffer (only their non-zero words), which stays in L1.
+    ///
+    /// Fast path: with nothing counted and a start group of (few, disjoint) exact tables,
+    /// the tuples are probed there directly in one software pipeline
+    /// ([`Group::exact_tuples`]); a hit whose action is inline and ends the walk is its
+    /// `Outcome`, anything else (miss, jump, mark) takes the single-packet lookup.
     pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+        let n = tuples.len().min(out.len());
+        if let Some(g) = self.groups.get(&start).filter(|g| counters.is_none() && g.exact_pipelinable()) {
+            let mut slow = false;
+            let out = &mut out[..n];
+            g.exact_tuples(&tuples[..n], x, |i, h| {
+                if h.act != ACT_SLOW {
+                    if let (fate, None) = unpack_action(h.act) {
+                        out[i] = Outcome { verdict: Verdict::Fate(fate), mark: None, groups_traversed: 1, last_group: start, rule: Some(RuleId::new(h.slot, h.gen)) };
+                        return;
+                    }
+                }
+                // Resolved below; `groups_traversed == 0` marks it (a fast hit has 1).
+                out[i] = Outcome::START;
+                slow = true;
+            });
+            if slow {
+                for (o, t) in out.iter_mut().zip(tuples) {
+                    if o.groups_traversed == 0 {
+                        *o = self.lookup(&t.key(), start, None, x);
+                    }
+                }
+            }
+            return;
+        }
         let mut buf = [PacketKey::default(); BURST];
         for (ts, os) in tuples.chunks(BURST).zip(out.chunks_mut(BURST)) {
             for (k, t) in buf.iter_mut().zip(ts) {

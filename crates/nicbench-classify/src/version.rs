@@ -17,9 +17,15 @@
 //! lags more than [`MAX_LAG_VERSIONS`] behind. Low halves `0` ([`ALWAYS`]) and `u32::MAX`
 //! ([`NEVER`]) are never used as versions.
 //!
-//! Pin protocol (a Dekker handshake, hence `SeqCst`): the reader stores its pin, then
-//! re-reads the published version and retries if it moved. So when the writer, after
-//! publishing `g`, scans the pins and finds a reader idle, that reader's next pin is `>= g`.
+//! Pin protocol (a Dekker handshake): the reader stores its pin, then re-reads the
+//! published version and retries if it moved (both `SeqCst`). The writer publishes with a
+//! release store (on x86 a plain store: a publish per single update must not drain the
+//! store buffer and stall the next update's loads) and scans the pins after a `SeqCst`
+//! fence ([`Clock::min_pinned`]); with the fence between its store and its loads the
+//! handshake holds as with `SeqCst` accesses: when the writer, after publishing `g`, scans
+//! the pins and finds a reader idle, that reader's next pin is `>= g`. A reader that loads
+//! `g` acquires everything the writer did before publishing it (entries, buffer swaps,
+//! left-right swaps and `until` marks).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -110,10 +116,11 @@ impl Clock {
         self.rules.load(Ordering::Relaxed)
     }
 
-    /// Makes version `v` (and everything stamped with it) visible.
+    /// Makes version `v` (and everything stamped with it) visible: every reader that pins
+    /// after this returns (in happens-before order) pins `v` or later.
     pub fn publish(&self, v: u64, rules: usize) {
         self.rules.store(rules, Ordering::Relaxed);
-        self.published.store(v, Ordering::SeqCst);
+        self.published.store(v, Ordering::Release);
     }
 
     /// A new reader's pin (idle).
@@ -151,6 +158,9 @@ impl Clock {
     /// The oldest version a reader may be using: the smallest pin, idle readers counting as
     /// the published version.
     pub fn min_pinned(&self) -> u64 {
+        // Orders the writer's release store of `published` before the loads of the pins
+        // (the writer's half of the handshake, see the module doc).
+        std::sync::atomic::fence(Ordering::SeqCst);
         let g = self.published.load(Ordering::SeqCst);
         let pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
         pins.iter().map(|p| p.v.load(Ordering::SeqCst)).fold(g, |m, v| if v == IDLE { m } else { m.min(v) })

@@ -284,9 +284,27 @@ impl Classifier {
         }
     }
 
+    /// Starts the cache misses of one operation together instead of one after the other:
+    /// the new rule's pattern and actions (the caller's, read by the lowering), the rule
+    /// slot of the rule it deletes or modifies, and that rule's exact-table line.
+    fn prefetch_update(&self, u: &Update) {
+        if let Update::Insert(r) | Update::Modify(_, r) = u {
+            prefetch_read(r.pattern.as_ptr() as *const u8);
+            prefetch_read(r.actions.as_ptr() as *const u8);
+        }
+        if let Update::Delete(id) | Update::Modify(id, _) = u {
+            if let Some(loc) = self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()).and_then(|r| r.exact) {
+                if let Some(x) = self.exact.get(loc.table as usize) {
+                    x.prefetch(&loc.key);
+                }
+            }
+        }
+    }
+
     /// [`stage`](Self::stage) of a one-operation batch, without its allocations. Returns the
     /// id of the rule inserted, deleted or modified.
     pub(super) fn stage_one(&mut self, u: Update) -> Result<RuleId, UpdateError> {
+        self.prefetch_update(&u);
         let mut edges = EdgeDelta::default();
         let p = self.plan_op(0, u, None, &mut edges)?;
         if matches!(p, Planned::Insert(_)) {
@@ -466,10 +484,10 @@ impl Classifier {
             Form::Exact { e, act, table } => {
                 let xi = table.unwrap_or_else(|| self.exact_table(head.group, e.hi_mask, e.hi_value));
                 let key = e.key;
-                if !self.exact[xi as usize].contains_live(&key) {
+                let (staged, min) = (self.staged, self.min_pinned);
+                if let Some(at) = self.exact[xi as usize].place(&key, staged, min) {
                     let cell = self.take_cell(slot, rank, old);
-                    let min = self.min_pinned;
-                    self.exact[xi as usize].insert(&key, act, slot, cell, gen, self.staged, min);
+                    self.exact[xi as usize].fill(at, &key, act, slot, cell, gen, staged);
                     let loc = ExactLoc { table: xi, key, cell, since: self.staged };
                     return Installed { head, actions, compiled: None, exact: Some(loc), exact_shape: true };
                 }
@@ -488,10 +506,10 @@ impl Classifier {
         let mut exact = None;
         if let Some((hi_mask, hi_value, key)) = shape {
             let xi = self.exact_table(head.group, hi_mask, hi_value);
-            if !self.exact[xi as usize].contains_live(&key) {
+            let (staged, min) = (self.staged, self.min_pinned);
+            if let Some(at) = self.exact[xi as usize].place(&key, staged, min) {
                 let cell = self.take_cell(slot, rank, old);
-                let min = self.min_pinned;
-                self.exact[xi as usize].insert(&key, act, slot, cell, gen, self.staged, min);
+                self.exact[xi as usize].fill(at, &key, act, slot, cell, gen, staged);
                 exact = Some(ExactLoc { table: xi, key, cell, since: self.staged });
             }
         }

@@ -96,6 +96,11 @@ pub(crate) fn exact_form(masks: &[u64; KEY_WORDS], values: &[u64; KEY_WORDS], ra
 }
 
 #[inline(always)]
+fn key01(k: &[u32; 3]) -> u64 {
+    k[0] as u64 | (k[1] as u64) << 32
+}
+
+#[inline(always)]
 pub(crate) fn hash3(k: &[u32; 3]) -> u64 {
     let a = (k[0] as u64) | ((k[1] as u64) << 32);
     let mut h = (a ^ 0x243f_6a88_85a3_08d3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -106,7 +111,9 @@ pub(crate) fn hash3(k: &[u32; 3]) -> u64 {
 /// One entry: 32 bytes, two per cache line. All-zero is a free entry.
 #[repr(C, align(32))]
 pub(crate) struct Entry {
-    key: [AtomicU32; 3],
+    /// Key words 0 and 1 (`k[0] | k[1] << 32`: one compare on lookup), then word 2.
+    key01: AtomicU64,
+    key2: AtomicU32,
     /// [`pack_action`] of the rule.
     act: AtomicU32,
     /// 0: free (never used since the buffer was built); else `(slot + 1) | cell << 31`.
@@ -117,6 +124,8 @@ pub(crate) struct Entry {
 }
 
 const CELL_BIT: u32 = 1 << 31;
+// Two entries per cache line (the layout the probe and the prefetch rely on).
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 
 /// A hit: what the lookup needs to finish the packet without touching the rule array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,17 +216,19 @@ impl Buf {
         let entries = self.entries();
         let mask = entries.len() - 1;
         let mut i = self.home(hash);
+        let k01 = key01(k);
         loop {
             let e = &entries[i];
             let tag = e.tag.load(Relaxed);
             if tag == 0 {
                 return None;
             }
-            if e.key[0].load(Relaxed) == k[0] && e.key[1].load(Relaxed) == k[1] && e.key[2].load(Relaxed) == k[2] {
+            if e.key01.load(Relaxed) == k01 && e.key2.load(Relaxed) == k[2] {
                 let (act, gen, del) = (e.act.load(Relaxed), e.gen.load(Relaxed), e.del.load(Relaxed));
                 // Pairs with the release fence of `fill` (see the module doc).
                 fence(Acquire);
-                if visible(v, e.ins.load(Relaxed), del) {
+                let ins = e.ins.load(Relaxed);
+                if visible(v, ins, del) {
                     return Some(ExactHit { slot: (tag & !CELL_BIT) - 1, gen, act, cell: tag >> 31 });
                 }
             }
@@ -302,6 +313,14 @@ impl ExactTable {
     }
 }
 
+/// Where [`ExactWriter::place`] puts a new entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    index: usize,
+    /// A never-used entry (not a reclaimed one).
+    fresh: bool,
+}
+
 /// Smallest table: 16 lines.
 const MIN_ENTRIES: usize = 32;
 
@@ -344,7 +363,7 @@ impl ExactWriter {
                 return None;
             }
             let owner = (tag & !CELL_BIT).wrapping_sub(1);
-            if e.del.load(Relaxed) == NEVER && slot.is_none_or(|s| s == owner) && e.key.iter().zip(k).all(|(a, b)| a.load(Relaxed) == *b) {
+            if e.del.load(Relaxed) == NEVER && slot.is_none_or(|s| s == owner) && e.key01.load(Relaxed) == key01(k) && e.key2.load(Relaxed) == k[2] {
                 return Some(i);
             }
             i = (i + 1) & mask;
@@ -357,15 +376,17 @@ impl ExactWriter {
     }
 
     /// Whether a rule is live on `k`.
+    #[cfg(test)]
     pub fn contains_live(&self, k: &[u32; 3]) -> bool {
         self.find_live(k, None).is_some()
     }
 
-    /// Adds the entry of rule `slot` on `k`, existing from version `w` (being staged). The
-    /// caller made sure no rule is live on `k`. `min_pinned`: the oldest version a reader
-    /// may use (entries deleted at or before it are reused).
-    #[allow(clippy::too_many_arguments)]
-    pub fn insert(&mut self, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64, min_pinned: u64) {
+    /// Where a new entry on `k` would go, or `None` if a rule is live on `k`: one walk of
+    /// the probe run (duplicate check and placement together). Grows or rebuilds the
+    /// table first if it is full (so call [`fill`](Self::fill) next, with nothing else
+    /// touching the table in between). `min_pinned`: the oldest version a reader may use
+    /// (entries deleted at or before it are reused); `w`: the version being staged.
+    pub fn place(&mut self, k: &[u32; 3], w: u64, min_pinned: u64) -> Option<Slot> {
         if (self.used + 1) * 4 > self.cap * 3 {
             self.rebuild(min_pinned, w);
         }
@@ -374,31 +395,59 @@ impl ExactWriter {
         let entries = buf.entries();
         let mask = entries.len() - 1;
         let mut i = buf.home(hash3(k));
-        let fresh = loop {
+        let k01 = key01(k);
+        let mut reuse = None;
+        loop {
             let e = &entries[i];
             if e.tag.load(Relaxed) == 0 {
-                break true;
+                return Some(match reuse {
+                    Some(r) => Slot { index: r, fresh: false },
+                    None => Slot { index: i, fresh: true },
+                });
             }
             let del = e.del.load(Relaxed);
-            if del != NEVER && le(del, m) {
-                break false;
+            if del == NEVER {
+                if e.key01.load(Relaxed) == k01 && e.key2.load(Relaxed) == k[2] {
+                    return None;
+                }
+            } else if reuse.is_none() && le(del, m) {
+                reuse = Some(i);
             }
             i = (i + 1) & mask;
-        };
-        let e = &entries[i];
+        }
+    }
+
+    /// Adds the entry of rule `slot` on `k` at `at` (from [`place`](Self::place) for this
+    /// very key), existing from version `w` (being staged).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill(&mut self, at: Slot, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64) {
+        let Some(e) = self.buf().entries().get(at.index) else { return };
         // `ins` first (see the module doc): a reader that sees any field below sees it too.
         e.ins.store(low(w), Relaxed);
         fence(Release);
-        for (a, b) in e.key.iter().zip(k) {
-            a.store(*b, Relaxed);
-        }
+        e.key01.store(key01(k), Relaxed);
+        e.key2.store(k[2], Relaxed);
         e.act.store(act, Relaxed);
         e.gen.store(gen, Relaxed);
         e.del.store(NEVER, Relaxed);
         e.tag.store((slot + 1) | (cell << 31), Relaxed);
-        self.used += fresh as usize;
+        self.used += at.fresh as usize;
         self.live += 1;
         self.table.live.store(self.live, Relaxed);
+    }
+
+    /// [`place`](Self::place) then [`fill`](Self::fill); `false` (nothing done) if a rule
+    /// is live on `k`.
+    #[cfg(test)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert(&mut self, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64, min_pinned: u64) -> bool {
+        match self.place(k, w, min_pinned) {
+            Some(at) => {
+                self.fill(at, k, act, slot, cell, gen, w);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Deletes rule `slot`'s entry on `k` as of version `w`; `false` if there is none.
@@ -431,15 +480,15 @@ impl ExactWriter {
                 if tag == 0 || (del != NEVER && le(del, m)) {
                     continue;
                 }
-                let key = [e.key[0].load(Relaxed), e.key[1].load(Relaxed), e.key[2].load(Relaxed)];
+                let k01 = e.key01.load(Relaxed);
+                let key = [k01 as u32, (k01 >> 32) as u32, e.key2.load(Relaxed)];
                 let mut i = new.home(hash3(&key));
                 while dst[i].tag.load(Relaxed) != 0 {
                     i = (i + 1) & mask;
                 }
                 let d = &dst[i];
-                for (a, b) in d.key.iter().zip(key) {
-                    a.store(b, Relaxed);
-                }
+                d.key01.store(k01, Relaxed);
+                d.key2.store(key[2], Relaxed);
                 d.act.store(e.act.load(Relaxed), Relaxed);
                 d.gen.store(e.gen.load(Relaxed), Relaxed);
                 d.ins.store(if ins != ALWAYS && le(ins, m) { ALWAYS } else { ins }, Relaxed);
@@ -482,8 +531,11 @@ impl ExactWriter {
 /// Ranks of rules in exact tables, two cells per rule slot (see the module doc). Chunks
 /// never move, so readers index them without a lock.
 pub(crate) struct Ranks {
-    chunks: Box<[OnceLock<Box<[[AtomicU64; 2]]>>]>,
+    chunks: Box<[OnceLock<RankChunk>]>,
 }
+
+/// [`RANK_CHUNK`] slots' two rank cells, allocated on first use.
+type RankChunk = Box<[[AtomicU64; 2]]>;
 
 const RANK_CHUNK_BITS: u32 = 16;
 const RANK_CHUNK: usize = 1 << RANK_CHUNK_BITS;
@@ -562,13 +614,13 @@ mod tests {
                         // Modify in place: same rule slot, new entry.
                         assert!(w.kill(&k, slot, staged));
                         hist.iter_mut().filter(|e| e.1 == slot && e.3 == u64::MAX).for_each(|e| e.3 = staged);
-                        w.insert(&k, 5, slot, 1, 1, staged, min_pin);
+                        assert!(w.insert(&k, 5, slot, 1, 1, staged, min_pin));
                         hist.push((k, slot, staged, u64::MAX));
                     }
                     (None, _) => {
                         assert!(!w.contains_live(&k));
                         next_slot += 1;
-                        w.insert(&k, 5, next_slot, 0, 1, staged, min_pin);
+                        assert!(w.insert(&k, 5, next_slot, 0, 1, staged, min_pin));
                         live.insert(k, next_slot);
                         hist.push((k, next_slot, staged, u64::MAX));
                     }
@@ -596,12 +648,13 @@ mod tests {
     #[test]
     fn test_batch_insert_and_delete_of_one_key_is_never_visible() {
         let mut w = ExactWriter::new(0, 0, 1);
-        w.insert(&[1, 2, 3], 7, 10, 0, 4, 3, 1);
+        assert!(w.insert(&[1, 2, 3], 7, 10, 0, 4, 3, 1));
         assert!(w.kill(&[1, 2, 3], 10, 3));
         for v in 1..6 {
             assert_eq!(w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), v), None);
         }
-        w.insert(&[1, 2, 3], 7, 11, 1, 4, 4, 3);
+        assert!(w.insert(&[1, 2, 3], 7, 11, 1, 4, 4, 3));
+        assert!(!w.insert(&[1, 2, 3], 7, 12, 0, 4, 4, 3), "a second live rule on a key is refused");
         let h = w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), 4).expect("visible at its version");
         assert_eq!((h.slot, h.gen, h.act, h.cell), (11, 4, 7, 1));
         assert!(!w.kill(&[1, 2, 3], 10, 5), "only the owning rule slot deletes");

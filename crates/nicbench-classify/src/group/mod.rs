@@ -33,7 +33,7 @@
 //! the baseline; a tree install is O(rules of the group).
 
 use crate::compile::{ones128, CompiledRule, Fate};
-use crate::key::{ones64, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
+use crate::key::{ones64, FiveTuple, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use std::borrow::Borrow;
 use std::sync::Arc;
@@ -279,6 +279,11 @@ pub(crate) struct Group {
 
 /// Burst size of the table-by-table lookup.
 pub(crate) const BURST: usize = 32;
+/// Most exact tables [`Group::exact_tuples`] handles (one per protocol and flag pattern).
+pub(crate) const PIPE_TABLES: usize = 4;
+/// How many tuples ahead [`Group::exact_tuples`] prefetches (about the misses a core keeps
+/// in flight).
+const PIPE_DISTANCE: usize = 16;
 
 impl Group {
     /// Non-empty hash tables (the delta, for [`Algorithm::Hybrid`]).
@@ -539,6 +544,60 @@ impl Group {
         let n = keys.len().min(BURST).min(hits.len());
         let mut best = [(u64::MAX, u32::MAX); BURST];
         self.exact_burst(&keys[..n], &mut best[..n], &mut hits[..n], x);
+    }
+
+    /// Whether [`exact_tuples`](Self::exact_tuples) may serve this group: exact tables only,
+    /// at most [`PIPE_TABLES`] of them, no key in two (so no hit needs a rank).
+    #[inline]
+    pub fn exact_pipelinable(&self) -> bool {
+        self.exact_only() && self.exact.len() <= PIPE_TABLES && self.exact_disjoint()
+    }
+
+    /// The exact hit of every tuple, in order, as `f(i, hit)` ([`Hit::NONE`] for a miss),
+    /// for a group that is [`exact_pipelinable`](Self::exact_pipelinable). Software
+    /// pipeline over the whole slice: tuple `i + PIPE_DISTANCE`'s home line is prefetched
+    /// while tuple `i` is probed, so the misses of consecutive bursts overlap too (a burst
+    /// at a time waits one full memory latency per burst), and no [`PacketKey`] is built.
+    #[inline(always)]
+    pub fn exact_tuples(&self, tuples: &[FiveTuple], x: XCtx<'_>, mut f: impl FnMut(usize, Hit)) {
+        const RING: usize = 32;
+        const _: () = assert!(PIPE_DISTANCE < RING && RING.is_power_of_two());
+        debug_assert!(self.exact_pipelinable());
+        let nt = self.exact.len().min(PIPE_TABLES);
+        // One pointer load per table for the whole slice (no buffer is freed while pinned).
+        let mut views: [Option<&exact::Buf>; PIPE_TABLES] = [None; PIPE_TABLES];
+        let (mut hm, mut hv) = ([0u64; PIPE_TABLES], [u64::MAX; PIPE_TABLES]);
+        for (j, t) in self.exact.iter().take(nt).enumerate() {
+            views[j] = Some(t.view(x.pin));
+            (hm[j], hv[j]) = (t.hi_mask, t.hi_value);
+        }
+        let mut ks = [[0u32; 3]; RING];
+        let mut hs = [0u64; RING];
+        let mut sel = [None; RING];
+        let n = tuples.len();
+        for i in 0..n + PIPE_DISTANCE {
+            if let Some(t) = tuples.get(i) {
+                let l4 = t.l4_word();
+                let mut s = None;
+                for j in 0..nt {
+                    if l4 & hm[j] == hv[j] {
+                        s = views[j];
+                    }
+                }
+                let r = i % RING;
+                ks[r] = [t.src, t.dst, l4 as u32];
+                hs[r] = exact::hash3(&ks[r]);
+                sel[r] = s;
+                if let Some(b) = s {
+                    b.prefetch(hs[r]);
+                }
+            }
+            if i >= PIPE_DISTANCE {
+                let (j, r) = (i - PIPE_DISTANCE, (i - PIPE_DISTANCE) % RING);
+                let hit = sel[r].and_then(|b| b.get(&ks[r], hs[r], x.pin.v));
+                f(j, hit.map_or(Hit::NONE, |h| Hit { slot: h.slot, gen: h.gen, act: h.act }));
+            }
+        }
     }
 
     /// Whether an exact hit must be ranked: something else in the group (a tree, a general

@@ -194,7 +194,7 @@ fn test_single_updates_and_table_growth_never_lose_a_rule() {
     let keys = Arc::new(keys_for(base));
     let (mut c, ids) = Classifier::with_rules(Default::default(), base.to_vec()).unwrap();
     let check: fn(&[nicbench_classify::Outcome]) = |out| {
-        assert!(out.iter().all(|o| matches!(queue(o), Some(_))), "a base rule went missing");
+        assert!(out.iter().all(|o| queue(o).is_some()), "a base rule went missing");
     };
     let bursts = with_readers(&mut c, keys, 2, check, |c| {
         let mut extra_ids = Vec::new();

@@ -5,7 +5,8 @@
 //! rules that does not fit the replication budget in one tree is split by wildness
 //! (EffiCuts), one subtree per category.
 
-use super::{Check, Meta, Node, SubTree, Tree, TreeInput, TreeRule, DIMS};
+use super::leaf::{self, Block};
+use super::{Check, Meta, Node, SubTree, Tree, TreeInput, DIMS};
 use crate::compile::CompiledRule;
 use crate::key::{ones64, W_DST_LO, W_L4, W_SRC_LO};
 use std::sync::Arc;
@@ -19,20 +20,24 @@ const MAX_DEPTH: u32 = 24;
 /// The builder's knobs.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Params {
-    /// A leaf holds at most this many rules unless no cut separates them.
+    /// A leaf holds at most this many rules unless no cut separates them. Leaves are
+    /// scanned eight rules per vector step, so fat leaves (a shallow tree that replicates
+    /// little) are cheaper than deep cuts: 32 measured best on the ClassBench sets.
     pub binth: usize,
     /// Most bits one cut consumes.
     pub max_cut_bits: u32,
     /// HiCuts space factor: a cut may replicate rules up to `spfac` × the node's rules.
     pub spfac: usize,
-    /// Replication budget of one build: leaf slots per rule (plus a constant). A single
-    /// tree that exceeds it is rebuilt as one subtree per (src wide?, dst wide?) category.
+    /// Replication budget of one build: rule copies in (distinct) leaves per rule, plus a
+    /// constant. A single tree that exceeds it is rebuilt as one subtree per (src wide?,
+    /// dst wide?) category. 16: ipc1_10k then splits into 4 subtrees at 196 B/rule and
+    /// runs as fast as one tree at 1964 B/rule (64).
     pub items_per_rule: usize,
 }
 
 impl Default for Params {
     fn default() -> Params {
-        Params { binth: 4, max_cut_bits: 8, spfac: 4, items_per_rule: 64 }
+        Params { binth: 32, max_cut_bits: 8, spfac: 4, items_per_rule: 16 }
     }
 }
 
@@ -136,22 +141,24 @@ pub(crate) fn build(id: u32, rules: Vec<TreeInput>) -> Tree {
 pub(super) fn build_with(id: u32, mut rules: Vec<TreeInput>, p: &Params) -> Tree {
     rules.sort_by_key(|r| r.1);
     let mut entries = Vec::with_capacity(rules.len());
-    let mut tree_rules: Vec<TreeRule> = Vec::with_capacity(rules.len());
+    let mut checks = Vec::with_capacity(rules.len());
+    let mut tree_rules: Vec<Meta> = Vec::with_capacity(rules.len());
     for (slot, rank, rule) in rules.iter() {
         if let Some((e, c, exact)) = entry_of(rule) {
             entries.push(e);
-            tree_rules.push(TreeRule { check: c, meta: Meta { rank: *rank, slot: *slot, full_check: (!exact) as u32 } });
+            checks.push(c);
+            tree_rules.push(Meta { rank: *rank, slot: *slot, full_check: (!exact) as u32 });
         }
     }
     let members: Box<[(u32, Arc<CompiledRule>)]> = rules.into_iter().map(|(s, _, r)| (s, r)).collect();
     let all: Vec<u32> = (0..entries.len() as u32).collect();
-    let mut subtrees = build_parts(&entries, &all, &[[0, 1], [2, 3]], p);
+    let mut subtrees = build_parts(&entries, &checks, &all, &[[0, 1], [2, 3]], p);
     for st in subtrees.iter_mut() {
         // `best_rank` holds the subtree's best entry index until here.
-        st.best_rank = tree_rules.get(st.best_rank as usize).map_or(u64::MAX, |r| r.meta.rank);
+        st.best_rank = tree_rules.get(st.best_rank as usize).map_or(u64::MAX, |r| r.rank);
     }
     subtrees.sort_by_key(|s| s.best_rank);
-    Tree { id, rules: tree_rules.into(), subtrees: subtrees.into_boxed_slice(), members }
+    Tree { id, rules: tree_rules.into(), subtrees: subtrees.into_boxed_slice(), members, avx2: leaf::have_avx2() }
 }
 
 fn budget(rules: usize, p: &Params) -> usize {
@@ -162,12 +169,12 @@ fn budget(rules: usize, p: &Params) -> usize {
 /// wildness in the first pair of `levels` (EffiCuts: rules wide in a field stop being
 /// replicated by cuts on it), each split further by the next pair if it still does not
 /// fit. The last resort is a tree that turns nodes into leaves once over budget.
-fn build_parts(entries: &[Entry], rules: &[u32], levels: &[[usize; 2]], p: &Params) -> Vec<SubTree> {
-    if let Some(st) = build_subtree(entries, rules, budget(rules.len(), p), false, p) {
+fn build_parts(entries: &[Entry], checks: &[Check], rules: &[u32], levels: &[[usize; 2]], p: &Params) -> Vec<SubTree> {
+    if let Some(st) = build_subtree(entries, checks, rules, budget(rules.len(), p), false, p) {
         return vec![st];
     }
     let Some((dims, rest)) = levels.split_first() else {
-        return build_subtree(entries, rules, budget(rules.len(), p), true, p).into_iter().collect();
+        return build_subtree(entries, checks, rules, budget(rules.len(), p), true, p).into_iter().collect();
     };
     let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 4];
     for &i in rules {
@@ -175,22 +182,23 @@ fn build_parts(entries: &[Entry], rules: &[u32], levels: &[[usize; 2]], p: &Para
         let wide = |d: usize| (e.hi[d] - e.lo[d]) as u64 + 1 > 1u64 << (DIM_WIDTH[d] - 1);
         parts[wide(dims[0]) as usize | (wide(dims[1]) as usize) << 1].push(i);
     }
-    parts.iter().filter(|p| !p.is_empty()).flat_map(|part| build_parts(entries, part, rest, p)).collect()
+    parts.iter().filter(|p| !p.is_empty()).flat_map(|part| build_parts(entries, checks, part, rest, p)).collect()
 }
 
 /// `None` when the replication budget is exceeded, unless `soft` (then over-budget nodes
 /// become leaves).
 /// The subtree's `best_rank` is its best entry's index (`u64::MAX`: empty) until [`build`]
 /// replaces it by the rank.
-fn build_subtree(entries: &[Entry], rules: &[u32], budget: usize, soft: bool, p: &Params) -> Option<SubTree> {
-    let mut b = Builder { p: *p, entries, nodes: Vec::new(), children: Vec::new(), items: Vec::new(), budget, soft, scratch: Vec::new() };
+fn build_subtree(entries: &[Entry], checks: &[Check], rules: &[u32], budget: usize, soft: bool, p: &Params) -> Option<SubTree> {
+    let mut b = Builder { p: *p, entries, checks, nodes: Vec::new(), children: Vec::new(), items: 0, blocks: vec![Block::EMPTY], idx: vec![leaf::NO_INDEX; leaf::LANES], leaves: Default::default(), budget, soft, scratch: Vec::new() };
     let root_region = [(0u32, 0u32); DIMS];
     let root = b.node(rules, &root_region, 0)?;
     Some(SubTree {
         best_rank: rules.iter().min().map_or(u64::MAX, |&i| i as u64),
         root: b.nodes[root as usize],
         children: b.children.iter().map(|&c| b.nodes[c as usize]).collect(),
-        items: b.items.into_boxed_slice(),
+        blocks: b.blocks.into_boxed_slice(),
+        idx: b.idx.into_boxed_slice(),
     })
 }
 
@@ -200,7 +208,13 @@ struct Builder<'a> {
     /// Nodes by id; `children` holds ids, turned into node copies at the end.
     nodes: Vec<Node>,
     children: Vec<u32>,
-    items: Vec<u32>,
+    checks: &'a [Check],
+    /// Rule copies in leaves so far (the replication the budget limits).
+    items: usize,
+    blocks: Vec<Block>,
+    idx: Vec<u32>,
+    /// Leaves built so far, by rule list.
+    leaves: ahash::AHashMap<Vec<u32>, Node>,
     budget: usize,
     soft: bool,
     scratch: Vec<i64>,
@@ -208,12 +222,24 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn leaf(&mut self, rules: &[u32]) -> Option<u32> {
-        if self.items.len() + rules.len() > self.budget && !self.soft {
+        if self.items + rules.len() > self.budget && !self.soft {
             return None;
         }
-        let a = self.items.len() as u32;
-        self.items.extend_from_slice(rules);
-        self.nodes.push(Node::leaf(a, rules.len() as u32));
+        // Cuts on different dimensions reach the same rule list by many paths: such leaves
+        // share their blocks (the cache holds one copy).
+        let node = match self.leaves.get(rules) {
+            _ if rules.is_empty() => Node::leaf(0, 0), // the sentinel block
+            Some(&n) => n,
+            None => {
+                self.items += rules.len();
+                let a = self.blocks.len() as u32;
+                let count = leaf::pack(rules, self.checks, &mut self.blocks, &mut self.idx);
+                let n = Node::leaf(a, count);
+                self.leaves.insert(rules.to_vec(), n);
+                n
+            }
+        };
+        self.nodes.push(node);
         Some((self.nodes.len() - 1) as u32)
     }
 
@@ -252,7 +278,7 @@ impl Builder<'_> {
     }
 
     fn node(&mut self, rules: &[u32], region: &[(u32, u32); DIMS], depth: u32) -> Option<u32> {
-        if rules.len() <= self.p.binth || depth >= MAX_DEPTH || self.items.len() > self.budget {
+        if rules.len() <= self.p.binth || depth >= MAX_DEPTH || self.items > self.budget {
             return self.leaf(rules);
         }
         let n = rules.len();

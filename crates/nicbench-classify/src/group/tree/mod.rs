@@ -12,15 +12,17 @@
 //! is how much of the tree stays in L1/L2):
 //! - a node is 8 bytes ([`Node`]); a cut node's children are contiguous node *copies*, so
 //!   one step down is one load;
-//! - a leaf is a run of `u32` indices into [`Tree::rules`], one cache line per rule in
-//!   rank order (a 32-byte inline check, then rank, slot and full-check flag for a match):
-//!   rules replicated into many leaves cost 4 bytes per copy, not a copy of the rule;
+//! - a leaf is a run of 256-byte blocks ([`leaf`]): the inline checks of eight rules packed
+//!   field by field, tested together (AVX2 when the CPU has it, else a branch-free scalar
+//!   loop), with the lanes' rule indices beside them. Fat leaves cost little to scan, so
+//!   the tree is shallow and replicates few rules; the rank, slot and full-check flag of a
+//!   rule ([`Meta`], 16 bytes, rank order) are read only for a matching lane;
 //! - the burst lookup runs in stages over the keys (descent, leaf prefetch, scan, rule
 //!   entry prefetch, validation) so that each stage's cache misses overlap.
 //!
 //! Invariants:
-//! - `rules` are sorted by rank and leaves list indices in ascending order, so the
-//!   first entry of a leaf that matches is that subtree's best rule;
+//! - `rules` are sorted by rank and a leaf's lanes hold indices in ascending order, so
+//!   the first lane of a leaf that matches is that subtree's best rule;
 //! - subtrees are ordered by the best rank they hold (early exit across subtrees);
 //! - a tree is immutable once built. It is shared by both left-right copies and is only
 //!   *valid for a rule* while the rule entry in the copy carries the tree's id: a delete or
@@ -33,7 +35,9 @@ use crate::key::{PacketKey, W_DST_LO, W_L4, W_SRC_LO};
 use std::sync::Arc;
 
 mod build;
+mod leaf;
 pub(crate) use build::build;
+use leaf::{Block, LANES};
 
 /// Tree id of a rule that is not in a tree (ids start at 1).
 pub(crate) const NO_TREE: u32 = 0;
@@ -85,7 +89,8 @@ impl Fields {
 }
 
 impl Check {
-    #[inline(always)]
+    /// The check of one rule (the leaves test eight at a time, [`Block::mask`]).
+    #[cfg(test)]
     fn matches(&self, f: &Fields) -> bool {
         // Non-short-circuit `&`: five compares and no branch until the end.
         (f.d[0].wrapping_sub(self.src_lo) <= self.src_span)
@@ -105,23 +110,11 @@ struct Meta {
     full_check: u32,
 }
 
-/// A rule as the leaves see it: the inline check and, in the same cache line, what a
-/// match needs next (one miss per candidate, not two).
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(64))]
-struct TreeRule {
-    check: Check,
-    meta: Meta,
-}
-
-/// Leaf items tested per step of a leaf scan.
-const SCAN_CHUNK: usize = 4;
-
-/// Leaf flag of [`Node::m`]; a leaf's `m` holds its item count below it.
+/// Leaf flag of [`Node::m`]; a leaf's `m` holds its block count below it.
 const LEAF: u32 = 1 << 31;
 
 /// A tree node in 8 bytes. Cut: children at `a..a + mask + 1`, `m` = dimension (3 bits) |
-/// shift (5 bits) << 3 | child-index mask << 8. Leaf: items at `a..a + count`, `m` =
+/// shift (5 bits) << 3 | child-index mask << 8. Leaf: blocks at `a..a + count`, `m` =
 /// [`LEAF`] | count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
@@ -130,7 +123,7 @@ struct Node {
 }
 
 impl Node {
-    /// A leaf with no items: what keys that skip a subtree hold.
+    /// A leaf with no blocks: what keys that skip a subtree hold.
     const EMPTY: Node = Node { a: 0, m: LEAF };
 
     #[inline(always)]
@@ -138,9 +131,9 @@ impl Node {
         self.m & LEAF != 0
     }
 
-    /// Leaf item range.
+    /// Leaf block range.
     #[inline(always)]
-    fn items(&self) -> std::ops::Range<usize> {
+    fn blocks(&self) -> std::ops::Range<usize> {
         self.a as usize..self.a as usize + (self.m & !LEAF) as usize
     }
 
@@ -148,8 +141,8 @@ impl Node {
         Node { a: first_child, m: dim as u32 | shift << 3 | ((1u32 << bits) - 1) << 8 }
     }
 
-    fn leaf(first_item: u32, count: u32) -> Node {
-        Node { a: first_item, m: LEAF | count }
+    fn leaf(first_block: u32, count: u32) -> Node {
+        Node { a: first_block, m: LEAF | count }
     }
 
     /// Cut node: the index of the child `f` falls in (relative to `a`).
@@ -166,8 +159,11 @@ struct SubTree {
     /// Children of the cut nodes, as node copies: a cut node's children are
     /// `children[a..=a + mask]`, so a step down the tree is one load.
     children: Box<[Node]>,
-    /// Leaf items: indices into the tree's rules, ascending within a leaf.
-    items: Box<[u32]>,
+    /// Leaf blocks (see [`leaf`]); a leaf's rules ascend in index lane by lane. Block 0
+    /// is [`Block::EMPTY`], the block of empty leaves.
+    blocks: Box<[Block]>,
+    /// Tree rule index of each block lane ([`NO_INDEX`]: unused).
+    idx: Box<[u32]>,
 }
 
 impl SubTree {
@@ -175,26 +171,59 @@ impl SubTree {
     fn child(&self, n: &Node, f: &Fields) -> &Node {
         &self.children[(n.a + n.child_index(f)) as usize]
     }
+
+    /// The first block of `range` with a matching lane, and its lane mask (0: none).
+    #[inline(always)]
+    fn scan(&self, range: std::ops::Range<usize>, f: &Fields, avx2: bool) -> (usize, u32) {
+        // No closure here: a generic adapter would be instantiated without AVX2 and keep
+        // the vector check out of line.
+        for b in range {
+            if let Some(blk) = self.blocks.get(b) {
+                let m = blk.mask(f, avx2);
+                if m != 0 {
+                    return (b, m);
+                }
+            }
+        }
+        (usize::MAX, 0)
+    }
 }
 
 /// One group's decision tree (see the module doc).
 #[derive(Debug)]
 pub(crate) struct Tree {
     pub id: u32,
-    /// In rank order; leaf items index it.
-    rules: Box<[TreeRule]>,
+    /// In rank order; leaf lanes index it.
+    rules: Box<[Meta]>,
     subtrees: Box<[SubTree]>,
     /// The rules the tree was built from: a rule is in the tree only while its slot still
     /// holds this very `Arc` (checked when the tree is installed).
     pub members: Box<[(u32, Arc<CompiledRule>)]>,
+    /// Whether leaf blocks are checked with AVX2 (detected at build time).
+    avx2: bool,
 }
 
 impl Tree {
     /// Tree lookup: improves `best` (rank, slot) with the best valid rule of the tree.
     #[inline]
     pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is only set when the CPU has AVX2.
+            return unsafe { self.lookup_avx2(key, rules, best) };
+        }
+        self.lookup_with(key, rules, best, false)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lookup_avx2(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
+        self.lookup_with(key, rules, best, true)
+    }
+
+    #[inline(always)]
+    fn lookup_with(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
         let f = Fields::of(key);
-        let mut bound = u32::MAX;
         for st in self.subtrees.iter() {
             if st.best_rank >= best.0 {
                 break;
@@ -203,80 +232,67 @@ impl Tree {
             while !n.is_leaf() {
                 n = st.child(n, &f);
             }
-            let items = st.items.get(n.items()).unwrap_or(&[]);
-            if let Some(pos) = self.first_match(items, 0, &f, bound) {
-                self.resolve(items, pos, &f, key, rules, best, &mut bound);
-            }
+            let (b, m) = st.scan(n.blocks(), &f, avx2);
+            self.resolve(st, n.blocks().end, b, m, &f, key, rules, best, avx2);
         }
     }
 
-    /// Position in `items` (from `from` on) of the first rule whose inline check matches
-    /// and whose index is below `bound` (the tree's best valid match so far, `u32::MAX`:
-    /// none; indices are in rank order, so the scan ends at the first item not below
-    /// it). Tests [`SCAN_CHUNK`] items at a time without a branch per item: leaves are
-    /// short and their matches unpredictable.
-    #[inline(always)]
-    fn first_match(&self, items: &[u32], from: usize, f: &Fields, bound: u32) -> Option<usize> {
-        let mut at = from;
-        while let Some(&head) = items.get(at) {
-            if head >= bound {
-                return None;
-            }
-            let chunk = &items[at..items.len().min(at + SCAN_CHUNK)];
-            let mut first = usize::MAX;
-            for (j, &i) in chunk.iter().enumerate().rev() {
-                let hit = self.rules.get(i as usize).is_some_and(|r| r.check.matches(f)) & (i < bound);
-                first = if hit { j } else { first };
-            }
-            if first != usize::MAX {
-                return Some(at + first);
-            }
-            at += chunk.len();
-        }
-        None
-    }
-
-    /// From the inline match at `items[pos]`: the subtree's best valid rule, into `best`
-    /// and `bound` if it beats them. A match that is not valid (deleted since the build,
-    /// or failing its full check) resumes the scan.
+    /// From the matching lanes `m` of block `b` (a leaf's first block with a match; the
+    /// leaf ends before block `end`): the leaf's best valid rule, into `best` if it beats
+    /// it. A match that is not valid (deleted since the build, or failing its full check)
+    /// moves on to the next matching lane, then the next blocks.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn resolve(&self, items: &[u32], mut pos: usize, f: &Fields, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32), bound: &mut u32) {
-        loop {
-            let Some(r) = items.get(pos).and_then(|&i| self.rules.get(i as usize)) else { return };
-            if r.meta.rank >= best.0 {
-                return;
+    fn resolve(&self, st: &SubTree, end: usize, mut b: usize, mut m: u32, f: &Fields, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
+        while m != 0 {
+            while m != 0 {
+                let lane = m.trailing_zeros() as usize;
+                let Some(meta) = st.idx.get(b * LANES + lane).and_then(|&i| self.rules.get(i as usize)) else { return };
+                if meta.rank >= best.0 {
+                    return;
+                }
+                if self.valid(meta, key, rules) {
+                    *best = (meta.rank, meta.slot);
+                    return;
+                }
+                m &= m - 1;
             }
-            if self.valid(&r.meta, key, rules) {
-                *best = (r.meta.rank, r.meta.slot);
-                *bound = items[pos];
-                return;
-            }
-            match self.first_match(items, pos + 1, f, *bound) {
-                Some(p) => pos = p,
-                None => return,
-            }
+            (b, m) = st.scan(b + 1..end, f, avx2);
         }
     }
 
     /// [`lookup`](Self::lookup) for a burst, in stages over the keys so that each stage's
-    /// cache misses (tree nodes, leaf items, rules, rule entries) are in flight together:
-    /// the descent walks all keys down a subtree in lockstep, then the leaves' items and
-    /// first rules are prefetched, scanned, and the candidates' rule entries prefetched
-    /// before they are validated. Not inlined: one call per burst costs nothing, and
-    /// profiles then show the tree apart from the rest of the walk.
+    /// cache misses (tree nodes, leaf blocks, rule entries) are in flight together: the
+    /// descent walks all keys down a subtree in lockstep, then the leaves' first blocks
+    /// are prefetched, scanned, and the candidates' rule entries prefetched before they
+    /// are validated. Not inlined: one call per burst costs nothing, and profiles then
+    /// show the tree apart from the rest of the walk.
     #[inline(never)]
     pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is only set when the CPU has AVX2.
+            return unsafe { self.burst_avx2(keys, rules, best) };
+        }
+        self.burst_with(keys, rules, best, false)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn burst_avx2(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+        self.burst_with(keys, rules, best, true)
+    }
+
+    #[inline(always)]
+    fn burst_with(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)], avx2: bool) {
         const B: usize = super::BURST;
-        const NONE: usize = usize::MAX;
         let n = keys.len().min(B).min(best.len());
         let mut f = [Fields::default(); B];
         for i in 0..n {
             f[i] = Fields::of(keys[i]);
         }
         let mut cur: [Node; B] = [Node::EMPTY; B];
-        let mut bound = [u32::MAX; B];
-        let mut cand = [NONE; B];
+        let mut cand = [(0usize, 0u32); B];
         for st in self.subtrees.iter() {
             // The keys this subtree may improve (its best rank beats theirs).
             let mut act = [0u8; B];
@@ -289,46 +305,73 @@ impl Tree {
             if na == 0 {
                 break; // subtrees ascend in best rank: no later one can help either
             }
-            // Lockstep descent over the keys still at a cut node, kept in a compacted list
-            // without a branch per key: the loads of a level are in flight together
-            // instead of being flushed by mispredicted "is it a leaf yet" branches.
-            let mut desc = act;
-            let mut k = if st.root.is_leaf() { 0 } else { na };
-            while k > 0 {
-                let mut next_k = 0;
-                for j in 0..k {
-                    let i = desc[j] as usize;
-                    let c = cur[i];
-                    let next = st.children.get((c.a + c.child_index(&f[i])) as usize).copied().unwrap_or(Node::EMPTY);
-                    cur[i] = next;
-                    desc[next_k] = i as u8;
-                    next_k += !next.is_leaf() as usize;
+            // Descent four keys at a time, their nodes in registers: each step loads the
+            // four children together (a leaf reloads a dummy child and keeps itself), so
+            // the loads overlap with no branch per key.
+            if !st.root.is_leaf() && !st.children.is_empty() {
+                let ch = &st.children[..];
+                let step = |c: Node, f: &Fields| -> Node {
+                    let leaf = c.is_leaf();
+                    let at = if leaf { 0 } else { (c.a + c.child_index(f)) as usize };
+                    let next = ch.get(at).copied().unwrap_or(Node::EMPTY);
+                    if leaf { c } else { next }
+                };
+                for g in act[..na].chunks(4) {
+                    let ix = [g[0] as usize, g[1 % g.len()] as usize, g[2 % g.len()] as usize, g[3 % g.len()] as usize];
+                    let mut c = [st.root; 4];
+                    loop {
+                        c = [step(c[0], &f[ix[0]]), step(c[1], &f[ix[1]]), step(c[2], &f[ix[2]]), step(c[3], &f[ix[3]])];
+                        if c[0].is_leaf() & c[1].is_leaf() & c[2].is_leaf() & c[3].is_leaf() {
+                            break;
+                        }
+                    }
+                    for q in 0..4 {
+                        cur[ix[q]] = c[q];
+                    }
                 }
-                k = next_k;
             }
             for &i in &act[..na] {
-                crate::table::prefetch_read(st.items.as_ptr().wrapping_add(cur[i as usize].a as usize) as *const u8);
-            }
-            for &i in &act[..na] {
-                let items = st.items.get(cur[i as usize].items()).unwrap_or(&[]);
-                for &r in items.iter().take(2) {
-                    crate::table::prefetch_read(self.rules.as_ptr().wrapping_add(r as usize) as *const u8);
+                let blk = st.blocks.as_ptr().wrapping_add(cur[i as usize].a as usize) as *const u8;
+                for line in 0..std::mem::size_of::<Block>() / 64 {
+                    crate::table::prefetch_read(blk.wrapping_add(line * 64));
                 }
             }
+            // Every key tests its leaf's first block, with no branch per key (an empty
+            // leaf tests the subtree's empty sentinel block 0); the keys whose first block
+            // has no match but whose leaf has more blocks go on in a second pass. The
+            // branches of a scan loop per key cost more than the scans (measured).
+            let (mut more, mut nm) = ([0u8; B], 0);
+            let (mut hit, mut nh) = ([0u8; B], 0);
             for &i in &act[..na] {
                 let i = i as usize;
-                let items = st.items.get(cur[i].items()).unwrap_or(&[]);
-                cand[i] = self.first_match(items, 0, &f[i], bound[i]).unwrap_or(NONE);
-                if let Some(r) = items.get(cand[i]).and_then(|&r| self.rules.get(r as usize)) {
-                    crate::table::prefetch_read(rules.as_ptr().wrapping_add(r.meta.slot as usize) as *const u8);
+                let leaf = cur[i];
+                let m = match st.blocks.get(leaf.a as usize) {
+                    Some(blk) => blk.mask(&f[i], avx2),
+                    None => 0,
+                };
+                cand[i] = (leaf.a as usize, m);
+                more[nm] = i as u8;
+                nm += ((m == 0) & (leaf.m & !LEAF > 1)) as usize;
+                hit[nh] = i as u8;
+                nh += (m != 0) as usize;
+            }
+            for &i in &more[..nm] {
+                let i = i as usize;
+                let r = cur[i].blocks();
+                cand[i] = st.scan(r.start + 1..r.end, &f[i], avx2);
+                hit[nh] = i as u8;
+                nh += (cand[i].1 != 0) as usize;
+            }
+            for &i in &hit[..nh] {
+                let (b, m) = cand[i as usize];
+                if let Some(meta) = st.idx.get(b * LANES + m.trailing_zeros() as usize).and_then(|&r| self.rules.get(r as usize)) {
+                    crate::table::prefetch_read(rules.as_ptr().wrapping_add(meta.slot as usize) as *const u8);
                 }
             }
-            for &i in &act[..na] {
+            for &i in &hit[..nh] {
                 let i = i as usize;
-                if cand[i] != NONE {
-                    let items = st.items.get(cur[i].items()).unwrap_or(&[]);
-                    self.resolve(items, cand[i], &f[i], keys[i], rules, &mut best[i], &mut bound[i]);
-                }
+                let (b, m) = cand[i];
+                self.resolve(st, cur[i].blocks().end, b, m, &f[i], keys[i], rules, &mut best[i], avx2);
             }
         }
     }
@@ -348,9 +391,13 @@ impl Tree {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.rules.len() * std::mem::size_of::<TreeRule>()
+        self.rules.len() * std::mem::size_of::<Meta>()
             + self.members.len() * 16
-            + self.subtrees.iter().map(|s| s.children.len() * std::mem::size_of::<Node>() + s.items.len() * 4).sum::<usize>()
+            + self
+                .subtrees
+                .iter()
+                .map(|s| s.children.len() * std::mem::size_of::<Node>() + s.blocks.len() * std::mem::size_of::<Block>() + s.idx.len() * 4)
+                .sum::<usize>()
     }
 }
 

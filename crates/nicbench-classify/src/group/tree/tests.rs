@@ -71,22 +71,20 @@ fn test_build_splits_and_keeps_rank_order() {
     assert!(!t.subtrees[0].root.is_leaf(), "200 rules do not fit one leaf");
     for st in t.subtrees.iter() {
         for n in st.children.iter().chain([&st.root]).filter(|n| n.is_leaf()) {
-            let items = &st.items[n.items()];
+            let items = st.leaf_items(n);
             assert!(items.windows(2).all(|w| w[0] < w[1]), "leaf items ascend");
-            assert!(items.len() <= 4, "distinct /24s separate");
+            assert!(items.len() <= super::build::Params::default().binth, "distinct /24s separate");
         }
     }
-    assert!(t.rules.windows(2).all(|w| w[0].meta.rank < w[1].meta.rank));
+    assert!(t.rules.windows(2).all(|w| w[0].rank < w[1].rank));
 }
 
-/// Random overlapping rules (prefixes, port ranges, tcp/udp/any): the tree's single and
-/// burst lookups find the best matching rule a linear scan finds, and skip a rule whose
-/// entry no longer carries the tree's id.
-#[test]
-fn test_lookup_agrees_with_linear_scan() {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+/// Random overlapping rules (prefixes, port ranges, tcp/udp/any) and keys, half of them
+/// on a rule's corner.
+fn random_set(seed: u64, count: u32) -> (Vec<TreeInput>, Vec<PacketKey>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut rules: Vec<TreeInput> = Vec::new();
-    for i in 0..600u32 {
+    for i in 0..count {
         let src = Field::prefix(Ipv4Addr::from(rng.random::<u32>() & 0x0fff_ffff), rng.random_range(0..=8) * 4);
         let dst = Field::prefix(Ipv4Addr::from(rng.random::<u32>()), [0, 8, 16, 24, 32][rng.random_range(0..5)]);
         let (lo, hi): (u16, u16) = match rng.random_range(0..3) {
@@ -110,10 +108,6 @@ fn test_lookup_agrees_with_linear_scan() {
         let r = Rule { attr: Attr { priority: prio, ..Default::default() }, pattern, actions: vec![Action::Drop] };
         rules.push((i, ((prio as u64) << 32) | i as u64, Arc::new(compile(&r).unwrap())));
     }
-    let t = build(7, rules.clone());
-    let mut entries = entries_for(&t, rules.len());
-    entries[5].tree = NO_TREE; // deleted since the build
-    let live = |slot: u32| slot != 5;
     let keys: Vec<PacketKey> = (0..4000)
         .map(|_| {
             let (_, _, r) = &rules[rng.random_range(0..rules.len())];
@@ -134,21 +128,135 @@ fn test_lookup_agrees_with_linear_scan() {
             k
         })
         .collect();
+    (rules, keys)
+}
+
+/// The tree's single and burst lookups find the best live matching rule a linear scan
+/// finds; returns how many keys hit.
+fn assert_agrees(t: &Tree, rules: &[TreeInput], entries: &[RuleEntry], keys: &[PacketKey], what: &str) -> usize {
+    let live = |slot: u32| entries[slot as usize].tree == t.id;
     let mut burst_best = vec![(u64::MAX, u32::MAX); keys.len()];
     for (chunk, out) in keys.chunks(super::super::BURST).zip(burst_best.chunks_mut(super::super::BURST)) {
         let refs: Vec<&PacketKey> = chunk.iter().collect();
-        t.lookup_burst(&refs, &entries, out);
+        t.lookup_burst(&refs, entries, out);
     }
     let mut hits = 0;
     for (k, burst) in keys.iter().zip(&burst_best) {
         let want = rules.iter().filter(|(s, _, r)| live(*s) && r.matches(k)).map(|(s, rank, _)| (*rank, *s)).min().unwrap_or((u64::MAX, u32::MAX));
         let mut got = (u64::MAX, u32::MAX);
-        t.lookup(k, &entries, &mut got);
-        assert_eq!(got, want, "{k:?}");
-        assert_eq!(*burst, want, "burst {k:?}");
+        t.lookup(k, entries, &mut got);
+        assert_eq!(got, want, "{what}: {k:?}");
+        assert_eq!(*burst, want, "{what}: burst {k:?}");
         hits += (want.1 != u32::MAX) as usize;
     }
-    assert!(hits > keys.len() / 4, "the keys hit rules ({hits})");
+    hits
+}
+
+/// Random overlapping rules: the tree agrees with a linear scan, with the vector and the
+/// scalar leaf check, and skips a rule whose entry no longer carries the tree's id.
+#[test]
+fn test_lookup_agrees_with_linear_scan() {
+    let (rules, keys) = random_set(11, 600);
+    let mut t = build(7, rules.clone());
+    let mut entries = entries_for(&t, rules.len());
+    entries[5].tree = NO_TREE; // deleted since the build
+    for avx2 in [false, t.avx2] {
+        t.avx2 = avx2;
+        let hits = assert_agrees(&t, &rules, &entries, &keys, if avx2 { "avx2" } else { "scalar" });
+        assert!(hits > keys.len() / 4, "the keys hit rules ({hits})");
+    }
+}
+
+/// Thin leaves (deep trees), fat leaves of up to eight blocks (a second scan pass), a
+/// budget so small that the build partitions and then gives up cutting: all agree with
+/// the linear scan, also with a third of the rules deleted since the build (matches that
+/// are not valid resume the scan, into later blocks).
+#[test]
+fn test_lookup_agrees_across_leaf_sizes() {
+    let (rules, keys) = random_set(12, 500);
+    let d = super::build::Params::default();
+    for p in [
+        super::build::Params { binth: 4, ..d },
+        super::build::Params { binth: 64, ..d },
+        super::build::Params { binth: 8, items_per_rule: 1, ..d },
+    ] {
+        let mut t = super::build::build_with(3, rules.clone(), &p);
+        let max_blocks = t.subtrees.iter().flat_map(|st| st.children.iter().chain([&st.root])).map(|n| n.blocks().len()).max().unwrap_or(0);
+        if p.binth == 64 {
+            assert!(max_blocks > 2, "fat leaves span several blocks ({max_blocks})");
+        }
+        let mut entries = entries_for(&t, rules.len());
+        for e in entries.iter_mut().step_by(3) {
+            e.tree = NO_TREE;
+        }
+        for avx2 in [false, t.avx2] {
+            t.avx2 = avx2;
+            assert_agrees(&t, &rules, &entries, &keys, &format!("{p:?} avx2 {avx2}"));
+        }
+    }
+}
+
+/// Forty copies of one match-all rule cannot be cut apart: one leaf of five blocks. With
+/// the first 27 deleted, the answer is lane 3 of the leaf's fourth block.
+#[test]
+fn test_invalid_matches_resume_in_later_blocks() {
+    let rules: Vec<TreeInput> = (0..40u32).map(|i| (i, i as u64, rule(0, (Ipv4Addr::UNSPECIFIED, 0), (0, u16::MAX)))).collect();
+    let mut t = build(9, rules.clone());
+    assert_eq!(t.subtrees.len(), 1);
+    assert_eq!(t.subtrees[0].root.blocks().len(), 5, "one leaf, blocks of eight");
+    let mut entries = entries_for(&t, rules.len());
+    for e in entries.iter_mut().take(27) {
+        e.tree = NO_TREE;
+    }
+    let key = PacketKey::ipv4_5tuple(Ipv4Addr::new(1, 2, 3, 4), Ipv4Addr::new(5, 6, 7, 8), 1, 2, 6, 64);
+    for avx2 in [false, t.avx2] {
+        t.avx2 = avx2;
+        let mut got = (u64::MAX, u32::MAX);
+        t.lookup(&key, &entries, &mut got);
+        assert_eq!(got, (27, 27));
+        let mut burst = [(u64::MAX, u32::MAX); 3];
+        t.lookup_burst(&[&key, &key, &key], &entries, &mut burst);
+        assert_eq!(burst, [(27, 27); 3]);
+        // A better rank already found elsewhere stops the scan.
+        let mut better = (5, 1000);
+        t.lookup(&key, &entries, &mut better);
+        assert_eq!(better, (5, 1000));
+    }
+}
+
+/// Leaves with the same rules share their blocks, empty leaves use the sentinel block 0,
+/// and every leaf's lanes hold its rules in ascending order, padded with no-index lanes.
+#[test]
+fn test_leaves_are_shared_and_packed_in_order() {
+    let (rules, _) = random_set(13, 400);
+    let t = super::build::build_with(1, rules, &super::build::Params { binth: 8, ..Default::default() });
+    for st in t.subtrees.iter() {
+        assert_eq!(st.blocks[0], leaf::Block::EMPTY);
+        assert_eq!(st.idx.len(), st.blocks.len() * LANES);
+        let mut by_list: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        let mut leaves = 0;
+        for n in st.children.iter().chain([&st.root]).filter(|n| n.is_leaf()) {
+            leaves += 1;
+            let items = st.leaf_items(n);
+            assert!(items.windows(2).all(|w| w[0] < w[1]), "lanes ascend");
+            if items.is_empty() {
+                assert_eq!(n.a, 0, "an empty leaf tests the sentinel");
+                continue;
+            }
+            let lanes = &st.idx[n.blocks().start * LANES..n.blocks().end * LANES];
+            assert!(lanes[items.len()..].iter().all(|&i| i == leaf::NO_INDEX), "padding after the rules");
+            assert_eq!(*by_list.entry(items).or_insert(n.a), n.a, "one copy per distinct leaf");
+        }
+        let packed: usize = by_list.keys().map(|l| l.len().div_ceil(LANES)).sum();
+        assert_eq!(st.blocks.len(), packed + 1, "blocks = distinct leaves + the sentinel ({leaves} leaves)");
+    }
+}
+
+impl SubTree {
+    /// The rule indices of leaf `n`, in lane order.
+    fn leaf_items(&self, n: &Node) -> Vec<u32> {
+        n.blocks().flat_map(|b| self.idx[b * LANES..(b + 1) * LANES].iter().copied()).filter(|&i| i != leaf::NO_INDEX).collect()
+    }
 }
 
 mod shape {
@@ -156,12 +264,12 @@ mod shape {
 
     impl Tree {
         pub(crate) fn describe(&self) -> String {
-            let mut s = format!("{} entries, {} full-check;", self.rules.len(), self.rules.iter().filter(|e| e.meta.full_check != 0).count());
+            let mut s = format!("{} entries, {} full-check;", self.rules.len(), self.rules.iter().filter(|e| e.full_check != 0).count());
             for st in self.subtrees.iter() {
-                let leaves: Vec<usize> = st.children.iter().filter(|n| n.is_leaf()).map(|n| n.items().len()).collect();
+                let leaves: Vec<usize> = st.children.iter().filter(|n| n.is_leaf()).map(|n| st.leaf_items(n).len()).collect();
                 let max = leaves.iter().max().copied().unwrap_or(0);
                 let avg = leaves.iter().sum::<usize>() as f64 / leaves.len().max(1) as f64;
-                s += &format!(" [best {} nodes {} items {} leaf avg {avg:.1} max {max}]", st.best_rank >> 32, st.children.len(), st.items.len());
+                s += &format!(" [best {} nodes {} blocks {} leaf avg {avg:.1} max {max}]", st.best_rank >> 32, st.children.len(), st.blocks.len());
             }
             s
         }
@@ -182,7 +290,7 @@ mod shape {
                             d += 1;
                             n = st.child(n, &f);
                         }
-                        leaf_len += n.items().len();
+                        leaf_len += st.leaf_items(n).len();
                         d
                     })
                     .max()
@@ -203,13 +311,12 @@ mod shape {
                     nodes += 1;
                     n = st.child(n, &f);
                 }
-                for &i in &st.items[n.items()] {
-                    if t.rules[i as usize].meta.rank >= best {
-                        break;
-                    }
+                for b in n.blocks() {
                     scanned += 1;
-                    if t.rules[i as usize].check.matches(&f) {
-                        best = best.min(t.rules[i as usize].meta.rank);
+                    let m = st.blocks[b].mask_scalar(&f);
+                    if m != 0 {
+                        let i = st.idx[b * LANES + m.trailing_zeros() as usize];
+                        best = best.min(t.rules[i as usize].rank);
                         break;
                     }
                 }
@@ -286,7 +393,7 @@ mod shape {
             }
             let mpps = (reps * keys.len()) as f64 / (cpu_s() - t0) / 1e6;
             eprintln!(
-                "{name}: built in {build_time:?}; per key {sts:.2} subtrees, {nodes:.2} cut nodes, {scanned:.2} leaf entries (per subtree: burst walks {levels:.1} levels, whole leaf {leaf_len:.1}); tree alone {mpps:.2} Mpps (CPU time); {} B/rule\n   {}",
+                "{name}: built in {build_time:?}; per key {sts:.2} subtrees, {nodes:.2} cut nodes, {scanned:.2} leaf blocks (per subtree: burst walks {levels:.1} levels, whole leaf {leaf_len:.1}); tree alone {mpps:.2} Mpps (CPU time); {} B/rule\n   {}",
                 t.memory_bytes() / filters.len().max(1),
                 t.describe()
             );
