@@ -7,6 +7,8 @@ the study index `reports/<study>/index.html` with the published-vs-nicbench comp
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import multiprocessing
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +101,14 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
         outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
                                            prune_stale=not quick, extra_meta={"study": str(study.dir)}))
     root = results_root(results)
-    for spec in specs:
-        outcome.pages.append(experiment_report(root / spec.name, out_dir / spec.name / "index.html", study=study))
+    pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
+    workers = min(len(pages), max(1, jobs if jobs is not None else (os.cpu_count() or 1)))
+    if workers > 1:
+        # Figures are drawn on the CPU (matplotlib): one experiment page per worker process,
+        # as the runs were (fork: the parent has already imported the report modules).
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            outcome.pages.extend(pool.map(experiment_report, *zip(*pages), [study] * len(pages)))
+    else:
+        outcome.pages.extend(experiment_report(exp_dir, out_html, study=study) for exp_dir, out_html in pages)
     study_report(study, outcome.pages, outcome.index)
     return outcome

@@ -20,4 +20,6 @@ def draw(ax, records, figure, units: Units) -> None:
     ax.set_ylabel("fraction of runs ≤ x")
     ax.set_ylim(0, 1.02)
     if figure.hue:
-        ax.legend(fontsize=8)
+        # A CDF rises from the lower left to the upper right: the lower right is free
+        # (and loc="best" would test every step of every curve).
+        ax.legend(fontsize=8, loc="lower right")
