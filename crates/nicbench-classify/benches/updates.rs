@@ -5,9 +5,10 @@
 
 mod common;
 
-use nicbench_classify::measure::{lookups_while_updating, UpdatePlacement};
+use nicbench_classify::measure::{lookup_rate, lookups_while_updating, UpdatePlacement};
 use nicbench_classify::{Batch, Classifier, ClassifierConfig, PacketKey, RuleId};
 use nicbench_rules::Rule;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,43 @@ const PHASE: Duration = Duration::from_millis(1500);
 
 fn rate(n: usize, t: Duration) -> f64 {
     n as f64 / t.as_secs_f64()
+}
+
+/// What the other thread does in a control run.
+#[derive(Clone, Copy)]
+enum Noise {
+    /// Arithmetic on registers only.
+    Spin,
+    /// Random cache-line writes over a private 64 MiB buffer (no data shared with the
+    /// lookups): the memory traffic of an updater without its synchronization.
+    RandomWrites,
+}
+
+/// Runs `f` while another thread makes `noise`.
+fn other_core_busy<T>(noise: Noise, f: impl FnOnce() -> T) -> T {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut x = 1u64;
+            let mut buf = match noise {
+                Noise::Spin => Vec::new(),
+                Noise::RandomWrites => vec![0u64; 8 << 20],
+            };
+            let lines = (buf.len() / 8) as u64;
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..1024 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    if lines > 0 {
+                        buf[((x >> 33) % lines) as usize * 8] += 1;
+                    }
+                }
+            }
+            std::hint::black_box(&buf);
+        });
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 fn main() {
@@ -98,6 +136,20 @@ fn main() {
     // Keys hit the base rules, in scattered order.
     let keys: Vec<PacketKey> = (0..1 << 16).map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n]).collect();
     let keys = Arc::new(keys);
+    // Controls: what the other vCPU costs the lookups when it only spins (no memory
+    // traffic; on a VM whose vCPUs share physical cores this is not zero), and when it writes
+    // random lines of its own memory (no shared data). No updater on that vCPU does better
+    // than the first; one that touches as much memory pays like the second.
+    // Alternated three times, best of each: a single 1.5 s phase swings by ±10% here.
+    let short = PHASE / 3;
+    for (noise, what) in [(Noise::Spin, "spinning"), (Noise::RandomWrites, "writing random lines of a private 64 MiB buffer")] {
+        let (mut alone, mut busy) = (0.0f64, 0.0f64);
+        for _ in 0..3 {
+            alone = alone.max(lookup_rate(&c, &keys, short).lookup_mpps);
+            busy = busy.max(other_core_busy(noise, || lookup_rate(&c, &keys, short)).lookup_mpps);
+        }
+        println!("control: lookups alone {alone:.2} Mpps; with the other core {what} {busy:.2} Mpps ({:.1}% lower)", 100.0 * (1.0 - busy / alone));
+    }
     println!("\n| update rate target (rules/s) | updates achieved (rules/s) | lookup Mpps, updates on other core | degradation | lookup Mpps, same core interleaved | degradation |\n|---|---|---|---|---|---|");
     let mut baseline = (0.0, 0.0);
     for target in [0.0, 10_000.0, 100_000.0, 1_000_000.0] {

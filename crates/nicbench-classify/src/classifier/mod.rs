@@ -150,6 +150,9 @@ pub struct Classifier {
     /// The exact tables, and their index by (group, `hi_mask`, `hi_value`).
     exact: Vec<ExactWriter>,
     exact_index: ahash::AHashMap<(u32, u64, u64), u32>,
+    /// The last `exact_index` hit of the single-update fast path (tables are never removed,
+    /// so it stays valid).
+    last_exact: Option<((u32, u64, u64), u32)>,
     /// The version being staged (published by the next publish).
     staged: u64,
     /// The oldest version a reader may use, as last computed (only ever too low: safe).
@@ -214,6 +217,7 @@ impl Classifier {
             live: 0,
             exact: Vec::new(),
             exact_index: Default::default(),
+            last_exact: None,
             staged,
             min_pinned: 0,
             lr_dirty: false,
@@ -366,7 +370,10 @@ impl Classifier {
     /// Inserts one rule (published at once). Single updates take no allocation beyond the
     /// caller's `Rule` for exact 5-tuple rules.
     pub fn insert(&mut self, rule: Rule) -> Result<RuleId, UpdateError> {
-        let id = self.stage_one(Update::Insert(rule))?;
+        let id = match self.stage_insert_fast(rule) {
+            Ok(id) => id,
+            Err(rule) => self.stage_one(Update::Insert(rule))?,
+        };
         self.publish();
         Ok(id)
     }
@@ -379,7 +386,9 @@ impl Classifier {
 
     /// Replaces a rule in place, atomically (see [`Update::Modify`]).
     pub fn modify(&mut self, id: RuleId, rule: Rule) -> Result<(), UpdateError> {
-        self.stage_one(Update::Modify(id, rule))?;
+        if let Err(rule) = self.stage_modify_fast(id, rule) {
+            self.stage_one(Update::Modify(id, rule))?;
+        }
         self.publish();
         Ok(())
     }

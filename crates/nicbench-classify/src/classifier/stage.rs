@@ -318,6 +318,134 @@ impl Classifier {
         Ok(id)
     }
 
+    /// The exact table, key and packed action of a rule the single-update fast path can
+    /// take: exact 5-tuple shape, inline action, no jump (no group-graph change), and its
+    /// exact table exists already.
+    #[inline]
+    fn fast_form(&mut self, rule: &Rule) -> Option<(Exact5, u32, u32)> {
+        if !self.exact_enabled() {
+            return None;
+        }
+        let e = lower_exact5(rule).filter(|e| e.jump.is_none())?;
+        let act = pack_action(e.fate, e.jump, e.mark);
+        if act == ACT_SLOW {
+            return None;
+        }
+        let at = (rule.attr.group, e.hi_mask, e.hi_value);
+        // Consecutive updates mostly hit the same table: skip the hash lookup then.
+        let xi = match self.last_exact {
+            Some((k, xi)) if k == at => xi,
+            _ => {
+                let xi = *self.exact_index.get(&at)?;
+                self.last_exact = Some((at, xi));
+                xi
+            }
+        };
+        Some((e, act, xi))
+    }
+
+    /// [`stage_one`](Self::stage_one) of an insert, for the PAM'21 case: an exact 5-tuple
+    /// rule ([`fast_form`](Self::fast_form)). It ends exactly as the general path does
+    /// (same slot, rank cell, entry, bookkeeping; a rule already live on the key sends this
+    /// one to the general tables) without the general path's plan structures, and orders
+    /// the work so that the entry's cache miss overlaps the rest. `Err(rule)`, with nothing
+    /// changed, when it does not apply: the caller takes the general path.
+    pub(super) fn stage_insert_fast(&mut self, rule: Rule) -> Result<RuleId, Rule> {
+        // The actions' miss overlaps the pattern's (the lowering reads both).
+        prefetch_read(rule.actions.as_ptr() as *const u8);
+        let Some((e, act, xi)) = self.fast_form(&rule) else { return Err(rule) };
+        if self.slots.len() >= MAX_RULE_SLOTS + self.free.len() {
+            return Err(rule); // the general path reclaims or refuses
+        }
+        self.exact[xi as usize].prefetch(&e.key);
+        // Committed from here on. The pattern is lowered: free it while the line comes.
+        let Rule { attr, pattern, actions } = rule;
+        drop(pattern);
+        let slot = self.alloc_slot();
+        self.counters.ensure(slot);
+        self.counters.reset(slot);
+        let m = &mut self.slots[slot as usize];
+        m.gen = m.gen.wrapping_add(1);
+        m.seq = self.next_seq;
+        m.cell_busy = [0, 0];
+        let (gen, seq) = (m.gen, m.seq);
+        self.next_seq = self.next_seq.saturating_add(1);
+        let head = Head { group: attr.group, priority: attr.priority, fate: e.fate, jump: None, mark: e.mark };
+        let staged = self.staged;
+        let inst = match self.exact[xi as usize].place(&e.key, staged, self.min_pinned) {
+            Some(at) => {
+                let cell = self.take_cell(slot, ((head.priority as u64) << 32) | seq as u64, None);
+                self.exact[xi as usize].fill(at, &e.key, act, slot, cell, gen, staged);
+                let exact = Some(ExactLoc { table: xi, key: e.key, cell, since: staged });
+                Installed { head, actions, compiled: None, exact, exact_shape: true }
+            }
+            // A rule is live on the key: the general path's placement (general tables).
+            None => self.place(slot, NewRule { actions, head, form: Form::Exact { e, act, table: Some(xi) } }, None),
+        };
+        if self.config.algorithm == Algorithm::Hybrid && inst.wild() {
+            *self.changes.entry(inst.head.group).or_insert(0) += 1;
+        }
+        self.slots[slot as usize].rule = Some(inst);
+        self.live += 1;
+        self.end_stage(1);
+        Ok(RuleId::new(slot, gen))
+    }
+
+    /// [`stage_one`](Self::stage_one) of a modify of a rule that lives only in an exact
+    /// table, without a jump, into an exact 5-tuple rule (see
+    /// [`stage_insert_fast`](Self::stage_insert_fast)): the old entry is deleted and the new
+    /// one made at the staged version, as the general path does. `Err(rule)`, with nothing
+    /// changed, when it does not apply.
+    pub(super) fn stage_modify_fast(&mut self, id: RuleId, rule: Rule) -> Result<(), Rule> {
+        let slot = id.slot();
+        let Some(old) = self.live_rule(id) else { return Err(rule) };
+        let Some(oloc) = old.exact.filter(|_| old.compiled.is_none() && old.head.jump.is_none()) else { return Err(rule) };
+        let old_priority = old.head.priority;
+        // The old entry's miss and the new actions' overlap the lowering.
+        if let Some(x) = self.exact.get(oloc.table as usize) {
+            x.prefetch(&oloc.key);
+        }
+        prefetch_read(rule.actions.as_ptr() as *const u8);
+        let Some((e, act, xi)) = self.fast_form(&rule) else { return Err(rule) };
+        if xi != oloc.table || e.key != oloc.key {
+            self.exact[xi as usize].prefetch(&e.key);
+        }
+        // Committed from here on.
+        let Rule { attr, pattern, actions } = rule;
+        drop(pattern);
+        self.kill_exact(slot, oloc);
+        let head = Head { group: attr.group, priority: attr.priority, fate: e.fate, jump: None, mark: e.mark };
+        let prev = Some((oloc, old_priority));
+        let staged = self.staged;
+        match self.exact[xi as usize].place(&e.key, staged, self.min_pinned) {
+            Some(at) => {
+                let m = &self.slots[slot as usize];
+                let (gen, rank) = (m.gen, ((head.priority as u64) << 32) | m.seq as u64);
+                let cell = self.take_cell(slot, rank, prev);
+                self.exact[xi as usize].fill(at, &e.key, act, slot, cell, gen, staged);
+                // Still an exact-only rule: update the slot's record in place.
+                if let Some(inst) = self.slots[slot as usize].rule.as_mut() {
+                    inst.head = head;
+                    inst.actions = actions;
+                    inst.exact = Some(ExactLoc { table: xi, key: e.key, cell, since: staged });
+                }
+            }
+            // Another rule is live on the new key: the general path's placement (general
+            // tables).
+            None => {
+                let old = self.slots[slot as usize].rule.take();
+                let inst = self.place(slot, NewRule { actions, head, form: Form::Exact { e, act, table: Some(xi) } }, prev);
+                if self.config.algorithm == Algorithm::Hybrid && inst.wild() {
+                    *self.changes.entry(inst.head.group).or_insert(0) += 1;
+                }
+                self.slots[slot as usize].rule = Some(inst);
+                drop(old);
+            }
+        }
+        self.end_stage(1);
+        Ok(())
+    }
+
     fn end_stage(&mut self, ops: usize) {
         if self.config.algorithm == Algorithm::Hybrid && (self.lr_dirty || self.build.is_some() || !self.changes.is_empty()) {
             self.maintain_trees();

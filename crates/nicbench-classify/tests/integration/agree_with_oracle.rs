@@ -2,7 +2,7 @@
 //! packet, for both algorithms, singly and in burst.
 
 use crate::oracle;
-use nicbench_classify::{Algorithm, Batch, Classifier, ClassifierConfig, PacketKey, RuleId, UpdateError, Verdict};
+use nicbench_classify::{Algorithm, Batch, Classifier, ClassifierConfig, PacketKey, RuleId, Update, UpdateError, Verdict};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem, VlanItem, VxlanItem};
 use nicbench_rules::{Action, Attr, Field, Item, Rule};
 use nicbench_wire::parse::{Eth, Ip, Ipv4, Ipv6, Layers, ParsedFrame, Tcp, Tunnel, Udp, Vlan, L4};
@@ -271,7 +271,19 @@ fn run_with(config: ClassifierConfig, steps: Vec<Step>, batch_every: usize, sett
                 _ => {}
             }
         }
-        match c.apply(batch) {
+        // Three in four one-operation batches go through the single-update API (its own
+        // fast path for exact 5-tuple rules), the rest through `apply`.
+        let result = if batch.len() == 1 && chunk_index % 4 != 0 {
+            match batch.updates.pop() {
+                Some(Update::Insert(r)) => c.insert(r).map(|id| vec![id]),
+                Some(Update::Delete(id)) => c.delete(id).map(|()| Vec::new()),
+                Some(Update::Modify(id, r)) => c.modify(id, r).map(|()| Vec::new()),
+                None => Ok(Vec::new()),
+            }
+        } else {
+            c.apply(batch)
+        };
+        match result {
             Ok(ids) => {
                 let mut ids = ids.into_iter();
                 for l in next.iter_mut().filter(|l| l.1 == RuleId(u64::MAX)) {
@@ -306,6 +318,13 @@ proptest! {
                                       settle_after in prop::collection::vec(0usize..20, 0..4),
                                       frames in prop::collection::vec(frame(), 40)) {
         run_settling(Algorithm::Hybrid, steps, batch, &settle_after, frames)?;
+    }
+
+    #[test]
+    fn prop_exact_single_updates_agree_with_oracle(steps in prop::collection::vec(exact_step(), 1..60),
+                                                   frames in prop::collection::vec(exact_frame(), 40)) {
+        run(Algorithm::TupleMerge, steps.clone(), 1, frames.clone())?;
+        run(Algorithm::Hybrid, steps, 1, frames)?;
     }
 
     #[test]

@@ -40,6 +40,37 @@ fn test_jump_cycle_refused_and_nothing_applied() {
     c.insert(rule(2, 0, any(), vec![Action::Jump { group: 0 }])).unwrap();
 }
 
+/// The exact 5-tuple rule `1.1.1.1:9 -> 2.2.2.2:dport` over UDP (what [`key`] carries).
+fn exact_udp(dport: u16) -> Vec<Item> {
+    let ip = Ipv4Item { src: Some(Field::exact(Ipv4Addr::new(1, 1, 1, 1))), dst: Some(Field::exact(Ipv4Addr::new(2, 2, 2, 2))), ..Default::default() };
+    vec![Item::Eth(EthItem::default()), Item::Ipv4(ip), Item::Udp(UdpItem { src: Some(Field::exact(9)), dst: Some(Field::exact(dport)) })]
+}
+
+/// Single inserts and modifies of exact 5-tuple rules (their fast path) onto a key another
+/// rule holds: the second rule goes to the general tables and priorities still decide.
+#[test]
+fn test_single_exact_updates_onto_a_held_key() {
+    let mut c = Classifier::default();
+    let r = c.reader();
+    let q = |i: u16| Verdict::Fate(Fate::Queue { index: i });
+    let a = c.insert(rule(0, 1, exact_udp(1), vec![Action::Queue { index: 1 }])).unwrap();
+    let b = c.insert(rule(0, 0, exact_udp(1), vec![Action::Queue { index: 2 }])).unwrap();
+    assert_eq!(r.lookup(&key(1)).verdict, q(2), "the duplicate, higher priority, wins");
+    c.delete(b).unwrap();
+    assert_eq!(r.lookup(&key(1)).verdict, q(1));
+    let d = c.insert(rule(0, 0, exact_udp(2), vec![Action::Queue { index: 4 }])).unwrap();
+    assert_eq!(r.lookup(&key(2)).verdict, q(4));
+    c.modify(d, rule(0, 0, exact_udp(1), vec![Action::Queue { index: 5 }])).unwrap();
+    assert_eq!((r.lookup(&key(1)).verdict, r.lookup(&key(2)).verdict), (q(5), Verdict::Unmatched), "moved onto a's key");
+    c.modify(d, rule(0, 2, exact_udp(1), vec![Action::Queue { index: 6 }])).unwrap();
+    assert_eq!(r.lookup(&key(1)).verdict, q(1), "now below a");
+    c.modify(d, rule(0, 0, exact_udp(2), vec![Action::Queue { index: 6 }])).unwrap();
+    c.modify(a, rule(0, 1, exact_udp(1), vec![Action::Queue { index: 7 }])).unwrap();
+    assert_eq!((r.lookup(&key(1)).verdict, r.lookup(&key(2)).verdict), (q(7), q(6)));
+    assert_eq!(c.rule_info(a).map(|i| i.actions), Some(vec![Action::Queue { index: 7 }]));
+    assert_eq!(c.len(), 2);
+}
+
 #[test]
 fn test_priority_then_insertion_order_and_modify_keeps_place() {
     let mut c = Classifier::default();

@@ -178,7 +178,7 @@ fn test_lookup_agrees_across_leaf_sizes() {
     for p in [
         super::build::Params { binth: 4, ..d },
         super::build::Params { binth: 64, ..d },
-        super::build::Params { binth: 8, items_per_rule: 1, ..d },
+        super::build::Params { binth: 8, items_per_rule: 1, small_fallback: false, ..d },
     ] {
         let mut t = super::build::build_with(3, rules.clone(), &p);
         let max_blocks = t.subtrees.iter().flat_map(|st| st.children.iter().chain([&st.root])).map(|n| n.blocks().len()).max().unwrap_or(0);
@@ -193,6 +193,26 @@ fn test_lookup_agrees_across_leaf_sizes() {
             t.avx2 = avx2;
             assert_agrees(&t, &rules, &entries, &keys, &format!("{p:?} avx2 {avx2}"));
         }
+    }
+}
+
+/// A small group that does not fit one tree with the given knobs is built as one tree
+/// with the small-set knobs (not partitioned), and agrees with the linear scan.
+#[test]
+fn test_small_group_is_one_tree_when_it_would_split() {
+    let (rules, keys) = random_set(13, 400);
+    let d = super::build::Params::default();
+    let split = super::build::build_with(4, rules.clone(), &super::build::Params { binth: 8, items_per_rule: 1, small_fallback: false, ..d });
+    assert!(split.subtrees.len() > 1, "a tight budget partitions ({})", split.subtrees.len());
+    let mut t = super::build::build_with(4, rules.clone(), &super::build::Params { binth: 8, items_per_rule: 1, ..d });
+    assert_eq!(t.subtrees.len(), 1, "the small-set attempt fits one tree");
+    let mut entries = entries_for(&t, rules.len());
+    for e in entries.iter_mut().step_by(4) {
+        e.tree = NO_TREE;
+    }
+    for avx2 in [false, t.avx2] {
+        t.avx2 = avx2;
+        assert_agrees(&t, &rules, &entries, &keys, &format!("small set, avx2 {avx2}"));
     }
 }
 
@@ -345,6 +365,7 @@ mod shape {
                 max_cut_bits: env("TREE_BITS", d.max_cut_bits as usize) as u32,
                 spfac: env("TREE_SPFAC", d.spfac),
                 items_per_rule: env("TREE_ITEMS", d.items_per_rule),
+                small_fallback: env("TREE_SMALL", d.small_fallback as usize) != 0,
             };
             let t0 = std::time::Instant::now();
             let t = super::build::build_with(1, input, &p);
