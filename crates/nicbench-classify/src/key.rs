@@ -236,20 +236,26 @@ impl PacketKey {
 /// The outer L4 word of an Ethernet/IPv4 frame's key (presence bits, protocol, ports).
 #[inline(always)]
 pub(crate) fn ipv4_l4_word(src_port: u16, dst_port: u16, proto: u8) -> u64 {
-    let mut p = presence::ETH | presence::IPV4;
-    let mut l4 = (proto as u64) << 32;
-    match proto {
-        6 => p |= presence::TCP,
-        17 => p |= presence::UDP,
-        132 => p |= presence::SCTP,
-        1 => p |= presence::ICMP,
-        _ => {}
-    }
-    if matches!(proto, 6 | 17 | 132) {
-        l4 |= src_port as u64 | ((dst_port as u64) << 16);
-    }
-    l4 | (p << PRESENCE_SHIFT)
+    // One table load instead of a `match` on the protocol: a trace mixing protocols made
+    // that branch mispredict on about every other packet.
+    let e = L4_OF_PROTO[proto as usize] as u64;
+    let ports_mask = 0u64.wrapping_sub(e >> PORTS_BIT) & 0xffff_ffff;
+    let p = presence::ETH | presence::IPV4 | (e & !(1 << PORTS_BIT));
+    ((proto as u64) << 32) | ((src_port as u64 | ((dst_port as u64) << 16)) & ports_mask) | (p << PRESENCE_SHIFT)
 }
+
+/// Bit of an [`L4_OF_PROTO`] entry saying the protocol has ports.
+const PORTS_BIT: u32 = 15;
+/// Per IPv4 protocol number: its L4 presence bit, plus bit [`PORTS_BIT`] if its header
+/// starts with source and destination ports (TCP, UDP, SCTP).
+const L4_OF_PROTO: [u16; 256] = {
+    let mut t = [0u16; 256];
+    t[6] = presence::TCP as u16 | 1 << PORTS_BIT;
+    t[17] = presence::UDP as u16 | 1 << PORTS_BIT;
+    t[132] = presence::SCTP as u16 | 1 << PORTS_BIT;
+    t[1] = presence::ICMP as u16;
+    t
+};
 
 /// Writes the words of an IPv4 5-tuple packet that are not zero. The only writer of keys
 /// that [`FiveTuple::write_key`] refills, so a reused key buffer never keeps stale words.
@@ -400,6 +406,22 @@ fn mac(b: [u8; 6]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_ipv4_l4_word_table_matches_the_protocol_rules() {
+        for proto in 0..=255u8 {
+            let (l4_bit, ports) = match proto {
+                6 => (presence::TCP, true),
+                17 => (presence::UDP, true),
+                132 => (presence::SCTP, true),
+                1 => (presence::ICMP, false),
+                _ => (0, false),
+            };
+            let want_ports = if ports { 0x1234 | (0xabcd << 16) } else { 0 };
+            let want = ((proto as u64) << 32) | want_ports | ((presence::ETH | presence::IPV4 | l4_bit) << PRESENCE_SHIFT);
+            assert_eq!(ipv4_l4_word(0x1234, 0xabcd, proto), want, "proto {proto}");
+        }
+    }
 
     #[test]
     fn test_five_tuple_key_is_ipv4_5tuple_even_in_a_reused_buffer() {

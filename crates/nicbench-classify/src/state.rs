@@ -334,13 +334,50 @@ impl State {
             let out = &mut out[base..base + m];
             match exact_start {
                 Some(g) => self.exact_start_burst(g, keys, out, start, x),
-                None => {
-                    out.fill(Outcome::START);
-                    let mut pending = [false; BURST];
-                    pending[..m].fill(true);
-                    self.walk_burst(keys, out, [start; BURST], pending, counters, x);
+                None => self.first_hop_burst(keys, out, start, counters, x),
+            }
+        }
+    }
+
+    /// The first hop of the general walk for one burst (at most [`BURST`] keys): every key
+    /// is in the start group, so they go through it together without the walk's grouping
+    /// scan; only keys that jump on take [`walk_burst`](Self::walk_burst). The ClassBench
+    /// sets (one group, no jumps) end here.
+    #[inline(always)]
+    fn first_hop_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+        let m = keys.len().min(out.len()).min(BURST);
+        if m == 0 {
+            return;
+        }
+        let mut hits = [Hit::NONE; BURST];
+        if let Some(g) = self.groups.get(&start) {
+            let refs: [&PacketKey; BURST] = std::array::from_fn(|i| &keys[i.min(m - 1)]);
+            g.lookup_burst(&refs[..m], &self.rules, &mut hits[..m], x);
+        }
+        if let Some(c) = counters {
+            for h in &hits[..m] {
+                c.prefetch(h.slot);
+            }
+        }
+        let max_hops = self.max_hops();
+        let mut current = [start; BURST];
+        let mut pending = [false; BURST];
+        let mut walk = false;
+        for i in 0..m {
+            // The length sits in the key's last line: read only when counting.
+            let bytes = if counters.is_some() { keys[i].frame_bytes } else { 0 };
+            let mut o = Outcome::START;
+            if let Some(next) = self.step(&mut o, start, hits[i], bytes, counters) {
+                if o.groups_traversed < max_hops {
+                    current[i] = next;
+                    pending[i] = true;
+                    walk = true;
                 }
             }
+            out[i] = o;
+        }
+        if walk {
+            self.walk_burst(&keys[..m], &mut out[..m], current, pending, counters, x);
         }
     }
 
