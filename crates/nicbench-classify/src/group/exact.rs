@@ -21,8 +21,11 @@
 //!
 //! Updates (single writer, [`ExactWriter`]): an insert fills a free or reclaimable entry of
 //! the key's probe run with `ins` = the version being staged; a delete stores that version
-//! into `del`; a modify does both (new entry, old one deleted at the same version). Nothing
-//! is moved while readers may look, so a reader pinned at `v` finds exactly the entries
+//! into `del`; a modify does both (new entry, old one deleted at the same version) — on the
+//! same key, the old entry is first copied to the end of the probe run and the new one
+//! takes its place (`ExactWriter::handover`), so modifies do not grow the clusters. Apart
+//! from that overwrite, which older readers see as an invisible entry followed by the copy,
+//! nothing a reader may use is changed, so a reader pinned at `v` finds exactly the entries
 //! with `ins <= v < del`. An entry deleted at `d` is reused once every reader is at `>= d`;
 //! when used entries pass 3/4 of the table, the live and still-visible ones are copied into
 //! a fresh buffer (twice the size if live entries pass 1/3), swapped in with one pointer
@@ -219,7 +222,8 @@ impl Buf {
         let k01 = key01(k);
         loop {
             let e = &entries[i];
-            let tag = e.tag.load(Relaxed);
+            // Acquire: an entry copied by a modify's handover is whole once its tag shows.
+            let tag = e.tag.load(Acquire);
             if tag == 0 {
                 return None;
             }
@@ -227,7 +231,9 @@ impl Buf {
                 let (act, gen, del) = (e.act.load(Relaxed), e.gen.load(Relaxed), e.del.load(Relaxed));
                 // Pairs with the release fence of `fill` (see the module doc).
                 fence(Acquire);
-                let ins = e.ins.load(Relaxed);
+                // Acquire: a new `ins` seen here may be a handover's overwrite, whose copy
+                // further on must then be seen (pairs with the fence after the copy).
+                let ins = e.ins.load(Acquire);
                 if visible(v, ins, del) {
                     return Some(ExactHit { slot: (tag & !CELL_BIT) - 1, gen, act, cell: tag >> 31 });
                 }
@@ -333,11 +339,15 @@ pub(crate) struct ExactWriter {
     cap: usize,
     /// Version of the last rebuild (the sweep that keeps stored versions recent).
     pub built_at: u64,
+    /// The entry [`kill`](Self::kill) just deleted, its key and the version: a
+    /// [`place`](Self::place) of the same key at that version (a modify) reuses it, after
+    /// copying it to the end of the probe run for older readers (see `handover`).
+    handover: Option<(usize, [u32; 3], u32)>,
 }
 
 impl ExactWriter {
     pub fn new(hi_mask: u64, hi_value: u64, now: u64) -> ExactWriter {
-        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, built_at: now }
+        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, built_at: now, handover: None }
     }
 
     #[cfg(test)]
@@ -390,6 +400,11 @@ impl ExactWriter {
         if (self.used + 1) * 4 > self.cap * 3 {
             self.rebuild(min_pinned, w);
         }
+        if let Some((i, hk, hw)) = self.handover.take() {
+            if hk == *k && hw == low(w) {
+                return Some(self.handover(i));
+            }
+        }
         let m = low(min_pinned);
         let buf = self.buf();
         let entries = buf.entries();
@@ -421,6 +436,7 @@ impl ExactWriter {
     /// very key), existing from version `w` (being staged).
     #[allow(clippy::too_many_arguments)]
     pub fn fill(&mut self, at: Slot, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64) {
+        self.handover = None;
         let Some(e) = self.buf().entries().get(at.index) else { return };
         // `ins` first (see the module doc): a reader that sees any field below sees it too.
         e.ins.store(low(w), Relaxed);
@@ -456,7 +472,45 @@ impl ExactWriter {
         self.buf().entries()[i].del.store(low(w), Relaxed);
         self.live -= 1;
         self.table.live.store(self.live, Relaxed);
+        self.handover = Some((i, *k, low(w)));
         true
+    }
+
+    /// A modify's placement: entry `i` (just deleted at the staged version `w` by
+    /// [`kill`](Self::kill), its key the new entry's) is copied to the first free entry
+    /// after it in the probe run, and `i` is returned for the new entry. So a key's live
+    /// entry keeps its place near home instead of moving to the end of its cluster with
+    /// every modify, while the deleted one waits for readers (which would lengthen every
+    /// cluster: primary clustering).
+    ///
+    /// Readers pinned before `w` must still find the old entry. The copy goes to a never-used
+    /// entry (`tag == 0`), fields first and `tag` last after a release fence, so a reader
+    /// that sees its tag sees it whole (readers load `tag` with acquire); a reused entry
+    /// would expose torn reads to them. Then a release fence, and [`fill`](Self::fill)
+    /// overwrites `i` starting with `ins = w`: a reader that sees any new field of `i` (or
+    /// its new `ins`, followed by its acquire fence) synchronizes with that fence, so it
+    /// sees the copy when it moves on; a reader that sees `i` old finds the old entry there.
+    fn handover(&mut self, i: usize) -> Slot {
+        let buf = self.buf();
+        let entries = buf.entries();
+        let mask = entries.len() - 1;
+        let mut j = (i + 1) & mask;
+        while entries[j].tag.load(Relaxed) != 0 {
+            j = (j + 1) & mask;
+        }
+        let (e, c) = (&entries[i], &entries[j]);
+        c.key01.store(e.key01.load(Relaxed), Relaxed);
+        c.key2.store(e.key2.load(Relaxed), Relaxed);
+        c.act.store(e.act.load(Relaxed), Relaxed);
+        c.gen.store(e.gen.load(Relaxed), Relaxed);
+        c.ins.store(e.ins.load(Relaxed), Relaxed);
+        c.del.store(e.del.load(Relaxed), Relaxed);
+        fence(Release);
+        c.tag.store(e.tag.load(Relaxed), Relaxed);
+        // The copy before any store into `i` (see above).
+        fence(Release);
+        self.used += 1;
+        Slot { index: i, fresh: false }
     }
 
     /// Copies the entries some reader may still see into a fresh buffer (bigger if live
@@ -464,6 +518,8 @@ impl ExactWriter {
     /// swaps it in. The old buffer is retired at `w`, the version being staged: readers
     /// pinned at `w` or later load the pointer after the swap.
     pub fn rebuild(&mut self, min_pinned: u64, w: u64) {
+        // Indices change: a pending handover becomes an ordinary placement.
+        self.handover = None;
         let mut cap = self.cap;
         // Live entries at most 1/3 of the table: a modify keeps the old entry until readers
         // pass it, so under updates a key holds two entries and linear probing's clusters
@@ -661,6 +717,27 @@ mod tests {
         let h = w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), 4).expect("visible at its version");
         assert_eq!((h.slot, h.gen, h.act, h.cell), (11, 4, 7, 1));
         assert!(!w.kill(&[1, 2, 3], 10, 5), "only the owning rule slot deletes");
+    }
+
+    /// A modify (kill then place of one key at one version) keeps the key's entry where it
+    /// was and copies the old one to the end of the run for older readers.
+    #[test]
+    fn test_modify_reuses_the_entry_and_older_versions_read_the_copy() {
+        let mut w = ExactWriter::new(0, 0, 1);
+        let k = [4, 5, 6];
+        let first = w.place(&k, 3, 1).unwrap();
+        w.fill(first, &k, 7, 10, 0, 1, 3);
+        for (round, ver) in (4..9u64).enumerate() {
+            assert!(w.kill(&k, 10, ver));
+            let at = w.place(&k, ver, 1).unwrap();
+            assert_eq!(at.index, first.index, "round {round}: the live entry stays put");
+            w.fill(at, &k, 7 + ver as u32, 10, 0, 1, ver);
+            for v in 3..=ver {
+                let h = w.buf().get(&k, hash3(&k), low(v)).expect("every version finds its entry");
+                assert_eq!(h.act, if v == 3 { 7 } else { 7 + v as u32 }, "version {v}");
+            }
+        }
+        assert_eq!(w.used, 6, "one entry per version still readable");
     }
 
     #[test]
