@@ -102,6 +102,33 @@ fn due(rate_per_s: f64, elapsed: Duration, applied: u64) -> usize {
     (due.saturating_sub(applied) as usize).min(MAX_UPDATES_PER_BATCH)
 }
 
+/// Modifies rules `ids` (installed from `rules`, same order) of `classifier` at
+/// `rate_per_s` for `duration`, on this thread; returns the updates applied and the time
+/// taken. The updater of [`lookups_while_updating`]'s other-core runs, public so that a
+/// control can run the same load on a classifier no reader uses.
+pub fn modify_at_rate(
+    classifier: &mut Classifier,
+    ids: &[RuleId],
+    rules: &[Rule],
+    rate_per_s: f64,
+    duration: Duration,
+) -> Result<(u64, Duration), crate::UpdateError> {
+    assert_eq!(ids.len(), rules.len(), "one rule per id");
+    let mut modifier = Modifier { ids, rules, next: 0 };
+    let mut applied = 0u64;
+    let start = Instant::now();
+    while !ids.is_empty() && start.elapsed() < duration {
+        let count = due(rate_per_s, start.elapsed(), applied);
+        if count == 0 {
+            std::thread::sleep(Duration::from_micros(200));
+            continue;
+        }
+        classifier.apply(modifier.batch(count))?;
+        applied += count as u64;
+    }
+    Ok((applied, start.elapsed()))
+}
+
 /// Lookup rate while rules `ids` (installed from `rules`, same order) are modified at
 /// `rate_per_s`, for `duration`. Returns the lookup rate and the update rate achieved.
 pub fn lookups_while_updating(
@@ -126,28 +153,15 @@ pub fn lookups_while_updating(
             // The lookup thread runs until told to stop; the run length is this thread's.
             let handle =
                 std::thread::spawn(move || lookup_until(&reader, &lookup_keys, Duration::MAX, &lookup_stop));
-            let start = Instant::now();
-            let mut result = Ok(());
-            while start.elapsed() < duration {
-                let count = due(rate_per_s, start.elapsed(), applied);
-                if count == 0 {
-                    std::thread::sleep(Duration::from_micros(200));
-                    continue;
-                }
-                if let Err(e) = classifier.apply(modifier.batch(count)) {
-                    result = Err(e);
-                    break;
-                }
-                applied += count as u64;
-            }
+            let result = modify_at_rate(classifier, ids, rules, rate_per_s, duration);
             stop.store(true, Ordering::Relaxed);
             let (packets, elapsed) = handle.join().expect("lookup thread");
-            result?;
+            let (applied, took) = result?;
             Ok(LookupLoad {
                 packets,
                 elapsed_s: elapsed.as_secs_f64(),
                 lookup_mpps: mpps(packets, elapsed),
-                updates_per_s: applied as f64 / start.elapsed().as_secs_f64(),
+                updates_per_s: applied as f64 / took.as_secs_f64(),
                 updates: applied,
             })
         }

@@ -361,15 +361,7 @@ impl Classifier {
         // Committed from here on. The pattern is lowered: free it while the line comes.
         let Rule { attr, pattern, actions } = rule;
         drop(pattern);
-        let slot = self.alloc_slot();
-        self.counters.ensure(slot);
-        self.counters.reset(slot);
-        let m = &mut self.slots[slot as usize];
-        m.gen = m.gen.wrapping_add(1);
-        m.seq = self.next_seq;
-        m.cell_busy = [0, 0];
-        let (gen, seq) = (m.gen, m.seq);
-        self.next_seq = self.next_seq.saturating_add(1);
+        let (slot, gen, seq) = self.new_slot();
         let head = Head { group: attr.group, priority: attr.priority, fate: e.fate, jump: None, mark: e.mark };
         let staged = self.staged;
         let inst = match self.exact[xi as usize].place(&e.key, staged, self.min_pinned) {
@@ -459,14 +451,7 @@ impl Classifier {
         let hybrid = self.config.algorithm == Algorithm::Hybrid;
         match p {
             Planned::Insert(n) => {
-                let slot = self.alloc_slot();
-                self.counters.ensure(slot);
-                self.counters.reset(slot);
-                let m = &mut self.slots[slot as usize];
-                m.gen = m.gen.wrapping_add(1);
-                m.seq = self.next_seq;
-                m.cell_busy = [0, 0];
-                self.next_seq = self.next_seq.saturating_add(1);
+                let (slot, _, _) = self.new_slot();
                 let inst = self.place(slot, n, None);
                 if hybrid && inst.wild() {
                     *self.changes.entry(inst.head.group).or_insert(0) += 1;
@@ -540,12 +525,24 @@ impl Classifier {
         Ok(())
     }
 
-    fn alloc_slot(&mut self) -> u32 {
-        if let Some(s) = self.free.pop() {
-            return s;
-        }
-        self.slots.push(SlotMeta::default());
-        (self.slots.len() - 1) as u32
+    /// A rule slot for a new rule, its counters zeroed, with a new generation and the next
+    /// insertion order: (slot, generation, insertion order).
+    fn new_slot(&mut self) -> (u32, u32, u32) {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(SlotMeta::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.counters.ensure(slot);
+        self.counters.reset(slot);
+        let m = &mut self.slots[slot as usize];
+        m.gen = m.gen.wrapping_add(1);
+        m.seq = self.next_seq;
+        m.cell_busy = [0, 0];
+        self.next_seq = self.next_seq.saturating_add(1);
+        (slot, m.gen, m.seq)
     }
 
     /// The exact table of `(group, hi_mask, hi_value)`, created (and listed in the copies by
