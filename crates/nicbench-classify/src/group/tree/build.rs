@@ -7,7 +7,7 @@
 //! fits one tree with fatter leaves ([`SMALL_SET`]): every subtree costs a key a walk.
 
 use super::leaf::{self, Block};
-use super::{Check, Meta, Node, SubTree, Tree, TreeInput, DIMS};
+use super::{Check, Meta, Node, SubTree, Tree, TreeInput, DIMS, LEAF_DIM};
 use crate::compile::CompiledRule;
 use crate::key::{ones64, W_DST_LO, W_L4, W_SRC_LO};
 use std::sync::Arc;
@@ -174,6 +174,14 @@ pub(super) fn build_with(id: u32, mut rules: Vec<TreeInput>, p: &Params) -> Tree
         st.best_rank = tree_rules.get(st.best_rank as usize).map_or(u64::MAX, |r| r.rank);
     }
     subtrees.sort_by_key(|s| s.best_rank);
+    // What `Tree::meta_of` relies on: a lane either indexes `tree_rules` or never matches.
+    for st in subtrees.iter() {
+        assert_eq!(st.idx.len(), st.blocks.len() * leaf::LANES, "lanes of every block");
+        for (at, &i) in st.idx.iter().enumerate() {
+            let never = st.blocks[at / leaf::LANES].never_matches(at % leaf::LANES);
+            assert!((i as usize) < tree_rules.len() || i == leaf::NO_INDEX && never, "lane {at} holds {i}");
+        }
+    }
     Tree { id, rules: tree_rules.into(), subtrees: subtrees.into_boxed_slice(), members, avx2: leaf::have_avx2() }
 }
 
@@ -220,13 +228,41 @@ fn build_subtree(entries: &[Entry], checks: &[Check], rules: &[u32], budget: usi
     let mut b = Builder { p: *p, entries, checks, nodes: Vec::new(), children: Vec::new(), items: 0, blocks: vec![Block::EMPTY], idx: vec![leaf::NO_INDEX; leaf::LANES], leaves: Default::default(), budget, soft, scratch: Vec::new() };
     let root_region = [(0u32, 0u32); DIMS];
     let root = b.node(rules, &root_region, 0)?;
-    Some(SubTree {
+    // Leaves were built with their first block in `a`; they now point at their own slot,
+    // past the cut nodes' children (see `SubTree::children`).
+    let base = b.children.len() as u32;
+    let fix = |n: Node| if n.is_leaf() { Node { a: n.a + base, ..n } } else { n };
+    let mut children: Vec<Node> = b.children.iter().map(|&c| fix(b.nodes[c as usize])).collect();
+    let empty = fix(Node::leaf(0, 0));
+    children.resize(children.len() + b.blocks.len(), empty);
+    for &n in b.leaves.values() {
+        let n = fix(n);
+        children[n.a as usize] = n;
+    }
+    let st = SubTree {
         best_rank: rules.iter().min().map_or(u64::MAX, |&i| i as u64),
-        root: b.nodes[root as usize],
-        children: b.children.iter().map(|&c| b.nodes[c as usize]).collect(),
+        root: fix(b.nodes[root as usize]),
+        children: children.into_boxed_slice(),
+        base,
         blocks: b.blocks.into_boxed_slice(),
         idx: b.idx.into_boxed_slice(),
-    })
+    };
+    check_bounds(&st);
+    Some(st)
+}
+
+/// Asserts what the descent's unchecked loads rely on: every node's children (a cut node's
+/// `a..=a + mask`, a leaf's own slot, which holds the leaf) are in `children`, and every
+/// leaf's blocks in `blocks`.
+fn check_bounds(st: &SubTree) {
+    for n in st.children.iter().chain([&st.root]) {
+        if n.is_leaf() {
+            assert_eq!(st.children.get(n.a as usize), Some(n), "a leaf is its own child");
+            assert!(st.blocks_of(n).end <= st.blocks.len() && n.a >= st.base, "leaf blocks in bounds");
+        } else {
+            assert!((n.m >> 5) & 7 < LEAF_DIM && (n.a as usize + (n.m >> 8) as usize) < st.children.len(), "children in bounds");
+        }
+    }
 }
 
 struct Builder<'a> {

@@ -60,6 +60,11 @@ impl Block {
         self.hi_value[lane] = c.hi_value;
     }
 
+    /// Whether lane `lane` holds [`Block::EMPTY`]'s check, which no key passes.
+    pub fn never_matches(&self, lane: usize) -> bool {
+        self.hi_mask[lane] == 0 && self.hi_value[lane] != 0
+    }
+
     /// Bit `l` set when lane `l` matches `f`. `avx2` must only be true when the CPU has
     /// AVX2 (the tree checks it once, at build time).
     #[inline(always)]
@@ -112,7 +117,7 @@ impl Block {
         unsafe {
             let src = within!(_mm256_set1_epi32(f.d[0] as i32), self.src_lo, self.src_span);
             let dst = within!(_mm256_set1_epi32(f.d[1] as i32), self.dst_lo, self.dst_span);
-            let ports = _mm256_set1_epi32((f.d[2] | f.d[3] << 16) as i32);
+            let ports = _mm256_set1_epi32(f.ports as i32);
             let dp = _mm256_sub_epi16(ports, ld!(self.port_lo));
             let pok = _mm256_cmpeq_epi16(_mm256_min_epu16(dp, ld!(self.port_span)), dp);
             let hi = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(f.hi as i32), ld!(self.hi_mask)), ld!(self.hi_value));
@@ -203,7 +208,7 @@ mod tests {
                     2 => lo.wrapping_add(span).wrapping_add(1),
                     _ => rng.random(),
                 };
-                let f = Fields {
+                let mut f = Fields {
                     d: [
                         pick(&mut rng, c.src_lo, c.src_span),
                         pick(&mut rng, c.dst_lo, c.dst_span),
@@ -215,7 +220,9 @@ mod tests {
                         0,
                     ],
                     hi: rng.random::<u32>() & 0x1ff,
+                    ports: 0,
                 };
+                f.ports = f.d[2] | f.d[3] << 16;
                 let want: u32 = checks.iter().enumerate().map(|(l, c)| (c.matches(&f) as u32) << l).sum();
                 assert_eq!(blocks[0].mask_scalar(&f), want, "scalar {f:?}");
                 if have_avx2() {

@@ -11,7 +11,9 @@
 //! Layout, chosen for the cache (the lookup is a chain of dependent loads, so what counts
 //! is how much of the tree stays in L1/L2):
 //! - a node is 8 bytes ([`Node`]); a cut node's children are contiguous node *copies*, so
-//!   one step down is one load;
+//!   one step down is one load. A leaf is its own only child (its `a` points at a copy of
+//!   itself past the cut nodes' children, and its dimension field reads a field that is
+//!   always 0), so a descent steps every key the same way, leaf or not, with no branch;
 //! - a leaf is a run of 256-byte blocks ([`leaf`]): the inline checks of eight rules packed
 //!   field by field, tested together (AVX2 when the CPU has it, else a branch-free scalar
 //!   loop), with the lanes' rule indices beside them. Fat leaves cost little to scan, so
@@ -75,6 +77,9 @@ struct Fields {
     d: [u32; 8],
     /// `L4 word >> 32`.
     hi: u32,
+    /// The ports as the leaf blocks pair them: source port low, destination port high
+    /// (the L4 word's low 32 bits).
+    ports: u32,
 }
 
 impl Fields {
@@ -84,6 +89,7 @@ impl Fields {
         Fields {
             d: [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32 & 0xffff, (l4 >> 16) as u32 & 0xffff, (l4 >> 32) as u32 & 0xff, 0, 0, 0],
             hi: (l4 >> 32) as u32,
+            ports: l4 as u32,
         }
     }
 }
@@ -110,12 +116,17 @@ struct Meta {
     full_check: u32,
 }
 
-/// Leaf flag of [`Node::m`]; a leaf's `m` holds its block count below it.
+/// Leaf flag of [`Node::m`].
 const LEAF: u32 = 1 << 31;
 
-/// A tree node in 8 bytes. Cut: children at `a..a + mask + 1`, `m` = dimension (3 bits) |
-/// shift (5 bits) << 3 | child-index mask << 8. Leaf: blocks at `a..a + count`, `m` =
-/// [`LEAF`] | count.
+/// Dimension field of a leaf: [`Fields::d`]`[5]` is always 0, so a leaf's child index is 0
+/// whatever its other bits hold.
+const LEAF_DIM: u32 = 5;
+
+/// A tree node in 8 bytes. Cut: children at `a..a + mask + 1`, `m` = shift (5 bits) |
+/// dimension (3 bits) << 5 | child-index mask << 8. Leaf: `a` = the index of the leaf's own
+/// copy in [`SubTree::children`] (its blocks start at `a - SubTree::base`), `m` = [`LEAF`] |
+/// block count << 8 | [`LEAF_DIM`] << 5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     a: u32,
@@ -123,32 +134,34 @@ struct Node {
 }
 
 impl Node {
-    /// A leaf with no blocks: what keys that skip a subtree hold.
-    const EMPTY: Node = Node { a: 0, m: LEAF };
-
     #[inline(always)]
     fn is_leaf(&self) -> bool {
         self.m & LEAF != 0
     }
 
-    /// Leaf block range.
+    /// Leaf: number of blocks.
     #[inline(always)]
-    fn blocks(&self) -> std::ops::Range<usize> {
-        self.a as usize..self.a as usize + (self.m & !LEAF) as usize
+    fn block_count(&self) -> usize {
+        ((self.m & !LEAF) >> 8) as usize
     }
 
     fn cut(dim: usize, shift: u32, bits: u32, first_child: u32) -> Node {
-        Node { a: first_child, m: dim as u32 | shift << 3 | ((1u32 << bits) - 1) << 8 }
+        assert!(dim < LEAF_DIM as usize && shift < 32 && bits <= 23, "cut of {bits} bits on dimension {dim}");
+        Node { a: first_child, m: shift | (dim as u32) << 5 | ((1u32 << bits) - 1) << 8 }
     }
 
-    fn leaf(first_block: u32, count: u32) -> Node {
-        Node { a: first_block, m: LEAF | count }
+    /// A leaf whose own copy is at `self_slot` of the children (the builder passes the
+    /// first block and adds [`SubTree::base`] once the cut nodes are all placed).
+    fn leaf(self_slot: u32, count: u32) -> Node {
+        assert!(count < 1 << 23, "leaf of {count} blocks");
+        Node { a: self_slot, m: LEAF | count << 8 | LEAF_DIM << 5 }
     }
 
     /// Cut node: the index of the child `f` falls in (relative to `a`).
     #[inline(always)]
     fn child_index(&self, f: &Fields) -> u32 {
-        (f.d[(self.m & 7) as usize] >> ((self.m >> 3) & 31)) & (self.m >> 8)
+        // The shift sits in the low bits: x86 shifts mask their count to them for free.
+        (f.d[((self.m >> 5) & 7) as usize] >> (self.m & 31)) & (self.m >> 8)
     }
 }
 
@@ -157,8 +170,13 @@ struct SubTree {
     best_rank: u64,
     root: Node,
     /// Children of the cut nodes, as node copies: a cut node's children are
-    /// `children[a..=a + mask]`, so a step down the tree is one load.
+    /// `children[a..=a + mask]`, so a step down the tree is one load. From `base` on, one
+    /// slot per leaf block: the slot of a leaf's first block holds the leaf (its own
+    /// child), the others the empty leaf. Every node's children are in bounds (asserted
+    /// when the subtree is built), which the descent relies on.
     children: Box<[Node]>,
+    /// Index of the leaf slots in `children` (the cut nodes' children come before).
+    base: u32,
     /// Leaf blocks (see [`leaf`]); a leaf's rules ascend in index lane by lane. Block 0
     /// is [`Block::EMPTY`], the block of empty leaves.
     blocks: Box<[Block]>,
@@ -170,6 +188,13 @@ impl SubTree {
     #[inline(always)]
     fn child(&self, n: &Node, f: &Fields) -> &Node {
         &self.children[(n.a + n.child_index(f)) as usize]
+    }
+
+    /// A leaf's block range.
+    #[inline(always)]
+    fn blocks_of(&self, n: &Node) -> std::ops::Range<usize> {
+        let start = n.a.wrapping_sub(self.base) as usize;
+        start..start + n.block_count()
     }
 
     /// The first block of `range` with a matching lane, and its lane mask (0: none).
@@ -232,8 +257,9 @@ impl Tree {
             while !n.is_leaf() {
                 n = st.child(n, &f);
             }
-            let (b, m) = st.scan(n.blocks(), &f, avx2);
-            self.resolve(st, n.blocks().end, b, m, &f, key, rules, best, avx2);
+            let r = st.blocks_of(n);
+            let (b, m) = st.scan(r.clone(), &f, avx2);
+            self.resolve(st, r.end, b, m, &f, key, rules, best, avx2);
         }
     }
 
@@ -246,8 +272,7 @@ impl Tree {
     fn resolve(&self, st: &SubTree, end: usize, mut b: usize, mut m: u32, f: &Fields, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
         while m != 0 {
             while m != 0 {
-                let lane = m.trailing_zeros() as usize;
-                let Some(meta) = st.idx.get(b * LANES + lane).and_then(|&i| self.rules.get(i as usize)) else { return };
+                let meta = self.meta_of(st, b, m);
                 if meta.rank >= best.0 {
                     return;
                 }
@@ -259,6 +284,18 @@ impl Tree {
             }
             (b, m) = st.scan(b + 1..end, f, avx2);
         }
+    }
+
+    /// The rule of the lowest lane of `m`, a non-empty mask of matching lanes of block `b`
+    /// (`b < st.blocks.len()`: what [`SubTree::scan`] returns or a leaf's first block).
+    #[inline(always)]
+    fn meta_of(&self, st: &SubTree, b: usize, m: u32) -> &Meta {
+        let at = b * LANES + (m.trailing_zeros() as usize & (LANES - 1));
+        debug_assert!(m != 0 && at < st.idx.len() && (st.idx[at] as usize) < self.rules.len());
+        // SAFETY: `idx` has `LANES` entries per block (`b` is a block); a lane that can match
+        // holds an index into `rules`, and only unused lanes (which never match) hold
+        // `NO_INDEX`: `build_with` asserts both for every subtree, immutable after.
+        unsafe { self.rules.get_unchecked(*st.idx.get_unchecked(at) as usize) }
     }
 
     /// [`lookup`](Self::lookup) for a burst, in stages over the keys so that each stage's
@@ -295,7 +332,7 @@ impl Tree {
         for i in 0..n {
             f[i] = Fields::of(keys[i]);
         }
-        let mut cur: [Node; B] = [Node::EMPTY; B];
+        let mut cur: [Node; B] = [Node { a: 0, m: LEAF }; B];
         let mut cand = [(0usize, 0u32); B];
         for st in self.subtrees.iter() {
             // The keys this subtree may improve (its best rank beats theirs).
@@ -310,22 +347,31 @@ impl Tree {
                 break; // subtrees ascend in best rank: no later one can help either
             }
             // Descent four keys at a time, their nodes in registers: each step loads the
-            // four children together (a leaf reloads a dummy child and keeps itself), so
-            // the loads overlap with no branch per key. (Tried: level by level over a
-            // compacted list of the keys still at cut nodes: callgrind's branch model
-            // counted 1.6 fewer mispredictions per key on acl1_1k and the same instructions,
-            // but it ran 4-8% slower on the real CPU; a `select_unpredictable` step instead
-            // of the branch cost 9% more instructions.)
-            if !st.root.is_leaf() && !st.children.is_empty() {
+            // four children together (a leaf is its own child), so the loads overlap with
+            // no branch per key. (Tried: level by level over a compacted list of the keys
+            // still at cut nodes: callgrind's branch model counted 1.6 fewer mispredictions
+            // per key on acl1_1k and the same instructions, but it ran 4-8% slower on the
+            // real CPU; a step that kept a leaf by a branch mispredicted 1.7 times per key
+            // on acl1_1k, and a `select_unpredictable` one cost 9% more instructions.)
+            if !st.root.is_leaf() {
                 let ch = &st.children[..];
                 let step = |c: Node, f: &Fields| -> Node {
-                    let leaf = c.is_leaf();
-                    let at = if leaf { 0 } else { (c.a + c.child_index(f)) as usize };
-                    let next = ch.get(at).copied().unwrap_or(Node::EMPTY);
-                    if leaf { c } else { next }
+                    let at = (c.a + c.child_index(f)) as usize;
+                    debug_assert!(at < ch.len());
+                    // SAFETY: every node's children are in bounds of `children` (a cut node's
+                    // `a..=a + mask`, a leaf's own slot `a`): `build` asserts it for each
+                    // subtree, which is immutable after, and `c` is the root or a child.
+                    unsafe { *ch.get_unchecked(at) }
                 };
-                for g in act[..na].chunks(4) {
-                    let ix = [g[0] as usize & M, g[1 % g.len()] as usize & M, g[2 % g.len()] as usize & M, g[3 % g.len()] as usize & M];
+                // Groups of exactly four: the last group is padded with its last key (walked
+                // twice, same result), so the group needs no remainder arithmetic.
+                let padded = (na + 3) & !3;
+                let last = act[(na - 1) & M];
+                for j in na..padded {
+                    act[j & M] = last;
+                }
+                for g in act[..padded].chunks_exact(4) {
+                    let ix = [g[0] as usize & M, g[1] as usize & M, g[2] as usize & M, g[3] as usize & M];
                     let mut c = [st.root; 4];
                     loop {
                         c = [step(c[0], &f[ix[0]]), step(c[1], &f[ix[1]]), step(c[2], &f[ix[2]]), step(c[3], &f[ix[3]])];
@@ -339,7 +385,7 @@ impl Tree {
                 }
             }
             for &i in &act[..na] {
-                let blk = st.blocks.as_ptr().wrapping_add(cur[i as usize & M].a as usize) as *const u8;
+                let blk = st.blocks.as_ptr().wrapping_add(st.blocks_of(&cur[i as usize & M]).start) as *const u8;
                 for line in 0..std::mem::size_of::<Block>() / 64 {
                     crate::table::prefetch_read(blk.wrapping_add(line * 64));
                 }
@@ -353,33 +399,50 @@ impl Tree {
             for &i in &act[..na] {
                 let i = i as usize & M;
                 let leaf = cur[i];
-                let m = match st.blocks.get(leaf.a as usize) {
+                let start = st.blocks_of(&leaf).start;
+                let m = match st.blocks.get(start) {
                     Some(blk) => blk.mask(&f[i], avx2),
                     None => 0,
                 };
-                cand[i] = (leaf.a as usize, m);
+                cand[i] = (start, m);
                 more[nm & M] = i as u8;
-                nm += ((m == 0) & (leaf.m & !LEAF > 1)) as usize;
+                nm += ((m == 0) & (leaf.block_count() > 1)) as usize;
                 hit[nh & M] = i as u8;
                 nh += (m != 0) as usize;
             }
-            for &i in &more[..nm] {
-                let i = i as usize & M;
-                let r = cur[i].blocks();
-                cand[i] = st.scan(r.start + 1..r.end, &f[i], avx2);
-                hit[nh & M] = i as u8;
-                nh += (cand[i].1 != 0) as usize;
+            // The same, block by block, for the keys still without a match: pass `k` tests
+            // block `k` of their leaves and keeps those that miss and have more, so no
+            // branch depends on where in its leaf a key matches (a scan loop per key
+            // mispredicted its exit 0.4 times per key on ipc1_1k).
+            let mut k = 1;
+            while nm > 0 {
+                let mut nn = 0;
+                for j in 0..nm {
+                    let i = more[j & M] as usize & M;
+                    let r = st.blocks_of(&cur[i]);
+                    let b = r.start + k;
+                    let m = match st.blocks.get(b) {
+                        Some(blk) => blk.mask(&f[i], avx2),
+                        None => 0,
+                    };
+                    cand[i] = (b, m);
+                    more[nn & M] = i as u8;
+                    nn += ((m == 0) & (b + 1 < r.end)) as usize;
+                    hit[nh & M] = i as u8;
+                    nh += (m != 0) as usize;
+                }
+                nm = nn;
+                k += 1;
             }
             for &i in &hit[..nh] {
                 let (b, m) = cand[i as usize & M];
-                if let Some(meta) = st.idx.get(b * LANES + m.trailing_zeros() as usize).and_then(|&r| self.rules.get(r as usize)) {
-                    crate::table::prefetch_read(rules.as_ptr().wrapping_add(meta.slot as usize) as *const u8);
-                }
+                let meta = self.meta_of(st, b, m);
+                crate::table::prefetch_read(rules.as_ptr().wrapping_add(meta.slot as usize) as *const u8);
             }
             for &i in &hit[..nh] {
                 let i = i as usize & M;
                 let (b, m) = cand[i];
-                self.resolve(st, cur[i].blocks().end, b, m, &f[i], keys[i], rules, &mut best[i], avx2);
+                self.resolve(st, st.blocks_of(&cur[i]).end, b, m, &f[i], keys[i], rules, &mut best[i], avx2);
             }
         }
     }

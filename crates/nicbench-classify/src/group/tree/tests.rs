@@ -181,7 +181,7 @@ fn test_lookup_agrees_across_leaf_sizes() {
         super::build::Params { binth: 8, items_per_rule: 1, small_fallback: false, ..d },
     ] {
         let mut t = super::build::build_with(3, rules.clone(), &p);
-        let max_blocks = t.subtrees.iter().flat_map(|st| st.children.iter().chain([&st.root])).map(|n| n.blocks().len()).max().unwrap_or(0);
+        let max_blocks = t.subtrees.iter().flat_map(|st| st.children.iter().chain([&st.root]).map(move |n| st.blocks_of(n).len())).max().unwrap_or(0);
         if p.binth == 64 {
             assert!(max_blocks > 2, "fat leaves span several blocks ({max_blocks})");
         }
@@ -223,7 +223,7 @@ fn test_invalid_matches_resume_in_later_blocks() {
     let rules: Vec<TreeInput> = (0..40u32).map(|i| (i, i as u64, rule(0, (Ipv4Addr::UNSPECIFIED, 0), (0, u16::MAX)))).collect();
     let mut t = build(9, rules.clone());
     assert_eq!(t.subtrees.len(), 1);
-    assert_eq!(t.subtrees[0].root.blocks().len(), 5, "one leaf, blocks of eight");
+    assert_eq!(t.subtrees[0].blocks_of(&t.subtrees[0].root).len(), 5, "one leaf, blocks of eight");
     let mut entries = entries_for(&t, rules.len());
     for e in entries.iter_mut().take(27) {
         e.tree = NO_TREE;
@@ -260,10 +260,10 @@ fn test_leaves_are_shared_and_packed_in_order() {
             let items = st.leaf_items(n);
             assert!(items.windows(2).all(|w| w[0] < w[1]), "lanes ascend");
             if items.is_empty() {
-                assert_eq!(n.a, 0, "an empty leaf tests the sentinel");
+                assert_eq!(st.blocks_of(n).start, 0, "an empty leaf tests the sentinel");
                 continue;
             }
-            let lanes = &st.idx[n.blocks().start * LANES..n.blocks().end * LANES];
+            let lanes = &st.idx[st.blocks_of(n).start * LANES..st.blocks_of(n).end * LANES];
             assert!(lanes[items.len()..].iter().all(|&i| i == leaf::NO_INDEX), "padding after the rules");
             assert_eq!(*by_list.entry(items).or_insert(n.a), n.a, "one copy per distinct leaf");
         }
@@ -275,7 +275,7 @@ fn test_leaves_are_shared_and_packed_in_order() {
 impl SubTree {
     /// The rule indices of leaf `n`, in lane order.
     fn leaf_items(&self, n: &Node) -> Vec<u32> {
-        n.blocks().flat_map(|b| self.idx[b * LANES..(b + 1) * LANES].iter().copied()).filter(|&i| i != leaf::NO_INDEX).collect()
+        self.blocks_of(n).flat_map(|b| self.idx[b * LANES..(b + 1) * LANES].iter().copied()).filter(|&i| i != leaf::NO_INDEX).collect()
     }
 }
 
@@ -331,7 +331,7 @@ mod shape {
                     nodes += 1;
                     n = st.child(n, &f);
                 }
-                for b in n.blocks() {
+                for b in st.blocks_of(n) {
                     scanned += 1;
                     let m = st.blocks[b].mask_scalar(&f);
                     if m != 0 {
