@@ -359,26 +359,30 @@ impl State {
                 c.prefetch(h.slot);
             }
         }
-        let max_hops = self.max_hops();
-        let mut current = [start; BURST];
-        let mut pending = [false; BURST];
-        let mut walk = false;
+        let mut onward = Onward::new(start);
         for i in 0..m {
             // The length sits in the key's last line: read only when counting.
             let bytes = if counters.is_some() { keys[i].frame_bytes } else { 0 };
-            let mut o = Outcome::START;
-            if let Some(next) = self.step(&mut o, start, hits[i], bytes, counters) {
-                if o.groups_traversed < max_hops {
-                    current[i] = next;
-                    pending[i] = true;
-                    walk = true;
-                }
+            out[i] = self.first_step(start, i, hits[i], bytes, counters, &mut onward);
+        }
+        if onward.any {
+            self.walk_burst(&keys[..m], &mut out[..m], onward.current, onward.pending, counters, x);
+        }
+    }
+
+    /// Key `i`'s outcome after its first hop (group `start`, hit `h`), noting in `onward`
+    /// where it goes next if it jumps on.
+    #[inline(always)]
+    fn first_step(&self, start: u32, i: usize, h: Hit, bytes: u32, counters: Option<&Counters>, onward: &mut Onward) -> Outcome {
+        let mut o = Outcome::START;
+        if let Some(next) = self.step(&mut o, start, h, bytes, counters) {
+            if o.groups_traversed < self.max_hops() {
+                onward.current[i] = next;
+                onward.pending[i] = true;
+                onward.any = true;
             }
-            out[i] = o;
         }
-        if walk {
-            self.walk_burst(&keys[..m], &mut out[..m], current, pending, counters, x);
-        }
+        o
     }
 
     /// The fast path of [`lookup_burst`](Self::lookup_burst) for one burst (at most
@@ -388,9 +392,7 @@ impl State {
         let m = keys.len().min(out.len()).min(BURST);
         let mut hits = [Hit::NONE; BURST];
         g.exact_hits_burst(&keys[..m], &mut hits[..m], x);
-        let mut current = [start; BURST];
-        let mut pending = [false; BURST];
-        let mut walk = false;
+        let mut onward = Onward::new(start);
         for i in 0..m {
             let h = hits[i];
             // `act` is ACT_SLOW for a miss (Hit::NONE) and for actions kept in the rule entry.
@@ -408,18 +410,10 @@ impl State {
                     continue;
                 }
             }
-            let mut o = Outcome::START;
-            if let Some(next) = self.step(&mut o, start, h, 0, None) {
-                if o.groups_traversed < self.max_hops() {
-                    current[i] = next;
-                    pending[i] = true;
-                    walk = true;
-                }
-            }
-            out[i] = o;
+            out[i] = self.first_step(start, i, h, 0, None, &mut onward);
         }
-        if walk {
-            self.walk_burst(&keys[..m], &mut out[..m], current, pending, None, x);
+        if onward.any {
+            self.walk_burst(&keys[..m], &mut out[..m], onward.current, onward.pending, None, x);
         }
     }
 
@@ -464,6 +458,21 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// The keys of a burst that jump on from their first group: where each goes next, for
+/// [`State::walk_burst`].
+struct Onward {
+    current: [u32; BURST],
+    pending: [bool; BURST],
+    any: bool,
+}
+
+impl Onward {
+    #[inline(always)]
+    fn new(start: u32) -> Onward {
+        Onward { current: [start; BURST], pending: [false; BURST], any: false }
     }
 }
 
