@@ -3,7 +3,7 @@
 //! lookup core itself (the software analogue of PAM'21 Fig. 4).
 //!
 //! Updates are in-place modifies of existing rules, alternating each rule between its
-//! original actions and `drop`, applied as one atomic batch per 1 ms tick (the rate is
+//! original actions and `drop`, applied as one atomic batch per tick (~200 µs: the rate is
 //! held by a due-count against the wall clock, so a slow update path shows as a lower
 //! achieved rate rather than a stretched run).
 
@@ -74,25 +74,33 @@ pub fn lookup_rate(classifier: &Classifier, keys: &[PacketKey], duration: Durati
     LookupLoad { packets, elapsed_s: elapsed.as_secs_f64(), lookup_mpps: mpps(packets, elapsed), updates_per_s: 0.0, updates: 0 }
 }
 
-/// Alternates rule `i` between its original actions and `drop`.
+/// Alternates rule `i` between its original actions and `drop`. As a real controller
+/// would, it hands the classifier owned rules, in one batch buffer it refills
+/// ([`Classifier::apply_from`]) rather than a new one per tick.
 struct Modifier<'a> {
     ids: &'a [RuleId],
     rules: &'a [Rule],
     next: usize,
+    batch: Batch,
 }
 
-impl Modifier<'_> {
-    fn batch(&mut self, count: usize) -> Batch {
-        let mut batch = Batch::new();
+impl<'a> Modifier<'a> {
+    fn new(ids: &'a [RuleId], rules: &'a [Rule]) -> Self {
+        Modifier { ids, rules, next: 0, batch: Batch::new() }
+    }
+
+    /// Applies the next `count` modifies as one batch.
+    fn apply(&mut self, classifier: &mut Classifier, count: usize) -> Result<(), crate::UpdateError> {
+        self.batch.updates.reserve(count);
         for _ in 0..count {
             let j = self.next % self.ids.len();
             let src = &self.rules[j];
             // Build the new rule directly (no clone of actions about to be replaced).
             let actions = if (self.next / self.ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
-            batch.modify(self.ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions });
+            self.batch.modify(self.ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions });
             self.next += 1;
         }
-        batch
+        classifier.apply_from(&mut self.batch).map(drop)
     }
 }
 
@@ -114,7 +122,7 @@ pub fn modify_at_rate(
     duration: Duration,
 ) -> Result<(u64, Duration), crate::UpdateError> {
     assert_eq!(ids.len(), rules.len(), "one rule per id");
-    let mut modifier = Modifier { ids, rules, next: 0 };
+    let mut modifier = Modifier::new(ids, rules);
     let mut applied = 0u64;
     let start = Instant::now();
     while !ids.is_empty() && start.elapsed() < duration {
@@ -123,7 +131,7 @@ pub fn modify_at_rate(
             std::thread::sleep(Duration::from_micros(200));
             continue;
         }
-        classifier.apply(modifier.batch(count))?;
+        modifier.apply(classifier, count)?;
         applied += count as u64;
     }
     Ok((applied, start.elapsed()))
@@ -144,7 +152,7 @@ pub fn lookups_while_updating(
     if keys.is_empty() || ids.is_empty() {
         return Ok(LookupLoad::default());
     }
-    let mut modifier = Modifier { ids, rules, next: 0 };
+    let mut modifier = Modifier::new(ids, rules);
     let mut applied = 0u64;
     match placement {
         UpdatePlacement::OtherCore => {
@@ -179,7 +187,7 @@ pub fn lookups_while_updating(
                 }
                 let count = due(rate_per_s, start.elapsed(), applied);
                 if count > 0 {
-                    classifier.apply(modifier.batch(count))?;
+                    modifier.apply(classifier, count)?;
                     applied += count as u64;
                 }
             }

@@ -37,7 +37,7 @@ use crate::group::{tree, Algorithm, Tree};
 use crate::state::{Op, RuleId, State};
 use crate::version::{next_version, Clock};
 use nicbench_rules::{Action, Rule};
-use stage::SlotMeta;
+use stage::{Planned, SlotMeta};
 use std::sync::Arc;
 
 /// Why an update was refused (nothing of the batch was applied).
@@ -170,6 +170,9 @@ pub struct Classifier {
     /// Operations staged since the last publish, and when the first deferred one was.
     deferred_ops: usize,
     deferred_since: Option<std::time::Instant>,
+    /// Batch planning buffers, empty between batches (kept to spare the allocator).
+    plan: Vec<Planned>,
+    deleted: ahash::AHashSet<RuleId>,
 }
 
 /// [`Classifier::apply_deferred`] publishes once this many operations are pending...
@@ -228,6 +231,8 @@ impl Classifier {
             last_tree_id: tree::NO_TREE,
             deferred_ops: 0,
             deferred_since: None,
+            plan: Vec::new(),
+            deleted: Default::default(),
         };
         c.w.publish();
         c
@@ -395,8 +400,15 @@ impl Classifier {
 
     /// Applies a batch atomically: readers see all of it or none of it. Returns the ids of
     /// the inserted rules, in order.
-    pub fn apply(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
-        let ids = self.stage(batch)?;
+    pub fn apply(&mut self, mut batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        self.apply_from(&mut batch)
+    }
+
+    /// [`apply`](Self::apply) that takes the batch's updates and leaves `batch` empty, its
+    /// buffer kept (also on error): a caller that refills the same `Batch` makes a stream
+    /// of batches without allocating one buffer per batch.
+    pub fn apply_from(&mut self, batch: &mut Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ids = self.stage(&mut batch.updates)?;
         self.publish();
         Ok(ids)
     }
@@ -408,8 +420,8 @@ impl Classifier {
     /// order they were made), and validation errors are reported here, at once. One
     /// publish then serves many updates (for rules outside the exact tables, a left-right
     /// publish: a pointer swap plus waiting for readers to leave the old copy).
-    pub fn apply_deferred(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
-        let ids = self.stage(batch)?;
+    pub fn apply_deferred(&mut self, mut batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
+        let ids = self.stage(&mut batch.updates)?;
         match self.deferred_since {
             None => self.deferred_since = Some(std::time::Instant::now()),
             Some(t) if self.deferred_ops >= DEFERRED_MAX_OPS || t.elapsed() >= DEFERRED_MAX_DELAY => self.publish(),
@@ -496,3 +508,44 @@ pub struct ClassifierStats {
     pub memory_bytes_per_rule: f64,
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::exact5;
+    use crate::Verdict;
+
+    #[test]
+    fn test_apply_from_empties_the_batch_keeps_its_buffer_and_leaves_no_state_behind() {
+        let (rules, keys) = exact5(300, 3);
+        let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules[..200].to_vec()).expect("load");
+        let mut b = Batch::new();
+        for (id, r) in ids.iter().zip(&rules) {
+            b.modify(*id, Rule { actions: vec![Action::Drop], ..r.clone() });
+        }
+        let cap = b.updates.capacity();
+        assert!(c.apply_from(&mut b).expect("modifies").is_empty());
+        assert!(b.is_empty());
+        assert_eq!(b.updates.capacity(), cap);
+        let reader = c.reader();
+        let drops = |keys: &[crate::PacketKey]| keys.iter().filter(|k| reader.lookup(k).verdict == Verdict::Fate(Fate::Drop)).count();
+        assert_eq!(drops(&keys[..200]), 200);
+        // Refused (the second delete names a rule the batch deleted): nothing applied, the
+        // batch emptied all the same.
+        b.delete(ids[0]).delete(ids[0]);
+        assert!(matches!(c.apply_from(&mut b), Err(UpdateError::UnknownRule { op: 1, .. })));
+        assert!(b.is_empty());
+        assert_eq!(c.len(), 200);
+        // The refused batch's deleted-set did not outlive it.
+        b.delete(ids[0]);
+        c.apply_from(&mut b).expect("delete");
+        assert_eq!(c.len(), 199);
+        rules[200..].iter().for_each(|r| {
+            b.insert(r.clone());
+        });
+        assert_eq!(c.apply_from(&mut b).expect("inserts").len(), 100);
+        assert_eq!(c.len(), 299);
+        assert_eq!(drops(&keys[1..200]), 199);
+        assert_eq!(drops(&keys[200..]), 0);
+    }
+}

@@ -6,7 +6,7 @@
 //! caller's `Rule`: they are lowered on the stack ([`crate::compile::lower`]) and their
 //! actions move into the slot's bookkeeping.
 
-use super::{Batch, Classifier, Update, UpdateError, MAX_RULE_SLOTS};
+use super::{Classifier, Update, UpdateError, MAX_RULE_SLOTS};
 use crate::compile::{lower, lower_exact5, CompiledRule, Exact5, Fate};
 use crate::group::exact::{pack_action, ExactWriter, ACT_SLOW};
 use crate::group::Algorithm;
@@ -18,6 +18,9 @@ use std::sync::Arc;
 
 /// Operations of a batch looked ahead to prefetch what they will touch.
 const LOOKAHEAD: usize = 8;
+/// Batch planning buffers up to this many operations are kept for the next batch (~2 MB);
+/// larger ones (bulk loads) are freed.
+const KEEP_PLAN_OPS: usize = 16_384;
 
 /// A rule slot as the writer tracks it.
 #[derive(Default)]
@@ -77,13 +80,13 @@ struct ExactLoc {
 }
 
 /// A validated new rule (its pattern already dropped).
-struct NewRule {
+pub(super) struct NewRule {
     actions: Vec<Action>,
     head: Head,
     form: Form,
 }
 
-enum Form {
+pub(super) enum Form {
     /// Exact 5-tuple with an inline action: not compiled unless it must go elsewhere.
     /// `table`: its exact table if it exists already.
     Exact { e: Exact5, act: u32, table: Option<u32> },
@@ -123,7 +126,8 @@ impl EdgeDelta {
     }
 }
 
-enum Planned {
+/// One validated operation of a batch.
+pub(super) enum Planned {
     Insert(NewRule),
     Delete(RuleId),
     Modify(RuleId, NewRule),
@@ -218,15 +222,36 @@ impl Classifier {
         Ok(())
     }
 
-    /// Validates `batch`, then stages its operations (visible at the next publish).
-    pub(super) fn stage(&mut self, batch: Batch) -> Result<Vec<RuleId>, UpdateError> {
-        let ops = batch.updates.len();
+    /// Validates the batch `updates`, then stages its operations (visible at the next
+    /// publish). Leaves `updates` empty (its capacity kept for the caller), whatever the
+    /// outcome.
+    pub(super) fn stage(&mut self, updates: &mut Vec<Update>) -> Result<Vec<RuleId>, UpdateError> {
+        // The planning buffers live in the classifier: a steady stream of batches then
+        // allocates nothing large here (with glibc each allocation of 1 KB or more first
+        // consolidates the fast bins, which every modify's small frees refill).
+        let mut plan = std::mem::take(&mut self.plan);
+        let mut deleted = std::mem::take(&mut self.deleted);
+        let out = self.stage_with(updates, &mut plan, &mut deleted);
+        updates.clear();
+        plan.clear();
+        deleted.clear();
+        // A bulk load's buffers are not worth keeping.
+        if plan.capacity() <= KEEP_PLAN_OPS {
+            self.plan = plan;
+        }
+        if deleted.capacity() <= KEEP_PLAN_OPS {
+            self.deleted = deleted;
+        }
+        out
+    }
+
+    /// [`stage`](Self::stage) with its buffers (empty on entry; left to the caller to clear).
+    fn stage_with(&mut self, updates: &mut [Update], plan: &mut Vec<Planned>, deleted: &mut ahash::AHashSet<RuleId>) -> Result<Vec<RuleId>, UpdateError> {
+        let ops = updates.len();
         // 1. Validate and lower, without touching anything.
-        let mut plan = Vec::with_capacity(ops);
-        let mut deleted = ahash::AHashSet::new();
+        plan.reserve(ops);
         let mut edges = EdgeDelta::default();
         let mut inserts = 0usize;
-        let mut updates = batch.updates;
         for op in 0..ops {
             // The rule slots a few operations ahead: their misses overlap this one's work.
             if let Some(Update::Delete(id) | Update::Modify(id, _)) = updates.get(op + LOOKAHEAD) {
@@ -235,7 +260,7 @@ impl Classifier {
                 }
             }
             let u = std::mem::replace(&mut updates[op], Update::Delete(RuleId(0)));
-            let p = self.plan_op(op, u, Some(&deleted), &mut edges)?;
+            let p = self.plan_op(op, u, Some(deleted), &mut edges)?;
             match &p {
                 Planned::Insert(_) => inserts += 1,
                 Planned::Delete(id) => {
@@ -268,10 +293,17 @@ impl Classifier {
 
     /// Brings the exact-table lines a planned operation will touch towards the cache.
     fn prefetch_planned(&self, p: &Planned) {
-        let old = match p {
-            Planned::Delete(id) | Planned::Modify(id, _) => self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()).and_then(|r| r.exact),
+        let rule = match p {
+            Planned::Delete(id) | Planned::Modify(id, _) => self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()),
             Planned::Insert(_) => None,
         };
+        if let Some(r) = rule.filter(|r| r.actions.capacity() > 0) {
+            // The old actions' buffer is freed (by a modify too: the caller's new one is
+            // kept), and the allocator reads its header, just below it: long untouched, a
+            // miss per operation unless started ahead.
+            prefetch_read((r.actions.as_ptr() as *const u8).wrapping_sub(8));
+        }
+        let old = rule.and_then(|r| r.exact);
         if let Some(loc) = old {
             self.exact[loc.table as usize].prefetch(&loc.key);
         }
