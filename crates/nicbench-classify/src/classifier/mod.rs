@@ -37,7 +37,7 @@ use crate::group::{tree, Algorithm, Tree};
 use crate::state::{Op, RuleId, State};
 use crate::version::{next_version, Clock};
 use nicbench_rules::{Action, Rule};
-use stage::{Planned, SlotMeta};
+use stage::{Head, Planned, SlotMeta};
 use std::sync::Arc;
 
 /// Why an update was refused (nothing of the batch was applied).
@@ -172,7 +172,7 @@ pub struct Classifier {
     deferred_since: Option<std::time::Instant>,
     /// Batch planning buffers, empty between batches (kept to spare the allocator).
     plan: Vec<Planned>,
-    deleted: ahash::AHashSet<RuleId>,
+    touched: ahash::AHashMap<RuleId, Option<Head>>,
 }
 
 /// [`Classifier::apply_deferred`] publishes once this many operations are pending...
@@ -232,7 +232,7 @@ impl Classifier {
             deferred_ops: 0,
             deferred_since: None,
             plan: Vec::new(),
-            deleted: Default::default(),
+            touched: Default::default(),
         };
         c.w.publish();
         c
@@ -536,7 +536,7 @@ mod tests {
         assert!(matches!(c.apply_from(&mut b), Err(UpdateError::UnknownRule { op: 1, .. })));
         assert!(b.is_empty());
         assert_eq!(c.len(), 200);
-        // The refused batch's deleted-set did not outlive it.
+        // What the refused batch touched did not outlive it.
         b.delete(ids[0]);
         c.apply_from(&mut b).expect("delete");
         assert_eq!(c.len(), 199);

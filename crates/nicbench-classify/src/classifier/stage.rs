@@ -176,11 +176,17 @@ impl Classifier {
         Ok(NewRule { actions: rule.actions, head, form: Form::General(c) })
     }
 
-    /// Validates operation `op` of a batch (`deleted`: rules the batch deleted before it);
-    /// appends its jump-edge changes to `edges`.
-    fn plan_op(&self, op: usize, u: Update, deleted: Option<&ahash::AHashSet<RuleId>>, edges: &mut EdgeDelta) -> Result<Planned, UpdateError> {
+    /// Validates operation `op` of a batch (`touched`: what the batch did before it to the
+    /// rules it named — deleted (`None`) or modified into a rule with this head); appends its
+    /// jump-edge changes to `edges`. A rule's head is its latest in the batch: a modify then
+    /// a delete of one rule removes the modified rule's jump edge, not the original's twice.
+    fn plan_op(&self, op: usize, u: Update, touched: Option<&ahash::AHashMap<RuleId, Option<Head>>>, edges: &mut EdgeDelta) -> Result<Planned, UpdateError> {
         let existing = |id: RuleId| {
-            self.live_rule(id).filter(|_| deleted.is_none_or(|d| !d.contains(&id))).map(|r| r.head).ok_or(UpdateError::UnknownRule { op, id })
+            let head = match touched.and_then(|t| t.get(&id)) {
+                Some(latest) => *latest,
+                None => self.live_rule(id).map(|r| r.head),
+            };
+            head.ok_or(UpdateError::UnknownRule { op, id })
         };
         Ok(match u {
             Update::Insert(r) => {
@@ -230,23 +236,23 @@ impl Classifier {
         // allocates nothing large here (with glibc each allocation of 1 KB or more first
         // consolidates the fast bins, which every modify's small frees refill).
         let mut plan = std::mem::take(&mut self.plan);
-        let mut deleted = std::mem::take(&mut self.deleted);
-        let out = self.stage_with(updates, &mut plan, &mut deleted);
+        let mut touched = std::mem::take(&mut self.touched);
+        let out = self.stage_with(updates, &mut plan, &mut touched);
         updates.clear();
         plan.clear();
-        deleted.clear();
+        touched.clear();
         // A bulk load's buffers are not worth keeping.
         if plan.capacity() <= KEEP_PLAN_OPS {
             self.plan = plan;
         }
-        if deleted.capacity() <= KEEP_PLAN_OPS {
-            self.deleted = deleted;
+        if touched.capacity() <= KEEP_PLAN_OPS {
+            self.touched = touched;
         }
         out
     }
 
     /// [`stage`](Self::stage) with its buffers (empty on entry; left to the caller to clear).
-    fn stage_with(&mut self, updates: &mut [Update], plan: &mut Vec<Planned>, deleted: &mut ahash::AHashSet<RuleId>) -> Result<Vec<RuleId>, UpdateError> {
+    fn stage_with(&mut self, updates: &mut [Update], plan: &mut Vec<Planned>, touched: &mut ahash::AHashMap<RuleId, Option<Head>>) -> Result<Vec<RuleId>, UpdateError> {
         let ops = updates.len();
         // 1. Validate and lower, without touching anything.
         plan.reserve(ops);
@@ -260,13 +266,15 @@ impl Classifier {
                 }
             }
             let u = std::mem::replace(&mut updates[op], Update::Delete(RuleId(0)));
-            let p = self.plan_op(op, u, Some(deleted), &mut edges)?;
+            let p = self.plan_op(op, u, Some(touched), &mut edges)?;
             match &p {
                 Planned::Insert(_) => inserts += 1,
                 Planned::Delete(id) => {
-                    deleted.insert(*id);
+                    touched.insert(*id, None);
                 }
-                Planned::Modify(..) => {}
+                Planned::Modify(id, n) => {
+                    touched.insert(*id, Some(n.head));
+                }
             }
             plan.push(p);
         }

@@ -18,6 +18,32 @@ fn key(dport: u16) -> PacketKey {
     PacketKey::ipv4_5tuple(Ipv4Addr::new(1, 1, 1, 1), Ipv4Addr::new(2, 2, 2, 2), 9, dport, 17, 100)
 }
 
+/// A batch that modifies a jump rule (dropping its jump) and then deletes it takes the
+/// edge away once, not twice: another rule with the same edge keeps it counted, so a
+/// later reverse jump is still refused. (Found by the oracle proptest: the delete used
+/// to see the rule as it was before the batch.)
+#[test]
+fn test_modify_then_delete_in_one_batch_keeps_the_jump_graph_right() {
+    let mut c = Classifier::default();
+    let a = c.insert(rule(1, 0, any(), vec![Action::Jump { group: 0 }])).unwrap();
+    c.insert(rule(1, 1, any(), vec![Action::Jump { group: 0 }])).unwrap();
+    let mut b = Batch::new();
+    b.modify(a, rule(1, 0, any(), vec![Action::Queue { index: 1 }]));
+    b.delete(a);
+    c.apply(b).unwrap();
+    assert_eq!(c.len(), 1);
+    let e = c.insert(rule(0, 0, any(), vec![Action::Jump { group: 1 }])).unwrap_err();
+    assert!(matches!(e, UpdateError::JumpCycle { from: 0, to: 1, .. } | UpdateError::JumpCycle { from: 1, to: 0, .. }), "{e}");
+    // Two modifies of one rule in a batch: the second replaces the first's jump, once.
+    let x = c.insert(rule(2, 0, any(), vec![Action::Jump { group: 1 }])).unwrap();
+    let mut b = Batch::new();
+    b.modify(x, rule(2, 0, any(), vec![Action::Jump { group: 3 }]));
+    b.modify(x, rule(2, 0, any(), vec![Action::Queue { index: 2 }]));
+    c.apply(b).unwrap();
+    assert!(matches!(c.insert(rule(1, 2, any(), vec![Action::Jump { group: 2 }])), Ok(_)), "2 no longer jumps anywhere");
+    assert!(matches!(c.insert(rule(0, 1, any(), vec![Action::Jump { group: 1 }])), Err(UpdateError::JumpCycle { .. })), "1 -> 0 still counted");
+}
+
 #[test]
 fn test_jump_cycle_refused_and_nothing_applied() {
     let mut c = Classifier::default();
