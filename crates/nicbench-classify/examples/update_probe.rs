@@ -96,10 +96,8 @@ fn caller_batches(c: &mut Classifier, ids: &[RuleId], rules: &[Rule], ops: usize
             b = Batch::new();
         }
         for k in start..(start + BATCH).min(ops) {
-            let j = k % ids.len();
-            let src = &rules[j];
-            let actions = if (k / ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
-            b.modify(ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions });
+            let (id, rule) = measure::nth_modify(ids, rules, k);
+            b.modify(id, rule);
         }
         if reuse {
             c.apply_from(&mut b).expect("batch");

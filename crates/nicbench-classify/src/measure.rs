@@ -93,15 +93,22 @@ impl<'a> Modifier<'a> {
     fn apply(&mut self, classifier: &mut Classifier, count: usize) -> Result<(), crate::UpdateError> {
         self.batch.updates.reserve(count);
         for _ in 0..count {
-            let j = self.next % self.ids.len();
-            let src = &self.rules[j];
-            // Build the new rule directly (no clone of actions about to be replaced).
-            let actions = if (self.next / self.ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
-            self.batch.modify(self.ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions });
+            let (id, rule) = nth_modify(self.ids, self.rules, self.next);
+            self.batch.modify(id, rule);
             self.next += 1;
         }
         classifier.apply_from(&mut self.batch).map(drop)
     }
+}
+
+/// The `k`-th modify of the updater's sequence over rules `ids` (installed from `rules`):
+/// rule `k mod n`, alternately with `drop` and with its own actions, as an owned rule.
+pub fn nth_modify(ids: &[RuleId], rules: &[Rule], k: usize) -> (RuleId, Rule) {
+    let j = k % ids.len();
+    let src = &rules[j];
+    // Build the new rule directly (no clone of actions about to be replaced).
+    let actions = if (k / ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
+    (ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions })
 }
 
 /// How many updates are due `elapsed` into the run at `rate_per_s`, beyond `applied`.
@@ -152,8 +159,6 @@ pub fn lookups_while_updating(
     if keys.is_empty() || ids.is_empty() {
         return Ok(LookupLoad::default());
     }
-    let mut modifier = Modifier::new(ids, rules);
-    let mut applied = 0u64;
     match placement {
         UpdatePlacement::OtherCore => {
             let stop = Arc::new(AtomicBool::new(false));
@@ -174,6 +179,8 @@ pub fn lookups_while_updating(
             })
         }
         UpdatePlacement::SameCore => {
+            let mut modifier = Modifier::new(ids, rules);
+            let mut applied = 0u64;
             let reader = classifier.reader();
             let mut out = vec![Outcome::START; BURST];
             let start = Instant::now();

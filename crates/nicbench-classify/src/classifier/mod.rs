@@ -508,7 +508,6 @@ pub struct ClassifierStats {
     pub memory_bytes_per_rule: f64,
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

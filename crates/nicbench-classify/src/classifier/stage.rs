@@ -491,14 +491,14 @@ impl Classifier {
         let hybrid = self.config.algorithm == Algorithm::Hybrid;
         match p {
             Planned::Insert(n) => {
-                let (slot, _, _) = self.new_slot();
+                let (slot, gen, _) = self.new_slot();
                 let inst = self.place(slot, n, None);
                 if hybrid && inst.wild() {
                     *self.changes.entry(inst.head.group).or_insert(0) += 1;
                 }
                 self.slots[slot as usize].rule = Some(inst);
                 self.live += 1;
-                RuleId::new(slot, self.slots[slot as usize].gen)
+                RuleId::new(slot, gen)
             }
             Planned::Delete(id) => {
                 let slot = id.slot();

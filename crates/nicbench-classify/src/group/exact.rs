@@ -490,9 +490,10 @@ impl ExactWriter {
     /// entry (`tag == 0`), fields first and `tag` last after a release fence, so a reader
     /// that sees its tag sees it whole (readers load `tag` with acquire); a reused entry
     /// would expose torn reads to them. Then a release fence, and [`fill`](Self::fill)
-    /// overwrites `i` starting with `ins = w`: a reader that sees any new field of `i` (or
-    /// its new `ins`, followed by its acquire fence) synchronizes with that fence, so it
-    /// sees the copy when it moves on; a reader that sees `i` old finds the old entry there.
+    /// overwrites `i` starting with `ins = w`: a reader that sees any new field of `i` (its
+    /// acquire fence follows them) or its new `ins` (loaded with acquire) synchronizes with
+    /// that fence, so it sees the copy when it moves on; a reader that sees `i` old finds
+    /// the old entry there.
     fn handover(&mut self, i: usize) -> Slot {
         let buf = self.buf();
         let entries = buf.entries();

@@ -40,7 +40,7 @@ fn test_modify_then_delete_in_one_batch_keeps_the_jump_graph_right() {
     b.modify(x, rule(2, 0, any(), vec![Action::Jump { group: 3 }]));
     b.modify(x, rule(2, 0, any(), vec![Action::Queue { index: 2 }]));
     c.apply(b).unwrap();
-    assert!(matches!(c.insert(rule(1, 2, any(), vec![Action::Jump { group: 2 }])), Ok(_)), "2 no longer jumps anywhere");
+    assert!(c.insert(rule(1, 2, any(), vec![Action::Jump { group: 2 }])).is_ok(), "2 no longer jumps anywhere");
     assert!(matches!(c.insert(rule(0, 1, any(), vec![Action::Jump { group: 1 }])), Err(UpdateError::JumpCycle { .. })), "1 -> 0 still counted");
 }
 
