@@ -77,11 +77,11 @@ pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
         MatchType::Ipv4 => rule.pattern,
         MatchType::Ipv6 => vec![
             Item::Eth(EthItem::default()),
-            Item::Ipv6(Ipv6Item {
+            Item::Ipv6(Box::new(Ipv6Item {
                 src: Some(Field::exact(Ipv6Addr::LOCALHOST)),
                 dst: Some(Field::exact(Ipv6Addr::LOCALHOST)),
                 ..Default::default()
-            }),
+            })),
             Item::Udp(UdpItem { src: Some(Field::exact(1)), dst: Some(Field::exact(2)) }),
         ],
         MatchType::Vlan => vec![

@@ -61,11 +61,11 @@ pub fn exact_flow_rule(flow: &FlowKey, group: u32, priority: u32, queue: u16) ->
             dst: Some(Field::exact(d)),
             ..Default::default()
         }),
-        (IpAddr::V6(s), IpAddr::V6(d)) => Item::Ipv6(Ipv6Item {
+        (IpAddr::V6(s), IpAddr::V6(d)) => Item::Ipv6(Box::new(Ipv6Item {
             src: Some(Field::exact(s)),
             dst: Some(Field::exact(d)),
             ..Default::default()
-        }),
+        })),
         // Mixed families do not occur in generated flows; match on IPv4 presence only.
         _ => Item::Ipv4(Ipv4Item::default()),
     };

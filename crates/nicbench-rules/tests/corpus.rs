@@ -137,9 +137,9 @@ fn item() -> impl Strategy<Value = Item> {
         (field_v4(), field_v4(), field_u8(), field_u8())
             .prop_map(|(src, dst, proto, tos)| Item::Ipv4(Ipv4Item { src, dst, proto, tos, ..Default::default() })),
         (field_v6(), field_v6(), field_u8(), (any::<u32>(), any::<u32>()))
-            .prop_map(|(src, dst, tc, (fl, fm))| Item::Ipv6(Ipv6Item {
+            .prop_map(|(src, dst, tc, (fl, fm))| Item::Ipv6(Box::new(Ipv6Item {
                 src, dst, tc, flow_label: Field::new(fl & 0xf_ffff, fm & 0xf_ffff, None), ..Default::default()
-            })),
+            }))),
         (field_u16(), field_u16(), field_u8()).prop_map(|(src, dst, flags)| Item::Tcp(TcpItem { src, dst, flags })),
         (field_u16(), field_u16()).prop_map(|(src, dst)| Item::Udp(UdpItem { src, dst })),
         (0u32..1 << 24).prop_map(|v| Item::Vxlan(VxlanItem { vni: Field::new(v, 0xff_ffff, None), ..Default::default() })),
@@ -161,7 +161,7 @@ fn action() -> impl Strategy<Value = Action> {
         (proptest::option::of(proptest::collection::vec(any::<u16>(), 0..5)),
          proptest::option::of(proptest::collection::vec(any::<u8>(), 1..64)),
          proptest::option::of(proptest::sample::subsequence(RssType::ALL.to_vec(), 0..4)))
-            .prop_map(|(queues, key, types)| Action::Rss(RssAction { queues, key, types, ..Default::default() })),
+            .prop_map(|(queues, key, types)| Action::Rss(Box::new(RssAction { queues, key, types, ..Default::default() }))),
     ]
 }
 

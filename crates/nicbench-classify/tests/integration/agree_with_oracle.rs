@@ -31,7 +31,7 @@ fn l3l4() -> impl Strategy<Value = Vec<Item>> {
     let ip4 = (v4_field(), v4_field(), prop::option::of(prop::sample::select(vec![6u8, 17])))
         .prop_map(|(src, dst, proto)| Item::Ipv4(Ipv4Item { src, dst, proto: proto.map(Field::exact), ..Default::default() }));
     let ip6 = (0u8..3, prop::sample::select(vec![0u32, 64, 120, 128])).prop_map(|(a, len)| {
-        Item::Ipv6(Ipv6Item { src: Field::prefix(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, a as u16), len), ..Default::default() })
+        Item::Ipv6(Box::new(Ipv6Item { src: Field::prefix(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, a as u16), len), ..Default::default() }))
     });
     let ip = prop::option::of(prop_oneof![4 => ip4, 1 => ip6]);
     let l4 = prop::option::of(prop_oneof![

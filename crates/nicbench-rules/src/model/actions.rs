@@ -6,13 +6,16 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// One action of a rule. Actions run in list order; the fate actions are `Queue`, `Rss`,
 /// `Jump`, `Drop`, `PortId` and `Passthru`.
+///
+/// The RSS configuration and the VXLAN tunnel are boxed: inline they made every action 88
+/// bytes, where the common ones need 8.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
     /// Deliver to one rx queue.
     Queue { index: u16 },
     /// Spread over queues by hash.
-    Rss(RssAction),
+    Rss(Box<RssAction>),
     /// Continue matching in another group (table).
     Jump { group: u32 },
     Drop,
@@ -42,7 +45,7 @@ pub enum Action {
     OfSetVlanPcp { pcp: u8 },
     /// VXLAN encapsulation. testpmd takes the tunnel from a separate `set vxlan` command
     /// (`tunnel: None`); tc `tunnel_key set` gives it inline.
-    VxlanEncap { tunnel: Option<VxlanTunnel> },
+    VxlanEncap { tunnel: Option<Box<VxlanTunnel>> },
     VxlanDecap,
 }
 

@@ -137,13 +137,17 @@ impl VlanItem {
 }
 
 /// One pattern item (rte_flow `RTE_FLOW_ITEM_TYPE_*`).
+///
+/// The IPv6 item (132 bytes, three times the next largest) is boxed so that an item is 60
+/// bytes: a 5-tuple pattern then fills 3 cache lines instead of 7, which is what a rule
+/// copy, and an update that hands the classifier a new rule, reads and allocates.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Item {
     Eth(EthItem),
     Vlan(VlanItem),
     Ipv4(Ipv4Item),
-    Ipv6(Ipv6Item),
+    Ipv6(Box<Ipv6Item>),
     Tcp(TcpItem),
     Udp(UdpItem),
     Sctp(SctpItem),
@@ -336,7 +340,7 @@ impl Item {
             ItemKind::Eth => Item::Eth(EthItem::from_slots(s)),
             ItemKind::Vlan => Item::Vlan(VlanItem::from_slots(s)),
             ItemKind::Ipv4 => Item::Ipv4(Ipv4Item::from_slots(s)),
-            ItemKind::Ipv6 => Item::Ipv6(Ipv6Item::from_slots(s)),
+            ItemKind::Ipv6 => Item::Ipv6(Box::new(Ipv6Item::from_slots(s))),
             ItemKind::Tcp => Item::Tcp(TcpItem::from_slots(s)),
             ItemKind::Udp => Item::Udp(UdpItem::from_slots(s)),
             ItemKind::Sctp => Item::Sctp(SctpItem::from_slots(s)),

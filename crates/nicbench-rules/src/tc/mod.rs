@@ -118,7 +118,7 @@ impl L3 {
     fn into_item(self) -> Item {
         match self {
             L3::V4(i) => Item::Ipv4(i),
-            L3::V6(i) => Item::Ipv6(i),
+            L3::V6(i) => Item::Ipv6(Box::new(i)),
         }
     }
 }
@@ -523,7 +523,7 @@ fn parse_actions(c: &mut Cursor<'_>, devices: &mut DeviceTable) -> Result<Vec<Ac
                             _ => break,
                         }
                     }
-                    out.push(Action::VxlanEncap { tunnel: Some(tun) });
+                    out.push(Action::VxlanEncap { tunnel: Some(Box::new(tun)) });
                 }
                 other => return Err(c.error_prev(format!("expected 'set' or 'unset', found '{other}'"))),
             },

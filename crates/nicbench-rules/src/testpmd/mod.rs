@@ -254,7 +254,7 @@ fn parse_actions(c: &mut Cursor<'_>) -> Result<Vec<Action>, LineError> {
                 })?;
                 Action::Queue { index }
             }
-            "rss" => Action::Rss(parse_rss(c)?),
+            "rss" => Action::Rss(Box::new(parse_rss(c)?)),
             "jump" => {
                 let mut group = 0;
                 params(c, name, &["group"], |c, _| {
