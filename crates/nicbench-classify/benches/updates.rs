@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 const OPS: usize = 100_000;
 const BATCH: usize = 1_000;
-const PHASE: Duration = Duration::from_millis(1500);
 
 fn rate(n: usize, t: Duration) -> f64 {
     n as f64 / t.as_secs_f64()
@@ -136,67 +135,89 @@ fn main() {
     // Keys hit the base rules, in scattered order.
     let keys: Vec<PacketKey> = (0..1 << 16).map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n]).collect();
     let keys = Arc::new(keys);
+    // Every comparison below alternates its two sides in short phases, ROUNDS times, and
+    // reports the median of the paired losses with their range: this shared host's speed
+    // drifts by ±10% over seconds, which one long phase per side would take for an effect.
     // Controls: what the other vCPU costs the lookups when it only spins (no memory
     // traffic; on a VM whose vCPUs share physical cores this is not zero), and when it writes
     // random lines of its own memory (no shared data). No updater on that vCPU does better
     // than the first; one that touches as much memory pays like the second.
-    // Alternated three times, best of each: a single 1.5 s phase swings by ±10% here.
-    let short = PHASE / 3;
     for (noise, what) in [(Noise::Spin, "spinning"), (Noise::RandomWrites, "writing random lines of a private 64 MiB buffer")] {
-        let (mut alone, mut busy) = (0.0f64, 0.0f64);
-        for _ in 0..3 {
-            alone = alone.max(lookup_rate(&c, &keys, short).lookup_mpps);
-            busy = busy.max(other_core_busy(noise, || lookup_rate(&c, &keys, short)).lookup_mpps);
-        }
-        println!("control: lookups alone {alone:.2} Mpps; with the other core {what} {busy:.2} Mpps ({:.1}% lower)", 100.0 * (1.0 - busy / alone));
+        let p = paired(|| lookup_rate(&c, &keys, SHORT).lookup_mpps, || other_core_busy(noise, || lookup_rate(&c, &keys, SHORT)).lookup_mpps);
+        println!("control: lookups alone {:.2} Mpps; with the other core {what} {:.2} Mpps ({})", p.alone, p.busy, p.loss());
     }
-    // Third control: the updater's whole load without any sharing — the other core modifies
-    // a second classifier with the same rules at the 1M/s setting, which the lookups never
-    // read. What this costs is interference through the machine (caches, memory, the
-    // hypervisor), not the classifier's synchronization or table state.
-    {
-        let (mut twin, twin_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
-        let (mut alone, mut busy, mut achieved) = (0.0f64, 0.0f64, 0.0f64);
-        for _ in 0..3 {
-            alone = alone.max(lookup_rate(&c, &keys, short).lookup_mpps);
-            let (load, (applied, took)) = std::thread::scope(|s| {
-                let updater = s.spawn(|| modify_at_rate(&mut twin, &twin_ids, base, 1_000_000.0, short));
-                let load = lookup_rate(&c, &keys, short);
-                (load, updater.join().expect("updater").expect("updates apply"))
-            });
-            busy = busy.max(load.lookup_mpps);
-            achieved = achieved.max(applied as f64 / took.as_secs_f64());
+    // Fig. 4. Each round looks up alone; with the updater on the other core; with the same
+    // updater on the other core modifying a second classifier with the same rules, which
+    // the lookups never read (its cost is interference through the machine — caches,
+    // memory, the hypervisor — not the classifier's synchronization or table state); and
+    // interleaved with the updates on the same core. The alone phases see the table as the
+    // updates before them left it, so a loss is that of an updater running.
+    let (mut twin, twin_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
+    println!("\n| update rate target (rules/s) | updates achieved, other core (rules/s) | lookup Mpps alone | lookup Mpps, updates on other core | loss (range) | loss, other core updating a separate classifier (range) | lookup Mpps, same core interleaved | loss (range) |\n|---|---|---|---|---|---|---|---|");
+    for target in [10_000.0, 100_000.0, 1_000_000.0] {
+        let (mut alone, mut other, mut separate, mut same, mut achieved) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            alone.push(lookup_rate(&c, &keys, SHORT).lookup_mpps);
+            let run = |c: &mut Classifier, placement| lookups_while_updating(c, &ids, base, keys.clone(), target, placement, SHORT).expect("updates apply");
+            let o = run(&mut c, UpdatePlacement::OtherCore);
+            other.push(o.lookup_mpps);
+            achieved.push(o.updates_per_s);
+            separate.push(std::thread::scope(|s| {
+                let updater = s.spawn(|| modify_at_rate(&mut twin, &twin_ids, base, target, SHORT));
+                let load = lookup_rate(&c, &keys, SHORT);
+                updater.join().expect("updater").expect("updates apply");
+                load.lookup_mpps
+            }));
+            same.push(run(&mut c, UpdatePlacement::SameCore).lookup_mpps);
         }
-        println!(
-            "control: lookups alone {alone:.2} Mpps; with the other core modifying a separate {n}-rule classifier ({achieved:.0} updates/s) {busy:.2} Mpps ({:.1}% lower)",
-            100.0 * (1.0 - busy / alone)
-        );
+        let (po, pt, ps) = (Paired::new(&alone, &other), Paired::new(&alone, &separate), Paired::new(&alone, &same));
+        println!("| {target:.0} | {:.0} | {:.2} | {:.2} | {} | {} | {:.2} | {} |", median(&mut achieved), po.alone, po.busy, po.loss(), pt.loss(), ps.busy, ps.loss());
     }
-    // The last column separates the two effects of updates: lookups alone, right after the
-    // phase, see the table as the updates left it (deleted entries that still lengthen probe
-    // runs until reused or rebuilt), without an updater running.
-    println!("\n| update rate target (rules/s) | updates achieved (rules/s) | lookup Mpps, updates on other core | degradation | lookup Mpps, same core interleaved | degradation | lookup Mpps alone right after | degradation |\n|---|---|---|---|---|---|---|---|");
-    let mut baseline = (0.0, 0.0, 0.0);
-    for target in [0.0, 10_000.0, 100_000.0, 1_000_000.0] {
-        let run = |c: &mut Classifier, placement| {
-            lookups_while_updating(c, &ids, base, keys.clone(), target, placement, PHASE).expect("updates apply")
-        };
-        let other = run(&mut c, UpdatePlacement::OtherCore);
-        let same = run(&mut c, UpdatePlacement::SameCore);
-        let after = lookup_rate(&c, &keys, PHASE / 2);
-        if target == 0.0 {
-            baseline = (other.lookup_mpps, same.lookup_mpps, after.lookup_mpps);
-        }
-        let deg = |x: f64, b: f64| if b > 0.0 { format!("{:.1}%", 100.0 * (1.0 - x / b)) } else { "-".into() };
-        println!(
-            "| {target:.0} | {:.0} | {:.2} | {} | {:.2} | {} | {:.2} | {} |",
-            other.updates_per_s,
-            other.lookup_mpps,
-            deg(other.lookup_mpps, baseline.0),
-            same.lookup_mpps,
-            deg(same.lookup_mpps, baseline.1),
-            after.lookup_mpps,
-            deg(after.lookup_mpps, baseline.2)
-        );
+}
+
+/// Rounds of each alternated comparison, and the length of one side's phase.
+const ROUNDS: usize = 9;
+const SHORT: Duration = Duration::from_millis(300);
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// Lookup rates measured alone and beside a load, in alternated pairs.
+struct Paired {
+    /// Medians \[Mpps\].
+    alone: f64,
+    busy: f64,
+    /// Loss of each pair, sorted \[fraction\].
+    losses: Vec<f64>,
+}
+
+impl Paired {
+    fn new(alone: &[f64], busy: &[f64]) -> Self {
+        let mut losses: Vec<f64> = alone.iter().zip(busy).map(|(a, b)| 1.0 - b / a).collect();
+        losses.sort_by(f64::total_cmp);
+        Paired { alone: median(&mut alone.to_vec()), busy: median(&mut busy.to_vec()), losses }
+    }
+
+    /// "median% (min% to max%)" of the paired losses.
+    fn loss(&self) -> String {
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+        let mut l = self.losses.clone();
+        format!("{} ({} to {})", pct(median(&mut l)), pct(l[0]), pct(l[l.len() - 1]))
+    }
+}
+
+/// Alternates `alone` and `busy` (each returning Mpps) [`ROUNDS`] times.
+fn paired(mut alone: impl FnMut() -> f64, mut busy: impl FnMut() -> f64) -> Paired {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        a.push(alone());
+        b.push(busy());
+    }
+    Paired::new(&a, &b)
 }
