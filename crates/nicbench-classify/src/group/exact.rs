@@ -265,6 +265,16 @@ pub(crate) struct ExactTable {
     pub hi_mask: u64,
     pub hi_value: u64,
     buf: AtomicPtr<Buf>,
+    /// What the writer changes, away from the fields above that every lookup reads.
+    w: WriterSide,
+}
+
+/// The writer's side of an [`ExactTable`], on cache lines of its own. `live` changes with
+/// every update: on the readers' line (`hi_mask`, `hi_value`, `buf`, read for every key),
+/// each store invalidated it in the reader's cache, and at 1M updates/s nearly every
+/// lookup burst waited for the line to come back from the writer's core.
+#[repr(align(128))]
+struct WriterSide {
     /// Buffers replaced at a version (first), freed once no reader is older.
     retired: Mutex<Vec<(u64, Box<Buf>)>>,
     /// Live entries (statistics).
@@ -291,15 +301,20 @@ impl ExactTable {
     fn new(hi_mask: u64, hi_value: u64) -> ExactTable {
         let buf = Buf::new(MIN_ENTRIES);
         let bytes = MIN_ENTRIES * std::mem::size_of::<Entry>();
-        ExactTable { hi_mask, hi_value, buf: AtomicPtr::new(Box::into_raw(buf)), retired: Mutex::new(Vec::new()), live: AtomicUsize::new(0), bytes: AtomicUsize::new(bytes) }
+        ExactTable {
+            hi_mask,
+            hi_value,
+            buf: AtomicPtr::new(Box::into_raw(buf)),
+            w: WriterSide { retired: Mutex::new(Vec::new()), live: AtomicUsize::new(0), bytes: AtomicUsize::new(bytes) },
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.live.load(Relaxed)
+        self.w.live.load(Relaxed)
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.bytes.load(Relaxed)
+        self.w.bytes.load(Relaxed)
     }
 
     /// The key of a packet for this table, `None` when the packet cannot hit it.
@@ -452,7 +467,7 @@ impl ExactWriter {
         e.tag.store((slot + 1) | (cell << 31), Relaxed);
         self.used += at.fresh as usize;
         self.live += 1;
-        self.table.live.store(self.live, Relaxed);
+        self.table.w.live.store(self.live, Relaxed);
     }
 
     /// [`place`](Self::place) then [`fill`](Self::fill); `false` (nothing done) if a rule
@@ -474,7 +489,7 @@ impl ExactWriter {
         let Some(i) = self.find_live(k, Some(slot)) else { return false };
         self.buf().entries()[i].del.store(low(w), Relaxed);
         self.live -= 1;
-        self.table.live.store(self.live, Relaxed);
+        self.table.w.live.store(self.live, Relaxed);
         self.handover = Some((i, *k, low(w)));
         true
     }
@@ -565,11 +580,11 @@ impl ExactWriter {
         // SAFETY: `old` came from Box::into_raw and is no longer reachable through `buf`;
         // it is freed only when no reader can hold it (see `free_retired`).
         let old = unsafe { Box::from_raw(old) };
-        self.table.retired.lock().unwrap_or_else(|e| e.into_inner()).push((w, old));
+        self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner()).push((w, old));
         self.cap = cap;
         self.used = used;
         self.built_at = w;
-        self.table.bytes.store(cap * std::mem::size_of::<Entry>(), Relaxed);
+        self.table.w.bytes.store(cap * std::mem::size_of::<Entry>(), Relaxed);
         if (self.used + 1) * 8 > self.cap * 3 {
             // Deleted entries some reader may still see kept the table full (less than 1/8
             // of it left before the next rebuild): grow.
@@ -580,7 +595,7 @@ impl ExactWriter {
 
     /// Frees the buffers no reader can hold any more.
     pub fn free_retired(&self, min_pinned: u64) {
-        let mut r = self.table.retired.lock().unwrap_or_else(|e| e.into_inner());
+        let mut r = self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner());
         if !r.is_empty() {
             r.retain(|(at, _)| *at > min_pinned);
         }
@@ -588,7 +603,7 @@ impl ExactWriter {
 
     /// Whether buffers wait to be freed.
     pub fn has_retired(&self) -> bool {
-        !self.table.retired.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
     }
 }
 
