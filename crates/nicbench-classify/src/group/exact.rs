@@ -153,6 +153,24 @@ pub(crate) struct Buf {
     shift: u32,
     /// The mapping (start, bytes) when mapped; `None` when from the allocator.
     map: Option<(usize, usize)>,
+    /// A one-hash Bloom filter of the keys ever placed in this buffer ([`Buf::may_hold`]):
+    /// bits are set before the entry is published and never cleared (a rebuild starts a
+    /// new buffer). All ones in buffers over [`FILTER_MAX_ENTRIES`].
+    filter: [AtomicU64; FILTER_BITS / 64],
+}
+
+/// Bits of a buffer's key filter (512 bytes).
+const FILTER_BITS: usize = 4096;
+/// Buffers up to this many entries keep a real filter: at most 1/3 of them live (see
+/// [`ExactWriter::rebuild`]), so at most 341 keys in 4,096 bits (~8% false positives at
+/// worst). A larger buffer's keys would fill it.
+const FILTER_MAX_ENTRIES: usize = 1024;
+
+/// The filter bit of a key: its addresses, multiplied (the ports are left out: one
+/// multiply, and rules on one address pair are rare).
+#[inline(always)]
+fn filter_bit(k: &[u32; 3]) -> usize {
+    (key01(k).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FILTER_BITS.trailing_zeros())) as usize
 }
 
 // SAFETY: Buf owns its memory like a Box<[Entry]>; entries are atomics.
@@ -185,7 +203,7 @@ impl Buf {
                 // SAFETY: advice on our own mapping, before first touch; failure is harmless.
                 unsafe { libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
                 if let Some(entries) = std::ptr::NonNull::new(start as *mut Entry) {
-                    return Box::new(Buf { entries, len, shift, map: Some((raw as usize, total)) });
+                    return Box::new(Buf { entries, len, shift, map: Some((raw as usize, total)), filter: Self::empty_filter(len) });
                 }
             }
         }
@@ -193,7 +211,30 @@ impl Buf {
         // SAFETY: the layout has a non-zero size; all-zero bytes are valid (free) entries.
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let Some(entries) = std::ptr::NonNull::new(raw as *mut Entry) else { std::alloc::handle_alloc_error(layout) };
-        Box::new(Buf { entries, len, shift, map: None })
+        Box::new(Buf { entries, len, shift, map: None, filter: Self::empty_filter(len) })
+    }
+
+    fn empty_filter(len: usize) -> [AtomicU64; FILTER_BITS / 64] {
+        let word = if len <= FILTER_MAX_ENTRIES { 0 } else { u64::MAX };
+        std::array::from_fn(|_| AtomicU64::new(word))
+    }
+
+    /// Notes a key about to be placed here (before its entry is published).
+    #[inline(always)]
+    fn note(&self, k: &[u32; 3]) {
+        if self.len <= FILTER_MAX_ENTRIES {
+            let b = filter_bit(k);
+            self.filter[b >> 6].fetch_or(1 << (b & 63), Relaxed);
+        }
+    }
+
+    /// `false` if no entry of `k` was ever placed in this buffer. A reader pinned at a
+    /// version sees every bit set before it was published (bits are set before the
+    /// entries they cover become visible, and a rebuilt buffer's before it is swapped in).
+    #[inline(always)]
+    pub fn may_hold(&self, k: &[u32; 3]) -> bool {
+        let b = filter_bit(k);
+        (self.filter[b >> 6].load(Relaxed) >> (b & 63)) & 1 != 0
     }
 
     #[inline(always)]
@@ -455,7 +496,9 @@ impl ExactWriter {
     #[allow(clippy::too_many_arguments)]
     pub fn fill(&mut self, at: Slot, k: &[u32; 3], act: u32, slot: u32, cell: u32, gen: u32, w: u64) {
         self.handover = None;
-        let Some(e) = self.buf().entries().get(at.index) else { return };
+        let buf = self.buf();
+        let Some(e) = buf.entries().get(at.index) else { return };
+        buf.note(k);
         // `ins` first (see the module doc): a reader that sees any field below sees it too.
         e.ins.store(low(w), Relaxed);
         fence(Release);
@@ -564,6 +607,7 @@ impl ExactWriter {
                 while dst[i].tag.load(Relaxed) != 0 {
                     i = (i + 1) & mask;
                 }
+                new.note(&key);
                 let d = &dst[i];
                 d.key01.store(k01, Relaxed);
                 d.key2.store(key[2], Relaxed);
@@ -716,12 +760,30 @@ mod tests {
                 for &pv in published.iter().rev().take(5).chain([&(first)]) {
                     let got = w.buf().get(&k, hash3(&k), low(pv)).map(|h| h.slot);
                     assert_eq!(got, model_get(&hist, &k, pv), "round {round} key {k:?} at version {pv} (staged {staged})");
+                    assert!(got.is_none() || w.buf().may_hold(&k), "round {round}: the filter dropped a readable key {k:?}");
                 }
                 let staged_view = w.buf().get(&k, hash3(&k), low(next_version(v)));
                 assert!(staged_view.is_none_or(|h| live.get(&k) == Some(&h.slot)));
             }
         }
         assert!(w.cap >= 512 && w.live() == live.len());
+    }
+
+    /// The key filter of a small buffer passes every key placed (before and after a
+    /// rebuild) and few others; a big buffer's passes everything.
+    #[test]
+    fn test_key_filter_small_tables_only() {
+        let mut w = ExactWriter::new(0, 0, 1);
+        let placed: Vec<[u32; 3]> = (0..40u32).map(|i| [i.wrapping_mul(2_654_435_761), 7 * i, 80]).collect();
+        for (slot, k) in placed.iter().enumerate() {
+            assert!(w.insert(k, 5, slot as u32, 0, 1, 2, 1));
+        }
+        assert!(w.cap > MIN_ENTRIES && w.cap <= FILTER_MAX_ENTRIES, "grew by rebuilds: {}", w.cap);
+        assert!(placed.iter().all(|k| w.buf().may_hold(k)));
+        let passed = (1000..11_000u32).filter(|&i| w.buf().may_hold(&[i, i ^ 0x5555, 80])).count();
+        assert!(passed < 300, "40 keys in 4096 bits: ~1% false positives, got {passed} of 10000");
+        let big = Buf::new(4 * FILTER_MAX_ENTRIES);
+        assert!((0..100u32).all(|i| big.may_hold(&[i, i, i])));
     }
 
     #[test]

@@ -651,6 +651,41 @@ impl Group {
             let mut idx = [0u8; BURST];
             let mut cnt = 0usize;
             let Some(last) = self.exact.len().checked_sub(1) else { return };
+            if ranked {
+                // Beside a tree or hash tables the exact tables are often small (ipc1 1K has
+                // two exact rules): their key filter lets most keys skip the hash and the
+                // probe. Pass 1 lists the keys that select a table and pass its filter.
+                for i in 0..n {
+                    let key = keys[i].borrow();
+                    let l4 = key.words[W_L4];
+                    let mut s = usize::MAX;
+                    for (j, t) in self.exact.iter().enumerate() {
+                        s = if l4 & t.hi_mask == t.hi_value { j } else { s };
+                    }
+                    ks[i] = [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32];
+                    sel[i] = s;
+                    // `&`, not `&&`: no branch on the protocol (see above).
+                    let pass = (s < self.exact.len()) & view(s.min(last)).may_hold(&ks[i]);
+                    idx[cnt] = i as u8;
+                    cnt += pass as usize;
+                }
+                for &i in &idx[..cnt] {
+                    let i = i as usize;
+                    hs[i] = exact::hash3(&ks[i]);
+                    view(sel[i]).prefetch(hs[i]);
+                }
+                for &i in &idx[..cnt] {
+                    let i = i as usize;
+                    if let Some(h) = view(sel[i]).get(&ks[i], hs[i], x.pin.v) {
+                        let rank = x.ranks.get(h.slot, h.cell);
+                        if rank < best[i].0 {
+                            best[i] = (rank, h.slot);
+                            hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                        }
+                    }
+                }
+                return;
+            }
             for i in 0..n {
                 let key = keys[i].borrow();
                 let l4 = key.words[W_L4];
