@@ -624,6 +624,19 @@ impl Group {
         (0..x.len()).all(|a| (a + 1..x.len()).all(|b| apart(&x[a], &x[b])))
     }
 
+    /// The one exact table a key can hit (`usize::MAX`: none) when the tables are
+    /// [`exact_disjoint`](Self::exact_disjoint), chosen without a branch, and the key's
+    /// exact-table key.
+    #[inline(always)]
+    fn select_exact(&self, key: &PacketKey) -> (usize, [u32; 3]) {
+        let l4 = key.words[W_L4];
+        let mut s = usize::MAX;
+        for (j, t) in self.exact.iter().enumerate() {
+            s = if l4 & t.hi_mask == t.hi_value { j } else { s };
+        }
+        (s, [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32])
+    }
+
     /// The exact-table part of [`lookup_burst`](Self::lookup_burst): improves `best`, and
     /// `hits[i]` gets the exact hit. Hash every key and prefetch its home line, then probe:
     /// the misses overlap. When no two tables can hold the same key (they disagree on a
@@ -656,13 +669,8 @@ impl Group {
                 // two exact rules): their key filter lets most keys skip the hash and the
                 // probe. Pass 1 lists the keys that select a table and pass its filter.
                 for i in 0..n {
-                    let key = keys[i].borrow();
-                    let l4 = key.words[W_L4];
-                    let mut s = usize::MAX;
-                    for (j, t) in self.exact.iter().enumerate() {
-                        s = if l4 & t.hi_mask == t.hi_value { j } else { s };
-                    }
-                    ks[i] = [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32];
+                    let s;
+                    (s, ks[i]) = self.select_exact(keys[i].borrow());
                     sel[i] = s;
                     // `&`, not `&&`: no branch on the protocol (see above).
                     let pass = (s < self.exact.len()) & view(s.min(last)).may_hold(&ks[i]);
@@ -687,13 +695,8 @@ impl Group {
                 return;
             }
             for i in 0..n {
-                let key = keys[i].borrow();
-                let l4 = key.words[W_L4];
-                let mut s = usize::MAX;
-                for (j, t) in self.exact.iter().enumerate() {
-                    s = if l4 & t.hi_mask == t.hi_value { j } else { s };
-                }
-                ks[i] = [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32];
+                let s;
+                (s, ks[i]) = self.select_exact(keys[i].borrow());
                 hs[i] = exact::hash3(&ks[i]);
                 sel[i] = s;
                 // Prefetch now, overlapping the miss with the next keys' hashing (a separate
