@@ -153,32 +153,37 @@ fn main() {
     // interleaved with the updates on the same core. The alone phases see the table as the
     // updates before them left it, so a loss is that of an updater running.
     let (mut twin, twin_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
-    println!("\n| update rate target (rules/s) | updates achieved, other core (rules/s) | lookup Mpps alone | lookup Mpps, updates on other core | loss (range) | loss, other core updating a separate classifier (range) | lookup Mpps, same core interleaved | loss (range) |\n|---|---|---|---|---|---|---|---|");
+    println!("\n| update rate target (rules/s) | lookup Mpps alone | updates achieved, other core (rules/s) | lookup Mpps | loss (range) | loss, other core updating a separate classifier (range) | updates achieved, same core (rules/s) | lookup Mpps, same core interleaved | loss (range) |\n|---|---|---|---|---|---|---|---|---|");
     for target in [10_000.0, 100_000.0, 1_000_000.0] {
-        let (mut alone, mut other, mut separate, mut same, mut achieved) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Phase results: (lookup Mpps, updates/s) of alone, other core, separate, same core.
+        let mut phases: [Vec<(f64, f64)>; 4] = Default::default();
         for round in 0..ROUNDS {
-            // Odd rounds look up alone last: a phase's place in the round cannot bias the loss.
-            let alone_first = round % 2 == 0;
-            if alone_first {
-                alone.push(lookup_rate(&c, &keys, SHORT).lookup_mpps);
-            }
-            let run = |c: &mut Classifier, placement| lookups_while_updating(c, &ids, base, keys.clone(), target, placement, SHORT).expect("updates apply");
-            let o = run(&mut c, UpdatePlacement::OtherCore);
-            other.push(o.lookup_mpps);
-            achieved.push(o.updates_per_s);
-            separate.push(std::thread::scope(|s| {
-                let updater = s.spawn(|| modify_at_rate(&mut twin, &twin_ids, base, target, SHORT));
-                let load = lookup_rate(&c, &keys, SHORT);
-                updater.join().expect("updater").expect("updates apply");
-                load.lookup_mpps
-            }));
-            same.push(run(&mut c, UpdatePlacement::SameCore).lookup_mpps);
-            if !alone_first {
-                alone.push(lookup_rate(&c, &keys, SHORT).lookup_mpps);
+            // Even rounds run the phases in order, odd ones in reverse: under a steady drift
+            // every loaded phase is as far from its alone phase on average either way.
+            let order: [usize; 4] = if round % 2 == 0 { [0, 1, 2, 3] } else { [3, 2, 1, 0] };
+            for p in order {
+                let r = match p {
+                    0 => (lookup_rate(&c, &keys, SHORT).lookup_mpps, 0.0),
+                    1 | 3 => {
+                        let placement = if p == 1 { UpdatePlacement::OtherCore } else { UpdatePlacement::SameCore };
+                        let l = lookups_while_updating(&mut c, &ids, base, keys.clone(), target, placement, SHORT).expect("updates apply");
+                        (l.lookup_mpps, l.updates_per_s)
+                    }
+                    _ => std::thread::scope(|s| {
+                        let updater = s.spawn(|| modify_at_rate(&mut twin, &twin_ids, base, target, SHORT));
+                        let load = lookup_rate(&c, &keys, SHORT);
+                        let (applied, took) = updater.join().expect("updater").expect("updates apply");
+                        (load.lookup_mpps, applied as f64 / took.as_secs_f64())
+                    }),
+                };
+                phases[p].push(r);
             }
         }
-        let (po, pt, ps) = (Paired::new(&alone, &other), Paired::new(&alone, &separate), Paired::new(&alone, &same));
-        println!("| {target:.0} | {:.0} | {:.2} | {:.2} | {} | {} | {:.2} | {} |", median(&mut achieved), po.alone, po.busy, po.loss(), pt.loss(), ps.busy, ps.loss());
+        let mpps = |p: usize| phases[p].iter().map(|r| r.0).collect::<Vec<f64>>();
+        let rate = |p: usize| median(&mut phases[p].iter().map(|r| r.1).collect::<Vec<f64>>());
+        let (po, pt, ps) = (Paired::new(&mpps(0), &mpps(1)), Paired::new(&mpps(0), &mpps(2)), Paired::new(&mpps(0), &mpps(3)));
+        let (other_rate, same_rate) = (rate(1), rate(3));
+        println!("| {target:.0} | {:.2} | {other_rate:.0} | {:.2} | {} | {} | {same_rate:.0} | {:.2} | {} |", po.alone, po.busy, po.loss(), pt.loss(), ps.busy, ps.loss());
     }
 }
 

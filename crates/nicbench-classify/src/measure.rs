@@ -196,8 +196,13 @@ pub fn lookups_while_updating(
                     reader.lookup_burst(burst, &mut out[..burst.len()]);
                     packets += burst.len() as u64;
                 }
-                let count = due(rate_per_s, start.elapsed(), applied);
-                if count > 0 {
+                // Everything due, in batches of at most MAX_UPDATES_PER_BATCH (a rate the
+                // core cannot sustain leaves the lookups nothing until the run ends).
+                loop {
+                    let count = due(rate_per_s, start.elapsed(), applied);
+                    if count == 0 || start.elapsed() >= duration {
+                        break;
+                    }
                     modifier.apply(classifier, count)?;
                     applied += count as u64;
                 }

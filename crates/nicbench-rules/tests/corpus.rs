@@ -63,6 +63,9 @@ fn tc_valid_corpus_round_trips() {
         let written = tc::command_to_string(cmd, &devices).unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
         let again = tc::parse_command(&written, &mut devices).unwrap_or_else(|e| panic!("{written}: {e}"));
         assert_eq!(&again, cmd, "{written}");
+        // serde round trip too (the inline VXLAN tunnels are only here).
+        let json = serde_json::to_string(&cmd.rule).unwrap();
+        assert_eq!(serde_json::from_str::<nicbench_rules::Rule>(&json).unwrap(), cmd.rule, "{json}");
         // The same rule written as testpmd parses back too (inline tunnels aside).
         if let Ok(s) = testpmd::rule_to_string(&cmd.rule) {
             assert_eq!(testpmd::parse_rule(&s).unwrap(), cmd.rule, "{s}");

@@ -156,15 +156,24 @@ pub(crate) struct Buf {
     /// A one-hash Bloom filter of the keys ever placed in this buffer ([`Buf::may_hold`]):
     /// bits are set before the entry is published and never cleared (a rebuild starts a
     /// new buffer). All ones in buffers over [`FILTER_MAX_ENTRIES`].
-    filter: [AtomicU64; FILTER_BITS / 64],
+    filter: KeyFilter,
 }
+
+/// The filter's words, on cache lines of their own: the writer stores into them, and the
+/// fields above are read by every probe.
+#[repr(align(64))]
+struct KeyFilter([AtomicU64; FILTER_BITS / 64]);
 
 /// Bits of a buffer's key filter (512 bytes).
 const FILTER_BITS: usize = 4096;
 /// Buffers up to this many entries keep a real filter: at most 1/3 of them live (see
-/// [`ExactWriter::rebuild`]), so at most 341 keys in 4,096 bits (~8% false positives at
-/// worst). A larger buffer's keys would fill it.
+/// [`ExactWriter::rebuild`]), at most 341 keys in 4,096 bits. A larger buffer's keys would
+/// fill it.
 const FILTER_MAX_ENTRIES: usize = 1024;
+/// Bits set in a small buffer's filter beyond which (and beyond twice the live entries)
+/// the writer rebuilds it: keys come and go in reused entries without a rebuild, and their
+/// bits stay, so churn would otherwise fill the filter (1/8 set: 12.5% false positives).
+const FILTER_REBUILD_BITS: usize = FILTER_BITS / 8;
 
 /// The filter bit of a key: its addresses, multiplied (the ports are left out: one
 /// multiply, and rules on one address pair are rare).
@@ -214,18 +223,28 @@ impl Buf {
         Box::new(Buf { entries, len, shift, map: None, filter: Self::empty_filter(len) })
     }
 
-    fn empty_filter(len: usize) -> [AtomicU64; FILTER_BITS / 64] {
+    fn empty_filter(len: usize) -> KeyFilter {
         let word = if len <= FILTER_MAX_ENTRIES { 0 } else { u64::MAX };
-        std::array::from_fn(|_| AtomicU64::new(word))
+        KeyFilter(std::array::from_fn(|_| AtomicU64::new(word)))
     }
 
-    /// Notes a key about to be placed here (before its entry is published).
+    /// Notes a key about to be placed here (before its entry is published); whether that
+    /// set a new bit. Single writer: a load and, only for a new bit, a plain store (no
+    /// locked read-modify-write, and no store at all for a key noted before, such as every
+    /// modify's).
     #[inline(always)]
-    fn note(&self, k: &[u32; 3]) {
-        if self.len <= FILTER_MAX_ENTRIES {
-            let b = filter_bit(k);
-            self.filter[b >> 6].fetch_or(1 << (b & 63), Relaxed);
+    fn note(&self, k: &[u32; 3]) -> bool {
+        if self.len > FILTER_MAX_ENTRIES {
+            return false;
         }
+        let b = filter_bit(k);
+        let (word, bit) = (&self.filter.0[b >> 6], 1u64 << (b & 63));
+        let w = word.load(Relaxed);
+        if w & bit != 0 {
+            return false;
+        }
+        word.store(w | bit, Relaxed);
+        true
     }
 
     /// `false` if no entry of `k` was ever placed in this buffer. A reader pinned at a
@@ -234,7 +253,7 @@ impl Buf {
     #[inline(always)]
     pub fn may_hold(&self, k: &[u32; 3]) -> bool {
         let b = filter_bit(k);
-        (self.filter[b >> 6].load(Relaxed) >> (b & 63)) & 1 != 0
+        (self.filter.0[b >> 6].load(Relaxed) >> (b & 63)) & 1 != 0
     }
 
     #[inline(always)]
@@ -395,6 +414,8 @@ pub(crate) struct ExactWriter {
     /// Entries not free (live, deleted, or reclaimable).
     used: usize,
     cap: usize,
+    /// Bits set in the buffer's key filter (small buffers only).
+    filter_bits: usize,
     /// Version of the last rebuild (the sweep that keeps stored versions recent).
     pub built_at: u64,
     /// The entry [`kill`](Self::kill) just deleted, its key and the version: a
@@ -405,7 +426,7 @@ pub(crate) struct ExactWriter {
 
 impl ExactWriter {
     pub fn new(hi_mask: u64, hi_value: u64, now: u64) -> ExactWriter {
-        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, built_at: now, handover: None }
+        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, filter_bits: 0, built_at: now, handover: None }
     }
 
     #[cfg(test)]
@@ -456,7 +477,8 @@ impl ExactWriter {
     /// (entries deleted at or before it are reused); `w`: the version being staged.
     pub fn place(&mut self, k: &[u32; 3], w: u64, min_pinned: u64) -> Option<Slot> {
         // Used entries at most 1/2 of the table, live ones at most 1/3 (see `rebuild`).
-        if (self.used + 1) * 2 > self.cap || (self.live + 1) * 3 > self.cap {
+        let filter_full = self.filter_bits > FILTER_REBUILD_BITS && self.filter_bits > 2 * self.live;
+        if (self.used + 1) * 2 > self.cap || (self.live + 1) * 3 > self.cap || filter_full {
             self.rebuild(min_pinned, w);
         }
         if let Some((i, hk, hw)) = self.handover.take() {
@@ -498,7 +520,7 @@ impl ExactWriter {
         self.handover = None;
         let buf = self.buf();
         let Some(e) = buf.entries().get(at.index) else { return };
-        buf.note(k);
+        let noted = buf.note(k);
         // `ins` first (see the module doc): a reader that sees any field below sees it too.
         e.ins.store(low(w), Relaxed);
         fence(Release);
@@ -509,6 +531,7 @@ impl ExactWriter {
         e.del.store(NEVER, Relaxed);
         e.tag.store((slot + 1) | (cell << 31), Relaxed);
         self.used += at.fresh as usize;
+        self.filter_bits += noted as usize;
         self.live += 1;
         self.table.w.live.store(self.live, Relaxed);
     }
@@ -591,7 +614,7 @@ impl ExactWriter {
         }
         let m = low(min_pinned);
         let new = Buf::new(cap);
-        let mut used = 0;
+        let (mut used, mut filter_bits) = (0, 0);
         {
             let (old, dst) = (self.buf().entries(), new.entries());
             let mask = dst.len() - 1;
@@ -607,7 +630,7 @@ impl ExactWriter {
                 while dst[i].tag.load(Relaxed) != 0 {
                     i = (i + 1) & mask;
                 }
-                new.note(&key);
+                filter_bits += new.note(&key) as usize;
                 let d = &dst[i];
                 d.key01.store(k01, Relaxed);
                 d.key2.store(key[2], Relaxed);
@@ -627,6 +650,7 @@ impl ExactWriter {
         self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner()).push((w, old));
         self.cap = cap;
         self.used = used;
+        self.filter_bits = filter_bits;
         self.built_at = w;
         self.table.w.bytes.store(cap * std::mem::size_of::<Entry>(), Relaxed);
         if (self.used + 1) * 8 > self.cap * 3 {
@@ -715,6 +739,15 @@ mod tests {
     /// the model says, including the versions being replaced.
     #[test]
     fn test_versions_against_model_with_reuse_and_rebuilds() {
+        // 600 keys: the table outgrows the key filter; 120: it keeps one throughout.
+        let big = versions_against_model(300);
+        assert!(big.cap > FILTER_MAX_ENTRIES, "{}", big.cap);
+        let small = versions_against_model(60);
+        assert!(small.cap <= FILTER_MAX_ENTRIES, "{}", small.cap);
+    }
+
+    /// The model test on `2 * key_space` keys; returns the writer at the end.
+    fn versions_against_model(key_space: u64) -> ExactWriter {
         let mut w = ExactWriter::new(0, 0, 1);
         let mut hist: History = Vec::new();
         let mut live: std::collections::HashMap<[u32; 3], u32> = Default::default();
@@ -726,7 +759,7 @@ mod tests {
             let min_pin = published[published.len().saturating_sub(5)];
             for _ in 0..3 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let k = [((x >> 40) % 300) as u32, 9, (x >> 60) as u32 & 1];
+                let k = [((x >> 40) % key_space) as u32, 9, (x >> 60) as u32 & 1];
                 match (live.get(&k).copied(), x % 3) {
                     (Some(slot), 0) => {
                         assert!(w.kill(&k, slot, staged), "round {round}");
@@ -756,7 +789,7 @@ mod tests {
             }
             let first = published[published.len().saturating_sub(5)];
             for probe in 0..40u32 {
-                let k = [(probe * 7 + round) % 300, 9, probe & 1];
+                let k = [(probe * 7 + round) % key_space as u32, 9, probe & 1];
                 for &pv in published.iter().rev().take(5).chain([&(first)]) {
                     let got = w.buf().get(&k, hash3(&k), low(pv)).map(|h| h.slot);
                     assert_eq!(got, model_get(&hist, &k, pv), "round {round} key {k:?} at version {pv} (staged {staged})");
@@ -766,7 +799,8 @@ mod tests {
                 assert!(staged_view.is_none_or(|h| live.get(&k) == Some(&h.slot)));
             }
         }
-        assert!(w.cap >= 512 && w.live() == live.len());
+        assert!(w.cap >= 256 && w.live() == live.len());
+        w
     }
 
     /// The key filter of a small buffer passes every key placed (before and after a
@@ -784,6 +818,27 @@ mod tests {
         assert!(passed < 300, "40 keys in 4096 bits: ~1% false positives, got {passed} of 10000");
         let big = Buf::new(4 * FILTER_MAX_ENTRIES);
         assert!((0..100u32).all(|i| big.may_hold(&[i, i, i])));
+    }
+
+    /// Keys that come and go leave their filter bits; the rebuilds (for used entries, or
+    /// for the filter itself, whichever comes first) keep it selective.
+    #[test]
+    fn test_key_filter_stays_selective_under_churn() {
+        let mut w = ExactWriter::new(0, 0, 1);
+        const LIVE: u32 = 300;
+        let key = |i: u32| [i.wrapping_mul(2_654_435_761), i, 6];
+        let mut v = 1u64;
+        for i in 0..20_000u32 {
+            v = next_version(v);
+            assert!(w.insert(&key(i), 5, i, 0, 1, v, v - 1));
+            if i >= LIVE {
+                assert!(w.kill(&key(i - LIVE), i - LIVE, v));
+            }
+        }
+        assert!(w.cap <= FILTER_MAX_ENTRIES && w.filter_bits <= FILTER_REBUILD_BITS + 1, "cap {} bits {}", w.cap, w.filter_bits);
+        assert!((20_000 - LIVE..20_000).all(|i| w.buf().may_hold(&key(i))));
+        let passed = (100_000..110_000u32).filter(|&i| w.buf().may_hold(&key(i))).count();
+        assert!(passed < 1_500, "{passed} of 10000 absent keys pass");
     }
 
     #[test]
