@@ -188,8 +188,8 @@ fn main() {
 }
 
 /// Rounds of each alternated comparison, and the length of one side's phase.
-const ROUNDS: usize = 9;
-const SHORT: Duration = Duration::from_millis(300);
+const ROUNDS: usize = 15;
+const SHORT: Duration = Duration::from_millis(250);
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
