@@ -150,8 +150,9 @@ fn main() {
     // updater on the other core modifying a second classifier with the same rules, which
     // the lookups never read (its cost is interference through the machine — caches,
     // memory, the hypervisor — not the classifier's synchronization or table state); and
-    // interleaved with the updates on the same core. The alone phases see the table as the
-    // updates before them left it, so a loss is that of an updater running.
+    // interleaved with the updates on the same core (in this order on even rounds, reversed
+    // on odd ones). The alone phases see the table as the updates before them left it, so a
+    // loss is that of an updater running.
     let (mut twin, twin_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
     println!("\n| update rate target (rules/s) | lookup Mpps alone | updates achieved, other core (rules/s) | lookup Mpps | loss (range) | loss, other core updating a separate classifier (range) | updates achieved, same core (rules/s) | lookup Mpps, same core interleaved | loss (range) |\n|---|---|---|---|---|---|---|---|---|");
     for target in [10_000.0, 100_000.0, 1_000_000.0] {
