@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 from nicbench.report.figures.common import EmptyFigure, Units, hue_groups, where
+
+
+def event_kind(label: str) -> str:
+    """The legend entry of an event: its label without parenthesized details and with its
+    numbers as N, so that e.g. every "matcher rehash to 65536 entries (group 1)" of a run
+    shares one entry instead of one per table size and group."""
+    kind = re.sub(r"\s*\([^)]*\)", "", label)
+    return re.sub(r"\d[\d,.]*", "N", kind).strip() or label
 
 
 def draw(ax, records, figure, units: Units) -> None:
@@ -19,10 +29,13 @@ def draw(ax, records, figure, units: Units) -> None:
             ax.plot(run_frame["t"], run_frame["value"], lw=1.2, alpha=0.85,
                     label=label if i == 0 else None, color=f"C{h % 10}")
     events = data[data["metric"].fillna("").str.startswith("event:")]
-    for j, (label, frame) in enumerate(events.groupby("metric", sort=True)):
-        for k, t in enumerate(sorted(frame["t"].unique())):
-            ax.axvline(t, color=f"C{(n_hues + j) % 10}", ls="--", lw=1,
-                       label=label.removeprefix("event:") if k == 0 else None)
+    kinds = events["metric"].str.removeprefix("event:").map(event_kind)
+    # One colour and one legend entry per kind of event, with how many times it happened.
+    for j, (kind, frame) in enumerate(events.groupby(kinds, sort=True)):
+        times = sorted(frame["t"].unique())
+        label = kind if len(times) == 1 else f"{kind} (×{len(times)})"
+        for k, t in enumerate(times):
+            ax.axvline(t, color=f"C{(n_hues + j) % 10}", ls="--", lw=1, label=label if k == 0 else None)
     units.set_axis(ax.xaxis, "t")
     units.set_axis(ax.yaxis, figure.y, series)
     if figure.hue or not events.empty:
