@@ -223,8 +223,13 @@ impl Buf {
         Box::new(Buf { entries, len, shift, map: None, filter: Self::empty_filter(len) })
     }
 
+    /// Whether a buffer of `len` entries keeps a real key filter (else all ones).
+    fn filtered(len: usize) -> bool {
+        len <= FILTER_MAX_ENTRIES
+    }
+
     fn empty_filter(len: usize) -> KeyFilter {
-        let word = if len <= FILTER_MAX_ENTRIES { 0 } else { u64::MAX };
+        let word = if Self::filtered(len) { 0 } else { u64::MAX };
         KeyFilter(std::array::from_fn(|_| AtomicU64::new(word)))
     }
 
@@ -234,7 +239,7 @@ impl Buf {
     /// modify's).
     #[inline(always)]
     fn note(&self, k: &[u32; 3]) -> bool {
-        if self.len > FILTER_MAX_ENTRIES {
+        if !Self::filtered(self.len) {
             return false;
         }
         let b = filter_bit(k);

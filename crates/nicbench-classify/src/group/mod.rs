@@ -667,7 +667,8 @@ impl Group {
             if ranked {
                 // Beside a tree or hash tables the exact tables are often small (ipc1 1K has
                 // two exact rules): their key filter lets most keys skip the hash and the
-                // probe. Pass 1 lists the keys that select a table and pass its filter.
+                // probe. Pass 1 lists the keys that select a table and pass its filter; the
+                // hash and the prefetch follow for those only.
                 for i in 0..n {
                     let s;
                     (s, ks[i]) = self.select_exact(keys[i].borrow());
@@ -682,30 +683,20 @@ impl Group {
                     hs[i] = exact::hash3(&ks[i]);
                     view(sel[i]).prefetch(hs[i]);
                 }
-                for &i in &idx[..cnt] {
-                    let i = i as usize;
-                    if let Some(h) = view(sel[i]).get(&ks[i], hs[i], x.pin.v) {
-                        let rank = x.ranks.get(h.slot, h.cell);
-                        if rank < best[i].0 {
-                            best[i] = (rank, h.slot);
-                            hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
-                        }
-                    }
+            } else {
+                for i in 0..n {
+                    let s;
+                    (s, ks[i]) = self.select_exact(keys[i].borrow());
+                    hs[i] = exact::hash3(&ks[i]);
+                    sel[i] = s;
+                    // Prefetch now, overlapping the miss with the next keys' hashing (a
+                    // separate pass cost 1M-rule tables ~10%); a key that selects no table
+                    // prefetches a line of the last one, harmless, rather than branch.
+                    view(s.min(last)).prefetch(hs[i]);
+                    // `cnt <= i < BURST`: in bounds.
+                    idx[cnt] = i as u8;
+                    cnt += (s < self.exact.len()) as usize;
                 }
-                return;
-            }
-            for i in 0..n {
-                let s;
-                (s, ks[i]) = self.select_exact(keys[i].borrow());
-                hs[i] = exact::hash3(&ks[i]);
-                sel[i] = s;
-                // Prefetch now, overlapping the miss with the next keys' hashing (a separate
-                // pass cost 1M-rule tables ~10%); a key that selects no table prefetches a
-                // line of the last one, harmless, rather than branch.
-                view(s.min(last)).prefetch(hs[i]);
-                // `cnt <= i < BURST`: in bounds.
-                idx[cnt] = i as u8;
-                cnt += (s < self.exact.len()) as usize;
             }
             for &i in &idx[..cnt] {
                 let i = i as usize;
