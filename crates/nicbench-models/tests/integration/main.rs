@@ -28,3 +28,5 @@ pub fn run(scenario: &Value) -> SimResult {
     let json = simulate_json(&scenario.to_string(), &mut |_| {}).expect("scenario runs");
     serde_json::from_str(&json).expect("result parses")
 }
+mod snapshot;
+mod snapshot_cases;
