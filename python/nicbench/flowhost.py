@@ -1,6 +1,8 @@
 """Virtual Napatech capture NIC + flow-metering host (the "100G NIC Evaluation" model).
 
-The native model (`nicbench_models::flowhost`) takes ONE request JSON and returns ONE result:
+The native model (`nicbench_models::flowhost`) takes ONE request JSON and returns ONE result, both
+defined by their Rust serde types (schemas: `contract_schema("request")` / `("result")`; fields
+described in `docs/contracts/flowhost.md`):
 
     request = {"nic": "napatech-nt100", "host": "argus-host", "cores": 8, "processes_per_core": 1,
                "flows": 16384, "frame_bytes": 750, "rate_gbps": None (line rate), "zipf_exponent": 0,
@@ -9,7 +11,7 @@ The native model (`nicbench_models::flowhost`) takes ONE request JSON and return
     result = simulate(request)   # offered/processed Mpps, drop_ratio, per-process loads, cores_needed...
 
 This module adds the Python side: defaults, the calibration hook (every call merges
-`nicbench.vnic.current_overrides()` beneath the request's own `overrides`, so `nicbench
+`nicbench.profiles.current_overrides()` beneath the request's own `overrides`, so `nicbench
 calibrate argus-host` fits this model like a virtual NIC), the flattening of a result into
 scalar metrics (`result_metrics`), and `calibrate_local`, which measures nicbench's own flow
 meter on this machine and writes a `flowmeter-local` host profile.
@@ -28,8 +30,9 @@ from typing import Any
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.profiles import current_overrides, profiles_dir
 
-__all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "profile", "result_metrics",
+__all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "contract_schema", "result_metrics",
            "calibrate_local", "LocalCalibration", "machine_facts"]
 
 DEFAULT_NIC = "napatech-nt100"
@@ -48,38 +51,21 @@ METRICS: dict[str, str] = {
 }
 
 
-def _native_fn(name: str):
-    fn = getattr(_native, name, None)
-    if fn is None:
-        raise NicbenchError(f"this build of nicbench has no flow-host model (nicbench._native.{name} is missing): "
-                            "rebuild the native module with `make develop`")
-    return fn
+def contract_schema(which: str) -> dict[str, Any]:
+    """The JSON Schema of the model's `request` or `result` (generated from the Rust types)."""
+    return json.loads(_native.contract_schema(f"flowhost.{which}"))
 
 
 def simulate(request: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
     """Run one request (a dict and/or keyword fields); returns the result dict."""
-    from nicbench.vnic import current_overrides, profiles_dir
-
     full = {**(request or {}), **fields}
-    full.setdefault("profiles_dir", str(profiles_dir()))
     overrides = {**current_overrides(), **(full.get("overrides") or {})}
     if overrides:
         full["overrides"] = overrides
     for key in ("duration_ns", "bin_ns", "window_ns", "flows", "cores", "processes_per_core", "max_cores"):
         if isinstance(full.get(key), float) and math.isfinite(full[key]):
             full[key] = int(round(full[key]))
-    text = _native_fn("flowhost_simulate")(json.dumps(full))
-    result = json.loads(text)
-    if not isinstance(result, dict):
-        raise NicbenchError("the flow-host model returned JSON that is not an object")
-    return result
-
-
-def profile(name_or_path: str) -> dict[str, Any]:
-    """A flow-host profile (name in the profiles folder, or a path): parameters with value, unit, provenance."""
-    from nicbench.vnic import profiles_dir
-
-    return json.loads(_native_fn("flowhost_profile")(str(name_or_path), str(profiles_dir())))
+    return json.loads(_native.flowhost_simulate(json.dumps(full)))
 
 
 def result_metrics(result: dict[str, Any]) -> dict[str, float]:
@@ -193,7 +179,6 @@ def calibrate_local(out_dir: str | Path | None = None, *,
 
     from nicbench.flows import meter
     from nicbench.traffic import GenConfig, generate_pcap
-    from nicbench.vnic import profiles_dir
 
     if not flow_counts or any(f < 1 for f in flow_counts):
         raise NicbenchError(f"flow_counts must be positive flow counts, found {flow_counts!r}")

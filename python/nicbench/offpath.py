@@ -1,9 +1,10 @@
 """Off-path SmartNIC paths from Python: parse flows, run the native analytic model, read its answer.
 
-The model (crate nicbench-models, `offpath`) takes ONE request JSON and returns ONE response JSON
-(contract: briefs/offpath_contract.md, summarized here):
+The model (`nicbench_models::offpath`) takes ONE request JSON and returns ONE response JSON, both
+defined by their Rust serde types (schemas: `contract_schema("request")` / `("response")`; fields
+described in `docs/contracts/offpath.md`), summarized here:
 
-    request  = {"nic": "bluefield2", "profiles_dir": "...", "overrides": {...}, "mix": "max_min",
+    request  = {"nic": "bluefield2", "overrides": {...}, "mix": "max_min",
                 "flows": [{"path": "client->soc", "verb": "READ", "payload_bytes": 4096, "share": 0.8,
                            "threads": 24, "machines": 1, "doorbell_batch": 16,
                            "address_range_bytes": 1536, "offered_mpps": 1.7}, ...]}
@@ -34,7 +35,7 @@ load (Gbps of payload, or Mpps of requests); `batch` requests per doorbell (MMIO
 address range the requests hit (skew, seed Fig. 7). Several flows: separated by `;` (`parse_flows`).
 
 Invariants: `predict` never changes its arguments; calibration overrides set with
-`nicbench.vnic.parameter_overrides()` apply to every prediction inside the `with` block, beneath
+`nicbench.profiles.parameter_overrides()` apply to every prediction inside the `with` block, beneath
 the call's own `overrides`, and only for parameters the request's profile declares (the RNIC
 baseline profile shares the NIC-core parameter names with BlueField-2, whose NIC cores are a
 ConnectX-6; a BlueField-only parameter never reaches the RNIC profile, which would reject it).
@@ -44,20 +45,19 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.profiles import current_overrides, declared
 from nicbench.units import UnitError, parse_rate, parse_size_bytes
 
 __all__ = [
     "PATHS", "VERBS", "ADVICE_IDS", "BOTTLENECK_CLASSES", "PCIE_LINKS", "DEFAULT_NIC", "MAX_PAYLOAD_BYTES",
-    "MIX_MODES", "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class", "profile_path",
-    "default_mix", "same_profile",
+    "MIX_MODES", "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class",
+    "default_mix", "same_profile", "contract_schema",
 ]
 
 DEFAULT_NIC = "bluefield2"
@@ -226,42 +226,11 @@ def parse_flows(text: str) -> list[Flow]:
     return flows
 
 
-def _profiles_dir() -> Path:
-    from nicbench.vnic import profiles_dir
-
-    return profiles_dir()
-
-
-def profile_path(nic: str) -> Path | None:
-    """The profile file `nic` names (a path, or `<profiles>/<nic>.toml`); None when there is none."""
-    path = Path(nic)
-    if path.suffix == ".toml" or path.is_file():
-        return path if path.is_file() else None
-    candidate = _profiles_dir() / f"{nic}.toml"
-    return candidate if candidate.is_file() else None
-
-
-@lru_cache(maxsize=32)
-def _param_names(path: str, mtime_ns: int) -> frozenset[str]:
-    del mtime_ns  # part of the cache key only: a re-written profile (calibration) is read again
-    try:
-        doc = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return frozenset()
-    params = doc.get("param")
-    return frozenset(params) if isinstance(params, dict) else frozenset()
-
-
 def _context_overrides(nic: str) -> dict[str, float]:
-    from nicbench.vnic import current_overrides
-
     active = current_overrides()
     if not active:
         return {}
-    path = profile_path(nic)
-    if path is None:
-        return active  # let the model say what is wrong with the profile
-    names = _param_names(str(path), path.stat().st_mtime_ns)
+    names = declared(nic)
     return {k: v for k, v in active.items() if k in names} if names else active
 
 
@@ -289,7 +258,7 @@ def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
         if isinstance(f, str):
             f = parse_flow(f)
         items.append(f.to_request() if isinstance(f, Flow) else dict(f))
-    out: dict[str, Any] = {"nic": nic, "profiles_dir": str(_profiles_dir()), "flows": items}
+    out: dict[str, Any] = {"nic": nic, "flows": items}
     if mix is not None:
         out["mix"] = mix
     merged = {**(_context_overrides(nic) if context_overrides else {}), **(overrides or {})}
@@ -298,12 +267,9 @@ def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     return out
 
 
-def _native_fn() -> Callable[[str], str]:
-    fn = getattr(_native, "offpath_predict", None)
-    if fn is None:
-        raise NicbenchError("this build of nicbench has no off-path model (nicbench._native.offpath_predict is "
-                            "missing): rebuild the native module with `make develop`")
-    return fn
+def contract_schema(which: str) -> dict[str, Any]:
+    """The JSON Schema of the model's `request` or `response` (generated from the Rust types)."""
+    return json.loads(_native.contract_schema(f"offpath.{which}"))
 
 
 def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
@@ -313,14 +279,7 @@ def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     `flows`: Flow objects, flow strings (`"client->soc READ 4KiB x 80%"`) or request dicts.
     Bad input raises `NicbenchError` (a ValueError) with a one-line message.
     """
-    text = _native_fn()(json.dumps(request(nic, flows, overrides, mix, context_overrides)))
-    try:
-        result = json.loads(text)
-    except json.JSONDecodeError as exc:  # a model bug, but say so clearly
-        raise NicbenchError(f"the off-path model returned invalid JSON: {exc}") from None
-    if not isinstance(result, dict) or not isinstance(result.get("flows"), list):
-        raise NicbenchError("the off-path model returned JSON without a 'flows' list")
-    return result
+    return json.loads(_native.offpath_predict(json.dumps(request(nic, flows, overrides, mix, context_overrides))))
 
 
 def same_profile(a: str, b: str) -> bool:

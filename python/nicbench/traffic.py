@@ -16,11 +16,13 @@ from nicbench.units import Rate
 
 __all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec"]
 
+# Bytes a frame takes on the wire beyond its size (preamble + SFD + inter-frame gap), and the FCS a
+# pcap record lacks: the Rust crates' constants (nicbench_wire::builder).
+WIRE_OVERHEAD_BYTES: int = _native.WIRE_OVERHEAD_BYTES
+FCS_BYTES: int = _native.FCS_BYTES
+
 # A frame-size spec: int (fixed), list (random pick), (lo, hi) tuple (uniform) or "imix".
 SizeSpec = Union[int, list[int], tuple[int, int], str]
-
-WIRE_OVERHEAD_BYTES = 20  # preamble + SFD (8 B) + inter-frame gap (12 B)
-IMIX_MEAN_FRAME_BYTES = (7 * 64 + 4 * 594 + 1 * 1518) / 12
 
 
 def parse_size_spec(text: str) -> SizeSpec:
@@ -43,18 +45,6 @@ def parse_size_spec(text: str) -> SizeSpec:
         ) from None
 
 
-def _mean_frame_bytes(size: SizeSpec) -> float:
-    if size == "imix":
-        return IMIX_MEAN_FRAME_BYTES
-    if isinstance(size, int):
-        return float(size)
-    if isinstance(size, tuple):
-        return (size[0] + size[1]) / 2
-    if isinstance(size, list):
-        return sum(size) / len(size)
-    raise NicbenchError(f"bad frame size spec {size!r}")
-
-
 @dataclass
 class GenConfig:
     """What to generate. Frame sizes include the 4-byte FCS (RFC 2544 convention)."""
@@ -73,16 +63,7 @@ class GenConfig:
 
     def expected_packets(self) -> int | None:
         """Packets the run will produce (for progress bars); None when unbounded."""
-        by_time = None
-        if self.duration_ns is not None and self.rate is not None:
-            if self.rate.unit == "pps":
-                by_time = int(self.rate.value * self.duration_ns / 1e9)
-            else:
-                per_frame_bits = (_mean_frame_bytes(self.size) + WIRE_OVERHEAD_BYTES) * 8
-                by_time = int(self.rate.value * self.duration_ns / 1e9 / per_frame_bits)
-        if self.packets is not None:
-            return self.packets if by_time is None else min(self.packets, by_time)
-        return by_time
+        return _native.expected_packets(json.dumps(self.to_native()))
 
     def to_native(self) -> dict:
         """The generator's serde config (crates/nicbench-traffic, `TrafficConfig`)."""
@@ -130,7 +111,8 @@ def generate_pcap(config: GenConfig, path: str, progress: Callable[[int], None] 
 def measure_generation(config: GenConfig, path: str | None = None) -> dict:
     """Generator throughput: in memory (`path=None`) or writing a pcap.
 
-    Returns `packets`, `bytes`, `elapsed_s` and `mpps`. In-memory timing is taken
+    Returns `packets`, `bytes` (captured, without FCS), `wire_gbps` (frame + FCS + preamble/gap),
+    `elapsed_s` and `mpps`. In-memory timing is taken
     inside Rust around the generation loop; with a path, around the whole write.
     """
     import time
@@ -143,5 +125,7 @@ def measure_generation(config: GenConfig, path: str | None = None) -> dict:
         summary = generate_pcap(config, path)
         elapsed_s = time.perf_counter() - start
         packets, nbytes = summary["packets"], summary["bytes"]
+    wire_bits = (nbytes + packets * (FCS_BYTES + WIRE_OVERHEAD_BYTES)) * 8
     return {"packets": packets, "bytes": nbytes, "elapsed_s": elapsed_s,
-            "mpps": packets / elapsed_s / 1e6 if elapsed_s > 0 else float("nan")}
+            "mpps": packets / elapsed_s / 1e6 if elapsed_s > 0 else float("nan"),
+            "wire_gbps": wire_bits / elapsed_s / 1e9 if elapsed_s > 0 else float("nan")}

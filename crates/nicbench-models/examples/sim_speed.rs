@@ -2,7 +2,7 @@
 //! virtual second: `cargo run --release -p nicbench-models --example sim_speed [groups rules seconds]`,
 //! or any scenario: `... --example sim_speed scenario.json` (for profiling).
 //! Prints wall time, simulated packets and M packets per wall second (setup included).
-use nicbench_models::simulate_json;
+use nicbench_models::connectx::simulate_json;
 use serde_json::json;
 
 fn main() {

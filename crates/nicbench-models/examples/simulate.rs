@@ -4,7 +4,7 @@
 //! cargo run --release -p nicbench-models --example simulate -- scenario.json [--full]
 //! ```
 //! `--full` prints the whole result JSON (A/B checks: same seed ⇒ same output).
-use nicbench_models::simulate_json;
+use nicbench_models::connectx::simulate_json;
 
 fn main() {
     let arg = std::env::args().nth(1).unwrap_or_default();

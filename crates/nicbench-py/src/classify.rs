@@ -10,9 +10,10 @@ use std::sync::Arc;
 use nicbench_classify::measure::{lookup_rate, lookups_while_updating, LookupLoad, UpdatePlacement};
 use nicbench_classify::workload::named;
 use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, ClassifierConfig, ClassifyError, UpdateError};
-use nicbench_rules::ruleset::{self, Syntax};
+use nicbench_rules::ruleset;
 
-use crate::errors::{invalid, pcap_error, RuleError};
+use crate::errors::{invalid, pcap_error, rules_load_error, RuleError};
+use crate::rules::syntax_arg;
 use crate::progress::Progress;
 
 #[derive(serde::Serialize)]
@@ -34,16 +35,8 @@ fn classify_pcap(
     syntax: Option<&str>,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    let text = std::fs::read_to_string(&rules_path)
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", rules_path.display())))?;
-    let syntax = match syntax {
-        Some(name) => Syntax::from_name(name).ok_or_else(|| invalid(format!("unknown rule syntax {name:?}")))?,
-        None => Syntax::detect(&rules_path, &text)
-            .ok_or_else(|| RuleError::new_err(format!("{}: cannot tell the rule syntax; pass --syntax", rules_path.display())))?,
-    };
     let name = rules_path.display().to_string();
-    let file = ruleset::load(&text, &name, syntax, false)
-        .map_err(|errs| RuleError::new_err(errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")))?;
+    let file = ruleset::load_path(&rules_path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let lines: Vec<usize> = file.rules.iter().map(|r| r.line).collect();
     let (classifier, ids) = Classifier::with_rules(ClassifierConfig::default(), file.rules.into_iter().map(|r| r.rule))
         .map_err(|e| {

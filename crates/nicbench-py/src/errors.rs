@@ -40,3 +40,15 @@ pub fn invalid(err: impl std::fmt::Display) -> PyErr {
 pub fn json_error(err: serde_json::Error) -> PyErr {
     NicbenchError::new_err(format!("invalid configuration: {err}"))
 }
+
+pub fn model_error(err: nicbench_models::ModelError) -> PyErr {
+    NicbenchError::new_err(err.to_string())
+}
+
+/// A rule file that could not be loaded: unreadable → `OSError`, otherwise `RuleError`.
+pub fn rules_load_error(err: nicbench_rules::ruleset::LoadError) -> PyErr {
+    match err {
+        nicbench_rules::ruleset::LoadError::Io(msg) => PyOSError::new_err(msg),
+        other => RuleError::new_err(other.to_string()),
+    }
+}

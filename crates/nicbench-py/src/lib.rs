@@ -6,16 +6,18 @@
 //! callback periodically.
 
 mod classify;
+mod connectx;
+mod contract;
 mod errors;
 mod flowhost;
 mod flowmeter;
 mod offpath;
 mod packets;
+mod profiles;
 mod progress;
 mod rules;
 mod traces;
 mod traffic;
-mod vnic;
 
 use pyo3::prelude::*;
 
@@ -27,13 +29,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PcapError", py.get_type::<errors::PcapError>())?;
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
     classify::register(m)?;
+    connectx::register(m)?;
+    contract::register(m)?;
     flowhost::register(m)?;
     flowmeter::register(m)?;
     offpath::register(m)?;
     packets::register(m)?;
+    profiles::register(m)?;
     rules::register(m)?;
     traces::register(m)?;
     traffic::register(m)?;
-    vnic::register(m)?;
     Ok(())
 }

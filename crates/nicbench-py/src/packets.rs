@@ -47,6 +47,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("MICROSOFT_KEY", PyBytes::new(py, &MICROSOFT_KEY))?;
     m.add("SYMMETRIC_KEY", PyBytes::new(py, &SYMMETRIC_KEY))?;
+    // Frame accounting on the wire (RFC 2544): the FCS a pcap record lacks, and preamble + SFD + gap.
+    m.add("FCS_BYTES", nicbench_wire::builder::FCS_BYTES)?;
+    m.add("WIRE_OVERHEAD_BYTES", nicbench_wire::builder::WIRE_OVERHEAD_BYTES)?;
     m.add_function(wrap_pyfunction!(parse_frame, m)?)?;
     m.add_function(wrap_pyfunction!(toeplitz_hash, m)?)?;
     Ok(())

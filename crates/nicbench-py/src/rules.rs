@@ -5,36 +5,19 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 
 use nicbench_rules::generate::{generate, RuleSetKind};
-use nicbench_rules::ruleset::{self, Syntax};
+use nicbench_rules::ruleset::{self, LoadError, Syntax};
 use nicbench_rules::Rule;
 
-use crate::errors::{invalid, RuleError};
+use crate::errors::{invalid, rules_load_error, RuleError};
 
-fn syntax_of(path: &Path, text: &str, syntax: Option<&str>) -> PyResult<Syntax> {
-    match syntax {
-        Some(name) => Syntax::from_name(name)
-            .ok_or_else(|| invalid(format!("unknown rule syntax {name:?}: expected testpmd, tc or classbench"))),
-        None => Syntax::detect(path, text).ok_or_else(|| {
-            RuleError::new_err(format!(
-                "{}: cannot tell the rule syntax (testpmd 'flow create …', tc 'tc filter add …' or ClassBench '@…'); \
-                 pass --syntax",
-                path.display()
-            ))
-        }),
-    }
-}
-
-fn read(path: &Path) -> PyResult<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
-}
-
-/// Load a file: `Ok(rules)` or `Err(JSON {"errors": [...]})`-style error lists.
-fn load(path: &Path, syntax: Option<&str>, keep_going: bool) -> PyResult<Result<ruleset::RuleFile, Vec<String>>> {
-    let text = read(path)?;
-    let syntax = syntax_of(path, &text, syntax)?;
-    let name = path.display().to_string();
-    Ok(ruleset::load(&text, &name, syntax, keep_going).map_err(|errs| errs.iter().map(ToString::to_string).collect()))
+/// The `--syntax` argument: a syntax name, or `None` to detect it from the file.
+pub(crate) fn syntax_arg(syntax: Option<&str>) -> PyResult<Option<Syntax>> {
+    syntax
+        .map(|name| {
+            Syntax::from_name(name)
+                .ok_or_else(|| invalid(format!("unknown rule syntax {name:?}: expected testpmd, tc or classbench")))
+        })
+        .transpose()
 }
 
 #[derive(serde::Serialize)]
@@ -51,7 +34,7 @@ struct CheckReport {
 #[pyfunction]
 #[pyo3(signature = (path, syntax=None, keep_going=false))]
 fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResult<String> {
-    let report = match load(&path, syntax, keep_going)? {
+    let report = match ruleset::load_path(&path, syntax_arg(syntax)?, keep_going) {
         Ok(file) => CheckReport {
             file: path.display().to_string(),
             syntax: Some(file.syntax),
@@ -60,14 +43,15 @@ fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResul
             commands: file.commands,
             widened: file.widened,
         },
-        Err(errors) => CheckReport {
+        Err(LoadError::Parse(errors)) => CheckReport {
             file: path.display().to_string(),
             syntax: None,
-            errors,
+            errors: errors.iter().map(ToString::to_string).collect(),
             summary: None,
             commands: Default::default(),
             widened: 0,
         },
+        Err(other) => return Err(rules_load_error(other)),
     };
     serde_json::to_string(&report).map_err(invalid)
 }
@@ -82,7 +66,7 @@ fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> Py
 #[pyfunction]
 #[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
 fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
-    let file = load(&path, syntax, false)?.map_err(|errs| RuleError::new_err(errs.join("\n")))?;
+    let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let rules: Vec<Rule> = file.rules.into_iter().map(|r| r.rule).collect();
     write_rules(&rules, to, &out, port, dev)?;
     Ok(rules.len())

@@ -1,4 +1,4 @@
-//! The traffic generator: `generate_pcap`, `measure_generation`.
+//! The traffic generator: `generate_pcap`, `measure_generation`, `expected_packets`.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,8 +42,15 @@ fn measure_generation(py: Python<'_>, config_json: &str) -> PyResult<(u64, u64, 
     .map_err(traffic_error)
 }
 
+/// Packets the configured run will produce, when bounded (for progress bars).
+#[pyfunction]
+fn expected_packets(config_json: &str) -> PyResult<Option<u64>> {
+    Ok(config_from_json(config_json)?.expected_packets())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(measure_generation, m)?)?;
+    m.add_function(wrap_pyfunction!(expected_packets, m)?)?;
     Ok(())
 }

@@ -133,6 +133,48 @@ pub fn load(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Result<
     Ok(out)
 }
 
+/// Why a rule file could not be loaded by [`load_path`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// The file could not be read (message names the path).
+    Io(String),
+    /// Neither the extension nor the first line tells the syntax.
+    UnknownSyntax(String),
+    /// Parse errors: at least one, every one with `keep_going`.
+    Parse(Vec<ParseError>),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io(msg) => f.write_str(msg),
+            LoadError::UnknownSyntax(path) => write!(
+                f,
+                "{path}: cannot tell the rule syntax (testpmd 'flow create …', tc 'tc filter add …' or ClassBench '@…'); \
+                 pass --syntax"
+            ),
+            LoadError::Parse(errors) => {
+                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                f.write_str(&lines.join("\n"))
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Reads a rule file, detects its syntax unless `syntax` is given ([`Syntax::detect`]) and
+/// parses it ([`load`]): the one way every tool loads a rule file from disk.
+pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Result<RuleFile, LoadError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
+    let syntax = match syntax {
+        Some(s) => s,
+        None => Syntax::detect(path, &text).ok_or_else(|| LoadError::UnknownSyntax(name.clone()))?,
+    };
+    load(&text, &name, syntax, keep_going).map_err(LoadError::Parse)
+}
+
 fn check(mut errors: Vec<ParseError>, keep_going: bool) -> Result<(), Vec<ParseError>> {
     if errors.is_empty() {
         return Ok(());
@@ -300,6 +342,27 @@ mod tests {
         assert_eq!(Syntax::detect(Path::new("rules.txt"), "\n# c\ntc filter add dev eth0 ingress"), Some(Syntax::Tc));
         assert_eq!(Syntax::detect(Path::new("rules.txt"), TESTPMD), Some(Syntax::Testpmd));
         assert_eq!(Syntax::detect(Path::new("rules.txt"), "hello"), None);
+    }
+
+    #[test]
+    fn test_load_path_reads_detects_and_parses() {
+        let dir = std::env::temp_dir().join(format!("nicbench-load-path-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("tmp");
+        let good = dir.join("rules.txt");
+        std::fs::write(&good, TESTPMD).expect("write");
+        let file = load_path(&good, None, false).expect("loads");
+        assert_eq!((file.syntax, file.rules.len()), (Syntax::Testpmd, 2));
+        let unknown = dir.join("hello.txt");
+        std::fs::write(&unknown, "hello\n").expect("write");
+        let err = load_path(&unknown, None, false).expect_err("no syntax");
+        assert_eq!(err, LoadError::UnknownSyntax(unknown.display().to_string()));
+        assert!(err.to_string().ends_with("pass --syntax"), "{err}");
+        // A given syntax wins over detection: ClassBench cannot read testpmd lines.
+        let err = load_path(&good, Some(Syntax::ClassBench), true).expect_err("not classbench");
+        assert!(matches!(&err, LoadError::Parse(errors) if errors.len() == 3 && errors[0].line == 2), "{err:?}");
+        let err = load_path(&dir.join("missing.flow"), None, false).expect_err("no file");
+        assert!(matches!(&err, LoadError::Io(m) if m.contains("missing.flow")), "{err:?}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
 /// Percentiles of a latency distribution \[µs\].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub p1: f64,
     pub p25: f64,
@@ -279,7 +279,7 @@ impl Drop for Recorder<'_> {
 }
 
 /// One bin of a [`Timeline`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineBin {
     /// End of the bin \[s\].
     pub t_s: f64,
@@ -390,7 +390,7 @@ impl Timeline {
 }
 
 /// Named counters, reported in name order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counters {
     values: BTreeMap<String, u64>,
 }

@@ -24,7 +24,7 @@ pub const MAX_FLOWS: u32 = 1 << 24;
 pub const IMIX: [(u32, u32); 3] = [(64, 7), (594, 4), (1518, 1)];
 
 /// Transport protocol of the generated flows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Proto {
     #[default]
@@ -34,7 +34,7 @@ pub enum Proto {
 }
 
 /// Frame-size distribution (sizes include FCS) \[B\].
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SizeSpec {
     Fixed(u32),
@@ -87,7 +87,7 @@ impl SizeSpec {
 }
 
 /// Which flow each packet belongs to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Popularity {
     /// Every flow equally likely.
@@ -98,7 +98,7 @@ pub enum Popularity {
 }
 
 /// Offered rate.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     /// Line rate in Gbit/s counting wire bytes: frame (incl. FCS) + 20 B preamble/IFG.
@@ -116,7 +116,7 @@ impl Default for Rate {
 }
 
 /// Everything the generator needs; see the module doc for the serde form.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrafficConfig {
     /// Number of distinct flows (distinct 5-tuples).
@@ -169,6 +169,23 @@ fn check_positive(value: f64, unit: &'static str) -> Result<(), TrafficError> {
 }
 
 impl TrafficConfig {
+    /// Packets a run will produce, when bounded (for progress bars): the packet limit and/or
+    /// what the rate fits in the duration at the mean frame size (wire bytes = frame + 20 B).
+    pub fn expected_packets(&self) -> Option<u64> {
+        let by_time = match (self.duration_ns, self.rate) {
+            (Some(d), Rate::Mpps(m)) => Some((m * 1e6 * d as f64 / 1e9) as u64),
+            (Some(d), Rate::Gbps(g)) => {
+                let bits = (self.size.mean_bytes() + f64::from(nicbench_wire::builder::WIRE_OVERHEAD_BYTES)) * 8.0;
+                Some((g * 1e9 * d as f64 / 1e9 / bits) as u64)
+            }
+            _ => None,
+        };
+        match (self.packets, by_time) {
+            (Some(p), Some(t)) => Some(p.min(t)),
+            (p, t) => p.or(t),
+        }
+    }
+
     /// Checks everything that does not need the flows' headers.
     pub fn validate(&self) -> Result<(), TrafficError> {
         if self.flows == 0 {
@@ -274,6 +291,19 @@ mod tests {
             .validate(),
             Err(TrafficError::TooManyFlows { .. })
         ));
+    }
+
+    #[test]
+    fn test_expected_packets() {
+        let base = TrafficConfig { duration_ns: Some(1_000_000), ..TrafficConfig::default() };
+        // 64 B at 100 Gb/s: 148.8 Mpps, 148,809 packets in 1 ms.
+        assert_eq!(base.expected_packets(), Some(148_809));
+        let capped = TrafficConfig { packets: Some(1000), ..base.clone() };
+        assert_eq!(capped.expected_packets(), Some(1000));
+        let pps = TrafficConfig { rate: Rate::Mpps(2.0), ..base.clone() };
+        assert_eq!(pps.expected_packets(), Some(2000));
+        let endless = TrafficConfig { duration_ns: None, rate: Rate::Unlimited, ..base };
+        assert_eq!(endless.expected_packets(), None);
     }
 
     #[test]

@@ -88,16 +88,10 @@ def load_config(path: Path) -> CalibrationConfig:
 
 
 def resolve_profile(nic: str) -> Path:
-    """A profile path: `nic` itself if it is a file, else `<profiles>/<nic>.toml`."""
-    from nicbench.vnic import profiles_dir
+    """A profile path: `nic` itself if it is a file, else `<profiles>/<nic>.toml` (see nicbench.profiles)."""
+    from nicbench.profiles import resolve
 
-    path = Path(nic)
-    if path.is_file():
-        return path
-    candidate = profiles_dir() / f"{nic}.toml"
-    if candidate.is_file():
-        return candidate
-    raise NicbenchError(f"no profile {nic!r} (looked for {candidate})")
+    return resolve(nic)
 
 
 @dataclass

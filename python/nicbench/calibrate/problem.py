@@ -129,13 +129,13 @@ def residual(ref: Reference, model: float) -> float:
 
 def _run_point(job: tuple[str, dict[str, Any], int, dict[str, float]]) -> dict[str, float] | str:
     """Run one point with overrides; metrics, or the error text (in a worker or in-process)."""
-    from nicbench import vnic
+    from nicbench.profiles import parameter_overrides
 
     target_name, params, seed, overrides = job
     target = get_target(target_name)
     ctx = RunContext(seed=seed, rep=0, target=target)
     try:
-        with vnic.parameter_overrides(overrides):
+        with parameter_overrides(overrides):
             result = target.fn(dict(params), ctx) or {}
         return {k: float(v) for k, v in result.items()}
     except Exception as exc:  # a failing point costs its references, the fit goes on

@@ -127,13 +127,14 @@ pub fn available_fraction(host: &HostParams) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::super::flows::FlowSet;
-    use super::super::params::{FlowProfile, HostParams};
+    use super::super::params::HostParams;
+    use crate::profile::Profile;
     use super::*;
     use std::path::Path;
 
     fn host() -> HostParams {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
-        HostParams::from_profile(&FlowProfile::load("argus-host", &dir).expect("profile")).expect("params")
+        Profile::load("argus-host", &dir).expect("profile").params::<HostParams>().expect("params")
     }
 
     #[test]

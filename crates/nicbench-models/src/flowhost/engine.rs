@@ -44,7 +44,7 @@ pub struct EngineInput {
 }
 
 /// Per-process totals over the run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProcessOutput {
     pub offered_packets: f64,
     pub processed_packets: f64,
@@ -59,7 +59,7 @@ pub struct ProcessOutput {
 }
 
 /// One measurement window, all processes together.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct WindowOutput {
     pub t_s: f64,
     pub offered_packets: f64,

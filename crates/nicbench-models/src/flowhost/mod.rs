@@ -33,10 +33,14 @@ use nicbench_sim::SimDuration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
+use crate::profile::{profiles_dir, Profile};
 use cost::{available_fraction, process_costs, Placement};
 use engine::{EngineInput, ProcessInput, WindowOutput};
 use flows::FlowSet;
-pub use params::{CaptureNicParams, FlowProfile, HostParams, Role};
+pub use params::{CaptureNicParams, HostParams, Role};
+
+/// The `kind` of the profiles this model reads.
+pub const KIND: &str = "flowhost";
 
 pub const DEFAULT_NIC: &str = "napatech-nt100";
 pub const DEFAULT_HOST: &str = "argus-host";
@@ -84,7 +88,7 @@ fn default_drop_tolerance() -> f64 {
 }
 
 /// One scenario. Every field has a default (the study's 8 cores, 16,384 flows, 750 B, 100 Gbps).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
     /// Capture-NIC profile (name or path).
@@ -208,7 +212,7 @@ impl Request {
 }
 
 /// One stream and its process.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProcessResult {
     pub flows: usize,
     pub socket: usize,
@@ -222,7 +226,7 @@ pub struct ProcessResult {
 }
 
 /// The outcome of one scenario (rates are means over the simulated time).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlowHostResult {
     pub nic: String,
     pub host: String,
@@ -291,11 +295,11 @@ pub struct Profiles {
 
 impl Profiles {
     pub fn load(req: &Request) -> Result<Profiles, ModelError> {
-        let dir = crate::profiles_dir(req.profiles_dir.as_deref());
-        let mut nic = FlowProfile::load(&req.nic, &dir)?;
-        nic.expect_role(Role::CaptureNic, "nic")?;
-        let mut host = FlowProfile::load(&req.host, &dir)?;
-        host.expect_role(Role::Host, "host")?;
+        let dir = profiles_dir(req.profiles_dir.as_deref());
+        let mut nic = Profile::load(&req.nic, &dir)?;
+        params::expect_role(&nic, Role::CaptureNic, "nic")?;
+        let mut host = Profile::load(&req.host, &dir)?;
+        params::expect_role(&host, Role::Host, "host")?;
         for (name, &value) in &req.overrides {
             if nic.declares(name) {
                 nic.set(name, value)?;
@@ -309,8 +313,8 @@ impl Profiles {
             }
         }
         Ok(Profiles {
-            nic: CaptureNicParams::from_profile(&nic)?,
-            host: HostParams::from_profile(&host)?,
+            nic: nic.params()?,
+            host: host.params()?,
             nic_name: nic.name,
             host_name: host.name,
         })
@@ -324,11 +328,6 @@ pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
     serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
 }
 
-/// A flow-host profile as JSON (every parameter with value, unit, provenance).
-pub fn profile_json(name_or_path: &str, profiles_dir: Option<&str>) -> Result<String, ModelError> {
-    let profile = FlowProfile::load(name_or_path, &crate::profiles_dir(profiles_dir))?;
-    serde_json::to_string(&profile).map_err(|e| ModelError::Profile(e.to_string()))
-}
 
 pub fn simulate(req: &Request) -> Result<FlowHostResult, ModelError> {
     req.validate()?;

@@ -115,6 +115,6 @@ fn test_json_round_trip() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     assert_eq!(v["cores"], 2);
     assert!(v["per_process"].as_array().map(|a| a.len()) == Some(2));
-    let prof = profile_json("argus-host", None).expect("profile");
+    let prof = crate::profile_json("argus-host", None).expect("profile");
     assert!(prof.contains("\"calibration_study\":\"argus100g\""));
 }

@@ -15,7 +15,7 @@
 
 use super::demand::{Demand, Resource};
 use super::pcie;
-use super::profile::OffpathParams;
+use super::params::OffpathParams;
 use super::request::{Advice, Flow, Requester};
 use super::solve::{Limit, Solution};
 

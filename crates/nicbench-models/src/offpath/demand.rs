@@ -27,7 +27,7 @@
 //!   request (BlueFlame) or one doorbell per batch plus a DMA fetch per WQE (§3.3, Fig. 10).
 
 use super::pcie::{self, LinkDir, PcieLoad};
-use super::profile::OffpathParams;
+use super::params::OffpathParams;
 use super::request::{CommPath, Endpoint, Flow, Requester, Verb};
 use crate::error::ModelError;
 
@@ -560,11 +560,11 @@ fn blueflame_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::offpath::profile::tests::load;
+    use crate::offpath::params::tests::params;
     use crate::offpath::request::DEFAULT_ADDRESS_RANGE_BYTES;
 
     pub(crate) fn bf2() -> OffpathParams {
-        load("bluefield2").params().expect("valid")
+        params("bluefield2")
     }
 
     pub(crate) fn flow(path: CommPath, verb: Verb, n: f64) -> Flow {
@@ -742,7 +742,7 @@ pub(crate) mod tests {
 
     #[test]
     fn test_soc_paths_rejected_on_rnic() {
-        let p = load("connectx6-rnic").params().expect("valid");
+        let p = params("connectx6-rnic");
         let msg = demand(&p, &flow(CommPath::ClientSoc, Verb::Read, 64.0))
             .err()
             .map(|e| e.to_string())

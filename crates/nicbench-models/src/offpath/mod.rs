@@ -10,8 +10,8 @@
 //!  paths: ① client->host  ② client->soc  ③ host->soc (H2S) / soc->host (S2H, PCIe1 twice)
 //! ```
 //!
-//! - [`profile`]: typed parameters of `profiles/{bluefield2,connectx6-rnic}.toml`.
-//! - [`request`]: the JSON contract (`/work/briefs/offpath_contract.md`).
+//! - [`params`]: typed parameters of `profiles/{bluefield2,connectx6-rnic}.toml`.
+//! - [`request`]: the request/response contract (JSON; schema in `docs/contracts/`).
 //! - [`pcie`]: TLP arithmetic per link and direction.
 //! - [`demand`]: what one request of a flow costs every resource; latency segments.
 //! - [`solve`]: joint bottleneck of a mix; M/D/1 wait at an offered load.
@@ -24,17 +24,21 @@
 pub mod advice;
 pub mod demand;
 pub mod pcie;
-pub mod profile;
+pub mod params;
 pub mod request;
 pub mod solve;
 
 pub use demand::{Demand, Resource};
-pub use profile::{OffpathParams, OffpathProfile};
+pub use params::OffpathParams;
 pub use request::{CommPath, Flow, Request, Response, Verb};
 
 use crate::error::ModelError;
+use crate::profile::{profiles_dir, Profile};
 use request::{FlowResult, PcieMpps};
 use std::collections::BTreeMap;
+
+/// The `kind` of the profiles this model reads.
+pub const KIND: &str = "offpath";
 
 /// Predicts a request given as JSON; returns the response as JSON.
 pub fn predict_json(request_json: &str) -> Result<String, ModelError> {
@@ -45,10 +49,9 @@ pub fn predict_json(request_json: &str) -> Result<String, ModelError> {
 
 /// Loads the request's profile (with overrides) and predicts the mix.
 pub fn predict(request: &Request) -> Result<Response, ModelError> {
-    let dir = crate::profiles_dir(request.profiles_dir.as_deref());
-    let mut profile = OffpathProfile::load(&request.nic, &dir)?;
+    let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
     profile.apply_overrides(&request.overrides)?;
-    let params = profile.params()?;
+    let params: OffpathParams = profile.params()?;
     let flows = request.flows()?;
     predict_flows(&profile.name, &params, &flows, request.mix_mode()?)
 }
@@ -138,7 +141,7 @@ pub fn predict_flows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offpath::profile::tests::profiles_dir;
+    use crate::profile::tests::dir as profiles_dir;
 
     /// Predicts `flows` (JSON array text) on `nic` with `overrides` (JSON object text).
     pub(crate) fn run_with(nic: &str, flows: &str, overrides: &str) -> Response {
@@ -454,7 +457,7 @@ mod tests {
             ),
             (
                 format!(r#"{{"nic":"connectx5","profiles_dir":"{dir}","flows":{flows}}}"#),
-                "kind = \"offpath\"",
+                "not the offpath model",
             ),
             (
                 format!(r#"{{"nic":"bluefield2","profiles_dir":"{dir}","overrides":{{"bogus":1}},"flows":{flows}}}"#),

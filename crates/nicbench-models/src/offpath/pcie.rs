@@ -10,7 +10,7 @@
 //! Invariants: counts are whole TLPs (`ceil`), a 0-byte transfer costs no TLP, and every
 //! TLP carries `header + pcie_dll_bytes + pcie_framing_bytes` bytes besides its payload.
 
-use super::profile::OffpathParams;
+use super::params::OffpathParams;
 use super::request::Endpoint;
 
 /// A PCIe link and direction.
@@ -216,10 +216,10 @@ pub fn mmio_write(p: &OffpathParams, mem: Endpoint, bytes: f64) -> PcieLoad {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offpath::profile::tests::load;
+    use crate::offpath::params::tests::params;
 
     fn bf2() -> OffpathParams {
-        load("bluefield2").params().expect("valid")
+        params("bluefield2")
     }
 
     #[test]
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn test_rnic_has_only_pcie0_and_no_switch() {
-        let p = load("connectx6-rnic").params().expect("valid");
+        let p = params("connectx6-rnic");
         assert_eq!(dma_write(&p, Endpoint::Host, 1024.0).tlps, [2.0, 0.0, 0.0, 0.0]);
         assert_eq!(one_way_ns(&p, Endpoint::Host), p.pcie0_one_way_ns);
         let b = bf2();

@@ -1,4 +1,4 @@
-//! The JSON contract with the Python side (`/work/briefs/offpath_contract.md`):
+//! The JSON contract with the Python side (schema and field docs in `docs/contracts/offpath.md`):
 //! [`Request`] in, [`Response`] out, and the validated [`Flow`] the model works on.
 //!
 //! Invariants: a [`Flow`] is only built by [`Request::flows`], which rejects every bad
@@ -16,7 +16,7 @@ pub const MAX_PAYLOAD_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Default random address range of the seed's runs (§3 "Evaluation setup": 10 GB) \[B\].
 pub const DEFAULT_ADDRESS_RANGE_BYTES: f64 = 10e9;
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
     pub nic: String,
@@ -31,7 +31,7 @@ pub struct Request {
 }
 
 /// One flow as written in the request (validated into a [`Flow`]).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub path: String,
@@ -301,7 +301,7 @@ impl Request {
 }
 
 /// Per-link, per-direction PCIe packet rates [M TLP/s].
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PcieMpps {
     pub pcie0_up: f64,
     pub pcie0_down: f64,
@@ -309,7 +309,7 @@ pub struct PcieMpps {
     pub pcie1_down: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlowResult {
     pub path: &'static str,
     pub verb: &'static str,
@@ -328,13 +328,13 @@ pub struct FlowResult {
     pub bottleneck: &'static str,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Advice {
     pub id: &'static str,
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Response {
     pub nic: String,
     /// "shares" or "max_min".

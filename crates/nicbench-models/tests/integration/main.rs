@@ -2,9 +2,10 @@
 //! with the profiles' initial values, runs reproduce, bad scenarios get clear errors.
 
 mod claims;
+mod contract;
 mod scenario;
 
-use nicbench_models::{simulate_json, SimResult};
+use nicbench_models::connectx::{simulate_json, SimResult};
 use serde_json::{json, Value};
 
 pub fn profiles_dir() -> String {

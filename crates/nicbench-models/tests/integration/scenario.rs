@@ -1,7 +1,7 @@
 //! Reproducibility and scenario errors.
 
 use crate::{fig2, profiles_dir, run};
-use nicbench_models::simulate_json;
+use nicbench_models::connectx::simulate_json;
 use serde_json::json;
 
 #[test]

@@ -23,7 +23,7 @@ fn connectx_case(name: &str, duration_ns: u64, traffic: Value, rules: Value, ins
         "install": install,
         "measure": {"timeline_bin_ns": 1_000_000, "latency": true, "queues": true},
     });
-    let out = nicbench_models::simulate_json(&scenario.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::connectx::simulate_json(&scenario.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut v: Value = serde_json::from_str(&out).expect("result JSON");
     // Wall-clock statistics vary run to run; the packet count does not.
     let packets = v["sim"]["packets"].clone();

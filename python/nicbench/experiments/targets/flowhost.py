@@ -8,7 +8,7 @@
 The card and host profiles are parameters `card` and `host` (not `nic`: `nicbench calibrate`
 replaces a point's `nic` with the calibrated profile, while here the calibrated profile is the
 host). Calibration overrides reach the model through `nicbench.flowhost.simulate`, which merges
-`nicbench.vnic.current_overrides()`.
+`nicbench.profiles.current_overrides()`.
 
 Invariant: a run's result depends only on its parameters, the profiles and `ctx.seed`.
 """

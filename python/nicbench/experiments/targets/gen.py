@@ -10,9 +10,6 @@ from __future__ import annotations
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 
-WIRE_OVERHEAD_BYTES = 20  # preamble + SFD + inter-frame gap
-
-
 @target(
     "gen.rate",
     params=[
@@ -38,11 +35,9 @@ def gen_rate(p: dict, ctx: RunContext) -> dict:
         ipv6=p["ipv6"], proto=p["proto"], zipf_s=p["zipf"], seed=ctx.seed,
     )
     result = measure_generation(config, None)
-    mpps = float(result["mpps"])
-    mean_frame = (7 * 64 + 4 * 594 + 1518) / 12 if p["imix"] else p["size"]
     return {
-        "mpps": mpps,
-        "gbps": mpps * 1e6 * (mean_frame + WIRE_OVERHEAD_BYTES) * 8 / 1e9,
+        "mpps": float(result["mpps"]),
+        "gbps": float(result["wire_gbps"]),
         "packets": float(result["packets"]),
         "elapsed_s": float(result["elapsed_s"]),
     }

@@ -15,8 +15,7 @@ import time
 from nicbench.experiments.params import Param
 from nicbench.experiments.stats import hdr_percentiles
 from nicbench.experiments.targets import RunContext, target
-
-WIRE_OVERHEAD_BYTES = 20  # preamble + SFD + inter-frame gap, as nicbench.traffic
+from nicbench.traffic import WIRE_OVERHEAD_BYTES
 
 
 @target(

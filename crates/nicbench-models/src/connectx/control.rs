@@ -23,10 +23,10 @@
 //! Invariant: an operation changes the tables when it starts and the classifier when it
 //! completes (the functional change is handed to the caller with its completion time).
 
-use crate::profile::NicParams;
-use crate::scenario::{InstallMode, InstallOp, InstallSpec, MatchType, Pacing};
-use crate::setup::{exact_flow_rule, rule_signature, GroupTargets};
-use crate::steering::{MatcherId, Tables};
+use super::params::ConnectxParams;
+use super::scenario::{InstallMode, InstallOp, InstallSpec, MatchType, Pacing};
+use super::setup::{exact_flow_rule, rule_signature, GroupTargets};
+use super::steering::{MatcherId, Tables};
 use nicbench_classify::{RuleId, Update};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem, VlanItem, VxlanItem};
 use nicbench_rules::{Field, Item, Rule};
@@ -106,7 +106,7 @@ pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
 /// Rule updates of an [`InstallSpec`], one operation at a time.
 pub struct Installer {
     spec: InstallSpec,
-    params: NicParams,
+    params: ConnectxParams,
     matcher: MatcherId,
     fw: bool,
     /// Operations to issue (u64::MAX: unbounded).
@@ -126,7 +126,7 @@ pub struct Installer {
 }
 
 impl Installer {
-    pub fn new(spec: &InstallSpec, params: &NicParams, tables: &mut Tables) -> Installer {
+    pub fn new(spec: &InstallSpec, params: &ConnectxParams, tables: &mut Tables) -> Installer {
         let rule = template_rule(spec.match_type, spec.group);
         let (sig, varies) = rule_signature(&rule);
         let matcher = tables.matcher(spec.group, &sig, 0, varies);
@@ -261,8 +261,8 @@ impl Installer {
                 ),
             };
             let core = match self.spec.core {
-                crate::scenario::InstallCore::Same => "same core",
-                crate::scenario::InstallCore::Distinct => "distinct core",
+                super::scenario::InstallCore::Same => "same core",
+                super::scenario::InstallCore::Distinct => "distinct core",
             };
             ctx.events.push((start, format!("{what} (group {}, {core})", self.spec.group).to_lowercase()));
         }
@@ -341,8 +341,8 @@ impl Installer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::tests::test_params;
-    use crate::scenario::InstallCore;
+    use crate::connectx::params::tests::test_params;
+    use crate::connectx::scenario::InstallCore;
 
     fn spec(op: InstallOp, group: u32, count: u64) -> InstallSpec {
         InstallSpec {

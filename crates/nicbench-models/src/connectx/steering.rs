@@ -27,7 +27,7 @@
 //!   miss time / outstanding misses); unloaded latency = firmware time + pipeline time +
 //!   miss latency × misses (dependent reads are serial).
 
-use crate::profile::NicParams;
+use super::params::ConnectxParams;
 use std::collections::BTreeMap;
 
 /// Index of a matcher in [`Tables`].
@@ -58,7 +58,7 @@ pub struct Rehash {
 /// The installed tables as the timing model sees them (entry counts per matcher).
 #[derive(Clone, Debug)]
 pub struct Tables {
-    params: NicParams,
+    params: ConnectxParams,
     pub matchers: Vec<Matcher>,
     /// Flows of the traffic (for access shares).
     pub total_flows: u64,
@@ -82,7 +82,7 @@ pub struct PathCost {
 }
 
 impl Tables {
-    pub fn new(params: &NicParams) -> Tables {
+    pub fn new(params: &ConnectxParams) -> Tables {
         Tables { params: params.clone(), matchers: Vec::new(), total_flows: 0, by_signature: BTreeMap::new() }
     }
 
@@ -292,7 +292,7 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::tests::test_params;
+    use crate::connectx::params::tests::test_params;
 
     #[test]
     fn test_buckets_grow_by_factor_until_max() {

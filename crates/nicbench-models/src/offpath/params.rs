@@ -1,111 +1,17 @@
-//! Off-path SmartNIC profiles: `profiles/<name>.toml` with `kind = "offpath"` and one
-//! `[param.NAME]` table (value, unit, provenance) per parameter of [`OffpathParams`].
+//! The off-path model's parameters: every value it reads, declared once; profiles of
+//! `kind = "offpath"` (`profiles/{bluefield2,connectx6-rnic}.toml`) carry exactly these.
 //!
-//! The generic [`crate::Profile`] type validates the steering model's parameter set, so
-//! this module reads the same file format with its own parameter list (re-using
-//! [`crate::Param`] for the entries).
-//!
-//! Invariants: every parameter the off-path model reads is declared in [`OffpathParams`]
-//! and must be present with a finite value (missing or unknown names are errors, never a
-//! silent default); overrides may only name declared parameters, so a calibration can
-//! replace any of them by name.
+//! Invariants: every parameter must be present with a finite, non-negative value (missing
+//! or unknown names are errors, never a silent default); overrides may only name declared
+//! parameters, so a calibration can replace any of them by name.
 
+use super::KIND;
 use crate::error::ModelError;
-use crate::profile::{profile_params, Param};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use crate::profile::params::model_params;
 
-/// A profile file of kind "offpath" (plus overrides, if any were applied).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OffpathProfile {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    /// Must be "offpath".
-    #[serde(default)]
-    pub kind: String,
-    /// Study whose calibration set fits this profile (informational for `nicbench calibrate`).
-    #[serde(default)]
-    pub calibration_study: Option<String>,
-    #[serde(rename = "param")]
-    pub params: BTreeMap<String, Param>,
-    #[serde(default, skip_deserializing)]
-    pub path: Option<PathBuf>,
-}
-
-impl OffpathProfile {
-    pub fn from_toml(text: &str, origin: &str) -> Result<OffpathProfile, ModelError> {
-        let profile: OffpathProfile = toml::from_str(text)
-            .map_err(|e| ModelError::Profile(format!("{origin}: {}", e.message().replace('\n', " "))))?;
-        if profile.kind != "offpath" {
-            return Err(ModelError::Profile(format!(
-                "{origin}: kind = \"{}\", the off-path model needs kind = \"offpath\"",
-                profile.kind
-            )));
-        }
-        OffpathParams::from_profile(&profile).map_err(|e| match e {
-            ModelError::Profile(m) => ModelError::Profile(format!("{origin}: {m}")),
-            other => other,
-        })?;
-        Ok(profile)
-    }
-
-    /// Loads a profile by name (`<profiles_dir>/<name>.toml`) or path (`*.toml` or with a `/`).
-    pub fn load(name_or_path: &str, profiles_dir: &Path) -> Result<OffpathProfile, ModelError> {
-        let as_path = Path::new(name_or_path);
-        let path = if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
-            as_path.to_path_buf()
-        } else {
-            let candidate = profiles_dir.join(format!("{name_or_path}.toml"));
-            if !candidate.is_file() {
-                let known = crate::profile::builtin_profiles(profiles_dir).join(", ");
-                return Err(ModelError::Profile(format!(
-                    "'{name_or_path}' not found in {} (known: {known})",
-                    profiles_dir.display()
-                )));
-            }
-            candidate
-        };
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| ModelError::Profile(format!("{}: {e}", path.display())))?;
-        let mut profile = OffpathProfile::from_toml(&text, &path.display().to_string())?;
-        profile.path = Some(path);
-        Ok(profile)
-    }
-
-    /// Replaces values; each name must be a declared parameter; the result must validate.
-    pub fn apply_overrides(&mut self, overrides: &BTreeMap<String, f64>) -> Result<(), ModelError> {
-        for (name, &value) in overrides {
-            if !OffpathParams::NAMES.contains(&name.as_str()) {
-                return Err(ModelError::Profile(format!("override of unknown parameter '{name}'")));
-            }
-            if !value.is_finite() {
-                return Err(ModelError::Profile(format!(
-                    "override {name} = {value} is not a finite number"
-                )));
-            }
-            let param = self.params.entry(name.clone()).or_insert_with(|| Param {
-                value,
-                unit: String::new(),
-                provenance: String::new(),
-                fitted: None,
-            });
-            param.value = value;
-            param.provenance = format!("override (was: {})", param.provenance);
-        }
-        OffpathParams::from_profile(self).map(|_| ())
-    }
-
-    pub fn params(&self) -> Result<OffpathParams, ModelError> {
-        OffpathParams::from_profile(self)
-    }
-}
-
-profile_params! {
+model_params! {
     /// Every parameter the off-path model reads (units and provenance in the profiles).
-    OffpathParams from OffpathProfile {
+    OffpathParams, kind KIND => {
     // --- network ---------------------------------------------------------------
     /// Network ports of the NIC.
     network_ports,
@@ -268,7 +174,7 @@ profile_params! {
 }
 
 impl OffpathParams {
-    fn validate(&self) -> Result<(), ModelError> {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
         let positive = [
             ("network_ports", self.network_ports),
             ("network_port_gbps", self.network_port_gbps),
@@ -347,41 +253,30 @@ impl OffpathParams {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::profile::tests::dir;
+    use crate::profile::{ModelParams, Profile};
+    use std::collections::BTreeMap;
 
-    pub(crate) fn profiles_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+    pub(crate) fn load(name: &str) -> Profile {
+        Profile::load(name, &dir()).unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 
-    pub(crate) fn load(name: &str) -> OffpathProfile {
-        OffpathProfile::load(name, &profiles_dir()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    pub(crate) fn params(name: &str) -> OffpathParams {
+        load(name).params().unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 
     #[test]
     fn test_profiles_load_with_provenance_and_fitted_marks() {
         for name in ["bluefield2", "connectx6-rnic"] {
             let p = load(name);
-            assert_eq!(p.kind, "offpath");
+            assert_eq!(p.kind, KIND);
             assert_eq!(p.calibration_study.as_deref(), Some("offpath"));
-            assert_eq!(
-                p.params.len(),
-                OffpathParams::NAMES.len(),
-                "{name}: every parameter declared"
-            );
-            for (pname, param) in &p.params {
-                assert!(
-                    !param.provenance.trim().is_empty() && !param.unit.trim().is_empty(),
-                    "{name}.{pname}"
-                );
-            }
-            let fitted = p
-                .params
-                .values()
-                .filter(|x| x.provenance.starts_with("fitted: offpath calibration set"))
-                .count();
+            assert_eq!(p.params.len(), OffpathParams::NAMES.len(), "{name}: every parameter declared");
+            let fitted = p.params.values().filter(|x| x.provenance.starts_with("fitted: offpath calibration set")).count();
             assert!(fitted >= 10, "{name}: {fitted} fitted params");
         }
-        assert!(load("bluefield2").params().expect("valid").soc_present());
-        assert!(!load("connectx6-rnic").params().expect("valid").soc_present());
+        assert!(params("bluefield2").soc_present());
+        assert!(!params("connectx6-rnic").soc_present());
     }
 
     #[test]
@@ -389,36 +284,15 @@ pub(crate) mod tests {
         let mut p = load("bluefield2");
         let o: BTreeMap<String, f64> = [("completion_buffer_entries".to_string(), 1000.0)].into();
         p.apply_overrides(&o).expect("known parameter");
-        assert_eq!(p.params().expect("valid").completion_buffer_entries, 1000.0);
-        assert!(p.params["completion_buffer_entries"]
-            .provenance
-            .starts_with("override (was: fitted"));
-        let bad: BTreeMap<String, f64> = [("no_such_param".to_string(), 1.0)].into();
-        let msg = p.apply_overrides(&bad).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("unknown parameter 'no_such_param'"), "{msg}");
+        assert_eq!(p.params::<OffpathParams>().expect("valid").completion_buffer_entries, 1000.0);
+        assert!(p.params["completion_buffer_entries"].provenance.starts_with("override (was: fitted"));
         let negative: BTreeMap<String, f64> = [("nic_tlp_ns".to_string(), -1.0)].into();
-        let msg = p
-            .apply_overrides(&negative)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let msg = p.apply_overrides(&negative).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.contains("'nic_tlp_ns' must be >= 0"), "{msg}");
-        let msg = OffpathProfile::load("nope", &profiles_dir())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(msg.contains("'nope' not found") && msg.contains("bluefield2"), "{msg}");
-        let msg = OffpathProfile::load("connectx5", &profiles_dir())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(msg.contains("kind = \"offpath\""), "{msg}");
-        let missing =
-            "name = \"x\"\nkind = \"offpath\"\n[param.has_soc]\nvalue = 1.0\nunit = \"bool\"\nprovenance = \"t\"\n";
-        let msg = OffpathProfile::from_toml(missing, "x.toml")
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let msg = load("connectx5").params::<OffpathParams>().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("not the offpath model"), "{msg}");
+        let missing = "name = \"x\"\nkind = \"offpath\"\n[param.has_soc]\nvalue = 1.0\nunit = \"bool\"\nprovenance = \"t\"\n";
+        let msg = Profile::from_toml(missing, "x.toml").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.starts_with("profile x.toml: missing parameter"), "{msg}");
     }
 }

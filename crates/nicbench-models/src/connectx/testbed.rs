@@ -21,14 +21,15 @@
 //! cannot overflow before the core catches up, and a burst only takes packets whose DMA
 //! completed by its start. Flow classification is cached per flow (invalidated by epoch).
 
-use crate::control::{ControlCtx, Installer, PendingUpdate};
+use super::control::{ControlCtx, Installer, PendingUpdate};
 use crate::error::ModelError;
-use crate::profile::{NicParams, Profile};
-use crate::result::{Dropped, Event, InstallResult, ModelSummary, SimResult, SimStats};
-use crate::scenario::{InstallCore, Scenario};
-use crate::setup::{install, Flows, GroupTargets, Installed};
-use crate::steering::{MatcherId, PathCost};
-use crate::traffic::Source;
+use super::params::ConnectxParams;
+use crate::profile::Profile;
+use super::result::{Dropped, Event, InstallResult, ModelSummary, SimResult, SimStats};
+use super::scenario::{InstallCore, Scenario};
+use super::setup::{install, Flows, GroupTargets, Installed};
+use super::steering::{MatcherId, PathCost};
+use super::traffic::Source;
 use ahash::AHashMap;
 use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
 use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime, Timeline};
@@ -461,7 +462,7 @@ fn ready_ring(core: &Core) -> Result<usize, f64> {
     Err(next_ready)
 }
 
-fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, p: &NicParams) {
+fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, p: &ConnectxParams) {
     loop {
         if ctl.same_core && core.t_ns < ctl.end_ns {
             if let Some(due) = ctl.due(core.t_ns) {
@@ -516,7 +517,7 @@ fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control
 pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)) -> Result<SimResult, ModelError> {
     let wall = std::time::Instant::now();
     scn.validate()?;
-    let p = profile.params()?;
+    let p: ConnectxParams = profile.params()?;
     let mut source = Source::new(scn)?;
     let flows = Flows { keys: source.keys().to_vec(), flow_keys: source.flow_keys().to_vec() };
     let inst = install(scn.rules.as_ref(), &flows, &p)?;

@@ -1,21 +1,21 @@
-"""Virtual-NIC targets: the PAM'21 experiments on a simulated NIC (nicbench.vnic → native engine).
+"""ConnectX model targets: the PAM'21 experiments on a virtual ConnectX (nicbench.connectx → native model).
 
-- `vnic.forward`     (Fig. 2): pre-installed rules in Table 0 or Tables 1..T, traffic at a rate;
+- `connectx.forward`  (Fig. 2): pre-installed rules in Table 0 or Tables 1..T, traffic at a rate;
                      throughput, loss, latency percentiles, steering-model observables.
-- `vnic.batch_install` (Fig. 3): one batch of rule operations at `start` while forwarding;
+- `connectx.batch_install` (Fig. 3): one batch of rule operations at `start` while forwarding;
                      the throughput timeline (time series) plus outage / recovery metrics.
-- `vnic.rate_install`  (Fig. 4): rule operations at a steady rate while forwarding.
-- `vnic.install_rate`  (Fig. 5/6): control-plane speed of a batch (insert / delete / update /
+- `connectx.rate_install`  (Fig. 4): rule operations at a steady rate while forwarding.
+- `connectx.install_rate`  (Fig. 5/6): control-plane speed of a batch (insert / delete / update /
                      in-place update) by table, match type and number of actions; no load.
 
 Every traffic target takes `nic` (a profile name: `--set nic=connectx6` predicts another
 NIC with the same specs) and `baseline`: with `no_install` / `one_table` the target also
 runs the same scenario without the rule installer / with all rules in one table, and
 reports `rx_ratio` and `latency_ratio` against it (the paper's "2×", "+82%", "ten-fold").
-`vnic.install_rate` has `versus_match` / `versus_op` for the same purpose (`rate_ratio`).
+`connectx.install_rate` has `versus_match` / `versus_op` for the same purpose (`rate_ratio`).
 
 Invariant: a run's result depends only on its parameters, the profile and `ctx.seed`;
-profile overrides (calibration) come from `nicbench.vnic.parameter_overrides`.
+profile overrides (calibration) come from `nicbench.profiles.parameter_overrides`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 
-from nicbench import vnic
+from nicbench import connectx
 from nicbench.traffic import GenConfig
 from nicbench.units import Rate, parse_duration_ns
 
@@ -36,7 +36,7 @@ _RESULT_METRICS = {
     "offered_gbps": "Gbps", "offered_mpps": "Mpps", "rx_gbps": "Gbps", "rx_mpps": "Mpps", "tx_gbps": "Gbps",
     "loss_ratio": "", "rx_drop_gbps": "Gbps", "dropped_imissed": "packets", "dropped_nic": "packets",
     "dropped_packets": "packets",
-    **{f"latency_{p}_us": "us" for p in vnic.LATENCY_PERCENTILES},
+    **{f"latency_{p}_us": "us" for p in connectx.LATENCY_PERCENTILES},
     "root_table_occupancy": "", "tables_traversed_mean": "", "steering_cache_hit_rate": "",
     "sim_packets": "packets", "sim_wall_s": "s", "sim_mpps": "Mpps",
 }
@@ -60,7 +60,7 @@ def _ns(text: str) -> int:
 
 def _traffic_params(*, duration: str, bin_: str = "10ms") -> list[Param]:
     return [
-        Param("nic", "str", vnic.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
+        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
         Param("rules", "count", 1000, "pre-installed rules (PAM'21 layout, exact 5-tuple matches)"),
         Param("kind", "choice", "exact5", "generated rule kind", choices=_KINDS),
         Param("hit_fraction", "fraction", 0.0, "share of traffic that hits a generated rule (0: the default rule)"),
@@ -84,28 +84,28 @@ def _traffic_params(*, duration: str, bin_: str = "10ms") -> list[Param]:
 def _install_params(*, group_doc: str) -> list[Param]:
     return [
         Param("group", "int", 0, group_doc, minimum=0, maximum=64),
-        Param("core", "choice", "same", "installer on the forwarding core or a distinct core", choices=vnic.CORES),
-        Param("op", "choice", "insert", "rule operation", choices=vnic.OPS),
-        Param("match", "choice", "ipv4", "match type of the operated rules", choices=vnic.MATCH_TYPES),
+        Param("core", "choice", "same", "installer on the forwarding core or a distinct core", choices=connectx.CORES),
+        Param("op", "choice", "insert", "rule operation", choices=connectx.OPS),
+        Param("match", "choice", "ipv4", "match type of the operated rules", choices=connectx.MATCH_TYPES),
         Param("actions", "int", 1, "actions per rule", minimum=1, maximum=16),
     ]
 
 
 def _traffic(p: dict[str, Any], seed: int) -> dict[str, Any]:
     rate = Rate(p["pps"], "pps") if p.get("pps") else Rate(p["rate"], "bps")
-    return vnic.traffic_from_gen(GenConfig(flows=p["flows"], size=p["size"], rate=rate, duration_ns=None,
+    return connectx.traffic_from_gen(GenConfig(flows=p["flows"], size=p["size"], rate=rate, duration_ns=None,
                                            seed=seed))
 
 
 def _rules(p: dict[str, Any], groups: int, seed: int) -> dict[str, Any]:
     if p.get("rules_file"):
         return {"file": p["rules_file"]}
-    return vnic.generated_rules(p["rules"], groups, kind=p["kind"], seed=seed, hit_fraction=p["hit_fraction"])
+    return connectx.generated_rules(p["rules"], groups, kind=p["kind"], seed=seed, hit_fraction=p["hit_fraction"])
 
 
 def _scenario(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None) -> dict[str, Any]:
     trace = p.get("trace")
-    return vnic.scenario(nic=p["nic"], rules=_rules(p, groups, ctx.seed), duration_ns=p["duration"],
+    return connectx.scenario(nic=p["nic"], rules=_rules(p, groups, ctx.seed), duration_ns=p["duration"],
                          traffic=None if trace else _traffic(p, ctx.seed), trace=trace, install=install,
                          seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"])
 
@@ -139,14 +139,14 @@ def _record_timeline(ctx: RunContext, result: dict[str, Any]) -> None:
 def _run(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None,
          timeline: bool) -> tuple[dict[str, Any], dict[str, float]]:
     """Run the scenario (and its baseline); returns the raw result and the metrics."""
-    result = vnic.simulate(_scenario(p, ctx, groups=groups, install=install))
-    metrics = vnic.result_metrics(result)
+    result = connectx.simulate(_scenario(p, ctx, groups=groups, install=install))
+    metrics = connectx.result_metrics(result)
     baseline = p.get("baseline", "none")
     if baseline == "no_install":
-        base = vnic.result_metrics(vnic.simulate(_scenario(p, ctx, groups=groups, install=None)))
+        base = connectx.result_metrics(connectx.simulate(_scenario(p, ctx, groups=groups, install=None)))
         metrics.update(_ratios(metrics, base))
     elif baseline == "one_table":
-        base = vnic.result_metrics(vnic.simulate(_scenario(p, ctx, groups=min(groups, 1), install=install)))
+        base = connectx.result_metrics(connectx.simulate(_scenario(p, ctx, groups=min(groups, 1), install=install)))
         metrics.update(_ratios(metrics, base))
     else:
         metrics.update({k: math.nan for k in _RATIO_METRICS})
@@ -156,7 +156,7 @@ def _run(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, 
 
 
 @target(
-    "vnic.forward",
+    "connectx.forward",
     params=[
         Param("groups", "int", 0, "0: rules in the root table (Table 0); T: spread over tables 1..T (chained)",
               minimum=0, maximum=64),
@@ -172,7 +172,7 @@ def forward(p: dict, ctx: RunContext) -> dict:
 
 
 @target(
-    "vnic.batch_install",
+    "connectx.batch_install",
     params=[
         *_traffic_params(duration="8s", bin_="10ms"),
         Param("batch", "count", 1000, "rule operations in the batch", minimum=1),
@@ -185,16 +185,16 @@ def forward(p: dict, ctx: RunContext) -> dict:
 )
 def batch_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 3: throughput over time while one batch of rules is installed."""
-    install = vnic.batch_install(p["batch"], start_ns=p["start"], group=p["group"], core=p["core"], op=p["op"],
+    install = connectx.batch_install(p["batch"], start_ns=p["start"], group=p["group"], core=p["core"], op=p["op"],
                                  match=p["match"], actions=p["actions"])
     result, metrics = _run(p, ctx, groups=p["group"], install=install, timeline=True)
-    metrics.update(vnic.timeline_stats(result, event_s=p["start"] / 1e9))
+    metrics.update(connectx.timeline_stats(result, event_s=p["start"] / 1e9))
     metrics["lost_packets"] = metrics["dropped_packets"]
     return _keep(metrics, _BATCH_METRICS)
 
 
 @target(
-    "vnic.rate_install",
+    "connectx.rate_install",
     params=[
         *_traffic_params(duration="300ms"),
         Param("install_rate", "float", 10_000.0, "rule operations per second", minimum=1e-3),
@@ -206,14 +206,14 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
 )
 def rate_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 4: forwarding while rules are installed at a steady rate."""
-    install = vnic.rate_install(p["install_rate"], start_ns=p["start"], group=p["group"], core=p["core"],
+    install = connectx.rate_install(p["install_rate"], start_ns=p["start"], group=p["group"], core=p["core"],
                                 op=p["op"], match=p["match"], actions=p["actions"])
     _, metrics = _run(p, ctx, groups=p["group"], install=install, timeline=p["timeline"])
     return _keep(metrics, _RATE_METRICS)
 
 
 # Lower bounds on control-plane speed [rules/s], used only to size the simulated horizon of
-# `vnic.install_rate` (a batch that has not finished by then reports install_complete = 0).
+# `connectx.install_rate` (a batch that has not finished by then reports install_complete = 0).
 _HORIZON_FLOOR_RULES_PER_S = {0: 250.0, 1: 10_000.0}
 _IDLE_TRAFFIC = GenConfig(flows=1, size=64, rate=Rate(1_000.0, "pps"), duration_ns=None)
 
@@ -227,30 +227,30 @@ def install_horizon_ns(rules: int, group: int, op: str) -> int:
 def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) -> dict[str, float]:
     rules = p["rules"]
     pre = 0 if op == "insert" else rules  # delete / update operate on rules that exist
-    install = vnic.batch_install(rules, start_ns=1_000_000, group=p["group"], core="distinct", op=op, match=match,
+    install = connectx.batch_install(rules, start_ns=1_000_000, group=p["group"], core="distinct", op=op, match=match,
                                  actions=p["actions"])
-    sc = vnic.scenario(nic=p["nic"], rules=vnic.generated_rules(pre, p["group"], seed=ctx.seed),
+    sc = connectx.scenario(nic=p["nic"], rules=connectx.generated_rules(pre, p["group"], seed=ctx.seed),
                        duration_ns=install_horizon_ns(rules, p["group"], op), traffic=_IDLE_TRAFFIC,
                        install=install, seed=ctx.seed, timeline_bin_ns=1_000_000_000, latency=False, queues=False)
-    metrics = vnic.result_metrics(vnic.simulate(sc))
+    metrics = connectx.result_metrics(connectx.simulate(sc))
     done = metrics["install_rules"]
     metrics["install_complete"] = 1.0 if math.isfinite(done) and done >= rules else 0.0
     return metrics
 
 
 @target(
-    "vnic.install_rate",
+    "connectx.install_rate",
     params=[
-        Param("nic", "str", vnic.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
+        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
         Param("group", "int", 0, "target table (0 = root table)", minimum=0, maximum=64),
         Param("rules", "count", 1000, "rules in the batch (delete/update: pre-installed first)", minimum=1),
-        Param("op", "choice", "insert", "rule operation", choices=vnic.OPS),
-        Param("match", "choice", "ipv4", "match type of the rules", choices=vnic.MATCH_TYPES),
+        Param("op", "choice", "insert", "rule operation", choices=connectx.OPS),
+        Param("match", "choice", "ipv4", "match type of the rules", choices=connectx.MATCH_TYPES),
         Param("actions", "int", 1, "actions per rule", minimum=1, maximum=16),
         Param("versus_match", "choice", "none", "also run this match type and report rate_ratio",
-              choices=("none", *vnic.MATCH_TYPES)),
+              choices=("none", *connectx.MATCH_TYPES)),
         Param("versus_op", "choice", "none", "also run this operation and report rate_ratio",
-              choices=("none", *vnic.OPS)),
+              choices=("none", *connectx.OPS)),
     ],
     metrics={**_INSTALL_METRICS, "install_complete": "", "rate_ratio": "", "sim_wall_s": "s"},
     version=VERSION,

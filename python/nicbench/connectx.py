@@ -1,10 +1,11 @@
-"""Virtual NICs from Python: build a scenario, run the native engine, read its result.
+"""The ConnectX model from Python: build a scenario, run the native model, read its result.
 
-The engine (crates nicbench-sim / nicbench-models) takes ONE scenario JSON and returns
-ONE result JSON (the contract in `briefs/G_contract.md`, summarized here):
+The model (`nicbench_models::connectx`) takes ONE scenario JSON and returns ONE result JSON. Both
+are defined once, by their Rust serde types; their JSON Schemas are `contract_schema("scenario")`
+/ `contract_schema("result")` here, and `docs/contracts/connectx.md` describes every field:
 
-    scenario = {"nic": "connectx5", "profiles_dir": "...", "overrides": {...}, "seed": 1,
-                "duration_ns": ..., "warmup_ns": 0, "traffic": {...} | None, "trace": None | "x.pcap",
+    scenario = {"nic": "connectx5", "overrides": {...}, "seed": 1, "duration_ns": ..., "warmup_ns": 0,
+                "traffic": {...} | None, "trace": None | "x.pcap",
                 "rules": {"generated": {...}} | {"file": ...} | {"text": ...},
                 "install": None | {"mode": "batch" | "rate", ...},
                 "measure": {"timeline_bin_ns": ..., "latency": True, "queues": True}}
@@ -17,29 +18,26 @@ metrics (`result_metrics`) and the analysis of a throughput timeline (`timeline_
 outage, recovery).
 
 Invariants: `simulate` never changes the caller's scenario; parameter overrides set with
-`parameter_overrides()` (the calibration's hook) apply to every `simulate` call inside the
-`with` block, beneath the scenario's own `overrides`. Missing result fields become NaN in
-`result_metrics`, never an exception: the engine may report more or less than the contract.
+`nicbench.profiles.parameter_overrides()` (the calibration's hook) apply to every `simulate`
+call inside the `with` block, beneath the scenario's own `overrides`. Missing result fields
+become NaN in `result_metrics`, never an exception.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 import math
-import os
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.profiles import current_overrides
 from nicbench.traffic import GenConfig, parse_size_spec
 from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
     "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES",
-    "simulate", "profile", "profiles", "profiles_dir", "parameter_overrides", "current_overrides",
+    "simulate", "contract_schema",
     "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
     "result_metrics", "timeline_stats", "TimelineStats",
 ]
@@ -52,38 +50,11 @@ CORES = ("same", "distinct")
 LATENCY_PERCENTILES = ("p1", "p25", "p50", "p75", "p99", "p999", "max", "mean")
 DEFAULT_TIMELINE_BIN_NS = 10_000_000
 
-_OVERRIDES: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("nicbench_vnic_overrides", default={})
 
 
-def profiles_dir() -> Path:
-    """The built-in profiles: $NICBENCH_PROFILES, else `<checkout>/profiles`."""
-    env = os.environ.get("NICBENCH_PROFILES")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "profiles"
-
-
-@contextlib.contextmanager
-def parameter_overrides(values: dict[str, float]) -> Iterator[None]:
-    """Apply profile parameter overrides to every `simulate` call in the block (nestable)."""
-    token = _OVERRIDES.set({**_OVERRIDES.get(), **values})
-    try:
-        yield
-    finally:
-        _OVERRIDES.reset(token)
-
-
-def current_overrides() -> dict[str, float]:
-    """The overrides active in this context (every model's Python wrapper applies them)."""
-    return dict(_OVERRIDES.get())
-
-
-def _native_fn(name: str) -> Callable[..., Any]:
-    fn = getattr(_native, name, None)
-    if fn is None:
-        raise NicbenchError(f"this build of nicbench has no virtual NIC engine (nicbench._native.{name} is "
-                            "missing): rebuild the native module with `make develop`")
-    return fn
+def contract_schema(which: str) -> dict[str, Any]:
+    """The JSON Schema of the model's `scenario` or `result` (generated from the Rust types)."""
+    return json.loads(_native.contract_schema(f"connectx.{which}"))
 
 
 def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -93,40 +64,10 @@ def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None =
     Bad scenarios raise `NicbenchError` (a ValueError) with a one-line message.
     """
     full = dict(scenario_)
-    full.setdefault("profiles_dir", str(profiles_dir()))
-    overrides = {**_OVERRIDES.get(), **(scenario_.get("overrides") or {})}
+    overrides = {**current_overrides(), **(scenario_.get("overrides") or {})}
     if overrides:
         full["overrides"] = overrides
-    text = _native_fn("vnic_simulate")(json.dumps(full), progress)
-    try:
-        result = json.loads(text)
-    except json.JSONDecodeError as exc:  # an engine bug, but say so clearly
-        raise NicbenchError(f"the virtual NIC engine returned invalid JSON: {exc}") from None
-    if not isinstance(result, dict):
-        raise NicbenchError("the virtual NIC engine returned JSON that is not an object")
-    return result
-
-
-def _profile_arg(name_or_path: str) -> str:
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.is_file():
-        return str(path)
-    candidate = profiles_dir() / f"{name_or_path}.toml"
-    return str(candidate) if candidate.is_file() else name_or_path
-
-
-def profile(name_or_path: str) -> dict[str, Any]:
-    """A profile as loaded by the engine: every parameter with value, unit and provenance."""
-    return json.loads(_native_fn("vnic_profile")(_profile_arg(name_or_path)))
-
-
-def profiles() -> list[str]:
-    """Names of the built-in profiles (files `profiles/<name>.toml`)."""
-    fn = getattr(_native, "vnic_profiles", None)
-    if fn is not None:
-        return list(fn())
-    folder = profiles_dir()
-    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+    return json.loads(_native.connectx_simulate(json.dumps(full), progress))
 
 
 # --- scenario builders ---------------------------------------------------------------------------------------------
@@ -190,7 +131,7 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
     if isinstance(traffic, GenConfig):
         traffic = traffic_from_gen(traffic)
     out: dict[str, Any] = {
-        "nic": nic, "profiles_dir": str(profiles_dir()), "seed": int(seed), "duration_ns": int(duration_ns),
+        "nic": nic, "seed": int(seed), "duration_ns": int(duration_ns),
         "warmup_ns": int(warmup_ns), "traffic": traffic, "trace": None if trace is None else str(trace),
         "rules": rules, "install": install,
         "measure": {"timeline_bin_ns": int(timeline_bin_ns), "latency": latency, "queues": queues},

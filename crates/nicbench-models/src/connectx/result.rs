@@ -1,10 +1,11 @@
-//! The result JSON of the shared contract (`/work/briefs/G_contract.md`).
+//! The result of the ConnectX model (its JSON is the contract with Python; schema and field
+//! docs in `docs/contracts/connectx.md`).
 
 use nicbench_sim::{LatencySummary, TimelineBin};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dropped {
     /// RX ring full when the NIC had a packet to deliver (DPDK `imissed`).
     pub imissed: u64,
@@ -14,14 +15,14 @@ pub struct Dropped {
     pub rule: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     pub t_s: f64,
     pub what: String,
 }
 
 /// Achieved control-plane rate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallResult {
     pub rules: u64,
     pub duration_s: f64,
@@ -31,7 +32,7 @@ pub struct InstallResult {
 }
 
 /// What the model says about why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelSummary {
     pub root_table_occupancy: f64,
     pub tables_traversed_mean: f64,
@@ -45,14 +46,14 @@ pub struct ModelSummary {
     pub rules_refused: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimStats {
     pub packets: u64,
     pub wall_s: f64,
     pub sim_packets_per_s: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimResult {
     pub nic: String,
     pub offered_gbps: f64,

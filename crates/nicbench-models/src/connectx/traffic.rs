@@ -8,7 +8,7 @@
 //! is kept in [`Source::error`] with the packet index, so the caller decides what to do.
 
 use crate::error::ModelError;
-use crate::scenario::Scenario;
+use super::scenario::Scenario;
 use ahash::AHashMap;
 use nicbench_classify::PacketKey;
 use nicbench_traffic::{PacketMeta, TrafficConfig, TrafficGen};

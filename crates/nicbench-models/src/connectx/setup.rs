@@ -10,12 +10,13 @@
 //! classifier. Other rule sets (ClassBench-like kinds, files, text) are installed whole.
 
 use crate::error::ModelError;
-use crate::profile::NicParams;
-use crate::scenario::{GeneratedRules, RulesSpec};
-use crate::steering::{MatcherId, Tables};
+use super::params::ConnectxParams;
+use super::scenario::{GeneratedRules, RulesSpec};
+use super::steering::{MatcherId, Tables};
 use ahash::AHashMap;
 use nicbench_classify::{Classifier, ClassifierConfig, PacketKey, RuleId};
 use nicbench_rules::generate::{generate, RuleSetKind, GENERATED_QUEUES};
+use nicbench_rules::ruleset::{self, Syntax};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem};
 use nicbench_rules::{Action, Attr, Field, Item, Rule};
 use nicbench_wire::FlowKey;
@@ -112,7 +113,7 @@ fn rules_error(e: impl std::fmt::Display) -> ModelError {
 }
 
 /// Loads the rule spec into the classifier and the tables.
-pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &NicParams) -> Result<Installed, ModelError> {
+pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams) -> Result<Installed, ModelError> {
     let mut functional: Vec<Rule> = Vec::new();
     // (group, signature, priority, varies, count) of counted-only entries.
     let mut counted: Vec<(u32, String, u32, bool, u64)> = Vec::new();
@@ -126,10 +127,14 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &NicParams) -> R
             functional = generate(g.kind, count, g.groups, g.seed);
         }
         Some(RulesSpec::File(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| ModelError::Rules(format!("{path}: {e}")))?;
-            functional = parse_rules(&text, Path::new(path))?;
+            let file = ruleset::load_path(Path::new(path), None, false).map_err(rules_error)?;
+            functional = file.rules.into_iter().map(|n| n.rule).collect();
         }
-        Some(RulesSpec::Text(text)) => functional = parse_rules(text, Path::new("<text>.flow"))?,
+        Some(RulesSpec::Text(text)) => {
+            // Inline text is testpmd `flow create` lines (the scenario contract).
+            let file = ruleset::load(text, "<text>", Syntax::Testpmd, false).map_err(|errors| rules_error(ruleset::LoadError::Parse(errors)))?;
+            functional = file.rules.into_iter().map(|n| n.rule).collect();
+        }
     }
     let mut tables = Tables::new(params);
     let mut totals: AHashMap<MatcherId, u64> = AHashMap::new();
@@ -197,13 +202,6 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &NicParams) -> R
     Ok(Installed { classifier, tables, rule_matcher, targets, refused })
 }
 
-fn parse_rules(text: &str, path: &Path) -> Result<Vec<Rule>, ModelError> {
-    let syntax = nicbench_rules::ruleset::Syntax::detect(path, text).unwrap_or(nicbench_rules::ruleset::Syntax::Testpmd);
-    let file = nicbench_rules::ruleset::load(text, &path.display().to_string(), syntax, false)
-        .map_err(|errors| rules_error(errors.first().map(|e| e.to_string()).unwrap_or_default()))?;
-    Ok(file.rules.into_iter().map(|n| n.rule).collect())
-}
-
 /// The PAM'21 layout of `nicbench_rules::generate` for `exact5`, with `hit_fraction`.
 fn generated_exact5(
     g: &GeneratedRules,
@@ -265,7 +263,7 @@ fn generated_exact5(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::tests::test_params;
+    use crate::connectx::params::tests::test_params;
     use nicbench_classify::Verdict;
 
     fn flows(n: u32) -> Flows {

@@ -1,4 +1,5 @@
-//! The scenario JSON of the shared contract (`/work/briefs/G_contract.md`): which NIC,
+//! The scenario of the ConnectX model (its JSON is the contract with Python; schema and
+//! field docs in `docs/contracts/connectx.md`): which NIC,
 //! which traffic, which pre-installed rules, which rule updates during the run, what to
 //! measure. Unknown fields are refused so a typo never silently changes an experiment.
 
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One simulation run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Profile name (`<profiles_dir>/<name>.toml`) or a path to a `.toml`.
@@ -44,7 +45,7 @@ fn default_seed() -> u64 {
 }
 
 /// The pre-installed rule set.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RulesSpec {
     Generated(GeneratedRules),
@@ -56,10 +57,11 @@ pub enum RulesSpec {
 
 /// `nicbench_rules::generate` layout (PAM'21): `groups = 0` → all rules in the root table;
 /// `groups = T` → tables 1..T chained by default `jump` rules.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedRules {
     #[serde(default = "default_kind", deserialize_with = "kind_from_name")]
+    #[schemars(with = "RuleSetKindName")]
     pub kind: RuleSetKind,
     pub count: u64,
     #[serde(default)]
@@ -69,6 +71,17 @@ pub struct GeneratedRules {
     /// Fraction of the traffic's flows that match one of the generated rules exactly.
     #[serde(default)]
     pub hit_fraction: f64,
+}
+
+/// The rule-set kinds by name (the schema of `kind`; names are read case-insensitively).
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum RuleSetKindName {
+    Exact5,
+    Acl,
+    Fw,
+    Ipc,
 }
 
 fn default_kind() -> RuleSetKind {
@@ -86,7 +99,7 @@ fn kind_from_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleSetKind,
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InstallMode {
     /// `count` rules at once from `start_ns`.
@@ -95,7 +108,7 @@ pub enum InstallMode {
     Rate,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InstallCore {
     /// The forwarding core installs: forwarding stops while it does.
@@ -104,7 +117,7 @@ pub enum InstallCore {
     Distinct,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InstallOp {
     Insert,
@@ -116,7 +129,7 @@ pub enum InstallOp {
 }
 
 /// How rate mode spaces its operations.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pacing {
     /// The next operation is due `1 / rate` after the previous one returned (a timer
@@ -128,7 +141,7 @@ pub enum Pacing {
     Schedule,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchType {
     Ipv4,
@@ -138,7 +151,7 @@ pub enum MatchType {
 }
 
 /// Rule updates during the run (PAM'21 Fig. 3–6).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstallSpec {
     pub mode: InstallMode,
@@ -178,7 +191,7 @@ fn default_actions() -> u32 {
 }
 
 /// What to measure.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureSpec {
     #[serde(default = "default_bin")]

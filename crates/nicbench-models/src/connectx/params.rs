@@ -1,0 +1,201 @@
+//! The ConnectX model's parameters: every value it reads, declared once; profiles of
+//! `kind = "connectx"` (`profiles/connectx*.toml`, `bluefield1.toml`) carry exactly these.
+//!
+//! Invariant: the model reads parameters only through [`ConnectxParams`], so what a run
+//! used is exactly the profile plus its overrides.
+
+use super::KIND;
+use crate::error::ModelError;
+use crate::profile::params::model_params;
+
+model_params! {
+    /// Every parameter the ConnectX model reads (see each profile for units and provenance).
+    ConnectxParams, kind KIND => {
+    /// Ethernet line rate [Gb/s].
+    link_gbps,
+    /// One-way cable + PHY/MAC propagation \[ns\].
+    link_propagation_ns,
+    /// Fixed part of the end-to-end latency outside the modeled queues (generator
+    /// tx/rx stacks, MAC/PHY pipelines) \[ns\].
+    fixed_latency_ns,
+    /// PCIe lanes to the host (two x16 slots count 32).
+    pcie_lanes,
+    /// PCIe signalling rate per lane [GT/s].
+    pcie_gt_per_s,
+    /// Line-code efficiency (128b/130b for PCIe 3.0).
+    pcie_encoding_efficiency,
+    /// Max payload per TLP \[B\].
+    pcie_max_payload_bytes,
+    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
+    pcie_tlp_overhead_bytes,
+    /// Descriptor and completion bytes per received packet \[B\].
+    pcie_descriptor_bytes_per_packet,
+    /// NIC packet buffer in front of the steering pipeline \[B\].
+    nic_buffer_bytes,
+    /// RX descriptors per queue.
+    rx_ring_descriptors,
+    /// Packets per rx burst of the poll-mode NF.
+    rx_burst_packets,
+    /// NF core time per non-empty burst \[ns\].
+    nf_burst_ns,
+    /// NF core time per forwarded packet \[ns\].
+    nf_packet_ns,
+    /// Root table (group 0) capacity \[entries\].
+    root_table_capacity,
+    /// Occupancy above which root-table entries spill to the slow overflow path.
+    root_table_knee_occupancy,
+    /// Root-table lookup cost at zero occupancy \[ns\].
+    root_lookup_base_ns,
+    /// Extra root-table lookup cost per unit occupancy (chained-hash probes) \[ns\].
+    root_lookup_ns_per_occupancy,
+    /// Extra root-table lookup cost per entry above the knee (overflow scan) \[ns\].
+    root_overflow_ns_per_entry,
+    /// 1 when groups >= 1 are fast hardware-steering tables (0: firmware tables like the root).
+    nonroot_fast_tables,
+    /// Size of a steering table entry in ICM \[B\].
+    ste_bytes,
+    /// Initial hash-table size of a matcher \[entries\].
+    ste_hash_initial_entries,
+    /// Load (entries / buckets) above which a matcher's table is rehashed.
+    ste_rehash_load,
+    /// Growth factor of a rehash.
+    ste_rehash_growth,
+    /// Largest matcher hash table \[entries\]; beyond it entries chain in collision lists.
+    ste_hash_max_entries,
+    /// On-NIC steering cache \[STEs\].
+    steering_cache_entries,
+    /// Pipeline time per STE lookup that hits the cache \[ns\].
+    steering_lookup_ns,
+    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
+    steering_miss_latency_ns,
+    /// Outstanding steering-cache misses the NIC keeps in flight.
+    steering_outstanding_misses,
+    /// Root-table insertion, firmware command path, IPv4 match [µs/rule].
+    root_insert_ipv4_us,
+    root_insert_ipv6_us,
+    root_insert_vlan_us,
+    root_insert_tunnel_us,
+    /// Extra root insertion cost per entry above the knee, IPv4/VLAN/tunnel matches [µs/entry].
+    root_insert_overflow_us_per_entry,
+    /// Extra root insertion cost per entry above the knee, IPv6 matches [µs/entry].
+    root_insert_overflow_ipv6_us_per_entry,
+    /// Firmware time each packet traversing the root table takes from the firmware command
+    /// path [ns/packet]: root-table commands stretch by 1 / (1 − root pps × this).
+    root_cmd_ns_per_packet,
+    /// Root-table deletion [µs/rule].
+    root_delete_us,
+    /// Non-root insertion, direct rule writes, IPv4 match [µs/rule].
+    nonroot_insert_ipv4_us,
+    nonroot_insert_ipv6_us,
+    nonroot_insert_vlan_us,
+    nonroot_insert_tunnel_us,
+    /// Extra insertion cost per action beyond the first \[µs\].
+    insert_per_extra_action_us,
+    /// Non-root deletion [µs/rule].
+    nonroot_delete_us,
+    /// In-place rule update (the paper's dedicated API) [µs/rule].
+    nonroot_update_inplace_us,
+    /// Fixed cost of one batch call to the rule API \[µs\].
+    install_batch_overhead_us,
+    /// Core time to rewrite one STE during a matcher rehash \[ns\].
+    rehash_ns_per_ste,
+    /// Embedded Arm cores (BlueField), informational for host-side models.
+    arm_cores,
+    }
+}
+
+impl ConnectxParams {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
+        let positive = [
+            ("link_gbps", self.link_gbps),
+            ("pcie_lanes", self.pcie_lanes),
+            ("pcie_gt_per_s", self.pcie_gt_per_s),
+            ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),
+            ("pcie_max_payload_bytes", self.pcie_max_payload_bytes),
+            ("nic_buffer_bytes", self.nic_buffer_bytes),
+            ("rx_ring_descriptors", self.rx_ring_descriptors),
+            ("rx_burst_packets", self.rx_burst_packets),
+            ("root_table_capacity", self.root_table_capacity),
+            ("ste_hash_initial_entries", self.ste_hash_initial_entries),
+            ("ste_rehash_load", self.ste_rehash_load),
+            ("ste_hash_max_entries", self.ste_hash_max_entries),
+            ("steering_cache_entries", self.steering_cache_entries),
+            ("steering_outstanding_misses", self.steering_outstanding_misses),
+        ];
+        for (name, v) in positive {
+            if v <= 0.0 {
+                return Err(ModelError::Profile(format!("parameter '{name}' must be > 0, got {v}")));
+            }
+        }
+        if self.root_cmd_ns_per_packet < 0.0 {
+            return Err(ModelError::Profile(format!("parameter 'root_cmd_ns_per_packet' must be >= 0, got {}", self.root_cmd_ns_per_packet)));
+        }
+        if self.ste_rehash_growth <= 1.0 {
+            return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));
+        }
+        if !(0.0..=1.0).contains(&self.root_table_knee_occupancy) {
+            return Err(ModelError::Profile(format!(
+                "parameter 'root_table_knee_occupancy' must be in [0, 1], got {}",
+                self.root_table_knee_occupancy
+            )));
+        }
+        Ok(())
+    }
+
+    /// PCIe payload capacity per direction [Gb/s] (before TLP overheads).
+    pub fn pcie_gbps(&self) -> f64 {
+        self.pcie_lanes * self.pcie_gt_per_s * self.pcie_encoding_efficiency
+    }
+
+    /// Bytes a received frame costs on PCIe: payload in max-payload TLPs plus descriptors.
+    pub fn pcie_bytes(&self, frame_bytes: u32) -> f64 {
+        let payload = f64::from(frame_bytes);
+        let tlps = (payload / self.pcie_max_payload_bytes).ceil().max(1.0);
+        payload + tlps * self.pcie_tlp_overhead_bytes + self.pcie_descriptor_bytes_per_packet
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::profile::tests::dir;
+    use crate::profile::{ModelParams, Profile};
+    use std::collections::BTreeMap;
+
+    /// The ConnectX-5 profile's parameters (tests hold whatever calibration does within bounds).
+    pub(crate) fn test_params() -> ConnectxParams {
+        Profile::load("connectx5", &dir()).and_then(|p| p.params()).expect("connectx5 profile loads")
+    }
+
+    #[test]
+    fn test_builtin_profiles_declare_every_parameter() {
+        for want in ["bluefield1", "connectx4", "connectx5", "connectx6"] {
+            let p = Profile::load(want, &dir()).expect("loads");
+            assert_eq!(p.kind, KIND);
+            assert_eq!(p.params.len(), ConnectxParams::NAMES.len(), "{want}: every parameter declared");
+            p.params::<ConnectxParams>().expect("valid");
+        }
+    }
+
+    #[test]
+    fn test_overrides_and_errors() {
+        let mut p = Profile::load("connectx5", &dir()).expect("loads");
+        let o: BTreeMap<String, f64> = [("root_table_knee_occupancy".to_string(), 0.8)].into();
+        p.apply_overrides(&o).expect("known parameter");
+        assert_eq!(p.params::<ConnectxParams>().expect("valid").root_table_knee_occupancy, 0.8);
+        let out_of_range: BTreeMap<String, f64> = [("root_table_knee_occupancy".to_string(), 1.5)].into();
+        let msg = p.apply_overrides(&out_of_range).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("'root_table_knee_occupancy' must be in [0, 1], got 1.5"), "{msg}");
+        let missing = "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n";
+        let msg = Profile::from_toml(missing, "x.toml").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.starts_with("profile x.toml: missing parameter"), "{msg}");
+    }
+
+    #[test]
+    fn test_pcie_bytes() {
+        let p = test_params();
+        // 1500 B: 6 TLPs of ≤256 B → 1500 + 6×24 + 128.
+        assert_eq!(p.pcie_bytes(1500), 1500.0 + 6.0 * 24.0 + 128.0);
+        assert!((p.pcie_gbps() - 16.0 * 8.0 * 0.9846).abs() < 1e-9);
+    }
+}

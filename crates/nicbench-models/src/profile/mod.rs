@@ -1,0 +1,284 @@
+//! Device profiles: `profiles/<name>.toml`, one file per device, one loader for every model.
+//!
+//! ```toml
+//! name = "connectx5"
+//! kind = "connectx"                 # the model that reads it: connectx, offpath, flowhost
+//! description = "NVIDIA Mellanox ConnectX-5 100 GbE"
+//! calibration_study = "pam21"       # optional: where `nicbench calibrate` fits it
+//! [param.root_table_capacity]
+//! value = 65536
+//! unit = "entries"
+//! provenance = "seed 000, §2.1: 'space for 65 536 rule entries'"
+//! [param.steering_cache_entries]
+//! value = 20000
+//! unit = "STEs"
+//! provenance = "fitted: pam21 calibration set"
+//! fitted = true                     # optional: written by `nicbench calibrate`
+//! bounds = [1000, 200000]           # optional: the physically plausible range
+//! ```
+//!
+//! A model declares its typed parameters once with [`model_params!`] (see [`params`]); a
+//! profile must carry exactly those, each finite and within the model's and its own bounds.
+//!
+//! Invariants: a missing or unknown parameter is an error, never a silent default; an
+//! override may only name a parameter the profile declares, and the result is checked like a
+//! loaded file; models read parameters only through their typed struct, so what a run used
+//! is exactly the profile plus its overrides. Profiles are found in one place:
+//! [`profiles_dir`].
+
+pub mod params;
+
+use crate::error::ModelError;
+pub use params::ModelParams;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One parameter with its unit and where its value comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub value: f64,
+    pub unit: String,
+    pub provenance: String,
+    /// Set by `nicbench calibrate` when it wrote the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<bool>,
+    /// The physically plausible range `[low, high]`; the value must lie in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<[f64; 2]>,
+}
+
+/// A device profile as loaded from TOML (plus overrides, if any were applied).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The model that reads the profile: one of [`KINDS`].
+    pub kind: String,
+    /// The study whose calibration set `nicbench calibrate` fits this profile on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_study: Option<String>,
+    #[serde(rename = "param")]
+    pub params: BTreeMap<String, Param>,
+    /// File the profile was read from (not part of the TOML).
+    #[serde(default, skip_deserializing)]
+    pub path: Option<PathBuf>,
+}
+
+/// The models that read profiles (the `kind` key).
+pub const KINDS: &[&str] = &[crate::connectx::KIND, crate::offpath::KIND, crate::flowhost::KIND];
+
+/// The profiles folder: `explicit`, else env `NICBENCH_PROFILES`, else `<checkout>/profiles`.
+pub fn profiles_dir(explicit: Option<&str>) -> PathBuf {
+    if let Some(dir) = explicit {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("NICBENCH_PROFILES") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+}
+
+/// The file `name_or_path` names: a path (ends in `.toml` or has a folder), else
+/// `<dir>/<name>.toml`, which must exist.
+pub fn resolve(name_or_path: &str, dir: &Path) -> Result<PathBuf, ModelError> {
+    let as_path = Path::new(name_or_path);
+    if name_or_path.ends_with(".toml") || as_path.components().count() > 1 {
+        return Ok(as_path.to_path_buf());
+    }
+    let path = dir.join(format!("{name_or_path}.toml"));
+    if !path.is_file() {
+        let known = names(dir).join(", ");
+        return Err(ModelError::Profile(format!("'{name_or_path}' not found in {} (known: {known})", dir.display())));
+    }
+    Ok(path)
+}
+
+/// Names of the profiles in `dir` (`*.toml`), sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "toml").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Names of the profiles in `dir` whose `kind` is `kind`, sorted (unreadable files are left out).
+pub fn names_of_kind(dir: &Path, kind: &str) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct KindOnly {
+        kind: Option<String>,
+    }
+    names(dir)
+        .into_iter()
+        .filter(|name| {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap_or_default();
+            toml::from_str::<KindOnly>(&text).is_ok_and(|k| k.kind.as_deref() == Some(kind))
+        })
+        .collect()
+}
+
+impl Profile {
+    /// Parses a profile and checks it against its model's parameters (`origin` names it in errors).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Profile, ModelError> {
+        let mut profile: Profile = toml::from_str(text.trim_start_matches('\u{feff}'))
+            .map_err(|e| ModelError::Profile(format!("{origin}: {}", e.message().replace('\n', " "))))?;
+        profile.path = Some(PathBuf::from(origin));
+        profile.check()?;
+        Ok(profile)
+    }
+
+    /// Loads `name_or_path` (see [`resolve`]) from `dir`.
+    pub fn load(name_or_path: &str, dir: &Path) -> Result<Profile, ModelError> {
+        let path = resolve(name_or_path, dir)?;
+        let text = std::fs::read_to_string(&path).map_err(|e| ModelError::Profile(format!("{}: {e}", path.display())))?;
+        Profile::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Where the profile came from, for messages: its file, else its name.
+    pub fn origin(&self) -> String {
+        self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| self.name.clone())
+    }
+
+    /// An error about this profile, naming its origin.
+    pub fn error(&self, what: impl std::fmt::Display) -> ModelError {
+        ModelError::Profile(format!("{}: {what}", self.origin()))
+    }
+
+    /// Whether the profile declares parameter `name`.
+    pub fn declares(&self, name: &str) -> bool {
+        self.params.contains_key(name)
+    }
+
+    /// A declared parameter's value; it must be finite.
+    pub fn value(&self, name: &str) -> Result<f64, ModelError> {
+        let v = self.params.get(name).ok_or_else(|| self.error(format_args!("missing parameter '{name}'")))?.value;
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(self.error(format_args!("parameter '{name}' = {v} is not finite")))
+        }
+    }
+
+    /// Replaces one declared parameter's value (the provenance says it was overridden).
+    pub fn set(&mut self, name: &str, value: f64) -> Result<(), ModelError> {
+        if !value.is_finite() {
+            return Err(ModelError::Profile(format!("override {name} = {value} is not a finite number")));
+        }
+        let param = self
+            .params
+            .get_mut(name)
+            .ok_or_else(|| ModelError::Profile(format!("override of unknown parameter '{name}'")))?;
+        param.value = value;
+        param.provenance = format!("override (was: {})", param.provenance);
+        Ok(())
+    }
+
+    /// Replaces values (each name must be declared), then checks the profile as a loaded one.
+    pub fn apply_overrides(&mut self, overrides: &BTreeMap<String, f64>) -> Result<(), ModelError> {
+        for (name, &value) in overrides {
+            self.set(name, value)?;
+        }
+        self.check()
+    }
+
+    /// The typed parameters of model `P`; the profile must be of `P`'s kind.
+    pub fn params<P: ModelParams>(&self) -> Result<P, ModelError> {
+        if self.kind != P::KIND {
+            return Err(ModelError::Profile(format!(
+                "profile '{}' is for the {} model, not the {} model",
+                self.name,
+                self.kind,
+                P::KIND
+            )));
+        }
+        P::from_profile(self)
+    }
+
+    /// Every parameter within its own bounds, and the set accepted by the profile's model.
+    fn check(&self) -> Result<(), ModelError> {
+        for (name, p) in &self.params {
+            if let Some([low, high]) = p.bounds {
+                if !(low <= high) {
+                    return Err(self.error(format_args!("parameter '{name}' has bounds [{low}, {high}] with low > high")));
+                }
+                if !(low..=high).contains(&p.value) {
+                    return Err(self.error(format_args!("parameter '{name}' = {} is outside its bounds [{low}, {high}]", p.value)));
+                }
+            }
+        }
+        crate::check_profile(self)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+    }
+
+    #[test]
+    fn test_every_builtin_profile_loads_with_unit_and_provenance() {
+        let all = names(&dir());
+        assert!(all.len() >= 8, "{all:?}");
+        for name in &all {
+            let p = Profile::load(name, &dir()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&p.name, name, "the name inside the file is its file name");
+            assert!(KINDS.contains(&p.kind.as_str()), "{name}: kind {}", p.kind);
+            for (pname, param) in &p.params {
+                assert!(!param.provenance.trim().is_empty() && !param.unit.is_empty(), "{name}.{pname}");
+            }
+        }
+        for kind in KINDS {
+            assert!(!names_of_kind(&dir(), kind).is_empty(), "no {kind} profile");
+        }
+        assert!(names_of_kind(&dir(), "connectx").contains(&"connectx5".to_string()));
+    }
+
+    #[test]
+    fn test_errors_name_the_file_and_what_is_allowed() {
+        let err = |r: Result<Profile, ModelError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = err(Profile::load("nope", &dir()));
+        assert!(msg.contains("'nope' not found") && msg.contains("connectx5"), "{msg}");
+        let msg = err(Profile::from_toml("name = [", "bad.toml"));
+        assert!(msg.starts_with("profile bad.toml:"), "{msg}");
+        let msg = err(Profile::from_toml("name = \"x\"\nkind = \"warp\"\n[param]\n", "x.toml"));
+        assert!(msg.contains("kind 'warp'") && msg.contains("connectx, offpath, flowhost"), "{msg}");
+        let msg = err(Profile::from_toml("name = \"x\"\n[param]\n", "x.toml"));
+        assert!(msg.contains("missing field `kind`"), "{msg}");
+        // A BOM (as some editors write) is not part of the TOML.
+        let text = std::fs::read_to_string(dir().join("argus-host.toml")).expect("read");
+        Profile::from_toml(&format!("\u{feff}{text}"), "bom.toml").expect("BOM accepted");
+    }
+
+    #[test]
+    fn test_overrides_and_bounds() {
+        let mut p = Profile::load("connectx5", &dir()).expect("loads");
+        let o: BTreeMap<String, f64> = [("nf_packet_ns".to_string(), 50.0)].into();
+        p.apply_overrides(&o).expect("known parameter");
+        assert_eq!(p.value("nf_packet_ns").expect("set"), 50.0);
+        assert!(p.params["nf_packet_ns"].provenance.starts_with("override (was: "));
+        let bad: BTreeMap<String, f64> = [("no_such_param".to_string(), 1.0)].into();
+        let msg = p.apply_overrides(&bad).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("unknown parameter 'no_such_param'"), "{msg}");
+        assert!(p.set("nf_packet_ns", f64::NAN).is_err());
+        p.params.get_mut("nf_packet_ns").expect("declared").bounds = Some([10.0, 100.0]);
+        let too_big: BTreeMap<String, f64> = [("nf_packet_ns".to_string(), 500.0)].into();
+        let msg = p.apply_overrides(&too_big).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("'nf_packet_ns' = 500 is outside its bounds [10, 100]"), "{msg}");
+        let offpath = Profile::load("bluefield2", &dir()).expect("loads");
+        let msg = offpath.params::<crate::connectx::ConnectxParams>().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("is for the offpath model, not the connectx model"), "{msg}");
+    }
+}

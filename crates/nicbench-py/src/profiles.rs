@@ -1,0 +1,49 @@
+//! Device profiles of every model: `profile_json`, `profile_names`, `profiles_dir`,
+//! `profile_path` (one loader: `nicbench_models::profile`).
+
+use pyo3::prelude::*;
+
+use crate::errors::model_error;
+use nicbench_models::profile;
+
+/// A profile (name or path) as JSON: name, kind, and every parameter with value, unit, provenance.
+#[pyfunction]
+#[pyo3(signature = (name_or_path, profiles_dir=None))]
+fn profile_json(name_or_path: &str, profiles_dir: Option<&str>) -> PyResult<String> {
+    nicbench_models::profile_json(name_or_path, profiles_dir).map_err(model_error)
+}
+
+/// Names of the profiles in the profiles folder, of one model `kind` (connectx, offpath,
+/// flowhost) or all.
+#[pyfunction]
+#[pyo3(signature = (kind=None, profiles_dir=None))]
+fn profile_names(kind: Option<&str>, profiles_dir: Option<&str>) -> Vec<String> {
+    let dir = profile::profiles_dir(profiles_dir);
+    match kind {
+        Some(kind) => profile::names_of_kind(&dir, kind),
+        None => profile::names(&dir),
+    }
+}
+
+/// The profiles folder: `explicit`, else `$NICBENCH_PROFILES`, else `<checkout>/profiles`.
+#[pyfunction]
+#[pyo3(signature = (explicit=None))]
+fn profiles_dir(explicit: Option<&str>) -> String {
+    profile::profiles_dir(explicit).display().to_string()
+}
+
+/// The file a profile name or path refers to (an error naming the known profiles if none).
+#[pyfunction]
+#[pyo3(signature = (name_or_path, profiles_dir=None))]
+fn profile_path(name_or_path: &str, profiles_dir: Option<&str>) -> PyResult<String> {
+    let path = profile::resolve(name_or_path, &profile::profiles_dir(profiles_dir)).map_err(model_error)?;
+    Ok(path.display().to_string())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(profile_json, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_names, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_path, m)?)?;
+    Ok(())
+}

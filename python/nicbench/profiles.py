@@ -1,0 +1,85 @@
+"""Device profiles of every model: where they are, what they hold, and calibration overrides.
+
+One loader reads profiles for every model (Rust, `nicbench_models::profile`); this module is its
+Python front. A profile is `profiles/<name>.toml` with a `kind` (the model that reads it:
+`connectx`, `offpath`, `flowhost`) and one `[param.NAME]` table per parameter (value, unit,
+provenance, optional `fitted` and `bounds`).
+
+- `profiles_dir()`: `$NICBENCH_PROFILES`, else the checkout's `profiles/` (decided by the loader).
+- `resolve(name_or_path)`: the file a name or path refers to (`NicbenchError` naming the known
+  profiles if none); `load(...)`: the profile as a dict; `names(kind)`: the profiles of a model.
+- `parameter_overrides({...})`: a `with` block in which every model call applies these parameter
+  values beneath the call's own `overrides` (the calibration's hook); `current_overrides()`.
+
+Invariants: Python never decides where profiles are or re-parses their TOML to learn what they
+declare; overrides never change the caller's dicts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from nicbench import _native
+
+__all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "parameter_overrides",
+           "current_overrides"]
+
+KINDS = ("connectx", "offpath", "flowhost")
+
+_OVERRIDES: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("nicbench_overrides", default={})
+
+
+def profiles_dir() -> Path:
+    """The profiles folder: `$NICBENCH_PROFILES`, else `<checkout>/profiles`."""
+    return Path(_native.profiles_dir())
+
+
+def resolve(name_or_path: str | Path) -> Path:
+    """The file a profile name (`connectx5`) or path (`my.toml`, `dir/x`) refers to."""
+    return Path(_native.profile_path(str(name_or_path)))
+
+
+def load(name_or_path: str | Path) -> dict[str, Any]:
+    """A profile as the models read it: name, kind, description, calibration_study and `param`
+    (name → value, unit, provenance, fitted, bounds). Bad profiles raise `NicbenchError`."""
+    return json.loads(_native.profile_json(str(name_or_path)))
+
+
+def names(kind: str | None = None) -> list[str]:
+    """Names of the profiles in the profiles folder, of one model `kind` or all."""
+    return list(_native.profile_names(kind))
+
+
+def declared(name_or_path: str | Path) -> frozenset[str]:
+    """The parameter names a profile declares (empty if it cannot be loaded: the model says why)."""
+    try:
+        path = resolve(name_or_path)
+        return _declared(str(path), path.stat().st_mtime_ns)
+    except (OSError, ValueError):
+        return frozenset()
+
+
+@lru_cache(maxsize=64)
+def _declared(path: str, mtime_ns: int) -> frozenset[str]:
+    del mtime_ns  # part of the cache key only: a re-written profile (calibration) is read again
+    return frozenset(load(path)["param"])
+
+
+@contextlib.contextmanager
+def parameter_overrides(values: dict[str, float]) -> Iterator[None]:
+    """Apply profile parameter overrides to every model call in the block (nestable)."""
+    token = _OVERRIDES.set({**_OVERRIDES.get(), **values})
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
+def current_overrides() -> dict[str, float]:
+    """The overrides active in this context (every model's Python wrapper applies them)."""
+    return dict(_OVERRIDES.get())
