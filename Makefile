@@ -2,7 +2,7 @@
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
 #   make test    venv + native build + peer tools, then cargo test and pytest
-#   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows)
+#   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows; drivers in benches/)
 #
 # Nothing global is needed beyond python3 (3.10+), cargo and a C compiler:
 # everything else goes into ./.venv, pinned by requirements/dev.lock.
@@ -46,14 +46,14 @@ peers:
 	-bash scripts/install-peers.sh
 
 bench: develop
-	$(BIN)/python -m nicbench.bench foundation
+	$(BIN)/python benches/foundation.py
 
 bench-harness: develop
-	$(BIN)/python -m nicbench.bench_harness
+	$(BIN)/python benches/harness.py
 
 # The flow meter vs Argus, nfpcapd and NFStream (installed into the venv on demand) on the same pcaps.
 bench-flows: develop peers
-	$(BIN)/python -m nicbench.bench_flows
+	$(BIN)/python benches/flows.py
 
 reproduce: develop
 	nicbench reproduce --all
