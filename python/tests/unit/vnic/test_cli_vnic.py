@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from nicbench.cli.common import NicbenchGroup
-from nicbench.cli.vnic import COMMANDS, parse_install_rate, sparkline
+from nicbench.cli.connectx import COMMANDS, parse_install_rate, sparkline
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`nicbench gen`: write a seeded synthetic traffic trace to pcap."""
+"""`nicbench gen`: write a seeded synthetic traffic trace to pcap (fronts `nicbench.traffic`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`nicbench pcap ...`: look inside pcap/pcapng traces."""
+"""`nicbench pcap ...`: look inside pcap/pcapng traces (fronts `nicbench.traces`)."""
 
 from __future__ import annotations
 
