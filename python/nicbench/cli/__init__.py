@@ -21,19 +21,11 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so that `nicbench --help` stays fast and sub-modules stay independent.
-    from nicbench.cli import classify, connectx, experiments, flowhost, flows, offpath, rss, rules, traces, traffic
+    from nicbench.cli import calibrate, connectx, experiments, flowhost, flows, offpath, rules, traces, traffic
 
-    for command in experiments.COMMANDS:
-        main.add_command(command)
-    main.add_command(traffic.gen)
-    main.add_command(traces.pcap)
-    main.add_command(rss.rss)
-    main.add_command(rules.rules)
-    main.add_command(classify.classify)
-    for command in connectx.COMMANDS:
-        main.add_command(command)
-    for command in [*flows.COMMANDS, *offpath.COMMANDS, *flowhost.COMMANDS]:
-        main.add_command(command)
+    for module in (experiments, traffic, traces, rules, connectx, calibrate, flows, offpath, flowhost):
+        for command in module.COMMANDS:
+            main.add_command(command)
 
 
 _register()

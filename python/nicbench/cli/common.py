@@ -102,6 +102,13 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
             progress.update(task, completed=total)
 
 
+def fmt_number(v: Any, digits: int = 4) -> str:
+    """A number for a table cell: `digits` significant digits, whole below 1e6; "–" when missing or not finite."""
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    return "–"
+
+
 def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
     """`--set NAME=VALUE` options (profile parameter overrides) → {name: value}."""
     out: dict[str, float] = {}

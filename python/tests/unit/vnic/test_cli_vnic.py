@@ -8,6 +8,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from nicbench.cli.calibrate import calibrate
 from nicbench.cli.common import NicbenchGroup
 from nicbench.cli.connectx import COMMANDS, parse_install_rate, sparkline
 
@@ -15,7 +16,7 @@ from nicbench.cli.connectx import COMMANDS, parse_install_rate, sparkline
 @pytest.fixture
 def nicbench_cli():
     group = NicbenchGroup("nicbench")
-    for command in COMMANDS:
+    for command in (*COMMANDS, calibrate):
         group.add_command(command)
     return lambda *args: CliRunner().invoke(group, list(args))
 
