@@ -66,7 +66,7 @@ def test_missing_flow_is_a_usage_error():
     assert res.returncode == 2 and "--flow" in res.stderr
 
 
-def test_real_model_json(real_model):
+def test_real_model_json():
     res = run_cli("paths", "--nic", "bluefield2", *FLOWS, "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
@@ -74,7 +74,7 @@ def test_real_model_json(real_model):
     assert all(f["gbps"] > 0 and f["latency_us"] > 0 for f in doc["flows"])
 
 
-def test_real_model_rnic_rejects_soc_paths(real_model):
+def test_real_model_rnic_rejects_soc_paths():
     res = run_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->soc READ 64B")
     assert res.returncode == 2 and res.stderr.startswith("nicbench: error:")
     assert "client->soc" in res.stderr and len(res.stderr.strip().splitlines()) == 1
@@ -82,7 +82,7 @@ def test_real_model_rnic_rejects_soc_paths(real_model):
     assert ok.returncode == 0 and json.loads(ok.stdout)["flows"][0]["mpps"] > 0
 
 
-def test_real_model_max_min_keeps_independent_clients_fast(real_model):
+def test_real_model_max_min_keeps_independent_clients_fast():
     # Seed §4: five client machines saturate ①; 24 host threads on ③ cost ① only a part of its rate,
     # as independent requesters (max_min, the default without shares), not half of it.
     alone = json.loads(run_cli("paths", "--flow", "client->host READ 64B machines 5", "--json").stdout)
