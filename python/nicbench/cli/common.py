@@ -10,15 +10,6 @@ from typing import Any, Callable, Iterator
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from nicbench.errors import NicbenchError
 from nicbench.units import UnitError
@@ -31,20 +22,49 @@ USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSErro
 
 
 class NicbenchGroup(click.Group):
-    """A click group that turns bad input into `nicbench: error: ...` and exit code 2."""
+    """A click group that turns bad input into `nicbench: error: ...` and exit code 2.
+
+    Bad input is a library error (USER_ERRORS) or a bad command line (click's UsageError: an
+    unknown command or option, a missing or invalid value), at this level or in a sub-command.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
+            raise  # not reached: _usage_error exits
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
         except USER_ERRORS as exc:
             click.echo(f"nicbench: error: {one_line(exc)}", err=True)
             ctx.exit(2)
+
+
+def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
+    """One line naming the command, what is wrong and where the help is; exit code 2."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        raise exc  # a bare group (`nicbench`, `nicbench rules`): click prints its help
+    path = (exc.ctx or ctx).command_path
+    command = path[len(ctx.find_root().command_path):].strip()
+    command = f"{command}: " if command else ""
+    what = one_line_text(exc.format_message()).rstrip(".")
+    click.echo(f"nicbench: error: {command}{what} (see '{path} --help')", err=True)
+    ctx.exit(2)
 
 
 def one_line(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
+    return one_line_text(text)
+
+
+def one_line_text(text: str) -> str:
     return " ".join(text.split())
 
 
@@ -82,6 +102,10 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
     The bar only shows on an interactive terminal, so pipes, CI logs and `--json`
     output stay clean.
     """
+    # Imported here: only commands that run long work need it, not `nicbench --help`.
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
     show = enabled and stderr_console.is_terminal
     columns = [
         TextColumn("[bold]{task.description}"),
