@@ -6,16 +6,42 @@ import json
 import math
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
-from rich.console import Console
 
 from nicbench.errors import NicbenchError
 from nicbench.units import UnitError
 
-stdout_console = Console()
-stderr_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class LazyConsole:
+    """A rich Console made on first use (`stdout_console.print(...)`; `.console` for rich APIs).
+
+    Importing rich is a good part of the CLI's start-up, which `--help`, `--version` and
+    `--json` runs do not need.
+    """
+
+    def __init__(self, stderr: bool = False):
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+stdout_console = LazyConsole()
+stderr_console = LazyConsole(stderr=True)
 
 # Exceptions that mean "bad input": one line, exit code 2, no traceback.
 USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSError, ValueError)
@@ -115,7 +141,7 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
-    with Progress(*columns, console=stderr_console, disable=not show, transient=False) as progress:
+    with Progress(*columns, console=stderr_console.console, disable=not show, transient=False) as progress:
         task = progress.add_task(description, total=total)
 
         def update(done: float) -> None:

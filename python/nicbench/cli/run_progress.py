@@ -32,7 +32,7 @@ class RichProgress(runner_mod.Progress):
             return
         self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
                             MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            TextColumn("{task.fields[status]}"), console=stderr_console, transient=False)
+                            TextColumn("{task.fields[status]}"), console=stderr_console.console, transient=False)
         self.bar.start()
         self.task = self.bar.add_task(spec.name, total=total_runs, status="")
 
