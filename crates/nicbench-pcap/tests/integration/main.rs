@@ -2,6 +2,7 @@
 
 mod fixtures;
 mod garbage;
+mod mapped;
 mod pcapng;
 mod roundtrip;
 mod truncation;
