@@ -6,3 +6,4 @@ mod mapped;
 mod pcapng;
 mod roundtrip;
 mod truncation;
+mod vs_libpcap;
