@@ -40,10 +40,11 @@ def in_ci() -> bool:
 
 def missing(what: str) -> None:
     """This test cannot run because `what` is missing: fail under CI=true, else skip with the reason.
-    Never returns. The message starts with the test's id: pytest's summary shows a skip's reason with
-    the place `pytest.skip` was called (here), not the test."""
-    current = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]  # unset while collecting
-    what = f"{current}: {what}" if current else what
+    Never returns. In a test's body the message starts with the test's id: pytest's summary shows a
+    skip's reason with the place `pytest.skip` was called (here), not the test. (Not in a fixture: a
+    module-scoped fixture's outcome is reused by the next tests, whose ids would differ.)"""
+    current, _, phase = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")  # unset while collecting
+    what = f"{current}: {what}" if phase == "(call)" else what
     if in_ci():
         pytest.fail(f"{what} (CI=true: a test whose data or peer tool is missing fails)", pytrace=False)
     pytest.skip(what, allow_module_level=True)  # also from a module's top level (imports)
