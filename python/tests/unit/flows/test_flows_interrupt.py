@@ -88,7 +88,9 @@ def test_sigint_flushes_every_flow(tmp_path):
             with open(fifo, "wb", buffering=0) as f:  # returns once the meter has opened the FIFO
                 f.write(data[:prefix_end])
                 deadline = time.monotonic() + 60
-                while pipe_bytes_unread(f.fileno()) and time.monotonic() < deadline:
+                while pipe_bytes_unread(f.fileno()):
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"the meter left {pipe_bytes_unread(f.fileno())} B unread for 60 s")
                     time.sleep(0.005)  # bounded poll on the FIFO's fill level
                 prefix_read.set()
                 interrupted.wait(timeout=60)
