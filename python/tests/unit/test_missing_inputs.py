@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 from helpers import REPO, classbench_dir, classbench_file, peer, python_module

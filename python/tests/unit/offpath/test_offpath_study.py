@@ -5,9 +5,9 @@ model and on the real one)."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from helpers import STUDIES
