@@ -49,3 +49,7 @@ def __getattr__(name: str) -> Any:
         globals()["load_results"] = load_results
         return load_results
     raise AttributeError(f"module 'nicbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
