@@ -2,7 +2,8 @@
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
 #   make test    venv + native build + peer tools, then cargo test and pytest
-#   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows)
+#   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows, bench-startup;
+#                drivers in benches/)
 #
 # Nothing global is needed beyond python3 (3.10+), cargo and a C compiler:
 # everything else goes into ./.venv, pinned by requirements/dev.lock.
@@ -14,7 +15,7 @@ STAMP  := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test test-rust test-python develop peers bench bench-harness bench-flows reproduce lock clean
+.PHONY: run test test-rust test-python develop peers bench bench-harness bench-flows bench-startup reproduce lock clean
 
 run: develop
 	mkdir -p build
@@ -40,20 +41,25 @@ $(STAMP): requirements/dev.lock
 develop: $(STAMP)
 	$(BIN)/maturin develop --release --quiet
 
-# Real peer tools the tests compare against (tcpdump, ...); best effort: tests skip
-# with a message when a tool could not be installed.
+# Real peer tools the tests compare against (tcpdump, dpdk-dev, ...). Best effort outside CI
+# (tests skip with a message naming a missing tool); under CI=true it fails naming any peer
+# package it could not install, as the tests that need it would.
 peers:
-	-bash scripts/install-peers.sh
+	bash scripts/install-peers.sh
 
 bench: develop
-	$(BIN)/python -m nicbench.bench foundation
+	$(BIN)/python benches/foundation.py
 
 bench-harness: develop
-	$(BIN)/python -m nicbench.bench_harness
+	$(BIN)/python benches/harness.py
+
+# How long `nicbench --help` and friends take to start (minimum and median of 10 runs).
+bench-startup: develop
+	$(BIN)/python benches/startup.py
 
 # The flow meter vs Argus, nfpcapd and NFStream (installed into the venv on demand) on the same pcaps.
 bench-flows: develop peers
-	$(BIN)/python -m nicbench.bench_flows
+	$(BIN)/python benches/flows.py
 
 reproduce: develop
 	nicbench reproduce --all

@@ -11,12 +11,16 @@ Public API (everything else is internal and may change):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from nicbench._native import __version__
 from nicbench.errors import NicbenchError, PcapError, RuleError
-from nicbench.experiments import load_results
 from nicbench.packets import MICROSOFT_KEY, SYMMETRIC_KEY, parse_frame, toeplitz_hash
 from nicbench.traces import pcap_info, read_packets, rss_spread
 from nicbench.traffic import GenConfig, generate_pcap
+
+if TYPE_CHECKING:
+    from nicbench.experiments import load_results
 
 __all__ = [
     "__version__",
@@ -34,3 +38,18 @@ __all__ = [
     "PcapError",
     "RuleError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: `load_results` needs pandas and pyarrow (~1 s to import); loading it on first
+    # use keeps `import nicbench` and the commands that never read results light.
+    if name == "load_results":
+        from nicbench.experiments.store import load_results
+
+        globals()["load_results"] = load_results
+        return load_results
+    raise AttributeError(f"module 'nicbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

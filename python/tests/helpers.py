@@ -1,11 +1,21 @@
-"""Helpers shared by the test modules (importable: pytest puts python/tests on sys.path)."""
+"""Helpers shared by the test modules (importable: pytest puts python/tests on sys.path).
+
+Missing inputs follow one rule (the same as the Rust tests' `nicbench-testenv` crate): a test
+whose shared data, peer tool, optional Python package or capability is missing FAILS when the
+environment variable `CI` is "true", naming what is missing and where it was looked for;
+outside CI it is skipped with that reason (pytest prints it: `addopts = "-ra"`). Never call
+`pytest.skip` / `importorskip` for a missing input directly: use `missing()` or the helpers below.
+"""
 
 from __future__ import annotations
 
+import importlib
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -14,14 +24,63 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = REPO / "studies"
 
+# Overrides where the ClassBench filter sets are (as for the Rust tests).
+CLASSBENCH_ENV = "NICBENCH_CLASSBENCH"
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     """Run the real `nicbench` entry point in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], capture_output=True, text=True)
 
 
-def require_tool(name: str) -> str:
-    """Path of a peer tool, or skip with a message saying how to get it."""
+def in_ci() -> bool:
+    """True when `CI` is "true" (set by GitHub Actions, GitLab and most CI systems)."""
+    return os.environ.get("CI") == "true"
+
+
+def missing(what: str) -> None:
+    """This test cannot run because `what` is missing: fail under CI=true, else skip with the reason.
+    Never returns. In a test's body the message starts with the test's id: pytest's summary shows a
+    skip's reason with the place `pytest.skip` was called (here), not the test. (Not in a fixture: a
+    module-scoped fixture's outcome is reused by the next tests, whose ids would differ.)"""
+    current, _, phase = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")  # unset while collecting
+    what = f"{current}: {what}" if phase == "(call)" else what
+    if in_ci():
+        pytest.fail(f"{what} (CI=true: a test whose data or peer tool is missing fails)", pytrace=False)
+    pytest.skip(what, allow_module_level=True)  # also from a module's top level (imports)
+
+
+def peer(name: str, package: str | None = None) -> str:
+    """Path of peer tool `name` on $PATH, or `missing()` naming it and the Debian package that has it."""
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed (scripts/install-peers.sh installs it as root)")
+        missing(f"peer tool {name} not on PATH (Debian package {package or name}; `make peers` installs it)")
     return path
+
+
+def shared_data_dir() -> Path:
+    """The project's shared data folder beside the checkout: `<repo>/../shared/data`."""
+    return REPO.parent / "shared" / "data"
+
+
+def classbench_dir() -> Path:
+    """Where the ClassBench filter sets are: $NICBENCH_CLASSBENCH, else `<repo>/../shared/data/classbench`."""
+    env = os.environ.get(CLASSBENCH_ENV)
+    return Path(env) if env else shared_data_dir() / "classbench"
+
+
+def classbench_file(name: str) -> Path:
+    """One ClassBench filter set (e.g. "acl1_1k"), or `missing()` saying where it was looked for."""
+    path = classbench_dir() / name
+    if not path.is_file():
+        missing(f"ClassBench data not found at {path} (put the project's shared/ folder beside the checkout, "
+                f"or set {CLASSBENCH_ENV})")
+    return path
+
+
+def python_module(name: str, package: str | None = None) -> ModuleType:
+    """Import optional test dependency `name` (declared in pyproject's `test` extra), or `missing()`."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing(f"Python package {package or name} cannot be imported ({exc}; `make test` installs it)")

@@ -7,7 +7,7 @@ use nicbench_rules::model::{
 use nicbench_rules::{classbench, tc, testpmd, Command};
 use proptest::prelude::*;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn corpus(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name);
@@ -87,20 +87,19 @@ fn tc_invalid_corpus_fails_naming_the_token() {
     assert!(report.errors[6].message.contains("'handle'"), "{}", report.errors[6]);
 }
 
-fn classbench_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from("/work/shared/data/classbench");
-    dir.is_dir().then_some(dir)
-}
-
 #[test]
 fn classbench_files_parse_completely() {
-    let Some(dir) = classbench_dir() else {
-        eprintln!("SKIP classbench: /work/shared/data/classbench is absent");
-        return;
-    };
+    let Some(dir) = nicbench_testenv::classbench_or_skip("classbench_files_parse_completely") else { return };
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
-    assert_eq!(files.len(), 18);
+    // The published sets (shared/data/README.md): {acl1..4, fw1..4, ipc1} x {1k, 10k}.
+    let mut expected: Vec<String> = ["acl1", "acl2", "acl3", "acl4", "fw1", "fw2", "fw3", "fw4", "ipc1"]
+        .iter()
+        .flat_map(|set| [format!("{set}_10k"), format!("{set}_1k")])
+        .collect();
+    expected.sort();
+    let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, expected, "ClassBench files in {}", dir.display());
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().to_string();

@@ -1,3 +1,3 @@
 from nicbench.cli import main
 
-main()
+main(prog_name="nicbench")

@@ -6,45 +6,91 @@ import json
 import math
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from nicbench.errors import NicbenchError
 from nicbench.units import UnitError
 
-stdout_console = Console()
-stderr_console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class LazyConsole:
+    """A rich Console made on first use (`stdout_console.print(...)`; `.console` for rich APIs).
+
+    Importing rich is a good part of the CLI's start-up, which `--help`, `--version` and
+    `--json` runs do not need.
+    """
+
+    def __init__(self, stderr: bool = False):
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+stdout_console = LazyConsole()
+stderr_console = LazyConsole(stderr=True)
 
 # Exceptions that mean "bad input": one line, exit code 2, no traceback.
 USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSError, ValueError)
 
 
 class NicbenchGroup(click.Group):
-    """A click group that turns bad input into `nicbench: error: ...` and exit code 2."""
+    """A click group that turns bad input into `nicbench: error: ...` and exit code 2.
+
+    Bad input is a library error (USER_ERRORS) or a bad command line (click's UsageError: an
+    unknown command or option, a missing or invalid value), at this level or in a sub-command.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
+            raise  # not reached: _usage_error exits
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
         except USER_ERRORS as exc:
             click.echo(f"nicbench: error: {one_line(exc)}", err=True)
             ctx.exit(2)
+
+
+def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
+    """One line naming the command, what is wrong and where the help is; exit code 2."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        raise exc  # a bare group (`nicbench`, `nicbench rules`): click prints its help
+    path = (exc.ctx or ctx).command_path
+    command = path[len(ctx.find_root().command_path):].strip()
+    command = f"{command}: " if command else ""
+    what = one_line_text(exc.format_message()).rstrip(".")
+    click.echo(f"nicbench: error: {command}{what} (see '{path} --help')", err=True)
+    ctx.exit(2)
 
 
 def one_line(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
+    return one_line_text(text)
+
+
+def one_line_text(text: str) -> str:
     return " ".join(text.split())
 
 
@@ -82,6 +128,10 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
     The bar only shows on an interactive terminal, so pipes, CI logs and `--json`
     output stay clean.
     """
+    # Imported here: only commands that run long work need it, not `nicbench --help`.
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
     show = enabled and stderr_console.is_terminal
     columns = [
         TextColumn("[bold]{task.description}"),
@@ -91,7 +141,7 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
-    with Progress(*columns, console=stderr_console, disable=not show, transient=False) as progress:
+    with Progress(*columns, console=stderr_console.console, disable=not show, transient=False) as progress:
         task = progress.add_task(description, total=total)
 
         def update(done: float) -> None:
@@ -100,6 +150,13 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         yield update
         if total is not None:
             progress.update(task, completed=total)
+
+
+def fmt_number(v: Any, digits: int = 4) -> str:
+    """A number for a table cell: `digits` significant digits, whole below 1e6; "–" when missing or not finite."""
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    return "–"
 
 
 def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:

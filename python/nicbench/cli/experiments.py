@@ -8,18 +8,15 @@ are ValueError/OSError subclasses: the group prints one line and exits with code
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
 
 from nicbench.cli.common import emit_json, json_option, stderr_console, stdout_console
-from nicbench.experiments import runner as runner_mod
-from nicbench.experiments.designs.base import RunOutcome, RunRequest
-from nicbench.experiments.spec import Spec, load_spec
-from nicbench.experiments.store import ExperimentStore, list_experiments, load_results, results_root
+
+if TYPE_CHECKING:
+    from nicbench.experiments.runner import RunSummary
 
 __all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
 
@@ -42,45 +39,7 @@ def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
     return out
 
 
-class RichProgress(runner_mod.Progress):
-    """A rich bar with ETA on an interactive stderr; failures always get one line each."""
-
-    def __init__(self, enabled: bool = True):
-        self.enabled = enabled and stderr_console.is_terminal
-        self.bar: Progress | None = None
-        self.task = None
-        self.done = 0
-
-    def start(self, spec: Spec, total_runs: int) -> None:
-        self.done = 0
-        if not self.enabled:
-            return
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
-                            MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            TextColumn("{task.fields[status]}"), console=stderr_console, transient=False)
-        self.bar.start()
-        self.task = self.bar.add_task(spec.name, total=total_runs, status="")
-
-    def run_done(self, request: RunRequest, outcome: RunOutcome) -> None:
-        self.done += 1
-        if outcome.status != "ok":
-            point = ", ".join(f"{k}={v}" for k, v in request.params.items())
-            first = (outcome.error or "").splitlines()[0] if outcome.error else "failed"
-            stderr_console.print(f"[red]✗[/] run {request.key[:10]} (rep {request.rep}; {point}): {first}",
-                                 highlight=False, soft_wrap=True)
-        if self.bar is not None:
-            state = "cached" if outcome.cached else outcome.status
-            total = self.bar.tasks[0].total or 0
-            self.bar.update(self.task, completed=self.done, total=max(total, self.done), status=state)
-
-    def finish(self, summary: runner_mod.RunSummary) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, completed=self.done, total=self.done, status="done")
-            self.bar.stop()
-            self.bar = None
-
-
-def _print_summary(s: runner_mod.RunSummary) -> None:
+def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
     stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
                          f"{s.cached} already stored{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
@@ -104,10 +63,14 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         sets: tuple[str, ...], only: tuple[str, ...], reps: tuple[int, ...], rerun: bool, limit_points: int | None,
         as_json: bool) -> None:
     """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
+    from nicbench.cli.run_progress import RichProgress
+    from nicbench.experiments.runner import run_experiment
+    from nicbench.experiments.spec import load_spec
+
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
     try:
-        summary = runner_mod.run_experiment(
+        summary = run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
             reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
             prune_stale=not (repeat or sets or limit_points))
@@ -127,6 +90,8 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
 @json_option
 def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bool) -> None:
     """Validate SPEC and print what it would run (points × repetitions)."""
+    from nicbench.experiments.spec import load_spec
+
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"))
     points = spec.run_points()
     info = {"experiment": spec.name, "target": spec.target.name, "design": spec.design.describe(),
@@ -151,6 +116,7 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
 @json_option
 def report(exp_dir: str, output: str | None, as_json: bool) -> None:
     """Write the HTML report of an experiment's results folder (results/<experiment>)."""
+    from nicbench.experiments.store import ExperimentStore, results_root
     from nicbench.experiments.study import load_study
     from nicbench.report import experiment_report
 
@@ -182,6 +148,8 @@ def results() -> None:
 @json_option
 def results_ls(results_dir: str | None, as_json: bool) -> None:
     """Experiments in the results root, with their runs."""
+    from nicbench.experiments.store import list_experiments, results_root
+
     rows = []
     for store in list_experiments(results_dir):
         meta = store.read_json("experiment.json")
@@ -211,6 +179,8 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
 @results_option
 def results_export(experiment: str, fmt: str, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
+    from nicbench.experiments.store import load_results
+
     df = load_results(experiment, results=results_dir)
     if fmt == "parquet":
         if output is None:
@@ -241,6 +211,7 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
               jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
               as_json: bool) -> None:
     """Run every experiment of STUDY (or --all studies) and build the study reports under reports/."""
+    from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
 
     outcomes = []
@@ -269,17 +240,3 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
 
 
 COMMANDS = (run, check, report, results, reproduce)
-
-
-def _standalone() -> click.Group:  # until the lead registers COMMANDS in nicbench.cli
-    from nicbench.cli.common import NicbenchGroup
-
-    group = NicbenchGroup("nicbench")
-    for command in COMMANDS:
-        group.add_command(command)
-    return group
-
-
-if __name__ == "__main__":
-    _standalone()(prog_name="nicbench")
-

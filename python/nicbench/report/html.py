@@ -197,7 +197,7 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     rows = []
     for c in comparisons:
         r = c.reference
-        tol = f"±{r.tolerance:.0%}" if r.tolerance_kind == "relative" else f"±{r.tolerance:g} {r.unit}"
+        tol = f"±{r.tolerance * 100:.3g}%" if r.tolerance_kind == "relative" else f"±{r.tolerance:g} {r.unit}"
         status_cls = {"pass": "pass", "fail": "fail"}.get(c.status, "missing")
         rows.append([html.escape(r.id), html.escape(r.set), f"<q>{html.escape(r.quote)}</q><br>"
                      f"<small>{html.escape(r.location)}</small>",

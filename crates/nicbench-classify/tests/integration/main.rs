@@ -5,3 +5,4 @@ mod api;
 mod classbench;
 mod concurrency;
 mod oracle;
+mod vs_rte_acl;

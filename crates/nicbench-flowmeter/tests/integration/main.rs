@@ -4,3 +4,4 @@
 mod common;
 mod dispatch;
 mod inputs;
+mod records_snapshot;

@@ -3,6 +3,9 @@
 //! Invariants:
 //! - **Streaming**: the file is read through one buffer (1 MiB, grown only for
 //!   a pcapng block larger than that); a 10 GB file never sits in memory.
+//!   [`PcapSource::open_mapped`] reads a regular file through a memory mapping
+//!   instead (no copy of the bytes), whose pages are released behind the
+//!   reading position: same packets, same errors, bounded memory.
 //! - **No allocation per packet**: [`Packet::data`] borrows the buffer and is
 //!   valid until the next call to [`PcapSource::next_packet`].
 //! - **Bad input loses nothing**: every complete packet before a truncated or
@@ -16,6 +19,7 @@
 //! pcap-file's `PcapNgParser`; packet blocks' fixed fields are read here so that
 //! an odd option (bad UTF-8 in a comment) does not cost the packet.
 
+mod buffer;
 mod classic;
 mod pcapng;
 
@@ -26,6 +30,7 @@ use std::path::{Path, PathBuf};
 use crate::error::PcapError;
 use crate::linktype::LinkType;
 
+use self::buffer::{Buffer, Mapping};
 use self::pcapng::NgState;
 
 /// Read buffer size; 1 MiB amortises each read(2) over ~10k small records and
@@ -84,8 +89,9 @@ pub enum CaptureFormat {
 pub struct PcapSource<R: Read = File> {
     input: R,
     path: Option<PathBuf>,
-    /// Bytes `pos..end` are read but not consumed; `buf.len()` is the capacity.
-    buf: Vec<u8>,
+    /// Bytes `pos..end` are read but not consumed; `buf.len()` is the capacity
+    /// (mapped: the file, all of it read).
+    buf: Buffer,
     pos: usize,
     end: usize,
     /// File offset of `buf[0]`, so `buf_file_offset + pos` is the offset of the next record.
@@ -106,6 +112,9 @@ pub struct PcapSource<R: Read = File> {
     linktype: LinkType,
     /// Present iff the file is pcapng.
     ng: Option<Box<NgState>>,
+    /// Mapped input: release the pages before `pos` once `pos` reaches this
+    /// (`usize::MAX` for a read buffer).
+    release_at: usize,
 }
 
 impl PcapSource<File> {
@@ -116,31 +125,65 @@ impl PcapSource<File> {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::build(file, Some(path.to_path_buf()), READ_BUFFER_BYTES)
+        Self::build(file, Some(path.to_path_buf()), Buffer::Heap(vec![0; READ_BUFFER_BYTES]))
+    }
+
+    /// Like [`PcapSource::open`], reading a regular file through a read-only
+    /// memory mapping: the records are parsed in place, no byte is copied.
+    /// Same packets, errors and offsets as `open` (classic pcap and pcapng);
+    /// pages behind the reading position are released, so memory stays
+    /// bounded. Anything that cannot be mapped (a pipe, an empty file) is read
+    /// as by `open`. See the `buffer` module for the SIGBUS caveat.
+    pub fn open_mapped(path: impl AsRef<Path>) -> Result<PcapSource<File>, PcapError> {
+        let path = path.as_ref();
+        // Only a regular file is opened here: opening a FIFO releases its writer,
+        // and closing it again before `open` reopens it would lose what it sent.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if let Some(file) = regular.then(|| File::open(path).ok()).flatten() {
+            let map = file
+                .metadata()
+                .ok()
+                .and_then(|m| usize::try_from(m.len()).ok())
+                .and_then(|len| Mapping::new(&file, len));
+            if let Some(map) = map {
+                return Self::build(file, Some(path.to_path_buf()), Buffer::Mapped(map));
+            }
+        }
+        Self::open(path)
+    }
+
+    /// Whether the file is read through a memory mapping.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.buf, Buffer::Mapped(_))
     }
 }
 
 impl<R: Read> PcapSource<R> {
     /// Reads a pcap or pcapng from any byte stream (a `Cursor`, stdin, a pipe).
     pub fn from_reader(input: R) -> Result<PcapSource<R>, PcapError> {
-        Self::build(input, None, READ_BUFFER_BYTES)
+        Self::build(input, None, Buffer::Heap(vec![0; READ_BUFFER_BYTES]))
     }
 
     /// Like [`PcapSource::from_reader`] with a read buffer of `buffer_bytes`
     /// (at least 64; it still grows to hold any single record or block).
     pub fn with_buffer_bytes(input: R, buffer_bytes: usize) -> Result<PcapSource<R>, PcapError> {
-        Self::build(input, None, buffer_bytes.max(64))
+        Self::build(input, None, Buffer::Heap(vec![0; buffer_bytes.max(64)]))
     }
 
-    fn build(input: R, path: Option<PathBuf>, buffer_bytes: usize) -> Result<Self, PcapError> {
+    fn build(input: R, path: Option<PathBuf>, buf: Buffer) -> Result<Self, PcapError> {
+        // A mapping holds the whole file: everything is read already.
+        let (end, eof, release_at) = match &buf {
+            Buffer::Heap(_) => (0, false, usize::MAX),
+            Buffer::Mapped(map) => (map.len(), true, buffer::RELEASE_CHUNK_BYTES),
+        };
         let mut source = PcapSource {
             input,
             path,
-            buf: vec![0; buffer_bytes],
+            buf,
             pos: 0,
-            end: 0,
+            end,
             buf_file_offset: 0,
-            eof: false,
+            eof,
             done: false,
             packets_read: 0,
             format: CaptureFormat::PcapNg,
@@ -149,6 +192,7 @@ impl<R: Read> PcapSource<R> {
             caplen_limit: 0,
             linktype: LinkType::ETHERNET,
             ng: None,
+            release_at,
         };
         source.fill(4)?;
         let available = source.available();
@@ -176,6 +220,9 @@ impl<R: Read> PcapSource<R> {
     /// The next packet, `Some(Err(_))` once for a bad record, then `None`.
     #[inline]
     pub fn next_packet(&mut self) -> Option<Result<Packet<'_>, PcapError>> {
+        if self.pos >= self.release_at {
+            self.release_consumed();
+        }
         if self.ng.is_none() {
             self.next_classic()
         } else {
@@ -223,23 +270,37 @@ impl<R: Read> PcapSource<R> {
         self.buf_file_offset + buf_index as u64
     }
 
+    /// Mapped input: hands the pages before `pos` back to the kernel.
+    #[cold]
+    #[inline(never)]
+    fn release_consumed(&mut self) {
+        self.release_at = match &mut self.buf {
+            Buffer::Mapped(map) => map.release_before(self.pos),
+            Buffer::Heap(_) => usize::MAX,
+        };
+    }
+
     /// Reads until at least `need` bytes are buffered past `pos` or the input ends.
     /// Moves the unconsumed bytes to the front first, so `pos` may change.
+    /// A mapping holds every byte already: nothing to do.
     #[cold]
     #[inline(never)]
     fn fill(&mut self, need: usize) -> Result<(), PcapError> {
+        let Buffer::Heap(buf) = &mut self.buf else {
+            return Ok(());
+        };
         if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
+            buf.copy_within(self.pos..self.end, 0);
             self.buf_file_offset += self.pos as u64;
             self.end -= self.pos;
             self.pos = 0;
         }
-        if need > self.buf.len() {
+        if need > buf.len() {
             // Only pcapng blocks get here; their size was checked against MAX_BLOCK_BYTES.
-            self.buf.resize(need.next_power_of_two(), 0);
+            buf.resize(need.next_power_of_two(), 0);
         }
         while self.end < need && !self.eof {
-            match self.input.read(&mut self.buf[self.end..]) {
+            match self.input.read(&mut buf[self.end..]) {
                 Ok(0) => self.eof = true,
                 Ok(n) => self.end += n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}

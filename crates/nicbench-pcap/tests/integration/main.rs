@@ -2,6 +2,8 @@
 
 mod fixtures;
 mod garbage;
+mod mapped;
 mod pcapng;
 mod roundtrip;
 mod truncation;
+mod vs_libpcap;

@@ -7,12 +7,17 @@
 //! - [`parse_common`] builds the full [`ParsedFrame`] for Ethernet / ≤ 2 VLAN
 //!   tags / unfragmented IPv4 or IPv6 without extension headers / TCP or UDP,
 //!   optionally VXLAN around such a frame.
+//! - [`flow_headers`] reads what a flow meter needs ([`FlowHeaders`]: key,
+//!   TCP flags, ICMP type and code, the transport bytes) from Ethernet / ≤ 2
+//!   VLAN tags / unfragmented IPv4 or IPv6 without extension headers / TCP,
+//!   UDP (not to the VXLAN port), ICMP or ICMPv6, without building a
+//!   [`ParsedFrame`].
 //!
-//! Both decline (return `None` / fall back) on anything else — other
+//! All decline (return `None` / fall back) on anything else — other
 //! protocols, extension headers, truncated or odd headers — and the general
-//! parser (`engine`) takes over. Invariant, tested with the general parser as
-//! the oracle in `parse::tests`: when a fast path answers, its answer equals
-//! the general parser's, field for field.
+//! parser (`engine`) takes over. Invariant, tested with the general parser and
+//! etherparse as oracles in `parse::tests`: when a fast path answers, its
+//! answer equals the general parser's, field for field.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -30,6 +35,7 @@ const IPV4_MIN_HEADER_LEN: usize = 20;
 const IPV6_HEADER_LEN: usize = 40;
 const TCP_MIN_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
+const ICMP_HEADER_LEN: usize = 8;
 
 /// The [`FlowKey`] of an Ethernet frame, or why there is none.
 ///
@@ -120,9 +126,11 @@ fn vxlan_key(udp_payload: &[u8], vlan: Option<u16>) -> Option<FlowKey> {
     Some(FlowKey { vlan, vni: Some(vni), ..inner })
 }
 
-/// `OUTER`: whether a VXLAN payload may be followed (one level only).
+/// The Ethernet header and up to two VLAN tags: (EtherType of the network
+/// layer, its offset, outermost VLAN id); `None` for a third tag or a frame
+/// too short for the tags it announces.
 #[inline(always)]
-fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
+fn ethernet_vlans(frame: &[u8]) -> Option<(u16, usize, Option<u16>)> {
     let mut ethertype = be16(frame, 12)?;
     let mut at = ETH_HEADER_LEN;
     let mut vlan = None;
@@ -138,6 +146,13 @@ fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
             }
         }
     }
+    Some((ethertype, at, vlan))
+}
+
+/// `OUTER`: whether a VXLAN payload may be followed (one level only).
+#[inline(always)]
+fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
+    let (ethertype, at, vlan) = ethernet_vlans(frame)?;
     let ip = frame.get(at..)?;
     match ethertype {
         et::IPV4 => {
@@ -189,6 +204,113 @@ fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
         }
         _ => None,
     }
+}
+
+
+/// What a flow meter reads from a common-case frame ([`flow_headers`]).
+///
+/// Addresses are 16 bytes for both families (IPv4 in the first 4, the rest
+/// 0), so a consumer can compare and hash them without branching on the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowHeaders<'a> {
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    pub v6: bool,
+    /// IP protocol (IPv6: the fixed header's next header; there are no
+    /// extension headers on this path).
+    pub proto: u8,
+    /// Outermost VLAN id, where tagged.
+    pub vlan: Option<u16>,
+    /// TCP or UDP ports; 0 for ICMP / ICMPv6.
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// TCP flags byte (see [`super::tcp_flags`]); 0 for other protocols.
+    pub tcp_flags: u8,
+    /// ICMP / ICMPv6 type and code.
+    pub icmp: Option<(u8, u8)>,
+    /// The transport header and its payload, up to the end the IP length
+    /// field gives (Ethernet padding excluded; lax rule as the general parser).
+    pub l4: &'a [u8],
+}
+
+/// An IPv4 address in the first 4 bytes of 16, rest 0, built in a register:
+/// one 16-byte store, so a consumer's 16-byte (or 8-byte) loads of it are
+/// forwarded from the store (a zeroed array patched by a 4-byte store stalls them).
+#[inline(always)]
+fn v4_wide(addr: &[u8]) -> [u8; 16] {
+    let word = match addr {
+        &[a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+        _ => 0,
+    };
+    u128::from(word).to_le_bytes()
+}
+
+/// The [`FlowHeaders`] of a common-case Ethernet frame (see the module doc),
+/// or `None` when the general parser must decide: more than two VLAN tags,
+/// no IPv4/IPv6, IPv4 fragments (first or not), IPv6 extension headers,
+/// truncated transport headers, ICMP shorter than its 8-byte header, UDP to
+/// the VXLAN port (the general parser decodes the inner frame), any other
+/// protocol.
+///
+/// Where it answers, it agrees with [`super::parse_ethernet`] and
+/// [`FlowKey::from_frame`] (tested): same addresses, protocol, ports, VLAN,
+/// flags, ICMP type/code, transport offset; VNI is never set.
+#[inline(always)]
+pub fn flow_headers(frame: &[u8]) -> Option<FlowHeaders<'_>> {
+    let (ethertype, at, vlan) = ethernet_vlans(frame)?;
+    let ip = frame.get(at..)?;
+    let (v6, proto, l4, src, dst) = match ethertype {
+        et::IPV4 => {
+            let h: &[u8; IPV4_MIN_HEADER_LEN] = ip.get(..IPV4_MIN_HEADER_LEN)?.try_into().ok()?;
+            let header_len = usize::from(h[0] & 0x0f) * 4;
+            // Any fragment (MF set or an offset): the general path.
+            if h[0] >> 4 != 4 || header_len < IPV4_MIN_HEADER_LEN || ip.len() < header_len || (h[6] & 0x3f) != 0 || h[7] != 0 {
+                return None;
+            }
+            let end = lax_end(usize::from(u16::from_be_bytes([h[2], h[3]])), header_len, ip.len());
+            (false, h[9], ip.get(header_len..end)?, v4_wide(&h[12..16]), v4_wide(&h[16..20]))
+        }
+        et::IPV6 => {
+            let h: &[u8; IPV6_HEADER_LEN] = ip.get(..IPV6_HEADER_LEN)?.try_into().ok()?;
+            if h[0] >> 4 != 6 {
+                return None;
+            }
+            // Payload length 0 (jumbogram / TSO) falls back to the capture.
+            let end = lax_end(IPV6_HEADER_LEN + usize::from(u16::from_be_bytes([h[4], h[5]])), IPV6_HEADER_LEN + 1, ip.len());
+            let src: [u8; 16] = h[8..24].try_into().ok()?;
+            let dst: [u8; 16] = h[24..40].try_into().ok()?;
+            (true, h[6], ip.get(IPV6_HEADER_LEN..end)?, src, dst)
+        }
+        _ => return None,
+    };
+    let mut out = FlowHeaders { src, dst, v6, proto, vlan, src_port: 0, dst_port: 0, tcp_flags: 0, icmp: None, l4 };
+    match proto {
+        ipp::TCP => {
+            let h: &[u8; TCP_MIN_HEADER_LEN] = l4.get(..TCP_MIN_HEADER_LEN)?.try_into().ok()?;
+            let header_len = usize::from(h[12] >> 4) * 4;
+            if header_len < TCP_MIN_HEADER_LEN || l4.len() < header_len {
+                return None;
+            }
+            out.src_port = u16::from_be_bytes([h[0], h[1]]);
+            out.dst_port = u16::from_be_bytes([h[2], h[3]]);
+            out.tcp_flags = h[13];
+        }
+        ipp::UDP => {
+            let h: &[u8; UDP_HEADER_LEN] = l4.get(..UDP_HEADER_LEN)?.try_into().ok()?;
+            out.src_port = u16::from_be_bytes([h[0], h[1]]);
+            out.dst_port = u16::from_be_bytes([h[2], h[3]]);
+            if out.dst_port == VXLAN_UDP_PORT {
+                return None;
+            }
+        }
+        // ICMP only over IPv4, ICMPv6 only over IPv6: anything else is the general parser's.
+        ipp::ICMP | ipp::ICMPV6 if v6 == (proto == ipp::ICMPV6) => {
+            let h = l4.get(..ICMP_HEADER_LEN)?;
+            out.icmp = Some((h[0], h[1]));
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 /// Fills `out` (which must be `ParsedFrame::default()`) with a common-case

@@ -1,6 +1,7 @@
 //! Parser tests: byte fixtures for every protocol, truncation at every
-//! length, and property tests (random bytes never panic; the fast flow-key
-//! path and etherparse's `LaxSlicedPacket` agree with the general parser).
+//! length, and property tests (random bytes never panic; the fast paths —
+//! flow key, common-case `ParsedFrame`, flow headers — and etherparse's
+//! `LaxSlicedPacket` agree with the general parser).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -506,6 +507,50 @@ fn test_truncated_at_every_length() {
     }
 }
 
+#[test]
+fn test_flow_headers_common_cases_and_what_they_leave_to_the_general_parser() {
+    // QinQ / UDP with Ethernet padding: the outer VID, the transport bytes end at the IP length.
+    let mut qinq = qinq_frame();
+    qinq.extend_from_slice(&[0xee; 6]);
+    let h = flow_headers(&qinq).expect("QinQ UDP");
+    assert_eq!((h.vlan, h.proto, h.src_port, h.dst_port), (Some(100), 17, 1, 2));
+    assert_eq!(h.l4, &udp(1, 2, &[])[..]);
+    assert_eq!(&h.src[..4], &V4_SRC);
+    assert_eq!(&h.src[4..], &[0; 12]);
+    let tcp6 = tcp_v6_frame();
+    let h = flow_headers(&tcp6).expect("TCP/IPv6");
+    assert_eq!((h.v6, h.src, h.dst), (true, V6_SRC, V6_DST));
+    assert_eq!((h.src_port, h.dst_port, h.tcp_flags), (443, 50000, tcp_flags::SYN | tcp_flags::ACK));
+    let opts = ipv4_options_frame();
+    let h = flow_headers(&opts).expect("IPv4 options");
+    assert_eq!((h.tcp_flags, h.l4.len()), (tcp_flags::FIN, 20));
+    let icmp4 = icmpv4_frame();
+    let h = flow_headers(&icmp4).expect("ICMP");
+    assert_eq!((h.icmp, h.src_port, h.l4.len()), (Some((3, 1)), 0, 9));
+    let icmp6 = icmpv6_frame();
+    let h = flow_headers(&icmp6).expect("ICMPv6");
+    assert_eq!((h.icmp, &h.l4[4..8]), (Some((128, 0)), &[0, 1, 0, 1][..]));
+    for (name, frame) in [
+        ("VXLAN", vxlan_frame()),
+        ("IPv6 extension headers", ipv6_ext_frame()),
+        ("SCTP", sctp_frame()),
+        ("GRE", gre_key_ipv4_frame()),
+        ("MPLS", mpls_frame()),
+        ("ICMPv6 over IPv4", cat(&[&eth(0x0800), &ipv4(58, &[], &[128, 0, 0, 0, 0, 1, 0, 1])])),
+        ("ICMP header cut", cat(&[&eth(0x0800), &ipv4(1, &[], &[8, 0, 0, 0, 0, 1, 0])])),
+        ("three VLAN tags", cat(&[&eth(0x8100), &vlan_tag(0, false, 1, 0x8100), &vlan_tag(0, false, 2, 0x8100), &vlan_tag(0, false, 3, 0x0800), &ipv4(17, &[], &udp(1, 2, &[]))])),
+    ] {
+        assert_eq!(flow_headers(&frame), None, "{name}");
+    }
+    // Any IPv4 fragment, the first one (MF) included.
+    for (flags_hi, flags_lo) in [(0x20, 0), (0, 1), (0x40 | 0x01, 0)] {
+        let mut frame = udp_v4_frame();
+        frame[14 + 6] = flags_hi;
+        frame[14 + 7] = flags_lo;
+        assert_eq!(flow_headers(&frame), None, "fragment {flags_hi:#x} {flags_lo:#x}");
+    }
+}
+
 // ---- property tests ---------------------------------------------------------
 
 /// Frames shaped like real traffic, to reach deep layers when mutated.
@@ -540,6 +585,7 @@ fn check_general_vs_fast(f: &[u8]) -> Result<(), TestCaseError> {
     let general = FlowKey::from_frame(&p).ok_or(p.stop);
     let fast = flow_key(f).map_err(Some);
     prop_assert_eq!(fast, general);
+    check_flow_headers(f, &p)?;
     // Offsets never point past the frame.
     for l in [Some(p.outer), p.inner].into_iter().flatten() {
         prop_assert!(l.payload_offset <= f.len());
@@ -547,6 +593,52 @@ fn check_general_vs_fast(f: &[u8]) -> Result<(), TestCaseError> {
     if let Some(s) = p.stop {
         prop_assert!(s.offset <= f.len());
     }
+    Ok(())
+}
+
+/// The lax end of an IP packet as the general parser applies it (oracle for
+/// `FlowHeaders::l4`): a length field beyond the capture or below the header
+/// falls back to the capture.
+fn ip_end(ip: &Ip, l3_offset: usize, frame_len: usize) -> usize {
+    let available = frame_len - l3_offset;
+    let (declared, header) = match ip {
+        Ip::V4(h) => (usize::from(h.total_len), usize::from(h.ihl) * 4),
+        Ip::V6(h) => (40 + usize::from(h.payload_len), 41),
+    };
+    l3_offset + if declared < header || declared > available { available } else { declared }
+}
+
+/// Where `flow_headers` answers, the general parser decoded the same frame
+/// completely, without a tunnel or fragment, and every field agrees.
+fn check_flow_headers(f: &[u8], p: &ParsedFrame) -> Result<(), TestCaseError> {
+    let Some(h) = flow_headers(f) else {
+        return Ok(());
+    };
+    prop_assert_eq!(p.stop, None);
+    prop_assert_eq!(p.tunnel, None);
+    let ip = p.outer.ip.expect("an IP header");
+    prop_assert!(!ip.is_fragment());
+    let wide = |a: IpAddr| match a {
+        IpAddr::V4(a) => u128::from(u32::from_le_bytes(a.octets())).to_le_bytes(),
+        IpAddr::V6(a) => a.octets(),
+    };
+    prop_assert_eq!((h.src, h.dst, h.v6), (wide(ip.src()), wide(ip.dst()), ip.src().is_ipv6()));
+    let key = FlowKey::from_frame(p).expect("a key");
+    prop_assert_eq!(
+        (h.proto, h.src_port, h.dst_port, h.vlan, key.vni),
+        (key.proto, key.src_port, key.dst_port, key.vlan, None)
+    );
+    match p.outer.l4 {
+        Some(L4::Tcp(t)) => prop_assert_eq!((h.tcp_flags, h.icmp), (t.flags, None)),
+        Some(L4::Udp(_)) => prop_assert_eq!((h.tcp_flags, h.icmp), (0, None)),
+        Some(L4::Icmpv4(i)) | Some(L4::Icmpv6(i)) => {
+            prop_assert_eq!((h.tcp_flags, h.icmp), (0, Some((i.icmp_type, i.code))))
+        }
+        other => prop_assert!(false, "flow_headers answered for {:?}", other),
+    }
+    let l4_at = h.l4.as_ptr() as usize - f.as_ptr() as usize;
+    prop_assert_eq!(l4_at, p.outer.l4_offset);
+    prop_assert_eq!(l4_at + h.l4.len(), ip_end(&ip, p.outer.l3_offset, f.len()));
     Ok(())
 }
 
@@ -658,6 +750,17 @@ proptest! {
         prop_assert_eq!(o_ip_payload_at, p.outer.l4_offset);
 
         check_general_vs_fast(&b.frame)?;
+        // Every such frame but UDP to the VXLAN port takes the flow-headers fast path,
+        // whose transport bytes are etherparse's IP payload.
+        let headers = flow_headers(&b.frame);
+        if b.ports.is_some_and(|(_, dst_port)| dst_port == VXLAN_UDP_PORT) {
+            prop_assert_eq!(headers, None);
+        } else {
+            let h = headers.expect("common case");
+            prop_assert_eq!(h.l4, o_payload.payload);
+            prop_assert_eq!((h.proto, h.vlan), (b.proto, b.vlans.first().copied()));
+            prop_assert_eq!(Some((h.src_port, h.dst_port)).filter(|_| b.ports.is_some()), b.ports);
+        }
         let key = FlowKey::from_frame(&p).unwrap();
         prop_assert_eq!(flow_key(&b.frame), Ok(key));
         prop_assert_eq!(key.vlan, b.vlans.first().copied());

@@ -1,8 +1,26 @@
-"""Boxplot per point (PAM'21 style): box p25..p75, median line, whiskers at p1 and p99."""
+"""Boxplot per point (PAM'21 style): box p25..p75, median line, whiskers at p1 and p99.
+
+The statistics are computed here (numpy's linear percentiles, as `summarize` reports them) and
+drawn with `bxp`: matplotlib's `boxplot(whis=(1, 99))` would end the whiskers at the furthest
+repetition *inside* p1..p99, so with PAM'21's 5 repetitions they would collapse onto the box and
+the lowest and highest repetitions would be drawn as outliers.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
 from nicbench.report.figures.common import Units, metric_values
+
+
+def box_stats(values: np.ndarray, label: str) -> dict:
+    """What one box shows; repetitions beyond p1 or p99 are drawn as points."""
+    if values.size == 0:
+        return {"label": label, "whislo": np.nan, "q1": np.nan, "med": np.nan, "q3": np.nan, "whishi": np.nan,
+                "fliers": values}
+    p1, p25, p50, p75, p99 = np.percentile(values, [1, 25, 50, 75, 99])
+    return {"label": label, "whislo": p1, "q1": p25, "med": p50, "q3": p75, "whishi": p99,
+            "fliers": values[(values < p1) | (values > p99)]}
 
 
 def draw(ax, records, figure, units: Units) -> None:
@@ -11,7 +29,7 @@ def draw(ax, records, figure, units: Units) -> None:
     groups = list(data.groupby(keys, dropna=False, sort=True))
     values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
     labels = [", ".join(units.text(n, v) for n, v in zip(keys, k if isinstance(k, tuple) else (k,))) for k, _ in groups]
-    ax.boxplot(values, whis=(1, 99), tick_labels=labels, showfliers=True)
+    ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
     if len(labels) > 6:
         ax.tick_params(axis="x", labelrotation=45)
     ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def test_gen_info_rss_json(cli, tmp_path):
     trace = tmp_path / "t.pcap"
@@ -11,8 +13,9 @@ def test_gen_info_rss_json(cli, tmp_path):
                "--json")
     assert proc.returncode == 0, proc.stderr
     gen = json.loads(proc.stdout)
-    # 1 ms of 64 B at 10 Gbps: (64 + 20) * 8 = 672 bits per frame -> 14,880 frames.
-    assert gen["packets"] == 14881 or gen["packets"] == 14880
+    # 64 B at 10 Gbps: (64 + 20) * 8 = 672 bits, one frame every 67.2 ns; the frames that start
+    # within 1 ms are those at 0, 67.2, ..., 14,880 × 67.2 = 999,936 ns: 14,881.
+    assert (gen["packets"], gen["first_ts_ns"], gen["last_ts_ns"]) == (14881, 0, 999_936)
     info = json.loads(cli("pcap", "info", str(trace), "--json").stdout)
     assert info["packets"] == gen["packets"]
     assert info["flows"] == 500
@@ -22,7 +25,8 @@ def test_gen_info_rss_json(cli, tmp_path):
     rss = json.loads(cli("rss", str(trace), "--queues", "4", "--json").stdout)
     assert sum(q["packets"] for q in rss["queues"]) == gen["packets"]
     assert sum(q["flows"] for q in rss["queues"]) == 500
-    assert rss["packet_imbalance"] >= 1.0
+    counts = [q["packets"] for q in rss["queues"]]
+    assert rss["packet_imbalance"] == pytest.approx(max(counts) / (sum(counts) / 4), abs=0.005)
 
 
 def test_gen_ipv6_tcp_vlan_vxlan_zipf(cli, tmp_path):

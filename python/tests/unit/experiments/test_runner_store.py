@@ -1,13 +1,14 @@
-"""Runner and store: resumable after SIGKILL, failures recorded, changed specs re-run only what changed."""
+"""Runner and store: resumable after SIGKILL (at fixed points of the sweep), failures recorded, changed specs re-run only what changed."""
 
 from __future__ import annotations
 
-import random
+import json
 import signal
 import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from harness_cli import harness, harness_popen
 
 from nicbench.experiments import load_results, parse_spec, run_experiment, summarize
@@ -36,33 +37,42 @@ def canonical(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(["run", "metric"]).reset_index(drop=True)
 
 
-def test_sigkill_at_a_random_moment_then_resume_equals_an_uninterrupted_run(tmp_path):
-    spec_file, spec = noop_spec(tmp_path, repeat=2, sleep="15ms", xs="1-40 step 1")
-    reference = canonical(load_results(Path(run_experiment(spec, results=tmp_path / "ref", jobs=2).store)))
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> pd.DataFrame:
+    """The records of the 80-run sweep the SIGKILL tests interrupt, run without interruption."""
+    root = tmp_path_factory.mktemp("uninterrupted")
+    _, spec = noop_spec(root, repeat=2, sleep="15ms", xs="1-40 step 1")
+    reference = canonical(load_results(Path(run_experiment(spec, results=root / "ref", jobs=2).store)))
     assert len(reference) == 80 * 2 and reference["run"].nunique() == 80
+    return reference
 
-    seed = int(time.time())
-    kill_after = random.Random(seed).randint(2, 60)  # run files written before the kill
+
+# Fixed kill points (run files on disk when the kill is sent): the first runs, and mid-sweep. Each
+# run sleeps 15 ms, so after the 20th file some 60 runs (~0.45 s with 2 workers) are still to come.
+@pytest.mark.parametrize("kill_after", [1, 20])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, uninterrupted, kill_after):
+    spec_file, _ = noop_spec(tmp_path, repeat=2, sleep="15ms", xs="1-40 step 1")
     results = tmp_path / "killed"
     proc = harness_popen("run", str(spec_file), "--results", str(results), "--jobs", "2")
     runs_dir = results / "noop" / "runs"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if runs_dir.is_dir() and len(list(runs_dir.glob("*.arrow"))) >= kill_after:
-            break
+    # The event: the sweep has written `kill_after` run files (bounded poll of its folder).
+    deadline = time.monotonic() + 120
+    while not (runs_dir.is_dir() and len(list(runs_dir.glob("*.arrow"))) >= kill_after):
+        assert proc.poll() is None, f"sweep ended before {kill_after} runs were stored: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {kill_after} run files after 120 s"
         time.sleep(0.002)
-    assert proc.poll() is None, f"sweep finished before the kill (seed {seed}): {proc.stderr.read()}"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    interrupted = ExperimentStore(results, "noop")
-    assert 0 < len(interrupted.done_keys()) < 80, f"seed {seed}"
+    stored = len(ExperimentStore(results, "noop").done_keys())
+    assert kill_after <= stored < 80
 
     again = harness("run", str(spec_file), "--results", str(results), "--jobs", "2", "--json")
     assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["executed"] + summary["cached"] == 80 and summary["cached"] == stored
     resumed = canonical(load_results(results / "noop"))
-    assert len(resumed) == len(reference), f"seed {seed}"
     assert not resumed.duplicated(["run", "metric"]).any()
-    pd.testing.assert_frame_equal(resumed, reference, check_dtype=False)
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_dtype=False)
 
 
 def test_rerun_of_a_finished_sweep_runs_nothing(tmp_path):

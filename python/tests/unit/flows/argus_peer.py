@@ -7,7 +7,7 @@ import io
 import subprocess
 from pathlib import Path
 
-from helpers import require_tool
+from helpers import peer
 
 RA_FIELDS = "stime ltime dur proto saddr sport dir daddr dport spkts dpkts sbytes dbytes state".split()
 
@@ -24,7 +24,7 @@ def run_argus(pcaps: list[Path], workdir: Path) -> dict[Path, Path]:
 
     `-X` ignores /etc/argus.conf (its 5 s status interval would split flows); `-S 60` is the active
     interval nicbench's Argus mode uses."""
-    require_tool("argus")
+    peer("argus", "argus-server")
     outs = {pcap: workdir / f"{pcap.stem}.argus" for pcap in pcaps}
     procs = []
     for pcap, out in outs.items():
@@ -40,7 +40,7 @@ def run_argus(pcaps: list[Path], workdir: Path) -> dict[Path, Path]:
 def read_argus(argus_file: Path, merge: bool = False) -> list[dict]:
     """Records of an Argus file via `ra` (status records as emitted) or `racluster` (merged per
     flow), as dicts with ra's column names. Management records (`man`) are dropped."""
-    reader = require_tool("racluster" if merge else "ra")
+    reader = peer("racluster" if merge else "ra", "argus-client")
     text = subprocess.run([reader, "-n", "-u", "-c", ",", "-r", str(argus_file), "-s", *RA_FIELDS], check=True,
                           capture_output=True, text=True, timeout=60).stdout
     records = []

@@ -7,11 +7,6 @@ from pathlib import Path
 import pytest
 from flows_corpus import SCENARIOS, write_pcap
 
-import nicbench._native as native
-
-if not hasattr(native, "flows_meter"):
-    pytest.skip("this build of nicbench._native has no flow meter (run maturin develop)", allow_module_level=True)
-
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> dict[str, Path]:

@@ -1,16 +1,20 @@
 """Ctrl-C: `nicbench flows` stops, flushes every active flow, writes everything, exits 130.
 
-The capture is streamed through a FIFO at a bounded rate, so the run is still going when SIGINT
-arrives however fast the meter is; the packets the meter had read must all be in the output.
+The capture is streamed through a FIFO: a prefix, then (after SIGINT) a trickle, so the run is
+still going when SIGINT arrives however fast the meter is; the packets the meter had read must all
+be in the output.
 """
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -42,11 +46,34 @@ def _ctrl_c_as_in_a_shell() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def record_boundary(pcap_bytes: bytes, packets: int) -> int:
+    """Byte offset just after the first `packets` records of a classic pcap."""
+    offset = PCAP_HEADER_BYTES
+    for _ in range(packets):
+        offset += RECORD_HEADER_BYTES + int.from_bytes(pcap_bytes[offset + 8:offset + 12], "little")
+    return offset
+
+
+def pipe_bytes_unread(fd: int) -> int:
+    """Bytes written to a pipe/FIFO that its reader has not read yet (FIONREAD, either end)."""
+    buf = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return buf[0]
+
+
 def test_sigint_flushes_every_flow(tmp_path):
+    """Events, not timing: the meter first reads PREFIX_PACKETS whole records through a FIFO, and
+    only once the FIFO is empty (all read) does it get SIGINT; then the rest trickles in one record
+    at a time (the meter checks its stop flag between packets, and a reader blocked on an empty
+    FIFO needs data to wake up), far slower than the meter reads."""
+    prefix_packets, total_packets = 20_000, 200_000
     pcap = tmp_path / "big.pcap"
-    cfg = nicbench.GenConfig(flows=5000, size=64, rate=Rate(1e9, "bps"), duration_ns=None, packets=200_000, seed=5)
+    cfg = nicbench.GenConfig(flows=5000, size=64, rate=Rate(1e9, "bps"), duration_ns=None, packets=total_packets,
+                             seed=5)
     nicbench.generate_pcap(cfg, str(pcap))
     data = pcap.read_bytes()
+    prefix_end = record_boundary(data, prefix_packets)
+    trickle_bytes = 64  # about one record of this trace (16 B header + 60 B frame) per write
     fifo = tmp_path / "live.pcap"
     os.mkfifo(fifo)
     out = tmp_path / "flows.csv"
@@ -54,32 +81,43 @@ def test_sigint_flushes_every_flow(tmp_path):
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_ctrl_c_as_in_a_shell)
 
-    reading = threading.Event()
+    prefix_read, interrupted, failure = threading.Event(), threading.Event(), []
 
     def feed() -> None:
-        # ~4 MB/s: the whole file would take ~4 s; SIGINT comes ~0.5 s after the meter opened it.
         try:
-            with open(fifo, "wb") as f:  # returns once the meter has opened the FIFO
-                reading.set()
-                for start in range(0, len(data), 40_000):
-                    f.write(data[start:start + 40_000])
-                    f.flush()
-                    time.sleep(0.01)
+            with open(fifo, "wb", buffering=0) as f:  # returns once the meter has opened the FIFO
+                f.write(data[:prefix_end])
+                deadline = time.monotonic() + 60
+                while pipe_bytes_unread(f.fileno()):
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"the meter left {pipe_bytes_unread(f.fileno())} B unread for 60 s")
+                    time.sleep(0.005)  # bounded poll on the FIFO's fill level
+                prefix_read.set()
+                interrupted.wait(timeout=60)
+                for start in range(prefix_end, len(data), trickle_bytes):
+                    f.write(data[start:start + trickle_bytes])
+                    time.sleep(0.005)
         except BrokenPipeError:
             pass  # the meter stopped reading: expected after SIGINT
+        except Exception as exc:  # reported by the test, not lost in the thread
+            failure.append(exc)
+            prefix_read.set()
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
-    assert reading.wait(timeout=30), "nicbench never opened the capture"
-    time.sleep(0.5)
+    assert prefix_read.wait(timeout=90) and not failure, failure
+    assert proc.poll() is None, proc.communicate()[1]
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=20)
+    interrupted.set()
+    stdout, stderr = proc.communicate(timeout=60)
     writer.join(timeout=10)
+    assert not failure, failure
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr
     stats = json.loads(stdout)
     assert stats["interrupted"] is True
-    assert 0 < stats["packets"] < 200_000
+    # Nothing read before the Ctrl-C is lost; the input was not read to its end.
+    assert prefix_packets <= stats["packets"] < total_packets
     records = load_records(out)
     assert sum(r["TotPkts"] for r in records) == stats["packets"]
     assert sum(r["TotBytes"] for r in records) == stats["bytes"]

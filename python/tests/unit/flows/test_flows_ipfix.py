@@ -16,7 +16,7 @@ import time
 
 import pytest
 from flows_corpus import scenario_ipv6, scenario_tcp, scenario_udp, write_pcap
-from helpers import require_tool, run_cli
+from helpers import peer, run_cli
 
 from nicbench.flows import load_records
 
@@ -29,15 +29,25 @@ def free_udp_port() -> int:
         return s.getsockname()[1]
 
 
-def udp_port_bound(port: int) -> bool:
-    """Is something listening on 127.0.0.1:port (UDP)? Read /proc like `ss -uln` does."""
+def udp_socket_row(port: int) -> list[str] | None:
+    """The /proc/net/udp row of the socket bound to 127.0.0.1:port (as `ss -uln` reads it), or None.
+    Columns: sl local rem st tx_queue:rx_queue tr retrnsmt uid timeout inode ref pointer drops."""
     with open("/proc/net/udp") as f:
-        return any(line.split()[1] == f"0100007F:{port:04X}" for line in list(f)[1:])
+        rows = [line.split() for line in list(f)[1:]]
+    return next((row for row in rows if row[1] == f"0100007F:{port:04X}"), None)
+
+
+def wait_until(condition, what: str, timeout_s: float = 30.0) -> None:
+    """Poll `condition` until it holds (bounded: fails naming `what` after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
 
 
 def test_ipfix_export_read_back_by_nfcapd(tmp_path):
-    require_tool("nfcapd")
-    require_tool("nfdump")
+    peer("nfcapd", "nfdump")
+    peer("nfdump")
     pcap = write_pcap(tmp_path / "mix.pcap", sorted(scenario_tcp() + scenario_udp() + scenario_ipv6(),
                                                     key=lambda p: p[0]))
     port = free_udp_port()
@@ -46,16 +56,19 @@ def test_ipfix_export_read_back_by_nfcapd(tmp_path):
     collector = subprocess.Popen(["nfcapd", "-b", "127.0.0.1", "-p", str(port), "-w", str(flow_dir), "-t", "60"],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 5
-        while not udp_port_bound(port):
+        def listening() -> bool:
             assert collector.poll() is None, collector.stdout.read()
-            assert time.monotonic() < deadline, "nfcapd did not start listening"
-            time.sleep(0.05)
+            return udp_socket_row(port) is not None
+
+        wait_until(listening, "nfcapd to listen")
         out = tmp_path / "mix.csv"
         proc = run_cli("flows", str(pcap), "-o", str(out), "--ipfix", f"127.0.0.1:{port}", "--json")
         assert proc.returncode == 0, proc.stderr
         stats = json.loads(proc.stdout)
-        time.sleep(0.3)  # let nfcapd drain its socket before it is told to stop
+        # Every datagram is sent when the command returns: wait until nfcapd has read them all
+        # (its socket's receive queue is empty) before it is told to stop.
+        wait_until(lambda: udp_socket_row(port)[4].endswith(":00000000"), "nfcapd to drain its socket")
+        assert int(udp_socket_row(port)[-1]) == 0, "the kernel dropped datagrams before nfcapd read them"
     finally:
         collector.send_signal(signal.SIGTERM)
         collector.wait(timeout=10)

@@ -1,6 +1,7 @@
-"""A FAKE off-path model for tests only: follows the request/response JSON contract
-(briefs/offpath_contract.md) with a tiny closed-form toy, so the Python side (targets, study,
-CLI, calibration plumbing) is testable without the Rust model. Never shipped.
+"""A FAKE off-path model for tests only: follows the request/response JSON contract (the serde
+types `Request` and `Response` of the nicbench-models crate's offpath module) with a tiny
+closed-form toy, so the Python side (targets, study, CLI, calibration plumbing) is tested apart
+from the model's numbers. Never shipped.
 
 Toy: each flow gets share × X requests/s; X is the largest rate no resource exceeds (network per
 direction 200 Gbps, PCIe1 per direction 256 Gbps, NIC cores `nic_core_mpps` per endpoint and

@@ -1,13 +1,13 @@
 """The offpath study: specs load, every reference names an existing experiment/metric and selects
-exactly one point, reference.toml is current, targets run, `reproduce` runs end to end (fake model;
-the real one when built)."""
+exactly one point, reference.toml is current, targets run, `reproduce` runs end to end (on the fake
+model and on the real one)."""
 
 from __future__ import annotations
 
 import math
 import subprocess
 import sys
-import time
+from collections import Counter
 
 import pytest
 from helpers import STUDIES
@@ -73,9 +73,10 @@ def _run(name: str, **params) -> dict[str, float]:
 
 def test_single_target_reports_bottleneck_indicators(fake_model):
     m = _run("offpath.single", path="client->host", verb="READ", payload="16KiB")
-    assert m["gbps"] > 0 and m["mpps"] > 0
-    flags = [m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code", "bottleneck_utilization")]
-    assert sorted(flags)[-1] == 1.0 and sum(flags) == 1.0
+    # The fake's READ of 16 KiB is bound by the 200 Gbps network: 200e9 / (16384 * 8) requests/s.
+    assert m["gbps"] == pytest.approx(200.0) and m["mpps"] == pytest.approx(200e3 / (16384 * 8))
+    flags = {k: m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code", "bottleneck_utilization")}
+    assert {k for k, v in flags.items() if v == 1.0} == {"bottleneck_network"} and sum(flags.values()) == 1.0
     assert m["pcie_mpps_total"] == pytest.approx(sum(m[f"{x}_mpps"] for x in
                                                      ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down")))
 
@@ -108,6 +109,16 @@ def test_compare_alone_modes(fake_model):
     assert joint["b_mpps_max"] == pytest.approx(2 * lower["b_mpps_max"])  # symmetric paths in the fake
 
 
+# The validation references the real model fails today (README "Known limitations").
+KNOWN_FAILING = [
+    "fig5b-456", "h2s-send-small-51.2mreqs", "lat-snic1-vs-rnic1-read-min", "lat-snic1-vs-rnic1-send-max",
+    "lat-snic1-vs-rnic1-send-min", "lat-snic2-vs-rnic1-read-max", "lat-snic2-vs-snic1-send-min",
+    "lat-snic2-vs-snic1-write-similar-max", "lat-snic2-vs-snic1-write-similar-min", "mix12-vs-lower-write-1.50x",
+    "mix13-drop-read-max", "mix13-drop-send-max", "mix13-drop-send-min", "mix13-drop-write-min", "mix13-large-similar",
+    "tput-snic1-vs-rnic1-read-max", "tput-snic1-vs-rnic1-send-max", "zero-read-12-vs-1-13pct", "zero-write-same",
+]
+
+
 def _reproduce(tmp_path, monkeypatch):
     # Figures are matplotlib's time (seconds each on a shared machine), not the study's: the tests
     # check runs, references and the report page; `nicbench reproduce offpath` renders them.
@@ -119,13 +130,11 @@ def _reproduce(tmp_path, monkeypatch):
 
     monkeypatch.setattr(html, "render", no_figure)
     study = load_study(OFFPATH)
-    started = time.monotonic()
-    outcome = reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1)
-    return outcome, time.monotonic() - started
+    return reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1)
 
 
 def test_reproduce_runs_end_to_end_on_the_fake(fake_model, tmp_path, monkeypatch):
-    outcome, _ = _reproduce(tmp_path, monkeypatch)
+    outcome = _reproduce(tmp_path, monkeypatch)
     doc = outcome.as_dict()
     assert doc["references"] == len(load_study(OFFPATH).references)
     assert outcome.index.is_file()
@@ -133,15 +142,20 @@ def test_reproduce_runs_end_to_end_on_the_fake(fake_model, tmp_path, monkeypatch
     assert "fig7-soc-write-1.5k-22.7" in html
 
 
-def test_reproduce_real_model_is_fast_and_complete(real_model, tmp_path, monkeypatch):
-    outcome, elapsed = _reproduce(tmp_path, monkeypatch)
+def test_reproduce_real_model_is_complete(tmp_path, monkeypatch):
+    outcome = _reproduce(tmp_path, monkeypatch)
     comparisons = [c for p in outcome.pages for c in p.comparisons]
     assert len(comparisons) == len(load_study(OFFPATH).references)
     missing = [c.reference.id for c in comparisons if c.status in ("no result", "ambiguous", "unit mismatch")]
     assert not missing, f"references without a model value: {missing}"
-    assert elapsed < 15, f"the analytic study should run in seconds, took {elapsed:.0f} s"
     # The qualitative claims: every bottleneck the seed names and every advice case must hold.
     flags = [c for c in comparisons if c.reference.metric.startswith(("bottleneck_", "advice_"))]
     assert len(flags) >= 20
     wrong = [c.reference.id for c in flags if c.status != "pass"]
     assert not wrong, f"bottleneck/advice references that fail: {wrong}"
+    # Which references pass is a result: a change must be deliberate (README: calibration 14/14,
+    # validation 81/100, with the known limitations behind these 19).
+    failing = sorted(c.reference.id for c in comparisons if c.status != "pass")
+    assert failing == KNOWN_FAILING, f"references that pass or fail differently than before: {failing}"
+    assert Counter((c.reference.set, c.status) for c in comparisons) == {
+        ("calibration", "pass"): 14, ("validation", "pass"): 81, ("validation", "fail"): 19}

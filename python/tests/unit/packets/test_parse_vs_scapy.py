@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from helpers import python_module
 
-scapy_all = pytest.importorskip("scapy.all")
+scapy_all = python_module("scapy.all", "scapy")
 from scapy.contrib.mpls import MPLS  # noqa: E402
 from scapy.layers.inet import ICMP, IP, TCP, UDP  # noqa: E402
 from scapy.layers.inet6 import (  # noqa: E402

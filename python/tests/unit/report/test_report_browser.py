@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import peer
 
 from nicbench.experiments import load_spec, run_experiment
 from nicbench.report import experiment_report
@@ -38,9 +39,7 @@ def test_page_is_self_contained_with_png_and_svg_files(report_page):
 
 
 def test_headless_chromium_shows_every_figure_without_console_errors(report_page):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium) — cannot check the page in a browser")
+    chromium = shutil.which("chromium-browser") or peer("chromium")
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

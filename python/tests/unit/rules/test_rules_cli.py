@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from helpers import classbench_file
+
 GOOD = """\
 # a small, real-world-style rule file
 flow create 0 group 0 priority 0 ingress pattern eth / ipv4 / end actions jump group 1 / end
@@ -101,13 +103,7 @@ def test_gen_root_table_only(cli, tmp_path):
 
 
 def test_classbench_file_checks(cli):
-    import pathlib
-
-    import pytest
-
-    acl = pathlib.Path(__file__).resolve().parents[4].parent / "shared" / "data" / "classbench" / "acl1_1k"
-    if not acl.exists():
-        pytest.skip(f"ClassBench data not found at {acl}")
+    acl = classbench_file("acl1_1k")
     proc = cli("rules", "check", str(acl), "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)

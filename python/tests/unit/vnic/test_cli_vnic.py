@@ -8,14 +8,15 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from nicbench.cli.calibrate import calibrate
 from nicbench.cli.common import NicbenchGroup
-from nicbench.cli.vnic import COMMANDS, parse_install_rate, sparkline
+from nicbench.cli.connectx import COMMANDS, parse_install_rate, sparkline
 
 
 @pytest.fixture
 def nicbench_cli():
     group = NicbenchGroup("nicbench")
-    for command in COMMANDS:
+    for command in (*COMMANDS, calibrate):
         group.add_command(command)
     return lambda *args: CliRunner().invoke(group, list(args))
 

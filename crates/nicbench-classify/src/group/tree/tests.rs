@@ -350,11 +350,13 @@ mod shape {
     #[test]
     #[ignore = "prints tree shapes and walk statistics of the ClassBench sets"]
     fn print_classbench_shapes() {
+        let Some(dir) = nicbench_testenv::classbench_or_skip("print_classbench_shapes") else { return };
         for name in ["acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k"] {
             if std::env::var("TREE_SETS").is_ok_and(|w| !w.split(',').any(|w| name.contains(w))) {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(format!("/work/shared/data/classbench/{name}")) else { continue };
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let filters = nicbench_rules::classbench::parse_file(&text, name).unwrap();
             let input: Vec<TreeInput> =
                 filters.iter().enumerate().map(|(i, f)| (i as u32, (i as u64) << 32, Arc::new(compile(&f.to_rule(i as u32)).unwrap()))).collect();

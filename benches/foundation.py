@@ -1,4 +1,4 @@
-"""Benchmark driver: `python -m nicbench.bench foundation` (also `make bench`).
+"""Foundation benchmark: `python benches/foundation.py` (also `make bench`).
 
 Prints the figures recorded in BENCHMARKS.md. Everything is measured in this run,
 on this machine: nicbench's Rust pipeline (timed inside Rust, so Python call overhead
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -24,6 +23,8 @@ from nicbench.packets import SYMMETRIC_KEY
 from nicbench.traffic import GenConfig, generate_pcap
 from nicbench.units import Rate
 
+from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
+
 
 @dataclass
 class Figure:
@@ -31,18 +32,6 @@ class Figure:
     value: float
     unit: str
     note: str = ""
-
-
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, Python {platform.python_version()}"
 
 
 def best_of(runs: int, fn) -> list[float]:
@@ -178,15 +167,14 @@ def print_table(figs: list[Figure]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nicbench.bench", description=__doc__)
-    parser.add_argument("suite", choices=["foundation"])
+    parser = argparse.ArgumentParser(prog="python benches/foundation.py", description=__doc__)
     parser.add_argument("--packets", type=int, default=200_000, help="packets in the side-by-side traces (scapy reads them all)")
     parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
     parser.add_argument("--gen-packets", type=int, default=5_000_000, help="packets in the generator measurement")
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
     args = parser.parse_args(argv)
-    print(f"# nicbench {_native.__version__} bench {args.suite}, {time.strftime('%Y-%m-%d')}")
+    print(f"# nicbench {_native.__version__} bench foundation, {time.strftime('%Y-%m-%d')}")
     print(f"# machine: {machine_description()}; load average before: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         figs = foundation(Path(tmp), args.packets, args.big_packets, args.runs, args.gen_packets)

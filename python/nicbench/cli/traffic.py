@@ -1,4 +1,4 @@
-"""`nicbench gen`: write a seeded synthetic traffic trace to pcap."""
+"""`nicbench gen`: write a seeded synthetic traffic trace to pcap (fronts `nicbench.traffic`)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,6 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
         f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
     )
+
+
+COMMANDS = [gen]

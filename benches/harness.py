@@ -1,6 +1,6 @@
 """Harness overhead: points per second through the runner and the result store.
 
-    python -m nicbench.bench_harness [--points 2000] [--jobs 1,2]
+    python benches/harness.py [--points 2000] [--jobs 1,2]
 
 Runs a sweep of the trivial `synthetic.noop` target (one repetition per point) into a
 temporary results folder and prints runs/s for each job count, then the time to load the

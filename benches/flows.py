@@ -1,4 +1,4 @@
-"""Flow-meter benchmark: `python -m nicbench.bench_flows` (issue 6, part 2; `make bench-flows`).
+"""Flow-meter benchmark: `python benches/flows.py` (issue 6, part 2; `make bench-flows`).
 
 Generates pcaps (64 B and 750 B frames; 256, 16K, 64K and 1M flows; plus the issue's reference
 trace, 2M packets / 50K flows), then meters each file, in the same run and from the page cache,
@@ -33,10 +33,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from nicbench.bench import machine_description
 from nicbench.flows import meter
 from nicbench.traffic import GenConfig, generate_pcap
 from nicbench.units import Rate, parse_count
+
+from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
 
 # Wide enough for the table when the output goes to a file or a CI log (rich defaults to 80 columns).
 console = Console(width=None if Console().is_terminal else 140)
@@ -231,7 +232,7 @@ def matrix(sizes: list[int], flow_counts: list[int], packets: int, reference: bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nicbench.bench_flows", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python benches/flows.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="64,750", help="frame sizes [B] (default 64,750)")
     ap.add_argument("--flows", default="256,16K,64K,1M", help="flow counts (K/M = 1024-based as in the issue)")
     ap.add_argument("--packets", default="1M", help="packets per matrix trace (at least 2 per flow)")

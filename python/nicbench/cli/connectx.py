@@ -1,23 +1,22 @@
-"""`nicbench simulate` and `nicbench calibrate`: the virtual NICs on the command line.
+"""`nicbench simulate`: the virtual ConnectX NICs on the command line (fronts `nicbench.vnic`).
 
-Commands exported for registration in `nicbench.cli`: `simulate`, `calibrate` (see `COMMANDS`).
+Commands exported for registration in `nicbench.cli`: `simulate` (see `COMMANDS`).
 Bad options and bad input are NicbenchError/ValueError: the group prints one line, exit code 2.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, parse_overrides, progress_bar, stderr_console, stdout_console
+from nicbench.cli.common import emit_json, fmt_number, json_option, parse_overrides, progress_bar, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
-__all__ = ["simulate", "calibrate", "COMMANDS", "sparkline", "parse_install_rate"]
+__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate"]
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -116,148 +115,52 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     _print_result(nic, result)
 
 
-def _fmt(v: Any, digits: int = 4) -> str:
-    if isinstance(v, (int, float)) and math.isfinite(v):
-        return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    return "–"
-
-
 def _print_result(nic: str, result: dict[str, Any]) -> None:
     table = Table(title=f"virtual {nic}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    table.add_row("offered", f"{_fmt(result.get('offered_gbps'))} Gbps, {_fmt(result.get('offered_mpps'))} Mpps")
-    table.add_row("received", f"{_fmt(result.get('rx_gbps'))} Gbps, {_fmt(result.get('rx_mpps'))} Mpps "
-                              f"(tx {_fmt(result.get('tx_gbps'))} Gbps)")
+    table.add_row("offered", f"{fmt_number(result.get('offered_gbps'))} Gbps, {fmt_number(result.get('offered_mpps'))} Mpps")
+    table.add_row("received", f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
+                              f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)")
     loss = result.get("loss_ratio")
     dropped = result.get("dropped") or {}
-    table.add_row("loss", f"{_fmt(loss * 100 if isinstance(loss, (int, float)) else loss)} %  "
-                  + ", ".join(f"{k} {_fmt(v)}" for k, v in dropped.items()))
+    table.add_row("loss", f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} %  "
+                  + ", ".join(f"{k} {fmt_number(v)}" for k, v in dropped.items()))
     lat = result.get("latency_us") or {}
     if lat:
-        table.add_row("latency [µs]", "  ".join(f"{k} {_fmt(lat.get(k))}" for k in
+        table.add_row("latency [µs]", "  ".join(f"{k} {fmt_number(lat.get(k))}" for k in
                                                ("p1", "p25", "p50", "p75", "p99", "p999", "max") if k in lat))
     inst = result.get("install")
     if inst:
-        table.add_row("rule updates", f"{_fmt(inst.get('rules'))} rules in {_fmt(inst.get('duration_s'))} s "
-                                      f"({_fmt(inst.get('rate_rules_per_s'))} rules/s)")
+        table.add_row("rule updates", f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
+                                      f"({fmt_number(inst.get('rate_rules_per_s'))} rules/s)")
     model = result.get("model") or {}
     if model:
-        table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {_fmt(v)}"
+        table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
                                          for k, v in model.items() if not isinstance(v, dict)))
         for k, v in model.items():
             if isinstance(v, dict):  # e.g. utilization per resource
-                table.add_row(f"model {k}", "  ".join(f"{kk} {_fmt(vv, 3)}" for kk, vv in v.items()))
+                table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
     queues = result.get("queues") or {}
     if queues:
         shown = list(queues.items())[:8]
         more = f" (+{len(queues) - 8} more)" if len(queues) > 8 else ""
-        table.add_row("queues [packets]", "  ".join(f"{q}: {_fmt(n)}" for q, n in shown) + more)
+        table.add_row("queues [packets]", "  ".join(f"{q}: {fmt_number(n)}" for q, n in shown) + more)
     sim = result.get("sim") or {}
     if sim:
-        table.add_row("simulation", f"{_fmt(sim.get('packets'))} packets in {_fmt(sim.get('wall_s'), 3)} s wall "
-                                    f"({_fmt((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
+        table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
+                                    f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
     stdout_console.print(table)
     timeline = result.get("timeline") or []
     if timeline:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]
         end = timeline[-1].get("t_s", math.nan) if isinstance(timeline[-1], dict) else math.nan
         top = result.get("offered_gbps")
-        stdout_console.print(f"rx Gbps over time (0–{_fmt(end, 3)} s, full height = offered {_fmt(top)} Gbps):")
+        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, full height = offered {fmt_number(top)} Gbps):")
         stdout_console.print(f"[cyan]|{sparkline(values, top)}|[/]")
     for ev in result.get("events") or []:
         if isinstance(ev, dict):
-            stdout_console.print(f"  t = {_fmt(ev.get('t_s'), 4)} s: {ev.get('what', '')}")
+            stdout_console.print(f"  t = {fmt_number(ev.get('t_s'), 4)} s: {ev.get('what', '')}")
 
 
-LOCAL_FLOWMETER = "flowmeter-local"
-
-
-def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> None:
-    import dataclasses
-
-    from nicbench.flowhost import calibrate_local
-
-    outcome = calibrate_local(log=log)
-    if as_json:
-        emit_json({k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(outcome).items()})
-        return
-    table = Table(title="nicbench flow meter on this machine (1 worker, 64 B)", title_justify="left")
-    for col in ("flows", "measured Mpps", "measured ns/packet", "model ns/packet"):
-        table.add_column(col, justify="right")
-    for pt in outcome.points:
-        table.add_row(f"{pt['flows']:,.0f}", _fmt(pt["mpps"], 3), _fmt(pt["packet_ns"], 3), _fmt(pt["model_ns"], 3))
-    stdout_console.print(table)
-    stdout_console.print(f"base {_fmt(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
-                         f"{_fmt(outcome.llc_hit_ns, 3)} ns, LLC miss {_fmt(outcome.llc_miss_ns, 3)} ns, "
-                         f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
-
-
-@click.command()
-@click.argument("nic")
-@click.option("--study", default=None,
-              help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
-@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
-              help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
-@click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
-@click.option("--no-validate", is_flag=True, help="Skip the validation run of the whole reference file.")
-@click.option("--param", "params", multiple=True, help="Fit only this parameter (repeatable).")
-@click.option("--sweeps", type=click.IntRange(1, 20), default=None, help="Coordinate-descent sweeps.")
-@click.option("--line-evals", type=click.IntRange(3, 50), default=None, help="Runs per line search.")
-@click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
-@json_option
-def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
-              params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
-              as_json: bool) -> None:
-    """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
-
-    `nicbench calibrate flowmeter-local` instead measures nicbench's own flow meter on this machine
-    and writes `profiles/flowmeter-local.toml` (a host profile for the argus100g model).
-    """
-    from nicbench.calibrate import calibrate as run_calibration
-
-    def log(line: str) -> None:
-        if not as_json:
-            stderr_console.print(f"[dim]{line}[/]")
-
-    if nic == LOCAL_FLOWMETER:
-        _calibrate_flowmeter_local(log, as_json)
-        return
-
-    outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
-                              jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,
-                              log=log)
-    if as_json:
-        emit_json(outcome.as_dict())
-        return
-    table = Table(title=f"fitted parameters of {outcome.profile}", title_justify="left")
-    for col in ("parameter", "start", "fitted", "bounds"):
-        table.add_column(col)
-    for name, p in outcome.parameters.items():
-        table.add_row(name, _fmt(p["start"], 5), _fmt(p["fitted"], 5), f"[{_fmt(p['low'], 3)}, {_fmt(p['high'], 3)}]")
-    stdout_console.print(table)
-    errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
-    for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):
-        errors.add_column(col)
-    for set_name, s in outcome.summary.items():
-        errors.add_row(set_name, str(s["entries"]), str(s["passed"]), str(s["failed"]),
-                       f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
-                       _fmt(s["rms_residual"], 3))
-    stdout_console.print(errors)
-    worst = sorted((r for r in outcome.rows if r["status"] != "pass"),
-                   key=lambda r: -abs(r["rel_error"]) if math.isfinite(r["rel_error"]) else -math.inf)[:10]
-    if worst:
-        t = Table(title="largest misses", title_justify="left")
-        for col in ("id", "set", "metric", "published", "model", "error"):
-            t.add_column(col)
-        for r in worst:
-            t.add_row(r["id"], r["set"], r["metric"], _fmt(r["value"]), _fmt(r["model"]),
-                      f"{r['rel_error']:+.0%}" if math.isfinite(r["rel_error"]) else r["status"])
-        stdout_console.print(t)
-    for label, err in list(outcome.errors.items())[:5]:
-        stderr_console.print(f"[red]failed run[/] {label}: {err}")
-    stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
-                         + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
-
-
-COMMANDS = [simulate, calibrate]
+COMMANDS = [simulate]

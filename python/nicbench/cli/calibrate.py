@@ -1,0 +1,112 @@
+"""`nicbench calibrate`: fit a profile's opaque parameters to a study (fronts `nicbench.calibrate`).
+
+Works for every profile with a calibration study (connectx5 -> pam21, argus-host -> argus100g,
+bluefield2 -> offpath); `flowmeter-local` instead measures nicbench's own flow meter on this
+machine (`nicbench.flowhost.calibrate_local`). Bad input is NicbenchError/ValueError: the group
+prints one line, exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, fmt_number, json_option, stderr_console, stdout_console
+
+__all__ = ["calibrate", "COMMANDS"]
+
+LOCAL_FLOWMETER = "flowmeter-local"
+
+
+def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> None:
+    import dataclasses
+
+    from nicbench.flowhost import calibrate_local
+
+    outcome = calibrate_local(log=log)
+    if as_json:
+        emit_json({k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(outcome).items()})
+        return
+    table = Table(title="nicbench flow meter on this machine (1 worker, 64 B)", title_justify="left")
+    for col in ("flows", "measured Mpps", "measured ns/packet", "model ns/packet"):
+        table.add_column(col, justify="right")
+    for pt in outcome.points:
+        table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3), fmt_number(pt["model_ns"], 3))
+    stdout_console.print(table)
+    stdout_console.print(f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
+                         f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "
+                         f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
+
+
+@click.command()
+@click.argument("nic")
+@click.option("--study", default=None,
+              help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
+@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
+              help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
+@click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
+@click.option("--no-validate", is_flag=True, help="Skip the validation run of the whole reference file.")
+@click.option("--param", "params", multiple=True, help="Fit only this parameter (repeatable).")
+@click.option("--sweeps", type=click.IntRange(1, 20), default=None, help="Coordinate-descent sweeps.")
+@click.option("--line-evals", type=click.IntRange(3, 50), default=None, help="Runs per line search.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
+@json_option
+def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
+              params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
+              as_json: bool) -> None:
+    """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
+
+    `nicbench calibrate flowmeter-local` instead measures nicbench's own flow meter on this machine
+    and writes `profiles/flowmeter-local.toml` (a host profile for the argus100g model).
+    """
+    from nicbench.calibrate import calibrate as run_calibration
+
+    def log(line: str) -> None:
+        if not as_json:
+            stderr_console.print(f"[dim]{line}[/]")
+
+    if nic == LOCAL_FLOWMETER:
+        _calibrate_flowmeter_local(log, as_json)
+        return
+
+    outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
+                              jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,
+                              log=log)
+    if as_json:
+        emit_json(outcome.as_dict())
+        return
+    table = Table(title=f"fitted parameters of {outcome.profile}", title_justify="left")
+    for col in ("parameter", "start", "fitted", "bounds"):
+        table.add_column(col)
+    for name, p in outcome.parameters.items():
+        table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]")
+    stdout_console.print(table)
+    errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
+    for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):
+        errors.add_column(col)
+    for set_name, s in outcome.summary.items():
+        errors.add_row(set_name, str(s["entries"]), str(s["passed"]), str(s["failed"]),
+                       f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
+                       fmt_number(s["rms_residual"], 3))
+    stdout_console.print(errors)
+    worst = sorted((r for r in outcome.rows if r["status"] != "pass"),
+                   key=lambda r: -abs(r["rel_error"]) if math.isfinite(r["rel_error"]) else -math.inf)[:10]
+    if worst:
+        t = Table(title="largest misses", title_justify="left")
+        for col in ("id", "set", "metric", "published", "model", "error"):
+            t.add_column(col)
+        for r in worst:
+            t.add_row(r["id"], r["set"], r["metric"], fmt_number(r["value"]), fmt_number(r["model"]),
+                      f"{r['rel_error']:+.0%}" if math.isfinite(r["rel_error"]) else r["status"])
+        stdout_console.print(t)
+    for label, err in list(outcome.errors.items())[:5]:
+        stderr_console.print(f"[red]failed run[/] {label}: {err}")
+    stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
+                         + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
+
+
+COMMANDS = [calibrate]

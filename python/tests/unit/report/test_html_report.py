@@ -1,0 +1,195 @@
+"""The HTML pages' paper-vs-model tables, read back cell by cell: what each reference shows
+(quote, selector, published and model values, error, tolerance, result) and the per-set summary."""
+
+from __future__ import annotations
+
+import math
+from html.parser import HTMLParser
+
+import pytest
+
+from nicbench.experiments import parse_spec, run_experiment
+from nicbench.experiments.study import Reference, Study
+from nicbench.report.compare import Comparison
+from nicbench.report.html import ExperimentPage, comparison_table, experiment_report, set_summary_table, study_report
+
+COLUMNS = ["id", "set", "published (quote, location)", "selector", "published", "nicbench", "rel. error",
+           "tolerance", "result"]
+
+
+class Tables(HTMLParser):
+    """Every <table> of a page as rows of cell texts (tags dropped); `classes` keeps, per cell,
+    the CSS classes of the elements inside it (the pass/fail colour)."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.classes: list[list[list[set[str]]]] = []
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+            self.classes.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+            self.classes[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+            self.classes[-1][-1].append(set())
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" | ")
+        if self._cell is not None:
+            self.classes[-1][-1][-1].update((dict(attrs).get("class") or "").split())
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def ref(id_: str, value: float, unit: str = "Gbps", kind: str = "relative", tolerance: float = 0.1,
+        set_: str = "validation", **over) -> Reference:
+    fields = {"id": id_, "quote": f"quote of {id_}", "location": "seed 000, Fig. 2", "experiment": "exp",
+              "where": {}, "metric": "throughput_gbps", "statistic": "median", "value": value, "unit": unit,
+              "tolerance_kind": kind, "tolerance": tolerance, "set": set_}
+    fields.update(over)
+    return Reference(**fields)
+
+
+def rows_of(table_html: str) -> list[dict[str, str]]:
+    parsed = Tables(table_html)
+    [table] = parsed.tables
+    header, *rows = table
+    return [dict(zip(header, row)) for row in rows]
+
+
+def test_comparison_table_shows_each_reference_as_published_vs_model():
+    comparisons = [
+        Comparison(ref("fast", 100.0, where={"size": 64, "nic": "cx5"}), 105.0, "pass"),
+        Comparison(ref("slow", 40.0, unit="Mpps", kind="absolute", tolerance=2.5, statistic="p99"), 37.0, "fail"),
+        Comparison(ref("gone", 0.5, unit="%", tolerance=0.125, set_="calibration"), math.nan, "no result",
+                   "0 matching summary rows"),
+    ]
+    html = comparison_table(comparisons)
+    rows = rows_of(html)
+    assert list(rows[0]) == COLUMNS
+    assert rows[0] == {
+        "id": "fast", "set": "validation", "published (quote, location)": "quote of fast | seed 000, Fig. 2",
+        "selector": "throughput_gbps (median), size=64, nic=cx5", "published": "100 Gbps", "nicbench": "105 Gbps",
+        "rel. error": "+5.0%", "tolerance": "±10%", "result": "pass"}
+    assert rows[1] == {
+        "id": "slow", "set": "validation", "published (quote, location)": "quote of slow | seed 000, Fig. 2",
+        "selector": "throughput_gbps (p99)", "published": "40 Mpps", "nicbench": "37 Mpps", "rel. error": "-7.5%",
+        "tolerance": "±2.5 Mpps", "result": "fail"}
+    assert rows[2] == {
+        "id": "gone", "set": "calibration", "published (quote, location)": "quote of gone | seed 000, Fig. 2",
+        "selector": "throughput_gbps (median)", "published": "0.5 %", "nicbench": "–", "rel. error": "–",
+        "tolerance": "±12.5%", "result": "no result | 0 matching summary rows"}
+    result_classes = [cells[-1] for cells in Tables(html).classes[0][1:]]
+    assert result_classes == [{"pass"}, {"fail"}, {"missing"}]
+
+
+def test_comparison_table_escapes_what_it_shows():
+    c = Comparison(ref("<b>id</b>", 1.0, quote='says "<script>alert(1)</script>" & more'), 1.0, "pass")
+    html = comparison_table([c])
+    assert "<script>" not in html and "<b>id</b>" not in html
+    assert rows_of(html)[0]["published (quote, location)"].startswith('says "<script>alert(1)</script>" & more')
+
+
+def test_set_summary_counts_and_median_error_per_set():
+    comparisons = [
+        Comparison(ref("a", 100.0, set_="calibration"), 110.0, "pass"),    # +10%
+        Comparison(ref("b", 100.0, set_="calibration"), 70.0, "fail"),     # -30%
+        Comparison(ref("c", 100.0, set_="calibration"), 98.0, "pass"),     # -2%
+        Comparison(ref("d", 10.0), 11.0, "pass"),                          # +10%
+        Comparison(ref("e", 10.0), math.nan, "no result"),
+        Comparison(ref("f", 10.0), math.nan, "unit mismatch"),
+        Comparison(ref("g", 0.0, kind="absolute", tolerance=1.0), 0.5, "pass"),  # no relative error of 0
+    ]
+    rows = rows_of(set_summary_table(comparisons))
+    assert rows == [
+        {"set": "calibration", "entries": "3", "pass": "2", "fail": "1", "no result": "0",
+         "median |relative error|": "10.0%"},
+        {"set": "validation", "entries": "4", "pass": "2", "fail": "0", "no result": "2",
+         "median |relative error|": "10.0%"},
+    ]
+    assert "has no published reference values" in set_summary_table([])
+    only_missing = rows_of(set_summary_table([Comparison(ref("e", 10.0), math.nan, "no result")]))
+    assert only_missing[0]["median |relative error|"] == "–"
+
+
+SPEC = """
+[experiment]
+name = "exp"
+target = "synthetic.loss"
+repeat = 2
+[params]
+capacity = "10Gbps"
+duration = "1ms"
+[sweep]
+rate = ["5Gbps", "20Gbps"]
+"""
+
+
+@pytest.fixture(scope="module")
+def mini_study(tmp_path_factory):
+    """A study of one synthetic-loss experiment (64 B frames, 1 ms, 10 Gbps capacity) and its results."""
+    root = tmp_path_factory.mktemp("mini")
+    spec = parse_spec(SPEC, str(root / "exp.toml"))
+    run_experiment(spec, results=root / "results", jobs=1)
+    # The fake device's loss at 20 Gbps, by hand: frames of (64 + 20) × 8 bits in 1 ms.
+    offered, received = int(20e9 * 1e-3 / 672), int(10e9 * 1e-3 / 672)
+    loss_percent = (offered - received) / offered * 100
+    references = [ref("half", 50.0, unit="%", kind="absolute", tolerance=1.0, metric="loss",
+                      where={"rate": "20Gbps"}),
+                  ref("none", 0.1, unit="", metric="loss", where={"rate": "5Gbps"}, set_="calibration"),
+                  ref("absent", 1.0, metric="loss", where={"rate": "7Gbps"})]
+    study = Study(dir=root, name="mini", title="Mini <study>", description="one experiment",
+                  experiments=[root / "exp.toml"], references=references)
+    return root, study, loss_percent
+
+
+def test_experiment_page_compares_the_stored_results(mini_study):
+    root, study, loss_percent = mini_study
+    page = experiment_report(root / "results" / "exp", root / "reports" / "exp" / "index.html", study)
+    statuses = {c.reference.id: (c.status, c.model_value) for c in page.comparisons}
+    assert statuses["half"] == ("pass", pytest.approx(loss_percent))
+    assert statuses["none"] == ("fail", 0.0)  # 0 is not within 10% of 0.1
+    assert statuses["absent"][0] == "no result"
+    html = page.path.read_text()
+    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Figures</h2>")]
+    rows = {r["id"]: r for r in rows_of(section)}
+    assert rows["half"]["nicbench"] == f"{loss_percent:.4g} %" and rows["half"]["result"] == "pass"
+    assert rows["half"]["rel. error"] == f"{(loss_percent - 50) / 50:+.1%}"
+    assert rows["none"]["nicbench"] == "0" and rows["none"]["rel. error"] == "-100.0%"
+    assert rows["absent"]["result"] == "no result | 0 matching summary rows"
+    assert page.as_dict()["comparisons"][0] == {
+        "id": "half", "set": "validation", "experiment": "exp", "metric": "loss", "statistic": "median",
+        "published": 50.0, "unit": "%", "model": pytest.approx(loss_percent),
+        "relative_error": pytest.approx((loss_percent - 50) / 50), "status": "pass", "note": ""}
+
+
+def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
+    root, study, loss_percent = mini_study
+    out = tmp_path / "reports" / "index.html"
+    exp_page = out.parent / "exp" / "index.html"
+    comparisons = [Comparison(study.references[0], loss_percent, "pass"),
+                   Comparison(study.references[1], 0.0, "fail")]
+    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT"),
+             ExperimentPage("measured", out.parent / "m" / "index.html", 1, [], False, 3, "")]
+    html = study_report(study, pages, out).read_text()
+    assert "<h1>Mini &lt;study&gt;</h1>" in html
+    tables = Tables(html).tables
+    summary, experiments, all_refs = tables[0], tables[1], tables[2]
+    assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
+                           ["validation", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
+    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1/2", "yes"],
+                               ["measured", "", "1", "measured only", "no (3 failed)"]]
+    assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
+    assert [row[0] for row in all_refs[1:]] == ["half", "none"]
