@@ -31,6 +31,7 @@ from typing import Any
 from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.profiles import current_overrides, profiles_dir
+from nicbench.profiles import load as load_profile
 
 __all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "contract_schema", "result_metrics",
            "calibrate_local", "LocalCalibration", "machine_facts"]
@@ -238,7 +239,7 @@ def calibrate_local(out_dir: str | Path | None = None, *,
         lines += [f"[param.{name}]", f"value = {float(value)!r}", f"unit = {json.dumps(unit)}",
                   f"provenance = {json.dumps(prov, ensure_ascii=False)}", ""]
     path.write_text("\n".join(lines))
-    profile(str(path))  # the engine must accept what we wrote
+    load_profile(path)  # the models must accept what we wrote
     log(f"wrote {path}: base {base_cycles:.0f} cycles/packet, LLC miss {miss_ns:.0f} ns (rms error {rms:.1%})")
     return LocalCalibration(path=path, points=points, machine=facts, base_cycles_per_packet=base_cycles,
                             llc_hit_ns=hit_ns, llc_miss_ns=miss_ns, flow_create_ns=create_ns, record_bytes=rec,

@@ -36,9 +36,9 @@ address range the requests hit (skew, seed Fig. 7). Several flows: separated by 
 
 Invariants: `predict` never changes its arguments; calibration overrides set with
 `nicbench.profiles.parameter_overrides()` apply to every prediction inside the `with` block, beneath
-the call's own `overrides`, and only for parameters the request's profile declares (the RNIC
-baseline profile shares the NIC-core parameter names with BlueField-2, whose NIC cores are a
-ConnectX-6; a BlueField-only parameter never reaches the RNIC profile, which would reject it).
+the call's own `overrides`, and only for parameters the request's profile declares (a calibration
+active around a study that also runs another model, or another kind of profile, must not hand it
+names it would reject).
 """
 
 from __future__ import annotations

@@ -149,14 +149,9 @@ DEFAULT_STUDY = "pam21"
 
 def profile_study(profile_path: Path) -> str:
     """The study a profile is calibrated on: its top-level `calibration_study`, else pam21."""
-    try:
-        data = tomllib.loads(profile_path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise NicbenchError(f"{profile_path}: {exc}") from None
-    study = data.get("calibration_study", DEFAULT_STUDY)
-    if not isinstance(study, str) or not study:
-        raise NicbenchError(f"{profile_path}: calibration_study must be a study name, found {study!r}")
-    return study
+    from nicbench.profiles import load
+
+    return load(profile_path).get("calibration_study") or DEFAULT_STUDY
 
 
 def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathLike | None = None, write: bool = True,

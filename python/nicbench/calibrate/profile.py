@@ -1,17 +1,19 @@
 """Profile files: read the parameters (`[param.NAME]` tables) and write fitted values back.
 
-Layout agreed with the engine (profiles/*.toml):
+Profiles are read by the one loader (`nicbench.profiles.load`, in Rust), which also checks them
+against their model (profiles/*.toml):
 
     [param.root_table_knee_occupancy]
     value = 0.85
     unit = ""
     provenance = "fitted: pam21 calibration set (64 values)"
     fitted = true          # optional; a provenance starting with "fitted" also marks it
-    min = 0.5              # optional calibration bounds
-    max = 0.99
+    bounds = [0.5, 0.99]   # optional: the plausible range (the fit's default bounds)
 
 Writing back edits only the `value` and `provenance` lines of the fitted parameters' tables,
-text in place, so comments, order and every other parameter stay byte-identical.
+text in place, so comments, order and every other parameter stay byte-identical; the result is
+loaded by the same loader before it replaces the file. A parameter written as an integer literal
+stays an integer (the fit rounds it).
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from nicbench import profiles
 from nicbench.errors import NicbenchError
 
 __all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds", "merge_provenance"]
@@ -40,30 +42,37 @@ class ProfileParam:
     maximum: float | None = None
 
 
+_VALUE_LINE = re.compile(r"^\s*value\s*=\s*(?P<literal>[-+]?[0-9_]+)\s*(#.*)?$")
+
+
+def _integer_literals(text: str) -> set[str]:
+    """Names of the `[param.NAME]` tables whose `value` is written as an integer literal."""
+    names, current = set(), None
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[(?P<name>[^\[\]]+)\]", line)
+        if header:
+            current = _param_name(header["name"])
+        elif current is not None and _VALUE_LINE.match(line):
+            names.add(current)
+    return names
+
+
 def read_params(path: str | Path) -> dict[str, ProfileParam]:
-    """Every `[param.NAME]` of a profile, in file order."""
+    """Every `[param.NAME]` of a profile, in name order (loaded and checked by `nicbench.profiles`)."""
     path = Path(path)
+    doc = profiles.load(path)
     try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise NicbenchError(f"{path}: not valid TOML: {exc}") from None
-    tables = doc.get("param")
-    if not isinstance(tables, dict) or not tables:
-        raise NicbenchError(f"{path}: no [param.NAME] tables (not a nicbench profile)")
+        integers = _integer_literals(path.read_text())
+    except OSError as exc:
+        raise NicbenchError(f"{path}: {exc}") from None
     out: dict[str, ProfileParam] = {}
-    for name, t in tables.items():
-        if not isinstance(t, dict) or "value" not in t:
-            raise NicbenchError(f"{path}: [param.{name}] needs a value")
-        value = t["value"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue  # non-numeric parameters (names, modes) are never fitted
+    for name, t in doc["param"].items():
         provenance = str(t.get("provenance", ""))
         fitted = bool(t.get("fitted", False)) or provenance.strip().lower().startswith("fitted")
-        lo, hi = t.get("min"), t.get("max")
-        out[name] = ProfileParam(name=name, value=float(value), unit=str(t.get("unit", "")), provenance=provenance,
-                                 fitted=fitted, integer=isinstance(value, int),
-                                 minimum=float(lo) if isinstance(lo, (int, float)) else None,
-                                 maximum=float(hi) if isinstance(hi, (int, float)) else None)
+        lo, hi = t.get("bounds") or (None, None)
+        out[name] = ProfileParam(name=name, value=float(t["value"]), unit=str(t.get("unit", "")),
+                                 provenance=provenance, fitted=fitted, integer=name in integers,
+                                 minimum=None if lo is None else float(lo), maximum=None if hi is None else float(hi))
     return out
 
 
@@ -141,9 +150,13 @@ def write_fitted(path: str | Path, values: dict[str, float], provenance: str) ->
     if missing:
         raise NicbenchError(f"{path}: no [param.NAME] table for {', '.join(missing)}")
     new_text = "".join(lines)
-    tomllib.loads(new_text)  # never write a file the engine cannot read
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(new_text)
+    try:
+        profiles.load(tmp)  # never write a file the models cannot read
+    except NicbenchError:
+        tmp.unlink()
+        raise
     tmp.replace(path)
 
 

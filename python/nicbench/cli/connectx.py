@@ -1,4 +1,4 @@
-"""`nicbench simulate`: the virtual ConnectX NICs on the command line (fronts `nicbench.vnic`).
+"""`nicbench simulate`: the virtual ConnectX NICs on the command line (fronts `nicbench.connectx`).
 
 Commands exported for registration in `nicbench.cli`: `simulate` (see `COMMANDS`).
 Bad options and bad input are NicbenchError/ValueError: the group prints one line, exit code 2.
@@ -83,7 +83,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
              duration: str, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
-    from nicbench import vnic
+    from nicbench import connectx
 
     if rules_file and generated:
         raise NicbenchError("give either --rules FILE or --generated N, not both")
@@ -91,24 +91,24 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         raise NicbenchError("give either --trace PCAP or --gen SPEC, not both")
     if install_rate and install_batch:
         raise NicbenchError("give either --install-rate or --install-batch, not both")
-    rules = {"file": rules_file} if rules_file else vnic.generated_rules(parse_count(generated or "0"), groups,
+    rules = {"file": rules_file} if rules_file else connectx.generated_rules(parse_count(generated or "0"), groups,
                                                                           seed=seed)
     start_ns = 0 if install_start.strip() in ("0", "0s") else parse_duration_ns(install_start)
     common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
                   actions=install_actions)
     install = None
     if install_rate:
-        install = vnic.rate_install(parse_install_rate(install_rate), **common)
+        install = connectx.rate_install(parse_install_rate(install_rate), **common)
     elif install_batch:
-        install = vnic.batch_install(parse_count(install_batch), **common)
-    traffic = None if trace else vnic.parse_gen(gen_spec or "", seed=seed)
+        install = connectx.batch_install(parse_count(install_batch), **common)
+    traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
     duration_ns = parse_duration_ns(duration)
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
-    sc = vnic.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
+    sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
                        overrides=parse_overrides(sets))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
-        result = vnic.simulate(sc, progress=lambda ns: update(ns / 1e9))
+        result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
         emit_json(result)
         return

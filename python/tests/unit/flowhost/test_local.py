@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from nicbench import flowhost
+from nicbench import flowhost, profiles
 
 
 def test_calibrate_local_writes_a_usable_profile(tmp_path):
@@ -36,7 +36,7 @@ def test_calibrate_local_writes_a_usable_profile(tmp_path):
     assert param["base_cycles_per_packet"]["value"] == out.base_cycles_per_packet
     assert (param["llc_hit_ns"]["value"], param["llc_miss_ns"]["value"]) == (out.llc_hit_ns, out.llc_miss_ns)
     assert param["cpu_ghz"]["value"] == out.machine["cpu_ghz"]
-    prof = flowhost.profile(str(out.path))
+    prof = profiles.load(str(out.path))
     assert prof["name"] == "flowmeter-local" and prof["kind"] == "flowhost"
     assert prof["param"]["base_cycles_per_packet"]["provenance"].startswith("fitted: calibrate_local")
     # The model runs on it and answers the user's question: the fewest cores without drops.

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from nicbench import flowhost, vnic
+from nicbench import flowhost, profiles
 from nicbench.errors import NicbenchError
 
 FAST = {"duration_ns": 1_000_000_000, "window_ns": 100_000_000}
@@ -50,12 +50,12 @@ def test_cores_needed_search():
 
 def test_calibration_overrides_reach_the_model():
     base = run(cores=4)
-    with vnic.parameter_overrides({"base_cycles_per_packet": 2000.0}):
+    with profiles.parameter_overrides({"base_cycles_per_packet": 2000.0}):
         slow = run(cores=4)
     assert slow["processed_mpps"] < 0.6 * base["processed_mpps"]
     # The request's own overrides win over the context's.
-    with vnic.parameter_overrides({"base_cycles_per_packet": 2000.0}):
-        again = run(cores=4, overrides={"base_cycles_per_packet": flowhost.profile("argus-host")["param"]
+    with profiles.parameter_overrides({"base_cycles_per_packet": 2000.0}):
+        again = run(cores=4, overrides={"base_cycles_per_packet": profiles.load("argus-host")["param"]
                                         ["base_cycles_per_packet"]["value"]})
     assert again["processed_mpps"] == pytest.approx(base["processed_mpps"])
 
@@ -79,7 +79,7 @@ def test_bad_parameters_give_clear_errors():
 
 def test_profiles_carry_units_and_provenance():
     for name in ("napatech-nt100", "argus-host"):
-        prof = flowhost.profile(name)
+        prof = profiles.load(name)
         assert prof["kind"] == "flowhost"
         for pname, p in prof["param"].items():
             assert p["unit"] and p["provenance"].strip(), (name, pname)

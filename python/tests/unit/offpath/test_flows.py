@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
-from nicbench import offpath, vnic
+from nicbench import offpath, profiles
 from nicbench.errors import NicbenchError
 
 
@@ -81,27 +82,22 @@ def test_bottleneck_class(resource, cls):
     assert offpath.bottleneck_class(resource) == cls
 
 
-def test_request_merges_calibration_overrides_known_to_the_profile(fake_model):
+def test_request_merges_calibration_overrides_known_to_the_profile():
     flows = ["client->soc READ 64B"]
-    with vnic.parameter_overrides({"nic_core_mpps": 150.0, "soc_requester_mpps": 20.0}):
-        bf2 = offpath.request("bluefield2", flows, overrides={"network_gbps": 100.0})
+    # A calibration of one model can hold names another model's profile does not declare: those stay out.
+    with profiles.parameter_overrides({"nic_tlp_ns": 3.0, "root_table_capacity": 100.0}):
+        bf2 = offpath.request("bluefield2", flows, overrides={"network_efficiency": 0.9})
         rnic = offpath.request("connectx6-rnic", ["client->host READ 64B"])
-    assert bf2["overrides"] == {"nic_core_mpps": 150.0, "soc_requester_mpps": 20.0, "network_gbps": 100.0}
-    # the RNIC profile has no SoC parameter: a BlueField-only override must not reach it
-    assert rnic["overrides"] == {"nic_core_mpps": 150.0}
+    assert bf2["overrides"] == {"nic_tlp_ns": 3.0, "network_efficiency": 0.9}
+    assert rnic["overrides"] == {"nic_tlp_ns": 3.0}
     assert "overrides" not in offpath.request("bluefield2", flows)
+    assert "profiles_dir" not in bf2, "the one profile loader decides where profiles are"
     assert json.loads(json.dumps(bf2))["flows"] == [{"path": "client->soc", "verb": "READ", "payload_bytes": 64}]
+    jsonschema.validate(bf2, offpath.contract_schema("request"))
 
 
-def test_predict_goes_through_the_native_function(fake_model):
+def test_predict_answers_every_flow_in_order_within_the_schema():
     result = offpath.predict("bluefield2", ["client->host READ 4KiB", "client->soc READ 4KiB"])
-    assert len(result["flows"]) == 2 and result["bottleneck"]
-    assert fake_model.CALLS[-1]["profiles_dir"] == str(vnic.profiles_dir())
-
-
-def test_predict_without_native_model_says_how_to_build(monkeypatch):
-    from nicbench import _native
-
-    monkeypatch.delattr(_native, "offpath_predict", raising=False)
-    with pytest.raises(NicbenchError, match="make develop"):
-        offpath.predict("bluefield2", ["client->host READ 64B"])
+    assert [f["path"] for f in result["flows"]] == ["client->host", "client->soc"]
+    assert result["total_gbps"] == pytest.approx(sum(f["gbps"] for f in result["flows"]))
+    jsonschema.validate(result, offpath.contract_schema("response"))

@@ -1,0 +1,180 @@
+//! Building a testbed from a scenario and a profile: the traffic source, the installed rules,
+//! every flow classified, the rings empty, the installer scheduled.
+
+use super::host::{Core, Rx};
+use super::installer::Control;
+use super::nic::{state_without_epoch, FlowState, Nic};
+use super::{DRAIN_NS, UNKNOWN};
+use crate::connectx::control::Installer;
+use crate::connectx::params::ConnectxParams;
+use crate::connectx::scenario::{InstallCore, Scenario};
+use crate::connectx::setup::{install, Flows};
+use crate::connectx::traffic::Source;
+use crate::error::ModelError;
+use crate::profile::Profile;
+use ahash::AHashMap;
+use nicbench_sim::{LatencyHistogram, SimDuration, Timeline};
+
+/// Everything a run needs, before it starts.
+pub struct Testbed {
+    pub(super) p: ConnectxParams,
+    /// The profile's name (reported as the result's `nic`).
+    pub(super) nic_name: String,
+    pub(super) duration_ns: u64,
+    pub(super) warmup_ns: u64,
+    pub(super) measure_queues: bool,
+    pub(super) source: Source,
+    pub(super) nic: Nic,
+    pub(super) core: Core,
+    pub(super) rx: Rx,
+    pub(super) ctl: Control,
+    /// Pre-installed rules refused by full firmware tables.
+    pub(super) rules_refused: u64,
+    /// Advance the NF core lazily and take the fast lane when it is idle (the normal mode); off,
+    /// the core is advanced at every packet — slower, the same results (a test checks it).
+    pub(super) defer_core: bool,
+}
+
+impl Testbed {
+    /// Validates the scenario, reads the profile's parameters, installs the rules and
+    /// classifies every known flow.
+    pub fn build(scn: &Scenario, profile: &Profile) -> Result<Testbed, ModelError> {
+        scn.validate()?;
+        let p: ConnectxParams = profile.params()?;
+        let source = Source::new(scn)?;
+        let flows = Flows { keys: source.keys().to_vec(), flow_keys: source.flow_keys().to_vec() };
+        let inst = install(scn.rules.as_ref(), &flows, &p)?;
+        let rules_refused = inst.refused;
+        let n_flows = flows.keys.len();
+        let reader = inst.classifier.reader();
+        let mut nic = Nic {
+            inst,
+            reader,
+            keys: flows.keys,
+            flows: vec![FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false }; n_flows],
+            paths: Vec::new(),
+            path_ids: AHashMap::new(),
+            probe_cache: AHashMap::new(),
+            epoch: 0,
+            fresh_flows: 0,
+            first_fresh: state_without_epoch(0, 0, false),
+            mixed: false,
+            hit_rate: 1.0,
+            timing_dirty: true,
+            last_refresh_ns: 0.0,
+            pending: Vec::new(),
+            last_apply_ns: f64::NEG_INFINITY,
+            fw_pps: 0.0,
+            fw_window_packets: 0,
+            fw_window_start_ns: 0.0,
+        };
+        let end_ns = scn.duration_ns as f64;
+        let ctl = Control::new(
+            scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
+            scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
+            end_ns,
+        );
+        for f in 0..n_flows {
+            nic.classify(f);
+        }
+        nic.refresh(0.0);
+        let rx = Rx {
+            warmup_ns: scn.warmup_ns,
+            window_end_ns: end_ns + DRAIN_NS,
+            return_ns: p.link_propagation_ns + p.fixed_latency_ns,
+            wire_ns_per_byte: 8.0 / p.link_gbps,
+            packets: 0,
+            wire_bytes: 0,
+            hist: LatencyHistogram::new(),
+            timeline: Timeline::new(SimDuration(scn.measure.timeline_bin_ns)),
+            per_ring: Vec::new(),
+            latency: scn.measure.latency,
+        };
+        let core = Core {
+            t_ns: 0.0,
+            rings: Vec::new(),
+            ring_of_queue: vec![0; 1 << 16],
+            queue_of_ring: Vec::new(),
+            rr: 0,
+            burst: p.rx_burst_packets.max(1.0) as usize,
+            tx_free_ns: 0.0,
+            busy_ns: 0.0,
+            queued: 0,
+        };
+        Ok(Testbed {
+            p,
+            nic_name: profile.name.clone(),
+            duration_ns: scn.duration_ns,
+            warmup_ns: scn.warmup_ns,
+            measure_queues: scn.measure.queues,
+            source,
+            nic,
+            core,
+            rx,
+            ctl,
+            rules_refused,
+            defer_core: true,
+        })
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::connectx::params::tests::test_params;
+    use crate::profile::tests::dir;
+    use serde_json::json;
+
+    pub(crate) fn scenario(extra: serde_json::Value) -> Scenario {
+        let mut s = json!({
+            "nic": "connectx5",
+            "duration_ns": 2_000_000,
+            "traffic": {"flows": 100, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}, "seed": 5},
+            "rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 2, "seed": 2, "hit_fraction": 0.5}},
+        });
+        if let (Some(obj), Some(add)) = (s.as_object_mut(), extra.as_object()) {
+            obj.extend(add.clone());
+        }
+        Scenario::from_json(&s.to_string()).expect("scenario")
+    }
+
+    pub(crate) fn testbed(extra: serde_json::Value) -> Testbed {
+        let profile = Profile::load("connectx5", &dir()).expect("profile");
+        Testbed::build(&scenario(extra), &profile).expect("builds")
+    }
+
+    #[test]
+    fn test_build_classifies_every_flow_and_installs_the_rules() {
+        let tb = testbed(json!({}));
+        assert_eq!(tb.nic.flows.len(), 100);
+        assert!(tb.nic.flows.iter().all(|f| f.epoch == 0 && f.path != UNKNOWN), "every flow classified");
+        // hit_fraction 0.5: half the flows match an exact rule in a chained table, half the default rule.
+        let paths: std::collections::BTreeSet<u32> = tb.nic.flows.iter().map(|f| f.path).collect();
+        assert!(paths.len() >= 2, "{paths:?}");
+        // The PAM'21 layout: the 1000 exact rules spread over tables 1..2, each table ending in its
+        // default rule, and Table 0 holding the jump to Table 1.
+        assert_eq!(tb.nic.inst.tables.group_entries(1) + tb.nic.inst.tables.group_entries(2), 1000 + 2);
+        assert_eq!(tb.nic.inst.tables.group_entries(0), 1);
+        assert!(tb.core.rings.is_empty() && tb.core.queued == 0 && tb.rx.packets == 0);
+        assert_eq!(tb.rx.wire_ns_per_byte, 8.0 / test_params().link_gbps);
+        assert!(tb.ctl.installer.is_none() && tb.ctl.next_due_ns.is_infinite());
+        assert_eq!(tb.nic_name, "connectx5");
+    }
+
+    #[test]
+    fn test_build_schedules_the_installer_on_its_core() {
+        let tb = testbed(json!({"install": {"mode": "batch", "count": 10, "start_ns": 500, "core": "same"}}));
+        assert!(tb.ctl.same_core);
+        assert_eq!(tb.ctl.due(f64::INFINITY), Some(500.0));
+        let tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 3_000_000, "core": "distinct"}}));
+        assert!(!tb.ctl.same_core);
+        assert_eq!(tb.ctl.due(f64::INFINITY), None, "due after the end of the run: never");
+    }
+
+    #[test]
+    fn test_build_refuses_bad_input() {
+        let profile = Profile::load("bluefield2", &dir()).expect("profile");
+        let err = Testbed::build(&scenario(json!({})), &profile).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("not the connectx model"), "{err}");
+    }
+}

@@ -1,0 +1,238 @@
+//! The DUT NIC's functional and timing state: each flow's classification (cached per
+//! flow, invalidated by an epoch when the rules change), the lookup paths and their steering
+//! costs, the pending functional updates of the control plane.
+
+use super::{APPLY_EVERY_NS, UNKNOWN};
+use crate::connectx::control::PendingUpdate;
+use crate::connectx::setup::Installed;
+use crate::connectx::steering::{MatcherId, PathCost};
+use ahash::AHashMap;
+use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
+
+pub(super) type Hops = Vec<(u32, Vec<MatcherId>)>;
+
+pub(super) struct Path {
+    pub(super) hops: Hops,
+    pub(super) flows: u64,
+    pub(super) cost: PathCost,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct FlowState {
+    pub(super) epoch: u32,
+    pub(super) path: u32,
+    pub(super) queue: u16,
+    pub(super) drop: bool,
+}
+
+/// The path cost as the per-packet steering stage uses it (derived values precomputed:
+/// the same f64 results as computing them per packet).
+#[derive(Clone, Copy, Default)]
+pub(super) struct SteerCost {
+    pub(super) fw_ns: f64,
+    /// `service_ns - fw_ns`: fast-table time.
+    pub(super) fast_ns: f64,
+    pub(super) service_ns: f64,
+    /// `latency_ns.max(service_ns)`.
+    pub(super) latency_ns: f64,
+    pub(super) tables: u32,
+}
+
+impl SteerCost {
+    #[inline]
+    pub(super) fn of(c: &PathCost) -> SteerCost {
+        SteerCost {
+            fw_ns: c.fw_ns,
+            fast_ns: c.service_ns - c.fw_ns,
+            service_ns: c.service_ns,
+            latency_ns: c.latency_ns.max(c.service_ns),
+            tables: c.tables,
+        }
+    }
+}
+
+/// The most bytes the NIC buffer holds as an integer: `bytes as f64 > buffer_bytes` ⟺
+/// `bytes > buffer_fit_bytes(buffer_bytes)` for every byte count below 2^53 (the float
+/// comparison per packet needed a u64 → f64 conversion). A negative size holds nothing
+/// (packets have ≥ 1 byte), NaN everything (as the float comparison did).
+pub(super) fn buffer_fit_bytes(buffer_bytes: f64) -> u64 {
+    if buffer_bytes.is_nan() {
+        u64::MAX
+    } else if buffer_bytes < 0.0 {
+        0
+    } else {
+        // Saturating: ≥ 2^64 holds everything.
+        buffer_bytes.floor() as u64
+    }
+}
+
+/// A flow state as compared by [`Nic::uniform`] (the epoch is the current one).
+pub(super) fn state_without_epoch(path: u32, queue: u16, drop: bool) -> FlowState {
+    FlowState { epoch: 0, path, queue, drop }
+}
+
+/// The functional + timing state of the DUT NIC.
+pub(super) struct Nic {
+    pub(super) inst: Installed,
+    pub(super) reader: nicbench_classify::Reader,
+    pub(super) keys: Vec<PacketKey>,
+    pub(super) flows: Vec<FlowState>,
+    pub(super) paths: Vec<Path>,
+    pub(super) path_ids: AHashMap<Hops, u32>,
+    pub(super) probe_cache: AHashMap<u32, Vec<MatcherId>>,
+    pub(super) epoch: u32,
+    /// Flows classified at the current epoch, the first such state, and whether a later
+    /// one differed from it (path, queue or drop): when every flow is classified and none
+    /// differed, the flow of a packet does not matter ([`Nic::uniform`]).
+    pub(super) fresh_flows: usize,
+    pub(super) first_fresh: FlowState,
+    pub(super) mixed: bool,
+    pub(super) hit_rate: f64,
+    pub(super) timing_dirty: bool,
+    pub(super) last_refresh_ns: f64,
+    pub(super) pending: Vec<PendingUpdate>,
+    pub(super) last_apply_ns: f64,
+    /// Packets through the firmware-managed root table: rate of the last window [packets/s],
+    /// count and start of the current window.
+    pub(super) fw_pps: f64,
+    pub(super) fw_window_packets: u64,
+    pub(super) fw_window_start_ns: f64,
+}
+
+impl Nic {
+    pub(super) fn classify(&mut self, flow: usize) -> FlowState {
+        let Some(key) = self.keys.get(flow) else {
+            return FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false };
+        };
+        let (hops, outcome) = self.reader.trace(key);
+        let mut path: Hops = Vec::with_capacity(hops.len());
+        for hop in &hops {
+            let order = self.probe_cache.entry(hop.group).or_insert_with(|| self.inst.tables.probe_order(hop.group));
+            let upto = hop
+                .rule
+                .and_then(|r| self.inst.rule_matcher.get(&r))
+                .and_then(|m| order.iter().position(|x| x == m))
+                .map_or(order.len(), |i| i + 1);
+            path.push((hop.group, order[..upto].to_vec()));
+        }
+        if path.is_empty() {
+            path.push((0, Vec::new()));
+        }
+        let (queue, drop) = match outcome.verdict {
+            Verdict::Fate(Fate::Queue { index }) => (index, false),
+            Verdict::Fate(Fate::Drop) => (0, true),
+            _ => (0, false),
+        };
+        let next = self.paths.len() as u32;
+        let id = *self.path_ids.entry(path.clone()).or_insert(next);
+        if id == next {
+            self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default() });
+        }
+        let old = self.flows[flow];
+        if old.epoch != self.epoch {
+            if self.fresh_flows == 0 {
+                self.first_fresh = state_without_epoch(id, queue, drop);
+            } else if self.first_fresh != state_without_epoch(id, queue, drop) {
+                self.mixed = true;
+            }
+            self.fresh_flows += 1;
+        }
+        if old.path != UNKNOWN {
+            self.paths[old.path as usize].flows -= 1;
+        }
+        self.paths[id as usize].flows += 1;
+        if old.path != id {
+            self.timing_dirty = true;
+        }
+        let state = FlowState { epoch: self.epoch, path: id, queue, drop };
+        self.flows[flow] = state;
+        state
+    }
+
+    /// Makes room for flows a streamed trace discovered since (their keys: `keys`).
+    #[cold]
+    pub(super) fn add_flows(&mut self, keys: &[PacketKey]) {
+        if let Some(new) = keys.get(self.keys.len()..) {
+            self.keys.extend_from_slice(new);
+            self.flows.resize(self.keys.len(), FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false });
+        }
+    }
+
+    /// The state every flow has, if all are classified at the current epoch alike.
+    #[inline]
+    pub(super) fn uniform(&self) -> Option<FlowState> {
+        (!self.mixed && self.fresh_flows == self.flows.len() && self.fresh_flows > 0)
+            .then_some(FlowState { epoch: self.epoch, ..self.first_fresh })
+    }
+
+    #[inline]
+    pub(super) fn flow(&mut self, flow: usize) -> FlowState {
+        match self.flows.get(flow) {
+            Some(s) if s.epoch == self.epoch => *s,
+            Some(_) => self.classify(flow),
+            None => FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false },
+        }
+    }
+
+    /// Recomputes matcher flow counts, the cache hit rate and every path's cost.
+    pub(super) fn refresh(&mut self, now_ns: f64) {
+        let tables = &mut self.inst.tables;
+        for m in tables.matchers.iter_mut() {
+            m.flows = 0;
+        }
+        for p in &self.paths {
+            for (_, probed) in &p.hops {
+                for &m in probed {
+                    tables.matchers[m as usize].flows += p.flows;
+                }
+            }
+        }
+        tables.total_flows = self.flows.len() as u64;
+        self.hit_rate = tables.cache_hit_rate();
+        let rates = tables.cache_hit_rates();
+        for p in self.paths.iter_mut() {
+            p.cost = tables.path_cost(&p.hops, &rates);
+        }
+        self.timing_dirty = false;
+        self.last_refresh_ns = now_ns;
+    }
+
+    /// Applies the functional updates due by `now_ns` (at most every APPLY_EVERY_NS).
+    pub(super) fn apply_due(&mut self, now_ns: f64, force: bool) {
+        if self.pending.is_empty() || !force && now_ns < self.last_apply_ns + APPLY_EVERY_NS {
+            return;
+        }
+        let due = self.pending.iter().take_while(|u| u.at_ns <= now_ns).count();
+        if due == 0 {
+            return;
+        }
+        let mut batch = Batch::new();
+        let mut inserts = Vec::new();
+        // Moved, not cloned: a batch of in-place updates carries a whole rule each.
+        for op in self.pending.drain(..due) {
+            if matches!(op.update, Update::Insert(_)) {
+                inserts.push((op.insert_of, op.group));
+            }
+            batch.updates.push(op.update);
+        }
+        // A refused batch (e.g. unknown id after a failed insert) changes nothing; the
+        // timing model already counted the entries, which is what the hardware would do.
+        if let Ok(ids) = self.inst.classifier.apply(batch) {
+            for (id, (of, group)) in ids.into_iter().zip(inserts) {
+                if let Some((m, slot)) = of {
+                    self.inst.rule_matcher.insert(id, m);
+                    if let Some(t) = self.inst.targets.get_mut(&group).and_then(|t| t.functional.get_mut(slot)) {
+                        t.0 = id;
+                    }
+                }
+            }
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        self.fresh_flows = 0;
+        self.mixed = false;
+        self.probe_cache.clear();
+        self.last_apply_ns = now_ns;
+        self.timing_dirty = true;
+    }
+}
+

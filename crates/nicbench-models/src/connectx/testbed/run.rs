@@ -1,0 +1,328 @@
+//! The run: the generator's bursts through the testbed's stages, packet by packet with
+//! arithmetic on timestamps (see the module doc of [`super`]), until the source ends; then the
+//! packets in flight drain.
+
+use super::host::{advance_core, transmit, Pkt};
+use super::nic::{buffer_fit_bytes, FlowState, SteerCost};
+use super::{
+    max_ns, Testbed, APPLY_EVERY_NS, BURST_SPAN_NS, CORE_DEFER_NS, CORE_DEFER_PACKETS, DRAIN_NS, FW_RATE_WINDOW_NS,
+    PROGRESS_EVERY_NS, RX_BURST_MAX, UNKNOWN,
+};
+use crate::connectx::result::Dropped;
+use crate::error::ModelError;
+use nicbench_sim::{Fifo, SimTime};
+use nicbench_traffic::PacketMeta;
+
+/// What a run counted, for the summary.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Packets the source produced (simulated).
+    pub packets: u64,
+    /// Packets and wire bytes offered after the warm-up.
+    pub offered_packets: u64,
+    pub offered_wire_bytes: u64,
+    /// Packets that went through the steering pipeline.
+    pub steered: u64,
+    /// Tables traversed, summed over steered packets (an integer: the f64 sum would be exact too).
+    pub sum_tables: u64,
+    /// Sums over steered packets: cache hit rate, firmware time, fast-table time, PCIe time \[ns\].
+    pub sum_hit: f64,
+    pub sum_fw_ns: f64,
+    pub sum_fast_ns: f64,
+    pub sum_pcie_ns: f64,
+    pub dropped: Dropped,
+}
+
+impl Testbed {
+    /// Runs the source to its end (the scenario's duration), then drains the packets in flight.
+    /// `progress(simulated_ns)` is called every [`PROGRESS_EVERY_NS`] of simulated time.
+    pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
+        let (warmup_ns, duration_ns, end_ns) = (self.warmup_ns, self.duration_ns, self.duration_ns as f64);
+        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, .. } = *self;
+        let wire_ns_per_byte = rx.wire_ns_per_byte;
+        let nf_one_packet_ns = p.nf_burst_ns + 1.0 * p.nf_packet_ns;
+        let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
+        let buffer_fit_bytes = buffer_fit_bytes(p.nic_buffer_bytes);
+        let pcie_ns_per_byte = 8.0 / p.pcie_gbps();
+        let mut dropped = Dropped::default();
+        // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
+        let mut nic_queue: Fifo<(f64, u64)> = Fifo::with_capacity(1024);
+        let mut nic_queue_bytes = 0u64;
+        let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
+        // Tables traversed summed as an integer: the f64 sum of these small integers would be exact too.
+        let mut sum_tables = 0u64;
+        let (mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0);
+        let mut next_progress = PROGRESS_EVERY_NS;
+        let (mut pcie_size, mut pcie_ns_cached) = (0u32, 0.0f64);
+        // Packets pushed to the rings since the core last advanced, and when that was: the
+        // core is advanced lazily (exact: advancing only pops, so a ring below its size cannot
+        // overflow before the core catches up; bursts see the same ready times).
+        let (mut deferred, mut core_synced_ns) = (0u32, 0.0f64);
+        // Next arrival at which a distinct-core installer operation can start.
+        let mut ctl_next_ns = if ctl.same_core { f64::INFINITY } else { ctl.due(f64::INFINITY).unwrap_or(f64::INFINITY) };
+        let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
+        let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
+        let mut arrivals = [0.0f64; RX_BURST_MAX];
+        let mut states = [stale; RX_BURST_MAX];
+        loop {
+            // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
+            // and bookkeeping checks done once per burst stay fine-grained at low rates).
+            source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, &mut burst);
+            let Some(first_gen_ns) = burst.first().map(|m| m.ts_ns) else { break };
+            packets += burst.len() as u64;
+            if first_gen_ns >= next_progress {
+                progress(first_gen_ns);
+                next_progress = first_gen_ns + PROGRESS_EVERY_NS;
+            }
+            // Stage 1: the link (serialization at line rate, then propagation).
+            let n_burst = burst.len().min(RX_BURST_MAX);
+            let burst = &burst[..n_burst];
+            for (m, arrival) in burst.iter().zip(arrivals.iter_mut()) {
+                let wire_bytes = u64::from(m.frame_size_bytes) + 20;
+                if m.ts_ns >= warmup_ns {
+                    offered_packets += 1;
+                    offered_wire_bytes += wire_bytes;
+                }
+                link_free = max_ns(link_free, m.ts_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
+                *arrival = link_free + p.link_propagation_ns;
+            }
+            // Once per burst, at its first arrival: control plane on its own core, the
+            // root-table packet rate, functional/timing updates due by now.
+            let arrive0 = arrivals[0];
+            if arrive0 >= ctl_next_ns {
+                ctl_next_ns = f64::INFINITY;
+                while let Some(due) = ctl.due(f64::INFINITY) {
+                    let start = due.max(ctl.installer.as_ref().map_or(0.0, |i| i.busy_until_ns));
+                    if start > arrive0 {
+                        ctl_next_ns = start;
+                        break;
+                    }
+                    ctl.run_one(start, nic);
+                }
+            }
+            if arrive0 >= nic.fw_window_start_ns + FW_RATE_WINDOW_NS {
+                nic.fw_pps = nic.fw_window_packets as f64 * 1e9 / (arrive0 - nic.fw_window_start_ns);
+                nic.fw_window_packets = 0;
+                nic.fw_window_start_ns = arrive0;
+            }
+            nic.apply_due(arrive0, false);
+            if nic.timing_dirty && arrive0 >= nic.last_refresh_ns + APPLY_EVERY_NS {
+                nic.refresh(arrive0);
+            }
+            // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX
+            // ring. `steer!` is one packet's path from the NIC buffer on, given its flow's
+            // state and path cost; a macro so that the two loops below share it verbatim.
+            macro_rules! steer {
+                ($gen_ns:expr, $frame_bytes:expr, $arrive:expr, $drop:expr, $cost:expr, $ring:expr, $on_steered:block) => {{
+                    let (gen_ns, frame_bytes, arrive): (u64, u32, f64) = ($gen_ns, $frame_bytes, $arrive);
+                    // NIC buffer in front of the steering engine: packets leave it once DMA'd.
+                    // Lazily: only a packet that would not fit needs the departures up to now
+                    // (departing only frees room, so the verdict for a fitting packet is the same).
+                    if nic_queue_bytes + u64::from(frame_bytes) > buffer_fit_bytes {
+                        let departed = nic_queue.as_slice().iter().take_while(|&&(t, _)| t <= arrive);
+                        let (mut n_departed, mut departed_bytes) = (0usize, 0u64);
+                        for &(_, b) in departed {
+                            n_departed += 1;
+                            departed_bytes += b;
+                        }
+                        nic_queue.consume(n_departed);
+                        nic_queue_bytes -= departed_bytes;
+                        if nic_queue_bytes + u64::from(frame_bytes) > buffer_fit_bytes {
+                            dropped.nic += 1;
+                            continue;
+                        }
+                    }
+                    let cost: &SteerCost = $cost;
+                    $on_steered
+                    sum_hit += nic.hit_rate;
+                    sum_fw_ns += cost.fw_ns;
+                    sum_fast_ns += cost.fast_ns;
+                    let start = max_ns(arrive, steer_free);
+                    steer_free = start + cost.service_ns;
+                    let done = max_ns(start + cost.latency_ns, last_done);
+                    last_done = done;
+                    if $drop {
+                        dropped.rule += 1;
+                        continue;
+                    }
+                    if frame_bytes != pcie_size {
+                        pcie_size = frame_bytes;
+                        pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+                    }
+                    let pcie_ns = pcie_ns_cached;
+                    sum_pcie_ns += pcie_ns;
+                    let dma = max_ns(done, pcie_free) + pcie_ns;
+                    pcie_free = dma;
+                    nic_queue.push((dma, u64::from(frame_bytes)));
+                    nic_queue_bytes += u64::from(frame_bytes);
+                    let r: usize = $ring;
+                    deferred += 1;
+                    if !defer_core || deferred >= CORE_DEFER_PACKETS || dma >= core_synced_ns + CORE_DEFER_NS || core.rings[r].len() >= ring_size {
+                        advance_core(core, dma, nic, ctl, rx, p);
+                        deferred = 0;
+                        core_synced_ns = dma;
+                        if core.rings[r].len() >= ring_size {
+                            dropped.imissed += 1;
+                            continue;
+                        }
+                    }
+                    // (The packet is built in each branch: a value shared by both would live on
+                    // the stack and be copied with mismatched widths, stalling store forwarding.)
+                    // Fast lane (exact): with every ring empty, the core idle by `dma` and no
+                    // same-core installer operation due before this packet's burst ends, the
+                    // core's next steps are fixed — take this packet alone at `dma` — and nothing
+                    // pushed later can change them (later packets are ready later); so do them
+                    // now instead of queueing the packet for the next advance_core.
+                    if defer_core && core.queued == 0 && core.t_ns <= dma && (!ctl.same_core || ctl.next_due_ns > dma + nf_one_packet_ns) {
+                        core.t_ns = dma + nf_one_packet_ns;
+                        core.busy_ns += nf_one_packet_ns;
+                        core.rr = r + 1;
+                        let pkt = Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) };
+                        transmit(std::slice::from_ref(&pkt), core.t_ns, &mut core.tx_free_ns, r, rx);
+                        continue;
+                    }
+                    core.rings[r].push(Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) });
+                    core.queued += 1;
+                }};
+            }
+            let max_flow = burst.iter().map(|m| m.flow_index).max().unwrap_or(0);
+            match nic.uniform().filter(|_| (max_flow as usize) < nic.flows.len()) {
+                // Every flow has the same state: no per-packet flow lookup, one path cost, one
+                // ring; the per-packet counts are added once per burst (integers: exact).
+                Some(fs) => {
+                    let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                    // The ring is looked up (created) where the general path would: at the first
+                    // packet that reaches it.
+                    let mut ring = None;
+                    let mut n_steered = 0u64;
+                    for (m, &arrive) in burst.iter().zip(&arrivals) {
+                        steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, *ring.get_or_insert_with(|| core.ring(fs.queue, rx)), {
+                            n_steered += 1;
+                        });
+                    }
+                    steered += n_steered;
+                    nic.fw_window_packets += n_steered * u64::from(cost.fw_ns > 0.0);
+                    sum_tables += n_steered * u64::from(cost.tables);
+                }
+                None => {
+                    // The burst's flow states, read in one pass (independent loads overlap their
+                    // cache misses); a state found stale is looked up again, in order, below.
+                    for (m, state) in burst.iter().zip(states.iter_mut()) {
+                        *state = nic.flows.get(m.flow_index as usize).copied().unwrap_or(stale);
+                    }
+                    for ((m, &arrive), &gathered) in burst.iter().zip(&arrivals).zip(&states) {
+                        let flow = m.flow_index;
+                        let fs = if gathered.epoch == nic.epoch {
+                            gathered
+                        } else {
+                            if flow as usize >= nic.flows.len() {
+                                nic.add_flows(source.keys());
+                            }
+                            nic.flow(flow as usize)
+                        };
+                        let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                        steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, rx), {
+                            steered += 1;
+                            nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
+                            sum_tables += u64::from(cost.tables);
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(e) = source.error() {
+            return Err(ModelError::Trace(e.to_string()));
+        }
+        advance_core(core, end_ns + DRAIN_NS, nic, ctl, rx, p);
+        nic.apply_due(f64::INFINITY, true);
+        nic.refresh(end_ns);
+        rx.timeline.extend_to(SimTime(duration_ns));
+        for (t, what) in &ctl.events {
+            rx.timeline.mark(SimTime(*t as u64), what);
+        }
+        Ok(Counts {
+            packets,
+            offered_packets,
+            offered_wire_bytes,
+            steered,
+            sum_tables,
+            sum_hit,
+            sum_fw_ns,
+            sum_fast_ns,
+            sum_pcie_ns,
+            dropped,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::build::tests::testbed;
+
+    use serde_json::{json, Value};
+
+    /// The result of a run with the NF core advanced lazily (normal) or at every packet.
+    fn result(extra: Value, defer_core: bool) -> crate::connectx::SimResult {
+        let mut tb = testbed(extra);
+        tb.defer_core = defer_core;
+        let counts = tb.run(&mut |_| {}).expect("runs");
+        let mut r = tb.summary(&counts, 0.0);
+        r.sim.sim_packets_per_s = 0.0;
+        r
+    }
+
+    #[test]
+    fn test_deferral_on_and_off_give_identical_results() {
+        let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions drop / end\n\
+                    flow create 0 ingress group 0 priority 1 pattern eth / ipv4 src spec 10.128.0.0 src mask 255.192.0.0 / end actions queue index 3 / end\n\
+                    flow create 0 ingress group 0 priority 2 pattern eth / end actions queue index 1 / end\n";
+        type Check = fn(&crate::connectx::SimResult) -> bool;
+        let cases: [(Value, Check); 5] = [
+            // The core saturates (64 B at line rate): rings fill, imissed.
+            (json!({"traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), |r| r.dropped.imissed > 0),
+            // The steering pipeline saturates (16 chained tables) and the NIC buffer drops.
+            (json!({"rules": {"generated": {"kind": "exact5", "count": 20000, "groups": 16, "seed": 2}}}), |r| r.dropped.nic > 0),
+            // A same-core batch stalls the core (rings overflow while it runs) ...
+            (json!({"install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"}}), |r| {
+                r.dropped.imissed > 0 && r.install.as_ref().is_some_and(|i| i.rules == 20)
+            }),
+            // ... a distinct-core rate installer changes the tables while packets flow.
+            (json!({"install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}), |r| {
+                r.install.as_ref().is_some_and(|i| i.rules > 100)
+            }),
+            // Several queues and a drop rule, at a load the core keeps up with.
+            (json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}), |r| {
+                r.queues.len() == 2 && r.dropped.rule > 0 && r.loss_ratio < 1.0
+            }),
+        ];
+        for (case, exercised) in cases {
+            let (lazy, eager) = (result(case.clone(), true), result(case.clone(), false));
+            assert_eq!(lazy, eager, "{case}");
+            assert!(exercised(&lazy), "{case}: the case does not exercise what it claims: {:?} {:?}", lazy.dropped, lazy.queues);
+        }
+    }
+
+    #[test]
+    fn test_every_offered_packet_is_received_or_dropped_by_a_named_cause() {
+        let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions drop / end\n\
+                    flow create 0 ingress group 0 priority 1 pattern eth / end actions queue index 2 / end\n";
+        for extra in [
+            json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}),
+            json!({"traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}),
+        ] {
+            let mut tb = testbed(extra.clone());
+            let counts = tb.run(&mut |_| {}).expect("runs");
+            let d = &counts.dropped;
+            assert_eq!(counts.offered_packets, counts.packets, "no warm-up: every packet is offered");
+            assert_eq!(counts.packets, tb.rx.packets + d.imissed + d.nic + d.rule, "{extra}: {d:?}");
+            assert_eq!(counts.steered, counts.packets - d.nic, "{extra}");
+        }
+        // The drop rule takes exactly the packets of its flows, and nothing else is lost at 20 Gb/s.
+        let mut tb = testbed(json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}));
+        let counts = tb.run(&mut |_| {}).expect("runs");
+        assert!(counts.dropped.rule > 0 && counts.dropped.imissed == 0 && counts.dropped.nic == 0, "{:?}", counts.dropped);
+        assert_eq!(tb.rx.per_ring.iter().sum::<u64>(), tb.rx.packets);
+        assert_eq!(tb.core.queue_of_ring, [2], "one ring: the queue of the rule that matched");
+    }
+}

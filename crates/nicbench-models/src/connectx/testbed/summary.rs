@@ -1,0 +1,83 @@
+//! The run's result: rates over the measured time, drops, latency percentiles, per-queue
+//! counts, the timeline and its events, the installer's achieved rate, and the model's own
+//! view (utilization per resource, bottleneck, cache hit rate, tables traversed).
+
+use super::{Counts, Testbed};
+use crate::connectx::result::{Event, InstallResult, ModelSummary, SimResult, SimStats};
+use std::collections::BTreeMap;
+
+/// Events listed in a result (the timeline marks them all).
+const MAX_EVENTS: usize = 1000;
+
+impl Testbed {
+    /// The result of a finished run (`counts` from [`Testbed::run`]; `wall_s`: its wall time).
+    pub fn summary(&self, counts: &Counts, wall_s: f64) -> SimResult {
+        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw_ns, sum_fast_ns, sum_pcie_ns, ref dropped } = *counts;
+        let (p, nic, core, rx, ctl, rules_refused) = (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
+        let measured_s = (self.duration_ns - self.warmup_ns) as f64 * 1e-9;
+        let gbps = |wire_bytes: u64| wire_bytes as f64 * 8.0 / measured_s / 1e9;
+        let mpps = |pkts: u64| pkts as f64 / measured_s / 1e6;
+        let counted = steered.max(1) as f64;
+        let installer_busy = ctl.installer.as_ref().map_or(0.0, |i| i.busy_ns);
+        let offered_pps = offered_packets as f64 / measured_s;
+        let mut utilization = BTreeMap::new();
+        utilization.insert("link".to_string(), gbps(offered_wire_bytes) / p.link_gbps);
+        utilization.insert("root_table".to_string(), offered_pps * sum_fw_ns / counted * 1e-9);
+        utilization.insert("nic_pipeline".to_string(), offered_pps * sum_fast_ns / counted * 1e-9);
+        utilization.insert("pcie".to_string(), offered_pps * sum_pcie_ns / counted * 1e-9);
+        let core_demand_ns = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets.max(1.0);
+        let end_ns = self.duration_ns as f64;
+        let same_core_install = if ctl.same_core { installer_busy.min(end_ns) / end_ns } else { 0.0 };
+        utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 + same_core_install);
+        let bottleneck = utilization
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default();
+        let install = ctl.installer.as_ref().map(|i| {
+            let duration_s = (i.last_end_ns - i.first_start_ns.unwrap_or(0.0)).max(0.0) * 1e-9;
+            InstallResult {
+                rules: i.completed,
+                duration_s,
+                rate_rules_per_s: if duration_s > 0.0 { i.completed as f64 / duration_s } else { 0.0 },
+                refused: i.refused,
+            }
+        });
+        let events: Vec<Event> =
+            ctl.events.iter().take(MAX_EVENTS).map(|(t, what)| Event { t_s: t * 1e-9, what: what.clone() }).collect();
+        let rx_gbps = gbps(rx.wire_bytes);
+        SimResult {
+            nic: self.nic_name.clone(),
+            offered_gbps: gbps(offered_wire_bytes),
+            offered_mpps: mpps(offered_packets),
+            rx_gbps,
+            rx_mpps: mpps(rx.packets),
+            tx_gbps: rx_gbps,
+            loss_ratio: if offered_packets > 0 { 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0) } else { 0.0 },
+            dropped: dropped.clone(),
+            latency_us: rx.hist.summary_us(),
+            queues: if self.measure_queues {
+                let mut by_queue: BTreeMap<String, u64> = BTreeMap::new();
+                for (r, n) in rx.per_ring.iter().enumerate() {
+                    *by_queue.entry(core.queue_of_ring[r].to_string()).or_default() += n;
+                }
+                by_queue
+            } else {
+                BTreeMap::new()
+            },
+            timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= self.duration_ns as f64 * 1e-9 + 1e-12).collect(),
+            events,
+            install,
+            model: ModelSummary {
+                root_table_occupancy: nic.inst.tables.occupancy(0),
+                tables_traversed_mean: sum_tables as f64 / counted,
+                steering_cache_hit_rate: sum_hit / counted,
+                bottleneck,
+                utilization,
+                steering_working_set_stes: nic.inst.tables.working_set_stes(),
+                rules_refused,
+            },
+            sim: SimStats { packets, wall_s, sim_packets_per_s: packets as f64 / wall_s.max(1e-9) },
+        }
+    }
+}
