@@ -1,11 +1,10 @@
-//! Measurement: latency histograms, throughput timelines, named counters.
+//! Measurement: latency histograms and throughput timelines.
 //!
 //! - [`LatencyHistogram`] records latencies in ns into an HDR histogram (3 significant
 //!   digits: ≤ 0.1% relative error, O(1) per record) from 1 ns to ~1 hour; larger values
 //!   saturate at the top instead of failing, so a pathological run still reports.
 //! - [`Timeline`] sums packets and wire bytes into fixed bins of simulated time (default
 //!   10 ms) and reports Gb/s and Mpps per bin; bins are dense from 0 to the last one used.
-//! - [`Counters`] are named u64 counters kept in name order (deterministic output).
 
 use crate::time::{SimDuration, SimTime};
 use hdrhistogram::Histogram;
@@ -389,31 +388,6 @@ impl Timeline {
     }
 }
 
-/// Named counters, reported in name order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Counters {
-    values: BTreeMap<String, u64>,
-}
-
-impl Counters {
-    pub fn add(&mut self, name: &str, n: u64) {
-        match self.values.get_mut(name) {
-            Some(v) => *v += n,
-            None => {
-                self.values.insert(name.to_string(), n);
-            }
-        }
-    }
-
-    pub fn get(&self, name: &str) -> u64 {
-        self.values.get(name).copied().unwrap_or(0)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.values.iter().map(|(k, v)| (k.as_str(), *v))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,11 +464,11 @@ mod tests {
     fn test_timeline_bins_rates_and_events() {
         let mut t = Timeline::new(SimDuration::from_ms(10));
         // 1 ms worth of 100 Gb/s: 12.5 MB of wire bytes in bin 0 → 10 Gb/s over the 10 ms bin.
-        t.add(SimTime(1_000), 8_000, 12_500_000);
-        t.add(SimTime(25_000_000), 1, 100);
-        t.mark(SimTime(25_000_001), "batch starts");
-        t.mark(SimTime(29_000_000), "batch ends");
-        t.extend_to(SimTime(50_000_000));
+        t.add(SimTime::from_ns(1_000), 8_000, 12_500_000);
+        t.add(SimTime::from_ns(25_000_000), 1, 100);
+        t.mark(SimTime::from_ns(25_000_001), "batch starts");
+        t.mark(SimTime::from_ns(29_000_000), "batch ends");
+        t.extend_to(SimTime::from_ns(50_000_000));
         let bins = t.bins();
         assert_eq!(bins.len(), 5);
         assert!((bins[0].rx_gbps - 10.0).abs() < 1e-9);
@@ -506,20 +480,9 @@ mod tests {
         // Adds back and forth across bins (the cached bin must follow).
         let mut t = Timeline::new(SimDuration::from_ns(10));
         for ns in [5u64, 9, 10, 3, 25, 19, 20, 0] {
-            t.add(SimTime(ns), 1, 100);
+            t.add(SimTime::from_ns(ns), 1, 100);
         }
         let packets: Vec<f64> = t.bins().iter().map(|b| b.rx_mpps * 10.0 / 1e3).collect();
         assert_eq!(packets, vec![4.0, 2.0, 2.0]);
-    }
-
-    #[test]
-    fn test_counters() {
-        let mut c = Counters::default();
-        c.add("imissed", 3);
-        c.add("imissed", 4);
-        c.add("a", 1);
-        assert_eq!(c.get("imissed"), 7);
-        assert_eq!(c.get("nope"), 0);
-        assert_eq!(c.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec!["a", "imissed"]);
     }
 }

@@ -90,15 +90,15 @@ mod tests {
     #[test]
     fn test_pops_in_time_order_fifo_on_ties() {
         let mut q = EventQueue::new();
-        q.push(SimTime(30), "c");
-        q.push(SimTime(10), "a1");
-        q.push(SimTime(20), "b");
-        q.push(SimTime(10), "a2");
-        q.push(SimTime(10), "a3");
+        q.push(SimTime::from_ns(30), "c");
+        q.push(SimTime::from_ns(10), "a1");
+        q.push(SimTime::from_ns(20), "b");
+        q.push(SimTime::from_ns(10), "a2");
+        q.push(SimTime::from_ns(10), "a3");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            vec![(SimTime(10), "a1"), (SimTime(10), "a2"), (SimTime(10), "a3"), (SimTime(20), "b"), (SimTime(30), "c")]
+            vec![(SimTime::from_ns(10), "a1"), (SimTime::from_ns(10), "a2"), (SimTime::from_ns(10), "a3"), (SimTime::from_ns(20), "b"), (SimTime::from_ns(30), "c")]
         );
         assert!(q.is_empty());
     }
@@ -106,12 +106,12 @@ mod tests {
     #[test]
     fn test_pop_due() {
         let mut q = EventQueue::new();
-        q.push(SimTime(5), 1);
-        q.push(SimTime(15), 2);
-        assert_eq!(q.pop_due(SimTime(4)), None);
-        assert_eq!(q.pop_due(SimTime(5)), Some((SimTime(5), 1)));
-        assert_eq!(q.pop_due(SimTime(10)), None);
-        assert_eq!(q.peek_time(), Some(SimTime(15)));
+        q.push(SimTime::from_ns(5), 1);
+        q.push(SimTime::from_ns(15), 2);
+        assert_eq!(q.pop_due(SimTime::from_ns(4)), None);
+        assert_eq!(q.pop_due(SimTime::from_ns(5)), Some((SimTime::from_ns(5), 1)));
+        assert_eq!(q.pop_due(SimTime::from_ns(10)), None);
+        assert_eq!(q.peek_time(), Some(SimTime::from_ns(15)));
         assert_eq!(q.len(), 1);
     }
 }

@@ -30,12 +30,13 @@ use super::steering::{MatcherId, Tables};
 use nicbench_classify::{RuleId, Update};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem, VlanItem, VxlanItem};
 use nicbench_rules::{Field, Item, Rule};
+use nicbench_sim::{SimDuration, SimTime};
 use nicbench_wire::FlowKey;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// A functional change the classifier must apply at `at_ns`.
+/// A functional change the classifier must apply at `at`.
 pub struct PendingUpdate {
-    pub at_ns: f64,
+    pub at: SimTime,
     pub update: Update,
     /// For inserts: the matcher of the rule and the target slot whose id it replaces.
     pub insert_of: Option<(MatcherId, usize)>,
@@ -47,7 +48,7 @@ pub struct ControlCtx<'a> {
     pub tables: &'a mut Tables,
     pub targets: &'a mut GroupTargets,
     pub pending: &'a mut Vec<PendingUpdate>,
-    pub events: &'a mut Vec<(f64, String)>,
+    pub events: &'a mut Vec<(SimTime, String)>,
     /// Recent rate of packets traversing the firmware-managed root table [packets/s].
     pub fw_pps: f64,
 }
@@ -114,13 +115,13 @@ pub struct Installer {
     issued: u64,
     /// Operations whose target was missing or refused by a full firmware table.
     pub refused: u64,
-    /// End of the last operation on the installer's own clock \[ns\].
-    pub busy_until_ns: f64,
-    pub first_start_ns: Option<f64>,
-    pub last_end_ns: f64,
+    /// End of the last operation on the installer's own clock.
+    pub busy_until: SimTime,
+    pub first_start: Option<SimTime>,
+    pub last_end: SimTime,
     pub completed: u64,
-    /// Core time spent installing \[ns\].
-    pub busy_ns: f64,
+    /// Core time spent installing.
+    pub busy: SimDuration,
     /// Next counted target to delete or update, and next functional target.
     cursor: usize,
 }
@@ -139,11 +140,11 @@ impl Installer {
             total,
             issued: 0,
             refused: 0,
-            busy_until_ns: 0.0,
-            first_start_ns: None,
-            last_end_ns: 0.0,
+            busy_until: SimTime::ZERO,
+            first_start: None,
+            last_end: SimTime::ZERO,
             completed: 0,
-            busy_ns: 0.0,
+            busy: SimDuration::ZERO,
             cursor: 0,
         }
     }
@@ -152,18 +153,19 @@ impl Installer {
         &self.spec
     }
 
-    /// When the next operation becomes due \[ns\]; `None` when all were issued.
-    pub fn next_due_ns(&self) -> Option<f64> {
+    /// When the next operation becomes due; `None` when all were issued.
+    pub fn next_due(&self) -> Option<SimTime> {
         if self.issued >= self.total {
             return None;
         }
-        let start = self.spec.start_ns as f64;
+        let start = SimTime::from_ns(self.spec.start_ns);
         let gap_ns = 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9);
         Some(match (self.spec.mode, self.spec.pacing) {
             (InstallMode::Batch, _) => start,
-            (InstallMode::Rate, Pacing::Schedule) => start + self.issued as f64 * gap_ns,
+            // From the start, not from the previous due time: no rounding builds up.
+            (InstallMode::Rate, Pacing::Schedule) => start + SimDuration::from_ns_f64(self.issued as f64 * gap_ns),
             (InstallMode::Rate, Pacing::AfterCompletion) if self.issued == 0 => start,
-            (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end_ns + gap_ns,
+            (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end + SimDuration::from_ns_f64(gap_ns),
         })
     }
 
@@ -211,14 +213,14 @@ impl Installer {
     }
 
     /// Adds one entry to the target matcher; returns the extra rehash time \[ns\].
-    fn add_entry(&mut self, ctx: &mut ControlCtx<'_>, at_ns: f64) -> f64 {
+    fn add_entry(&mut self, ctx: &mut ControlCtx<'_>, at: SimTime) -> f64 {
         if self.fw && ctx.tables.group_entries(self.spec.group) >= self.params.root_table_capacity as u64 {
             self.refused += 1;
             return 0.0;
         }
         match ctx.tables.add_entry(self.matcher) {
             Some(r) => {
-                ctx.events.push((at_ns, format!("matcher rehash to {} entries (group {})", r.new_buckets, r.group)));
+                ctx.events.push((at, format!("matcher rehash to {} entries (group {})", r.new_buckets, r.group)));
                 r.new_buckets as f64 * self.params.rehash_ns_per_ste
             }
             None => 0.0,
@@ -246,12 +248,14 @@ impl Installer {
         Some((None, entry.0))
     }
 
-    /// Runs the next operation starting no earlier than `now_ns`; returns its end \[ns\].
-    pub fn run_one(&mut self, now_ns: f64, ctx: &mut ControlCtx<'_>) -> f64 {
-        let due = self.next_due_ns().unwrap_or(now_ns);
-        let start = now_ns.max(due);
+    /// Runs the next operation starting no earlier than `now`; returns its end. Its cost is
+    /// summed in ns (f64, from the profile's µs costs) and rounded once per timestamp.
+    pub fn run_one(&mut self, now: SimTime, ctx: &mut ControlCtx<'_>) -> SimTime {
+        let due = self.next_due().unwrap_or(now);
+        let start = now.max(due);
+        let at = |cost_ns: f64| start + SimDuration::from_ns_f64(cost_ns);
         let mut cost_ns = 0.0;
-        if self.issued == 0 || self.spec.mode == InstallMode::Batch && self.first_start_ns.is_none() {
+        if self.issued == 0 || self.spec.mode == InstallMode::Batch && self.first_start.is_none() {
             let what = match self.spec.mode {
                 InstallMode::Batch => format!("batch of {} {:?} operations starts", self.total, self.spec.op),
                 InstallMode::Rate => format!(
@@ -269,7 +273,7 @@ impl Installer {
         if self.spec.mode == InstallMode::Batch && self.issued == 0 {
             cost_ns += self.params.install_batch_overhead_us * 1e3;
         }
-        self.first_start_ns.get_or_insert(start);
+        self.first_start.get_or_insert(start);
         self.issued += 1;
         let group = self.spec.group;
         match self.spec.op {
@@ -284,7 +288,7 @@ impl Installer {
                         ctx.tables.remove_entry(m);
                         if let Some(slot) = slot {
                             let (id, _, _) = ctx.targets.functional.remove(slot);
-                            ctx.pending.push(PendingUpdate { at_ns: start + cost_ns, update: Update::Delete(id), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate { at: at(cost_ns), update: Update::Delete(id), insert_of: None, group });
                         }
                     }
                     None => self.refused += 1,
@@ -292,15 +296,15 @@ impl Installer {
             }
             InstallOp::Update => {
                 cost_ns += self.delete_us(ctx.fw_pps) * 1e3;
-                let deleted_at = start + cost_ns;
+                let deleted_at = at(cost_ns);
                 cost_ns += self.insert_us(ctx.tables, ctx.fw_pps) * 1e3;
                 match self.next_target(ctx, false) {
                     Some((slot, _m)) => {
                         if let Some(slot) = slot {
                             let (id, rule, m) = ctx.targets.functional[slot].clone();
-                            ctx.pending.push(PendingUpdate { at_ns: deleted_at, update: Update::Delete(id), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate { at: deleted_at, update: Update::Delete(id), insert_of: None, group });
                             ctx.pending.push(PendingUpdate {
-                                at_ns: start + cost_ns,
+                                at: at(cost_ns),
                                 update: Update::Insert(rule),
                                 insert_of: Some((m, slot)),
                                 group,
@@ -318,7 +322,7 @@ impl Installer {
                     Some((Some(slot), _)) => {
                         let (id, rule, _) = ctx.targets.functional[slot].clone();
                         if id != RuleId(u64::MAX) {
-                            ctx.pending.push(PendingUpdate { at_ns: start + cost_ns, update: Update::Modify(id, rule), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate { at: at(cost_ns), update: Update::Modify(id, rule), insert_of: None, group });
                         }
                     }
                     Some((None, _)) => {}
@@ -326,10 +330,10 @@ impl Installer {
                 }
             }
         }
-        let end = start + cost_ns;
-        self.busy_ns += cost_ns;
-        self.busy_until_ns = end;
-        self.last_end_ns = end;
+        let end = at(cost_ns);
+        self.busy += end - start;
+        self.busy_until = end;
+        self.last_end = end;
         self.completed += 1;
         if self.issued == self.total && self.spec.mode == InstallMode::Batch {
             ctx.events.push((end, format!("batch of {} operations done (group {group})", self.total)));
@@ -359,13 +363,13 @@ mod tests {
         }
     }
 
-    fn run(op: InstallOp, group: u32, count: u64, targets: &mut GroupTargets) -> (Installer, Tables, Vec<(f64, String)>) {
+    fn run(op: InstallOp, group: u32, count: u64, targets: &mut GroupTargets) -> (Installer, Tables, Vec<(SimTime, String)>) {
         let p = test_params();
         let mut tables = Tables::new(&p);
         let mut inst = Installer::new(&spec(op, group, count), &p, &mut tables);
         let (mut pending, mut events) = (Vec::new(), Vec::new());
-        let mut t = 0.0;
-        while inst.next_due_ns().is_some() {
+        let mut t = SimTime::ZERO;
+        while inst.next_due().is_some() {
             let mut ctx = ControlCtx { tables: &mut tables, targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
             t = inst.run_one(t, &mut ctx);
         }
@@ -377,7 +381,7 @@ mod tests {
         let p = test_params();
         let (inst, tables, events) = run(InstallOp::Insert, 0, 1000, &mut GroupTargets::default());
         let want_ns = p.install_batch_overhead_us * 1e3 + 1000.0 * p.root_insert_ipv4_us * 1e3;
-        assert!((inst.busy_ns - want_ns).abs() < 1.0, "{} vs {want_ns}", inst.busy_ns);
+        assert!((inst.busy.as_ns_f64() - want_ns).abs() < 1.0, "{:?} vs {want_ns}", inst.busy);
         assert_eq!(tables.group_entries(0), 1000);
         assert!(events[0].1.contains("batch of 1000 insert operations starts (group 0, same core)"), "{events:?}");
         let (inst, tables, _) = run(InstallOp::Insert, 0, 70_000, &mut GroupTargets::default());
@@ -394,14 +398,14 @@ mod tests {
         spec.rate_per_s = Some(1000.0);
         let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
         let mut inst = Installer::new(&spec, &p, &mut tables);
-        assert_eq!(inst.next_due_ns(), Some(1000.0));
+        assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000)));
         let mut ctx = ControlCtx { tables: &mut tables, targets: &mut targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
-        let end = inst.run_one(1000.0, &mut ctx);
-        assert!((end - 1000.0 - p.root_insert_ipv4_us * 1e3).abs() < 1.0, "{end}");
+        let end = inst.run_one(SimTime::from_ns(1000), &mut ctx);
+        assert_eq!(end, SimTime::from_ns(1000) + SimDuration::from_ns_f64(p.root_insert_ipv4_us * 1e3));
         // The timer is re-armed when the insertion returns: 1 ms after its end, not after its start.
-        assert_eq!(inst.next_due_ns(), Some(end + 1e6));
+        assert_eq!(inst.next_due(), Some(end + SimDuration::from_ms(1)));
         inst.spec.pacing = Pacing::Schedule;
-        assert_eq!(inst.next_due_ns(), Some(1000.0 + 1e6));
+        assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000) + SimDuration::from_ms(1)));
     }
 
     #[test]
@@ -437,14 +441,14 @@ mod tests {
         let (inst, tables, events) = run(InstallOp::Insert, 1, 10_000, &mut GroupTargets::default());
         assert!(events.iter().any(|e| e.1.starts_with("matcher rehash")), "{events:?}");
         assert_eq!(tables.group_entries(1), 10_000);
-        let fast_ns = inst.busy_ns;
+        let fast_ns = inst.busy.as_ns_f64();
         let (root, _, _) = run(InstallOp::Insert, 0, 10_000, &mut GroupTargets::default());
         // Firmware commands vs direct rule writes: the calibrated costs (Fig. 5a/5b) make the root
         // table several times slower even with the fast table's rehashes counted.
-        assert!(root.busy_ns > 5.0 * fast_ns, "root {} vs fast {}", root.busy_ns, fast_ns);
+        assert!(root.busy.as_ns_f64() > 5.0 * fast_ns, "root {:?} vs fast {}", root.busy, fast_ns);
         let mut targets = GroupTargets { functional: vec![], counted: vec![(0, 5_000)] };
         let (di, _, _) = run(InstallOp::Update, 1, 5_000, &mut targets);
         let (ip, _, _) = run(InstallOp::UpdateInplace, 1, 5_000, &mut targets);
-        assert!(ip.busy_ns < di.busy_ns * 0.7, "in-place {} vs delete+insert {}", ip.busy_ns, di.busy_ns);
+        assert!(ip.busy.as_ns_f64() < di.busy.as_ns_f64() * 0.7, "in-place {:?} vs delete+insert {:?}", ip.busy, di.busy);
     }
 }

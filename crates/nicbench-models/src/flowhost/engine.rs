@@ -105,47 +105,37 @@ fn poisson(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
     (mean + z * mean.sqrt()).round().max(0.0)
 }
 
-/// The stall renewal process of one process.
+/// The stall renewal process of one process: exponential gaps and durations (drawn in ns,
+/// rounded to the ps).
 struct Stalls {
     rng: ChaCha8Rng,
     interval_ns: f64,
     mean_ns: f64,
-    start_ns: f64,
-    end_ns: f64,
+    /// The current or next stall, `[start, end)`; `None`: the process never stalls.
+    stall: Option<(SimTime, SimTime)>,
 }
 
 impl Stalls {
-    fn new(mut rng: ChaCha8Rng, interval_ns: f64, mean_ns: f64) -> Stalls {
-        if mean_ns <= 0.0 {
-            return Stalls {
-                rng,
-                interval_ns,
-                mean_ns,
-                start_ns: f64::INFINITY,
-                end_ns: f64::INFINITY,
-            };
+    fn new(mut rng: ChaCha8Rng, interval: SimDuration, mean: SimDuration) -> Stalls {
+        let (interval_ns, mean_ns) = (interval.as_ns_f64(), mean.as_ns_f64());
+        if mean == SimDuration::ZERO {
+            return Stalls { rng, interval_ns, mean_ns, stall: None };
         }
-        let start_ns = exponential(&mut rng, interval_ns);
-        let end_ns = start_ns + exponential(&mut rng, mean_ns);
-        Stalls {
-            rng,
-            interval_ns,
-            mean_ns,
-            start_ns,
-            end_ns,
-        }
+        let start = SimTime::ZERO + SimDuration::from_ns_f64(exponential(&mut rng, interval_ns));
+        let end = start + SimDuration::from_ns_f64(exponential(&mut rng, mean_ns));
+        Stalls { rng, interval_ns, mean_ns, stall: Some((start, end)) }
     }
 
-    /// Stalled time within [from, to) \[ns\]; advances past stalls that end before `to`.
-    fn overlap(&mut self, from: f64, to: f64) -> f64 {
-        let mut stalled = 0.0;
-        while self.start_ns < to {
-            stalled += (self.end_ns.min(to) - self.start_ns.max(from)).max(0.0);
-            if self.end_ns > to {
+    /// Stalled time within [from, to); advances past stalls that end before `to`.
+    fn overlap(&mut self, from: SimTime, to: SimTime) -> SimDuration {
+        let mut stalled = SimDuration::ZERO;
+        while let Some((start, end)) = self.stall.filter(|&(start, _)| start < to) {
+            stalled += end.min(to) - start.max(from);
+            if end > to {
                 break;
             }
-            self.start_ns = self.end_ns + exponential(&mut self.rng, self.interval_ns);
-            self.end_ns = self.start_ns + exponential(&mut self.rng, self.mean_ns);
+            let next = end + SimDuration::from_ns_f64(exponential(&mut self.rng, self.interval_ns));
+            self.stall = Some((next, next + SimDuration::from_ns_f64(exponential(&mut self.rng, self.mean_ns))));
         }
         stalled
     }
@@ -154,34 +144,31 @@ impl Stalls {
 pub fn run(input: &EngineInput) -> EngineOutput {
     let streams = RngStreams::new(input.seed);
     let n = input.processes.len();
-    let bin_ns = input.bin.0.max(1) as f64;
-    let bins = input.duration.0.div_ceil(input.bin.0.max(1));
-    let bins_per_window = (input.window.0 / input.bin.0.max(1)).max(1);
+    let bin = input.bin.max(SimDuration::from_ps(1));
+    let bin_ns = bin.as_ns_f64();
+    let bins = input.duration.as_ps().div_ceil(bin.as_ps());
+    let bins_per_window = (input.window.as_ps() / bin.as_ps()).max(1);
     let mut arrivals_rng: Vec<ChaCha8Rng> = (0..n).map(|p| streams.stream(ARRIVAL_STREAM + p as u64)).collect();
     let mut stalls: Vec<Stalls> = (0..n)
         .map(|p| {
-            Stalls::new(
-                streams.stream(STALL_STREAM + p as u64),
-                input.stall_interval.0 as f64,
-                input.stall_mean.0 as f64,
-            )
+            Stalls::new(streams.stream(STALL_STREAM + p as u64), input.stall_interval, input.stall_mean)
         })
         .collect();
     let mut out: Vec<ProcessOutput> = vec![ProcessOutput::default(); n];
-    let mut busy_ns = vec![0.0; n];
-    let mut stalled_ns = vec![0.0; n];
+    let mut busy = vec![SimDuration::ZERO; n];
+    let mut stalled_total = vec![SimDuration::ZERO; n];
     let mut in_window = vec![0.0; n];
     let mut window = WindowOutput::default();
     let mut windows = Vec::new();
     let mut window_bins = 0u64;
     for b in 0..bins {
-        let from = b as f64 * bin_ns;
-        let to = from + bin_ns;
+        let from = SimTime::ZERO + bin * b;
+        let to = from + bin;
         for (p, proc_in) in input.processes.iter().enumerate() {
             let o = &mut out[p];
             let arrivals = poisson(&mut arrivals_rng[p], proc_in.arrival_per_ns * bin_ns);
             let stalled = stalls[p].overlap(from, to);
-            let capacity = (bin_ns - stalled).max(0.0) * proc_in.rate_per_ns;
+            let capacity = (bin - stalled).as_ns_f64() * proc_in.rate_per_ns;
             let total = o.backlog_packets + arrivals;
             let served = total.min(capacity);
             let rest = total - served;
@@ -191,13 +178,9 @@ pub fn run(input: &EngineInput) -> EngineOutput {
             o.offered_packets += arrivals;
             o.processed_packets += served;
             o.dropped_packets += dropped;
-            busy_ns[p] += stalled
-                + if proc_in.rate_per_ns > 0.0 {
-                    served / proc_in.rate_per_ns
-                } else {
-                    0.0
-                };
-            stalled_ns[p] += stalled;
+            let serving = if proc_in.rate_per_ns > 0.0 { served / proc_in.rate_per_ns } else { 0.0 };
+            busy[p] += stalled + SimDuration::from_ns_f64(serving);
+            stalled_total[p] += stalled;
             in_window[p] += served;
             window.offered_packets += arrivals;
             window.processed_packets += served;
@@ -214,15 +197,15 @@ pub fn run(input: &EngineInput) -> EngineOutput {
                 window.max_process_packets = window.max_process_packets.max(in_window[p]);
                 in_window[p] = 0.0;
             }
-            window.t_s = SimTime::from_ns(((b + 1) as f64 * bin_ns) as u64).as_secs_f64();
+            window.t_s = to.as_secs_f64();
             windows.push(std::mem::take(&mut window));
             window_bins = 0;
         }
     }
-    let run_ns = bins as f64 * bin_ns;
+    let run_ns = (bin * bins).as_ns_f64();
     for (p, o) in out.iter_mut().enumerate() {
-        o.busy_fraction = (busy_ns[p] / run_ns).min(1.0);
-        o.stalled_fraction = stalled_ns[p] / run_ns;
+        o.busy_fraction = (busy[p].as_ns_f64() / run_ns).min(1.0);
+        o.stalled_fraction = stalled_total[p].as_ns_f64() / run_ns;
     }
     EngineOutput {
         processes: out,
@@ -244,11 +227,11 @@ mod tests {
                 };
                 4
             ],
-            stall_interval: SimDuration(1_000_000),
-            stall_mean: SimDuration(100_000),
-            bin: SimDuration(100_000),
-            duration: SimDuration(200_000_000),
-            window: SimDuration(10_000_000),
+            stall_interval: SimDuration::from_ns(1_000_000),
+            stall_mean: SimDuration::from_ns(100_000),
+            bin: SimDuration::from_ns(100_000),
+            duration: SimDuration::from_ns(200_000_000),
+            window: SimDuration::from_ns(10_000_000),
             seed: 3,
         }
     }

@@ -406,11 +406,11 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
                 buffer_packets,
             })
             .collect(),
-        stall_interval: SimDuration((host.stall_interval_us * 1e3).round() as u64),
-        stall_mean: SimDuration((host.stall_mean_us * 1e3).round() as u64),
-        bin: SimDuration(req.bin_ns),
-        duration: SimDuration(req.duration_ns),
-        window: SimDuration(req.window_ns),
+        stall_interval: SimDuration::from_ns_f64(host.stall_interval_us * 1e3),
+        stall_mean: SimDuration::from_ns_f64(host.stall_mean_us * 1e3),
+        bin: SimDuration::from_ns(req.bin_ns),
+        duration: SimDuration::from_ns(req.duration_ns),
+        window: SimDuration::from_ns(req.window_ns),
         seed: req.seed,
     };
     let out = engine::run(&engine_in);

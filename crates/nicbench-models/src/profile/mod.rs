@@ -208,8 +208,8 @@ impl Profile {
     fn check(&self) -> Result<(), ModelError> {
         for (name, p) in &self.params {
             if let Some([low, high]) = p.bounds {
-                if !(low <= high) {
-                    return Err(self.error(format_args!("parameter '{name}' has bounds [{low}, {high}] with low > high")));
+                if low.is_nan() || high.is_nan() || low > high {
+                    return Err(self.error(format_args!("parameter '{name}' has bounds [{low}, {high}]: need low <= high")));
                 }
                 if !(low..=high).contains(&p.value) {
                     return Err(self.error(format_args!("parameter '{name}' = {} is outside its bounds [{low}, {high}]", p.value)));

@@ -1,10 +1,10 @@
 //! Building a testbed from a scenario and a profile: the traffic source, the installed rules,
 //! every flow classified, the rings empty, the installer scheduled.
 
-use super::host::{Core, Rx};
-use super::installer::Control;
+use super::control::Control;
+use super::host::{Core, CoreCost, Rx, Wire};
 use super::nic::{state_without_epoch, FlowState, Nic};
-use super::{DRAIN_NS, UNKNOWN};
+use super::{DRAIN, UNKNOWN};
 use crate::connectx::control::Installer;
 use crate::connectx::params::ConnectxParams;
 use crate::connectx::scenario::{InstallCore, Scenario};
@@ -13,7 +13,7 @@ use crate::connectx::traffic::Source;
 use crate::error::ModelError;
 use crate::profile::Profile;
 use ahash::AHashMap;
-use nicbench_sim::{LatencyHistogram, SimDuration, Timeline};
+use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
 
 /// Everything a run needs, before it starts.
 pub struct Testbed {
@@ -61,44 +61,45 @@ impl Testbed {
             mixed: false,
             hit_rate: 1.0,
             timing_dirty: true,
-            last_refresh_ns: 0.0,
+            last_refresh: SimTime::ZERO,
             pending: Vec::new(),
-            last_apply_ns: f64::NEG_INFINITY,
+            last_apply: None,
             fw_pps: 0.0,
             fw_window_packets: 0,
-            fw_window_start_ns: 0.0,
+            fw_window_start: SimTime::ZERO,
         };
-        let end_ns = scn.duration_ns as f64;
+        let end = SimTime::from_ns(scn.duration_ns);
         let ctl = Control::new(
             scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
             scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
-            end_ns,
+            end,
         );
         for f in 0..n_flows {
             nic.classify(f);
         }
-        nic.refresh(0.0);
+        nic.refresh(SimTime::ZERO);
         let rx = Rx {
-            warmup_ns: scn.warmup_ns,
-            window_end_ns: end_ns + DRAIN_NS,
-            return_ns: p.link_propagation_ns + p.fixed_latency_ns,
-            wire_ns_per_byte: 8.0 / p.link_gbps,
+            warmup: SimTime::from_ns(scn.warmup_ns),
+            window_end: end + DRAIN,
+            return_time: SimDuration::from_ns_f64(p.link_propagation_ns + p.fixed_latency_ns),
+            wire: Wire::new(p.link_gbps),
             packets: 0,
             wire_bytes: 0,
             hist: LatencyHistogram::new(),
-            timeline: Timeline::new(SimDuration(scn.measure.timeline_bin_ns)),
+            timeline: Timeline::new(SimDuration::from_ns(scn.measure.timeline_bin_ns)),
             per_ring: Vec::new(),
             latency: scn.measure.latency,
         };
         let core = Core {
-            t_ns: 0.0,
+            t: SimTime::ZERO,
             rings: Vec::new(),
             ring_of_queue: vec![0; 1 << 16],
             queue_of_ring: Vec::new(),
             rr: 0,
             burst: p.rx_burst_packets.max(1.0) as usize,
-            tx_free_ns: 0.0,
-            busy_ns: 0.0,
+            cost: CoreCost { per_burst: SimDuration::from_ns_f64(p.nf_burst_ns), per_packet: SimDuration::from_ns_f64(p.nf_packet_ns) },
+            tx_free: SimTime::ZERO,
+            busy: SimDuration::ZERO,
             queued: 0,
         };
         Ok(Testbed {
@@ -156,8 +157,8 @@ pub(super) mod tests {
         assert_eq!(tb.nic.inst.tables.group_entries(1) + tb.nic.inst.tables.group_entries(2), 1000 + 2);
         assert_eq!(tb.nic.inst.tables.group_entries(0), 1);
         assert!(tb.core.rings.is_empty() && tb.core.queued == 0 && tb.rx.packets == 0);
-        assert_eq!(tb.rx.wire_ns_per_byte, 8.0 / test_params().link_gbps);
-        assert!(tb.ctl.installer.is_none() && tb.ctl.next_due_ns.is_infinite());
+        assert_eq!(tb.rx.wire, Wire::new(test_params().link_gbps));
+        assert!(tb.ctl.installer.is_none() && tb.ctl.next_due.is_none());
         assert_eq!(tb.nic_name, "connectx5");
     }
 
@@ -165,10 +166,15 @@ pub(super) mod tests {
     fn test_build_schedules_the_installer_on_its_core() {
         let tb = testbed(json!({"install": {"mode": "batch", "count": 10, "start_ns": 500, "core": "same"}}));
         assert!(tb.ctl.same_core);
-        assert_eq!(tb.ctl.due(f64::INFINITY), Some(500.0));
+        assert_eq!(tb.ctl.same_core_due(SimTime::MAX), Some(SimTime::from_ns(500)));
+        assert_eq!(tb.ctl.same_core_due(SimTime::from_ns(499)), None);
         let tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 3_000_000, "core": "distinct"}}));
-        assert!(!tb.ctl.same_core);
-        assert_eq!(tb.ctl.due(f64::INFINITY), None, "due after the end of the run: never");
+        assert!(!tb.ctl.same_core && tb.ctl.same_core_due(SimTime::MAX).is_none());
+        // The distinct-core installer's first operation would start after the end of the run:
+        // only the rate window's timer is on the queue.
+        assert_eq!(tb.ctl.queue.len(), 1);
+        let tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 1_000_000, "core": "distinct"}}));
+        assert_eq!(tb.ctl.queue.len(), 2);
     }
 
     #[test]

@@ -2,24 +2,60 @@
 //! bursts (and runs a same-core installer between bursts), TX and the generator's receiver,
 //! which timestamps and counts what comes back.
 
-use super::installer::Control;
-use super::max_ns;
+use super::control::Control;
 use super::nic::Nic;
-use crate::connectx::params::ConnectxParams;
-use nicbench_sim::{Fifo, LatencyHistogram, SimTime, Timeline};
+use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime, Timeline};
 
-/// A packet in an RX ring. No padding (`frame_bytes` is a u64): copying a padded struct
-/// reloads stored halves with wider loads, which stalls store forwarding on the hot path.
+/// A packet in an RX ring. No padding: copying a padded struct reloads stored halves with
+/// wider loads, which stalls store forwarding on the hot path.
 #[derive(Clone, Copy)]
 pub(super) struct Pkt {
-    pub(super) gen_ns: u64,
-    pub(super) ready_ns: f64,
+    /// When the generator sent it.
+    pub(super) gen: SimTime,
+    /// When its DMA to host memory completed.
+    pub(super) ready: SimTime,
     pub(super) frame_bytes: u64,
+}
+
+/// Time on the wire of frames at a link rate: frame + 20 B of preamble, SFD and gap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Wire {
+    /// Picoseconds per byte on the wire (8000 / Gb/s), in units of 2^-16 ps: integer
+    /// arithmetic per packet, exact for the usual rates (80 ps/B at 100 Gb/s).
+    ps_per_byte_q16: u64,
+}
+
+impl Wire {
+    pub(super) fn new(link_gbps: f64) -> Wire {
+        Wire { ps_per_byte_q16: (8_000.0 / link_gbps * 65_536.0).round() as u64 }
+    }
+
+    /// Serialization time of `wire_bytes` (frame + 20 B), rounded to the ps.
+    #[inline]
+    pub(super) fn time(self, wire_bytes: u64) -> SimDuration {
+        let q16 = u128::from(wire_bytes) * u128::from(self.ps_per_byte_q16);
+        SimDuration::from_ps(((q16 + (1 << 15)) >> 16) as u64)
+    }
+}
+
+/// The NF core's costs, as durations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct CoreCost {
+    pub(super) per_burst: SimDuration,
+    pub(super) per_packet: SimDuration,
+}
+
+impl CoreCost {
+    /// Core time to forward a burst of `n` packets.
+    #[inline]
+    pub(super) fn burst(self, n: usize) -> SimDuration {
+        self.per_burst + self.per_packet * n as u64
+    }
 }
 
 /// The poll-mode NF core and its rings.
 pub(super) struct Core {
-    pub(super) t_ns: f64,
+    pub(super) t: SimTime,
     /// Packets waiting per ring, in DMA order (ready times non-decreasing).
     pub(super) rings: Vec<Fifo<Pkt>>,
     /// Ring index + 1 per queue id (0: no ring yet); a flat table, looked up per packet.
@@ -27,18 +63,20 @@ pub(super) struct Core {
     pub(super) queue_of_ring: Vec<u16>,
     pub(super) rr: usize,
     pub(super) burst: usize,
-    pub(super) tx_free_ns: f64,
-    pub(super) busy_ns: f64,
+    pub(super) cost: CoreCost,
+    pub(super) tx_free: SimTime,
+    pub(super) busy: SimDuration,
     /// Packets in all rings.
     pub(super) queued: usize,
 }
 
 /// Measurement at the generator's receiver.
 pub(super) struct Rx {
-    pub(super) warmup_ns: u64,
-    pub(super) window_end_ns: f64,
-    pub(super) return_ns: f64,
-    pub(super) wire_ns_per_byte: f64,
+    pub(super) warmup: SimTime,
+    pub(super) window_end: SimTime,
+    /// Return link and the fixed latency outside the modeled queues.
+    pub(super) return_time: SimDuration,
+    pub(super) wire: Wire,
     pub(super) packets: u64,
     pub(super) wire_bytes: u64,
     pub(super) hist: LatencyHistogram,
@@ -64,62 +102,60 @@ impl Core {
     }
 }
 
-/// Forwards a burst of `ring_index` ending at `t_ns` towards the generator: TX
-/// serialization, return link, timestamps and counters at the receiver.
+/// Forwards a burst of `ring_index` ending at `t` towards the generator: TX serialization,
+/// return link, timestamps and counters at the receiver.
 #[inline]
-pub(super) fn transmit(burst: &[Pkt], t_ns: f64, tx_free_ns: &mut f64, ring_index: usize, rx: &mut Rx) {
-    let (mut burst_packets, mut burst_bytes, mut last_rx_ns) = (0u64, 0u64, 0.0f64);
-    let (warmup_ns, window_end_ns, return_ns, wire_ns_per_byte) =
-        (rx.warmup_ns, rx.window_end_ns, rx.return_ns, rx.wire_ns_per_byte);
-    let mut tx_free = *tx_free_ns;
+pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_index: usize, rx: &mut Rx) {
+    let (mut burst_packets, mut burst_bytes, mut last_rx) = (0u64, 0u64, SimTime::ZERO);
+    let (warmup, window_end, return_time, wire) = (rx.warmup, rx.window_end, rx.return_time, rx.wire);
+    let mut free = *tx_free;
     let mut hist = rx.latency.then(|| rx.hist.recorder());
     for p in burst {
         let wire_bytes = p.frame_bytes + 20;
-        tx_free = max_ns(tx_free, t_ns) + wire_bytes as i64 as f64 * wire_ns_per_byte;
-        let rx_ns = tx_free + return_ns;
-        if p.gen_ns < warmup_ns || rx_ns > window_end_ns {
+        free = free.max(t) + wire.time(wire_bytes);
+        let arrived = free + return_time;
+        if p.gen < warmup || arrived > window_end {
             continue;
         }
         if let Some(h) = hist.as_mut() {
-            // Via i64: the native conversion (simulated times stay far below 2^63 ns).
-            h.record_f64_ns(rx_ns - p.gen_ns as i64 as f64);
+            h.record_f64_ns((arrived - p.gen).as_ns_f64());
         }
         burst_packets += 1;
         burst_bytes += wire_bytes;
-        last_rx_ns = rx_ns;
+        last_rx = arrived;
     }
     drop(hist);
-    *tx_free_ns = tx_free;
+    *tx_free = free;
     if burst_packets > 0 {
         rx.packets += burst_packets;
         rx.wire_bytes += burst_bytes;
         // One timeline update per burst: a burst spans ~µs, bins are ms.
-        rx.timeline.add(SimTime(last_rx_ns as u64), burst_packets, burst_bytes);
+        rx.timeline.add(last_rx, burst_packets, burst_bytes);
         rx.per_ring[ring_index] += burst_packets;
     }
 }
 
-/// The first ring (round robin from `core.rr`) whose head is ready at `core.t_ns`, else
-/// the earliest head's ready time (∞ when every ring is empty).
+/// The first ring (round robin from `core.rr`) whose head is ready at `core.t`, else the
+/// earliest head's ready time (`None` when every ring is empty).
 #[inline]
-pub(super) fn ready_ring(core: &Core) -> Result<usize, f64> {
+pub(super) fn ready_ring(core: &Core) -> Result<usize, Option<SimTime>> {
     let n = core.rings.len();
     if n == 1 {
         // The common case (one queue): no round robin.
         return match core.rings[0].front() {
-            Some(h) if h.ready_ns <= core.t_ns => Ok(0),
-            Some(h) => Err(h.ready_ns),
-            None => Err(f64::INFINITY),
+            Some(h) if h.ready <= core.t => Ok(0),
+            Some(h) => Err(Some(h.ready)),
+            None => Err(None),
         };
     }
-    let mut next_ready = f64::INFINITY;
+    let mut next_ready: Option<SimTime> = None;
     let mut q = if core.rr >= n { 0 } else { core.rr };
     for _ in 0..n {
         if let Some(h) = core.rings[q].front() {
-            if h.ready_ns <= core.t_ns {
+            if h.ready <= core.t {
                 return Ok(q);
             }
-            next_ready = next_ready.min(h.ready_ns);
+            next_ready = Some(next_ready.map_or(h.ready, |r| r.min(h.ready)));
         }
         q += 1;
         if q == n {
@@ -129,18 +165,20 @@ pub(super) fn ready_ring(core: &Core) -> Result<usize, f64> {
     Err(next_ready)
 }
 
-pub(super) fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx, p: &ConnectxParams) {
+/// Advances the NF core to `until`: it polls its rings in bursts and, on the same core, runs
+/// the installer's operations when they are due (the forwarding stops meanwhile).
+pub(super) fn advance_core(core: &mut Core, until: SimTime, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx) {
     loop {
-        if ctl.same_core && core.t_ns < ctl.end_ns {
-            if let Some(due) = ctl.due(core.t_ns) {
-                let start = core.t_ns.max(due);
-                let end = ctl.run_one(start, nic);
-                core.busy_ns += end - start;
-                core.t_ns = end;
+        if core.t < ctl.end {
+            if let Some(due) = ctl.same_core_due(core.t) {
+                let start = core.t.max(due);
+                let end = ctl.run_same_core(start, nic);
+                core.busy += end - start;
+                core.t = end;
                 continue;
             }
         }
-        if core.t_ns >= until_ns {
+        if core.t >= until {
             return;
         }
         match ready_ring(core) {
@@ -149,34 +187,81 @@ pub(super) fn advance_core(core: &mut Core, until_ns: f64, nic: &mut Nic, ctl: &
                 // the head is ready: the poll takes the ready prefix, up to a burst.
                 let pending = core.rings[q].as_slice();
                 let window = &pending[..core.burst.min(pending.len())];
-                let t_ns = core.t_ns;
+                let t = core.t;
                 // Mostly one packet per poll when the core keeps up: check the second first.
-                let n = if window.get(1).is_none_or(|h| h.ready_ns > t_ns) {
+                let n = if window.get(1).is_none_or(|h| h.ready > t) {
                     1
                 } else {
-                    window.iter().position(|h| h.ready_ns > t_ns).unwrap_or(window.len())
+                    window.iter().position(|h| h.ready > t).unwrap_or(window.len())
                 };
-                let cost = p.nf_burst_ns + n as f64 * p.nf_packet_ns;
-                core.t_ns += cost;
-                core.busy_ns += cost;
+                let cost = core.cost.burst(n);
+                core.t += cost;
+                core.busy += cost;
                 core.rr = q + 1;
                 core.queued -= n;
-                transmit(&window[..n], core.t_ns, &mut core.tx_free_ns, q, rx);
+                transmit(&window[..n], core.t, &mut core.tx_free, q, rx);
                 core.rings[q].consume(n);
             }
             Err(next_ready) => {
-                let mut next = until_ns.min(next_ready);
-                if ctl.same_core {
-                    if let Some(due) = ctl.due(f64::INFINITY) {
-                        next = next.min(due);
-                    }
+                let mut next = next_ready.map_or(until, |r| r.min(until));
+                if let Some(due) = ctl.same_core_due(SimTime::MAX) {
+                    next = next.min(due);
                 }
-                if next <= core.t_ns {
+                if next <= core.t {
                     return;
                 }
-                core.t_ns = next;
+                core.t = next;
             }
         }
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::super::build::tests::testbed;
+    use super::*;
+    use serde_json::json;
+
+    fn pkt(ready_ns: u64) -> Pkt {
+        Pkt { gen: SimTime::ZERO, ready: SimTime::from_ns(ready_ns), frame_bytes: 1500 }
+    }
+
+    #[test]
+    fn test_core_takes_ready_packets_in_bursts_and_pays_per_burst_and_packet() {
+        let mut tb = testbed(json!({}));
+        let r = tb.core.ring(0, &mut tb.rx);
+        // 40 packets ready at once, 10 more later: two bursts (32 + 8), then one of the later ones.
+        for _ in 0..40 {
+            tb.core.rings[r].push(pkt(1_000));
+        }
+        tb.core.rings[r].push(pkt(1_000_000));
+        tb.core.queued = 41;
+        tb.core.t = SimTime::from_ns(1_000);
+        advance_core(&mut tb.core, SimTime::from_ns(900_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        let cost = tb.core.cost;
+        assert_eq!(tb.core.busy, cost.burst(32) + cost.burst(8), "two polls of the ready packets");
+        assert_eq!(tb.core.queued, 1, "the later packet waits");
+        assert_eq!(tb.core.t, SimTime::from_ns(900_000), "idle until the horizon");
+        assert_eq!(tb.rx.packets, 40);
+        advance_core(&mut tb.core, SimTime::from_ns(2_000_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        assert_eq!(tb.core.busy, cost.burst(32) + cost.burst(8) + cost.burst(1));
+        assert_eq!(tb.rx.packets, 41);
+        assert_eq!(tb.rx.per_ring, [41]);
+    }
+
+    #[test]
+    fn test_transmit_serializes_at_line_rate_and_skips_the_warmup() {
+        let mut tb = testbed(json!({"warmup_ns": 500}));
+        let r = tb.core.ring(0, &mut tb.rx);
+        let burst: Vec<Pkt> = (0..4).map(|i| Pkt { gen: SimTime::from_ns(i * 300), ready: SimTime::ZERO, frame_bytes: 1500 }).collect();
+        let mut free = SimTime::ZERO;
+        transmit(&burst, SimTime::from_ns(10_000), &mut free, r, &mut tb.rx);
+        // 1520 B at 100 Gb/s: 121.6 ns each, back to back from the burst's end.
+        assert_eq!(Wire::new(100.0).time(1520), SimDuration::from_ps(121_600));
+        assert_eq!(Wire::new(25.0).time(84), SimDuration::from_ps(26_880), "64 B at 25 Gb/s");
+        assert_eq!(Wire::new(56.0).time(1520), SimDuration::from_ps(217_143), "1520 × 8000 / 56 = 217,142.86");
+        assert_eq!(free, SimTime::from_ns(10_000) + SimDuration::from_ps(4 * 121_600));
+        assert_eq!(tb.rx.packets, 2, "the two sent before the warm-up ended are not counted");
+        assert_eq!(tb.rx.wire_bytes, 2 * 1520);
+    }
+}

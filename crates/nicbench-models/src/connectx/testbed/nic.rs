@@ -2,12 +2,13 @@
 //! flow, invalidated by an epoch when the rules change), the lookup paths and their steering
 //! costs, the pending functional updates of the control plane.
 
-use super::{APPLY_EVERY_NS, UNKNOWN};
+use super::UNKNOWN;
 use crate::connectx::control::PendingUpdate;
 use crate::connectx::setup::Installed;
 use crate::connectx::steering::{MatcherId, PathCost};
 use ahash::AHashMap;
 use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
+use nicbench_sim::{SimDuration, SimTime};
 
 pub(super) type Hops = Vec<(u32, Vec<MatcherId>)>;
 
@@ -15,6 +16,8 @@ pub(super) struct Path {
     pub(super) hops: Hops,
     pub(super) flows: u64,
     pub(super) cost: PathCost,
+    /// `cost` as the steering stage uses it (durations), derived at each refresh.
+    pub(super) steer: SteerCost,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,29 +28,26 @@ pub(super) struct FlowState {
     pub(super) drop: bool,
 }
 
-/// The path cost as the per-packet steering stage uses it (derived values precomputed:
-/// the same f64 results as computing them per packet).
+/// The path cost as the per-packet steering stage uses it: durations (rounded to the ps once
+/// per path, when the costs are refreshed), derived values precomputed.
 #[derive(Clone, Copy, Default)]
 pub(super) struct SteerCost {
-    pub(super) fw_ns: f64,
-    /// `service_ns - fw_ns`: fast-table time.
-    pub(super) fast_ns: f64,
-    pub(super) service_ns: f64,
-    /// `latency_ns.max(service_ns)`.
-    pub(super) latency_ns: f64,
+    /// Firmware (root-table) part of the service time.
+    pub(super) fw: SimDuration,
+    /// `service - fw`: fast-table time.
+    pub(super) fast: SimDuration,
+    /// Time the pipeline is busy with the packet.
+    pub(super) service: SimDuration,
+    /// From entering the pipeline to leaving it: `latency.max(service)`.
+    pub(super) latency: SimDuration,
     pub(super) tables: u32,
 }
 
 impl SteerCost {
-    #[inline]
     pub(super) fn of(c: &PathCost) -> SteerCost {
-        SteerCost {
-            fw_ns: c.fw_ns,
-            fast_ns: c.service_ns - c.fw_ns,
-            service_ns: c.service_ns,
-            latency_ns: c.latency_ns.max(c.service_ns),
-            tables: c.tables,
-        }
+        let fw = SimDuration::from_ns_f64(c.fw_ns);
+        let service = SimDuration::from_ns_f64(c.service_ns);
+        SteerCost { fw, fast: service - fw, service, latency: SimDuration::from_ns_f64(c.latency_ns).max(service), tables: c.tables }
     }
 }
 
@@ -89,14 +89,15 @@ pub(super) struct Nic {
     pub(super) mixed: bool,
     pub(super) hit_rate: f64,
     pub(super) timing_dirty: bool,
-    pub(super) last_refresh_ns: f64,
+    pub(super) last_refresh: SimTime,
+    /// Functional updates in completion order, not yet applied to the classifier.
     pub(super) pending: Vec<PendingUpdate>,
-    pub(super) last_apply_ns: f64,
+    pub(super) last_apply: Option<SimTime>,
     /// Packets through the firmware-managed root table: rate of the last window [packets/s],
     /// count and start of the current window.
     pub(super) fw_pps: f64,
     pub(super) fw_window_packets: u64,
-    pub(super) fw_window_start_ns: f64,
+    pub(super) fw_window_start: SimTime,
 }
 
 impl Nic {
@@ -126,7 +127,7 @@ impl Nic {
         let next = self.paths.len() as u32;
         let id = *self.path_ids.entry(path.clone()).or_insert(next);
         if id == next {
-            self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default() });
+            self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default(), steer: SteerCost::default() });
         }
         let old = self.flows[flow];
         if old.epoch != self.epoch {
@@ -175,7 +176,7 @@ impl Nic {
     }
 
     /// Recomputes matcher flow counts, the cache hit rate and every path's cost.
-    pub(super) fn refresh(&mut self, now_ns: f64) {
+    pub(super) fn refresh(&mut self, now: SimTime) {
         let tables = &mut self.inst.tables;
         for m in tables.matchers.iter_mut() {
             m.flows = 0;
@@ -192,17 +193,25 @@ impl Nic {
         let rates = tables.cache_hit_rates();
         for p in self.paths.iter_mut() {
             p.cost = tables.path_cost(&p.hops, &rates);
+            p.steer = SteerCost::of(&p.cost);
         }
         self.timing_dirty = false;
-        self.last_refresh_ns = now_ns;
+        self.last_refresh = now;
     }
 
-    /// Applies the functional updates due by `now_ns` (at most every APPLY_EVERY_NS).
-    pub(super) fn apply_due(&mut self, now_ns: f64, force: bool) {
-        if self.pending.is_empty() || !force && now_ns < self.last_apply_ns + APPLY_EVERY_NS {
-            return;
+    /// The root-table packet rate over the window ending `now`; a new window starts.
+    pub(super) fn close_rate_window(&mut self, now: SimTime) {
+        let span = now - self.fw_window_start;
+        if span > SimDuration::ZERO {
+            self.fw_pps = self.fw_window_packets as f64 * 1e12 / span.as_ps() as f64;
         }
-        let due = self.pending.iter().take_while(|u| u.at_ns <= now_ns).count();
+        self.fw_window_packets = 0;
+        self.fw_window_start = now;
+    }
+
+    /// Applies the functional updates due by `now` to the classifier (one batch, one epoch).
+    pub(super) fn apply_due(&mut self, now: SimTime) {
+        let due = self.pending.iter().take_while(|u| u.at <= now).count();
         if due == 0 {
             return;
         }
@@ -231,7 +240,7 @@ impl Nic {
         self.fresh_flows = 0;
         self.mixed = false;
         self.probe_cache.clear();
-        self.last_apply_ns = now_ns;
+        self.last_apply = Some(now);
         self.timing_dirty = true;
     }
 }

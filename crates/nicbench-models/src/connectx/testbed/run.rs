@@ -4,13 +4,10 @@
 
 use super::host::{advance_core, transmit, Pkt};
 use super::nic::{buffer_fit_bytes, FlowState, SteerCost};
-use super::{
-    max_ns, Testbed, APPLY_EVERY_NS, BURST_SPAN_NS, CORE_DEFER_NS, CORE_DEFER_PACKETS, DRAIN_NS, FW_RATE_WINDOW_NS,
-    PROGRESS_EVERY_NS, RX_BURST_MAX, UNKNOWN,
-};
+use super::{Testbed, BURST_SPAN_NS, CORE_DEFER, CORE_DEFER_PACKETS, DRAIN, PROGRESS_EVERY_NS, RX_BURST_MAX, UNKNOWN};
 use crate::connectx::result::Dropped;
 use crate::error::ModelError;
-use nicbench_sim::{Fifo, SimTime};
+use nicbench_sim::{Fifo, SimDuration, SimTime};
 use nicbench_traffic::PacketMeta;
 
 /// What a run counted, for the summary.
@@ -25,11 +22,11 @@ pub struct Counts {
     pub steered: u64,
     /// Tables traversed, summed over steered packets (an integer: the f64 sum would be exact too).
     pub sum_tables: u64,
-    /// Sums over steered packets: cache hit rate, firmware time, fast-table time, PCIe time \[ns\].
+    /// Sums over steered packets: cache hit rate, firmware time, fast-table time, PCIe time.
     pub sum_hit: f64,
-    pub sum_fw_ns: f64,
-    pub sum_fast_ns: f64,
-    pub sum_pcie_ns: f64,
+    pub sum_fw: SimDuration,
+    pub sum_fast: SimDuration,
+    pub sum_pcie: SimDuration,
     pub dropped: Dropped,
 }
 
@@ -37,33 +34,33 @@ impl Testbed {
     /// Runs the source to its end (the scenario's duration), then drains the packets in flight.
     /// `progress(simulated_ns)` is called every [`PROGRESS_EVERY_NS`] of simulated time.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
-        let (warmup_ns, duration_ns, end_ns) = (self.warmup_ns, self.duration_ns, self.duration_ns as f64);
+        let (warmup_ns, duration_ns) = (self.warmup_ns, self.duration_ns);
+        let end = SimTime::from_ns(duration_ns);
         let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, .. } = *self;
-        let wire_ns_per_byte = rx.wire_ns_per_byte;
-        let nf_one_packet_ns = p.nf_burst_ns + 1.0 * p.nf_packet_ns;
+        let wire = rx.wire;
+        let propagation = SimDuration::from_ns_f64(p.link_propagation_ns);
+        let one_packet = core.cost.burst(1);
         let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
         let buffer_fit_bytes = buffer_fit_bytes(p.nic_buffer_bytes);
-        let pcie_ns_per_byte = 8.0 / p.pcie_gbps();
+        let pcie_ps_per_byte = 8_000.0 / p.pcie_gbps();
         let mut dropped = Dropped::default();
         // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
-        let mut nic_queue: Fifo<(f64, u64)> = Fifo::with_capacity(1024);
+        let mut nic_queue: Fifo<(SimTime, u64)> = Fifo::with_capacity(1024);
         let mut nic_queue_bytes = 0u64;
-        let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
         let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
-        // Tables traversed summed as an integer: the f64 sum of these small integers would be exact too.
         let mut sum_tables = 0u64;
-        let (mut sum_hit, mut sum_fw_ns, mut sum_fast_ns, mut sum_pcie_ns) = (0.0, 0.0, 0.0, 0.0);
+        let mut sum_hit = 0.0;
+        let (mut sum_fw, mut sum_fast, mut sum_pcie) = (SimDuration::ZERO, SimDuration::ZERO, SimDuration::ZERO);
         let mut next_progress = PROGRESS_EVERY_NS;
-        let (mut pcie_size, mut pcie_ns_cached) = (0u32, 0.0f64);
+        let (mut pcie_size, mut pcie_cached) = (0u32, SimDuration::ZERO);
         // Packets pushed to the rings since the core last advanced, and when that was: the
         // core is advanced lazily (exact: advancing only pops, so a ring below its size cannot
         // overflow before the core catches up; bursts see the same ready times).
-        let (mut deferred, mut core_synced_ns) = (0u32, 0.0f64);
-        // Next arrival at which a distinct-core installer operation can start.
-        let mut ctl_next_ns = if ctl.same_core { f64::INFINITY } else { ctl.due(f64::INFINITY).unwrap_or(f64::INFINITY) };
+        let (mut deferred, mut core_synced) = (0u32, SimTime::ZERO);
         let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
         let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
-        let mut arrivals = [0.0f64; RX_BURST_MAX];
+        let mut arrivals = [SimTime::ZERO; RX_BURST_MAX];
         let mut states = [stale; RX_BURST_MAX];
         loop {
             // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
@@ -84,38 +81,17 @@ impl Testbed {
                     offered_packets += 1;
                     offered_wire_bytes += wire_bytes;
                 }
-                link_free = max_ns(link_free, m.ts_ns as i64 as f64) + wire_bytes as i64 as f64 * wire_ns_per_byte;
-                *arrival = link_free + p.link_propagation_ns;
+                link_free = link_free.max(SimTime::from_ns(m.ts_ns)) + wire.time(wire_bytes);
+                *arrival = link_free + propagation;
             }
-            // Once per burst, at its first arrival: control plane on its own core, the
-            // root-table packet rate, functional/timing updates due by now.
-            let arrive0 = arrivals[0];
-            if arrive0 >= ctl_next_ns {
-                ctl_next_ns = f64::INFINITY;
-                while let Some(due) = ctl.due(f64::INFINITY) {
-                    let start = due.max(ctl.installer.as_ref().map_or(0.0, |i| i.busy_until_ns));
-                    if start > arrive0 {
-                        ctl_next_ns = start;
-                        break;
-                    }
-                    ctl.run_one(start, nic);
-                }
-            }
-            if arrive0 >= nic.fw_window_start_ns + FW_RATE_WINDOW_NS {
-                nic.fw_pps = nic.fw_window_packets as f64 * 1e9 / (arrive0 - nic.fw_window_start_ns);
-                nic.fw_window_packets = 0;
-                nic.fw_window_start_ns = arrive0;
-            }
-            nic.apply_due(arrive0, false);
-            if nic.timing_dirty && arrive0 >= nic.last_refresh_ns + APPLY_EVERY_NS {
-                nic.refresh(arrive0);
-            }
+            // Once per burst, at its first arrival: the control plane's events due by now.
+            ctl.process_due(arrivals[0], nic);
             // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX
             // ring. `steer!` is one packet's path from the NIC buffer on, given its flow's
             // state and path cost; a macro so that the two loops below share it verbatim.
             macro_rules! steer {
                 ($gen_ns:expr, $frame_bytes:expr, $arrive:expr, $drop:expr, $cost:expr, $ring:expr, $on_steered:block) => {{
-                    let (gen_ns, frame_bytes, arrive): (u64, u32, f64) = ($gen_ns, $frame_bytes, $arrive);
+                    let (gen, frame_bytes, arrive): (SimTime, u32, SimTime) = (SimTime::from_ns($gen_ns), $frame_bytes, $arrive);
                     // NIC buffer in front of the steering engine: packets leave it once DMA'd.
                     // Lazily: only a packet that would not fit needs the departures up to now
                     // (departing only frees room, so the verdict for a fitting packet is the same).
@@ -136,11 +112,11 @@ impl Testbed {
                     let cost: &SteerCost = $cost;
                     $on_steered
                     sum_hit += nic.hit_rate;
-                    sum_fw_ns += cost.fw_ns;
-                    sum_fast_ns += cost.fast_ns;
-                    let start = max_ns(arrive, steer_free);
-                    steer_free = start + cost.service_ns;
-                    let done = max_ns(start + cost.latency_ns, last_done);
+                    sum_fw += cost.fw;
+                    sum_fast += cost.fast;
+                    let start = arrive.max(steer_free);
+                    steer_free = start + cost.service;
+                    let done = (start + cost.latency).max(last_done);
                     last_done = done;
                     if $drop {
                         dropped.rule += 1;
@@ -148,20 +124,20 @@ impl Testbed {
                     }
                     if frame_bytes != pcie_size {
                         pcie_size = frame_bytes;
-                        pcie_ns_cached = p.pcie_bytes(frame_bytes) * pcie_ns_per_byte;
+                        pcie_cached = SimDuration::from_ps_f64(p.pcie_bytes(frame_bytes) * pcie_ps_per_byte);
                     }
-                    let pcie_ns = pcie_ns_cached;
-                    sum_pcie_ns += pcie_ns;
-                    let dma = max_ns(done, pcie_free) + pcie_ns;
+                    let pcie = pcie_cached;
+                    sum_pcie += pcie;
+                    let dma = done.max(pcie_free) + pcie;
                     pcie_free = dma;
                     nic_queue.push((dma, u64::from(frame_bytes)));
                     nic_queue_bytes += u64::from(frame_bytes);
                     let r: usize = $ring;
                     deferred += 1;
-                    if !defer_core || deferred >= CORE_DEFER_PACKETS || dma >= core_synced_ns + CORE_DEFER_NS || core.rings[r].len() >= ring_size {
-                        advance_core(core, dma, nic, ctl, rx, p);
+                    if !defer_core || deferred >= CORE_DEFER_PACKETS || dma >= core_synced + CORE_DEFER || core.rings[r].len() >= ring_size {
+                        advance_core(core, dma, nic, ctl, rx);
                         deferred = 0;
-                        core_synced_ns = dma;
+                        core_synced = dma;
                         if core.rings[r].len() >= ring_size {
                             dropped.imissed += 1;
                             continue;
@@ -174,15 +150,15 @@ impl Testbed {
                     // core's next steps are fixed — take this packet alone at `dma` — and nothing
                     // pushed later can change them (later packets are ready later); so do them
                     // now instead of queueing the packet for the next advance_core.
-                    if defer_core && core.queued == 0 && core.t_ns <= dma && (!ctl.same_core || ctl.next_due_ns > dma + nf_one_packet_ns) {
-                        core.t_ns = dma + nf_one_packet_ns;
-                        core.busy_ns += nf_one_packet_ns;
+                    if defer_core && core.queued == 0 && core.t <= dma && ctl.next_due.is_none_or(|d| d > dma + one_packet) {
+                        core.t = dma + one_packet;
+                        core.busy += one_packet;
                         core.rr = r + 1;
-                        let pkt = Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) };
-                        transmit(std::slice::from_ref(&pkt), core.t_ns, &mut core.tx_free_ns, r, rx);
+                        let pkt = Pkt { gen, ready: dma, frame_bytes: u64::from(frame_bytes) };
+                        transmit(std::slice::from_ref(&pkt), core.t, &mut core.tx_free, r, rx);
                         continue;
                     }
-                    core.rings[r].push(Pkt { gen_ns, ready_ns: dma, frame_bytes: u64::from(frame_bytes) });
+                    core.rings[r].push(Pkt { gen, ready: dma, frame_bytes: u64::from(frame_bytes) });
                     core.queued += 1;
                 }};
             }
@@ -191,7 +167,7 @@ impl Testbed {
                 // Every flow has the same state: no per-packet flow lookup, one path cost, one
                 // ring; the per-packet counts are added once per burst (integers: exact).
                 Some(fs) => {
-                    let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                    let cost = nic.paths.get(fs.path as usize).map(|p| p.steer).unwrap_or_default();
                     // The ring is looked up (created) where the general path would: at the first
                     // packet that reaches it.
                     let mut ring = None;
@@ -202,7 +178,7 @@ impl Testbed {
                         });
                     }
                     steered += n_steered;
-                    nic.fw_window_packets += n_steered * u64::from(cost.fw_ns > 0.0);
+                    nic.fw_window_packets += n_steered * u64::from(cost.fw > SimDuration::ZERO);
                     sum_tables += n_steered * u64::from(cost.tables);
                 }
                 None => {
@@ -221,10 +197,10 @@ impl Testbed {
                             }
                             nic.flow(flow as usize)
                         };
-                        let cost = nic.paths.get(fs.path as usize).map(|p| SteerCost::of(&p.cost)).unwrap_or_default();
+                        let cost = nic.paths.get(fs.path as usize).map(|p| p.steer).unwrap_or_default();
                         steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, rx), {
                             steered += 1;
-                            nic.fw_window_packets += u64::from(cost.fw_ns > 0.0);
+                            nic.fw_window_packets += u64::from(cost.fw > SimDuration::ZERO);
                             sum_tables += u64::from(cost.tables);
                         });
                     }
@@ -234,12 +210,12 @@ impl Testbed {
         if let Some(e) = source.error() {
             return Err(ModelError::Trace(e.to_string()));
         }
-        advance_core(core, end_ns + DRAIN_NS, nic, ctl, rx, p);
-        nic.apply_due(f64::INFINITY, true);
-        nic.refresh(end_ns);
-        rx.timeline.extend_to(SimTime(duration_ns));
-        for (t, what) in &ctl.events {
-            rx.timeline.mark(SimTime(*t as u64), what);
+        advance_core(core, end + DRAIN, nic, ctl, rx);
+        nic.apply_due(SimTime::MAX);
+        nic.refresh(end);
+        rx.timeline.extend_to(end);
+        for (t, what) in &ctl.log {
+            rx.timeline.mark(*t, what);
         }
         Ok(Counts {
             packets,
@@ -248,9 +224,9 @@ impl Testbed {
             steered,
             sum_tables,
             sum_hit,
-            sum_fw_ns,
-            sum_fast_ns,
-            sum_pcie_ns,
+            sum_fw,
+            sum_fast,
+            sum_pcie,
             dropped,
         })
     }

@@ -4,6 +4,7 @@
 
 use super::{Counts, Testbed};
 use crate::connectx::result::{Event, InstallResult, ModelSummary, SimResult, SimStats};
+use nicbench_sim::SimTime;
 use std::collections::BTreeMap;
 
 /// Events listed in a result (the timeline marks them all).
@@ -12,22 +13,22 @@ const MAX_EVENTS: usize = 1000;
 impl Testbed {
     /// The result of a finished run (`counts` from [`Testbed::run`]; `wall_s`: its wall time).
     pub fn summary(&self, counts: &Counts, wall_s: f64) -> SimResult {
-        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw_ns, sum_fast_ns, sum_pcie_ns, ref dropped } = *counts;
+        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie, ref dropped } = *counts;
         let (p, nic, core, rx, ctl, rules_refused) = (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
         let measured_s = (self.duration_ns - self.warmup_ns) as f64 * 1e-9;
         let gbps = |wire_bytes: u64| wire_bytes as f64 * 8.0 / measured_s / 1e9;
         let mpps = |pkts: u64| pkts as f64 / measured_s / 1e6;
         let counted = steered.max(1) as f64;
-        let installer_busy = ctl.installer.as_ref().map_or(0.0, |i| i.busy_ns);
+        let installer_busy_ns = ctl.installer.as_ref().map_or(0.0, |i| i.busy.as_ns_f64());
         let offered_pps = offered_packets as f64 / measured_s;
         let mut utilization = BTreeMap::new();
         utilization.insert("link".to_string(), gbps(offered_wire_bytes) / p.link_gbps);
-        utilization.insert("root_table".to_string(), offered_pps * sum_fw_ns / counted * 1e-9);
-        utilization.insert("nic_pipeline".to_string(), offered_pps * sum_fast_ns / counted * 1e-9);
-        utilization.insert("pcie".to_string(), offered_pps * sum_pcie_ns / counted * 1e-9);
+        utilization.insert("root_table".to_string(), offered_pps * sum_fw.as_ns_f64() / counted * 1e-9);
+        utilization.insert("nic_pipeline".to_string(), offered_pps * sum_fast.as_ns_f64() / counted * 1e-9);
+        utilization.insert("pcie".to_string(), offered_pps * sum_pcie.as_ns_f64() / counted * 1e-9);
         let core_demand_ns = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets.max(1.0);
         let end_ns = self.duration_ns as f64;
-        let same_core_install = if ctl.same_core { installer_busy.min(end_ns) / end_ns } else { 0.0 };
+        let same_core_install = if ctl.same_core { installer_busy_ns.min(end_ns) / end_ns } else { 0.0 };
         utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 + same_core_install);
         let bottleneck = utilization
             .iter()
@@ -35,7 +36,7 @@ impl Testbed {
             .map(|(k, _)| k.clone())
             .unwrap_or_default();
         let install = ctl.installer.as_ref().map(|i| {
-            let duration_s = (i.last_end_ns - i.first_start_ns.unwrap_or(0.0)).max(0.0) * 1e-9;
+            let duration_s = (i.last_end - i.first_start.unwrap_or(SimTime::ZERO)).as_secs_f64();
             InstallResult {
                 rules: i.completed,
                 duration_s,
@@ -44,7 +45,7 @@ impl Testbed {
             }
         });
         let events: Vec<Event> =
-            ctl.events.iter().take(MAX_EVENTS).map(|(t, what)| Event { t_s: t * 1e-9, what: what.clone() }).collect();
+            ctl.log.iter().take(MAX_EVENTS).map(|(t, what)| Event { t_s: t.as_secs_f64(), what: what.clone() }).collect();
         let rx_gbps = gbps(rx.wire_bytes);
         SimResult {
             nic: self.nic_name.clone(),
@@ -79,5 +80,48 @@ impl Testbed {
             },
             sim: SimStats { packets, wall_s, sim_packets_per_s: packets as f64 / wall_s.max(1e-9) },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::build::tests::testbed;
+    use super::*;
+    use crate::connectx::result::Dropped;
+    use nicbench_sim::SimDuration;
+    use serde_json::json;
+
+    #[test]
+    fn test_rates_utilization_and_bottleneck_from_the_counts() {
+        // 2 ms measured; 100,000 packets of 1520 B on the wire offered, none received.
+        let tb = testbed(json!({}));
+        let counts = Counts {
+            packets: 100_000,
+            offered_packets: 100_000,
+            offered_wire_bytes: 100_000 * 1520,
+            steered: 100_000,
+            sum_tables: 250_000,
+            sum_hit: 50_000.0,
+            sum_fw: SimDuration::from_ns(100_000 * 5),
+            sum_fast: SimDuration::from_ns(100_000 * 30),
+            sum_pcie: SimDuration::from_ns(100_000 * 10),
+            dropped: Dropped { imissed: 1, nic: 2, rule: 3 },
+        };
+        let r = tb.summary(&counts, 0.5);
+        assert_eq!(r.offered_gbps, 100_000.0 * 1520.0 * 8.0 / 2e-3 / 1e9);
+        assert_eq!(r.offered_mpps, 50.0);
+        assert_eq!((r.rx_gbps, r.loss_ratio), (0.0, 1.0));
+        assert_eq!(r.dropped, counts.dropped);
+        assert_eq!(r.model.tables_traversed_mean, 2.5);
+        assert_eq!(r.model.steering_cache_hit_rate, 0.5);
+        let u = &r.model.utilization;
+        // 50 Mpps × 30 ns of fast-table time per packet = 1.5, × 5 ns of firmware time = 0.25;
+        // 608 Gb/s offered to a 100 Gb/s link = 6.08: the link is the bottleneck.
+        assert!((u["nic_pipeline"] - 1.5).abs() < 1e-12 && (u["root_table"] - 0.25).abs() < 1e-12, "{u:?}");
+        assert!((u["link"] - 6.08).abs() < 1e-12 && (u["pcie"] - 0.5).abs() < 1e-12, "{u:?}");
+        assert_eq!(r.model.bottleneck, "link");
+        assert_eq!((r.sim.packets, r.sim.wall_s, r.sim.sim_packets_per_s), (100_000, 0.5, 200_000.0));
+        assert!(r.install.is_none() && r.events.is_empty());
+        assert_eq!(r.timeline.len(), 0, "the run fills the timeline; none here");
     }
 }
