@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use nicbench_classify::measure::{lookup_rate, lookups_while_updating, LookupLoad, UpdatePlacement};
 use nicbench_classify::workload::named;
-use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, ClassifierConfig, ClassifyError, UpdateError};
+use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, ClassifierConfig, ClassifyError};
 use nicbench_rules::ruleset;
 
-use crate::errors::{invalid, pcap_error, rules_load_error, RuleError};
+use crate::errors::{classifier_error, invalid, pcap_error, rules_load_error};
 use crate::rules::syntax_arg;
 use crate::progress::Progress;
 
@@ -39,18 +39,7 @@ fn classify_pcap(
     let file = ruleset::load_path(&rules_path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let lines: Vec<usize> = file.rules.iter().map(|r| r.line).collect();
     let (classifier, ids) = Classifier::with_rules(ClassifierConfig::default(), file.rules.into_iter().map(|r| r.rule))
-        .map_err(|e| {
-            let line = match &e {
-                UpdateError::Compile { op, .. } | UpdateError::UnknownRule { op, .. } | UpdateError::JumpCycle { op, .. } => {
-                    lines.get(*op).copied()
-                }
-                _ => None,
-            };
-            match line {
-                Some(line) => RuleError::new_err(format!("{name}:{line}: {e}")),
-                None => RuleError::new_err(format!("{name}: {e}")),
-            }
-        })?;
+        .map_err(|e| classifier_error(&name, &lines, e))?;
     let mut reporter = Progress::new(progress);
     // The classifier's writer half is Send but not Sync: move it into the GIL-free section.
     let (result, reporter) = py.allow_threads(move || {

@@ -52,3 +52,21 @@ pub fn rules_load_error(err: nicbench_rules::ruleset::LoadError) -> PyErr {
         other => RuleError::new_err(other.to_string()),
     }
 }
+
+/// A rule the target syntax or the classifier cannot take.
+pub fn invalid_rule(err: impl std::fmt::Display) -> PyErr {
+    RuleError::new_err(err.to_string())
+}
+
+/// A rule of a file the classifier refused: `file:line: why` (the line of the refused operation).
+pub fn classifier_error(file: &str, lines: &[usize], err: nicbench_classify::UpdateError) -> PyErr {
+    match err.op().and_then(|op| lines.get(op)) {
+        Some(line) => RuleError::new_err(format!("{file}:{line}: {err}")),
+        None => RuleError::new_err(format!("{file}: {err}")),
+    }
+}
+
+/// An operating-system error about `path` (an `OSError` naming it).
+pub fn os_error(path: &std::path::Path, err: std::io::Error) -> PyErr {
+    PyOSError::new_err(format!("{}: {err}", path.display()))
+}

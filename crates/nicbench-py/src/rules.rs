@@ -8,7 +8,7 @@ use nicbench_rules::generate::{generate, RuleSetKind};
 use nicbench_rules::ruleset::{self, LoadError, Syntax};
 use nicbench_rules::Rule;
 
-use crate::errors::{invalid, rules_load_error, RuleError};
+use crate::errors::{invalid, invalid_rule, os_error, rules_load_error};
 
 /// The `--syntax` argument: a syntax name, or `None` to detect it from the file.
 pub(crate) fn syntax_arg(syntax: Option<&str>) -> PyResult<Option<Syntax>> {
@@ -58,8 +58,8 @@ fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResul
 
 fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
     let syntax = Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
-    let text = ruleset::write(rules, syntax, port, dev).map_err(|e| RuleError::new_err(e.to_string()))?;
-    std::fs::write(out, text).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", out.display())))
+    let text = ruleset::write(rules, syntax, port, dev).map_err(invalid_rule)?;
+    std::fs::write(out, text).map_err(|e| os_error(out, e))
 }
 
 /// Convert a rule file to `to` syntax, written to `out`; returns the number of rules.

@@ -53,6 +53,16 @@ pub enum UpdateError {
     TooManyRules,
 }
 
+impl UpdateError {
+    /// The index of the batch operation the error is about, if it is about one.
+    pub fn op(&self) -> Option<usize> {
+        match self {
+            UpdateError::Compile { op, .. } | UpdateError::UnknownRule { op, .. } | UpdateError::JumpCycle { op, .. } => Some(*op),
+            UpdateError::TooManyRules => None,
+        }
+    }
+}
+
 /// Classifier settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClassifierConfig {
