@@ -262,6 +262,25 @@ mod tests {
         }
     }
 
+    /// The fast path's one documented difference with the general parser
+    /// (`nicbench_wire::parse::flow_headers`): an ICMP timestamp of the wrong
+    /// size keeps its type and code here, as the meter always recorded it.
+    #[test]
+    fn test_odd_sized_icmp_timestamp_keeps_its_type_on_the_fast_path() {
+        let mut scratch = ParsedFrame::default();
+        let mut frame = FrameSpec {
+            l4: L4Spec::IcmpEcho { id: 1, seq: 2 },
+            ..FrameSpec::default()
+        }
+        .build()
+        .unwrap();
+        frame[14 + 20] = 14; // timestamp reply, code 0; the ICMP message is 26 bytes, not 20
+        let fast = extract(&frame, L2::Ethernet, &mut scratch).unwrap();
+        let general = general_extract(&frame, L2::Ethernet, &mut scratch).unwrap();
+        assert_eq!((fast.icmp, general.icmp), (Some((14, 0)), None));
+        assert_eq!(PacketInfo { icmp: None, ..fast }, general, "all else agrees");
+    }
+
     #[test]
     fn test_extract_fields() {
         let mut scratch = ParsedFrame::default();
