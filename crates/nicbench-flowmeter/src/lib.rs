@@ -9,8 +9,10 @@
 //!        └──────────────┴──────────────┘   records (channel)
 //!                 sink (CSV / JSONL / IPFIX / memory), calling thread
 //! ```
-//! With one worker everything runs inline in the calling thread. Classic pcap
-//! files are memory-mapped and parsed in place (`mmap_pcap`): no frame is copied.
+//! With one worker everything runs inline in the calling thread. A pcap file
+//! is read with `nicbench_pcap::PcapSource::open_mapped` (a regular file is
+//! memory-mapped and parsed in place: no frame is copied) and parsed with
+//! `nicbench_wire`'s fast path, the general parser taking what it declines.
 //!
 //! - [`run_pcap`], [`run_live`], [`run_frames`]: whole runs with a stop flag
 //!   (Ctrl-C flushes everything) and a progress callback → [`RunStats`].
@@ -28,7 +30,6 @@
 pub mod config;
 pub mod error;
 mod live;
-mod mmap_pcap;
 mod packet;
 pub mod record;
 mod run;

@@ -187,6 +187,37 @@ mod tests {
     use crate::sink::CollectSink;
     use std::net::UdpSocket;
 
+    /// Opens a capture on `iface`; without CAP_NET_RAW the test fails under
+    /// `CI=true` and skips (saying why) elsewhere.
+    fn open_or_skip(test: &str, iface: &str) -> Option<LiveInput> {
+        match LiveInput::open(iface, None) {
+            Ok(input) => Some(input),
+            Err(FlowError::Live { reason, .. })
+                if reason.contains("CAP_NET_RAW") || reason.contains("not permitted") =>
+            {
+                nicbench_testenv::missing(
+                    test,
+                    &format!("an AF_PACKET socket on {iface} needs root or CAP_NET_RAW: {reason}"),
+                );
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// A live input that ends at its first receive timeout (100 ms without a
+    /// packet): everything sent before the run started has been read by then.
+    struct UntilQuiet(LiveInput);
+
+    impl Source for UntilQuiet {
+        fn next(&mut self) -> Result<Next<'_>, FlowError> {
+            match self.0.next()? {
+                Next::Idle(_) => Ok(Next::End),
+                other => Ok(other),
+            }
+        }
+    }
+
     #[test]
     fn test_unknown_interface_is_an_error() {
         let stop = AtomicBool::new(false);
@@ -204,40 +235,30 @@ mod tests {
 
     #[test]
     fn test_live_loopback_counts_each_packet_once() {
+        // The socket is bound before anything is sent: no packet can be missed.
+        let Some(input) = open_or_skip("live::test_live_loopback_counts_each_packet_once", "lo") else {
+            return;
+        };
+        let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = receiver.local_addr().unwrap().port();
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..20 {
+            sender.send_to(b"hello", ("127.0.0.1", port)).unwrap();
+        }
+        let src_port = sender.local_addr().unwrap().port();
         let config = MeterConfig {
             workers: 2,
             ..MeterConfig::nicbench()
         };
-        let stop = AtomicBool::new(false);
         let mut sink = CollectSink::default();
-        let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let port = receiver.local_addr().unwrap().port();
-        let sender = std::thread::spawn(move || {
-            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-            std::thread::sleep(Duration::from_millis(300));
-            for _ in 0..20 {
-                s.send_to(b"hello", ("127.0.0.1", port)).unwrap();
-            }
-            s.local_addr().unwrap().port()
-        });
-        let stats = match run_live(
-            "lo",
-            Some(Duration::from_millis(900)),
+        let stats = drive(
+            UntilQuiet(input),
             &config,
             &mut sink,
-            &stop,
+            &AtomicBool::new(false),
             &mut |_| {},
-        ) {
-            Ok(stats) => stats,
-            Err(FlowError::Live { reason, .. })
-                if reason.contains("CAP_NET_RAW") || reason.contains("not permitted") =>
-            {
-                eprintln!("skipping live test: {reason}");
-                return;
-            }
-            Err(e) => panic!("{e}"),
-        };
-        let src_port = sender.join().unwrap();
+        )
+        .unwrap();
         let ours: Vec<_> = sink
             .records
             .iter()
@@ -248,5 +269,23 @@ mod tests {
         assert_eq!((ours[0].src_pkts, ours[0].src_bytes), (20, 20 * 47));
         assert!(!stats.interrupted);
         assert_eq!(stats.workers.len(), 2);
+    }
+
+    #[test]
+    fn test_live_run_ends_at_its_duration() {
+        if open_or_skip("live::test_live_run_ends_at_its_duration", "lo").is_none() {
+            return;
+        }
+        let stats = run_live(
+            "lo",
+            Some(Duration::from_millis(50)),
+            &MeterConfig::nicbench(),
+            &mut CollectSink::default(),
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(!stats.interrupted, "a run that reaches its duration is not interrupted");
+        assert_eq!(stats.workers.len(), 1);
     }
 }

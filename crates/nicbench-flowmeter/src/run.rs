@@ -20,7 +20,6 @@ use nicbench_wire::FlowKey;
 
 use crate::config::MeterConfig;
 use crate::error::FlowError;
-use crate::mmap_pcap::PcapFileInput;
 use crate::packet::{PacketInfo, L2};
 use crate::record::FlowRecord;
 use crate::sink::FlowSink;
@@ -67,7 +66,18 @@ pub(crate) trait Source {
 }
 
 /// Where the network layer starts for a pcap link type.
-pub(crate) fn l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
+#[inline(always)]
+fn l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
+    // Ethernet, nearly always: one compare instead of the table below.
+    if linktype == LinkType::ETHERNET {
+        return Some(L2::Ethernet);
+    }
+    other_l2_of(linktype, data)
+}
+
+#[cold]
+#[inline(never)]
+fn other_l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
     let ethertype_is_ip = |at: usize| matches!(data.get(at..at + 2), Some([0x08, 0x00]) | Some([0x86, 0xdd]));
     match linktype.0 {
         1 => Some(L2::Ethernet),
@@ -83,11 +93,12 @@ pub(crate) fn l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
     }
 }
 
-pub(crate) struct PcapInput {
-    pub(crate) source: PcapSource,
+struct PcapInput {
+    source: PcapSource,
 }
 
 impl Source for PcapInput {
+    #[inline(always)]
     fn next(&mut self) -> Result<Next<'_>, FlowError> {
         Ok(match self.source.next_packet() {
             None => Next::End,
@@ -131,7 +142,7 @@ impl<'a, I: Iterator<Item = Frame<'a>>> Source for MemoryInput<'a, I> {
 }
 
 #[inline(always)]
-pub(crate) fn prefetch_bytes(data: &[u8]) {
+fn prefetch_bytes(data: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching never faults and does not change memory.
     #[allow(unused_unsafe)]
@@ -143,8 +154,8 @@ pub(crate) fn prefetch_bytes(data: &[u8]) {
 }
 
 /// Meters a pcap or pcapng file. See the crate docs for `stop` and `progress`.
-/// A regular classic pcap file is memory-mapped and parsed in place (no copy
-/// of the frames); pcapng and non-regular files use the buffered reader.
+/// A regular file is memory-mapped and parsed in place (no copy of the
+/// frames); pipes are streamed (`PcapSource::open_mapped`).
 pub fn run_pcap(
     path: &std::path::Path,
     config: &MeterConfig,
@@ -153,10 +164,10 @@ pub fn run_pcap(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunStats, FlowError> {
     config.validate()?;
-    match crate::mmap_pcap::open_pcap(path)? {
-        PcapFileInput::Mapped(input) => drive(input, config, sink, stop, progress),
-        PcapFileInput::Buffered(input) => drive(input, config, sink, stop, progress),
-    }
+    let input = PcapInput {
+        source: PcapSource::open_mapped(path)?,
+    };
+    drive(input, config, sink, stop, progress)
 }
 
 /// Meters Ethernet frames from memory (benchmarks, tests).

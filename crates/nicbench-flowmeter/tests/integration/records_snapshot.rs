@@ -31,7 +31,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -60,7 +63,13 @@ fn packet(rng: &mut Lcg) -> (Vec<u8>, u32) {
     let (src, dst) = if reverse { (b, a) } else { (a, b) };
     let port = 40_000 + host as u16;
     let (sport, dport) = if reverse { (443, port) } else { (port, 443) };
-    let flags = [TcpFlags::SYN, TcpFlags::SYN | TcpFlags::ACK, TcpFlags::ACK, TcpFlags::FIN | TcpFlags::ACK, TcpFlags::RST][rng.below(5) as usize];
+    let flags = [
+        TcpFlags::SYN,
+        TcpFlags::SYN | TcpFlags::ACK,
+        TcpFlags::ACK,
+        TcpFlags::FIN | TcpFlags::ACK,
+        TcpFlags::RST,
+    ][rng.below(5) as usize];
     let mut spec = FrameSpec {
         ip_src: v4(src),
         ip_dst: v4(dst),
@@ -70,16 +79,37 @@ fn packet(rng: &mut Lcg) -> (Vec<u8>, u32) {
     match kind {
         0 | 1 => spec.l4 = L4Spec::tcp(sport, dport, flags),
         2 => spec.l4 = L4Spec::udp(sport, dport),
-        3 => spec.l4 = if reverse { L4Spec::udp(53, port) } else { L4Spec::udp(port, 53) },
-        4 => spec.l4 = L4Spec::IcmpEcho { id: host as u16, seq: rng.below(3) as u16 },
+        3 => {
+            spec.l4 = if reverse {
+                L4Spec::udp(53, port)
+            } else {
+                L4Spec::udp(port, 53)
+            }
+        }
+        4 => {
+            spec.l4 = L4Spec::IcmpEcho {
+                id: host as u16,
+                seq: rng.below(3) as u16,
+            }
+        }
         5 => {
             (spec.ip_src, spec.ip_dst) = (v6(src), v6(dst));
             spec.frame_size_bytes = spec.frame_size_bytes.max(128);
-            spec.l4 = [L4Spec::tcp(sport, dport, flags), L4Spec::udp(sport, dport), L4Spec::IcmpEcho { id: 7, seq: host as u16 }][rng.below(3) as usize];
+            spec.l4 = [
+                L4Spec::tcp(sport, dport, flags),
+                L4Spec::udp(sport, dport),
+                L4Spec::IcmpEcho {
+                    id: 7,
+                    seq: host as u16,
+                },
+            ][rng.below(3) as usize];
         }
         6 => {
             spec.frame_size_bytes = spec.frame_size_bytes.max(128);
-            spec.vlan = [VlanTags::Single(100 + host as u16 % 2), VlanTags::Double { outer: 5, inner: 6 }][rng.below(2) as usize];
+            spec.vlan = [
+                VlanTags::Single(100 + host as u16 % 2),
+                VlanTags::Double { outer: 5, inner: 6 },
+            ][rng.below(2) as usize];
             spec.l4 = L4Spec::tcp(sport, dport, flags);
         }
         7 => {
@@ -161,9 +191,12 @@ fn pcaps() -> Vec<(&'static str, PathBuf)> {
 
 /// FNV-1a over the lines (a stable digest: no hasher whose output could change).
 fn digest(lines: &[String]) -> u64 {
-    lines.iter().flat_map(|l| l.bytes().chain([b'\n'])).fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    lines
+        .iter()
+        .flat_map(|l| l.bytes().chain([b'\n']))
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 fn line(r: &FlowRecord) -> String {
@@ -274,8 +307,12 @@ fn test_records_equal_the_snapshot() {
         std::fs::write(&snapshot, &text).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&snapshot)
-        .unwrap_or_else(|e| panic!("{}: {e} (create it with NICBENCH_UPDATE_SNAPSHOTS=1)", snapshot.display()));
+    let expected = std::fs::read_to_string(&snapshot).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (create it with NICBENCH_UPDATE_SNAPSHOTS=1)",
+            snapshot.display()
+        )
+    });
     if text != expected {
         let first = text.lines().zip(expected.lines()).position(|(a, b)| a != b);
         let at = first.unwrap_or(text.lines().count().min(expected.lines().count()));

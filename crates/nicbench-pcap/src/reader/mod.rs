@@ -4,8 +4,8 @@
 //! - **Streaming**: the file is read through one buffer (1 MiB, grown only for
 //!   a pcapng block larger than that); a 10 GB file never sits in memory.
 //!   [`PcapSource::open_mapped`] reads a regular file through a memory mapping
-//!   instead (no copy of the bytes), whose pages are released behind the
-//!   reading position: same packets, same errors, bounded memory.
+//!   instead (no copy of the bytes), through a window that moves as a buffer
+//!   refills: same packets, same errors, bounded memory.
 //! - **No allocation per packet**: [`Packet::data`] borrows the buffer and is
 //!   valid until the next call to [`PcapSource::next_packet`].
 //! - **Bad input loses nothing**: every complete packet before a truncated or
@@ -112,9 +112,6 @@ pub struct PcapSource<R: Read = File> {
     linktype: LinkType,
     /// Present iff the file is pcapng.
     ng: Option<Box<NgState>>,
-    /// Mapped input: release the pages before `pos` once `pos` reaches this
-    /// (`usize::MAX` for a read buffer).
-    release_at: usize,
 }
 
 impl PcapSource<File> {
@@ -125,7 +122,7 @@ impl PcapSource<File> {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::build(file, Some(path.to_path_buf()), Buffer::Heap(vec![0; READ_BUFFER_BYTES]))
+        Self::build(file, Some(path.to_path_buf()), Buffer::heap(READ_BUFFER_BYTES))
     }
 
     /// Like [`PcapSource::open`], reading a regular file through a read-only
@@ -146,7 +143,7 @@ impl PcapSource<File> {
                 .and_then(|m| usize::try_from(m.len()).ok())
                 .and_then(|len| Mapping::new(&file, len));
             if let Some(map) = map {
-                return Self::build(file, Some(path.to_path_buf()), Buffer::Mapped(map));
+                return Self::build(file, Some(path.to_path_buf()), Buffer::mapped(map));
             }
         }
         Self::open(path)
@@ -154,36 +151,31 @@ impl PcapSource<File> {
 
     /// Whether the file is read through a memory mapping.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.buf, Buffer::Mapped(_))
+        self.buf.is_mapped()
     }
 }
 
 impl<R: Read> PcapSource<R> {
     /// Reads a pcap or pcapng from any byte stream (a `Cursor`, stdin, a pipe).
     pub fn from_reader(input: R) -> Result<PcapSource<R>, PcapError> {
-        Self::build(input, None, Buffer::Heap(vec![0; READ_BUFFER_BYTES]))
+        Self::build(input, None, Buffer::heap(READ_BUFFER_BYTES))
     }
 
     /// Like [`PcapSource::from_reader`] with a read buffer of `buffer_bytes`
     /// (at least 64; it still grows to hold any single record or block).
     pub fn with_buffer_bytes(input: R, buffer_bytes: usize) -> Result<PcapSource<R>, PcapError> {
-        Self::build(input, None, Buffer::Heap(vec![0; buffer_bytes.max(64)]))
+        Self::build(input, None, Buffer::heap(buffer_bytes.max(64)))
     }
 
     fn build(input: R, path: Option<PathBuf>, buf: Buffer) -> Result<Self, PcapError> {
-        // A mapping holds the whole file: everything is read already.
-        let (end, eof, release_at) = match &buf {
-            Buffer::Heap(_) => (0, false, usize::MAX),
-            Buffer::Mapped(map) => (map.len(), true, buffer::RELEASE_CHUNK_BYTES),
-        };
         let mut source = PcapSource {
             input,
             path,
             buf,
             pos: 0,
-            end,
+            end: 0,
             buf_file_offset: 0,
-            eof,
+            eof: false,
             done: false,
             packets_read: 0,
             format: CaptureFormat::PcapNg,
@@ -192,7 +184,6 @@ impl<R: Read> PcapSource<R> {
             caplen_limit: 0,
             linktype: LinkType::ETHERNET,
             ng: None,
-            release_at,
         };
         source.fill(4)?;
         let available = source.available();
@@ -220,9 +211,6 @@ impl<R: Read> PcapSource<R> {
     /// The next packet, `Some(Err(_))` once for a bad record, then `None`.
     #[inline]
     pub fn next_packet(&mut self) -> Option<Result<Packet<'_>, PcapError>> {
-        if self.pos >= self.release_at {
-            self.release_consumed();
-        }
         if self.ng.is_none() {
             self.next_classic()
         } else {
@@ -270,46 +258,41 @@ impl<R: Read> PcapSource<R> {
         self.buf_file_offset + buf_index as u64
     }
 
-    /// Mapped input: hands the pages before `pos` back to the kernel.
-    #[cold]
-    #[inline(never)]
-    fn release_consumed(&mut self) {
-        self.release_at = match &mut self.buf {
-            Buffer::Mapped(map) => map.release_before(self.pos),
-            Buffer::Heap(_) => usize::MAX,
-        };
-    }
-
     /// Reads until at least `need` bytes are buffered past `pos` or the input ends.
     /// Moves the unconsumed bytes to the front first, so `pos` may change.
-    /// A mapping holds every byte already: nothing to do.
+    /// A mapping moves its window instead (`pos` stays: it is the file offset).
     #[cold]
     #[inline(never)]
     fn fill(&mut self, need: usize) -> Result<(), PcapError> {
-        let Buffer::Heap(buf) = &mut self.buf else {
+        if let Some(map) = self.buf.mapping_mut() {
+            self.end = map.advance(self.pos, self.end, need);
+            self.eof = self.end == map.len();
             return Ok(());
-        };
-        if self.pos > 0 {
-            buf.copy_within(self.pos..self.end, 0);
-            self.buf_file_offset += self.pos as u64;
-            self.end -= self.pos;
-            self.pos = 0;
         }
-        if need > buf.len() {
-            // Only pcapng blocks get here; their size was checked against MAX_BLOCK_BYTES.
-            buf.resize(need.next_power_of_two(), 0);
-        }
-        while self.end < need && !self.eof {
-            match self.input.read(&mut buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    return Err(PcapError::io(self.path.as_deref(), self.offset_of(self.end), source));
+        let (pos, end, eof, buf_file_offset) = (&mut self.pos, &mut self.end, &mut self.eof, &mut self.buf_file_offset);
+        let (input, path) = (&mut self.input, self.path.as_deref());
+        let filled = self.buf.with_heap(|buf| {
+            if *pos > 0 {
+                buf.copy_within(*pos..*end, 0);
+                *buf_file_offset += *pos as u64;
+                *end -= *pos;
+                *pos = 0;
+            }
+            if need > buf.len() {
+                // Only pcapng blocks get here; their size was checked against MAX_BLOCK_BYTES.
+                buf.resize(need.next_power_of_two(), 0);
+            }
+            while *end < need && !*eof {
+                match input.read(&mut buf[*end..]) {
+                    Ok(0) => *eof = true,
+                    Ok(n) => *end += n,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    Err(source) => return Err(PcapError::io(path, *buf_file_offset + *end as u64, source)),
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        });
+        filled.unwrap_or(Ok(()))
     }
 
     /// Ends the stream with `err`: later calls return `None`.

@@ -79,8 +79,8 @@ fn every_resolution_and_byte_order_reads_the_same_mapped() {
 }
 
 #[test]
-fn file_larger_than_a_release_chunk_reads_the_same_mapped() {
-    // ~40 MB: pages are released behind the reader twice on the way.
+fn file_larger_than_the_window_reads_the_same_mapped() {
+    // ~40 MB: the 16 MiB window moves twice, records straddle its ends.
     let expected = packets(30_000, &[1514, 60, 9018], 1_000);
     let path = temp_path("mapped-large.pcap");
     let mut writer = PcapWriter::create(&path, 65535).unwrap();
@@ -96,7 +96,53 @@ fn file_larger_than_a_release_chunk_reads_the_same_mapped() {
     std::fs::remove_file(&path).unwrap();
     assert!(err.is_none(), "{err:?}");
     assert_eq!(source.bytes_read(), bytes_written);
-    assert!(got == expected, "first mismatch at {:?}", got.iter().zip(&expected).position(|(a, b)| a != b));
+    assert!(
+        got == expected,
+        "first mismatch at {:?}",
+        got.iter().zip(&expected).position(|(a, b)| a != b)
+    );
+
+    // Cut inside the last record: the same error as streamed, after every earlier packet.
+    let bytes = write_ours(&expected);
+    let cut = &bytes[..bytes.len() - 100];
+    let path = temp_path("mapped-large-cut.pcap");
+    let (got, err) = mapped(&path, cut).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(got.len(), expected.len() - 1);
+    assert_eq!(err, streamed(cut).unwrap().1);
+    assert!(err.unwrap().starts_with("packet 29999 at byte offset "));
+}
+
+#[test]
+fn large_pcapng_reads_the_same_mapped() {
+    // ~20 MB of Enhanced Packet Blocks: the window moves inside the section.
+    let expected = packets(12_000, &[1514, 64, 3000], 1_000);
+    let mut writer = pcap_file::pcapng::PcapNgWriter::new(Vec::new()).unwrap();
+    let idb = pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock {
+        linktype: pcap_file::DataLink::ETHERNET,
+        snaplen: 0,
+        options: vec![],
+    };
+    writer.write_pcapng_block(idb).unwrap();
+    for p in &expected {
+        let epb = pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: std::time::Duration::from_nanos(p.ts_ns),
+            original_len: p.orig_len,
+            data: std::borrow::Cow::Borrowed(&p.data),
+            options: vec![],
+        };
+        writer.write_pcapng_block(epb).unwrap();
+    }
+    let bytes = writer.into_inner();
+    assert!(bytes.len() > 16 << 20);
+    let path = temp_path("mapped-large.pcapng");
+    let mapped_result = mapped(&path, &bytes);
+    std::fs::remove_file(&path).unwrap();
+    let (got, err) = mapped_result.clone().unwrap();
+    assert_eq!(err, None);
+    assert_eq!(got.len(), expected.len());
+    assert_eq!(mapped_result, streamed(&bytes));
 }
 
 #[cfg(unix)]
@@ -126,5 +172,8 @@ fn fifo_is_streamed_and_loses_nothing() {
 fn missing_file_names_the_path() {
     let err = PcapSource::open_mapped("/nonexistent/dir/x.pcap").unwrap_err();
     assert!(matches!(err, PcapError::Open { .. }), "{err}");
-    assert!(err.to_string().starts_with("/nonexistent/dir/x.pcap: cannot open"), "{err}");
+    assert!(
+        err.to_string().starts_with("/nonexistent/dir/x.pcap: cannot open"),
+        "{err}"
+    );
 }

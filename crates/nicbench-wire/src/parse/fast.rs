@@ -16,8 +16,10 @@
 //! All decline (return `None` / fall back) on anything else — other
 //! protocols, extension headers, truncated or odd headers — and the general
 //! parser (`engine`) takes over. Invariant, tested with the general parser and
-//! etherparse as oracles in `parse::tests`: when a fast path answers, its
-//! answer equals the general parser's, field for field.
+//! etherparse as oracles in `parse::tests` (and fuzzed): when a fast path
+//! answers, its answer equals the general parser's, field for field — with
+//! one documented exception in [`flow_headers`] (ICMP timestamps of the
+//! wrong size).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -254,7 +256,12 @@ fn v4_wide(addr: &[u8]) -> [u8; 16] {
 ///
 /// Where it answers, it agrees with [`super::parse_ethernet`] and
 /// [`FlowKey::from_frame`] (tested): same addresses, protocol, ports, VLAN,
-/// flags, ICMP type/code, transport offset; VNI is never set.
+/// flags, ICMP type/code, transport offset; VNI is never set. One exception:
+/// an ICMP timestamp request or reply (type 13/14, code 0) that is not
+/// exactly 20 bytes long is malformed to the general parser (etherparse
+/// checks that size; no ICMP header there), while this path reads its type
+/// and code like any other ICMP header's. The flow meter, whose records
+/// come from this path, always counted such packets that way.
 #[inline(always)]
 pub fn flow_headers(frame: &[u8]) -> Option<FlowHeaders<'_>> {
     let (ethertype, at, vlan) = ethernet_vlans(frame)?;
