@@ -70,3 +70,14 @@ pub fn classifier_error(file: &str, lines: &[usize], err: nicbench_classify::Upd
 pub fn os_error(path: &std::path::Path, err: std::io::Error) -> PyErr {
     PyOSError::new_err(format!("{}: {err}", path.display()))
 }
+
+/// A flow-meter run that could not start or read its input.
+pub fn flow_error(err: nicbench_flowmeter::FlowError) -> PyErr {
+    use nicbench_flowmeter::FlowError;
+    match err {
+        FlowError::Pcap(e) => pcap_error(e),
+        FlowError::Config(msg) => invalid(msg),
+        other @ (FlowError::Io { .. } | FlowError::Live { .. }) => PyOSError::new_err(other.to_string()),
+        other => invalid(other.to_string()),
+    }
+}

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
 use nicbench_flowmeter::{
@@ -19,17 +19,7 @@ use nicbench_flowmeter::{
     Progress as MeterProgress, RunStats, TeeSink, Timeouts,
 };
 
-use crate::errors::{invalid, pcap_error};
-
-/// The one mapping of flow-meter errors to Python exceptions.
-fn flow_error(err: FlowError) -> PyErr {
-    match err {
-        FlowError::Pcap(e) => pcap_error(e),
-        FlowError::Config(msg) => invalid(msg),
-        other @ (FlowError::Io { .. } | FlowError::Live { .. }) => PyOSError::new_err(other.to_string()),
-        other => invalid(other.to_string()),
-    }
-}
+use crate::errors::{flow_error, invalid};
 
 /// Python-side arguments that shape the meter; built into a `MeterConfig` (validated by the crate).
 struct Settings {
