@@ -6,7 +6,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::model_params;
+use crate::profile::params::{model_params, require_positive};
 
 model_params! {
     /// Every parameter the ConnectX model reads (see each profile for units and provenance).
@@ -122,11 +122,7 @@ impl ConnectxParams {
             ("steering_cache_entries", self.steering_cache_entries),
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ];
-        for (name, v) in positive {
-            if v <= 0.0 {
-                return Err(ModelError::Profile(format!("parameter '{name}' must be > 0, got {v}")));
-            }
-        }
+        require_positive(&positive)?;
         if self.root_cmd_ns_per_packet < 0.0 {
             return Err(ModelError::Profile(format!("parameter 'root_cmd_ns_per_packet' must be >= 0, got {}", self.root_cmd_ns_per_packet)));
         }

@@ -7,7 +7,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::model_params;
+use crate::profile::params::{model_params, require_positive};
 
 model_params! {
     /// Every parameter the off-path model reads (units and provenance in the profiles).
@@ -202,11 +202,7 @@ impl OffpathParams {
             ("host_cores", self.host_cores),
             ("soc_cores", self.soc_cores),
         ];
-        for (name, v) in positive {
-            if v <= 0.0 {
-                return Err(ModelError::Profile(format!("parameter '{name}' must be > 0, got {v}")));
-            }
-        }
+        require_positive(&positive)?;
         for (name, v) in [
             ("network_efficiency", self.network_efficiency),
             ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),

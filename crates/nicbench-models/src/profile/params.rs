@@ -48,6 +48,14 @@ pub fn check_range(p: &Profile, name: &str, value: f64, low: f64, high: f64) -> 
     Ok(())
 }
 
+/// Checks that each `(name, value)` is > 0 (for a model's `validate`).
+pub fn require_positive(values: &[(&str, f64)]) -> Result<(), ModelError> {
+    match values.iter().find(|(_, v)| v.is_nan() || *v <= 0.0) {
+        Some((name, v)) => Err(ModelError::Profile(format!("parameter '{name}' must be > 0, got {v}"))),
+        None => Ok(()),
+    }
+}
+
 /// Declares a model's typed parameter struct and its [`ModelParams`] impl (see the module doc).
 macro_rules! model_params {
     ($(#[$sdoc:meta])* $params:ident, kind $kind:expr => { $($(#[$doc:meta])* $name:ident $(in [$low:expr, $high:expr])?),* $(,)? }) => {
