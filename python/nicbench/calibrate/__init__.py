@@ -2,7 +2,7 @@
 
     outcome = calibrate("connectx5")           # studies/pam21, profiles/connectx5.toml
     outcome.values                               # fitted parameter values
-    outcome.summary["calibration"], outcome.summary["validation"]
+    outcome.summary["calibration"], outcome.summary["validation (independent)"]
 
 What is fitted: the profile's parameters marked fitted (`fitted = true` or a provenance
 starting with "fitted"), optionally restricted by the study's `calibration.toml`. Against
@@ -40,7 +40,7 @@ from nicbench.calibrate.fit import FitParam, FitResult, fit
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import Reference, default_studies_dir, load_study
+from nicbench.experiments.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
 
 __all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile", "profile_study"]
 
@@ -100,7 +100,7 @@ class CalibrationOutcome:
     study: str
     parameters: dict[str, dict[str, float]]  # name -> {start, fitted, low, high}
     rows: list[dict[str, Any]]  # one per reference evaluated: id, set, ..., model, rel_error, status
-    summary: dict[str, dict[str, Any]]  # "calibration" / "validation" -> error_summary
+    summary: dict[str, dict[str, Any]]  # SUMMARY_GROUPS entry -> error_summary
     runs: int
     elapsed_s: float
     written: bool
@@ -200,10 +200,10 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
             errors.update(ev.errors)
         models = model_values(full, metrics)
         rows = _rows(refs, models)
-        for set_name in ("calibration", "validation"):
-            pairs = [(r, m) for r, m in zip(refs, models) if r.set == set_name]
+        for group in SUMMARY_GROUPS:
+            pairs = [(r, m) for r, m in zip(refs, models) if summary_group(r) == group]
             if pairs:
-                summary[set_name] = error_summary([r for r, _ in pairs], [m for _, m in pairs])
+                summary[group] = error_summary([r for r, _ in pairs], [m for _, m in pairs])
     else:
         rows = _rows(cal_refs, result.models)
         summary["calibration"] = error_summary(cal_refs, result.models)

@@ -123,6 +123,11 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
 def residual(ref: Reference, model: float) -> float:
     if model is None or not math.isfinite(model):
         return MISSING_RESIDUAL
+    if ref.tolerance_kind == "factor":
+        # On a log scale: one unit of residual at the edge of the factor band.
+        if model <= 0 or ref.value <= 0:
+            return MISSING_RESIDUAL
+        return math.log(model / ref.value) / max(math.log(ref.tolerance), 1e-12)
     scale = ref.tolerance * abs(ref.value) if ref.tolerance_kind == "relative" else ref.tolerance
     return (model - ref.value) / max(scale, 1e-12)
 

@@ -232,6 +232,10 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
                 _print_summary(s)
             d = outcome.as_dict()
             refs = f"{d['passed']}/{d['references']} reference values pass" if d["references"] else "measured only"
+            for group, g in d["summary"].items():
+                err = g["median_abs_rel_error"]
+                refs += (f"\n  {group}: {g['passed']}/{g['entries']} pass, median |error| "
+                         + (f"{err:.1%}" if err == err else "–"))
             stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json([o.as_dict() for o in outcomes])

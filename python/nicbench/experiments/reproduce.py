@@ -8,8 +8,10 @@ the study index `reports/<study>/index.html` with the published-vs-nicbench comp
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import multiprocessing
 import os
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
-from nicbench.experiments.study import Study, default_studies_dir, find_studies, load_study
+from nicbench.experiments.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, load_study
 
 __all__ = ["reproduce_study", "StudyOutcome", "resolve_studies"]
 
@@ -33,7 +35,28 @@ class StudyOutcome:
         comparisons = [c for p in self.pages for c in p.as_dict()["comparisons"]]
         return {"study": self.study, "report": str(self.index), "experiments": [r.as_dict() for r in self.runs],
                 "pages": [p.as_dict() for p in self.pages],
-                "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons)}
+                "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons),
+                "summary": group_summary(comparisons)}
+
+
+def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per summary group (calibration, independent validation, validation restating calibration):
+    entries, passed and the median |relative error| of comparison dicts."""
+    out: dict[str, dict[str, Any]] = {}
+    for group in SUMMARY_GROUPS:
+        rows = [c for c in comparisons if _group(c) == group]
+        if not rows:
+            continue
+        errors = [abs(c["relative_error"]) for c in rows if math.isfinite(c["relative_error"])]
+        out[group] = {"entries": len(rows), "passed": sum(c["status"] == "pass" for c in rows),
+                      "median_abs_rel_error": statistics.median(errors) if errors else math.nan}
+    return out
+
+
+def _group(c: dict[str, Any]) -> str:
+    if c["set"] == "calibration":
+        return SUMMARY_GROUPS[0]
+    return SUMMARY_GROUPS[1] if c.get("restates") is None else SUMMARY_GROUPS[2]
 
 
 def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike | None = None) -> list[Study]:

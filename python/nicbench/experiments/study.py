@@ -26,6 +26,7 @@ Published numbers live only here; they are compared with results, never used to 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import tomllib
@@ -42,7 +43,8 @@ REFERENCE_FILE = "reference.toml"
 REFERENCE_SETS = ("calibration", "validation")
 REFERENCE_STATS = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
 _REF_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
-             "tolerance", "set", "search")
+             "tolerance", "set", "search", "derived_from", "low", "high")
+TOLERANCE_KINDS = ("relative", "absolute", "factor")
 
 
 @dataclass(frozen=True)
@@ -56,16 +58,52 @@ class Reference:
     statistic: str
     value: float
     unit: str
-    tolerance_kind: str  # "relative" | "absolute"
+    tolerance_kind: str  # "relative" | "absolute" | "factor"
     tolerance: float
     set: str
+    # The published spread around `value` where the source shows one (whiskers, error bars).
+    low: float | None = None
+    high: float | None = None
+    # Ids of the references whose scenarios this value is a function of (e.g. a ratio of two
+    # published points); empty: the value is a measurement of its own scenario.
+    derived_from: tuple[str, ...] = ()
+    # The calibration entry this validation entry restates (same scenario, or derived only from
+    # calibration scenarios); set by the study loader, None when the entry is independent.
+    restates: str | None = None
 
     def passes(self, model_value: float) -> bool:
         if not math.isfinite(model_value):
             return False
+        if self.tolerance_kind == "factor":
+            # Values that span decades: within a factor of the published value (same sign).
+            if self.value == 0 or model_value * self.value <= 0:
+                return False
+            ratio = model_value / self.value
+            return 1.0 / self.tolerance <= ratio <= self.tolerance
         err = abs(model_value - self.value)
         limit = self.tolerance * abs(self.value) if self.tolerance_kind == "relative" else self.tolerance
         return err <= limit
+
+    @property
+    def independent(self) -> bool:
+        """A validation entry that neither is a calibration scenario nor a function of calibration
+        values only: the only kind of entry that tests a prediction."""
+        return self.set == "validation" and self.restates is None
+
+    def scenario(self) -> tuple[str, tuple]:
+        """Which run the entry is about: the experiment and its point (device included)."""
+        return self.experiment, tuple(sorted((k, repr(v)) for k, v in self.where.items()))
+
+
+# How summaries group references: calibration, validation that tests a prediction, and validation
+# that restates calibration (reported apart, never mixed into the prediction figures).
+SUMMARY_GROUPS = ("calibration", "validation (independent)", "validation (restates calibration)")
+
+
+def summary_group(r: Reference) -> str:
+    if r.set == "calibration":
+        return SUMMARY_GROUPS[0]
+    return SUMMARY_GROUPS[1] if r.restates is None else SUMMARY_GROUPS[2]
 
 
 @dataclass
@@ -153,11 +191,23 @@ def _references(file: Path) -> list[Reference]:
         if stat not in REFERENCE_STATS:
             raise SpecError.at(file, f"{key}.statistic", f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}")
         tol = e.get("tolerance")
-        if not isinstance(tol, dict) or len(tol) != 1 or next(iter(tol)) not in ("relative", "absolute"):
-            raise SpecError.at(file, f"{key}.tolerance", "expected { relative = 0.1 } or { absolute = 5.0 }")
+        if not isinstance(tol, dict) or len(tol) != 1 or next(iter(tol)) not in TOLERANCE_KINDS:
+            raise SpecError.at(file, f"{key}.tolerance",
+                               "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }")
         kind, limit = next(iter(tol.items()))
         if not isinstance(limit, (int, float)) or limit < 0:
             raise SpecError.at(file, f"{key}.tolerance.{kind}", f"expected a non-negative number, found {limit!r}")
+        if kind == "factor" and limit < 1:
+            raise SpecError.at(file, f"{key}.tolerance.factor", f"expected a factor >= 1, found {limit!r}")
+        spread = {}
+        for k in ("low", "high"):
+            v = e.get(k)
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+                raise SpecError.at(file, f"{key}.{k}", f"expected a number, found {v!r}")
+            spread[k] = None if v is None else float(v)
+        derived = e.get("derived_from", [])
+        if not isinstance(derived, list) or not all(isinstance(d, str) for d in derived):
+            raise SpecError.at(file, f"{key}.derived_from", "expected a list of reference ids")
         set_ = e.get("set", "validation")
         if set_ not in REFERENCE_SETS:
             raise SpecError.at(file, f"{key}.set", f"expected 'calibration' or 'validation', found {set_!r}")
@@ -166,7 +216,32 @@ def _references(file: Path) -> list[Reference]:
             raise SpecError.at(file, f"{key}.where", "expected a table { param = value }")
         out.append(Reference(id=e["id"], quote=e["quote"], location=e["location"], experiment=e["experiment"],
                              where=where, metric=e["metric"], statistic=stat, value=float(value), unit=e["unit"],
-                             tolerance_kind=kind, tolerance=float(limit), set=set_))
+                             tolerance_kind=kind, tolerance=float(limit), set=set_, low=spread["low"],
+                             high=spread["high"], derived_from=tuple(derived)))
+    return _mark_restating(file, out)
+
+
+def _mark_restating(file: Path, refs: list[Reference]) -> list[Reference]:
+    """Marks each validation entry that restates calibration (see `Reference.independent`): its
+    scenario is a calibration scenario, or every scenario it is derived from is one."""
+    by_id = {r.id: r for r in refs}
+    calibration = {}
+    for r in refs:
+        if r.set == "calibration":
+            calibration.setdefault(r.scenario(), r.id)
+    out = []
+    for i, r in enumerate(refs):
+        for d in r.derived_from:
+            if d not in by_id:
+                raise SpecError.at(file, f"reference[{i}].derived_from", f"no reference with id {d!r}")
+        restates = None
+        if r.set == "validation":
+            restates = calibration.get(r.scenario())
+            if restates is None and r.derived_from:
+                sources = [calibration.get(by_id[d].scenario()) for d in r.derived_from]
+                if all(sources):
+                    restates = ", ".join(dict.fromkeys(s for s in sources if s))
+        out.append(dataclasses.replace(r, restates=restates))
     return out
 
 

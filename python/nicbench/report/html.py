@@ -21,7 +21,7 @@ from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore, param_columns
-from nicbench.experiments.study import Study
+from nicbench.experiments.study import SUMMARY_GROUPS, Study, summary_group
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, render
 from nicbench.report.figures.common import Units
@@ -181,8 +181,8 @@ def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
         return '<p class="missing">This study has no published reference values (its experiments are measured only).</p>'
     rows = []
-    for set_name in ("calibration", "validation"):
-        group = [c for c in comparisons if c.reference.set == set_name]
+    for set_name in SUMMARY_GROUPS:
+        group = [c for c in comparisons if summary_group(c.reference) == set_name]
         if not group:
             continue
         errors = [abs(c.relative_error) for c in group if math.isfinite(c.relative_error)]
@@ -197,9 +197,11 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     rows = []
     for c in comparisons:
         r = c.reference
-        tol = f"±{r.tolerance * 100:.3g}%" if r.tolerance_kind == "relative" else f"±{r.tolerance:g} {r.unit}"
+        tol = {"relative": f"±{r.tolerance * 100:.3g}%", "factor": f"×/÷ {r.tolerance:g}"}.get(
+            r.tolerance_kind, f"±{r.tolerance:g} {r.unit}")
         status_cls = {"pass": "pass", "fail": "fail"}.get(c.status, "missing")
-        rows.append([html.escape(r.id), html.escape(r.set), f"<q>{html.escape(r.quote)}</q><br>"
+        set_cell = html.escape(r.set) + (f"<br><small>restates {html.escape(r.restates)}</small>" if r.restates else "")
+        rows.append([html.escape(r.id), set_cell, f"<q>{html.escape(r.quote)}</q><br>"
                      f"<small>{html.escape(r.location)}</small>",
                      html.escape(f"{r.metric} ({r.statistic})" + "".join(f", {k}={v}" for k, v in r.where.items())),
                      f"{r.value:.4g} {html.escape(r.unit)}",
@@ -272,6 +274,7 @@ def _isnan(v: Any) -> bool:
 
 def _comparison_dict(c: Comparison) -> dict[str, Any]:
     r = c.reference
-    return {"id": r.id, "set": r.set, "experiment": r.experiment, "metric": r.metric, "statistic": r.statistic,
+    return {"id": r.id, "set": r.set, "restates": r.restates, "experiment": r.experiment, "metric": r.metric,
+            "statistic": r.statistic,
             "published": r.value, "unit": r.unit, "model": c.model_value, "relative_error": c.relative_error,
             "status": c.status, "note": c.note}

@@ -85,7 +85,7 @@ def test_fit_recovers_known_parameters_and_writes_the_profile(tmp_path):
     assert fitted["nf_packet_ns"] == pytest.approx(TRUTH["nf_packet_ns"], rel=0.03)
     assert fitted["fixed_latency_ns"] == pytest.approx(TRUTH["fixed_latency_ns"], rel=0.03)
     assert outcome.fit.cost < outcome.fit.start_cost
-    assert outcome.summary["calibration"]["passed"] == 3 and outcome.summary["validation"]["passed"] == 2
+    assert outcome.summary["calibration"]["passed"] == 3 and outcome.summary["validation (independent)"]["passed"] == 2
     doc = tomllib.loads(profile.read_text())["param"]
     assert doc["nf_packet_ns"]["value"] == pytest.approx(fitted["nf_packet_ns"], rel=1e-5)
     assert doc["nf_packet_ns"]["provenance"].startswith("fitted: mini calibration set (3 values)")

@@ -76,11 +76,12 @@ def test_a_study_without_reference_file_has_none(tmp_path):
     (("value = 50", "value = true"), "reference[0].value", "expected a number, found True"),
     (('statistic = "p99"', 'statistic = "p95"'), "reference[0].statistic",
      "expected one of mean, median, min, max, p1, p25, p50, p75, p99, found 'p95'"),
-    (("{ absolute = 1.5 }", "{ factor = 2.0 }"), "reference[0].tolerance",
-     "expected { relative = 0.1 } or { absolute = 5.0 }"),
+    (("{ absolute = 1.5 }", "{ factor = 0.5 }"), "reference[0].tolerance.factor", "expected a factor >= 1"),
+    (("{ absolute = 1.5 }", "{ ratio = 2.0 }"), "reference[0].tolerance",
+     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
     (("{ absolute = 1.5 }", "{ absolute = 1.5, relative = 0.1 }"), "reference[0].tolerance",
-     "expected { relative = 0.1 } or { absolute = 5.0 }"),
-    (("{ absolute = 1.5 }", "0.1"), "reference[0].tolerance", "expected { relative = 0.1 } or { absolute = 5.0 }"),
+     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
+    (("{ absolute = 1.5 }", "0.1"), "reference[0].tolerance", "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
     (("{ absolute = 1.5 }", "{ relative = -0.1 }"), "reference[0].tolerance.relative",
      "expected a non-negative number, found -0.1"),
     (("{ absolute = 1.5 }", '{ absolute = "1" }'), "reference[0].tolerance.absolute",
@@ -112,3 +113,39 @@ def test_invalid_toml_and_missing_spec_files(tmp_path):
         load_study(folder)
     with pytest.raises(FileNotFoundError, match="no study.toml"):
         load_study(tmp_path)
+
+
+def _entry(id_: str, where: str, set_: str, extra: str = "", metric: str = "loss") -> str:
+    return (ENTRY.replace('id = "half-loss"', f'id = "{id_}"').replace('where = { rate = "20Gbps" }', f"where = {where}")
+            .replace('set = "calibration"', f'set = "{set_}"{extra}').replace('metric = "loss"', f'metric = "{metric}"'))
+
+
+def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
+    text = (_entry("cal", '{ rate = "20Gbps" }', "calibration")
+            + _entry("same-point-other-metric", '{ rate = "20Gbps" }', "validation", metric="throughput_gbps")
+            + _entry("other-point", '{ rate = "30Gbps" }', "validation")
+            + _entry("ratio-of-calibration", '{ rate = "40Gbps" }', "validation", '\nderived_from = ["cal"]')
+            + _entry("ratio-with-a-new-point", '{ rate = "40Gbps", x = 1 }', "validation",
+                     '\nderived_from = ["cal", "other-point"]'))
+    refs = {r.id: r for r in load_study(write_study(tmp_path, text)).references}
+    assert refs["same-point-other-metric"].restates == "cal" and not refs["same-point-other-metric"].independent
+    assert refs["ratio-of-calibration"].restates == "cal", "a function of calibration values only"
+    assert refs["other-point"].independent and refs["ratio-with-a-new-point"].independent
+    assert refs["cal"].restates is None and not refs["cal"].independent
+    from nicbench.experiments.study import summary_group
+    assert [summary_group(refs[i]) for i in ("cal", "other-point", "ratio-of-calibration")] == [
+        "calibration", "validation (independent)", "validation (restates calibration)"]
+
+
+def test_derived_from_must_name_references(tmp_path):
+    text = _entry("a", '{ rate = "20Gbps" }', "validation", '\nderived_from = ["nope"]')
+    with pytest.raises(SpecError, match=r"reference\[0\]\.derived_from.*no reference with id 'nope'"):
+        load_study(write_study(tmp_path, text))
+
+
+def test_factor_tolerance_and_published_spread(tmp_path):
+    text = ENTRY.replace("tolerance = { absolute = 1.5 }", "tolerance = { factor = 2.0 }\nlow = 40\nhigh = 65.5")
+    [r] = load_study(write_study(tmp_path, text)).references
+    assert (r.tolerance_kind, r.tolerance, r.low, r.high) == ("factor", 2.0, 40.0, 65.5)
+    assert r.passes(25.0) and r.passes(100.0) and not r.passes(24.9) and not r.passes(100.1)
+    assert not r.passes(-50.0) and not r.passes(0.0) and not r.passes(float("nan"))

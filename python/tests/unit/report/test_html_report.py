@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from html.parser import HTMLParser
 
@@ -111,13 +112,16 @@ def test_set_summary_counts_and_median_error_per_set():
         Comparison(ref("e", 10.0), math.nan, "no result"),
         Comparison(ref("f", 10.0), math.nan, "unit mismatch"),
         Comparison(ref("g", 0.0, kind="absolute", tolerance=1.0), 0.5, "pass"),  # no relative error of 0
+        Comparison(dataclasses.replace(ref("h", 10.0), restates="a"), 15.0, "fail"),  # +50%, restating
     ]
     rows = rows_of(set_summary_table(comparisons))
     assert rows == [
         {"set": "calibration", "entries": "3", "pass": "2", "fail": "1", "no result": "0",
          "median |relative error|": "10.0%"},
-        {"set": "validation", "entries": "4", "pass": "2", "fail": "0", "no result": "2",
+        {"set": "validation (independent)", "entries": "4", "pass": "2", "fail": "0", "no result": "2",
          "median |relative error|": "10.0%"},
+        {"set": "validation (restates calibration)", "entries": "1", "pass": "0", "fail": "1", "no result": "0",
+         "median |relative error|": "50.0%"},
     ]
     assert "has no published reference values" in set_summary_table([])
     only_missing = rows_of(set_summary_table([Comparison(ref("e", 10.0), math.nan, "no result")]))
@@ -170,7 +174,8 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert rows["none"]["nicbench"] == "0" and rows["none"]["rel. error"] == "-100.0%"
     assert rows["absent"]["result"] == "no result | 0 matching summary rows"
     assert page.as_dict()["comparisons"][0] == {
-        "id": "half", "set": "validation", "experiment": "exp", "metric": "loss", "statistic": "median",
+        "id": "half", "set": "validation", "restates": None, "experiment": "exp", "metric": "loss",
+        "statistic": "median",
         "published": 50.0, "unit": "%", "model": pytest.approx(loss_percent),
         "relative_error": pytest.approx((loss_percent - 50) / 50), "status": "pass", "note": ""}
 
@@ -188,7 +193,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     tables = Tables(html).tables
     summary, experiments, all_refs = tables[0], tables[1], tables[2]
     assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
-                           ["validation", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
+                           ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
     assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1/2", "yes"],
                                ["measured", "", "1", "measured only", "no (3 failed)"]]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
