@@ -18,7 +18,7 @@ deterministic coordinate descent with golden-section searches; runs seeded).
     sweeps = 2                     # coordinate-descent sweeps
     line_evals = 8                 # runs per line search
     [bounds]
-    root_table_knee_occupancy = [0.6, 0.98]
+    root_collision_pool_entries = [0.0, 65536.0]
     [experiment_params."pam21-fig3"]   # faster variants of a spec's points, for the fit only
     start = "0.3s"
     duration = "3.3s"

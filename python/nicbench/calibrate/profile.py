@@ -3,12 +3,12 @@
 Profiles are read by the one loader (`nicbench.profiles.load`, in Rust), which also checks them
 against their model (profiles/*.toml):
 
-    [param.root_table_knee_occupancy]
-    value = 0.85
-    unit = ""
-    provenance = "fitted: pam21 calibration set (64 values)"
+    [param.root_collision_pool_entries]
+    value = 18791.0
+    unit = "entries"
+    provenance = "fitted: pam21 calibration set (66 values)"
     fitted = true          # optional; a provenance starting with "fitted" also marks it
-    bounds = [0.5, 0.99]   # optional: the plausible range (the fit's default bounds)
+    bounds = [0.0, 65536.0]   # optional: the plausible range (the fit's default bounds)
 
 Writing back edits only the `value` and `provenance` lines of the fitted parameters' tables,
 text in place, so comments, order and every other parameter stay byte-identical; the result is

@@ -3,9 +3,10 @@
 //!
 //! Cost model (per operation, CPU time on the installing core):
 //! - firmware tables (root; every group on ConnectX-4): a firmware command per rule,
-//!   `root_insert_<match>_us`, plus `root_insert_overflow_us_per_entry` per entry above
-//!   the knee (the firmware searches its overflow structure; IPv6 rules have their own
-//!   `root_insert_overflow_ipv6_us_per_entry`); deletion `root_delete_us`. Firmware
+//!   `root_insert_ipv4_us` (also for VLAN and tunnel matches) or `root_insert_ipv6_us`, plus
+//!   `root_insert_overflow_us_per_entry` per entry in the root table's overflow list (the
+//!   firmware searches it; IPv6 rules have their own `root_insert_overflow_ipv6_us_per_entry`);
+//!   deletion `root_delete_us`. Firmware
 //!   commands are serialized with the root-table lookups of the traffic: under a root
 //!   packet rate λ they stretch by 1 / (1 − λ·`root_cmd_ns_per_packet`) (hypothesis: why
 //!   PAM'21's runtime insertions under 100 Gb/s, Fig. 3/4, are ~8× slower than its
@@ -183,10 +184,10 @@ impl Installer {
         let p = &self.params;
         let per_match = if self.fw {
             match self.spec.match_type {
-                MatchType::Ipv4 => p.root_insert_ipv4_us,
+                // PAM'21 measured no VLAN or tunnel rules in the root table: the firmware
+                // command is taken to cost what an IPv4 rule's does (a prediction, not a fit).
+                MatchType::Ipv4 | MatchType::Vlan | MatchType::Tunnel => p.root_insert_ipv4_us,
                 MatchType::Ipv6 => p.root_insert_ipv6_us,
-                MatchType::Vlan => p.root_insert_vlan_us,
-                MatchType::Tunnel => p.root_insert_tunnel_us,
             }
         } else {
             match self.spec.match_type {

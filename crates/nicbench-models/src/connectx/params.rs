@@ -42,13 +42,17 @@ model_params! {
     nf_packet_ns,
     /// Root table (group 0) capacity \[entries\].
     root_table_capacity,
-    /// Occupancy above which root-table entries spill to the slow overflow path.
-    root_table_knee_occupancy,
-    /// Root-table lookup cost at zero occupancy \[ns\].
+    /// Hash buckets of the root table (one STE each; collisions chain behind them).
+    root_table_buckets,
+    /// STEs available for the root table's collision chains; a colliding entry beyond them
+    /// goes to the firmware's overflow list.
+    root_collision_pool_entries,
+    /// Root-table lookup cost with empty chains \[ns\].
     root_lookup_base_ns,
-    /// Extra root-table lookup cost per unit occupancy (chained-hash probes) \[ns\].
-    root_lookup_ns_per_occupancy,
-    /// Extra root-table lookup cost per entry above the knee (overflow scan) \[ns\].
+    /// Extra root-table lookup cost per chained entry a missing lookup walks (the load
+    /// entries / buckets on average) \[ns\].
+    root_lookup_ns_per_chain_entry,
+    /// Extra root-table lookup cost per entry in the overflow list (a miss scans it) \[ns\].
     root_overflow_ns_per_entry,
     /// 1 when groups >= 1 are fast hardware-steering tables (0: firmware tables like the root).
     nonroot_fast_tables,
@@ -73,11 +77,9 @@ model_params! {
     /// Root-table insertion, firmware command path, IPv4 match [µs/rule].
     root_insert_ipv4_us,
     root_insert_ipv6_us,
-    root_insert_vlan_us,
-    root_insert_tunnel_us,
-    /// Extra root insertion cost per entry above the knee, IPv4/VLAN/tunnel matches [µs/entry].
+    /// Extra root insertion cost per entry in the overflow list, IPv4/VLAN/tunnel matches [µs/entry].
     root_insert_overflow_us_per_entry,
-    /// Extra root insertion cost per entry above the knee, IPv6 matches [µs/entry].
+    /// Extra root insertion cost per entry in the overflow list, IPv6 matches [µs/entry].
     root_insert_overflow_ipv6_us_per_entry,
     /// Firmware time each packet traversing the root table takes from the firmware command
     /// path [ns/packet]: root-table commands stretch by 1 / (1 − root pps × this).
@@ -116,6 +118,7 @@ impl ConnectxParams {
             ("rx_ring_descriptors", self.rx_ring_descriptors),
             ("rx_burst_packets", self.rx_burst_packets),
             ("root_table_capacity", self.root_table_capacity),
+            ("root_table_buckets", self.root_table_buckets),
             ("ste_hash_initial_entries", self.ste_hash_initial_entries),
             ("ste_rehash_load", self.ste_rehash_load),
             ("ste_hash_max_entries", self.ste_hash_max_entries),
@@ -129,10 +132,10 @@ impl ConnectxParams {
         if self.ste_rehash_growth <= 1.0 {
             return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));
         }
-        if !(0.0..=1.0).contains(&self.root_table_knee_occupancy) {
+        if self.root_collision_pool_entries < 0.0 {
             return Err(ModelError::Profile(format!(
-                "parameter 'root_table_knee_occupancy' must be in [0, 1], got {}",
-                self.root_table_knee_occupancy
+                "parameter 'root_collision_pool_entries' must be >= 0, got {}",
+                self.root_collision_pool_entries
             )));
         }
         Ok(())
@@ -176,12 +179,12 @@ pub(crate) mod tests {
     #[test]
     fn test_overrides_and_errors() {
         let mut p = Profile::load("connectx5", &dir()).expect("loads");
-        let o: BTreeMap<String, f64> = [("root_table_knee_occupancy".to_string(), 0.8)].into();
+        let o: BTreeMap<String, f64> = [("root_collision_pool_entries".to_string(), 12_000.0)].into();
         p.apply_overrides(&o).expect("known parameter");
-        assert_eq!(p.params::<ConnectxParams>().expect("valid").root_table_knee_occupancy, 0.8);
-        let out_of_range: BTreeMap<String, f64> = [("root_table_knee_occupancy".to_string(), 1.5)].into();
+        assert_eq!(p.params::<ConnectxParams>().expect("valid").root_collision_pool_entries, 12_000.0);
+        let out_of_range: BTreeMap<String, f64> = [("root_collision_pool_entries".to_string(), -1.0)].into();
         let msg = p.apply_overrides(&out_of_range).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("'root_table_knee_occupancy' must be in [0, 1], got 1.5"), "{msg}");
+        assert!(msg.contains("'root_collision_pool_entries' must be >= 0, got -1"), "{msg}");
         let missing = "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n";
         let msg = Profile::from_toml(missing, "x.toml").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.starts_with("profile x.toml: missing parameter"), "{msg}");

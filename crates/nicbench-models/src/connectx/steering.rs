@@ -11,11 +11,18 @@
 //! - A lookup in a table probes its matchers in priority order until one matches.
 //!
 //! Timing hypotheses (parameters in the profile, opaque ones fitted):
-//! - **Root table**: a firmware-managed hash whose lookup cost grows with occupancy
-//!   (chained probes, `root_lookup_base_ns + root_lookup_ns_per_occupancy × occupancy`);
-//!   above the knee occupancy new entries spill to an overflow structure that every miss
-//!   scans (`root_overflow_ns_per_entry` per spilled entry). This is a per-packet cost, so
-//!   it collapses throughput at any offered load (PAM'21: also 64 B at 3.5 Gb/s).
+//! - **Root table**: a firmware-managed hash table of STEs like the driver's own (mlx5 software
+//!   steering hashes the masked tag with CRC32 into a power-of-two table of STEs and chains
+//!   colliding entries in miss lists behind their bucket): `root_table_buckets` buckets, and
+//!   `root_collision_pool_entries` STEs for the collision chains. With n entries hashed uniformly
+//!   into B buckets, B(1 − e^{−n/B}) buckets are used and the other n − B(1 − e^{−n/B}) entries
+//!   collide (balls into bins); a colliding entry beyond the pool goes to the firmware's
+//!   overflow list. The traffic misses every rule (it hits the default rule), so a lookup
+//!   walks its bucket's chain, n / B entries on average (`root_lookup_ns_per_chain_entry`
+//!   each), and then the whole overflow list (`root_overflow_ns_per_entry` per entry): a
+//!   per-packet cost, so it collapses throughput at any offered load (PAM'21: also 64 B at
+//!   3.5 Gb/s). The collapse starts where the collisions exhaust the pool — a consequence of
+//!   the table's geometry (it moves with the buckets and the pool), not a fitted knee.
 //! - **Fast tables**: STEs are read through an on-NIC steering cache. Each table of a jump
 //!   chain is a dependent lookup. Cache hit rate = cache size / working set (uniform
 //!   access under LRU), where the working set is the STEs the traffic touches: per probed
@@ -29,6 +36,13 @@
 
 use super::params::ConnectxParams;
 use std::collections::BTreeMap;
+
+/// Expected entries that collide when `n` entries are hashed uniformly into `buckets` buckets:
+/// n − B(1 − e^{−n/B}) (those not first in their bucket).
+pub fn expected_collisions(n: f64, buckets: f64) -> f64 {
+    let b = buckets.max(1.0);
+    (n - b * -(-n / b).exp_m1()).max(0.0)
+}
 
 /// Index of a matcher in [`Tables`].
 pub type MatcherId = u32;
@@ -165,10 +179,17 @@ impl Tables {
         self.group_entries(group) as f64 / self.params.root_table_capacity
     }
 
-    /// Entries of a firmware table above its knee.
+    /// Entries of a firmware table in its overflow list: the expected collisions of its
+    /// entries in its buckets, beyond the collision pool (see the module doc).
     pub fn spilled_entries(&self, group: u32) -> f64 {
         let p = &self.params;
-        (self.group_entries(group) as f64 - p.root_table_knee_occupancy * p.root_table_capacity).max(0.0)
+        (expected_collisions(self.group_entries(group) as f64, p.root_table_buckets) - p.root_collision_pool_entries)
+            .max(0.0)
+    }
+
+    /// Mean chain length a missing lookup walks in a firmware table: entries per bucket.
+    pub fn chain_load(&self, group: u32) -> f64 {
+        self.group_entries(group) as f64 / self.params.root_table_buckets.max(1.0)
     }
 
     /// Matchers of `group` that hold entries, in probe order.
@@ -265,7 +286,7 @@ impl Tables {
         for (group, probed) in hops {
             if self.is_fw_group(*group) {
                 cost.fw_ns += p.root_lookup_base_ns
-                    + p.root_lookup_ns_per_occupancy * self.occupancy(*group)
+                    + p.root_lookup_ns_per_chain_entry * self.chain_load(*group)
                     + p.root_overflow_ns_per_entry * self.spilled_entries(*group);
             } else {
                 for &id in probed {
@@ -293,6 +314,53 @@ impl Tables {
 mod tests {
     use super::*;
     use crate::connectx::params::tests::test_params;
+
+    #[test]
+    fn test_expected_collisions_match_hashing_random_keys() {
+        // Oracle: hash random 5-tuple-like keys into B buckets (a seeded generator standing in for
+        // the NIC's CRC32) and count the entries that are not first in their bucket.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let buckets = 65_536u64;
+        let mut used = vec![false; buckets as usize];
+        let mut collisions = 0u64;
+        for n in 1..=60_000u64 {
+            let b = rng.random_range(0..buckets) as usize;
+            collisions += u64::from(used[b]);
+            used[b] = true;
+            if n % 10_000 == 0 {
+                let want = expected_collisions(n as f64, buckets as f64);
+                assert!((collisions as f64 - want).abs() < 4.0 * want.sqrt() + 5.0, "{n}: {collisions} vs {want}");
+            }
+        }
+        assert_eq!(expected_collisions(0.0, 10.0), 0.0);
+    }
+
+    #[test]
+    fn test_root_overflow_starts_where_the_pool_is_exhausted_and_moves_with_the_geometry() {
+        let p = test_params();
+        let first_spill = |p: &ConnectxParams| {
+            let mut t = Tables::new(p);
+            let m = t.matcher(0, "x", 0, true);
+            (1..=200u64).map(|k| k * 500).find(|&n| {
+                t.set_entries(m, n);
+                t.spilled_entries(0) > 0.0
+            })
+        };
+        let base = first_spill(&p).expect("spills before 100K entries");
+        // The pool decides: PAM'21's collapse between 56,000 and 57,000 rules.
+        let knee = p.root_collision_pool_entries;
+        assert!(expected_collisions(base as f64 - 500.0, p.root_table_buckets) <= knee);
+        assert!(expected_collisions(base as f64, p.root_table_buckets) > knee);
+        // Twice the buckets: fewer collisions for the same entries, the collapse moves up.
+        let wider = ConnectxParams { root_table_buckets: 2.0 * p.root_table_buckets, ..p.clone() };
+        assert!(first_spill(&wider).expect("spills") > base + 10_000);
+        // A larger pool moves it up too; no pool: the first collision overflows.
+        let deeper = ConnectxParams { root_collision_pool_entries: 2.0 * knee, ..p.clone() };
+        assert!(first_spill(&deeper).expect("spills") > base);
+        let none = ConnectxParams { root_collision_pool_entries: 0.0, ..p };
+        assert_eq!(first_spill(&none), Some(500));
+    }
 
     #[test]
     fn test_buckets_grow_by_factor_until_max() {

@@ -145,16 +145,16 @@ def test_profile_read_bounds_and_write(tmp_path):
     params = read_params(path)
     assert params["nf_packet_ns"].fitted and not params["link_gbps"].fitted
     assert params["root_table_capacity"].integer and not params["nf_packet_ns"].integer, "integer literals stay integers"
-    assert default_bounds(params["root_table_knee_occupancy"]) == (0.01, 0.999, False)
+    assert default_bounds(params["pcie_encoding_efficiency"]) == (0.01, 0.999, False), "a ratio in (0, 1)"
     v = params["nf_burst_ns"].value
     assert default_bounds(params["nf_burst_ns"]) == (v / 10, v * 10, True)
     # Bounds in the profile win over the defaults.
     text = path.read_text().replace("[param.nf_burst_ns]\n", "[param.nf_burst_ns]\nbounds = [10.0, 140.0]\n")
     path.write_text(text)
     assert default_bounds(read_params(path)["nf_burst_ns"]) == (10.0, 140.0, False), "14x: not log-spaced"
-    write_fitted(path, {"root_table_knee_occupancy": 0.8512345678, "root_table_capacity": 60000}, "fitted: x (1 values)")
+    write_fitted(path, {"nf_packet_ns": 51.2345678, "root_table_capacity": 60000}, "fitted: x (1 values)")
     doc = tomllib.loads(path.read_text())["param"]
-    assert doc["root_table_knee_occupancy"]["value"] == 0.851235
+    assert doc["nf_packet_ns"]["value"] == 51.2346
     assert doc["root_table_capacity"]["value"] == 60000 and isinstance(doc["root_table_capacity"]["value"], int)
     with pytest.raises(NicbenchError, match="no \\[param.NAME\\] table for nope"):
         write_fitted(path, {"nope": 1.0}, "fitted: x")
