@@ -243,58 +243,70 @@ def _csv_entry(file: str, row: dict, experiment: str, where: dict, metric: str, 
 def csv_references(data: Path) -> list[dict]:
     out: list[dict] = []
     for path in sorted(data.glob("*.csv")):
-        with path.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        name = path.name
-        if "fig-3-" in name:
-            out += _fig3(name, rows)
-            continue
-        for row in rows:
-            panel, series, y, x = row["panel"], row["series"], _num(row["y"]), _xint(row)
-            if series == "Input Load" or y is None or x is None:
-                continue  # reference lines are not measurements
-            if panel == "2a":
-                out.append(_csv_entry(name, row, "pam21-fig2a", {"size": 1500, "rules": x}, "rx_gbps", y, "Gbps",
+        out += references_from_csv(path)
+    return out
+
+
+def references_from_csv(path: Path) -> list[dict]:
+    """The entries of one digitized CSV (ids not assigned yet, set "validation"), each selecting the
+    study's point for the plotted scenario (`nic` is the study's device: `nicbench calibrate
+    --measurements` runs them with the profile being fitted). Used by `build` and by the few-shot
+    calibration of another device's measurements in the same format."""
+    out: list[dict] = []
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    name = path.name
+    if "fig-3-" in name:
+        return _fig3(name, rows)
+    for row in rows:
+        panel, series, y, x = row["panel"], row["series"], _num(row["y"]), _xint(row)
+        if series == "Input Load" or y is None or x is None:
+            continue  # reference lines are not measurements
+        if panel == "2a":
+            out.append(_csv_entry(name, row, "pam21-fig2a", {"size": 1500, "rules": x}, "rx_gbps", y, "Gbps",
+                                  _throughput_tol(y)))
+        elif panel == "2b" and x <= FIG2_RULES_MAX:
+            out.append(_csv_entry(name, row, "pam21-fig2b", {"groups": FIG2B_GROUPS[series], "rules": x},
+                                  "rx_gbps", y, "Gbps", _throughput_tol(y)))
+        elif panel == "2c":
+            out.append(_csv_entry(name, row, "pam21-fig2c", {"rules": x}, "latency_p50_us", y, "us",
+                                  {"relative": LATENCY_REL}, "median latency"))
+        elif panel == "2d" and x <= FIG2_RULES_MAX:
+            out.append(_csv_entry(name, row, "pam21-fig2d", {"groups": FIG2B_GROUPS[series], "rules": x},
+                                  "latency_p50_us", y, "us", {"relative": LATENCY_REL}, "median latency"))
+        elif panel in ("4a", "4b", "4c", "4d"):
+            group = 0 if panel in ("4a", "4c") else 1
+            core = "same" if series == "Same Core" else "distinct"
+            where = {"group": group, "install_rate": float(x), "core": core}
+            if panel in ("4a", "4b"):
+                out.append(_csv_entry(name, row, "pam21-fig4-throughput", where, "rx_gbps", y, "Gbps",
                                       _throughput_tol(y)))
-            elif panel == "2b" and x <= FIG2_RULES_MAX:
-                out.append(_csv_entry(name, row, "pam21-fig2b", {"groups": FIG2B_GROUPS[series], "rules": x},
-                                      "rx_gbps", y, "Gbps", _throughput_tol(y)))
-            elif panel == "2c":
-                out.append(_csv_entry(name, row, "pam21-fig2c", {"rules": x}, "latency_p50_us", y, "us",
-                                      {"relative": LATENCY_REL}, "median latency"))
-            elif panel == "2d" and x <= FIG2_RULES_MAX:
-                out.append(_csv_entry(name, row, "pam21-fig2d", {"groups": FIG2B_GROUPS[series], "rules": x},
-                                      "latency_p50_us", y, "us", {"relative": LATENCY_REL}, "median latency"))
-            elif panel in ("4a", "4b", "4c", "4d"):
-                group = 0 if panel in ("4a", "4c") else 1
-                core = "same" if series == "Same Core" else "distinct"
-                where = {"group": group, "install_rate": float(x), "core": core}
-                if panel in ("4a", "4b"):
-                    out.append(_csv_entry(name, row, "pam21-fig4-throughput", where, "rx_gbps", y, "Gbps",
-                                          _throughput_tol(y)))
-                else:  # the text: "throughput and average latencies (see also Fig. 4c and 4d)"
-                    out.append(_csv_entry(name, row, "pam21-fig4-latency", where, "latency_mean_us", y, "us",
-                                          {"relative": LATENCY_REL}, "average latency"))
-            elif panel in ("5a", "5b") and series in FIG5_MATCH and FIG5_MATCH[series] in ("ipv4", "ipv6"):
-                if x in FIG5_RULES:
-                    out.append(_csv_entry(name, row, "pam21-fig5ab",
-                                          {"group": 0 if panel == "5a" else 1, "match": FIG5_MATCH[series],
-                                           "rules": x}, "install_rate_krules_s", y, "krules/s",
-                                          {"relative": RATE_REL}, "insertion rate"))
-            elif panel == "5c" and series in FIG5_MATCH and FIG5_MATCH[series] in ("vlan", "tunnel"):
-                if x in FIG5CD_RULES:
-                    out.append(_csv_entry(name, row, "pam21-fig5c", {"match": FIG5_MATCH[series], "rules": x},
-                                          "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL},
-                                          "insertion rate"))
-            elif panel == "5d" and x in FIG5CD_RULES:
-                actions = int(series.rsplit("=", 1)[1])
-                entry = _csv_entry(name, row, "pam21-fig5d", {"actions": actions, "rules": x},
-                                   "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL},
-                                   "insertion rate (ETH match; the model's closest match type is ipv4)")
-                out.append(entry)
-            elif panel == "6" and series in FIG6_OP and x in FIG6_RULES:
-                out.append(_csv_entry(name, row, "pam21-fig6", {"op": FIG6_OP[series], "rules": x},
-                                      "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL}, "update rate"))
+            else:  # the text: "throughput and average latencies (see also Fig. 4c and 4d)"
+                out.append(_csv_entry(name, row, "pam21-fig4-latency", where, "latency_mean_us", y, "us",
+                                      {"relative": LATENCY_REL}, "average latency"))
+        elif panel in ("5a", "5b") and series in FIG5_MATCH and FIG5_MATCH[series] in ("ipv4", "ipv6"):
+            if x in FIG5_RULES:
+                out.append(_csv_entry(name, row, "pam21-fig5ab",
+                                      {"group": 0 if panel == "5a" else 1, "match": FIG5_MATCH[series],
+                                       "rules": x}, "install_rate_krules_s", y, "krules/s",
+                                      {"relative": RATE_REL}, "insertion rate"))
+        elif panel == "5c" and series in FIG5_MATCH and FIG5_MATCH[series] in ("vlan", "tunnel"):
+            if x in FIG5CD_RULES:
+                out.append(_csv_entry(name, row, "pam21-fig5c", {"match": FIG5_MATCH[series], "rules": x},
+                                      "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL},
+                                      "insertion rate"))
+        elif panel == "5d" and x in FIG5CD_RULES:
+            actions = int(series.rsplit("=", 1)[1])
+            entry = _csv_entry(name, row, "pam21-fig5d", {"actions": actions, "rules": x},
+                               "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL},
+                               "insertion rate (ETH match; the model's closest match type is ipv4)")
+            out.append(entry)
+        elif panel == "6" and series in FIG6_OP and x in FIG6_RULES:
+            out.append(_csv_entry(name, row, "pam21-fig6", {"op": FIG6_OP[series], "rules": x},
+                                  "install_rate_krules_s", y, "krules/s", {"relative": RATE_REL}, "update rate"))
+    folder = f"shared/data/{path.parent.name}"
+    for e in out:  # a file from another folder (e.g. the few-shot measurements) names its own
+        e["location"] = e["location"].replace(DATA_LOCATION, folder, 1)
     return out
 
 

@@ -57,8 +57,6 @@ KNOWN_UNTRUE: dict[tuple[str, str], str] = {
     ("bluefield2", "soc_memory_read_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
     ("bluefield2", "soc_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
     ("bluefield2", "soc_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx5", "root_delete_us"): "says fitted, but studies/pam21/calibration.toml does not fit it",
-    ("connectx5", "ste_hash_max_entries"): "says fitted, but studies/pam21/calibration.toml does not fit it",
     ("connectx6-rnic", "client_blueflame_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
     ("connectx6-rnic", "client_doorbell_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
     ("connectx6-rnic", "client_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
