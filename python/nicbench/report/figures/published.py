@@ -118,8 +118,6 @@ def _place_one(drawn, figure, ref, scalars, target, units) -> Mark | Skip:
     x = drawn.position(point[figure.x], hue) if drawn.position else None
     if x is None or not math.isfinite(x):
         return Skip(ref, f"{figure.x}={_text(point[figure.x])} is not on this figure's x axis", True)
-    if figure.logx and x <= 0:
-        return Skip(ref, f"{figure.x}={_text(point[figure.x])} cannot be placed on a log axis", True)
     return Mark(ref, "point", x, y, color, low=low, high=high)
 
 
