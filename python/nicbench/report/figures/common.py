@@ -54,6 +54,7 @@ class Units:
             axis.set_major_formatter(formatter)
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(_LogMinor(_si_formatter(self.unit(name, records))))
+                axis.set_tick_params(which="minor", labelsize="small")  # "30 kB" is wider than "3×10⁴"
         axis.set_label_text(self.title(name, records) + suffix)
 
 

@@ -159,7 +159,7 @@ def _other_parameters(drawn: Drawn, figure: FigureSpec, point: dict, hue: Any) -
         return None
     rows = drawn.data[drawn.data["metric"] == figure.y]
     if figure.hue:
-        rows = rows[rows[figure.hue].map(lambda h: _equal(h, hue))]
+        rows = _series(rows, figure.hue, hue)
     for k in extra:
         if k not in rows.columns:
             return f"the runs have no parameter {k}"
@@ -180,7 +180,7 @@ def _timeseries_shape(ref: Reference, figure: FigureSpec) -> str | None:
 
 def _timeseries_mark(drawn: Drawn, figure: FigureSpec, ref: Reference, hue: Any, color: str, units: Units,
                      shape: str) -> Mark | Skip:
-    data = drawn.data if figure.hue is None else drawn.data[drawn.data[figure.hue].map(lambda h: _equal(h, hue))]
+    data = drawn.data if figure.hue is None else _series(drawn.data, figure.hue, hue)
     series = data[(data["metric"] == figure.y) & data["t"].notna()]
     if shape == "segment":
         try:
@@ -216,6 +216,11 @@ def _in_unit(ref: Reference, unit: str) -> tuple[float, float | None, float | No
     """The entry's value and spread (low, high) in `unit`; ValueError when the units do not convert."""
     low, high = (None if v is None else convert(v, ref.unit, unit) for v in (ref.low, ref.high))
     return convert(ref.value, ref.unit, unit), low, high
+
+
+def _series(rows: pd.DataFrame, hue: str, value: Any) -> pd.DataFrame:
+    """The rows of one hue value (compared as the drawn series were grouped)."""
+    return rows[rows[hue].isna()] if value is None else rows[rows[hue] == value]
 
 
 def _canonical(stat: str) -> str:
