@@ -115,7 +115,10 @@ def _place_one(drawn, figure, ref, scalars, target, units) -> Mark | Skip:
         y, low, high = _in_unit(ref, drawn.y_unit)
     except ValueError as exc:
         return Skip(ref, f"{exc} (the figure's y axis)", True)
-    x = drawn.position(point[figure.x], hue) if drawn.position else None
+    try:
+        x = drawn.position(point[figure.x], hue) if drawn.position else None
+    except (TypeError, ValueError):  # e.g. a word where the axis has numbers
+        x = None
     if x is None or not math.isfinite(x):
         return Skip(ref, f"{figure.x}={_text(point[figure.x])} is not on this figure's x axis", True)
     return Mark(ref, "point", x, y, color, low=low, high=high)

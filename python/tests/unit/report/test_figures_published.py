@@ -137,6 +137,7 @@ def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
         ref("no-param", 90.0, {"nic": "cx5", "size": 64, "rules": 1000, "rate": "7Gbps"}),  # the runs have no rate
         ref("no-run", 90.0, {"nic": "cx5", "size": 64, "rate": "7Gbps"}),  # selects nothing: rules stays open
         ref("other-flows", 90.0, {"nic": "cx5", "size": 64, "rules": 1000, "flows": 20}),  # the series has 10
+        ref("word-x", 90.0, {"nic": "cx5", "size": 64, "rules": "max"}),  # the schema refuses it
     ]
     records["flows"] = 10
     marks, skips = draw_figure(ax, LINE, records, Units(), refs, FakeTarget())
@@ -153,8 +154,16 @@ def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
         "no-param": ("the runs have no parameter rate", True),
         "no-run": ("its where does not fix rules (and selects no model run that would)", True),
         "other-flows": ("flows=20, the figure's series has flows=10", True),
+        "word-x": ("where.rules: expected a count such as 10000, 10k or 1M, found 'max'", True),
     }
     assert not [a for a in ax.lines if (a.get_gid() or "").startswith("published:")]
+
+
+def test_a_value_with_no_place_on_the_axis_is_skipped_not_a_crash(ax):
+    # Without a schema the word stays a word: a numeric axis has no place for it.
+    marks, skips = draw_figure(ax, LINE, rx_records(), Units(), [ref("w", 90.0, {"nic": "cx5", "size": 64,
+                                                                                "rules": "max"})], None)
+    assert marks == [] and [s.reason for s in skips] == ["rules=max is not on this figure's x axis"]
 
 
 def test_open_parameters_come_from_the_runs_the_reference_selects(ax):
