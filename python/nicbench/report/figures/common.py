@@ -1,11 +1,12 @@
-"""Shared figure helpers: selecting records, axis labels with units."""
+"""Shared figure helpers: selecting records, axis labels with units, what a kind drew."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import pandas as pd
-from matplotlib.ticker import EngFormatter, FuncFormatter
+from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogFormatterSciNotation
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
@@ -21,10 +22,10 @@ class Units:
     metrics: dict[str, str] = field(default_factory=dict)
 
     def label(self, name: str, records: pd.DataFrame | None = None) -> str:
-        unit = self._unit(name, records)
+        unit = self.unit(name, records)
         return f"{name} [{unit}]" if unit else name
 
-    def _unit(self, name: str, records: pd.DataFrame | None) -> str:
+    def unit(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The unit of a parameter or metric ("" if unknown); `t` is always in seconds."""
         if name == "t":
             return "s"
@@ -36,11 +37,11 @@ class Units:
 
     def title(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The axis title: the name alone when the ticks carry the unit (see `set_axis`)."""
-        return name if _si_formatter(self._unit(name, records)) else self.label(name, records)
+        return name if _si_formatter(self.unit(name, records)) else self.label(name, records)
 
     def text(self, name: str, value) -> str:
         """One value of `name` as a tick label ("100 Gbps" for 1e11 bps)."""
-        formatter = _si_formatter(self._unit(name, None))
+        formatter = _si_formatter(self.unit(name, None))
         if formatter is None or isinstance(value, str) or not pd.notna(value):
             return _fmt(value)
         return formatter(float(value))
@@ -48,9 +49,12 @@ class Units:
     def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, suffix: str = "") -> None:
         """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name`; values in a base unit (bps, pps,
         B, s, ns, rules/s) get SI-prefixed ticks ("100 Gbps", "50 µs") instead of "1e11"."""
-        formatter = _si_formatter(self._unit(name, records))
+        formatter = _si_formatter(self.unit(name, records))
         if formatter is not None:
             axis.set_major_formatter(formatter)
+            if axis.get_scale() == "log":
+                axis.set_minor_formatter(_LogMinor(_si_formatter(self.unit(name, records))))
+                axis.set_tick_params(which="minor", labelsize="small")  # "30 kB" is wider than "3×10⁴"
         axis.set_label_text(self.title(name, records) + suffix)
 
 
@@ -58,13 +62,38 @@ class Units:
 _SI_UNITS = {"bps", "pps", "B", "s", "rules/s", "Hz"}
 
 
+# Units with a prefix already that read better in the best prefix of their base unit ("30 µs").
+_PREFIXED = {"ns": ("s", 1e-9), "us": ("s", 1e-6), "µs": ("s", 1e-6), "ms": ("s", 1e-3)}
+
+
 def _si_formatter(unit: str):
     if unit in _SI_UNITS:
         return EngFormatter(unit=unit, sep=" ")
-    if unit == "ns":  # stored in ns, shown in the best prefix of seconds
-        seconds = EngFormatter(unit="s", sep=" ")
-        return FuncFormatter(lambda v, pos=None: seconds(v * 1e-9, pos))
+    if unit in _PREFIXED:  # e.g. stored in ns, shown in the best prefix of seconds
+        base, scale = _PREFIXED[unit]
+        engineering = EngFormatter(unit=base, sep=" ")
+        return FuncFormatter(lambda v, pos=None: engineering(v * scale, pos))
     return None
+
+
+class _LogMinor(Formatter):
+    """Labels the minor ticks that matplotlib's log formatter would label (few, when the axis spans
+    little more than a decade), in the SI form of the major ticks instead of "3×10¹"."""
+
+    def __init__(self, formatter):
+        self.choose = LogFormatterSciNotation(labelOnlyBase=False)
+        self.formatter = formatter
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.choose.set_axis(axis)
+        self.formatter.set_axis(axis)
+
+    def set_locs(self, locs):
+        self.choose.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return self.formatter(x, pos) if self.choose(x, pos) else ""
 
 
 def where(records: pd.DataFrame, figure: FigureSpec) -> pd.DataFrame:
@@ -83,12 +112,30 @@ def metric_values(records: pd.DataFrame, figure: FigureSpec, metric: str) -> pd.
 
 
 def hue_groups(data: pd.DataFrame, hue: str | None, units: Units | None = None):
-    """(label, frame) per hue value (one unnamed group when no hue)."""
+    """(value, label, frame) per hue value (one unnamed group, value None, when no hue)."""
     if hue is None or hue not in data.columns:
-        yield None, data
+        yield None, None, data
         return
     for value, frame in data.groupby(hue, dropna=False, sort=True):
-        yield f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
+        yield value, f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
+
+
+@dataclass
+class Drawn:
+    """What a kind drew, so that published values can be put on it (`figures.published`).
+
+    `colors` maps each hue value (None without a hue) to its series' colour; `position` maps
+    (x value, hue value) to the x coordinate of that point (None: not on this axis), e.g. the
+    box index of a categorical axis; `stats` are the statistics the drawn y of a point shows.
+    """
+
+    kind: str
+    y: str
+    y_unit: str
+    stats: tuple[str, ...]
+    colors: dict[Any, str]
+    data: pd.DataFrame  # the records the figure drew from (after its `where`), events included
+    position: Callable[[Any, Any], float | None] | None = None
 
 
 def _fmt(v) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -138,6 +139,13 @@ capacity = "10Gbps"
 duration = "1ms"
 [sweep]
 rate = ["5Gbps", "20Gbps"]
+
+[[figure]]
+kind = "line"
+x = "rate"
+y = "loss"
+stat = "median"
+title = "Loss vs offered rate"
 """
 
 
@@ -167,17 +175,37 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert statuses["none"] == ("fail", 0.0)  # 0 is not within 10% of 0.1
     assert statuses["absent"][0] == "no result"
     html = page.path.read_text()
-    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Figures</h2>")]
+    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Runs</h2>")]
     rows = {r["id"]: r for r in rows_of(section)}
     assert rows["half"]["nicbench"] == f"{loss_percent:.4g} %" and rows["half"]["result"] == "pass"
     assert rows["half"]["rel. error"] == f"{(loss_percent - 50) / 50:+.1%}"
     assert rows["none"]["nicbench"] == "0" and rows["none"]["rel. error"] == "-100.0%"
     assert rows["absent"]["result"] == "no result | 0 matching summary rows"
+    assert page.published_drawn == 2 and page.as_dict()["published_drawn"] == 2  # "half" and "none"
     assert page.as_dict()["comparisons"][0] == {
         "id": "half", "set": "validation", "restates": None, "experiment": "exp", "metric": "loss",
         "statistic": "median",
         "published": 50.0, "unit": "%", "model": pytest.approx(loss_percent),
         "relative_error": pytest.approx((loss_percent - 50) / 50), "status": "pass", "note": ""}
+
+
+def test_experiment_page_shows_the_figure_with_the_paper_first_and_its_tables_after(mini_study):
+    root, study, _ = mini_study
+    page = experiment_report(root / "results" / "exp", root / "reports" / "exp" / "index.html", study)
+    html = page.path.read_text()
+    order = [html.index(h) for h in ("<h1>", "<h2>Figures</h2>", "<figure>", "</figure>", "Not drawn",
+                                     "<h2>Published vs nicbench</h2>", "<table",
+                                     "<h2>Statistics across repetitions</h2>")]
+    assert order == sorted(order), order
+    assert "<table" not in html[:html.index("</figure>")]  # no table before the figure
+    # What the figure draws of the paper, per class, and what it does not (with why).
+    assert "published values drawn: 2 (1 calibration (filled), 1 validation (open))" in html
+    notdrawn = unescape(html[html.index("Not drawn"):html.index("</details>")])
+    assert "Not drawn: 1 of 3 published values" in notdrawn
+    assert ("<b>absent</b> (loss (median), rate=7Gbps): "
+            "Loss vs offered rate: cannot convert Gbps to a number (the figure's y axis)") in notdrawn
+    svg = (page.path.parent / "figures" / "01-line-loss.svg").read_text()
+    assert 'id="published:half"' in svg and 'id="published:none"' in svg and 'id="published:absent"' not in svg
 
 
 def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
@@ -186,7 +214,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     exp_page = out.parent / "exp" / "index.html"
     comparisons = [Comparison(study.references[0], loss_percent, "pass"),
                    Comparison(study.references[1], 0.0, "fail")]
-    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT"),
+    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT", published_drawn=1),
              ExperimentPage("measured", out.parent / "m" / "index.html", 1, [], False, 3, "")]
     html = study_report(study, pages, out).read_text()
     assert "<h1>Mini &lt;study&gt;</h1>" in html
@@ -194,7 +222,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     summary, experiments, all_refs = tables[0], tables[1], tables[2]
     assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
                            ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
-    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1/2", "yes"],
-                               ["measured", "", "1", "measured only", "no (3 failed)"]]
+    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1 of 2", "1/2", "yes"],
+                               ["measured", "", "1", "–", "measured only", "no (3 failed)"]]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
     assert [row[0] for row in all_refs[1:]] == ["half", "none"]
