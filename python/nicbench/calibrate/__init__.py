@@ -22,6 +22,11 @@ deterministic coordinate descent with golden-section searches; runs seeded).
     [experiment_params."pam21-fig3"]   # faster variants of a spec's points, for the fit only
     start = "0.3s"
     duration = "3.3s"
+    [fewshot]
+    keep = ["nf_packet_ns"]        # never freed by a few-shot fit of another device (the testbed's)
+    sweeps = 1                     # the few-shot fit's coordinate descent (it must stay quick) ...
+    line_evals = 5
+    polish = 4                     # ... then Levenberg-Marquardt iterations
 
 Writing back keeps every other byte of the profile (see `profile.write_fitted`).
 """
@@ -56,6 +61,11 @@ class CalibrationConfig:
     line_evals: int = 8
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     experiment_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Parameters a few-shot fit of another device never frees: the testbed's and host's, not the NIC's.
+    fewshot_keep: list[str] = field(default_factory=list)
+    fewshot_sweeps: int = 1
+    fewshot_line_evals: int = 5
+    fewshot_polish: int = 4
 
 
 def load_config(path: Path) -> CalibrationConfig:
@@ -85,6 +95,15 @@ def load_config(path: Path) -> CalibrationConfig:
     if not isinstance(ep, dict) or not all(isinstance(v, dict) for v in ep.values()):
         raise NicbenchError(f"{path}: experiment_params: expected tables [experiment_params.\"NAME\"]")
     cfg.experiment_params = ep
+    keep = doc.get("fewshot", {}).get("keep", [])
+    if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
+        raise NicbenchError(f"{path}: fewshot.keep: expected a list of parameter names")
+    cfg.fewshot_keep = keep
+    for key in ("sweeps", "line_evals", "polish"):
+        v = doc.get("fewshot", {}).get(key, getattr(cfg, f"fewshot_{key}"))
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise NicbenchError(f"{path}: fewshot.{key}: expected a whole number ≥ 1, found {v!r}")
+        setattr(cfg, f"fewshot_{key}", v)
     return cfg
 
 
@@ -169,6 +188,11 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     unless `allow_saturated`: such a fit matches any data and shows nothing."""
     started = time.monotonic()
     profile_path = resolve_profile(nic)
+    from nicbench.profiles import load
+
+    if load(profile_path).get("fitted_on"):
+        raise NicbenchError(f"{profile_path} is a few-shot fit ([fitted_on]): repeat it with "
+                            "nicbench.calibrate.fewshot.refit (the CLI does)")
     if study is None:
         study = profile_study(profile_path)
     folder = Path(study) if Path(study, "study.toml").is_file() else Path(studies_dir or default_studies_dir()) / study

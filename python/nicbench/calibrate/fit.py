@@ -21,9 +21,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
 
-__all__ = ["FitParam", "FitResult", "fit"]
+__all__ = ["FitParam", "FitResult", "fit", "polish", "probe_influences"]
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
 
@@ -72,8 +74,10 @@ def _cost(residuals: list[float]) -> float:
 
 
 def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweeps: int = 2, line_evals: int = 8,
-        shrink: float = 0.3, log: Callable[[str], None] = lambda s: None) -> FitResult:
-    """Minimize the soft-L1 cost of the residuals over `params` within bounds; the best values seen."""
+        shrink: float = 0.3, influences: dict[str, list[int]] | None = None,
+        log: Callable[[str], None] = lambda s: None) -> FitResult:
+    """Minimize the soft-L1 cost of the residuals over `params` within bounds; the best values seen.
+    `influences` (parameter -> points it moves, from `probe_influences`) skips the probe."""
     values = {p.name: min(max(p.start, p.low), p.high) for p in params}
     all_points = list(range(len(problem.points)))
     metrics = evaluator.run(all_points, values)
@@ -85,30 +89,10 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
     start_cost = _cost(residuals_now())
     log(f"start: cost {start_cost:.4g} over {len(problem.references)} references, {len(all_points)} runs")
 
-    # 1. Probe: which points does each parameter move? Group testing: perturb a set of
-    # parameters at once; points that do not move depend on none of them. Split moving sets
-    # in halves until single parameters remain (cheap when each parameter moves few points).
-    probe_value = {}
-    for p in params:
-        u = p.to_u(values[p.name])
-        step = 0.15 * (p.u_high - p.u_low)
-        probe_value[p.name] = p.from_u(u + step if u + step <= p.u_high else u - step)
-    influences: dict[str, list[int]] = {p.name: [] for p in params}
-    stack: list[tuple[list[FitParam], list[int]]] = [(list(params), all_points)]
-    while stack:
-        group, pts = stack.pop()
-        if not group or not pts:
-            continue
-        probe = evaluator.run(pts, {**values, **{p.name: probe_value[p.name] for p in group}})
-        moved = [i for i in pts if _differs(metrics[i], probe[i], problem, refs_of[i])]
-        if len(group) == 1:
-            influences[group[0].name] = moved
-            log(f"probe {group[0].name}: moves {len(moved)} of {len(all_points)} runs")
-        elif moved:
-            half = len(group) // 2
-            stack += [(group[half:], moved), (group[:half], moved)]
-        else:
-            log(f"probe {', '.join(p.name for p in group)}: move nothing")
+    # 1. Probe: which points does each parameter move?
+    if influences is None:
+        influences = probe_influences(problem, params, evaluator, values, metrics, log=log)
+    influences = {p.name: list(influences.get(p.name, [])) for p in params}
 
     # 2. Coordinate descent with golden-section line searches on the influenced points only.
     history: list[tuple[str, float, float]] = []
@@ -172,6 +156,43 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
                      influences=influences, runs=evaluator.runs, history=history)
 
 
+def probe_influences(problem: Problem, params: list[FitParam], evaluator: Evaluator, values: dict[str, float],
+                     metrics: dict[int, dict[str, float]], *, log: Callable[[str], None] = lambda s: None,
+                     record: dict[str, tuple[float, dict[int, dict[str, float]]]] | None = None
+                     ) -> dict[str, list[int]]:
+    """Which points each parameter moves (`metrics`: every point at `values`). Group testing:
+    perturb a set of parameters at once by 15% of their range; points that do not move depend on
+    none of them; split moving sets in halves until single parameters remain (cheap when each
+    parameter moves few points). `record` receives, per parameter that moves something, its probe
+    value and the metrics of the points it moved (a forward difference for free)."""
+    all_points = list(range(len(problem.points)))
+    refs_of = [pt.refs for pt in problem.points]
+    probe_value = {}
+    for p in params:
+        u = p.to_u(values[p.name])
+        step = 0.15 * (p.u_high - p.u_low)
+        probe_value[p.name] = p.from_u(u + step if u + step <= p.u_high else u - step)
+    influences: dict[str, list[int]] = {p.name: [] for p in params}
+    stack: list[tuple[list[FitParam], list[int]]] = [(list(params), all_points)]
+    while stack:
+        group, pts = stack.pop()
+        if not group or not pts:
+            continue
+        probe = evaluator.run(pts, {**values, **{p.name: probe_value[p.name] for p in group}})
+        moved = [i for i in pts if _differs(metrics[i], probe[i], problem, refs_of[i])]
+        if len(group) == 1:
+            influences[group[0].name] = moved
+            if record is not None and moved:
+                record[group[0].name] = (probe_value[group[0].name], {i: probe[i] for i in moved})
+            log(f"probe {group[0].name}: moves {len(moved)} of {len(all_points)} runs")
+        elif moved:
+            half = len(group) // 2
+            stack += [(group[half:], moved), (group[:half], moved)]
+        else:
+            log(f"probe {', '.join(p.name for p in group)}: move nothing")
+    return influences
+
+
 def _differs(a: dict[str, float], b: dict[str, float], problem: Problem, refs: list[int]) -> bool:
     for r in refs:
         metric = problem.references[r].metric
@@ -181,3 +202,72 @@ def _differs(a: dict[str, float], b: dict[str, float], problem: Problem, refs: l
         if math.isnan(x) != math.isnan(y) or abs(x - y) > 1e-9 * max(1.0, abs(x), abs(y)):
             return True
     return False
+
+
+def polish(problem: Problem, params: list[FitParam], evaluator: Evaluator, values: dict[str, float],
+           influences: dict[str, list[int]], *, iterations: int = 4, step: float = 0.02,
+           log: Callable[[str], None] = lambda s: None) -> tuple[FitResult, np.ndarray]:
+    """Levenberg-Marquardt steps from `values` on the soft-L1 cost (iteratively reweighted: each
+    residual weighs 1/sqrt(1 + r^2), as the cost's curvature there), in each parameter's search
+    space; Jacobian by forward differences (`step` of the range) on the points a parameter moves.
+    Coordinate descent finds the basin; this settles in it. Returns the result and the Jacobian of
+    the residuals at the returned values (d r / d u) for the standard errors."""
+    all_points = list(range(len(problem.points)))
+    refs_of = [pt.refs for pt in problem.points]
+    values = dict(values)
+    metrics = evaluator.run(all_points, values)
+
+    def residuals(m: dict[int, dict[str, float]]) -> np.ndarray:
+        return np.array([residual(ref, x) for ref, x in zip(problem.references, model_values(problem, m))])
+
+    r = residuals(metrics)
+    cost = _cost(list(r))
+    start_cost = cost
+    lam = 1e-2
+    history: list[tuple[str, float, float]] = []
+    jac = np.zeros((len(r), len(params)))
+    for it in range(iterations + 1):
+        jac = np.zeros((len(r), len(params)))
+        for j, p in enumerate(params):
+            pts = influences.get(p.name) or []
+            if not pts:
+                continue
+            u = p.to_u(values[p.name])
+            h = step * (p.u_high - p.u_low)
+            h = h if u + h <= p.u_high else -h
+            moved = evaluator.run(pts, {**values, p.name: math.exp(u + h) if p.log else u + h})
+            rows = [k for i in pts for k in refs_of[i]]
+            r1 = residuals({**metrics, **moved})
+            jac[rows, j] = (r1[rows] - r[rows]) / h
+        if it == iterations:
+            break  # the Jacobian at the final values, for the standard errors
+        before = cost
+        w = (1.0 + r * r) ** -0.25
+        jw, rw = jac * w[:, None], r * w
+        a, g = jw.T @ jw, jw.T @ rw
+        improved = False
+        for _ in range(4):
+            try:
+                delta = -np.linalg.solve(a + lam * np.diag(np.maximum(np.diag(a), 1e-12)), g)
+            except np.linalg.LinAlgError:
+                lam *= 10
+                continue
+            trial = {p.name: p.from_u(min(max(p.to_u(values[p.name]) + d, p.u_low), p.u_high))
+                     for p, d in zip(params, delta)}
+            changed = [i for p in params if trial[p.name] != values[p.name] for i in influences.get(p.name, [])]
+            moved = evaluator.run(sorted(set(changed)), {**values, **trial}) if changed else {}
+            r_trial = residuals({**metrics, **moved})
+            c_trial = _cost(list(r_trial))
+            if c_trial < cost:
+                values, metrics, r, cost = {**values, **trial}, {**metrics, **moved}, r_trial, c_trial
+                lam = max(lam / 3, 1e-6)
+                improved = True
+                history.append(("lm", float(it), cost))
+                log(f"polish {it + 1}: cost {cost:.4g}")
+                break
+            lam *= 4
+        if not improved or before - cost < 1e-3 * max(before, 1e-12):
+            break
+    result = FitResult(values=values, start_cost=start_cost, cost=cost, models=model_values(problem, metrics),
+                       influences=influences, runs=evaluator.runs, history=history)
+    return result, jac

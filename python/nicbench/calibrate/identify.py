@@ -24,7 +24,7 @@ from nicbench.calibrate.fit import FitParam
 from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
 from nicbench.experiments.study import Reference
 
-__all__ = ["independent_points", "identifiability", "ParamCertainty"]
+__all__ = ["independent_points", "identifiability", "jacobian", "ParamCertainty"]
 
 # Relative step of the central difference, as a share of the parameter's search range.
 STEP = 0.02
@@ -53,27 +53,12 @@ class ParamCertainty:
 
 
 def identifiability(problem: Problem, params: list[FitParam], values: dict[str, float], evaluator: Evaluator,
-                    influences: dict[str, list[int]]) -> dict[str, ParamCertainty]:
-    """Standard errors and constrained flags of `params` at `values` (see the module doc)."""
-    all_points = list(range(len(problem.points)))
-    base = evaluator.run(all_points, values)
-    r0 = np.array(_residuals(problem, base))
-    m, n = len(r0), len(params)
-    jac = np.zeros((m, n))
-    for j, p in enumerate(params):
-        pts = influences.get(p.name) or []
-        if not pts:
-            continue
-        u = p.to_u(values[p.name])
-        h = STEP * (p.u_high - p.u_low)
-        lo, hi = max(p.u_low, u - h), min(p.u_high, u + h)
-        if hi <= lo:
-            continue
-        up = evaluator.run(pts, {**values, p.name: _raw(p, hi)})
-        down = evaluator.run(pts, {**values, p.name: _raw(p, lo)})
-        r_up = np.array(_residuals(problem, {**base, **up}))
-        r_down = np.array(_residuals(problem, {**base, **down}))
-        jac[:, j] = (r_up - r_down) / (hi - lo)
+                    influences: dict[str, list[int]],
+                    precomputed: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, ParamCertainty]:
+    """Standard errors and constrained flags of `params` at `values` (see the module doc);
+    `precomputed` = (residuals, Jacobian d r / d u) at `values` saves the runs."""
+    r0, jac = precomputed if precomputed is not None else jacobian(problem, params, values, evaluator, influences)
+    m, n = jac.shape
     chi2 = float(r0 @ r0)
     scale = max(1.0, chi2 / (m - n)) if m > n else math.inf
     u_s, s, vt = np.linalg.svd(jac, full_matrices=False)
@@ -109,6 +94,34 @@ def identifiability(problem: Problem, params: list[FitParam], values: dict[str, 
                                      constrained=not reason, reason=reason, max_correlation=corr,
                                      correlated_with=partner)
     return out
+
+
+def jacobian(problem: Problem, params: list[FitParam], values: dict[str, float], evaluator: Evaluator,
+             influences: dict[str, list[int]], base: dict[int, dict[str, float]] | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(residuals at `values`, d residual / d u) by central differences in each parameter's search space
+    (u: log for log-scaled parameters), re-running only the points a parameter moves; `base` (every
+    point at `values`) saves a full run."""
+    all_points = list(range(len(problem.points)))
+    if base is None:
+        base = evaluator.run(all_points, values)
+    r0 = np.array(_residuals(problem, base))
+    jac = np.zeros((len(r0), len(params)))
+    for j, p in enumerate(params):
+        pts = influences.get(p.name) or []
+        if not pts:
+            continue
+        u = p.to_u(values[p.name])
+        h = STEP * (p.u_high - p.u_low)
+        lo, hi = max(p.u_low, u - h), min(p.u_high, u + h)
+        if hi <= lo:
+            continue
+        up = evaluator.run(pts, {**values, p.name: _raw(p, hi)})
+        down = evaluator.run(pts, {**values, p.name: _raw(p, lo)})
+        r_up = np.array(_residuals(problem, {**base, **up}))
+        r_down = np.array(_residuals(problem, {**base, **down}))
+        jac[:, j] = (r_up - r_down) / (hi - lo)
+    return r0, jac
 
 
 def _residuals(problem: Problem, metrics: dict) -> list[float]:

@@ -23,11 +23,12 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nicbench import profiles
 from nicbench.errors import NicbenchError
 
-__all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds", "merge_provenance"]
+__all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds", "merge_provenance", "render_profile"]
 
 
 @dataclass(frozen=True)
@@ -189,3 +190,37 @@ def _insert_after(body: list[str], key: str, line: str) -> list[str]:
         if re.match(rf"^\s*{re.escape(key)}\s*=", existing):
             return body[:k + 1] + [line] + body[k + 1:]
     return [line] + body
+
+
+def render_profile(header: dict[str, str], fitted_on: dict[str, Any] | None, params: list[dict[str, Any]]) -> str:
+    """A whole profile as TOML text: `header` (name, kind, description, optional calibration_study),
+    the optional `[fitted_on]` record of a few-shot fit, and one `[param.NAME]` table per row
+    (name, value, unit, provenance, integer, optional bounds). Strings are JSON-escaped, which TOML
+    basic strings accept."""
+    q = lambda s: json.dumps(str(s), ensure_ascii=False)  # noqa: E731
+    out = [f"# {header.get('description', header['name'])}\n"]
+    if fitted_on:
+        out.append(f"# Few-shot fit from {fitted_on['base']} (see [fitted_on]); `nicbench calibrate "
+                   f"{header['name']}` repeats it.\n")
+    out.append("\n")
+    for key in ("name", "kind", "calibration_study", "description"):
+        if header.get(key):
+            out.append(f"{key} = {q(header[key])}\n")
+    if fitted_on:
+        out.append("\n[fitted_on]\n")
+        out.append(f"base = {q(fitted_on['base'])}\nstudy = {q(fitted_on['study'])}\n")
+        for key in ("measurements", "parameters"):
+            items = "".join(f"    {q(x)},\n" for x in fitted_on[key])
+            out.append(f"{key} = [\n{items}]\n" if items else f"{key} = []\n")
+    for row in params:
+        out.append(f"\n[param.{row['name']}]\n")
+        value = row["value"]
+        literal = str(int(round(value))) if row.get("integer") else repr(float(value))
+        if not row.get("integer") and not any(c in literal for c in ".en"):
+            literal += ".0"
+        out.append(f"value = {literal}\n")
+        out.append(f"unit = {q(row['unit'])}\nprovenance = {q(row['provenance'])}\n")
+        if row.get("bounds"):
+            lo, hi = row["bounds"]
+            out.append(f"bounds = [{_format(lo, False)}, {_format(hi, False)}]\n")
+    return "".join(out)

@@ -43,7 +43,15 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
 
 
 @click.command()
-@click.argument("nic")
+@click.argument("args", nargs=-1, metavar="[NIC]")
+@click.option("--base", default=None, metavar="PROFILE",
+              help="Few-shot: fit a new device's profile starting from this one (with --measurements, -o).")
+@click.option("--measurements", "measurements", multiple=True, metavar="FILE...",
+              help="Few-shot: measurement files (tidy export or digitized-figure CSV); several may follow.")
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Few-shot: the profile to write (kept: its own datasheet parameters, if it exists).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Few-shot: a datasheet difference from the base profile (never fitted; repeatable).")
 @click.option("--study", default=None,
               help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
 @click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
@@ -57,10 +65,19 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
 @click.option("--allow-saturated", is_flag=True,
               help="Fit even with no more independent calibration points than free parameters.")
 @json_option
-def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
+def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, ...], output: str | None,
+              sets: tuple[str, ...], study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
               allow_saturated: bool, as_json: bool) -> None:
     """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
+
+    Few-shot, for a device the study did not measure:
+
+      nicbench calibrate --base connectx5 --measurements mine.csv [more.csv ...] -o mine.toml
+
+    frees only the parameters the measurements identify (and says why), inherits the rest from the
+    base profile, and writes a profile usable everywhere a profile name is (`simulate --nic
+    mine.toml`). `nicbench calibrate mine.toml` repeats a recorded few-shot fit.
 
     `nicbench calibrate flowmeter-local` instead measures nicbench's own flow meter on this machine
     and writes `profiles/flowmeter-local.toml` (a host profile for the argus100g model).
@@ -71,8 +88,21 @@ def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: boo
         if not as_json:
             stderr_console.print(f"[dim]{line}[/]")
 
+    if base is not None or measurements or output is not None or sets:
+        _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json)
+        return
+    if len(args) != 1:
+        raise click.UsageError("give one NIC profile (or --base PROFILE --measurements FILE... -o OUT.toml)")
+    nic = args[0]
     if nic == LOCAL_FLOWMETER:
         _calibrate_flowmeter_local(log, as_json)
+        return
+    from nicbench.profiles import load
+
+    if load(nic).get("fitted_on"):
+        from nicbench.calibrate.fewshot import refit
+
+        _print_fewshot(refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log), as_json)
         return
 
     outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
@@ -116,6 +146,57 @@ def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: boo
         stderr_console.print(f"[red]failed run[/] {label}: {err}")
     stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
                          + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
+
+
+def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json) -> None:
+    from nicbench.calibrate.fewshot import fewshot
+
+    if base is None or not measurements or output is None:
+        raise click.UsageError("a few-shot fit needs --base PROFILE, --measurements FILE... and -o OUT.toml")
+    extra = [a for a in args if not Path(a).is_file()]
+    if extra:
+        raise click.UsageError(f"{extra[0]}: no such measurements file (a few-shot fit takes no NIC argument)")
+    values = {}
+    for item in sets:
+        name, sep, raw = item.partition("=")
+        try:
+            values[name.strip()] = float(raw)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set") from None
+        if not sep or not name.strip() or not math.isfinite(values[name.strip()]):
+            raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set")
+    outcome = fewshot(base, list(measurements) + list(args), output, sets=values, study=study,
+                      studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log)
+    _print_fewshot(outcome, as_json)
+
+
+def _print_fewshot(outcome, as_json: bool) -> None:
+    if as_json:
+        emit_json(outcome.as_dict())
+        return
+    free = sum(1 for s in outcome.selection if s.free)
+    table = Table(title=f"{outcome.profile}: {free} parameters freed on {outcome.points} independent measured "
+                        f"points (base {outcome.base}, study {outcome.study})", title_justify="left")
+    for col in ("parameter", outcome.base, "fitted", "± 1σ", "why"):
+        table.add_column(col)
+    for s in outcome.selection:
+        p = outcome.parameters.get(s.name)
+        c = outcome.certainty.get(s.name)
+        sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+        table.add_row(s.name, fmt_number(p["start"], 5) if p else "", fmt_number(p["fitted"], 5) if p else "kept",
+                      sigma, s.reason)
+    stdout_console.print(table)
+    errors = Table(title="error on the measurements", title_justify="left")
+    for col in ("profile", "entries", "within tolerance", "median |relative error|"):
+        errors.add_column(col)
+    for label, s in (("zero-shot (before the fit)", outcome.zero_shot), ("fitted", outcome.fitted)):
+        errors.add_row(label, str(s["entries"]), str(s["passed"]),
+                       f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–")
+    stdout_console.print(errors)
+    for label, err in list(outcome.errors.items())[:5]:
+        stderr_console.print(f"[red]failed run[/] {label}: {err}")
+    stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
+                         + (f"wrote {outcome.profile}" if outcome.written else "profile NOT written (--dry-run)"))
 
 
 COMMANDS = [calibrate]

@@ -206,11 +206,17 @@ def results_export(experiment: str, fmt: str, output: str | None, results_dir: s
 @click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides specs).")
 @click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points of each spec.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter in every spec.")
+@click.option("--no-predictions", is_flag=True,
+              help="Skip the study's predictions for other devices ([predictions] in study.toml).")
 @json_option
 def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_dir: str, results_dir: str | None,
               jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
-              as_json: bool) -> None:
-    """Run every experiment of STUDY (or --all studies) and build the study reports under reports/."""
+              no_predictions: bool, as_json: bool) -> None:
+    """Run every experiment of STUDY (or --all studies) and build the study reports under reports/.
+
+    A study with [predictions] also runs its specs with each listed device's profile (repetitions:
+    its `repeat`) and reports them as predictions, checked only against that device's own
+    measurements and the source's qualitative claims about it."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
 
@@ -222,7 +228,7 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
         try:
             outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
                                       limit_points=limit_points, sets=overrides,
-                                      progress=RichProgress(enabled=not as_json))
+                                      progress=RichProgress(enabled=not as_json), predictions=not no_predictions)
         except KeyboardInterrupt:
             click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
             raise SystemExit(130) from None
@@ -236,10 +242,19 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
                 err = g["median_abs_rel_error"]
                 refs += (f"\n  {group}: {g['passed']}/{g['entries']} pass, median |error| "
                          + (f"{err:.1%}" if err == err else "–"))
+            for dp in d["predictions"]:
+                m, claims = dp["measurements"], dp["claims"]
+                line = f"\n  prediction {dp['device']}: "
+                if m["entries"]:
+                    line += f"its measurements {m['passed']}/{m['entries']} pass, median |error| {m['median_abs_rel_error']:.1%}; "
+                held = sum(c["status"] == "pass" for c in claims.values())
+                line += f"claims {held}/{len(claims)} hold"
+                failing = [k for k, c in claims.items() if c["status"] != "pass"]
+                refs += line + (f" (not: {', '.join(failing)})" if failing else "")
             stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json([o.as_dict() for o in outcomes])
-    if any(s.failed for o in outcomes for s in o.runs):
+    if any(s.failed for o in outcomes for s in o.all_runs()):
         raise SystemExit(1)
 
 

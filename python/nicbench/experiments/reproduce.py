@@ -30,13 +30,18 @@ class StudyOutcome:
     index: Path
     runs: list[RunSummary] = field(default_factory=list)
     pages: list[Any] = field(default_factory=list)
+    predictions: list[Any] = field(default_factory=list)  # DevicePredictions per predicted device
+
+    def all_runs(self) -> list[RunSummary]:
+        return self.runs + [r for d in self.predictions for r in d.runs]
 
     def as_dict(self) -> dict[str, Any]:
         comparisons = [c for p in self.pages for c in p.as_dict()["comparisons"]]
         return {"study": self.study, "report": str(self.index), "experiments": [r.as_dict() for r in self.runs],
                 "pages": [p.as_dict() for p in self.pages],
                 "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons),
-                "summary": group_summary(comparisons)}
+                "summary": group_summary(comparisons),
+                "predictions": [d.as_dict() for d in self.predictions]}
 
 
 def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -112,8 +117,11 @@ def check_sets_apply(studies: list[Study], sets: dict[str, str] | None) -> None:
 def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
                     reports: str | os.PathLike = "reports", jobs: int | None = None, repeat: int | None = None,
                     limit_points: int | None = None, sets: dict[str, str] | None = None,
-                    progress: Progress | None = None) -> StudyOutcome:
-    from nicbench.report import experiment_report, study_report  # matplotlib only when reporting
+                    progress: Progress | None = None, predictions: bool = True) -> StudyOutcome:
+    """Run `study`'s experiments and report them; then (unless `predictions` is False or `sets`
+    chooses the device) its prediction devices (`nicbench.experiments.predictions`)."""
+    from nicbench.experiments.predictions import run_predictions
+    from nicbench.report import study_report  # matplotlib only when reporting
 
     specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=_sets_for(p, sets))
              for p in study.experiments]
@@ -125,13 +133,25 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
                                            prune_stale=not quick, extra_meta={"study": str(study.dir)}))
     root = results_root(results)
     pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
+    outcome.pages.extend(_write_pages(pages, study, None, jobs))
+    if predictions and study.predictions and "nic" not in (sets or {}):
+        outcome.predictions = run_predictions(
+            study, results=results, reports=reports, jobs=jobs, repeat=repeat, limit_points=limit_points, sets=sets,
+            progress=progress, pages_fn=lambda pairs, view, device: _write_pages(pairs, view, device, jobs))
+    study_report(study, outcome.pages, outcome.index, predictions=outcome.predictions)
+    return outcome
+
+
+def _write_pages(pages: list[tuple[Path, Path]], study: Study, prediction: str | None, jobs: int | None) -> list[Any]:
+    """The experiment pages of (results folder, page path) pairs."""
+    from nicbench.report import experiment_report
+
+    if not pages:
+        return []
     workers = min(len(pages), max(1, jobs if jobs is not None else (os.cpu_count() or 1)))
     if workers > 1:
         # Figures are drawn on the CPU (matplotlib): one experiment page per worker process,
         # as the runs were (fork: the parent has already imported the report modules).
         with cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            outcome.pages.extend(pool.map(experiment_report, *zip(*pages), [study] * len(pages)))
-    else:
-        outcome.pages.extend(experiment_report(exp_dir, out_html, study=study) for exp_dir, out_html in pages)
-    study_report(study, outcome.pages, outcome.index)
-    return outcome
+            return list(pool.map(experiment_report, *zip(*pages), [study] * len(pages), [prediction] * len(pages)))
+    return [experiment_report(exp_dir, out_html, study=study, prediction=prediction) for exp_dir, out_html in pages]

@@ -21,6 +21,16 @@
         tolerance = { relative = 0.1 } # or { absolute = 5.0 } (in `unit`)
         set = "validation"             # or "calibration"
 
+    studies/<study>/study.toml  (optional)
+        [predictions]
+        devices = ["connectx4"]        # profiles the study's specs are also run with (`reproduce`)
+        repeat = 1                     # repetitions of those runs
+        claims = "claims.toml"         # qualitative claims checked on every device (below)
+
+    studies/<study>/claims.toml
+        [[claim]]                      # the keys of a [[reference]], plus:
+        devices = ["connectx5", "connectx6"]   # where the source makes the claim (default: all)
+
 Published numbers live only here; they are compared with results, never used to produce them.
 """
 
@@ -36,7 +46,7 @@ from typing import Any
 
 from nicbench.experiments.errors import SpecError
 
-__all__ = ["Study", "Reference", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE", "REFERENCE_FILE"]
+__all__ = ["Study", "Reference", "Claim", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE", "REFERENCE_FILE"]
 
 STUDY_FILE = "study.toml"
 REFERENCE_FILE = "reference.toml"
@@ -106,6 +116,17 @@ def summary_group(r: Reference) -> str:
     return SUMMARY_GROUPS[1] if r.restates is None else SUMMARY_GROUPS[2]
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A qualitative statement of the source, as a reference entry (its value and tolerance say
+    what "holds" means), checked on each device in `devices` (empty: every device)."""
+    reference: Reference
+    devices: tuple[str, ...] = ()
+
+    def applies_to(self, device: str) -> bool:
+        return not self.devices or device in self.devices
+
+
 @dataclass
 class Study:
     dir: Path
@@ -114,6 +135,10 @@ class Study:
     description: str
     experiments: list[Path]
     references: list[Reference] = field(default_factory=list)
+    # Other devices whose predictions `reproduce` runs and reports (see the module doc).
+    predictions: list[str] = field(default_factory=list)
+    prediction_repeat: int | None = None
+    claims: list[Claim] = field(default_factory=list)
 
 
 def default_studies_dir() -> Path:
@@ -163,21 +188,52 @@ def load_study(path: str | Path) -> Study:
     ref_file = folder / REFERENCE_FILE
     if ref_file.is_file():
         study.references = _references(ref_file)
+    _predictions(file, doc.get("predictions", {}), study)
     return study
 
 
-def _references(file: Path) -> list[Reference]:
-    doc = _toml(file)
-    entries = doc.get("reference", [])
+def _predictions(file: Path, table: Any, study: Study) -> None:
+    if not isinstance(table, dict):
+        raise SpecError.at(file, "predictions", "expected a [predictions] table")
+    for k in table:
+        if k not in ("devices", "repeat", "claims"):
+            raise SpecError.at(file, f"predictions.{k}", "unknown key (expected devices, repeat, claims)")
+    devices = table.get("devices", [])
+    if not isinstance(devices, list) or not all(isinstance(d, str) and d for d in devices):
+        raise SpecError.at(file, "predictions.devices", "expected a list of profile names")
+    repeat = table.get("repeat")
+    if repeat is not None and (not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1):
+        raise SpecError.at(file, "predictions.repeat", f"expected a whole number >= 1, found {repeat!r}")
+    study.predictions, study.prediction_repeat = list(devices), repeat
+    claims = table.get("claims")
+    if claims is None:
+        return
+    claims_file = study.dir / str(claims)
+    if not claims_file.is_file():
+        raise SpecError.at(file, "predictions.claims", f"no such file: {claims_file}")
+    doc = _toml(claims_file)
+    refs = _references(claims_file, doc, table="claim", extra_keys=("devices",))
+    for i, (ref, e) in enumerate(zip(refs, doc.get("claim", []))):
+        devs = e.get("devices", [])
+        if not isinstance(devs, list) or not all(isinstance(d, str) for d in devs):
+            raise SpecError.at(claims_file, f"claim[{i}].devices", "expected a list of profile names")
+        study.claims.append(Claim(ref, tuple(devs)))
+
+
+def _references(file: Path, doc: dict[str, Any] | None = None, table: str = "reference",
+                extra_keys: tuple[str, ...] = ()) -> list[Reference]:
+    doc = _toml(file) if doc is None else doc
+    entries = doc.get(table, [])
     if not isinstance(entries, list):
-        raise SpecError.at(file, "reference", "expected [[reference]] tables")
+        raise SpecError.at(file, table, f"expected [[{table}]] tables")
     out: list[Reference] = []
     seen: set[str] = set()
+    keys = _REF_KEYS + extra_keys
     for i, e in enumerate(entries):
-        key = f"reference[{i}]"
+        key = f"{table}[{i}]"
         for k in e:
-            if k not in _REF_KEYS:
-                raise SpecError.at(file, f"{key}.{k}", f"unknown key (expected one of {', '.join(_REF_KEYS)})")
+            if k not in keys:
+                raise SpecError.at(file, f"{key}.{k}", f"unknown key (expected one of {', '.join(keys)})")
         for k in ("id", "experiment", "metric", "unit", "quote", "location"):
             if not isinstance(e.get(k), str):
                 raise SpecError.at(file, f"{key}.{k}", "expected a string (required)")

@@ -87,8 +87,10 @@ class ExperimentPage:
                 "comparisons": [_comparison_dict(c) for c in self.comparisons]}
 
 
-def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None) -> ExperimentPage:
-    """Write the report of one experiment folder to `out_html` (+ figures/ next to it)."""
+def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None,
+                      prediction: str | None = None) -> ExperimentPage:
+    """Write the report of one experiment folder to `out_html` (+ figures/ next to it); `prediction`
+    names the device when the runs are a prediction for a device the study did not measure."""
     exp_dir = Path(exp_dir)
     store = ExperimentStore(exp_dir.parent, exp_dir.name)
     if not store.exists():
@@ -133,8 +135,15 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
              (str(meta.get("repeat", "?")), "repetitions"), (f"{runs:,}", "stored runs"),
              (f"{failed['run'].nunique() if not failed.empty else 0}", "failed runs"),
              ("yes" if complete else "no", "sweep complete")]
-    body = [f"<h1>{html.escape(name)}</h1>",
+    title = f"{name} — PREDICTION for {prediction}" if prediction else name
+    body = [f"<h1>{html.escape(title)}</h1>",
             f'<p class="sub">{html.escape(spec.description if spec else "")}</p>']
+    if prediction:
+        body.append(f'<p class="note">Prediction: these runs use profile <b>{html.escape(prediction)}</b>, a device '
+                    "the study did not publish this figure for. The figures and tables compare it only with that "
+                    "device's own measurements (its few-shot calibration, where its profile was fitted on some) and "
+                    "with the source's qualitative claims about it (ids <code>claim:…</code>), never with the "
+                    "study device's published values.</p>")
     if not complete:
         body.append('<p class="note">The sweep is not complete (interrupted, or some runs failed): '
                     "re-run the same command to finish it.</p>")
@@ -158,15 +167,17 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
         body += ["<h2>Failed runs</h2>", failures_table(failed)]
     body += ["<h2>Environment of the runs</h2>", kv_table(meta.get("environment", {})),
              "<h2>Spec</h2>", f"<pre>{html.escape(spec_text)}</pre>"]
-    out_html.write_text(page(f"nicbench · {name}", body))
+    out_html.write_text(page(f"nicbench · {title}", body))
     return ExperimentPage(name, out_html, n_figures, comparisons, complete,
                           int(failed["run"].nunique()) if not failed.empty else 0,
                           spec.description if spec else "",
                           len({m.ref.id for f in rendered_figures for m in f.marks}))
 
 
-def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path) -> Path:
-    """The study index: links to its experiment pages, pass/fail and median |error| per set."""
+def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
+                 predictions: list[Any] | None = None) -> Path:
+    """The study index: links to its experiment pages, pass/fail and median |error| per set, and the
+    predictions for other devices (`nicbench.experiments.predictions.DevicePredictions`), if any."""
     out_html = Path(out_html)
     comparisons = [c for p in pages for c in p.comparisons]
     body = [f"<h1>{html.escape(study.title)}</h1>", f'<p class="sub">{html.escape(study.description)}</p>',
@@ -182,12 +193,56 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
     body += ["<h2>Experiments</h2>",
              table(["experiment", "description", "figures", "references on a figure", "references passed", "complete"],
                    rows, raw=True)]
+    if predictions:
+        body += predictions_section(predictions, out_html.parent)
     if comparisons:
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]
     out_html.parent.mkdir(parents=True, exist_ok=True)
     out_html.write_text(page(f"nicbench · study {study.name}", body))
     return out_html
+
+
+def predictions_section(predictions: list[Any], base: Path) -> list[str]:
+    """Per predicted device: its profile, the error on its own measurements, its claims, its pages;
+    then the claims device by device."""
+    rows, claim_ids = [], []
+    for d in predictions:
+        info = d.as_dict()
+        m = info["measurements"]
+        fit = d.fitted_on
+        fitted = (f"few-shot from {html.escape(fit['base'])} on {len(fit['measurements'])} file(s), "
+                  f"{len(fit['parameters'])} parameters" if fit else "not fitted on measurements")
+        err = m["median_abs_rel_error"]
+        claims = info["claims"]
+        claim_ids += [c for c in claims if c not in claim_ids]
+        held = sum(c["status"] == "pass" for c in claims.values())
+        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">{html.escape(Path(p).parent.name)}</a>'
+                         for p in info["pages"])
+        rows.append([f"<b>{html.escape(d.device)}</b><br><small>{html.escape(d.description)}</small>", fitted,
+                     f"{m['passed']}/{m['entries']}, median |error| {err:.1%}" if m["entries"] and err == err else "–",
+                     f"{held}/{len(claims)}" if claims else "–", links])
+    out = ["<h2>Predictions for other devices</h2>",
+           '<p class="sub">The study\'s specs run with other devices\' profiles. Nothing here is compared with the '
+           "study device's published values: each device is checked against its own measurements (what its "
+           "profile was fitted on, i.e. its calibration) and the source's qualitative claims about it.</p>",
+           table(["device", "profile", "its measurements (calibration)", "claims that hold", "pages"], rows, raw=True)]
+    if claim_ids:
+        head = ["claim"] + [d.device for d in predictions]
+        grid = []
+        for cid in claim_ids:
+            row = [html.escape(cid)]
+            for d in predictions:
+                c = d.as_dict()["claims"].get(cid)
+                if c is None:
+                    row.append("not claimed")
+                else:
+                    ok = c["status"] == "pass"
+                    row.append(f'<span class="{"pass" if ok else "fail"}">{"holds" if ok else c["status"]}</span> '
+                               f"({_cell(c['model'])})")
+            grid.append(row)
+        out += ["<h3>Qualitative claims on each device</h3>", table(head, grid, raw=True)]
+    return out
 
 
 def published_caption(marks: list[Mark]) -> str:

@@ -1,8 +1,9 @@
 """Every profile parameter's provenance is true.
 
 - "fitted ..." only if `nicbench calibrate` really fits it: the parameter is in the `parameters` list of
-  the calibration config that fits the profile (its study's `calibration.toml`, or the few-shot config
-  named by the provenance).
+  its study's `calibration.toml`.
+- "fitted on <files>" (a few-shot fit) only for the parameters its `[fitted_on]` record lists.
+- "inherited from <base>: <provenance>" only with the base's current value and provenance.
 - "derived from reference <id>[, <id>]: ..." (a value worked out by hand from published numbers) only
   from calibration entries of the profile's study: a value derived from a number is fitted to it, and
   that number can no longer validate the model.
@@ -94,10 +95,16 @@ def _violations(name: str) -> dict[str, str]:
     out: dict[str, str] = {}
     refs = {r.id: r for r in load_study(STUDIES / study).references} if study else {}
     fit = _fit_list(study) if study else set()
+    record = doc.get("fitted_on")
     for pname, p in doc["param"].items():
         prov = p["provenance"].strip()
         if not p["unit"] or not prov:
             out[pname] = "no unit or provenance"
+        elif record is not None and (prov.startswith("fitted on ") or pname in record["parameters"]):
+            if pname not in record["parameters"] or not prov.startswith("fitted on "):
+                out[pname] = "the [fitted_on] record and the 'fitted on' provenance disagree"
+        elif prov.startswith(INHERITED):
+            out.update({pname: why for why in [_inherited(pname, p, prov)] if why})
         elif prov.lower().startswith("fitted"):
             if not study:
                 out[pname] = "says fitted, but the profile names no calibration_study"
@@ -109,6 +116,25 @@ def _violations(name: str) -> dict[str, str]:
             if bad:
                 out[pname] = f"derived from {', '.join(bad)}, not calibration entries of {study}"
     return out
+
+
+INHERITED = "inherited from "
+
+
+def _inherited(pname: str, p: dict, prov: str) -> str:
+    """Why an "inherited from <base>: <its provenance>" is untrue ("" if it is true): the base must have
+    the same value with that provenance (a stale copy after the base was refit is not inherited)."""
+    base, _, rest = prov[len(INHERITED):].partition(": ")
+    try:
+        b = profiles.load(base)["param"].get(pname)
+    except Exception as exc:  # noqa: BLE001 - a missing or broken base is the violation
+        return f"inherited from {base}, which does not load ({exc})"
+    if b is None:
+        return f"inherited from {base}, which has no {pname}"
+    base_prov = b["provenance"].strip()
+    if b["value"] != p["value"] or (rest != base_prov and not base_prov.startswith(INHERITED)):
+        return f"inherited from {base}, but {base} now has {b['value']!r} ({base_prov[:60]}...): refit"
+    return ""
 
 
 @pytest.mark.parametrize("name", PROFILES)

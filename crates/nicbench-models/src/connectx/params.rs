@@ -79,8 +79,9 @@ model_params! {
     root_insert_ipv6_us,
     /// Extra root insertion cost per entry in the overflow list, IPv4/VLAN/tunnel matches [µs/entry].
     root_insert_overflow_us_per_entry,
-    /// Extra root insertion cost per entry in the overflow list, IPv6 matches [µs/entry].
-    root_insert_overflow_ipv6_us_per_entry,
+    /// Extra cost of a root insertion whose entry spills to the overflow list (the collision
+    /// pool is exhausted and its bucket is taken), IPv4/VLAN/tunnel matches [µs/spill].
+    root_insert_spill_us,
     /// Firmware time each packet traversing the root table takes from the firmware command
     /// path [ns/packet]: root-table commands stretch by 1 / (1 − root pps × this).
     root_cmd_ns_per_packet,

@@ -187,6 +187,16 @@ impl Tables {
             .max(0.0)
     }
 
+    /// Expected growth of the overflow list when one more entry is inserted into `group`: the
+    /// chance that the new entry spills (0 while the collision pool lasts; then the chance that
+    /// its bucket is taken, 1 − e^(−n/B)).
+    pub fn spill_chance(&self, group: u32) -> f64 {
+        let p = &self.params;
+        let n = self.group_entries(group) as f64;
+        let spilled = |n: f64| (expected_collisions(n, p.root_table_buckets) - p.root_collision_pool_entries).max(0.0);
+        (spilled(n + 1.0) - spilled(n)).clamp(0.0, 1.0)
+    }
+
     /// Mean chain length a missing lookup walks in a firmware table: entries per bucket.
     pub fn chain_load(&self, group: u32) -> f64 {
         self.group_entries(group) as f64 / self.params.root_table_buckets.max(1.0)

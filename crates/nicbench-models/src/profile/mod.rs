@@ -5,6 +5,11 @@
 //! kind = "connectx"                 # the model that reads it: connectx, offpath, flowhost
 //! description = "NVIDIA Mellanox ConnectX-5 100 GbE"
 //! calibration_study = "pam21"       # optional: where `nicbench calibrate` fits it
+//! [fitted_on]                       # optional: a few-shot fit (`nicbench calibrate --base`)
+//! base = "connectx5"                # the profile the other values are inherited from
+//! study = "pam21"                   # whose experiment specs the measurements map to
+//! measurements = ["../shared/data/pam21-fewshot/....csv"]
+//! parameters = ["root_lookup_base_ns"]   # the values fitted on the measurements
 //! [param.root_table_capacity]
 //! value = 65536
 //! unit = "entries"
@@ -49,6 +54,17 @@ pub struct Param {
     pub bounds: Option<[f64; 2]>,
 }
 
+/// What a few-shot fit (`nicbench calibrate --base B --measurements F...`) fitted the profile on:
+/// the record that makes the fit repeatable and its "fitted on" provenance checkable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitRecord {
+    pub base: String,
+    pub study: String,
+    pub measurements: Vec<String>,
+    pub parameters: Vec<String>,
+}
+
 /// A device profile as loaded from TOML (plus overrides, if any were applied).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +77,9 @@ pub struct Profile {
     /// The study whose calibration set `nicbench calibrate` fits this profile on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_study: Option<String>,
+    /// Set when the profile was fitted few-shot on a user's measurements (see [`FitRecord`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted_on: Option<FitRecord>,
     #[serde(rename = "param")]
     pub params: BTreeMap<String, Param>,
     /// File the profile was read from (not part of the TOML).

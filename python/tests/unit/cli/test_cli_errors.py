@@ -58,3 +58,17 @@ def test_rss_bad_key(cli, small_trace):
 def test_rss_bad_queue_count(cli, small_trace, queues):
     proc = cli("rss", str(small_trace), "--queues", queues)
     assert proc.returncode == 2
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["calibrate", "--base", "connectx5", "-o", "x.toml"], "--measurements"),
+    (["calibrate", "--base", "connectx5", "--measurements", "/no/such.csv", "-o", "x.toml"], "/no/such.csv"),
+    (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml", "--set", "a=b"], "--set"),
+    (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml"], "neither a tidy record"),
+    (["calibrate", "--base", "nosuchnic", "--measurements", "README.md", "-o", "x.toml"], "nosuchnic"),
+    (["calibrate"], "give one nic profile"),
+])
+def test_fewshot_calibrate_bad_input(cli, args, needle):
+    proc = cli(*args)
+    assert_one_line_error(proc, needle)
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -89,3 +89,45 @@ def test_a_small_study_reproduces_with_report(tmp_path):
 def test_spec_error_names_connectx_parameters():
     with pytest.raises(SpecError, match="has no parameter 'tables'"):
         parse_spec('[experiment]\nname = "x"\ntarget = "connectx.forward"\n[params]\ntables = 4\n')
+
+
+def test_predictions_run_other_devices_and_check_their_own_data_and_claims(tmp_path):
+    """A study with [predictions]: each device's runs are reported apart, compared only with its own
+    few-shot measurements and the claims made about it (never with the study device's values)."""
+    folder = tmp_path / "mini"
+    (folder / "experiments").mkdir(parents=True)
+    (folder / "experiments" / "a.toml").write_text(
+        (PAM21 / "experiments" / "fig2a.toml").read_text().replace('duration = "200ms"', 'duration = "20ms"'))
+    (folder / "study.toml").write_text(
+        '[study]\nname = "pam21"\nexperiments = ["experiments/a.toml"]\n'
+        '[predictions]\ndevices = ["connectx4"]\nrepeat = 1\nclaims = "claims.toml"\n')
+    (folder / "reference.toml").write_text((PAM21 / "reference.toml").read_text())
+    (folder / "make_reference.py").write_text((PAM21 / "make_reference.py").read_text())  # maps digitized CSVs
+    claim = ('[[claim]]\nid = "{id}"\nquote = "q"\nlocation = "l"\nexperiment = "pam21-fig2a"\n'
+             'where = {{ nic = "connectx5", size = 1500, rules = {rules} }}\nmetric = "loss_ratio"\nvalue = 1.0\n'
+             'unit = ""\ntolerance = {{ absolute = 0.1 }}\n{devices}\n')
+    (folder / "claims.toml").write_text(
+        claim.format(id="collapse", rules=60000, devices="")
+        + claim.format(id="wrong", rules=1000, devices="")
+        + claim.format(id="elsewhere", rules=60000, devices='devices = ["connectx6"]'))
+    study = load_study(folder)
+    assert [c.reference.id for c in study.claims] == ["collapse", "wrong", "elsewhere"]
+    outcome = reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1,
+                              repeat=1, limit_points=None)
+    (pred,) = outcome.as_dict()["predictions"]
+    assert pred["device"] == "connectx4" and pred["fitted_on"]["base"] == "connectx5"
+    assert pred["claims"]["collapse"]["status"] == "pass" and pred["claims"]["wrong"]["status"] == "fail"
+    assert "elsewhere" not in pred["claims"]  # not claimed for this device
+    # Its own Fig. 2a measurements (the few-shot file), not ConnectX-5's published values.
+    dp = outcome.predictions[0]
+    measured = [c for c in dp.comparisons() if not c.reference.id.startswith("claim:")]
+    if not measured:
+        missing("connectx4's few-shot measurements (../shared/data/pam21-fewshot)")
+    assert len(measured) == 14 and all("mlnx-cx4" in c.reference.location for c in measured)
+    assert all(c.reference.where["nic"] == "connectx4" for c in measured)
+    page = (tmp_path / "reports" / "pam21" / "predictions" / "connectx4" / "pam21-fig2a" / "index.html").read_text()
+    assert "PREDICTION for connectx4" in page
+    index = (tmp_path / "reports" / "pam21" / "index.html").read_text()
+    assert "Predictions for other devices" in index and "collapse" in index
+    # The main pages keep their own runs: the prediction runs live in their own results folder.
+    assert (tmp_path / "results" / "predictions" / "connectx4" / "pam21-fig2a").is_dir()

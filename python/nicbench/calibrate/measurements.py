@@ -1,0 +1,130 @@
+"""A user's measurements as calibration references of a study.
+
+Two formats, told apart by their header:
+
+- **Tidy records** — what `nicbench results export DIR --csv` writes (and what a backend run of a study
+  spec stores): columns `experiment`, the run's parameters, `metric`, `value`, `unit`, `t`, `status`. Scalar
+  records (`t` empty) of successful runs are grouped by experiment, point and metric; the median over the
+  repetitions is the measurement.
+- **Digitized figures** — the CSVs of `../shared/data/pam21-*` (columns `figure`, `nic`, `panel`,
+  `series`, `x`, `x_nominal`, `y`, ...): mapped to the study's experiments by the study's own
+  `make_reference.py` (`references_from_csv(path)`), the same mapping that builds its reference file.
+
+Either way each measurement becomes a `set = "calibration"` reference that selects one point of one of the
+study's experiment specs (checked when the fit builds its problem), with the study's tolerance for that
+kind of value where the study has one.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from nicbench.errors import NicbenchError
+from nicbench.experiments.spec import load_spec
+from nicbench.experiments.study import Reference, Study
+
+__all__ = ["load_measurements", "DIGITIZED_COLUMNS", "TIDY_COLUMNS"]
+
+DIGITIZED_COLUMNS = {"figure", "nic", "panel", "series", "x_nominal", "y", "y_unit"}
+TIDY_COLUMNS = {"experiment", "metric", "value"}
+# Tolerance of a measurement when the study has no reference of the same kind to copy it from.
+DEFAULT_TOLERANCE = ("relative", 0.15)
+
+
+def load_measurements(files: list[str | Path], study: Study) -> list[Reference]:
+    """Every measurement in `files` as a calibration reference of `study` (NicbenchError naming the file
+    and what is wrong when a file is neither format or names no experiment of the study)."""
+    refs: list[Reference] = []
+    for f in files:
+        path = Path(f)
+        try:
+            with path.open(newline="") as fh:
+                header = set(next(csv.reader(fh), []))
+        except OSError as exc:
+            raise NicbenchError(f"measurements {path}: {exc.strerror or exc}") from None
+        if DIGITIZED_COLUMNS <= header:
+            entries = _digitized(path, study)
+        elif TIDY_COLUMNS <= header:
+            entries = _tidy(path, study)
+        else:
+            raise NicbenchError(f"measurements {path}: neither a tidy record export (columns "
+                                f"{', '.join(sorted(TIDY_COLUMNS))}, ...) nor a digitized figure (columns "
+                                f"{', '.join(sorted(DIGITIZED_COLUMNS))}, ...)")
+        if not entries:
+            raise NicbenchError(f"measurements {path}: no value maps to an experiment of study {study.name}")
+        refs += [_reference(e, f"m-{path.stem}-{i + 1:03d}") for i, e in enumerate(entries)]
+    return refs
+
+
+def _digitized(path: Path, study: Study) -> list[dict[str, Any]]:
+    script = study.dir / "make_reference.py"
+    spec = importlib.util.spec_from_file_location(f"nicbench_study_{study.name}", script)
+    if spec is None or spec.loader is None or not script.is_file():
+        raise NicbenchError(f"measurements {path}: study {study.name} has no make_reference.py to map digitized "
+                            "figures to its experiments")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    mapper = getattr(module, "references_from_csv", None)
+    if mapper is None:
+        raise NicbenchError(f"measurements {path}: {script} does not map digitized figures "
+                            "(no references_from_csv)")
+    return list(mapper(path))
+
+
+def _tidy(path: Path, study: Study) -> list[dict[str, Any]]:
+    specs = {s.name: s for s in (load_spec(p) for p in study.experiments)}
+    tolerances = {(r.experiment, r.metric): (r.tolerance_kind, r.tolerance) for r in study.references}
+    groups: dict[tuple, list[float]] = {}
+    units: dict[tuple, str] = {}
+    with path.open(newline="") as fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            if row.get("status", "ok") not in ("ok", "") or row.get("t", "") not in ("", "nan", "NaN"):
+                continue
+            spec = specs.get(row["experiment"])
+            if spec is None:
+                raise NicbenchError(f"measurements {path}:{line}: experiment {row['experiment']!r} is not one of "
+                                    f"study {study.name}'s ({', '.join(sorted(specs))})")
+            try:
+                value = float(row["value"])
+            except ValueError:
+                raise NicbenchError(f"measurements {path}:{line}: value {row['value']!r} is not a number") from None
+            if not math.isfinite(value):
+                continue
+            # The device is the profile being fitted, not what the run stored.
+            where = {p.name: _number(row[p.name]) for p in spec.target.params
+                     if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
+            key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
+            groups.setdefault(key, []).append(value)
+            units[key] = row.get("unit", "")
+    out = []
+    for (experiment, where, metric), values in sorted(groups.items()):
+        kind, tol = tolerances.get((experiment, metric), DEFAULT_TOLERANCE)
+        out.append({"quote": f"measured: median of {len(values)} run(s) in {path.name}",
+                    "location": str(path), "experiment": experiment,
+                    "where": specs[experiment].parse_params(dict(where), f"{path}: "),
+                    "metric": metric, "statistic": "median", "value": statistics.median(values),
+                    "unit": units[(experiment, where, metric)], "tolerance": {kind: tol}})
+    return out
+
+
+def _number(text: str) -> Any:
+    """A stored parameter as the spec would write it: an int or float when it is one."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _reference(e: dict[str, Any], id_: str) -> Reference:
+    (kind, tol), = e["tolerance"].items()
+    return Reference(id=id_, quote=e["quote"], location=e["location"], experiment=e["experiment"],
+                     where=dict(e["where"]), metric=e["metric"], statistic=e.get("statistic", "median"),
+                     value=float(e["value"]), unit=e["unit"], tolerance_kind=kind, tolerance=float(tol),
+                     set="calibration", low=e.get("low"), high=e.get("high"))

@@ -1,0 +1,159 @@
+"""Few-shot calibration (`nicbench calibrate --base B --measurements F -o OUT`): from measurements the
+native ConnectX model produced with known parameter values, the fit frees what the measurements move,
+recovers those values, keeps the rest inherited, and writes a profile the models load and that
+`refit` repeats. Also the choice of free parameters on synthetic sensitivities."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+from helpers import REPO, missing, shared_data_dir
+
+from nicbench import profiles
+from nicbench.calibrate.fewshot import fewshot, refit, select_free
+from nicbench.calibrate.fit import FitParam
+from nicbench.errors import NicbenchError
+from nicbench.experiments.targets import RunContext, get_target
+
+SPEC = """
+[experiment]
+name = "mini-fwd"
+target = "connectx.forward"
+repeat = 1
+[params]
+nic = "connectx5"
+rules = 1000
+duration = "2ms"
+bin = "1ms"
+[sweep]
+size = [64, 128, 256, 1500]
+rate = ["10Gbps", "100Gbps"]
+"""
+
+CALIBRATION = """
+[calibration]
+parameters = ["nf_packet_ns", "fixed_latency_ns", "root_insert_ipv4_us", "nic_buffer_bytes"]
+[bounds]
+nf_packet_ns = [30.0, 117.0]
+fixed_latency_ns = [5000.0, 60000.0]
+[fewshot]
+keep = ["nic_buffer_bytes"]
+"""
+
+BASE = profiles.load("connectx5")["param"]
+TRUTH = {"nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
+         "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 0.7, 1)}
+POINTS = [(64, 100e9, "rx_mpps"), (128, 100e9, "rx_mpps"), (256, 100e9, "rx_mpps"),
+          (1500, 10e9, "latency_p50_us"), (256, 10e9, "latency_p50_us"), (64, 10e9, "latency_p50_us"),
+          (128, 10e9, "latency_p50_us")]
+
+
+def mini_study(tmp_path):
+    folder = tmp_path / "mini"
+    (folder / "experiments").mkdir(parents=True)
+    (folder / "experiments" / "fwd.toml").write_text(SPEC)
+    (folder / "study.toml").write_text('[study]\nname = "mini"\nexperiments = ["experiments/fwd.toml"]\n')
+    (folder / "reference.toml").write_text("")
+    (folder / "calibration.toml").write_text(CALIBRATION)
+    return folder
+
+
+def measurements(tmp_path, truth=TRUTH):
+    """A tidy export (the columns `nicbench results export --csv` writes) of the model at `truth`."""
+    t = get_target("connectx.forward")
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["experiment", "nic", "size", "rate", "metric", "value", "unit", "t", "status"])
+        for size, rate, metric in POINTS:
+            params = {**t.defaults(), "rules": 1000, "size": size, "rate": rate, "duration": 2_000_000,
+                      "bin": 1_000_000}
+            with profiles.parameter_overrides(truth):
+                value = t.fn(params, RunContext(seed=1, rep=0, target=t))[metric]
+            w.writerow(["mini-fwd", "my-nic", size, rate, metric, value, "", "", "ok"])
+    return path
+
+
+def test_fewshot_frees_what_the_measurements_move_and_recovers_it(tmp_path):
+    study = mini_study(tmp_path)
+    out = tmp_path / "profiles" / "mine.toml"
+    o = fewshot("connectx5", [measurements(tmp_path)], out, study=str(study), jobs=1, sets={"link_gbps": 100.0})
+    why = {s.name: s for s in o.selection}
+    assert why["nf_packet_ns"].free and why["fixed_latency_ns"].free
+    assert not why["root_insert_ipv4_us"].free and "moves no measured point" in why["root_insert_ipv4_us"].reason
+    assert "nic_buffer_bytes" not in why  # the testbed's ([fewshot] keep) is never a candidate
+    for name, value in TRUTH.items():
+        assert o.parameters[name]["fitted"] == pytest.approx(value, rel=0.03), name
+    assert o.fitted["median_abs_rel_error"] < 0.2 * o.zero_shot["median_abs_rel_error"]
+
+    doc = profiles.load(out)
+    assert doc["name"] == "mine" and doc["kind"] == "connectx"
+    rec = doc["fitted_on"]
+    assert rec["base"] == "connectx5" and rec["parameters"] == sorted(TRUTH)
+    assert rec["measurements"] == ["../mine.csv"]  # relative to the profile's folder
+    p = doc["param"]
+    assert p["nf_packet_ns"]["provenance"].startswith("fitted on mine.csv (7 values)")
+    assert p["link_gbps"]["provenance"].startswith("set by the user")
+    assert p["root_insert_ipv4_us"]["provenance"].startswith("inherited from connectx5: ")
+    assert p["root_insert_ipv4_us"]["value"] == BASE["root_insert_ipv4_us"]["value"]
+
+    # The written profile runs (a path works wherever a profile name does) and the fit repeats.
+    t = get_target("connectx.forward")
+    res = t.fn({**t.defaults(), "nic": str(out), "size": 64, "rate": 100e9, "duration": 2_000_000,
+                "bin": 1_000_000}, RunContext(seed=1, rep=0, target=t))
+    assert math.isfinite(res["rx_mpps"])
+    again = refit(str(out), jobs=1, write=False)
+    assert again.parameters["nf_packet_ns"]["fitted"] == o.parameters["nf_packet_ns"]["fitted"]
+    # A second fit keeps the device's own values (here the --set one) without being told again.
+    assert profiles.load(out)["param"]["link_gbps"]["provenance"].startswith("set by the user")
+
+
+def test_fewshot_bad_input(tmp_path):
+    study = mini_study(tmp_path)
+    good = measurements(tmp_path)
+    with pytest.raises(NicbenchError, match="ends in .toml"):
+        fewshot("connectx5", [good], tmp_path / "x.txt", study=str(study))
+    with pytest.raises(NicbenchError, match="not a parameter of the base profile"):
+        fewshot("connectx5", [good], tmp_path / "x.toml", study=str(study), sets={"nope": 1.0})
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(NicbenchError, match="neither a tidy record export"):
+        fewshot("connectx5", [bad], tmp_path / "x.toml", study=str(study))
+    with pytest.raises(NicbenchError, match="no \\[fitted_on\\] record"):
+        refit("connectx5", write=False)
+
+
+def _params(n):
+    return [FitParam(f"p{j}", 1.0, 0.0, 1.0) for j in range(n)]
+
+
+def test_select_free_reasons():
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=12), rng.normal(size=12)
+    jac = np.column_stack([10 * a, 5 * b, 9.9 * a + 0.1 * b, 0.01 * b, np.zeros(12)])
+    influences = {"p0": [0], "p1": [1], "p2": [2], "p3": [3]}  # p4 moves nothing
+    sel = {s.name: s for s in select_free(_params(5), jac, influences, points=12)}
+    assert sel["p0"].free and sel["p1"].free
+    assert not sel["p2"].free and "degenerate with p0" in sel["p2"].reason
+    assert not sel["p3"].free and "too weak" in sel["p3"].reason
+    assert not sel["p4"].free and "moves no measured point" in sel["p4"].reason
+    # With 3 points there is a budget of one free parameter: the one with the largest effect.
+    sel = {s.name: s for s in select_free(_params(5), jac, influences, points=3)}
+    assert [n for n, s in sel.items() if s.free] == ["p0"]
+    assert "over the budget" in sel["p1"].reason
+
+
+def test_fewshot_profiles_name_their_measurements():
+    """The committed few-shot profiles were fitted on files that exist beside the checkout."""
+    for name in ("connectx4", "connectx6", "bluefield1"):
+        doc = profiles.load(name)
+        rec = doc.get("fitted_on")
+        assert rec, f"{name} has no [fitted_on] record"
+        for f in rec["measurements"]:
+            path = (REPO / "profiles" / f).resolve()
+            if not path.is_file():
+                missing(f"{name}'s few-shot measurements {path}")
+            assert path.is_relative_to(shared_data_dir().resolve()), f"{name}: {f} is not under ../shared/data"
