@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nicbench.calibrate.fit import FitParam, FitResult, fit
+from nicbench.calibrate.identify import ParamCertainty, identifiability, independent_points
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
@@ -106,9 +107,13 @@ class CalibrationOutcome:
     written: bool
     errors: dict[str, str]
     fit: FitResult | None = None
+    points: int = 0  # independent calibration points (distinct scenario × metric)
+    certainty: dict[str, ParamCertainty] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": str(self.profile), "study": self.study, "parameters": self.parameters,
+                "points": self.points, "free_parameters": len(self.parameters),
+                "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
                 "summary": self.summary, "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written,
                 "errors": self.errors, "references": self.rows}
 
@@ -156,9 +161,12 @@ def profile_study(profile_path: Path) -> str:
 
 def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathLike | None = None, write: bool = True,
               validate: bool = True, jobs: int | None = None, parameters: list[str] | None = None,
-              sweeps: int | None = None, line_evals: int | None = None,
+              sweeps: int | None = None, line_evals: int | None = None, allow_saturated: bool = False,
               log: Callable[[str], None] = lambda s: None) -> CalibrationOutcome:
-    """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`."""
+    """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`.
+
+    Refuses (NicbenchError) a fit with no more independent calibration points than free parameters
+    unless `allow_saturated`: such a fit matches any data and shows nothing."""
     started = time.monotonic()
     profile_path = resolve_profile(nic)
     if study is None:
@@ -175,12 +183,19 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
         raise NicbenchError(f"study {st.name} has no reference entries with set = {cfg.set!r}")
     params = read_params(profile_path)
     fit_params = _fit_params(params, cfg, parameters)
+    points = independent_points(cal_refs)
+    if points <= len(fit_params) and not allow_saturated:
+        raise NicbenchError(f"{len(fit_params)} free parameters on {points} independent calibration points of "
+                            f"{st.name}: a saturated fit shows nothing (fit fewer parameters, add calibration points, "
+                            "or pass --allow-saturated)")
     problem = build_problem(st, cal_refs, nic=str(profile_path), experiment_params=cfg.experiment_params)
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     log(f"calibrating {len(fit_params)} parameters of {profile_path} on {len(cal_refs)} references "
         f"({len(problem.points)} runs per full evaluation, {jobs} jobs)")
     with Evaluator(problem, jobs) as ev:
         result = fit(problem, fit_params, ev, sweeps=cfg.sweeps, line_evals=cfg.line_evals, log=log)
+        log("standard errors at the fitted values (Jacobian by central differences)")
+        certainty = identifiability(problem, fit_params, result.values, ev, result.influences)
         runs = ev.runs
         errors = dict(ev.errors)
     written = False
@@ -211,4 +226,4 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
                   for p in fit_params}
     return CalibrationOutcome(profile=profile_path, study=st.name, parameters=parameters, rows=rows, summary=summary,
                               runs=runs, elapsed_s=time.monotonic() - started, written=written, errors=errors,
-                              fit=result)
+                              fit=result, points=points, certainty=certainty)

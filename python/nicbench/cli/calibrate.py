@@ -54,10 +54,12 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
 @click.option("--sweeps", type=click.IntRange(1, 20), default=None, help="Coordinate-descent sweeps.")
 @click.option("--line-evals", type=click.IntRange(3, 50), default=None, help="Runs per line search.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
+@click.option("--allow-saturated", is_flag=True,
+              help="Fit even with no more independent calibration points than free parameters.")
 @json_option
 def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
-              as_json: bool) -> None:
+              allow_saturated: bool, as_json: bool) -> None:
     """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
 
     `nicbench calibrate flowmeter-local` instead measures nicbench's own flow meter on this machine
@@ -75,15 +77,22 @@ def calibrate(nic: str, study: str | None, studies_dir: str | None, dry_run: boo
 
     outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
                               jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,
-                              log=log)
+                              allow_saturated=allow_saturated, log=log)
     if as_json:
         emit_json(outcome.as_dict())
         return
-    table = Table(title=f"fitted parameters of {outcome.profile}", title_justify="left")
-    for col in ("parameter", "start", "fitted", "bounds"):
+    table = Table(title=f"fitted parameters of {outcome.profile}: {len(outcome.parameters)} free on "
+                        f"{outcome.points} independent calibration points", title_justify="left")
+    for col in ("parameter", "start", "fitted", "± 1σ", "bounds", "data constrain it"):
         table.add_column(col)
     for name, p in outcome.parameters.items():
-        table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]")
+        c = outcome.certainty.get(name)
+        sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+        verdict = "–" if c is None else ("yes" if c.constrained else f"no: {c.reason}")
+        if c is not None and c.constrained and abs(c.max_correlation) > 0.9:
+            verdict += f" (corr {c.max_correlation:+.2f} with {c.correlated_with})"
+        table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma,
+                      f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]", verdict)
     stdout_console.print(table)
     errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
     for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):

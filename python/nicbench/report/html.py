@@ -21,14 +21,15 @@ from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore, param_columns
-from nicbench.experiments.study import SUMMARY_GROUPS, Study, summary_group
+from nicbench.experiments.study import SUMMARY_GROUPS, Reference, Study, summary_group
 from nicbench.report.compare import Comparison, compare
-from nicbench.report.figures import EmptyFigure, render
+from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
 from nicbench.report.figures.common import Units
 
 __all__ = ["experiment_report", "study_report", "ExperimentPage"]
 
 MAX_SUMMARY_ROWS = 300
+CAPTION_GROUPS = ("calibration (filled)", "validation (open)", "restating calibration (grey)")
 
 CSS = """
 :root { --fg:#1d232b; --muted:#5b6673; --line:#dde3ea; --bg:#ffffff; --panel:#f6f8fa; --ok:#1a7f37; --bad:#cf222e; }
@@ -42,9 +43,9 @@ h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 34px 0 10
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
 .card b { display: block; font-size: 20px; } .card span { color: var(--muted); font-size: 13px; }
-.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 18px; }
+.figs { display: grid; grid-template-columns: 1fr; gap: 18px; }
 figure { margin: 0; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
-figure img { width: 100%; height: auto; display: block; background: #fff; }
+figure img { max-width: 100%; height: auto; display: block; margin: 0 auto; background: #fff; }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; margin: 8px 0; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -56,6 +57,9 @@ pre { background: var(--panel); border: 1px solid var(--line); border-radius: 8p
 .scroll { max-height: 480px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
 .scroll table { margin: 0; } a { color: #0969da; }
 .note { background: #fff8c5; border: 1px solid #eed888; border-radius: 8px; padding: 8px 12px; }
+.published { font-size: 12px; }
+details.notdrawn { color: var(--muted); font-size: 13px; margin: 12px 0; }
+details.notdrawn summary { cursor: pointer; } details.notdrawn ul { margin: 6px 0; padding-left: 22px; }
 """
 
 # Marks each figure with its rendered size, so a headless browser check can see it was drawn.
@@ -97,25 +101,26 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     fig_dir = out_html.parent / "figures"
     units = Units(params=dict(meta.get("param_units", {})), metrics=dict(meta.get("metric_units", {})))
 
-    figures_html, n_figures = [], 0
+    refs = [r for r in study.references if r.experiment == spec.name] if study is not None and spec else []
+    figures_html, n_figures, rendered_figures = [], 0, []
     for fig in spec.figures if spec else []:
         try:
-            rendered = render(fig, records, fig_dir, units)
+            rendered = render(fig, records, fig_dir, units, refs, spec.target)
         except EmptyFigure as exc:
             figures_html.append(f'<p class="missing">figure {html.escape(fig.name)}: {html.escape(str(exc))}</p>')
             continue
         n_figures += 1
+        rendered_figures.append(rendered)
         data = base64.b64encode(rendered.png.read_bytes()).decode()
         svg_rel = rendered.svg.relative_to(out_html.parent)
         figures_html.append(
             f'<figure><img alt="{html.escape(rendered.title)}" src="data:image/png;base64,{data}">'
-            f'<figcaption>{html.escape(rendered.title)} — <a href="{html.escape(str(svg_rel))}">SVG</a></figcaption>'
-            f"</figure>")
+            f'<figcaption>{html.escape(rendered.title)} — <a href="{html.escape(str(svg_rel))}">SVG</a>'
+            f"{published_caption(rendered.marks)}</figcaption></figure>")
 
     summary = summarize(records)
     comparisons: list[Comparison] = []
     if study is not None and spec is not None:
-        refs = [r for r in study.references if r.experiment == spec.name]
         comparisons = compare(refs, {spec.name: summary}, {spec.name: spec.target})
 
     ok = records[records["status"] == "ok"] if not records.empty else records
@@ -128,21 +133,25 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
              (f"{failed['run'].nunique() if not failed.empty else 0}", "failed runs"),
              ("yes" if complete else "no", "sweep complete")]
     body = [f"<h1>{html.escape(name)}</h1>",
-            f'<p class="sub">{html.escape(spec.description if spec else "")}</p>',
-            f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
-            f"<code>{html.escape(str(exp_dir))}</code></p>",
-            '<div class="cards">' + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>"
-                                            for v, k in cards) + "</div>"]
+            f'<p class="sub">{html.escape(spec.description if spec else "")}</p>']
     if not complete:
         body.append('<p class="note">The sweep is not complete (interrupted, or some runs failed): '
                     "re-run the same command to finish it.</p>")
+    # The figures first (the paper's values over the model's), then the tables behind them.
+    body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
+             if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
+    if refs:
+        body.append(not_drawn_list(refs, rendered_figures, defined=bool(spec and spec.figures)))
     if comparisons:
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
         body += ["<h2>Published vs nicbench</h2>",
                  '<p class="missing">No published reference values for this experiment (measured only).</p>']
-    body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
-             if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
+    body += ["<h2>Runs</h2>",
+             f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
+             f"<code>{html.escape(str(exp_dir))}</code></p>",
+             '<div class="cards">' + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>"
+                                             for v, k in cards) + "</div>"]
     body += ["<h2>Statistics across repetitions</h2>", summary_table(summary)]
     if not failed.empty:
         body += ["<h2>Failed runs</h2>", failures_table(failed)]
@@ -177,6 +186,43 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
     return out_html
 
 
+def published_caption(marks: list[Mark]) -> str:
+    """How many published values the figure shows, per summary group."""
+    if not marks:
+        return ""
+    counts = [(sum(m.group == g for m in marks), label) for g, label in zip(SUMMARY_GROUPS, CAPTION_GROUPS)]
+    parts = ", ".join(f"{n} {label}" for n, label in counts if n)
+    return f'<br><span class="published">published values drawn: {len(marks)} ({parts})</span>'
+
+
+def not_drawn_list(refs: list[Reference], figures: list[RenderedFigure], defined: bool = True) -> str:
+    """The experiment's published values that no figure shows, each with why (they stay in the table)."""
+    drawn = {m.ref.id for f in figures for m in f.marks}
+    missing = [r for r in refs if r.id not in drawn]
+    if not missing:
+        return f'<p class="sub">All {len(refs)} published values of this experiment are drawn on its figures.</p>'
+    items = "".join(f"<li><b>{html.escape(r.id)}</b> ({html.escape(_selector(r))}): "
+                    f"{html.escape(_why_not_drawn(r, figures, defined))}</li>" for r in missing)
+    opened = " open" if len(missing) <= 10 else ""
+    return (f'<details class="notdrawn"{opened}><summary>Not drawn: {len(missing)} of {len(refs)} published values '
+            f"fit no figure (they are in the table below)</summary><ul>{items}</ul></details>")
+
+
+def _why_not_drawn(ref: Reference, figures: list[RenderedFigure], defined: bool) -> str:
+    if not figures:
+        return "no figure was drawn" if defined else "the spec defines no [[figure]]"
+    skips = [(f, s) for f in figures for s in f.skips if s.ref.id == ref.id]
+    close = [(f, s) for f, s in skips if s.close]
+    if close:
+        f, s = close[0]
+        return f"{f.title}: {s.reason}"
+    return f"no figure shows {ref.metric}"
+
+
+def _selector(r: Reference) -> str:
+    return f"{r.metric} ({r.statistic})" + "".join(f", {k}={v}" for k, v in r.where.items())
+
+
 def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
         return '<p class="missing">This study has no published reference values (its experiments are measured only).</p>'
@@ -203,7 +249,7 @@ def comparison_table(comparisons: list[Comparison]) -> str:
         set_cell = html.escape(r.set) + (f"<br><small>restates {html.escape(r.restates)}</small>" if r.restates else "")
         rows.append([html.escape(r.id), set_cell, f"<q>{html.escape(r.quote)}</q><br>"
                      f"<small>{html.escape(r.location)}</small>",
-                     html.escape(f"{r.metric} ({r.statistic})" + "".join(f", {k}={v}" for k, v in r.where.items())),
+                     html.escape(_selector(r)),
                      f"{r.value:.4g} {html.escape(r.unit)}",
                      f"{c.model_value:.4g} {html.escape(r.unit)}" if math.isfinite(c.model_value) else "–",
                      f"{c.relative_error:+.1%}" if math.isfinite(c.relative_error) else "–", tol,

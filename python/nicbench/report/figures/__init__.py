@@ -1,15 +1,18 @@
 """Figures from stored records only: one small module per kind (line, box, timeseries, cdf, heatmap).
 
-`render(figure, records, out_dir, param_units)` draws a `[[figure]]` of a spec with
-matplotlib's Agg backend (no display needed) and writes `<name>.png` and `<name>.svg`.
-Each kind module exposes `draw(ax, records, figure, units) -> None` and raises `EmptyFigure`
-when the records hold nothing to draw (the report then says so instead of an empty plot).
+`render(figure, records, out_dir, units, references, target)` draws a `[[figure]]` of a spec
+with matplotlib's Agg backend (no display needed), the published values it can show over the
+model's curves (`published`, `overlay`), and writes `<name>.png` and `<name>.svg`.
+Each kind module exposes `draw(ax, records, figure, units) -> Drawn | None` (None: the kind
+shows no published values) and raises `EmptyFigure` when the records hold nothing to draw
+(the report then says so instead of an empty plot).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterable
 
 import matplotlib
 
@@ -19,10 +22,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
-from nicbench.report.figures import box, cdf, heatmap, line, timeseries  # noqa: E402
+from nicbench.experiments.study import Reference  # noqa: E402
+from nicbench.report.figures import box, cdf, heatmap, line, overlay, timeseries  # noqa: E402
 from nicbench.report.figures.common import EmptyFigure, Units  # noqa: E402
+from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402
 
-__all__ = ["render", "RenderedFigure", "EmptyFigure", "DRAWERS"]
+__all__ = ["render", "draw_figure", "RenderedFigure", "EmptyFigure", "DRAWERS", "Mark", "Skip"]
 
 DRAWERS = {"line": line.draw, "box": box.draw, "timeseries": timeseries.draw, "cdf": cdf.draw,
            "heatmap": heatmap.draw}
@@ -34,19 +39,32 @@ class RenderedFigure:
     title: str
     png: Path
     svg: Path
+    marks: list[Mark] = field(default_factory=list)  # the published values drawn
+    skips: list[Skip] = field(default_factory=list)  # the others, with why
 
 
-def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units: Units) -> RenderedFigure:
+def draw_figure(ax, figure: FigureSpec, records: pd.DataFrame, units: Units, references: Iterable[Reference] = (),
+                target: Any = None) -> tuple[list[Mark], list[Skip]]:
+    """The model's curves, then the published values over them (`references`: the experiment's)."""
+    log = figure.kind != "heatmap"  # heatmap axes are category indices: never log
+    # Scales first: setting one resets the axis' tick formatter, and the kinds set theirs (SI units).
+    if log and figure.logx:
+        ax.set_xscale("log")
+    if log and figure.logy:
+        ax.set_yscale("log")
+    drawn = DRAWERS[figure.kind](ax, records, figure, units)
+    marks, skips = place(drawn, figure, list(references), records, target, units)
+    overlay.draw(ax, marks, logy=log and figure.logy)
+    return marks, skips
+
+
+def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units: Units,
+           references: Iterable[Reference] = (), target: Any = None) -> RenderedFigure:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110, layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=130, layout="constrained")
     try:
-        DRAWERS[figure.kind](ax, records, figure, units)
-        if figure.kind != "heatmap":  # heatmap axes are category indices: never log
-            if figure.logx:
-                ax.set_xscale("log")
-            if figure.logy:
-                ax.set_yscale("log")
+        marks, skips = draw_figure(ax, figure, records, units, references, target)
         title = figure.title or default_title(figure)
         ax.set_title(title, fontsize=11)
         ax.grid(True, alpha=0.3, which="both")
@@ -59,7 +77,7 @@ def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units
         fig.savefig(svg)
     finally:
         plt.close(fig)
-    return RenderedFigure(figure.name, title, png, svg)
+    return RenderedFigure(figure.name, title, png, svg, marks, skips)
 
 
 def default_title(figure: FigureSpec) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nicbench.report.figures.common import Units, metric_values
+from nicbench.report.figures.common import Drawn, Units, metric_values, where
 
 
 def box_stats(values: np.ndarray, label: str) -> dict:
@@ -23,14 +23,30 @@ def box_stats(values: np.ndarray, label: str) -> dict:
             "fliers": values[(values < p1) | (values > p99)]}
 
 
-def draw(ax, records, figure, units: Units) -> None:
+# What a box shows of its point: the published value of any of these statistics has its place on it.
+BOX_STATS = ("p1", "p25", "median", "p75", "p99")
+
+
+def draw(ax, records, figure, units: Units) -> Drawn:
     data = metric_values(records, figure, figure.y)
     keys = [figure.x] + ([figure.hue] if figure.hue else [])
     groups = list(data.groupby(keys, dropna=False, sort=True))
     values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
-    labels = [", ".join(units.text(n, v) for n, v in zip(keys, k if isinstance(k, tuple) else (k,))) for k, _ in groups]
+    points = [k if isinstance(k, tuple) else (k,) for k, _ in groups]
+    labels = [", ".join(units.text(n, v) for n, v in zip(keys, point)) for point in points]
     ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
     if len(labels) > 6:
         ax.tick_params(axis="x", labelrotation=45)
     ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))
     units.set_axis(ax.yaxis, figure.y, data)
+
+    def position(x, hue):
+        """The box of (x, hue) on the categorical axis (bxp puts box i at i + 1); None: no such box."""
+        wanted = (x, hue) if figure.hue else (x,)
+        return next((i + 1.0 for i, point in enumerate(points) if point == wanted), None)
+
+    # Boxes have no colour per hue (the position says which point): one colour apart from the
+    # boxes' black and the medians' orange.
+    hues = {p[1] for p in points} if figure.hue else {None}
+    return Drawn("box", figure.y, units.unit(figure.y, data), BOX_STATS, {h: "C3" for h in hues},
+                 where(records, figure), position=position)

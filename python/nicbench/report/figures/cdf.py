@@ -13,7 +13,7 @@ def draw(ax, records, figure, units: Units) -> None:
     data = scalar if not scalar.empty else data
     if data["value"].notna().sum() == 0:
         raise EmptyFigure(f"no records of metric {figure.x!r}")
-    for label, frame in hue_groups(data, figure.hue, units):
+    for _, label, frame in hue_groups(data, figure.hue, units):
         v = np.sort(frame["value"].dropna().to_numpy(float))
         ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=label)
     units.set_axis(ax.xaxis, figure.x, data)

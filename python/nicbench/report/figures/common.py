@@ -1,8 +1,9 @@
-"""Shared figure helpers: selecting records, axis labels with units."""
+"""Shared figure helpers: selecting records, axis labels with units, what a kind drew."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import pandas as pd
 from matplotlib.ticker import EngFormatter, FuncFormatter
@@ -21,10 +22,10 @@ class Units:
     metrics: dict[str, str] = field(default_factory=dict)
 
     def label(self, name: str, records: pd.DataFrame | None = None) -> str:
-        unit = self._unit(name, records)
+        unit = self.unit(name, records)
         return f"{name} [{unit}]" if unit else name
 
-    def _unit(self, name: str, records: pd.DataFrame | None) -> str:
+    def unit(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The unit of a parameter or metric ("" if unknown); `t` is always in seconds."""
         if name == "t":
             return "s"
@@ -36,11 +37,11 @@ class Units:
 
     def title(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The axis title: the name alone when the ticks carry the unit (see `set_axis`)."""
-        return name if _si_formatter(self._unit(name, records)) else self.label(name, records)
+        return name if _si_formatter(self.unit(name, records)) else self.label(name, records)
 
     def text(self, name: str, value) -> str:
         """One value of `name` as a tick label ("100 Gbps" for 1e11 bps)."""
-        formatter = _si_formatter(self._unit(name, None))
+        formatter = _si_formatter(self.unit(name, None))
         if formatter is None or isinstance(value, str) or not pd.notna(value):
             return _fmt(value)
         return formatter(float(value))
@@ -48,7 +49,7 @@ class Units:
     def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, suffix: str = "") -> None:
         """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name`; values in a base unit (bps, pps,
         B, s, ns, rules/s) get SI-prefixed ticks ("100 Gbps", "50 µs") instead of "1e11"."""
-        formatter = _si_formatter(self._unit(name, records))
+        formatter = _si_formatter(self.unit(name, records))
         if formatter is not None:
             axis.set_major_formatter(formatter)
         axis.set_label_text(self.title(name, records) + suffix)
@@ -83,12 +84,30 @@ def metric_values(records: pd.DataFrame, figure: FigureSpec, metric: str) -> pd.
 
 
 def hue_groups(data: pd.DataFrame, hue: str | None, units: Units | None = None):
-    """(label, frame) per hue value (one unnamed group when no hue)."""
+    """(value, label, frame) per hue value (one unnamed group, value None, when no hue)."""
     if hue is None or hue not in data.columns:
-        yield None, data
+        yield None, None, data
         return
     for value, frame in data.groupby(hue, dropna=False, sort=True):
-        yield f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
+        yield value, f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
+
+
+@dataclass
+class Drawn:
+    """What a kind drew, so that published values can be put on it (`figures.published`).
+
+    `colors` maps each hue value (None without a hue) to its series' colour; `position` maps
+    (x value, hue value) to the x coordinate of that point (None: not on this axis), e.g. the
+    box index of a categorical axis; `stats` are the statistics the drawn y of a point shows.
+    """
+
+    kind: str
+    y: str
+    y_unit: str
+    stats: tuple[str, ...]
+    colors: dict[Any, str]
+    data: pd.DataFrame  # the records the figure drew from (after its `where`), events included
+    position: Callable[[Any, Any], float | None] | None = None
 
 
 def _fmt(v) -> str:

@@ -9,15 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 from nicbench.experiments.stats import summarize
-from nicbench.report.figures.common import Units, hue_groups, metric_values
+from nicbench.report.figures.common import Drawn, Units, hue_groups, metric_values, where
 
 
-def draw(ax, records, figure, units: Units) -> None:
+def draw(ax, records, figure, units: Units) -> Drawn:
     data = metric_values(records, figure, figure.y)
     by = [figure.x] + ([figure.hue] if figure.hue else [])
     summary = summarize(data, by=by)
     summary = summary[summary[figure.x].notna()]
-    for label, frame in hue_groups(summary, figure.hue, units):
+    colors = {}
+    for value, label, frame in hue_groups(summary, figure.hue, units):
         frame = frame.sort_values(figure.x)
         y = frame[figure.stat].to_numpy(float)
         if figure.stat == "mean":
@@ -25,8 +26,12 @@ def draw(ax, records, figure, units: Units) -> None:
             yerr = [err, err]
         else:
             yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
-        ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker="o", ms=4, capsize=3, label=label)
+        bars = ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker="o", ms=4, capsize=3, label=label)
+        colors[value] = bars.lines[0].get_color()
     units.set_axis(ax.xaxis, figure.x)
     units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
     if figure.hue:
         ax.legend(fontsize=8)
+    # A numeric axis: any x value has its place, swept or not.
+    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors, where(records, figure),
+                 position=lambda x, hue: float(x))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nicbench.report.figures.common import EmptyFigure, Units, hue_groups, where
+from nicbench.report.figures.common import Drawn, EmptyFigure, Units, hue_groups, where
 
 
 def event_kind(label: str) -> str:
@@ -15,19 +15,20 @@ def event_kind(label: str) -> str:
     return re.sub(r"\d[\d,.]*", "N", kind).strip() or label
 
 
-def draw(ax, records, figure, units: Units) -> None:
+def draw(ax, records, figure, units: Units) -> Drawn:
     data = where(records[(records["status"] == "ok") & records["t"].notna()], figure)
     series = data[data["metric"] == figure.y]
     if series.empty:
         raise EmptyFigure(f"no time-series records of metric {figure.y!r}")
-    n_hues = 0
-    for h, (label, frame) in enumerate(hue_groups(series, figure.hue, units)):
+    n_hues, colors = 0, {}
+    for h, (value, label, frame) in enumerate(hue_groups(series, figure.hue, units)):
         n_hues = h + 1
+        colors[value] = f"C{h % 10}"
         # One colour per hue value: every run of it is drawn alike (the label is on the first).
         for i, (run, run_frame) in enumerate(frame.groupby("run", sort=True)):
             run_frame = run_frame.sort_values("t")
             ax.plot(run_frame["t"], run_frame["value"], lw=1.2, alpha=0.85,
-                    label=label if i == 0 else None, color=f"C{h % 10}")
+                    label=label if i == 0 else None, color=colors[value])
     events = data[data["metric"].fillna("").str.startswith("event:")]
     kinds = events["metric"].str.removeprefix("event:").map(event_kind)
     # One colour and one legend entry per kind of event, with how many times it happened.
@@ -45,3 +46,5 @@ def draw(ax, records, figure, units: Units) -> None:
         # Widen the figure for it, so the plot keeps its size.
         width_in, height_in = ax.figure.get_size_inches()
         ax.figure.set_size_inches(width_in + 3.6, height_in)
+    return Drawn("timeseries", figure.y, units.unit(figure.y, series), (), colors,
+                 where(records[records["status"] == "ok"], figure))

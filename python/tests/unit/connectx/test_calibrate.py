@@ -28,7 +28,7 @@ rules = 1000
 duration = "2ms"
 bin = "1ms"
 [sweep]
-size = [64, 256, 1500]
+size = [64, 128, 256, 1500]
 rate = ["10Gbps", "100Gbps"]
 """
 
@@ -41,7 +41,8 @@ START = {"nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
          "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 1.3, 1)}
 POINTS = [  # (size, rate, metric, set): 64 B at 100 Gb/s saturates the core; 10 Gb/s shows the latency
     (64, 100e9, "rx_mpps", "calibration"), (1500, 10e9, "latency_p50_us", "calibration"),
-    (256, 10e9, "latency_p50_us", "calibration"), (256, 100e9, "rx_mpps", "validation"),
+    (256, 10e9, "latency_p50_us", "calibration"), (128, 100e9, "rx_mpps", "calibration"),
+    (256, 100e9, "rx_mpps", "validation"),
     (64, 10e9, "latency_p50_us", "validation")]
 
 
@@ -85,14 +86,40 @@ def test_fit_recovers_known_parameters_and_writes_the_profile(tmp_path):
     assert fitted["nf_packet_ns"] == pytest.approx(TRUTH["nf_packet_ns"], rel=0.03)
     assert fitted["fixed_latency_ns"] == pytest.approx(TRUTH["fixed_latency_ns"], rel=0.03)
     assert outcome.fit.cost < outcome.fit.start_cost
-    assert outcome.summary["calibration"]["passed"] == 3 and outcome.summary["validation (independent)"]["passed"] == 2
+    assert outcome.summary["calibration"]["passed"] == 4 and outcome.summary["validation (independent)"]["passed"] == 2
     doc = tomllib.loads(profile.read_text())["param"]
     assert doc["nf_packet_ns"]["value"] == pytest.approx(fitted["nf_packet_ns"], rel=1e-5)
-    assert doc["nf_packet_ns"]["provenance"].startswith("fitted: mini calibration set (3 values)")
+    assert doc["nf_packet_ns"]["provenance"].startswith("fitted: mini calibration set (4 values)")
     assert (doc["nf_burst_ns"]["value"], doc["nf_burst_ns"]["provenance"]) == \
         (BASE["nf_burst_ns"]["value"], BASE["nf_burst_ns"]["provenance"]), "other parameters untouched"
     assert profile.read_text().count("\n") == before.count("\n")
     assert profiles.load(profile)["param"]["nf_packet_ns"]["value"] == doc["nf_packet_ns"]["value"]
+
+
+def test_fit_reports_what_the_data_constrain(tmp_path):
+    study = mini_study(tmp_path)
+    profile = start_profile(tmp_path / "p")
+    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, sweeps=2,
+                        line_evals=8, parameters=[*TRUTH, "root_delete_us"])
+    assert outcome.points == 4, "four calibration entries, four distinct scenarios"
+    c = outcome.certainty
+    for name in TRUTH:
+        assert c[name].constrained and 0 < c[name].rel_sigma < 0.05, (name, c[name])
+        # The truth lies within a few standard errors of the fitted value.
+        assert abs(c[name].value - TRUTH[name]) < 4 * c[name].sigma + 0.01 * TRUTH[name], (name, c[name])
+    assert not c["root_delete_us"].constrained and c["root_delete_us"].reason == "no calibration point moves it"
+    assert outcome.as_dict()["certainty"]["root_delete_us"]["constrained"] is False
+
+
+def test_a_saturated_fit_is_refused_unless_allowed(tmp_path):
+    study = mini_study(tmp_path)
+    profile = start_profile(tmp_path / "p")
+    too_many = [*TRUTH, "nf_burst_ns", "link_propagation_ns"]
+    with pytest.raises(NicbenchError, match="4 free parameters on 4 independent calibration points"):
+        calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, parameters=too_many)
+    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, sweeps=1,
+                        line_evals=3, parameters=too_many, allow_saturated=True)
+    assert not any(c.constrained for c in outcome.certainty.values()), "χ² has no degrees of freedom left"
 
 
 def test_fit_is_reproducible(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -138,6 +139,13 @@ capacity = "10Gbps"
 duration = "1ms"
 [sweep]
 rate = ["5Gbps", "20Gbps"]
+
+[[figure]]
+kind = "line"
+x = "rate"
+y = "loss"
+stat = "median"
+title = "Loss vs offered rate"
 """
 
 
@@ -167,7 +175,7 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert statuses["none"] == ("fail", 0.0)  # 0 is not within 10% of 0.1
     assert statuses["absent"][0] == "no result"
     html = page.path.read_text()
-    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Figures</h2>")]
+    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Runs</h2>")]
     rows = {r["id"]: r for r in rows_of(section)}
     assert rows["half"]["nicbench"] == f"{loss_percent:.4g} %" and rows["half"]["result"] == "pass"
     assert rows["half"]["rel. error"] == f"{(loss_percent - 50) / 50:+.1%}"
@@ -178,6 +186,25 @@ def test_experiment_page_compares_the_stored_results(mini_study):
         "statistic": "median",
         "published": 50.0, "unit": "%", "model": pytest.approx(loss_percent),
         "relative_error": pytest.approx((loss_percent - 50) / 50), "status": "pass", "note": ""}
+
+
+def test_experiment_page_shows_the_figure_with_the_paper_first_and_its_tables_after(mini_study):
+    root, study, _ = mini_study
+    page = experiment_report(root / "results" / "exp", root / "reports" / "exp" / "index.html", study)
+    html = page.path.read_text()
+    order = [html.index(h) for h in ("<h1>", "<h2>Figures</h2>", "<figure>", "</figure>", "Not drawn",
+                                     "<h2>Published vs nicbench</h2>", "<table",
+                                     "<h2>Statistics across repetitions</h2>")]
+    assert order == sorted(order), order
+    assert "<table" not in html[:html.index("</figure>")]  # no table before the figure
+    # What the figure draws of the paper, per class, and what it does not (with why).
+    assert "published values drawn: 2 (1 calibration (filled), 1 validation (open))" in html
+    notdrawn = unescape(html[html.index("Not drawn"):html.index("</details>")])
+    assert "Not drawn: 1 of 3 published values" in notdrawn
+    assert ("<b>absent</b> (loss (median), rate=7Gbps): "
+            "Loss vs offered rate: cannot convert Gbps to a number (the figure's y axis)") in notdrawn
+    svg = (page.path.parent / "figures" / "01-line-loss.svg").read_text()
+    assert 'id="published:half"' in svg and 'id="published:none"' in svg and 'id="published:absent"' not in svg
 
 
 def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):

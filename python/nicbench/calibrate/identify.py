@@ -1,0 +1,120 @@
+"""What a fit can claim: how many independent points it has, and how well the data pin each parameter.
+
+- `independent_points(refs)`: calibration entries that are distinct observations — distinct (scenario,
+  metric) pairs (two entries about the same run and metric are one observation).
+- `identifiability(...)`: at the fitted values, the Jacobian of the residuals (each residual in units of its
+  reference's tolerance) with respect to the parameters, by central differences in the parameter's search
+  space (log for log-scaled parameters); the covariance `(JᵀJ)⁺ · max(1, χ²/(m − n))` treats a tolerance as one
+  standard error and inflates it when the model misfits. Per parameter: its standard error (in its own units),
+  the relative one, the strongest correlation with another parameter, and whether the data constrain it — a
+  parameter is *unconstrained* when no calibration point moves it, when it lies in the (numerical) null space of
+  J, or when its 1-σ interval spans more than half its bounds.
+
+Invariant: no randomness; the Jacobian runs go through the same evaluator (seeded runs) as the fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nicbench.calibrate.fit import FitParam
+from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
+from nicbench.experiments.study import Reference
+
+__all__ = ["independent_points", "identifiability", "ParamCertainty"]
+
+# Relative step of the central difference, as a share of the parameter's search range.
+STEP = 0.02
+# Singular values below this share of the largest span the null space (no information).
+RANK_TOL = 1e-6
+
+
+def independent_points(refs: list[Reference]) -> int:
+    """Distinct observations among `refs`: one per (scenario, metric, statistic)."""
+    return len({(r.scenario(), r.metric, r.statistic) for r in refs})
+
+
+@dataclass
+class ParamCertainty:
+    value: float
+    sigma: float  # standard error in the parameter's unit (inf: unconstrained)
+    rel_sigma: float  # sigma / |value|
+    constrained: bool
+    reason: str  # why unconstrained ("" when constrained)
+    max_correlation: float  # with `correlated_with`
+    correlated_with: str
+
+    def as_dict(self) -> dict[str, float | bool | str]:
+        return {"value": self.value, "sigma": self.sigma, "rel_sigma": self.rel_sigma, "constrained": self.constrained,
+                "reason": self.reason, "max_correlation": self.max_correlation, "correlated_with": self.correlated_with}
+
+
+def identifiability(problem: Problem, params: list[FitParam], values: dict[str, float], evaluator: Evaluator,
+                    influences: dict[str, list[int]]) -> dict[str, ParamCertainty]:
+    """Standard errors and constrained flags of `params` at `values` (see the module doc)."""
+    all_points = list(range(len(problem.points)))
+    base = evaluator.run(all_points, values)
+    r0 = np.array(_residuals(problem, base))
+    m, n = len(r0), len(params)
+    jac = np.zeros((m, n))
+    for j, p in enumerate(params):
+        pts = influences.get(p.name) or []
+        if not pts:
+            continue
+        u = p.to_u(values[p.name])
+        h = STEP * (p.u_high - p.u_low)
+        lo, hi = max(p.u_low, u - h), min(p.u_high, u + h)
+        if hi <= lo:
+            continue
+        up = evaluator.run(pts, {**values, p.name: _raw(p, hi)})
+        down = evaluator.run(pts, {**values, p.name: _raw(p, lo)})
+        r_up = np.array(_residuals(problem, {**base, **up}))
+        r_down = np.array(_residuals(problem, {**base, **down}))
+        jac[:, j] = (r_up - r_down) / (hi - lo)
+    chi2 = float(r0 @ r0)
+    scale = max(1.0, chi2 / (m - n)) if m > n else math.inf
+    u_s, s, vt = np.linalg.svd(jac, full_matrices=False)
+    s_max = float(s.max()) if s.size else 0.0
+    keep = s > RANK_TOL * s_max if s_max > 0 else np.zeros_like(s, dtype=bool)
+    inv = np.zeros_like(s)
+    inv[keep] = 1.0 / s[keep] ** 2
+    cov = (vt.T * inv) @ vt * scale
+    null = vt[~keep] if (~keep).any() else np.zeros((0, n))
+    out: dict[str, ParamCertainty] = {}
+    for j, p in enumerate(params):
+        x = values[p.name]
+        var_u = float(cov[j, j])
+        reason = ""
+        if not influences.get(p.name):
+            reason = "no calibration point moves it"
+        elif not math.isfinite(scale):
+            reason = "as many free parameters as points (saturated)"
+        elif null.size and float(np.abs(null[:, j]).max()) > 0.1:
+            reason = "degenerate with other parameters (null space of the Jacobian)"
+        sigma_u = math.sqrt(var_u) if var_u > 0 and not reason else math.inf
+        if math.isfinite(sigma_u) and 2 * sigma_u > 0.5 * (p.u_high - p.u_low):
+            reason = "its 1-sigma interval spans more than half its bounds"
+        sigma = abs(x) * (math.exp(sigma_u) - 1.0) if p.log and math.isfinite(sigma_u) else sigma_u
+        corr, partner = 0.0, ""
+        if math.isfinite(sigma_u) and sigma_u > 0:
+            for k, q in enumerate(params):
+                if k != j and cov[k, k] > 0:
+                    c = float(cov[j, k] / math.sqrt(cov[j, j] * cov[k, k]))
+                    if abs(c) > abs(corr):
+                        corr, partner = c, q.name
+        out[p.name] = ParamCertainty(value=x, sigma=sigma, rel_sigma=sigma / abs(x) if x else math.inf,
+                                     constrained=not reason, reason=reason, max_correlation=corr,
+                                     correlated_with=partner)
+    return out
+
+
+def _residuals(problem: Problem, metrics: dict) -> list[float]:
+    return [residual(ref, mv) for ref, mv in zip(problem.references, model_values(problem, metrics))]
+
+
+def _raw(p: FitParam, u: float) -> float:
+    """The parameter value at search coordinate `u` (no rounding: the derivative needs the step)."""
+    return math.exp(u) if p.log else u
