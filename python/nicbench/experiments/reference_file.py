@@ -13,15 +13,16 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["toml_value", "render_references", "REFERENCE_KEYS"]
+__all__ = ["toml_value", "render_references", "REFERENCE_KEYS", "OPTIONAL_KEYS"]
 
-# The order of keys in each `[[reference]]` table.
+# The order of keys in each `[[reference]]` table; the optional ones follow when an entry has them.
 REFERENCE_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
                   "tolerance", "set")
+OPTIONAL_KEYS = ("low", "high", "derived_from")
 
 
 def toml_value(v: Any, round_digits: int | None = None) -> str:
-    """One TOML value: bool, int, float, str or a flat inline table of those."""
+    """One TOML value: bool, int, float, str, or a flat inline table or array of those."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -34,6 +35,8 @@ def toml_value(v: Any, round_digits: int | None = None) -> str:
         return json.dumps(v, ensure_ascii=False)
     if isinstance(v, Mapping):
         return "{ " + ", ".join(f"{k} = {toml_value(x, round_digits)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x, round_digits) for x in v) + "]"
     raise TypeError(f"no TOML spelling for {type(v).__name__}: {v!r}")
 
 
@@ -44,5 +47,6 @@ def render_references(header: Iterable[str], entries: Iterable[Mapping[str, Any]
     for e in entries:
         lines.append("[[reference]]")
         lines.extend(f"{key} = {toml_value(e[key], round_digits)}" for key in REFERENCE_KEYS)
+        lines.extend(f"{key} = {toml_value(e[key], round_digits)}" for key in OPTIONAL_KEYS if e.get(key) is not None)
         lines.append("")
     return "\n".join(lines)
