@@ -76,13 +76,14 @@ class ExperimentPage:
     """What an experiment page showed (returned for `--json` and the study index)."""
 
     def __init__(self, name: str, path: Path, figures: int, comparisons: list[Comparison], complete: bool,
-                 failed_runs: int, description: str):
+                 failed_runs: int, description: str, published_drawn: int = 0):
         self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
         self.complete, self.failed_runs, self.description = complete, failed_runs, description
+        self.published_drawn = published_drawn  # reference entries shown on at least one figure
 
     def as_dict(self) -> dict[str, Any]:
         return {"experiment": self.name, "report": str(self.path), "figures": self.figures,
-                "complete": self.complete, "failed_runs": self.failed_runs,
+                "published_drawn": self.published_drawn, "complete": self.complete, "failed_runs": self.failed_runs,
                 "comparisons": [_comparison_dict(c) for c in self.comparisons]}
 
 
@@ -160,7 +161,8 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     out_html.write_text(page(f"nicbench · {name}", body))
     return ExperimentPage(name, out_html, n_figures, comparisons, complete,
                           int(failed["run"].nunique()) if not failed.empty else 0,
-                          spec.description if spec else "")
+                          spec.description if spec else "",
+                          len({m.ref.id for f in rendered_figures for m in f.marks}))
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path) -> Path:
@@ -174,10 +176,12 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
         rel = p.path.relative_to(out_html.parent)
         passed = sum(c.status == "pass" for c in p.comparisons)
         rows.append([f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>', html.escape(p.description),
-                     str(p.figures), f"{passed}/{len(p.comparisons)}" if p.comparisons else "measured only",
+                     str(p.figures), f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
+                     f"{passed}/{len(p.comparisons)}" if p.comparisons else "measured only",
                      "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>'])
     body += ["<h2>Experiments</h2>",
-             table(["experiment", "description", "figures", "references passed", "complete"], rows, raw=True)]
+             table(["experiment", "description", "figures", "references on a figure", "references passed", "complete"],
+                   rows, raw=True)]
     if comparisons:
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]

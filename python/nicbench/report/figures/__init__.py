@@ -10,6 +10,7 @@ shows no published values) and raises `EmptyFigure` when the records hold nothin
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -28,6 +29,8 @@ from nicbench.report.figures.common import EmptyFigure, Units  # noqa: E402
 from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402
 
 __all__ = ["render", "draw_figure", "RenderedFigure", "EmptyFigure", "DRAWERS", "Mark", "Skip"]
+
+TITLE_CHARS = 72  # per line of a figure's title
 
 DRAWERS = {"line": line.draw, "box": box.draw, "timeseries": timeseries.draw, "cdf": cdf.draw,
            "heatmap": heatmap.draw}
@@ -54,7 +57,7 @@ def draw_figure(ax, figure: FigureSpec, records: pd.DataFrame, units: Units, ref
         ax.set_yscale("log")
     drawn = DRAWERS[figure.kind](ax, records, figure, units)
     marks, skips = place(drawn, figure, list(references), records, target, units)
-    overlay.draw(ax, marks, logy=log and figure.logy)
+    overlay.draw(ax, marks, logx=log and figure.logx, logy=log and figure.logy)
     return marks, skips
 
 
@@ -66,7 +69,8 @@ def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units
     try:
         marks, skips = draw_figure(ax, figure, records, units, references, target)
         title = figure.title or default_title(figure)
-        ax.set_title(title, fontsize=11)
+        # Wrapped: the layout keeps the axes inside the figure, not a title wider than it (cut off).
+        ax.set_title("\n".join(textwrap.wrap(title, TITLE_CHARS)), fontsize=11, pad=overlay.title_pad_pt(marks))
         ax.grid(True, alpha=0.3, which="both")
         png, svg = out / f"{figure.name}.png", out / f"{figure.name}.svg"
         # Lay out once, then keep it: each savefig would otherwise redo the constrained

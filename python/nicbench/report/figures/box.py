@@ -36,7 +36,12 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     labels = [", ".join(units.text(n, v) for n, v in zip(keys, point)) for point in points]
     ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
     if len(labels) > 6:
-        ax.tick_params(axis="x", labelrotation=45)
+        # Slanted and anchored at their tick's end, so that long labels do not print over each other.
+        ax.tick_params(axis="x", labelrotation=45 if len(labels) <= 12 else 60,
+                       labelsize=None if len(labels) <= 12 else 8)
+        for tick in ax.get_xticklabels():
+            tick.set_horizontalalignment("right")
+            tick.set_rotation_mode("anchor")
     ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))
     units.set_axis(ax.yaxis, figure.y, data)
 

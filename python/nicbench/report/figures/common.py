@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pandas as pd
-from matplotlib.ticker import EngFormatter, FuncFormatter
+from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogFormatterSciNotation
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
@@ -52,6 +52,9 @@ class Units:
         formatter = _si_formatter(self.unit(name, records))
         if formatter is not None:
             axis.set_major_formatter(formatter)
+            if axis.get_scale() == "log":
+                axis.set_minor_formatter(_LogMinor(_si_formatter(self.unit(name, records))))
+                axis.set_tick_params(which="minor", labelsize="small")  # "30 kB" is wider than "3×10⁴"
         axis.set_label_text(self.title(name, records) + suffix)
 
 
@@ -59,13 +62,38 @@ class Units:
 _SI_UNITS = {"bps", "pps", "B", "s", "rules/s", "Hz"}
 
 
+# Units with a prefix already that read better in the best prefix of their base unit ("30 µs").
+_PREFIXED = {"ns": ("s", 1e-9), "us": ("s", 1e-6), "µs": ("s", 1e-6), "ms": ("s", 1e-3)}
+
+
 def _si_formatter(unit: str):
     if unit in _SI_UNITS:
         return EngFormatter(unit=unit, sep=" ")
-    if unit == "ns":  # stored in ns, shown in the best prefix of seconds
-        seconds = EngFormatter(unit="s", sep=" ")
-        return FuncFormatter(lambda v, pos=None: seconds(v * 1e-9, pos))
+    if unit in _PREFIXED:  # e.g. stored in ns, shown in the best prefix of seconds
+        base, scale = _PREFIXED[unit]
+        engineering = EngFormatter(unit=base, sep=" ")
+        return FuncFormatter(lambda v, pos=None: engineering(v * scale, pos))
     return None
+
+
+class _LogMinor(Formatter):
+    """Labels the minor ticks that matplotlib's log formatter would label (few, when the axis spans
+    little more than a decade), in the SI form of the major ticks instead of "3×10¹"."""
+
+    def __init__(self, formatter):
+        self.choose = LogFormatterSciNotation(labelOnlyBase=False)
+        self.formatter = formatter
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.choose.set_axis(axis)
+        self.formatter.set_axis(axis)
+
+    def set_locs(self, locs):
+        self.choose.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return self.formatter(x, pos) if self.choose(x, pos) else ""
 
 
 def where(records: pd.DataFrame, figure: FigureSpec) -> pd.DataFrame:

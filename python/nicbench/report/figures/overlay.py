@@ -4,7 +4,7 @@ Three visual classes, the summary groups of `nicbench.experiments.study`: calibr
 the series' colour), independent validation (open: white face, the series' colour as edge) and
 validation that restates calibration (grey). Digitized plot points are diamonds with the
 published spread as error bars; values quoted in a text are triangles labelled with their id.
-On a log y axis a value ≤ 0 sits on the bottom of the axis as a downward triangle. The legend
+On a log axis a value ≤ 0 sits on the axis' low end as a triangle pointing past it (down, left). The legend
 (below the plot) has one entry per class and shape present, not one per point.
 
 Every artist carries the gid `published:<id>` (its spread `published:<id>:spread`, its label
@@ -13,24 +13,25 @@ Every artist carries the gid `published:<id>` (its spread `published:<id>:spread
 
 from __future__ import annotations
 
+import matplotlib
 from matplotlib.lines import Line2D
-from matplotlib.transforms import blended_transform_factory
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from nicbench.experiments.study import SUMMARY_GROUPS
 from nicbench.report.figures.published import Mark
 
-__all__ = ["draw", "marker_colors", "GREY_FACE", "GREY_EDGE", "OPEN_FACE", "DIGITIZED_MARKER", "TEXT_MARKER",
-           "AT_BOTTOM_MARKER"]
+__all__ = ["draw", "marker_colors", "title_pad_pt", "GREY_FACE", "GREY_EDGE", "OPEN_FACE", "DIGITIZED_MARKER",
+           "TEXT_MARKER", "AT_BOTTOM_MARKER", "AT_LEFT_MARKER"]
 
 GREY_FACE, GREY_EDGE = "#c8c8c8", "#707070"
 OPEN_FACE = "white"
-DIGITIZED_MARKER, TEXT_MARKER, AT_BOTTOM_MARKER = "D", "^", "v"
-# Brackets (durations on a time axis) stack downwards from this height, in axes coordinates.
-BRACKET_TOP, BRACKET_STEP, BRACKET_TICK = 0.62, 0.07, 0.018
+DIGITIZED_MARKER, TEXT_MARKER, AT_BOTTOM_MARKER, AT_LEFT_MARKER = "D", "^", "v", "<"
+# Brackets (durations on a time axis): rows above the plot, the first this high over its top [pt].
+BRACKET_BASE_PT, BRACKET_STEP_PT = 7.0, 9.0
 LEGEND_LABELS = {SUMMARY_GROUPS[0]: "paper, calibration",
                  SUMMARY_GROUPS[1]: "paper, validation",
                  SUMMARY_GROUPS[2]: "paper, restates calibration"}
-LEGEND_COLUMNS = 4
+LEGEND_COLUMNS = MODEL_COLUMNS = 4  # wider rows of these labels overflow a 6.4 in figure
 
 
 def marker_colors(group: str, color: str) -> tuple[str, str]:
@@ -42,22 +43,27 @@ def marker_colors(group: str, color: str) -> tuple[str, str]:
     return GREY_FACE, GREY_EDGE
 
 
-def draw(ax, marks: list[Mark], logy: bool = False) -> None:
+def draw(ax, marks: list[Mark], logx: bool = False, logy: bool = False) -> None:
     if not marks:
         return
-    labels: list[tuple[Mark, tuple[float, float], str, object]] = []
+    # (mark, anchor, colour, transform of the anchor, inline: beside its mark, e.g. in the bracket strip)
+    labels: list[tuple[Mark, tuple[float, float], str, object, bool]] = []
     points = [m for m in marks if m.shape == "point"]
-    bottom_marks = [m for m in points if logy and m.y <= 0]
+    off_axis = [m for m in points if (logx and m.x <= 0) or (logy and m.y <= 0)]
     for m in points:
-        if m not in bottom_marks:
-            _point(ax, m, m.y, _marker(m), labels)
-    if bottom_marks:
-        # Below any log axis: on its bottom, pointing down ("at or below"); the limits stay put.
+        if m not in off_axis:
+            _point(ax, m, m.x, m.y, _marker(m), labels)
+    if off_axis:
+        # A value <= 0 on a log axis sits on the axis' low end, pointing past it ("at or below");
+        # the limits the other values set stay put.
         ax.autoscale_view()
-        low, high = ax.get_ylim()
-        for m in bottom_marks:
-            _point(ax, m, low, AT_BOTTOM_MARKER, labels, clip=False)
-        ax.set_ylim(low, high)
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        for m in off_axis:
+            below = logy and m.y <= 0
+            x, y = (x0 if logx and m.x <= 0 else m.x), (y0 if below else m.y)
+            _point(ax, m, x, y, AT_BOTTOM_MARKER if below else AT_LEFT_MARKER, labels, clip=False)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
     for m in marks:
         if m.shape == "segment":
             _segment(ax, m, labels)
@@ -71,21 +77,21 @@ def _marker(m: Mark) -> str:
     return DIGITIZED_MARKER if m.digitized else TEXT_MARKER
 
 
-def _point(ax, m: Mark, y: float, marker: str, labels: list, clip: bool = True) -> None:
+def _point(ax, m: Mark, x: float, y: float, marker: str, labels: list, clip: bool = True) -> None:
     face, edge = marker_colors(m.group, m.color)
     yerr = None
     if (m.low is not None or m.high is not None) and y == m.y:  # no spread for a value off the axis
         low = m.low if m.low is not None else m.y
         high = m.high if m.high is not None else m.y
         yerr = [[max(m.y - low, 0.0)], [max(high - m.y, 0.0)]]
-    bars = ax.errorbar([m.x], [y], yerr=yerr, fmt=marker, ms=6.5 if marker == DIGITIZED_MARKER else 8, mfc=face,
+    bars = ax.errorbar([x], [y], yerr=yerr, fmt=marker, ms=6.5 if marker == DIGITIZED_MARKER else 8, mfc=face,
                        mec=edge, mew=1.4, ecolor=edge, elinewidth=1.1, capsize=3, zorder=5)
     bars.lines[0].set_gid(f"published:{m.ref.id}")
     bars.lines[0].set_clip_on(clip)
     for collection in bars.lines[2]:
         collection.set_gid(f"published:{m.ref.id}:spread")
     if not m.digitized:
-        labels.append((m, (m.x, y), edge, ax.transData))
+        labels.append((m, (x, y), edge, ax.transData, False))
 
 
 def _segment(ax, m: Mark, labels: list) -> None:
@@ -99,24 +105,38 @@ def _segment(ax, m: Mark, labels: list) -> None:
         ax.vlines([m.x_end], [m.low if m.low is not None else m.y], [m.high if m.high is not None else m.y],
                   colors=edge, lw=1.1, zorder=5, gid=f"published:{m.ref.id}:spread")
     if not m.digitized:
-        labels.append((m, (m.x, m.y), edge, ax.transData))
+        labels.append((m, (m.x, m.y), edge, ax.transData, False))
 
 
 def _bracket(ax, m: Mark, labels: list) -> None:
-    """A duration [x, x_end] on the time axis, |—| at a height of its own per hue (axes coordinates)."""
+    """A duration [x, x_end] on the time axis, |—|, in a strip above the plot (one row per hue), so
+    that it is not read as a value on the y axis."""
     face, edge = marker_colors(m.group, m.color)
-    blend = blended_transform_factory(ax.transData, ax.transAxes)
-    level = BRACKET_TOP - BRACKET_STEP * m.y
-    d = BRACKET_TICK
-    ax.plot([m.x, m.x, m.x, m.x_end, m.x_end, m.x_end], [level - d, level + d, level, level, level + d, level - d],
-            color=edge, lw=1.6, transform=blend, zorder=5, gid=f"published:{m.ref.id}")
-    ax.plot([m.x_end], [level], ls="none", marker=_marker(m), ms=7, mfc=face, mec=edge, mew=1.4, transform=blend,
-            zorder=6, gid=f"published:{m.ref.id}:end")
+    above = offset_copy(blended_transform_factory(ax.transData, ax.transAxes), fig=ax.figure, x=0.0,
+                        y=bracket_row_pt(int(m.y)), units="points")
+    ax.plot([m.x, m.x_end], [1.0, 1.0], color=edge, lw=1.6, marker="|", ms=7, mew=1.6, transform=above,
+            clip_on=False, zorder=5, gid=f"published:{m.ref.id}")
+    ax.plot([m.x_end], [1.0], ls="none", marker=_marker(m), ms=6, mfc=face, mec=edge, mew=1.3, transform=above,
+            clip_on=False, zorder=6, gid=f"published:{m.ref.id}:end")
     if m.low is not None or m.high is not None:
-        ax.plot([m.low if m.low is not None else m.x_end, m.high if m.high is not None else m.x_end], [level, level],
-                color=edge, lw=4, alpha=0.4, transform=blend, zorder=5, gid=f"published:{m.ref.id}:spread")
+        ax.plot([m.low if m.low is not None else m.x_end, m.high if m.high is not None else m.x_end], [1.0, 1.0],
+                color=edge, lw=4, alpha=0.4, transform=above, clip_on=False, zorder=5,
+                gid=f"published:{m.ref.id}:spread")
     if not m.digitized:
-        labels.append((m, (m.x_end, level), edge, blend))
+        labels.append((m, (m.x_end, 1.0), edge, above, True))
+
+
+def bracket_row_pt(row: int) -> float:
+    """Height of bracket row `row` above the top of the axes [pt]."""
+    return BRACKET_BASE_PT + BRACKET_STEP_PT * row
+
+
+def title_pad_pt(marks: list[Mark]) -> float | None:
+    """Room the title needs above the bracket strip [pt]; None: the default."""
+    rows = [int(m.y) for m in marks if m.shape == "bracket"]
+    if not rows:
+        return None
+    return bracket_row_pt(max(rows)) + BRACKET_STEP_PT / 2 + matplotlib.rcParams["axes.titlepad"]
 
 
 LABEL_PT = 6.5  # font size of the id labels [pt]
@@ -135,13 +155,13 @@ def _place_labels(ax, labels: list) -> None:
     upper = (box.y0 + 0.75 * box.height) * to_points  # labels above this stack downwards, inside the plot
     placed: list[tuple[float, float, float, float]] = []
     anchored = []
-    for m, xy, color, transform in labels:
+    for m, xy, color, transform, inline in labels:
         px, py = (float(v) * to_points for v in transform.transform(xy))
-        anchored.append((px, py, m, xy, color, transform))
-    for px, py, m, xy, color, transform in sorted(anchored, key=lambda a: (a[0], a[1])):
+        anchored.append((px, py, m, xy, color, transform, inline))
+    for px, py, m, xy, color, transform, inline in sorted(anchored, key=lambda a: (a[0], a[1])):
         width = 0.6 * LABEL_PT * len(m.ref.id)
-        step = -height if py > upper else height
-        dy = 3.0 if step > 0 else -3.0 - height
+        step = -height if py > upper and not inline else height
+        dy = -height / 2 if inline else 3.0 if step > 0 else -3.0 - height
         while any(px + 5 < x1 and x0 < px + 5 + width and py + dy < y1 and y0 < py + dy + height
                   for x0, y0, x1, y1 in placed):
             dy += step
@@ -152,7 +172,9 @@ def _place_labels(ax, labels: list) -> None:
 
 
 def _legend(ax, marks: list[Mark]) -> None:
-    """One entry per class (and per shape) present, below the plot; the model's legend stays."""
+    """One entry per class (and per shape) present, below the plot. A model legend inside the axes
+    moves there too (its series first, then the paper's classes): with the paper's points drawn, the
+    plot has no free corner left to cover."""
     shape = DIGITIZED_MARKER if any(m.digitized for m in marks) else TEXT_MARKER
     handles = []
     for group in SUMMARY_GROUPS:
@@ -167,13 +189,27 @@ def _legend(ax, marks: list[Mark]) -> None:
         handles.append(Line2D([], [], color="black", lw=4, alpha=0.55, label="paper, level in the last second"))
     if any(m.shape == "bracket" for m in marks):
         handles.append(Line2D([], [], color="black", lw=1.6, marker="|", ms=7, label="paper, outage from the start"))
-    fig = ax.figure
-    columns = min(LEGEND_COLUMNS, len(handles))
+    model = ax.get_legend()
+    model_handles: list = []
+    # An axes legend anchored to the axes' own box is inside it (the time series' sits outside, right).
+    if model is not None and model.get_bbox_to_anchor() is ax.bbox:
+        model_handles = [_relabelled(h, t.get_text()) for h, t in zip(model.legend_handles, model.get_texts())]
+        model.remove()
+    columns = max(min(MODEL_COLUMNS, len(model_handles)), min(LEGEND_COLUMNS, len(handles)))
+    if model_handles:  # the model's entries fill their rows; the paper's start on a row of their own
+        blank = Line2D([], [], ls="none", label=" ")
+        handles = model_handles + [blank] * (-len(model_handles) % columns) + handles
     rows = -(-len(handles) // columns)
     # matplotlib fills a legend column by column: reorder so that it reads row by row.
     ordered = [handles[i * columns + j] for j in range(columns) for i in range(rows) if i * columns + j < len(handles)]
+    fig = ax.figure
     legend = fig.legend(handles=ordered, loc="outside lower center", ncols=columns, fontsize=7.5, frameon=False)
     legend.set_gid("published-legend")
     # Rows of text below the plot: grow the figure so that the plot keeps its height.
     width_in, height_in = fig.get_size_inches()
     fig.set_size_inches(width_in, height_in + 0.2 * rows)
+
+
+def _relabelled(handle, label: str):
+    handle.set_label(label)
+    return handle

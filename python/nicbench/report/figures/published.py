@@ -115,11 +115,12 @@ def _place_one(drawn, figure, ref, scalars, target, units) -> Mark | Skip:
         y, low, high = _in_unit(ref, drawn.y_unit)
     except ValueError as exc:
         return Skip(ref, f"{exc} (the figure's y axis)", True)
-    x = drawn.position(point[figure.x], hue) if drawn.position else None
+    try:
+        x = drawn.position(point[figure.x], hue) if drawn.position else None
+    except (TypeError, ValueError):  # e.g. a word where the axis has numbers
+        x = None
     if x is None or not math.isfinite(x):
         return Skip(ref, f"{figure.x}={_text(point[figure.x])} is not on this figure's x axis", True)
-    if figure.logx and x <= 0:
-        return Skip(ref, f"{figure.x}={_text(point[figure.x])} cannot be placed on a log axis", True)
     return Mark(ref, "point", x, y, color, low=low, high=high)
 
 
@@ -161,7 +162,7 @@ def _other_parameters(drawn: Drawn, figure: FigureSpec, point: dict, hue: Any) -
         return None
     rows = drawn.data[drawn.data["metric"] == figure.y]
     if figure.hue:
-        rows = rows[rows[figure.hue].map(lambda h: _equal(h, hue))]
+        rows = _series(rows, figure.hue, hue)
     for k in extra:
         if k not in rows.columns:
             return f"the runs have no parameter {k}"
@@ -182,7 +183,7 @@ def _timeseries_shape(ref: Reference, figure: FigureSpec) -> str | None:
 
 def _timeseries_mark(drawn: Drawn, figure: FigureSpec, ref: Reference, hue: Any, color: str, units: Units,
                      shape: str) -> Mark | Skip:
-    data = drawn.data if figure.hue is None else drawn.data[drawn.data[figure.hue].map(lambda h: _equal(h, hue))]
+    data = drawn.data if figure.hue is None else _series(drawn.data, figure.hue, hue)
     series = data[(data["metric"] == figure.y) & data["t"].notna()]
     if shape == "segment":
         try:
@@ -218,6 +219,11 @@ def _in_unit(ref: Reference, unit: str) -> tuple[float, float | None, float | No
     """The entry's value and spread (low, high) in `unit`; ValueError when the units do not convert."""
     low, high = (None if v is None else convert(v, ref.unit, unit) for v in (ref.low, ref.high))
     return convert(ref.value, ref.unit, unit), low, high
+
+
+def _series(rows: pd.DataFrame, hue: str, value: Any) -> pd.DataFrame:
+    """The rows of one hue value (compared as the drawn series were grouped)."""
+    return rows[rows[hue].isna()] if value is None else rows[rows[hue] == value]
 
 
 def _canonical(stat: str) -> str:

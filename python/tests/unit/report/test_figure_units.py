@@ -15,6 +15,7 @@ def test_base_units_get_prefixed_ticks_and_a_bare_title():
     u = Units(params={"rate": "bps", "duration": "ns", "rules": ""}, metrics={"rx_gbps": "Gbps"})
     assert u.text("rate", 1e11) == "100 Gbps"
     assert u.text("duration", 50_000) == "50 µs"
+    assert Units(metrics={"lat": "us"}).text("lat", 30.0) == "30 µs"
     assert u.text("rules", 65536) == "65,536" and u.text("rules", 2_000_000) == "2M"  # counts
     assert u.title("rate") == "rate" and u.title("rx_gbps") == "rx_gbps [Gbps]"
 
@@ -46,4 +47,19 @@ def test_timeseries_folds_events_into_one_legend_entry_per_kind():
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["batch of N operations done", "matcher rehash to N entries (×4)"], labels
     assert len(ax.lines) == 1 + 5  # the series and every event still drawn
+    plt.close(fig)
+
+
+def test_log_axis_labels_its_minor_ticks_in_si_units_too():
+    # Latency over 25-200 µs on a log axis: matplotlib labels a few minor ticks (the axis spans less
+    # than a decade and a half); they read "30 µs" like the major ones, not "3×10¹".
+    fig, ax = plt.subplots()
+    ax.set_yscale("log")
+    ax.plot([0, 1], [25.0, 200.0])
+    Units(metrics={"latency_us": "us"}).set_axis(ax.yaxis, "latency_us")
+    fig.canvas.draw()
+    minor = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text()]
+    major = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert minor and all(label.endswith("µs") and "$" not in label for label in minor), minor  # no mathtext
+    assert "100 µs" in major and ax.get_ylabel() == "latency_us"
     plt.close(fig)

@@ -113,9 +113,14 @@ def test_legend_has_one_entry_per_class_not_per_point(ax):
     refs.append(ref("t", 60.0, {"size": 1500, "rules": 4000}, location=TEXT))
     draw_figure(ax, LINE, rx_records(), Units(), refs, FakeTarget())
     [legend] = [lg for lg in ax.figure.legends if lg.get_gid() == "published-legend"]
-    assert [t.get_text() for t in legend.get_texts()] == ["paper, calibration", "paper, validation",
-                                                          "paper, text value (id)"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["size=64", "size=1500"]  # the model's stays
+    texts = [t.get_text() for t in legend.get_texts() if t.get_text().strip()]
+    # Six points, three classes: three entries; the model's series join them below the plot.
+    assert sorted(texts) == ["paper, calibration", "paper, text value (id)", "paper, validation", "size=1500",
+                             "size=64"]
+    assert ax.get_legend() is None
+    ax.figure.canvas.draw()  # each entry in its row: the model's series, then the paper's classes
+    rows = {t.get_text(): round(t.get_window_extent().y0) for t in legend.get_texts() if t.get_text().strip()}
+    assert rows["size=64"] == rows["size=1500"] > rows["paper, calibration"] == rows["paper, validation"]
 
 
 def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
@@ -132,6 +137,7 @@ def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
         ref("no-param", 90.0, {"nic": "cx5", "size": 64, "rules": 1000, "rate": "7Gbps"}),  # the runs have no rate
         ref("no-run", 90.0, {"nic": "cx5", "size": 64, "rate": "7Gbps"}),  # selects nothing: rules stays open
         ref("other-flows", 90.0, {"nic": "cx5", "size": 64, "rules": 1000, "flows": 20}),  # the series has 10
+        ref("word-x", 90.0, {"nic": "cx5", "size": 64, "rules": "max"}),  # the schema refuses it
     ]
     records["flows"] = 10
     marks, skips = draw_figure(ax, LINE, records, Units(), refs, FakeTarget())
@@ -148,8 +154,16 @@ def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
         "no-param": ("the runs have no parameter rate", True),
         "no-run": ("its where does not fix rules (and selects no model run that would)", True),
         "other-flows": ("flows=20, the figure's series has flows=10", True),
+        "word-x": ("where.rules: expected a count such as 10000, 10k or 1M, found 'max'", True),
     }
     assert not [a for a in ax.lines if (a.get_gid() or "").startswith("published:")]
+
+
+def test_a_value_with_no_place_on_the_axis_is_skipped_not_a_crash(ax):
+    # Without a schema the word stays a word: a numeric axis has no place for it.
+    marks, skips = draw_figure(ax, LINE, rx_records(), Units(), [ref("w", 90.0, {"nic": "cx5", "size": 64,
+                                                                                "rules": "max"})], None)
+    assert marks == [] and [s.reason for s in skips] == ["rules=max is not on this figure's x axis"]
 
 
 def test_open_parameters_come_from_the_runs_the_reference_selects(ax):
@@ -160,18 +174,26 @@ def test_open_parameters_come_from_the_runs_the_reference_selects(ax):
     assert skips == [] and [(m.x, m.y) for m in marks] == [(2000.0, 77.0)]
 
 
-def test_log_axis_puts_values_at_or_below_zero_on_its_bottom(ax):
-    figure = FigureSpec(kind="line", x="rules", y="rx_gbps", hue="size", stat="median", logy=True)
+def test_log_axes_put_values_at_or_below_zero_on_their_low_end(ax):
+    figure = FigureSpec(kind="line", x="rules", y="rx_gbps", hue="size", stat="median", logx=True, logy=True)
     refs = [ref("zero", 0.0, {"size": 64, "rules": 4000}, location=TEXT),
-            ref("small", 0.02, {"size": 64, "rules": 2000})]
-    draw_figure(ax, figure, rx_records(), Units(), refs, FakeTarget())
-    bottom, top = ax.get_ylim()
-    assert 0 < bottom <= 0.02 and top > 90
+            ref("small", 0.02, {"size": 64, "rules": 2000}),
+            ref("no-rules", 99.0, {"size": 64, "rules": 0}, low=97.0, high=99.5)]  # x = 0 on a log axis
+    marks, skips = draw_figure(ax, figure, rx_records(), Units(), refs, FakeTarget())
+    assert skips == []
+    (left, right), (bottom, top) = ax.get_xlim(), ax.get_ylim()
+    assert 0 < bottom <= 0.02 and top > 90 and 0 < left < 1000
     zero = artist(ax, "published:zero")
     assert list(zero.get_ydata()) == [bottom] and zero.get_marker() == "v"  # on the axis, pointing down
+    assert list(zero.get_xdata()) == [4000]
     assert list(artist(ax, "published:small").get_ydata()) == [0.02]
+    no_rules = artist(ax, "published:no-rules")
+    assert list(no_rules.get_xdata()) == [left] and list(no_rules.get_ydata()) == [99.0]
+    assert no_rules.get_marker() == "<"
+    [segment] = artist(ax, "published:no-rules:spread").get_segments()  # its spread is still drawn
+    assert segment.tolist() == [[left, 97.0], [left, 99.5]]
     ax.figure.canvas.draw()
-    assert ax.get_ylim() == (bottom, top)  # the marker did not move the axis
+    assert ax.get_xlim() == (left, right) and ax.get_ylim() == (bottom, top)  # the markers did not move the axes
 
 
 def box_records() -> pd.DataFrame:
@@ -238,8 +260,10 @@ def test_timeseries_shows_the_level_after_as_a_segment_and_the_outage_as_a_brack
     # A zero outage: a bracket of no length at the start, grey (restates calibration).
     none = artist(ax, "published:none")
     assert set(none.get_xdata()) == {1.0} and to_rgba(none.get_color()) == to_rgba("#707070")
-    # Brackets of different series at different heights.
-    assert set(none.get_ydata()) != set(outage.get_ydata())
+    # Brackets in a strip above the plot (not values on its y axis), one row per series.
+    top = ax.get_window_extent().y1
+    heights = [line.get_transform().transform((1.0, 1.0))[1] for line in (none, outage)]
+    assert top < heights[0] < heights[1]
 
 
 def test_render_keeps_marks_and_skips_and_names_them_in_the_svg(tmp_path):

@@ -181,6 +181,7 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert rows["half"]["rel. error"] == f"{(loss_percent - 50) / 50:+.1%}"
     assert rows["none"]["nicbench"] == "0" and rows["none"]["rel. error"] == "-100.0%"
     assert rows["absent"]["result"] == "no result | 0 matching summary rows"
+    assert page.published_drawn == 2 and page.as_dict()["published_drawn"] == 2  # "half" and "none"
     assert page.as_dict()["comparisons"][0] == {
         "id": "half", "set": "validation", "restates": None, "experiment": "exp", "metric": "loss",
         "statistic": "median",
@@ -213,7 +214,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     exp_page = out.parent / "exp" / "index.html"
     comparisons = [Comparison(study.references[0], loss_percent, "pass"),
                    Comparison(study.references[1], 0.0, "fail")]
-    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT"),
+    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT", published_drawn=1),
              ExperimentPage("measured", out.parent / "m" / "index.html", 1, [], False, 3, "")]
     html = study_report(study, pages, out).read_text()
     assert "<h1>Mini &lt;study&gt;</h1>" in html
@@ -221,7 +222,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     summary, experiments, all_refs = tables[0], tables[1], tables[2]
     assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
                            ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
-    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1/2", "yes"],
-                               ["measured", "", "1", "measured only", "no (3 failed)"]]
+    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1 of 2", "1/2", "yes"],
+                               ["measured", "", "1", "–", "measured only", "no (3 failed)"]]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
     assert [row[0] for row in all_refs[1:]] == ["half", "none"]
