@@ -15,14 +15,14 @@ from typing import Any
 
 __all__ = ["toml_value", "render_references", "REFERENCE_KEYS", "OPTIONAL_KEYS"]
 
-# The order of keys in each `[[reference]]` table; the optional ones are written when an entry has them.
+# The order of keys in each `[[reference]]` table; the optional ones follow when an entry has them.
 REFERENCE_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
                   "tolerance", "set")
 OPTIONAL_KEYS = ("low", "high", "derived_from")
 
 
 def toml_value(v: Any, round_digits: int | None = None) -> str:
-    """One TOML value: bool, int, float, str or a flat inline table of those."""
+    """One TOML value: bool, int, float, str, or a flat inline table or array of those."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -33,10 +33,10 @@ def toml_value(v: Any, round_digits: int | None = None) -> str:
         return repr(v if round_digits is None else round(v, round_digits))
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(toml_value(x, round_digits) for x in v) + "]"
     if isinstance(v, Mapping):
         return "{ " + ", ".join(f"{k} = {toml_value(x, round_digits)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x, round_digits) for x in v) + "]"
     raise TypeError(f"no TOML spelling for {type(v).__name__}: {v!r}")
 
 

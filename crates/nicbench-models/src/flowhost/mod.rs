@@ -7,7 +7,7 @@
 //!        ▼                                          ▼
 //!   stream 0 … N-1 host buffers ──▶ flow meter p on core p/ppc (socket by socket)
 //!        overflow: card drops        cost: base + flow-record misses (L2 / LLC share),
-//!                                    SMT share, housekeeping stalls
+//!                                    SMT siblings share issue slots, housekeeping stalls
 //! ```
 //!
 //! - [`params`]: the two profile roles (`kind = "flowhost"`), overrides.
@@ -276,6 +276,12 @@ pub struct FlowHostResult {
     pub cpu_util_mean: f64,
     pub cpu_util_max: f64,
     pub packet_ns_mean: f64,
+    /// Part of the packet cost spent waiting on misses the out-of-order window cannot hide,
+    /// which an SMT sibling can use \[ns\] (mean over processes).
+    pub exposed_ns_mean: f64,
+    /// Throughput of a core with `processes_per_core` processes relative to one process
+    /// alone (1 without SMT; mean over cores).
+    pub smt_gain: f64,
     pub l2_miss_ratio_mean: f64,
     pub llc_miss_ratio_mean: f64,
     /// Fewest cores without drops (with `search_cores`; None if not found up to max_cores).
@@ -507,6 +513,8 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
         cpu_util_mean: out.processes.iter().map(|o| o.busy_fraction).sum::<f64>() / n,
         cpu_util_max: out.processes.iter().map(|o| o.busy_fraction).fold(0.0, f64::max),
         packet_ns_mean: costs.iter().map(|c| c.packet_ns).sum::<f64>() / n,
+        exposed_ns_mean: costs.iter().map(|c| c.exposed_ns).sum::<f64>() / n,
+        smt_gain: costs.iter().map(|c| c.smt_gain).sum::<f64>() / n,
         l2_miss_ratio_mean: costs.iter().map(|c| c.l2_miss_ratio).sum::<f64>() / n,
         llc_miss_ratio_mean: costs.iter().map(|c| c.llc_miss_ratio).sum::<f64>() / n,
         cores_needed: None,

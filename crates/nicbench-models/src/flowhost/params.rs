@@ -110,8 +110,10 @@ model_params! {
     stall_interval_us in [1.0, 1e9],
     /// Mean stall duration \[µs\] (housekeeping, record output, interrupts).
     stall_mean_us in [0.0, 1e9],
-    /// Throughput of a core running two processes relative to one (SMT gain).
-    smt_gain in [0.1, 4.0],
+    /// Load latency one hardware thread hides behind its own out-of-order window (reorder
+    /// buffer entries / issue width) \[cycles\]: a miss waits this long with the core still
+    /// issuing the thread's work; only the rest leaves the core to an SMT sibling.
+    ooo_hidden_latency_cycles in [0.0, 10_000.0],
 }}
 
 impl HostParams {
@@ -165,10 +167,10 @@ mod tests {
         let msg = err(Profile::from_toml(&partial, "x.toml"));
         assert!(msg.contains("missing parameter 'wire_overhead_bytes'"), "{msg}");
         let mut host = Profile::load("argus-host", &dir()).expect("host");
-        host.set("smt_gain", -1.0).expect("finite");
+        host.set("ooo_hidden_latency_cycles", -1.0).expect("finite");
         let msg = host.params::<HostParams>().err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("'smt_gain' = -1 is out of range"), "{msg}");
+        assert!(msg.contains("'ooo_hidden_latency_cycles' = -1 is out of range"), "{msg}");
         assert!(host.set("nope", 1.0).is_err());
-        assert!(host.set("smt_gain", f64::NAN).is_err());
+        assert!(host.set("ooo_hidden_latency_cycles", f64::NAN).is_err());
     }
 }

@@ -101,7 +101,8 @@ fn test_bad_requests_give_clear_errors() {
     assert!(err(r#"{"processes_per_core": 3}"#).contains("exceeds the host's 2 hardware threads"));
     assert!(err(r#"{"cores": 200}"#).contains("at most 128"));
     assert!(err(r#"{"overrides": {"warp_factor": 9}}"#).contains("unknown parameter 'warp_factor'"));
-    assert!(err(r#"{"overrides": {"smt_gain": 0}}"#).contains("'smt_gain' = 0 is out of range"));
+    assert!(err(r#"{"overrides": {"smt_gain": 1.2}}"#).contains("unknown parameter 'smt_gain'"));
+    assert!(err(r#"{"overrides": {"llc_miss_ns": -1}}"#).contains("'llc_miss_ns' = -1 is out of range"));
     assert!(err(r#"{"nic": "argus-host"}"#).contains("needs a capture-NIC profile"));
     assert!(err(r#"{"host": "connectx5"}"#).contains("connectx5"));
     assert!(err(r#"{"host": "nope"}"#).contains("'nope' not found"));

@@ -184,7 +184,8 @@ fn snapshot_flowhost() {
         ("zipf_filter_slice", json!({"cores": 8, "zipf_exponent": 1.1, "filter_keep": 0.5, "slice_bytes": 128.0, "duration_ns": 200_000_000})),
         ("rate_40g_flows_per_core", json!({"cores": 6, "rate_gbps": 40.0, "flows_per_core": 2048.0, "duration_ns": 200_000_000})),
         ("search_cores_64b", json!({"frame_bytes": 64.0, "search_cores": true, "max_cores": 64, "duration_ns": 100_000_000})),
-        ("override_smt_gain", json!({"cores": 4, "processes_per_core": 2, "overrides": {"smt_gain": 1.3}, "duration_ns": 100_000_000})),
+        ("smt_two_per_core_many_flows", json!({"cores": 8, "processes_per_core": 2, "flows": 262_144, "duration_ns": 100_000_000})),
+        ("override_ooo_hidden", json!({"cores": 4, "processes_per_core": 2, "overrides": {"ooo_hidden_latency_cycles": 0.0}, "duration_ns": 100_000_000})),
     ];
     for (name, request) in extra {
         cases.push(flowhost_case(name, request));

@@ -4,7 +4,7 @@ import tomllib
 
 import pytest
 
-from nicbench.experiments.reference_file import REFERENCE_KEYS, render_references, toml_value
+from nicbench.experiments.reference_file import OPTIONAL_KEYS, REFERENCE_KEYS, render_references, toml_value
 
 
 def _entry(**over):
@@ -28,6 +28,15 @@ def test_float_spelling_is_fixed():
     assert toml_value(True) == "true" and toml_value(7) == "7"
 
 
+def test_optional_keys_are_written_only_when_present():
+    entries = [_entry(low=40.0, high=44.5, derived_from=["a-1", "b-2"]), _entry(id="x-2")]
+    doc = tomllib.loads(render_references([], entries))
+    assert {k: doc["reference"][0][k] for k in OPTIONAL_KEYS} == {"low": 40.0, "high": 44.5,
+                                                                    "derived_from": ["a-1", "b-2"]}
+    assert not set(OPTIONAL_KEYS) & set(doc["reference"][1])
+
+
 def test_unknown_types_are_refused():
-    with pytest.raises(TypeError, match="list"):
-        toml_value([1, 2])
+    assert toml_value(["a", 1.5]) == '["a", 1.5]'
+    with pytest.raises(TypeError, match="set"):
+        toml_value({1, 2})

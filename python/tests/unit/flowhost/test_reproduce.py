@@ -8,13 +8,21 @@ from collections import Counter
 
 from helpers import STUDIES, run_cli
 
-# The validation references the model fails today: a change to this list must be deliberate.
-KNOWN_FAILING = ["conclusion-64-80-100-cores", "cores-6-nearly-all"]
+# The validation references the model fails today, and why: a change to this list must be deliberate.
+KNOWN_FAILING = {
+    # The authors' extrapolation from the 750 B run; the seed's own 16-process row (4.46 Mpps per core at
+    # 64 B) needs ~34 cores for 148.8 Mpps, and so does the model (make_reference.py).
+    "conclusion-64-80-100-cores": "model 34 cores",
+    # 'nearly all' read as >= 88% metered; the model's sustained 2.30 Mpps per core x 6 = 85% of 16.2 Mpps.
+    "cores-6-nearly-all": "model 0.85",
+}
 
-# Qualitative claims that must hold (ids in studies/argus100g/reference.toml).
+# Qualitative claims and table values that must hold (ids in studies/argus100g/reference.toml); the
+# independent predictions among them: the 750 B knee, the 32-process row, the 8-core run.
 MUST_PASS = ["cores-7-drops", "cores-8-no-drops", "cores-6-drops", "flows-750-32768-no-drops",
-             "flows-750-65536-drops", "flows-1500-131072-no-drops", "ht-drops", "conclusion-750-8-cores",
-             "ht-16-pps-per-core", "ht-32-pps-per-process", "cores-8-total-16mpps"]
+             "flows-750-65536-drops", "flows-1500-131072-no-drops", "flows-1500-262144-drops", "ht-drops",
+             "conclusion-750-8-cores", "ht-16-pps-per-core", "ht-32-pps-per-process", "ht-32-pps-total",
+             "ht-32-mbps-per-process", "cores-8-total-16mpps"]
 
 
 def test_reproduce_holds_the_claims_and_the_known_results(tmp_path):
@@ -28,8 +36,14 @@ def test_reproduce_holds_the_claims_and_the_known_results(tmp_path):
     assert len(comparisons) == outcome["references"] == 35
     failing_claims = [i for i in MUST_PASS if comparisons[i]["status"] != "pass"]
     assert not failing_claims, {i: comparisons[i] for i in failing_claims}
-    assert sorted(i for i, c in comparisons.items() if c["status"] != "pass") == KNOWN_FAILING
-    assert Counter((c["set"], c["status"]) for c in comparisons.values()) == {
-        ("calibration", "pass"): 8, ("validation", "pass"): 25, ("validation", "fail"): 2}
+    assert sorted(i for i, c in comparisons.items() if c["status"] != "pass") == sorted(KNOWN_FAILING)
+    group = {i: "calibration" if c["set"] == "calibration" else ("restates" if c["restates"] else "independent")
+             for i, c in comparisons.items()}
+    assert Counter((group[i], c["status"]) for i, c in comparisons.items()) == {
+        ("calibration", "pass"): 8, ("independent", "pass"): 18, ("independent", "fail"): 2, ("restates", "pass"): 7}
+    summary = outcome["summary"]
+    assert [summary[g]["entries"] for g in ("calibration", "validation (independent)",
+                                             "validation (restates calibration)")] == [8, 20, 7]
+    assert summary["validation (independent)"]["passed"] == 18
     assert outcome["passed"] == 33
     assert (tmp_path / "rep" / "argus100g" / "index.html").is_file()
