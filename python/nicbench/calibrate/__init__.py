@@ -29,6 +29,10 @@ deterministic coordinate descent with golden-section searches; runs seeded).
     polish = 4                     # ... then Levenberg-Marquardt iterations
 
 Writing back keeps every other byte of the profile (see `profile.write_fitted`).
+
+Few-shot profiles of devices a study did not measure (`nicbench calibrate --base connectx5
+--measurements FILE... -o mine.toml`) are `nicbench.calibrate.fewshot`; a profile with a
+`[fitted_on]` record is refit by `fewshot.refit`, not here.
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ class FewshotOutcome:
     elapsed_s: float
     written: bool
     errors: dict[str, str] = field(default_factory=dict)
+    never_freed: list[str] = field(default_factory=list)  # the testbed's and the device's own values
 
     def as_dict(self) -> dict[str, Any]:
         return {"profile": str(self.profile), "base": self.base, "study": self.study,
@@ -97,7 +98,8 @@ class FewshotOutcome:
                 "selection": [s.as_dict() for s in self.selection], "parameters": self.parameters,
                 "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
                 "summary": {"zero-shot": self.zero_shot, "fitted": self.fitted}, "references": self.rows,
-                "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written, "errors": self.errors}
+                "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written, "errors": self.errors,
+                "never_freed": self.never_freed}
 
 
 def _device_facts(output: Path, base_params: dict[str, ProfileParam]) -> tuple[dict[str, ProfileParam], dict]:
@@ -184,8 +186,8 @@ def select_free(params: list[FitParam], jac: np.ndarray, influences: dict[str, l
             continue
         chosen.append(best)
         basis.append(v / new)
-        reasons[best] = (f"moves {len(influences[params[best].name])} measured runs, {effect[best]:.3g} "
-                         f"tolerances over its range ({new / effect[best]:.0%} its own)")
+        reasons[best] = (f"moves {len(influences[params[best].name])} runs by {effect[best]:.3g} tolerances "
+                         f"over its range, {new / effect[best]:.0%} of it its own")
     return [Selection(p.name, j in chosen, reasons.get(j, ""), float(effect[j]), len(influences.get(p.name, [])))
             for j, p in enumerate(params)]
 
@@ -291,7 +293,7 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
     text = render_profile(header, record, _param_rows(start_params, base_doc["name"], own, values, fitted_prov))
     if write:
         output.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = output.with_suffix(".toml.tmp")
+        tmp_out = output.resolve().with_name(f".{output.stem}.tmp.toml")
         tmp_out.write_text(text)
         try:
             load(tmp_out)  # never write a file the models cannot read
@@ -305,7 +307,8 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
                           points=points, selection=selection, parameters=parameters, certainty=certainty,
                           zero_shot=error_summary(refs, zero), fitted=error_summary(refs, fitted_models),
                           rows=_rows(refs, zero, fitted_models), runs=runs, elapsed_s=time.monotonic() - started,
-                          written=write, errors=errors)
+                          written=write, errors=errors,
+                          never_freed=[n for n in (cfg.parameters or []) if n in cfg.fewshot_keep or n in own])
 
 
 def _forward_jacobian(problem, params: list[FitParam], values: dict[str, float], metrics0: dict,

@@ -174,18 +174,26 @@ def _print_fewshot(outcome, as_json: bool) -> None:
     if as_json:
         emit_json(outcome.as_dict())
         return
-    free = sum(1 for s in outcome.selection if s.free)
-    table = Table(title=f"{outcome.profile}: {free} parameters freed on {outcome.points} independent measured "
+    free = [s for s in outcome.selection if s.free]
+    table = Table(title=f"{outcome.profile}: {len(free)} parameters freed on {outcome.points} independent measured "
                         f"points (base {outcome.base}, study {outcome.study})", title_justify="left")
-    for col in ("parameter", outcome.base, "fitted", "± 1σ", "why"):
+    for col in ("parameter", outcome.base, "fitted", "± 1σ", "why freed"):
         table.add_column(col)
-    for s in outcome.selection:
-        p = outcome.parameters.get(s.name)
-        c = outcome.certainty.get(s.name)
+    for s in free:
+        p, c = outcome.parameters[s.name], outcome.certainty.get(s.name)
         sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
-        table.add_row(s.name, fmt_number(p["start"], 5) if p else "", fmt_number(p["fitted"], 5) if p else "kept",
-                      sigma, s.reason)
+        why = s.reason if c is None or c.constrained else f"{s.reason}; after the fit: {c.reason}"
+        table.add_row(s.name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma, why)
     stdout_console.print(table)
+    kept: dict[str, list[str]] = {}
+    for s in outcome.selection:
+        if not s.free:
+            kept.setdefault(s.reason.split(":")[0], []).append(s.name)
+    for why, names in kept.items():
+        stdout_console.print(f"kept ({why}): {', '.join(names)}", highlight=False, soft_wrap=True)
+    if outcome.never_freed:
+        stdout_console.print("never freed (the testbed's, or given for this device): "
+                             + ", ".join(outcome.never_freed), highlight=False, soft_wrap=True)
     errors = Table(title="error on the measurements", title_justify="left")
     for col in ("profile", "entries", "within tolerance", "median |relative error|"):
         errors.add_column(col)
