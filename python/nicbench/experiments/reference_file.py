@@ -13,11 +13,12 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["toml_value", "render_references", "REFERENCE_KEYS"]
+__all__ = ["toml_value", "render_references", "REFERENCE_KEYS", "OPTIONAL_KEYS"]
 
-# The order of keys in each `[[reference]]` table.
+# The order of keys in each `[[reference]]` table; the optional ones are written when an entry has them.
 REFERENCE_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
                   "tolerance", "set")
+OPTIONAL_KEYS = ("low", "high", "derived_from")
 
 
 def toml_value(v: Any, round_digits: int | None = None) -> str:
@@ -32,6 +33,8 @@ def toml_value(v: Any, round_digits: int | None = None) -> str:
         return repr(v if round_digits is None else round(v, round_digits))
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x, round_digits) for x in v) + "]"
     if isinstance(v, Mapping):
         return "{ " + ", ".join(f"{k} = {toml_value(x, round_digits)}" for k, x in v.items()) + " }"
     raise TypeError(f"no TOML spelling for {type(v).__name__}: {v!r}")
@@ -44,5 +47,6 @@ def render_references(header: Iterable[str], entries: Iterable[Mapping[str, Any]
     for e in entries:
         lines.append("[[reference]]")
         lines.extend(f"{key} = {toml_value(e[key], round_digits)}" for key in REFERENCE_KEYS)
+        lines.extend(f"{key} = {toml_value(e[key], round_digits)}" for key in OPTIONAL_KEYS if e.get(key) is not None)
         lines.append("")
     return "\n".join(lines)
