@@ -23,66 +23,6 @@ from nicbench.experiments.study import load_study
 
 PROFILES = sorted(p.stem for p in (REPO / "profiles").glob("*.toml"))
 DERIVED = re.compile(r"^derived from references? ([^:]+):")
-# Untrue provenance found by the issue-15 audit and not fixed yet: (profile, parameter) → why.
-# Each entry must still be a violation (the test below fails when one is fixed and left listed),
-# and the list must be empty when issue 15 is done.
-KNOWN_UNTRUE: dict[tuple[str, str], str] = {
-    ("bluefield2", "client_blueflame_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "client_doorbell_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "client_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "client_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "client_side_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "client_wqe_fetch_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "host_dma_read_occupancy_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "host_memory_read_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "host_message_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "host_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "host_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "loopback_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "network_efficiency"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "network_one_way_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_core_contexts"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_pipeline_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_read_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_requester_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_send_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_stall_shared_fraction"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_tlp_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "nic_write_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "pcie0_one_way_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "pcie1_one_way_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "pcie_dllp_overhead_fraction"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_dma_read_occupancy_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_dram_gbps"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_dram_interleave_bytes"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_memory_read_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("bluefield2", "soc_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_blueflame_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_doorbell_mmio_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_side_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "client_wqe_fetch_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "host_dma_read_occupancy_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "host_memory_read_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "host_message_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "host_mmio_latency_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "host_post_cpu_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "network_efficiency"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "network_one_way_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_core_contexts"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_pipeline_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_read_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_requester_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_send_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_stall_shared_fraction"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_tlp_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "nic_write_service_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "pcie0_one_way_ns"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-    ("connectx6-rnic", "pcie_dllp_overhead_fraction"): "says fitted, but studies/offpath/calibration.toml does not fit it",
-}
-
 
 def _fit_list(study: str) -> set[str]:
     doc = tomllib.loads((STUDIES / study / "calibration.toml").read_text())
@@ -140,11 +80,7 @@ def _inherited(pname: str, p: dict, prov: str) -> str:
 @pytest.mark.parametrize("name", PROFILES)
 def test_provenance_is_true(name):
     found = _violations(name)
-    known = {p: why for (prof, p), why in KNOWN_UNTRUE.items() if prof == name}
-    unexpected = {p: why for p, why in found.items() if p not in known}
-    assert not unexpected, f"{name}: " + "; ".join(f"{p}: {why}" for p, why in sorted(unexpected.items()))
-    fixed = sorted(set(known) - set(found))
-    assert not fixed, f"{name}: {', '.join(fixed)} fixed: remove from KNOWN_UNTRUE"
+    assert not found, f"{name}: " + "; ".join(f"{p}: {why}" for p, why in sorted(found.items()))
 
 
 def test_the_check_catches_an_untrue_fitted_mark(tmp_path, monkeypatch):

@@ -7,8 +7,9 @@
                     shares = one application's request mix) (`flows` in the `nicbench paths` syntax, `;`-separated,
                     with `{payload}` / `{verb}` placeholders): totals and per-flow numbers.
 - `offpath.compare` configuration `a` vs `b` over a sweep of values substituted for `{x}` (and verbs
-                    for `{verb}`): min/max of the throughput and latency ratios and changes, so both
-                    ends of a published range ("15-30% higher latency") are model outputs.
+                    for `{verb}`): min/max of the throughput (requests/s; `gbps_change_*`: bandwidth) and
+                    latency ratios and changes, so both ends of a published range ("15-30% higher
+                    latency") are model outputs.
 
 Every prediction goes through `nicbench.offpath.predict`, which applies calibration overrides.
 
@@ -27,7 +28,7 @@ from nicbench.errors import NicbenchError
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 
-VERSION = "2"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics
+VERSION = "3"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics; 3: gbps_change_*
 MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix
 
 _BOTTLENECK_METRICS = {**{f"bottleneck_{c}": "" for c in offpath.BOTTLENECK_CLASSES},
@@ -46,8 +47,8 @@ _MIX_METRICS = {"total_gbps": "Gbps", "total_mpps": "Mpps", "latency_us": "us",
                    for m, u in (("gbps", "Gbps"), ("mpps", "Mpps"), ("latency_us", "us"))},
                 **_COMMON_METRICS}
 _COMPARE_METRICS = {
-    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "lat_ratio", "lat_change", "pcie_ratio",
-                                   "pcie_data_ratio") for end in ("min", "max")},
+    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "gbps_change", "lat_ratio", "lat_change",
+                                   "pcie_ratio", "pcie_data_ratio") for end in ("min", "max")},
     **{f"lat_diff_us_{end}": "us" for end in ("min", "max", "median")},
     **{f"{side}_mpps_{end}": "Mpps" for side in ("a", "b") for end in ("min", "max")},
     "a_gbps_max": "Gbps", "b_gbps_max": "Gbps",
@@ -195,10 +196,11 @@ def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str,
           ) -> dict[str, float]:
     """Throughput (M req/s), goodput, latency and PCIe total of one side of a comparison.
 
-    mode `joint`: the flows together; `min_alone` / `sum_alone`: each flow alone, then the lowest /
-    the sum of their throughputs (the seed's "the lower of them", "the aggregated throughput of the
-    two paths"). select `first`: the first flow's numbers instead of the totals. `context`: whether
-    calibration overrides apply (only to the point's own device, see `compare`).
+    mode `joint`: the flows together; `min_alone` / `max_alone` / `sum_alone`: each flow alone, then
+    the lowest / the highest / the sum of their throughputs (the seed's "the lower of them", "each of
+    them", "the aggregated throughput of the two paths"). select `first`: the first flow's numbers
+    instead of the totals. `context`: whether calibration overrides apply (only to the point's own
+    device, see `compare`).
     """
     if mode == "joint":
         result = offpath.predict(nic, flows, mix=mix, context_overrides=context)
@@ -211,8 +213,8 @@ def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str,
             lat = _mean([_num(f.get("latency_us")) for f in per])
         return {"mpps": mpps, "gbps": gbps, "latency_us": lat, **common_metrics(result)}
     alone = [_side(nic, [f], "joint", "total", mix, context) for f in flows]
-    pick = min if mode == "min_alone" else sum
-    key = min(range(len(alone)), key=lambda i: alone[i]["mpps"]) if mode == "min_alone" else None
+    pick = {"min_alone": min, "max_alone": max}.get(mode, sum)
+    key = pick(range(len(alone)), key=lambda i: alone[i]["mpps"]) if mode != "sum_alone" else None
     return {"mpps": pick(a["mpps"] for a in alone),
             "gbps": alone[key]["gbps"] if key is not None else sum(a["gbps"] for a in alone),
             "latency_us": alone[key]["latency_us"] if key is not None else _mean([a["latency_us"] for a in alone]),
@@ -249,8 +251,8 @@ def _list(text: str, what: str) -> list[str]:
         _nic_param(name="b_nic"),
         Param("a", "str", "client->soc {verb} {x}", "flows of configuration a ({x}, {verb} substituted)"),
         Param("b", "str", "client->host {verb} {x}", "flows of configuration b"),
-        Param("b_mode", "choice", "joint", "b's flows together, or each alone: the lower / the sum",
-              choices=("joint", "min_alone", "sum_alone")),
+        Param("b_mode", "choice", "joint", "b's flows together, or each alone: the lower / the higher / the sum",
+              choices=("joint", "min_alone", "max_alone", "sum_alone")),
         Param("select", "choice", "total", "compare the totals, or the first flow of each side",
               choices=("total", "first")),
         Param("values", "str", "0", "comma-separated values for {x} (e.g. payloads 16,32,64 or batch sizes)"),
@@ -277,6 +279,8 @@ def compare(p: dict, ctx: RunContext) -> dict:
                       context=offpath.same_profile(p["b_nic"], p["nic"]))
             rows.append((a, b))
     tput = [_ratio(a["mpps"], b["mpps"]) for a, b in rows]
+    # Bandwidth, for sides with different payloads ("WRITE at 16 MiB is not affected" vs 1 MiB).
+    goodput = [_ratio(a["gbps"], b["gbps"]) for a, b in rows]
     lat = [_ratio(a["latency_us"], b["latency_us"]) for a, b in rows]
     diff = [a["latency_us"] - b["latency_us"] for a, b in rows]
     pcie = [_ratio(a["pcie_mpps_total"], b["pcie_mpps_total"]) for a, b in rows]
@@ -286,6 +290,7 @@ def compare(p: dict, ctx: RunContext) -> dict:
     out: dict[str, float] = {}
     out.update(_ends(tput, "tput_ratio"))
     out.update(_ends([t - 1.0 for t in tput], "tput_change"))
+    out.update(_ends([g - 1.0 for g in goodput], "gbps_change"))
     out.update(_ends(lat, "lat_ratio"))
     out.update(_ends([t - 1.0 for t in lat], "lat_change"))
     out.update(_ends(pcie, "pcie_ratio"))
