@@ -6,15 +6,20 @@ recovers those values, keeps the rest inherited, and writes a profile the models
 from __future__ import annotations
 
 import csv
+import json
 import math
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from helpers import REPO, missing, shared_data_dir
 
 from nicbench import profiles
 from nicbench.calibrate.fewshot import fewshot, refit, select_free
 from nicbench.calibrate.fit import FitParam
+from nicbench.cli.calibrate import calibrate
+from nicbench.cli.common import NicbenchGroup
+from nicbench.cli.connectx import COMMANDS
 from nicbench.errors import NicbenchError
 from nicbench.experiments.targets import RunContext, get_target
 
@@ -157,3 +162,25 @@ def test_fewshot_profiles_name_their_measurements():
             if not path.is_file():
                 missing(f"{name}'s few-shot measurements {path}")
             assert path.is_relative_to(shared_data_dir().resolve()), f"{name}: {f} is not under ../shared/data"
+
+
+def test_newcomer_path_calibrate_then_simulate_with_the_written_file(tmp_path):
+    """The README's two commands: `nicbench calibrate --base connectx5 --measurements mine.csv -o mine.toml`,
+    then `nicbench simulate --nic mine.toml` — through the CLI, on the file it wrote."""
+    group = NicbenchGroup("nicbench")
+    for command in (*COMMANDS, calibrate):
+        group.add_command(command)
+    study = mini_study(tmp_path)
+    out = tmp_path / "mine.toml"
+    r = CliRunner().invoke(group, ["calibrate", "--base", "connectx5", "--measurements",
+                                   str(measurements(tmp_path)), "-o", str(out), "--study", str(study),
+                                   "--jobs", "1"])
+    assert r.exit_code == 0, r.output
+    assert "nf_packet_ns" in r.output and out.exists()
+    sim = ["--gen", "flows=100,size=64,rate=100Gbps", "--duration", "2ms", "--json"]
+    r2 = CliRunner().invoke(group, ["simulate", "--nic", str(out), *sim])
+    r3 = CliRunner().invoke(group, ["simulate", "--nic", "connectx5", *sim])
+    assert r2.exit_code == 0 and r3.exit_code == 0, r2.output + r3.output
+    # The fitted device's NF costs 0.8x the base's per packet: at 64 B it forwards ~1/0.8 as many.
+    ratio = json.loads(r2.output)["rx_mpps"] / json.loads(r3.output)["rx_mpps"]
+    assert ratio == pytest.approx(1 / 0.8, rel=0.05)

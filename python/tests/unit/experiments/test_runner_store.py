@@ -47,6 +47,11 @@ def uninterrupted(tmp_path_factory) -> pd.DataFrame:
     return reference
 
 
+def stored_run_files(runs_dir) -> int:
+    # pathlib's glob matches dot files too: a `.tmp-*.arrow` being written is not a stored run.
+    return sum(1 for p in runs_dir.glob("*.arrow") if not p.name.startswith("."))
+
+
 # Fixed kill points (run files on disk when the kill is sent): the first runs, and mid-sweep. Each
 # run sleeps 15 ms, so after the 20th file some 60 runs (~0.45 s with 2 workers) are still to come.
 @pytest.mark.parametrize("kill_after", [1, 20])
@@ -57,7 +62,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, uninterrupted
     runs_dir = results / "noop" / "runs"
     # The event: the sweep has written `kill_after` run files (bounded poll of its folder).
     deadline = time.monotonic() + 120
-    while not (runs_dir.is_dir() and len(list(runs_dir.glob("*.arrow"))) >= kill_after):
+    while not (runs_dir.is_dir() and stored_run_files(runs_dir) >= kill_after):
         assert proc.poll() is None, f"sweep ended before {kill_after} runs were stored: {proc.stderr.read()}"
         assert time.monotonic() < deadline, f"no {kill_after} run files after 120 s"
         time.sleep(0.002)
