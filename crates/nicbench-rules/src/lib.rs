@@ -6,6 +6,7 @@
 //! - [`tc`]: `tc filter add ... flower ... action ...` lines.
 //! - [`classbench`]: ClassBench filter sets.
 //! - [`generate`]: seeded synthetic rule sets (ClassBench-like, PAM'21 group chains).
+//! - [`openflow`]: Open vSwitch OpenFlow rules (`ovs-ofctl`) and datapath flows (`dpctl/dump-flows`).
 //! - [`ruleset`]: rule files as users have them: syntax detection, loading, summary, conversion.
 //!
 //! Every parser returns [`ParseError`]s naming file, line and column, never panics on
@@ -16,6 +17,7 @@ pub mod error;
 pub mod generate;
 mod lex;
 pub mod model;
+pub mod openflow;
 pub mod ruleset;
 pub mod tc;
 pub mod testpmd;
