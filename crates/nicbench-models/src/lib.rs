@@ -5,6 +5,8 @@
 //!   engine (PAM'21), driven by real rules and packets.
 //! - [`offpath`]: the BlueField-2 off-path SmartNIC's RDMA/PCIe paths (Wei et al.), analytic.
 //! - [`flowhost`]: a Napatech capture NIC feeding N flow-metering cores (100G Argus study).
+//! - [`pvp`]: the Red Hat PVP testbed around an OVS-TC offload NIC: [`connectx::eswitch`]
+//!   (ConnectX-5 switchdev) or [`agilio`] (Netronome Agilio CX), analytic (seed 002).
 //!
 //! Each model takes one request and returns one result, both serde types whose JSON is the
 //! contract with the Python side ([`contract`] generates their JSON Schemas).
@@ -13,12 +15,14 @@
 //! resources, demands and queues); a run is a pure function of request + profile (seeded,
 //! simulated time only), except wall-clock statistics.
 
+pub mod agilio;
 pub mod connectx;
 pub mod contract;
 pub mod error;
 pub mod flowhost;
 pub mod offpath;
 pub mod profile;
+pub mod pvp;
 
 pub use error::ModelError;
 pub use profile::{profiles_dir, ModelParams, Param, Profile};
@@ -29,6 +33,8 @@ pub(crate) fn check_profile(p: &Profile) -> Result<(), ModelError> {
         connectx::KIND => p.params::<connectx::ConnectxParams>().map(drop),
         offpath::KIND => p.params::<offpath::OffpathParams>().map(drop),
         flowhost::KIND => flowhost::params::role(p).map(drop),
+        connectx::eswitch::KIND => p.params::<connectx::eswitch::EswitchParams>().map(drop),
+        agilio::KIND => p.params::<agilio::AgilioParams>().map(drop),
         other => Err(p.error(format_args!("kind '{other}' names no model (kinds: {})", profile::KINDS.join(", ")))),
     }
 }

@@ -12,6 +12,8 @@
 //! - [`scenario`] / [`result`]: the request/result contract (JSON; schema in `docs/contracts/`).
 //! - [`setup`]: traffic flows, pre-installed rules in the classifier and the tables.
 //! - [`steering`]: the steering tables and the cost of a lookup path.
+//! - [`eswitch`]: ConnectX-5 in switchdev mode (OVS-TC offload into the eSwitch FDB) for the
+//!   PVP testbed ([`crate::pvp`]), on the same steering cache.
 //! - [`control`]: rule insert/delete/update costs on the installing core.
 //! - [`traffic`]: packet sources (generator or pcap replay).
 //! - [`testbed`]: the run ([`simulate`]): build, run loop, summary.
@@ -21,6 +23,7 @@
 //! (seeded, simulated time only), except the `sim.wall_s` statistics.
 
 pub mod control;
+pub mod eswitch;
 pub mod params;
 pub mod result;
 pub mod scenario;

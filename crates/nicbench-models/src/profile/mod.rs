@@ -88,7 +88,13 @@ pub struct Profile {
 }
 
 /// The models that read profiles (the `kind` key).
-pub const KINDS: &[&str] = &[crate::connectx::KIND, crate::offpath::KIND, crate::flowhost::KIND];
+pub const KINDS: &[&str] = &[
+    crate::connectx::KIND,
+    crate::offpath::KIND,
+    crate::flowhost::KIND,
+    crate::connectx::eswitch::KIND,
+    crate::agilio::KIND,
+];
 
 /// The profiles folder: `explicit`, else env `NICBENCH_PROFILES`, else `<checkout>/profiles`.
 pub fn profiles_dir(explicit: Option<&str>) -> PathBuf {

@@ -60,7 +60,7 @@ pub fn require_positive(values: &[(&str, f64)]) -> Result<(), ModelError> {
 macro_rules! model_params {
     ($(#[$sdoc:meta])* $params:ident, kind $kind:expr => { $($(#[$doc:meta])* $name:ident $(in [$low:expr, $high:expr])?),* $(,)? }) => {
         $(#[$sdoc])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
         pub struct $params { $($(#[$doc])* pub $name: f64,)* }
 
         impl $crate::profile::ModelParams for $params {

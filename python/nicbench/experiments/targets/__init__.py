@@ -27,7 +27,7 @@ from nicbench.experiments.params import Param
 __all__ = ["Target", "RunContext", "target", "get_target", "all_targets", "FAMILIES"]
 
 # Target families (modules of this package); imported lazily on first lookup.
-FAMILIES = ("synthetic", "gen", "classifier", "connectx", "offpath", "flowhost")
+FAMILIES = ("synthetic", "gen", "classifier", "connectx", "offpath", "flowhost", "pvp")
 
 
 @dataclass

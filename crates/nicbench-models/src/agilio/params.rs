@@ -1,0 +1,107 @@
+//! The Agilio CX model's parameters (`profiles/agilio-cx-25g.toml`, kind `agilio`).
+
+use super::KIND;
+use crate::error::ModelError;
+use crate::profile::params::{model_params, require_positive};
+use crate::pvp::HostParams;
+
+model_params! {
+    /// Every parameter the Agilio CX (NFP flower firmware, OVS-TC) model reads.
+    AgilioParams, kind KIND => {
+    /// Ethernet line rate of a port [Gb/s].
+    link_gbps,
+    /// PCIe lanes to the host.
+    pcie_lanes,
+    /// PCIe signalling rate per lane [GT/s].
+    pcie_gt_per_s,
+    /// Line-code efficiency (128b/130b for PCIe 3.0).
+    pcie_encoding_efficiency,
+    /// Max payload per TLP \[B\].
+    pcie_max_payload_bytes,
+    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
+    pcie_tlp_overhead_bytes,
+    /// Descriptor and completion bytes per packet and direction \[B\].
+    pcie_descriptor_bytes_per_packet,
+    /// Flow processing cores running the datapath.
+    fpc_cores,
+    /// Hardware threads over all flow processing cores (each holds one packet in flight).
+    fpc_threads,
+    /// Core (instruction) time of one pass of a packet through the flower datapath: parse,
+    /// hash, compare, actions, when its data is at hand \[ns\].
+    fpc_ns_per_pass,
+    /// Memory reads a flow-cache lookup makes, one after the other (hash bucket, entry).
+    flow_reads_per_pass,
+    /// Bytes one megaflow occupies in the flow cache (key, mask id, actions, bucket share) \[B\].
+    flow_entry_bytes,
+    /// On-chip cache in front of the DRAM holding the flow cache \[B\].
+    emem_cache_bytes,
+    /// Read latency when the entry is in the on-chip cache \[ns\].
+    emem_hit_latency_ns,
+    /// Read latency from DRAM \[ns\].
+    dram_latency_ns,
+    /// Megaflows the firmware can hold (one stats context each) \[entries\].
+    flow_capacity_entries,
+    /// Distinct megaflow masks the firmware's mask table holds.
+    mask_table_entries,
+    /// Extra memory reads of a pass whose actions push a tunnel header (tunnel/neighbour entry).
+    tunnel_reads_per_pass,
+    /// Extra core time of a pass that decapsulates or encapsulates a tunnel \[ns\].
+    tunnel_ns_per_pass,
+    /// The PVP host: see [`HostParams`].
+    vm_packet_ns,
+    host_kernel_packet_ns,
+    host_datapath_cores,
+    dpdk_packet_ns,
+    dpdk_pmd_cores,
+    }
+}
+
+impl AgilioParams {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
+        require_positive(&[
+            ("link_gbps", self.link_gbps),
+            ("fpc_cores", self.fpc_cores),
+            ("fpc_threads", self.fpc_threads),
+            ("fpc_ns_per_pass", self.fpc_ns_per_pass),
+            ("flow_entry_bytes", self.flow_entry_bytes),
+            ("emem_cache_bytes", self.emem_cache_bytes),
+            ("flow_capacity_entries", self.flow_capacity_entries),
+            ("mask_table_entries", self.mask_table_entries),
+        ])?;
+        if self.fpc_threads < self.fpc_cores {
+            return Err(ModelError::Profile(format!(
+                "parameter 'fpc_threads' ({}) must be >= 'fpc_cores' ({}): every core runs at least one thread",
+                self.fpc_threads, self.fpc_cores
+            )));
+        }
+        for (name, v) in [
+            ("flow_reads_per_pass", self.flow_reads_per_pass),
+            ("emem_hit_latency_ns", self.emem_hit_latency_ns),
+            ("dram_latency_ns", self.dram_latency_ns),
+            ("tunnel_reads_per_pass", self.tunnel_reads_per_pass),
+            ("tunnel_ns_per_pass", self.tunnel_ns_per_pass),
+        ] {
+            if v < 0.0 {
+                return Err(ModelError::Profile(format!("parameter '{name}' must be >= 0, got {v}")));
+            }
+        }
+        self.host().validate()
+    }
+
+    pub fn host(&self) -> HostParams {
+        HostParams {
+            link_gbps: self.link_gbps,
+            pcie_lanes: self.pcie_lanes,
+            pcie_gt_per_s: self.pcie_gt_per_s,
+            pcie_encoding_efficiency: self.pcie_encoding_efficiency,
+            pcie_max_payload_bytes: self.pcie_max_payload_bytes,
+            pcie_tlp_overhead_bytes: self.pcie_tlp_overhead_bytes,
+            pcie_descriptor_bytes_per_packet: self.pcie_descriptor_bytes_per_packet,
+            vm_packet_ns: self.vm_packet_ns,
+            host_kernel_packet_ns: self.host_kernel_packet_ns,
+            host_datapath_cores: self.host_datapath_cores,
+            dpdk_packet_ns: self.dpdk_packet_ns,
+            dpdk_pmd_cores: self.dpdk_pmd_cores,
+        }
+    }
+}

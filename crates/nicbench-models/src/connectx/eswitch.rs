@@ -1,0 +1,210 @@
+//! ConnectX-5 in switchdev mode (ASAP², `profiles/connectx5-25g.toml`, kind `connectx-eswitch`):
+//! the eSwitch FDB tables OVS-TC offloads megaflows into, looked up through the on-NIC
+//! steering cache of [`super::steering`].
+//!
+//! Structure: on kernel 4.15 the driver has no software steering; the firmware writes the FDB
+//! entries (firmware-managed steering). That changes who writes the STEs and what an insertion
+//! costs, not how the steering hardware reads them: a lookup still hashes the masked key into a
+//! matcher's STE table in ICM (host memory) and reads STEs through the steering cache. So the
+//! FDB's megaflow masks are modelled as fast-table matchers of [`super::steering::Tables`]
+//! (one matcher per mask; tc filters sit on the ingress port, so a pass probes the masks of its
+//! ingress), and the timing is that module's: hit rate from the working set under LRU (Che),
+//! a miss is a PCIe round trip with a bounded number in flight. A VXLAN encap action reads its
+//! tunnel header (a packet-reformat context, one per VNI) through the same cache: one more
+//! entry per megaflow, indexed directly (no hashing).
+//!
+//! The cache, the lookup pipeline, the miss latency and the STE hash geometry are inherited
+//! from the 100G ConnectX-5 profile (fitted on PAM'21); the drop of throughput with flows is
+//! what that cache predicts for the PVP working set, not a fitted knee.
+
+use super::params::ConnectxParams;
+use super::steering::{MatcherId, Tables};
+use crate::error::ModelError;
+use crate::profile::params::{model_params, require_positive};
+use crate::pvp::load::{Ingress, MegaflowLoad};
+use crate::pvp::{HostParams, NicCost};
+use std::collections::BTreeMap;
+
+/// The `kind` of the profiles this model reads.
+pub const KIND: &str = "connectx-eswitch";
+
+/// Buckets standing for a directly indexed table (one entry each, no collisions): the limit of
+/// the hashed working set B(1 − e^{−K/B}) → K.
+const DIRECT_INDEX_BUCKETS: u64 = 1 << 40;
+
+model_params! {
+    /// Every parameter the ConnectX eswitch (switchdev, OVS-TC) model reads.
+    EswitchParams, kind KIND => {
+    /// Ethernet line rate of a port [Gb/s].
+    link_gbps,
+    /// PCIe lanes to the host.
+    pcie_lanes,
+    /// PCIe signalling rate per lane [GT/s].
+    pcie_gt_per_s,
+    /// Line-code efficiency (128b/130b for PCIe 3.0).
+    pcie_encoding_efficiency,
+    /// Max payload per TLP \[B\].
+    pcie_max_payload_bytes,
+    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
+    pcie_tlp_overhead_bytes,
+    /// Descriptor and completion bytes per packet and direction \[B\].
+    pcie_descriptor_bytes_per_packet,
+    /// Initial hash-table size of a matcher \[entries\].
+    ste_hash_initial_entries,
+    /// Load (entries / buckets) above which a matcher's table grows.
+    ste_rehash_load,
+    /// Growth factor of a rehash.
+    ste_rehash_growth,
+    /// Largest matcher hash table \[entries\].
+    ste_hash_max_entries,
+    /// On-NIC steering cache \[STEs\].
+    steering_cache_entries,
+    /// Pipeline time per STE lookup that hits the cache \[ns\].
+    steering_lookup_ns,
+    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
+    steering_miss_latency_ns,
+    /// Steering-cache misses the NIC keeps in flight.
+    steering_outstanding_misses,
+    /// The PVP host: see [`HostParams`].
+    vm_packet_ns,
+    host_kernel_packet_ns,
+    host_datapath_cores,
+    dpdk_packet_ns,
+    dpdk_pmd_cores,
+    }
+}
+
+impl EswitchParams {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
+        require_positive(&[
+            ("link_gbps", self.link_gbps),
+            ("pcie_lanes", self.pcie_lanes),
+            ("pcie_gt_per_s", self.pcie_gt_per_s),
+            ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),
+            ("pcie_max_payload_bytes", self.pcie_max_payload_bytes),
+            ("ste_hash_initial_entries", self.ste_hash_initial_entries),
+            ("ste_rehash_load", self.ste_rehash_load),
+            ("ste_hash_max_entries", self.ste_hash_max_entries),
+            ("steering_cache_entries", self.steering_cache_entries),
+            ("steering_miss_latency_ns", self.steering_miss_latency_ns),
+            ("steering_outstanding_misses", self.steering_outstanding_misses),
+        ])?;
+        if self.ste_rehash_growth <= 1.0 {
+            return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));
+        }
+        self.host().validate()
+    }
+
+    pub fn host(&self) -> HostParams {
+        HostParams {
+            link_gbps: self.link_gbps,
+            pcie_lanes: self.pcie_lanes,
+            pcie_gt_per_s: self.pcie_gt_per_s,
+            pcie_encoding_efficiency: self.pcie_encoding_efficiency,
+            pcie_max_payload_bytes: self.pcie_max_payload_bytes,
+            pcie_tlp_overhead_bytes: self.pcie_tlp_overhead_bytes,
+            pcie_descriptor_bytes_per_packet: self.pcie_descriptor_bytes_per_packet,
+            vm_packet_ns: self.vm_packet_ns,
+            host_kernel_packet_ns: self.host_kernel_packet_ns,
+            host_datapath_cores: self.host_datapath_cores,
+            dpdk_packet_ns: self.dpdk_packet_ns,
+            dpdk_pmd_cores: self.dpdk_pmd_cores,
+        }
+    }
+
+    /// The steering model's parameters: this profile's cache, pipeline and STE geometry, the
+    /// FDB as fast (hardware-steered) tables; nothing else of [`ConnectxParams`] is read here.
+    fn steering(&self) -> ConnectxParams {
+        ConnectxParams {
+            nonroot_fast_tables: 1.0,
+            ste_hash_initial_entries: self.ste_hash_initial_entries,
+            ste_rehash_load: self.ste_rehash_load,
+            ste_rehash_growth: self.ste_rehash_growth,
+            ste_hash_max_entries: self.ste_hash_max_entries,
+            steering_cache_entries: self.steering_cache_entries,
+            steering_lookup_ns: self.steering_lookup_ns,
+            steering_miss_latency_ns: self.steering_miss_latency_ns,
+            steering_outstanding_misses: self.steering_outstanding_misses,
+            ..ConnectxParams::default()
+        }
+    }
+}
+
+/// FDB group the offloaded megaflows live in (any non-root group: a hardware-steered table).
+const FDB_GROUP: u32 = 1;
+
+/// What one PVP packet (both passes) costs the eSwitch with `load` offloaded; `flows` = the
+/// traffic's flows (each sends the same share of packets).
+pub fn pvp_cost(p: &EswitchParams, load: &MegaflowLoad, flows: u64) -> NicCost {
+    let mut tables = Tables::new(&p.steering());
+    tables.total_flows = flows.max(1);
+    let mut hops: Vec<(u32, Vec<MatcherId>)> = Vec::new();
+    for ingress in [Ingress::Uplink, Ingress::Vf] {
+        let mut probed = Vec::new();
+        for (i, m) in load.masks.iter().enumerate().filter(|(_, m)| m.ingress == ingress && m.offloaded > 0) {
+            let id = tables.matcher(FDB_GROUP, &format!("mask{i}"), i as u32, true);
+            tables.set_entries(id, m.offloaded);
+            // Flows whose packets probe this mask (its share of the pass, uniform traffic).
+            tables.matchers[id as usize].flows = (load.offloaded_share(m) * flows as f64).round() as u64;
+            probed.push(id);
+            if m.encap {
+                let ctx = tables.matcher(FDB_GROUP, &format!("encap{i}"), u32::MAX, true);
+                tables.set_entries(ctx, m.offloaded);
+                let c = &mut tables.matchers[ctx as usize];
+                c.buckets = DIRECT_INDEX_BUCKETS;
+                c.flows = (load.offloaded_share(m) * flows as f64).round() as u64;
+                probed.push(ctx);
+            }
+        }
+        hops.push((FDB_GROUP, probed));
+    }
+    let rates = tables.cache_hit_rates();
+    let cost = tables.path_cost(&hops, &rates);
+    let mut detail = BTreeMap::new();
+    detail.insert("steering_cache_hit_rate".to_string(), tables.cache_hit_rate());
+    detail.insert("steering_working_set_stes".to_string(), tables.working_set_stes());
+    detail.insert("steering_misses_per_packet".to_string(), cost.misses);
+    detail.insert("ste_reads_per_packet".to_string(), cost.lookups);
+    NicCost { service_ns: cost.service_ns, latency_ns: cost.latency_ns, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::dir;
+    use crate::profile::Profile;
+
+    fn params() -> EswitchParams {
+        Profile::load("connectx5-25g", &dir()).and_then(|p| p.params()).expect("connectx5-25g loads")
+    }
+
+    #[test]
+    fn test_misses_grow_with_flows_once_the_working_set_passes_the_cache() {
+        let p = params();
+        let at = |flows| pvp_cost(&p, &MegaflowLoad::pvp(flows, false), flows);
+        let small = at(1_000);
+        assert_eq!(small.detail["steering_cache_hit_rate"], 1.0, "fits in the cache");
+        let (k16, k64) = (at(16_384), at(65_536));
+        assert!(k16.detail["steering_working_set_stes"] > p.steering_cache_entries);
+        assert!(k64.detail["steering_misses_per_packet"] > 2.0 * k16.detail["steering_misses_per_packet"]);
+        assert!(k64.service_ns > k16.service_ns && k16.service_ns > small.service_ns);
+    }
+
+    #[test]
+    fn test_a_larger_cache_moves_the_drop() {
+        let p = params();
+        let bigger = EswitchParams { steering_cache_entries: 4.0 * p.steering_cache_entries, ..p.clone() };
+        let load = MegaflowLoad::pvp(16_384, false);
+        assert!(pvp_cost(&bigger, &load, 16_384).service_ns < pvp_cost(&p, &load, 16_384).service_ns);
+        assert_eq!(pvp_cost(&bigger, &load, 16_384).detail["steering_cache_hit_rate"], 1.0);
+    }
+
+    #[test]
+    fn test_vxlan_encap_reads_one_context_per_packet_more() {
+        let p = params();
+        let plain = pvp_cost(&p, &MegaflowLoad::pvp(8_192, false), 8_192);
+        let vxlan = pvp_cost(&p, &MegaflowLoad::pvp(8_192, true), 8_192);
+        assert!((vxlan.detail["ste_reads_per_packet"] - plain.detail["ste_reads_per_packet"] - 1.0).abs() < 1e-9);
+        assert!(vxlan.detail["steering_working_set_stes"] > plain.detail["steering_working_set_stes"] + 8_000.0);
+    }
+}

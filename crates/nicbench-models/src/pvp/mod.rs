@@ -1,0 +1,310 @@
+//! The Red Hat PVP (PHY-VM-PHY) testbed of seed 002 (Fig. 6) around an OVS-offload NIC.
+//!
+//! ```text
+//!  generator ═ 25G port ─▶ NIC lookup (pass 1, uplink filters) ─▶ PCIe ─▶ VF ─▶ VM (testpmd)
+//!      ▲                                                                       │
+//!      └═══ 25G port ◀── NIC lookup (pass 2, VF filters, VXLAN encap) ◀─ PCIe ◀┘
+//!  megaflows the NIC refused: each such pass goes through the host's kernel datapath instead
+//! ```
+//!
+//! - [`load`]: the megaflow counts per mask the datapath hands the NIC (the model's input).
+//! - [`request`]: the request/response contract (JSON; schema in `docs/contracts/`).
+//! - the NICs: [`crate::connectx::eswitch`] (ConnectX-5 switchdev) and [`crate::agilio`].
+//!
+//! Throughput = min(offered, wire, NIC, PCIe each way, the VM's forwarding core, the host's
+//! software datapath for what is not offloaded): the stages are pipelined, so the slowest one
+//! sets the rate; the others run below saturation.
+//!
+//! Invariants: analytic and pure; frame rates come from Ethernet's per-frame overhead (preamble
+//! + SFD + inter-frame gap), not from published rates.
+
+pub mod load;
+pub mod request;
+
+pub use load::{Ingress, MaskLoad, MegaflowLoad};
+pub use request::{Request, Response};
+
+use crate::agilio::{self, AgilioParams};
+use crate::connectx::eswitch::{self, EswitchParams};
+use crate::error::ModelError;
+use crate::profile::{profiles_dir, Profile};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Preamble (7 B) + start-of-frame delimiter (1 B), IEEE 802.3 clause 3.
+pub const ETHERNET_PREAMBLE_SFD_BYTES: f64 = 8.0;
+/// Minimum inter-frame gap, 96 bit times (IEEE 802.3 clause 4.4.2).
+pub const ETHERNET_IFG_BYTES: f64 = 12.0;
+/// Outer Ethernet (14) + IPv4 (20) + UDP (8) + VXLAN (8) headers a VXLAN encap adds (RFC 7348).
+pub const VXLAN_OVERHEAD_BYTES: u32 = 50;
+/// Smallest and largest frame accepted (with FCS; 9216: the common jumbo limit) \[B\].
+pub const MIN_FRAME_BYTES: u32 = 64;
+pub const MAX_FRAME_BYTES: u32 = 9216;
+
+/// Frames per second a link carries at `gbps` for frames of `frame_bytes` (FCS included).
+pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {
+    gbps * 1e3 / ((frame_bytes + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0)
+}
+
+/// The PVP host around the NIC (same parameter names in every PVP-capable profile).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostParams {
+    pub link_gbps: f64,
+    pub pcie_lanes: f64,
+    pub pcie_gt_per_s: f64,
+    pub pcie_encoding_efficiency: f64,
+    pub pcie_max_payload_bytes: f64,
+    pub pcie_tlp_overhead_bytes: f64,
+    pub pcie_descriptor_bytes_per_packet: f64,
+    /// The VM's forwarding loop (testpmd on the VF, one core) per packet \[ns\].
+    pub vm_packet_ns: f64,
+    /// Host core time of one pass through the OVS kernel datapath (megaflow hit) \[ns\].
+    pub host_kernel_packet_ns: f64,
+    /// Host cores the kernel datapath may use.
+    pub host_datapath_cores: f64,
+    /// PMD core time of one pass through OVS-DPDK (vhost included) \[ns\].
+    pub dpdk_packet_ns: f64,
+    /// PMD cores OVS-DPDK dedicates (busy polling whatever the load).
+    pub dpdk_pmd_cores: f64,
+}
+
+impl HostParams {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
+        crate::profile::params::require_positive(&[
+            ("vm_packet_ns", self.vm_packet_ns),
+            ("host_kernel_packet_ns", self.host_kernel_packet_ns),
+            ("host_datapath_cores", self.host_datapath_cores),
+            ("dpdk_packet_ns", self.dpdk_packet_ns),
+            ("dpdk_pmd_cores", self.dpdk_pmd_cores),
+        ])
+    }
+
+    /// PCIe payload capacity per direction [Gb/s].
+    pub fn pcie_gbps(&self) -> f64 {
+        self.pcie_lanes * self.pcie_gt_per_s * self.pcie_encoding_efficiency
+    }
+
+    /// Bytes one frame costs on PCIe in one direction: payload in max-payload TLPs plus descriptors.
+    pub fn pcie_bytes(&self, frame_bytes: f64) -> f64 {
+        let tlps = (frame_bytes / self.pcie_max_payload_bytes).ceil().max(1.0);
+        frame_bytes + tlps * self.pcie_tlp_overhead_bytes + self.pcie_descriptor_bytes_per_packet
+    }
+}
+
+/// What a NIC spends on one PVP packet (both passes).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NicCost {
+    /// NIC time per packet that limits its packet rate \[ns\].
+    pub service_ns: f64,
+    /// Unloaded NIC latency of a packet (both passes) \[ns\].
+    pub latency_ns: f64,
+    /// Mechanism quantities (hit rates, working sets, bounds), by name.
+    pub detail: BTreeMap<String, f64>,
+}
+
+/// Megaflows of a mask the NIC did not take, and why (as the driver would log it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Refusal {
+    /// Index into the request's masks.
+    pub mask: usize,
+    pub megaflows: u64,
+    pub reason: String,
+}
+
+/// Which OVS datapath forwards: the NIC (OVS-TC offload), the kernel, or OVS-DPDK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Datapath {
+    TcOffload,
+    Kernel,
+    Dpdk,
+}
+
+impl Datapath {
+    pub const NAMES: [&'static str; 3] = ["tc-offload", "kernel", "dpdk"];
+
+    pub fn parse(text: &str) -> Result<Datapath, ModelError> {
+        match text {
+            "tc-offload" => Ok(Datapath::TcOffload),
+            "kernel" => Ok(Datapath::Kernel),
+            "dpdk" => Ok(Datapath::Dpdk),
+            other => Err(ModelError::Scenario(format!(
+                "datapath: unknown '{other}' (allowed: {})",
+                Datapath::NAMES.join(", ")
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Datapath::NAMES[self as usize]
+    }
+}
+
+/// A loaded PVP-capable NIC.
+enum Nic {
+    Eswitch(EswitchParams),
+    Agilio(AgilioParams),
+}
+
+impl Nic {
+    fn load(profile: &Profile) -> Result<Nic, ModelError> {
+        match profile.kind.as_str() {
+            eswitch::KIND => Ok(Nic::Eswitch(profile.params()?)),
+            agilio::KIND => Ok(Nic::Agilio(profile.params()?)),
+            other => Err(ModelError::Scenario(format!(
+                "nic: profile '{}' is of kind '{other}', which has no OVS offload (allowed kinds: {}, {})",
+                profile.name,
+                eswitch::KIND,
+                agilio::KIND
+            ))),
+        }
+    }
+
+    fn host(&self) -> HostParams {
+        match self {
+            Nic::Eswitch(p) => p.host(),
+            Nic::Agilio(p) => p.host(),
+        }
+    }
+
+    fn admit(&self, load: &MegaflowLoad) -> (MegaflowLoad, Vec<Refusal>) {
+        match self {
+            // The FDB's capacity (millions of entries) is not reached by the loads modelled here.
+            Nic::Eswitch(_) => (load.clone(), Vec::new()),
+            Nic::Agilio(p) => agilio::admit(p, load),
+        }
+    }
+
+    fn cost(&self, load: &MegaflowLoad, flows: u64) -> NicCost {
+        match self {
+            Nic::Eswitch(p) => eswitch::pvp_cost(p, load, flows),
+            Nic::Agilio(p) => agilio::pvp_cost(p, load),
+        }
+    }
+}
+
+/// Predicts a request given as JSON; returns the response as JSON.
+pub fn predict_json(request_json: &str) -> Result<String, ModelError> {
+    let request = Request::from_json(request_json)?;
+    let response = predict(&request)?;
+    serde_json::to_string(&response).map_err(|e| ModelError::Scenario(format!("pvp response: {e}")))
+}
+
+/// Loads the request's profile (with overrides) and predicts the PVP run.
+pub fn predict(request: &Request) -> Result<Response, ModelError> {
+    let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
+    profile.apply_overrides(&request.overrides)?;
+    let nic = Nic::load(&profile)?;
+    let host = nic.host();
+    let datapath = Datapath::parse(request.datapath.as_deref().unwrap_or("tc-offload"))?;
+    request.validate(host.link_gbps)?;
+    let flows = request.flows;
+    let wanted = request.megaflows.clone().unwrap_or_else(|| MegaflowLoad::pvp(flows, request.vxlan));
+    wanted.validate("megaflows")?;
+    let (admitted, refused) = match datapath {
+        Datapath::TcOffload => nic.admit(&wanted),
+        // Software datapaths: nothing is offered to the NIC.
+        Datapath::Kernel | Datapath::Dpdk => {
+            let mut none = wanted.clone();
+            none.masks.iter_mut().for_each(|m| m.offloaded = 0);
+            (none, Vec::new())
+        }
+    };
+    let cost = nic.cost(&admitted, flows);
+    Ok(solve(&profile.name, &profile.kind, datapath, request, &host, &admitted, refused, cost))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve(
+    nic: &str,
+    kind: &str,
+    datapath: Datapath,
+    request: &Request,
+    host: &HostParams,
+    admitted: &MegaflowLoad,
+    refused: Vec<Refusal>,
+    cost: NicCost,
+) -> Response {
+    let inner = f64::from(request.frame_bytes);
+    let wire = inner + if request.vxlan { f64::from(VXLAN_OVERHEAD_BYTES) } else { 0.0 };
+    let offered_gbps = request.offered_gbps.unwrap_or(host.link_gbps);
+    let offered_mpps = line_rate_mpps(offered_gbps, wire);
+    let software_passes = match datapath {
+        Datapath::Dpdk => 0.0,
+        _ => admitted.software_passes(),
+    };
+    // Each PVP packet crosses PCIe once each way (to the VM and back); a pass through the kernel
+    // datapath adds one crossing each way (NIC → host representor → NIC).
+    let crossings = 1.0 + software_passes;
+    let pcie_mpps = host.pcie_gbps() * 1e3 / (host.pcie_bytes(inner) * 8.0) / crossings;
+    let mut limits: BTreeMap<String, f64> = BTreeMap::new();
+    limits.insert("wire".into(), line_rate_mpps(host.link_gbps, wire));
+    limits.insert("nic".into(), 1e3 / cost.service_ns.max(1e-9));
+    limits.insert("pcie".into(), pcie_mpps);
+    limits.insert("vm".into(), 1e3 / host.vm_packet_ns);
+    let mut software_ns_per_packet = 0.0;
+    match datapath {
+        Datapath::Dpdk => {
+            software_ns_per_packet = 2.0 * host.dpdk_packet_ns;
+            limits.insert("host_datapath".into(), host.dpdk_pmd_cores * 1e3 / software_ns_per_packet);
+        }
+        _ if software_passes > 0.0 => {
+            software_ns_per_packet = software_passes * host.host_kernel_packet_ns;
+            limits.insert("host_datapath".into(), host.host_datapath_cores * 1e3 / software_ns_per_packet);
+        }
+        _ => {}
+    }
+    let (bottleneck, limit) = limits
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(k, v)| (k.clone(), *v))
+        .unwrap_or_default();
+    let mpps = offered_mpps.min(limit);
+    let host_cores_busy = match datapath {
+        Datapath::Dpdk => host.dpdk_pmd_cores,
+        _ => mpps * software_ns_per_packet / 1e3,
+    };
+    let serialization_ns = 2.0 * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / host.link_gbps;
+    let latency_ns = serialization_ns + cost.latency_ns + host.vm_packet_ns + software_ns_per_packet;
+    let (offloaded, masks_offloaded) = admitted.offloaded();
+    let total: u64 = admitted.masks.iter().map(|m| m.megaflows).sum();
+    Response {
+        nic: nic.to_string(),
+        kind: kind.to_string(),
+        datapath: datapath.name().to_string(),
+        flows: request.flows,
+        wire_frame_bytes: wire as u32,
+        offered_mpps,
+        mpps,
+        gbps: mpps * wire * 8.0 / 1e3,
+        line_gbps: mpps * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / 1e3,
+        loss: if offered_mpps > 0.0 { (1.0 - mpps / offered_mpps).max(0.0) } else { 0.0 },
+        latency_us: latency_ns / 1e3,
+        bottleneck: if mpps < offered_mpps { bottleneck } else { "offered".to_string() },
+        limits_mpps: limits,
+        megaflows_offloaded: offloaded,
+        megaflows_software: total - offloaded,
+        masks_offloaded: masks_offloaded as u64,
+        refused,
+        host_cores_busy,
+        nic_service_ns: cost.service_ns,
+        detail: cost.detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_64b_at_25g_is_37_2_mpps_from_ethernet_overheads() {
+        assert!((line_rate_mpps(25.0, 64.0) - 37.202).abs() < 1e-3);
+        assert!((line_rate_mpps(25.0, 1518.0) - 2.0319).abs() < 1e-3);
+    }
+
+    #[test]
+    fn test_unknown_datapath_is_named() {
+        let msg = Datapath::parse("ovs").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("datapath: unknown 'ovs' (allowed: tc-offload, kernel, dpdk)"), "{msg}");
+    }
+}

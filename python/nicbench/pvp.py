@@ -1,0 +1,88 @@
+"""The Red Hat PVP testbed around an OVS-offload NIC (seed 002), from Python.
+
+The model (`nicbench_models::pvp`) takes ONE request JSON and returns ONE response JSON, both
+defined by their Rust serde types (schemas: `contract_schema("request")` / `("response")`):
+
+    request  = {"nic": "connectx5-25g", "flows": 16384, "frame_bytes": 64, "vxlan": false,
+                "offered_gbps": 25.0, "datapath": "tc-offload",      # or "kernel", "dpdk"
+                "megaflows": {"masks": [{"ingress": "uplink", "megaflows": 16384, "offloaded": 16384,
+                                         "decap": false, "encap": false}, ...]},   # default: the seed's PVP
+                "overrides": {...}}
+    response = {"mpps", "gbps", "line_gbps", "loss", "latency_us", "bottleneck", "limits_mpps": {...},
+                "megaflows_offloaded", "megaflows_software", "masks_offloaded", "refused": [...],
+                "host_cores_busy", "nic_service_ns", "detail": {...}, ...}
+
+`megaflows` is what the virtual OVS datapath decides (which megaflows exist, their masks, which the NIC
+took); without it the request stands for the seed's rule sets: two exact IPv4 OpenFlow rules per flow, so
+two megaflows per flow, one mask per direction, all offloadable (`pvp_megaflows`).
+
+Invariants: `predict` never changes its arguments; calibration overrides set with
+`nicbench.profiles.parameter_overrides()` apply beneath the call's own `overrides`, and only for
+parameters the request's profile declares.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nicbench import _native
+from nicbench.errors import NicbenchError
+from nicbench.profiles import current_overrides, declared
+
+__all__ = ["NICS", "DATAPATHS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
+
+NICS = ("connectx5-25g", "agilio-cx-25g")
+DATAPATHS = ("tc-offload", "kernel", "dpdk")
+
+
+def line_rate_mpps(gbps: float, frame_bytes: float) -> float:
+    """Frames per second (M) on a link: preamble + SFD (8 B) and the inter-frame gap (12 B) per frame."""
+    return gbps * 1e3 / ((frame_bytes + 8 + 12) * 8)
+
+
+def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:
+    """The seed's PVP megaflows: one exact megaflow per flow and direction, all offloaded."""
+    return {"masks": [
+        {"ingress": "uplink", "megaflows": flows, "offloaded": flows, "decap": vxlan, "encap": False},
+        {"ingress": "vf", "megaflows": flows, "offloaded": flows, "decap": False, "encap": vxlan},
+    ]}
+
+
+def _context_overrides(nic: str) -> dict[str, float]:
+    active = current_overrides()
+    if not active:
+        return {}
+    names = declared(nic)
+    return {k: v for k, v in active.items() if k in names} if names else active
+
+
+def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False, offered_gbps: float | None = None,
+            datapath: str | None = None, megaflows: dict[str, Any] | None = None,
+            overrides: dict[str, float] | None = None, context_overrides: bool = True) -> dict[str, Any]:
+    """The request JSON object (calibration overrides merged in unless `context_overrides` is False)."""
+    if datapath is not None and datapath not in DATAPATHS:
+        raise NicbenchError(f"pvp: unknown datapath {datapath!r} (allowed: {', '.join(DATAPATHS)})")
+    out: dict[str, Any] = {"nic": str(nic), "flows": int(flows), "frame_bytes": int(frame_bytes), "vxlan": bool(vxlan)}
+    if offered_gbps is not None:
+        out["offered_gbps"] = float(offered_gbps)
+    if datapath is not None:
+        out["datapath"] = datapath
+    if megaflows is not None:
+        out["megaflows"] = megaflows
+    merged = {**(_context_overrides(str(nic)) if context_overrides else {}), **(overrides or {})}
+    if merged:
+        out["overrides"] = merged
+    return out
+
+
+def predict(nic: str, flows: int, frame_bytes: int = 64, **kwargs: Any) -> dict[str, Any]:
+    """Throughput, loss, latency, offload counts and host cores of one PVP run (see the module doc).
+
+    Bad input raises `NicbenchError` (a ValueError) with a one-line message."""
+    return json.loads(_native.pvp_predict(json.dumps(request(nic, flows, frame_bytes, **kwargs))))
+
+
+def contract_schema(which: str) -> dict[str, Any]:
+    """The JSON Schema of the model's `request` or `response` (generated from the Rust types)."""
+    return json.loads(_native.contract_schema(f"pvp.{which}"))
