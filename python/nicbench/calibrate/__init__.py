@@ -141,11 +141,36 @@ class CalibrationOutcome:
                 "errors": self.errors, "references": self.rows}
 
 
-def _fit_params(params: dict[str, ProfileParam], cfg: CalibrationConfig, only: list[str] | None) -> list[FitParam]:
+def _study_parameters(study: str) -> set[str]:
+    """Parameters declared by the profiles calibrated on `study` (its calibration_study)."""
+    from nicbench import profiles
+
+    out: set[str] = set()
+    for name in profiles.names():
+        try:
+            doc = profiles.load(name)
+        except Exception:  # noqa: BLE001 - a broken profile is reported where it is used
+            continue
+        if doc.get("calibration_study") == study:
+            out.update(doc["param"])
+    return out
+
+
+def _fit_params(params: dict[str, ProfileParam], cfg: CalibrationConfig, only: list[str] | None,
+                study: str | None = None) -> list[FitParam]:
     chosen = [p for p in params.values() if p.fitted]
     names = only or cfg.parameters
     if names:
         unknown = sorted(set(names) - set(params))
+        if unknown and not only and study is not None:
+            # A study that calibrates several devices lists each one's parameters (one profile each):
+            # this profile fits its own; a name no profile of the study declares is still an error.
+            stray = sorted(set(unknown) - _study_parameters(study))
+            if stray:
+                raise NicbenchError(f"calibration.toml names parameter(s) no profile of {study} declares: "
+                                    f"{', '.join(stray)}")
+            names = [n for n in names if n in params]
+            unknown = [] if names else unknown
         if unknown:
             raise NicbenchError(f"no such profile parameter(s): {', '.join(unknown)}")
         chosen = [params[n] for n in names]
@@ -210,7 +235,7 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     if not cal_refs:
         raise NicbenchError(f"study {st.name} has no reference entries with set = {cfg.set!r}")
     params = read_params(profile_path)
-    fit_params = _fit_params(params, cfg, parameters)
+    fit_params = _fit_params(params, cfg, parameters, st.name)
     points = independent_points(cal_refs)
     if points <= len(fit_params) and not allow_saturated:
         raise NicbenchError(f"{len(fit_params)} free parameters on {points} independent calibration points of "
