@@ -29,7 +29,7 @@ from nicbench import _native
 __all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "parameter_overrides",
            "current_overrides"]
 
-KINDS = ("connectx", "offpath", "flowhost")
+KINDS = ("connectx", "offpath", "flowhost", "connectx-eswitch", "agilio")
 
 _OVERRIDES: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("nicbench_overrides", default={})
 
