@@ -192,3 +192,38 @@ fn snapshot_flowhost() {
     }
     check("flowhost", &cases);
 }
+
+fn pvp_case(name: &str, request: Value) -> Case {
+    let out = nicbench_models::pvp::predict_json(&request.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    Case {
+        name: name.into(),
+        result: serde_json::from_str(&out).expect("response JSON"),
+        headline: vec!["mpps", "line_gbps", "bottleneck", "host_cores_busy"],
+    }
+}
+
+#[test]
+fn snapshot_pvp() {
+    let mut cases = Vec::new();
+    for nic in ["connectx5-25g", "agilio-cx-25g"] {
+        for flows in [8_000u64, 16_000, 32_000, 64_000, 128_000] {
+            for (size, vxlan) in [(64, false), (1518, false), (78, true)] {
+                let name = format!("{nic}_{flows}_{size}{}", if vxlan { "_vxlan" } else { "" });
+                cases.push(pvp_case(&name, json!({"nic": nic, "flows": flows, "frame_bytes": size, "vxlan": vxlan})));
+            }
+        }
+        for datapath in ["kernel", "dpdk"] {
+            cases.push(pvp_case(
+                &format!("{nic}_{datapath}"),
+                json!({"nic": nic, "flows": 64_000, "frame_bytes": 64, "datapath": datapath}),
+            ));
+        }
+        cases.push(pvp_case(
+            &format!("{nic}_half_offloaded"),
+            json!({"nic": nic, "flows": 10_000, "frame_bytes": 64, "megaflows": {"masks": [
+                {"ingress": "uplink", "megaflows": 10_000, "offloaded": 10_000},
+                {"ingress": "vf", "megaflows": 10_000, "offloaded": 5_000}]}}),
+        ));
+    }
+    check("pvp", &cases);
+}
