@@ -5,7 +5,7 @@ either rich tables (default) or JSON (`--json`). Every command exits with code 2
 and a one-line `nicbench: error: ...` on bad arguments or bad input.
 
 Each sub-module is named for the API module it fronts (`traffic`, `traces`, `rules`,
-`connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `experiments`) and lists its
+`connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `pvp`, `experiments`) and lists its
 commands in `COMMANDS`. The group imports a sub-module only when one of its commands
 runs or shows its help, so `nicbench gen` never loads the experiment harness (pandas,
 pyarrow) or the reports (matplotlib).
@@ -43,6 +43,7 @@ COMMANDS = {
     "paths": ("offpath", "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, "
                          "advice."),
     "flowhost": ("flowhost", "Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."),
+    "pvp": ("pvp", "Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."),
 }
 
 

@@ -1,0 +1,99 @@
+"""`nicbench pvp`: Red Hat PVP (PHY-VM-PHY) through an OVS-TC offload NIC (seed 002 testbed).
+
+    nicbench pvp --nic agilio-cx-25g --flows 64k --size 64
+    nicbench pvp --nic connectx5-25g --flows 16k --size 78 --vxlan --json
+    nicbench pvp --nic connectx5-25g --flows 10k --megaflows counts.json   # the datapath's megaflows
+
+Prints the packet rate back at the generator (Mpps, Gb/s), loss, unloaded latency, the stage that
+limits the rate (wire, NIC, PCIe, the VM's core, the host's software datapath), what the NIC
+offloaded or refused (and why), host cores busy, and the NIC's mechanism (steering-cache hit rate,
+or the flow-processing threads' bounds). `--megaflows FILE`: a JSON `{"masks": [{"ingress":
+"uplink"|"vf", "megaflows": N, "offloaded": N, "decap": false, "encap": false}, ...]}`, as the
+virtual OVS datapath counts them; default: the seed's rule set (two exact megaflows per flow).
+Bad input: one line `nicbench: error: ...`, exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from nicbench.cli.common import emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
+
+__all__ = ["pvp", "COMMANDS"]
+
+
+def _count(text: str, option: str) -> int:
+    from nicbench.units import UnitError, parse_count, parse_size_bytes
+
+    try:
+        return parse_size_bytes(text) if option == "--size" else parse_count(text)
+    except UnitError as exc:
+        fail(f"{option}: {exc}")
+        raise AssertionError("unreachable") from None
+
+
+def _megaflows(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        fail(f"--megaflows {path}: {exc.strerror}")
+    except json.JSONDecodeError as exc:
+        fail(f"--megaflows {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}")
+    return doc
+
+
+@click.command()
+@click.option("--nic", default="connectx5-25g", show_default=True,
+              help="OVS-offload profile: connectx5-25g, agilio-cx-25g or a .toml path.")
+@click.option("--flows", "flows_text", default="16k", show_default=True,
+              help="Flows the generator sends (10000, 64k, 1M); two OpenFlow rules per flow.")
+@click.option("--size", "size_text", default="64", show_default=True,
+              help="Frame size with FCS in bytes (with --vxlan: the inner frame; the wire adds 50 B).")
+@click.option("--vxlan", is_flag=True, help="VXLAN decap towards the VM and encap back, one VNI per rule.")
+@click.option("--datapath", type=click.Choice(["tc-offload", "kernel", "dpdk"]), default="tc-offload",
+              show_default=True, help="Which OVS datapath forwards.")
+@click.option("--gbps", "offered_gbps", type=float, default=None,
+              help="Offered load in Gb/s on the wire (default: the port's line rate).")
+@click.option("--megaflows", "megaflows_path", default=None, metavar="FILE",
+              help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
+@json_option
+def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, offered_gbps: float | None,
+        megaflows_path: str | None, sets: tuple[str, ...], as_json: bool) -> None:
+    """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."""
+    from nicbench import pvp as model
+
+    result = model.predict(nic, _count(flows_text, "--flows"), _count(size_text, "--size"), vxlan=vxlan,
+                           datapath=datapath, offered_gbps=offered_gbps, megaflows=_megaflows(megaflows_path),
+                           overrides=parse_overrides(sets))
+    if as_json:
+        emit_json(result)
+        return
+    table = Table(title=f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
+                        f"{result['wire_frame_bytes']} B on the wire", title_justify="left")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [("offered Mpps", result["offered_mpps"]), ("received Mpps", result["mpps"]),
+            ("received Gb/s (line)", result["line_gbps"]), ("loss", result["loss"]),
+            ("latency µs (unloaded)", result["latency_us"]), ("host cores busy", result["host_cores_busy"]),
+            ("megaflows offloaded", result["megaflows_offloaded"]),
+            ("megaflows in software", result["megaflows_software"])]
+    for name, value in rows:
+        table.add_row(name, f"{value:,}" if isinstance(value, int) else fmt_number(value))
+    stdout_console.print(table)
+    limits = ", ".join(f"{k} {v:,.3g}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1]))
+    stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
+    if result["detail"]:
+        stdout_console.print("NIC: " + ", ".join(f"{k} {v:,.4g}" for k, v in result["detail"].items()), highlight=False)
+    for r in result["refused"]:
+        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False)
+
+
+COMMANDS = [pvp]
