@@ -1,7 +1,7 @@
 """`nicbench calibrate`: fit a profile's opaque parameters to a study (fronts `nicbench.calibrate`).
 
 Works for every profile with a calibration study (connectx5 -> pam21, argus-host -> argus100g,
-bluefield2 -> offpath); `flowmeter-local` instead measures nicbench's own flow meter on this
+bluefield2 -> offpath, connectx5-25g and agilio-cx-25g -> ovs-offload); `flowmeter-local` instead measures nicbench's own flow meter on this
 machine (`nicbench.flowhost.calibrate_local`). Bad input is NicbenchError/ValueError: the group
 prints one line, exit code 2.
 """
