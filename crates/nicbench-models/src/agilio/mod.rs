@@ -95,8 +95,12 @@ pub fn pvp_cost(p: &AgilioParams, load: &MegaflowLoad) -> NicCost {
             .filter(|m| m.ingress == ingress && (m.decap || m.encap))
             .map(|m| load.offloaded_share(m))
             .sum();
-        let encap_share: f64 =
-            load.masks.iter().filter(|m| m.ingress == ingress && m.encap).map(|m| load.offloaded_share(m)).sum();
+        let encap_share: f64 = load
+            .masks
+            .iter()
+            .filter(|m| m.ingress == ingress && m.encap)
+            .map(|m| load.offloaded_share(m))
+            .sum();
         let pass_core_ns = p.fpc_ns_per_pass + tunnel_share * p.tunnel_ns_per_pass;
         let reads = p.flow_reads_per_pass + encap_share * p.tunnel_reads_per_pass;
         core_ns += pass_core_ns;
@@ -110,7 +114,11 @@ pub fn pvp_cost(p: &AgilioParams, load: &MegaflowLoad) -> NicCost {
     detail.insert("thread_residency_ns".to_string(), residency_ns);
     detail.insert("core_bound_mpps".to_string(), 1e3 / core_bound_ns);
     detail.insert("thread_bound_mpps".to_string(), 1e3 / thread_bound_ns);
-    NicCost { service_ns: core_bound_ns.max(thread_bound_ns), latency_ns: residency_ns, detail }
+    NicCost {
+        service_ns: core_bound_ns.max(thread_bound_ns),
+        latency_ns: residency_ns,
+        detail,
+    }
 }
 
 #[cfg(test)]
@@ -120,34 +128,53 @@ mod tests {
     use crate::profile::Profile;
 
     fn params() -> AgilioParams {
-        Profile::load("agilio-cx-25g", &dir()).and_then(|p| p.params()).expect("agilio-cx-25g loads")
+        Profile::load("agilio-cx-25g", &dir())
+            .and_then(|p| p.params())
+            .expect("agilio-cx-25g loads")
     }
 
     #[test]
     fn test_threads_hide_the_memory_latency_so_flows_do_not_matter() {
         let p = params();
         let at = |flows| pvp_cost(&p, &MegaflowLoad::pvp(flows, false)).service_ns;
-        assert!(emem_hit_rate(&p, 2 * 131_072) < 0.5, "the flow cache outgrows the on-chip cache");
+        assert!(
+            emem_hit_rate(&p, 2 * 131_072) < 0.5,
+            "the flow cache outgrows the on-chip cache"
+        );
         assert_eq!(at(8_192), at(131_072), "core-bound at every flow count");
     }
 
     #[test]
     fn test_few_threads_or_slow_memory_expose_the_flow_count() {
         let p = params();
-        let few = AgilioParams { fpc_threads: p.fpc_cores, dram_latency_ns: 4.0 * p.dram_latency_ns, ..p.clone() };
+        let few = AgilioParams {
+            fpc_threads: p.fpc_cores,
+            dram_latency_ns: 4.0 * p.dram_latency_ns,
+            ..p.clone()
+        };
         let at = |q: &AgilioParams, flows| pvp_cost(q, &MegaflowLoad::pvp(flows, false)).service_ns;
-        assert!(at(&few, 131_072) > 1.2 * at(&few, 8_192), "one thread per core: reads are not hidden");
+        assert!(
+            at(&few, 131_072) > 1.2 * at(&few, 8_192),
+            "one thread per core: reads are not hidden"
+        );
         assert!(at(&few, 8_192) >= at(&p, 8_192));
     }
 
     #[test]
     fn test_capacity_refusals_name_the_limit() {
-        let p = AgilioParams { flow_capacity_entries: 1_000.0, mask_table_entries: 1.0, ..params() };
+        let p = AgilioParams {
+            flow_capacity_entries: 1_000.0,
+            mask_table_entries: 1.0,
+            ..params()
+        };
         let (admitted, refused) = admit(&p, &MegaflowLoad::pvp(800, false));
         assert_eq!(admitted.offloaded(), (800, 1));
         assert_eq!(refused.len(), 1);
         assert!(refused[0].reason.starts_with("mask table full"), "{refused:?}");
-        let p = AgilioParams { flow_capacity_entries: 1_000.0, ..params() };
+        let p = AgilioParams {
+            flow_capacity_entries: 1_000.0,
+            ..params()
+        };
         let (admitted, refused) = admit(&p, &MegaflowLoad::pvp(800, false));
         assert_eq!(admitted.offloaded().0, 1_000);
         assert_eq!(refused[0].megaflows, 600);

@@ -90,7 +90,10 @@ impl EswitchParams {
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ])?;
         if self.ste_rehash_growth <= 1.0 {
-            return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));
+            return Err(ModelError::Profile(format!(
+                "parameter 'ste_rehash_growth' must be > 1, got {}",
+                self.ste_rehash_growth
+            )));
         }
         self.host().validate()
     }
@@ -141,7 +144,12 @@ pub fn pvp_cost(p: &EswitchParams, load: &MegaflowLoad, flows: u64) -> NicCost {
     let mut hops: Vec<(u32, Vec<MatcherId>)> = Vec::new();
     for ingress in [Ingress::Uplink, Ingress::Vf] {
         let mut probed = Vec::new();
-        for (i, m) in load.masks.iter().enumerate().filter(|(_, m)| m.ingress == ingress && m.offloaded > 0) {
+        for (i, m) in load
+            .masks
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.ingress == ingress && m.offloaded > 0)
+        {
             let id = tables.matcher(FDB_GROUP, &format!("mask{i}"), i as u32, true);
             tables.set_entries(id, m.offloaded);
             // Flows whose packets probe this mask (its share of the pass, uniform traffic).
@@ -165,7 +173,11 @@ pub fn pvp_cost(p: &EswitchParams, load: &MegaflowLoad, flows: u64) -> NicCost {
     detail.insert("steering_working_set_stes".to_string(), tables.working_set_stes());
     detail.insert("steering_misses_per_packet".to_string(), cost.misses);
     detail.insert("ste_reads_per_packet".to_string(), cost.lookups);
-    NicCost { service_ns: cost.service_ns, latency_ns: cost.latency_ns, detail }
+    NicCost {
+        service_ns: cost.service_ns,
+        latency_ns: cost.latency_ns,
+        detail,
+    }
 }
 
 #[cfg(test)]
@@ -175,7 +187,9 @@ mod tests {
     use crate::profile::Profile;
 
     fn params() -> EswitchParams {
-        Profile::load("connectx5-25g", &dir()).and_then(|p| p.params()).expect("connectx5-25g loads")
+        Profile::load("connectx5-25g", &dir())
+            .and_then(|p| p.params())
+            .expect("connectx5-25g loads")
     }
 
     #[test]
@@ -193,7 +207,10 @@ mod tests {
     #[test]
     fn test_a_larger_cache_moves_the_drop() {
         let p = params();
-        let bigger = EswitchParams { steering_cache_entries: 4.0 * p.steering_cache_entries, ..p.clone() };
+        let bigger = EswitchParams {
+            steering_cache_entries: 4.0 * p.steering_cache_entries,
+            ..p.clone()
+        };
         let load = MegaflowLoad::pvp(16_384, false);
         assert!(pvp_cost(&bigger, &load, 16_384).service_ns < pvp_cost(&p, &load, 16_384).service_ns);
         assert_eq!(pvp_cost(&bigger, &load, 16_384).detail["steering_cache_hit_rate"], 1.0);

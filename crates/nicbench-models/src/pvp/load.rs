@@ -57,8 +57,20 @@ impl MegaflowLoad {
     pub fn pvp(flows: u64, vxlan: bool) -> MegaflowLoad {
         MegaflowLoad {
             masks: vec![
-                MaskLoad { ingress: Ingress::Uplink, megaflows: flows, offloaded: flows, decap: vxlan, encap: false },
-                MaskLoad { ingress: Ingress::Vf, megaflows: flows, offloaded: flows, decap: false, encap: vxlan },
+                MaskLoad {
+                    ingress: Ingress::Uplink,
+                    megaflows: flows,
+                    offloaded: flows,
+                    decap: vxlan,
+                    encap: false,
+                },
+                MaskLoad {
+                    ingress: Ingress::Vf,
+                    megaflows: flows,
+                    offloaded: flows,
+                    decap: false,
+                    encap: vxlan,
+                },
             ],
         }
     }
@@ -86,7 +98,11 @@ impl MegaflowLoad {
 
     /// Megaflows installed on `ingress`.
     pub fn megaflows_on(&self, ingress: Ingress) -> u64 {
-        self.masks.iter().filter(|m| m.ingress == ingress).map(|m| m.megaflows).sum()
+        self.masks
+            .iter()
+            .filter(|m| m.ingress == ingress)
+            .map(|m| m.megaflows)
+            .sum()
     }
 
     /// Share of `ingress`'s packets that hit mask `m` and are handled by the NIC.
@@ -103,7 +119,14 @@ impl MegaflowLoad {
     pub fn software_passes(&self) -> f64 {
         [Ingress::Uplink, Ingress::Vf]
             .iter()
-            .map(|&i| 1.0 - self.masks.iter().filter(|m| m.ingress == i).map(|m| self.offloaded_share(m)).sum::<f64>())
+            .map(|&i| {
+                1.0 - self
+                    .masks
+                    .iter()
+                    .filter(|m| m.ingress == i)
+                    .map(|m| self.offloaded_share(m))
+                    .sum::<f64>()
+            })
             .sum::<f64>()
             .max(0.0)
     }
@@ -144,7 +167,10 @@ mod tests {
         let mut l = MegaflowLoad::pvp(10, false);
         l.masks[0].offloaded = 11;
         let msg = l.validate("megaflows").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("megaflows.masks[0]: offloaded = 11 exceeds megaflows = 10"), "{msg}");
+        assert!(
+            msg.contains("megaflows.masks[0]: offloaded = 11 exceeds megaflows = 10"),
+            "{msg}"
+        );
         l.masks.remove(1);
         l.masks[0].offloaded = 1;
         let msg = l.validate("megaflows").err().map(|e| e.to_string()).unwrap_or_default();

@@ -199,7 +199,10 @@ pub fn predict(request: &Request) -> Result<Response, ModelError> {
     let datapath = Datapath::parse(request.datapath.as_deref().unwrap_or("tc-offload"))?;
     request.validate(host.link_gbps)?;
     let flows = request.flows;
-    let wanted = request.megaflows.clone().unwrap_or_else(|| MegaflowLoad::pvp(flows, request.vxlan));
+    let wanted = request
+        .megaflows
+        .clone()
+        .unwrap_or_else(|| MegaflowLoad::pvp(flows, request.vxlan));
     wanted.validate("megaflows")?;
     let (admitted, refused) = match datapath {
         Datapath::TcOffload => nic.admit(&wanted),
@@ -211,7 +214,16 @@ pub fn predict(request: &Request) -> Result<Response, ModelError> {
         }
     };
     let cost = nic.cost(&admitted, flows);
-    Ok(solve(&profile.name, &profile.kind, datapath, request, &host, &admitted, refused, cost))
+    Ok(solve(
+        &profile.name,
+        &profile.kind,
+        datapath,
+        request,
+        &host,
+        &admitted,
+        refused,
+        cost,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -226,7 +238,12 @@ fn solve(
     cost: NicCost,
 ) -> Response {
     let inner = f64::from(request.frame_bytes);
-    let wire = inner + if request.vxlan { f64::from(VXLAN_OVERHEAD_BYTES) } else { 0.0 };
+    let wire = inner
+        + if request.vxlan {
+            f64::from(VXLAN_OVERHEAD_BYTES)
+        } else {
+            0.0
+        };
     let offered_gbps = request.offered_gbps.unwrap_or(host.link_gbps);
     let offered_mpps = line_rate_mpps(offered_gbps, wire);
     let software_passes = match datapath {
@@ -246,11 +263,17 @@ fn solve(
     match datapath {
         Datapath::Dpdk => {
             software_ns_per_packet = 2.0 * host.dpdk_packet_ns;
-            limits.insert("host_datapath".into(), host.dpdk_pmd_cores * 1e3 / software_ns_per_packet);
+            limits.insert(
+                "host_datapath".into(),
+                host.dpdk_pmd_cores * 1e3 / software_ns_per_packet,
+            );
         }
         _ if software_passes > 0.0 => {
             software_ns_per_packet = software_passes * host.host_kernel_packet_ns;
-            limits.insert("host_datapath".into(), host.host_datapath_cores * 1e3 / software_ns_per_packet);
+            limits.insert(
+                "host_datapath".into(),
+                host.host_datapath_cores * 1e3 / software_ns_per_packet,
+            );
         }
         _ => {}
     }
@@ -278,9 +301,17 @@ fn solve(
         mpps,
         gbps: mpps * wire * 8.0 / 1e3,
         line_gbps: mpps * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / 1e3,
-        loss: if offered_mpps > 0.0 { (1.0 - mpps / offered_mpps).max(0.0) } else { 0.0 },
+        loss: if offered_mpps > 0.0 {
+            (1.0 - mpps / offered_mpps).max(0.0)
+        } else {
+            0.0
+        },
         latency_us: latency_ns / 1e3,
-        bottleneck: if mpps < offered_mpps { bottleneck } else { "offered".to_string() },
+        bottleneck: if mpps < offered_mpps {
+            bottleneck
+        } else {
+            "offered".to_string()
+        },
         limits_mpps: limits,
         megaflows_offloaded: offloaded,
         megaflows_software: total - offloaded,
@@ -305,6 +336,9 @@ mod tests {
     #[test]
     fn test_unknown_datapath_is_named() {
         let msg = Datapath::parse("ovs").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("datapath: unknown 'ovs' (allowed: tc-offload, kernel, dpdk)"), "{msg}");
+        assert!(
+            msg.contains("datapath: unknown 'ovs' (allowed: tc-offload, kernel, dpdk)"),
+            "{msg}"
+        );
     }
 }

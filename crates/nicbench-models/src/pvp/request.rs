@@ -49,7 +49,10 @@ impl Request {
 
     pub(crate) fn validate(&self, link_gbps: f64) -> Result<(), ModelError> {
         if self.flows == 0 || self.flows > MAX_FLOWS {
-            return Err(ModelError::Scenario(format!("flows: got {}, allowed 1..={MAX_FLOWS}", self.flows)));
+            return Err(ModelError::Scenario(format!(
+                "flows: got {}, allowed 1..={MAX_FLOWS}",
+                self.flows
+            )));
         }
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&self.frame_bytes) {
             return Err(ModelError::Scenario(format!(
