@@ -190,3 +190,15 @@ pub struct DpFlow {
     pub placement: DpPlacement,
     pub actions: Vec<DpAction>,
 }
+
+mod fields;
+mod ofctl;
+mod ofctl_actions;
+mod ofctl_write;
+mod values;
+
+pub use ofctl::{parse_file, parse_file_all, parse_rule, DEFAULT_PRIORITY};
+pub use ofctl_write::{rule_to_string, rules_to_string};
+
+#[cfg(test)]
+mod tests;
