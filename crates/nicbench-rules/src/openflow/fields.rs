@@ -30,6 +30,8 @@ pub(crate) enum Syntax {
     NwEcn,
     /// `nw_frag`: `no`, `yes`, `first`, `later`, `not_later`.
     Frag,
+    /// ICMP type or code: one byte, kept in the low byte of a transport-port field (mask 0xff).
+    IcmpByte,
     /// `+flag-flag` or `V/M`.
     Flags(values::FlagNames),
 }
@@ -87,12 +89,12 @@ pub(crate) const FIELDS: &[FieldName] = &[
     f("udp_dst", F::TpDst, MASKED),
     f("sctp_dst", F::TpDst, MASKED),
     // ICMP type and code live in the transport-port fields, as in OVS's `struct flow`.
-    f("icmp_type", F::TpSrc, EXACT),
-    f("icmpv4_type", F::TpSrc, EXACT),
-    f("icmpv6_type", F::TpSrc, EXACT),
-    f("icmp_code", F::TpDst, EXACT),
-    f("icmpv4_code", F::TpDst, EXACT),
-    f("icmpv6_code", F::TpDst, EXACT),
+    f("icmp_type", F::TpSrc, S::IcmpByte),
+    f("icmpv4_type", F::TpSrc, S::IcmpByte),
+    f("icmpv6_type", F::TpSrc, S::IcmpByte),
+    f("icmp_code", F::TpDst, S::IcmpByte),
+    f("icmpv4_code", F::TpDst, S::IcmpByte),
+    f("icmpv6_code", F::TpDst, S::IcmpByte),
     f("tcp_flags", F::TcpFlags, S::Flags(TCP_FLAGS)),
     f("tun_id", F::TunId, MASKED),
     f("tunnel_id", F::TunId, MASKED),
@@ -195,6 +197,7 @@ pub(crate) fn parse_value(name: &FieldName, text: &str) -> Result<(u128, u128), 
             let v = values::uint(text, 2)?;
             (v, 0x03)
         }
+        S::IcmpByte => (values::uint(text, 8)?, 0xff),
         S::Frag => match FRAG_NAMES.iter().find(|(n, _, _)| *n == text) {
             Some(&(_, v, m)) => (v, m),
             None => return Err(format!("bad nw_frag '{text}' (allowed: no, yes, first, later, not_later)")),

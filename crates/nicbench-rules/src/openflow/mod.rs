@@ -181,24 +181,61 @@ pub struct DpPlacement {
 pub struct DpFlow {
     pub ufid: Option<String>,
     /// Matched keys, sorted by [`OfField`]; a key printed without a mask is exact. Keys OVS
-    /// prints fully wildcarded are absent.
+    /// prints fully wildcarded are absent. Unlike OpenFlow matches, a value keeps the bits
+    /// outside its mask that OVS prints (`ipv4(src=10.0.0.2/255.0.0.0)`: the packet that
+    /// created the flow), so that a dump is written back identically; compare megaflows with
+    /// [`DpFlow::masked_keys`].
     pub keys: Vec<FieldMatch>,
+    /// Keys and sub-keys nicbench has no [`OfField`] for, as printed, so they round-trip:
+    /// whole keys (`packet_type(ns=0,id=0)`, `skb_mark(0/0)`, `arp(...)`, an empty `eth()`)
+    /// and, for keys nicbench reads, the sub-fields it does not (`ipv6(label=0x5)`,
+    /// `tunnel(ttl=64,tp_dst=4789,flags(-df+csum+key))`). Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub other_keys: Vec<String>,
     pub packets: u64,
     pub bytes: u64,
     /// `used:` as printed (`never`, `0.512s`).
     pub used: Option<String>,
     pub placement: DpPlacement,
     pub actions: Vec<DpAction>,
+    /// `flags:` (TCP flags seen, e.g. `S.`), when printed. Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub tcp_flags_seen: Option<String>,
+    /// `dp-extra-info:` after the actions (`dpctl/dump-flows -m` on the userspace datapath),
+    /// as printed. Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub dp_extra_info: Option<String>,
 }
 
+impl FieldMatch {
+    /// The value with the bits outside the mask cleared.
+    pub fn masked(&self) -> FieldMatch {
+        FieldMatch { value: self.value & self.mask, ..*self }
+    }
+}
+
+impl DpFlow {
+    /// The keys with bits outside each mask cleared: what the flow matches.
+    pub fn masked_keys(&self) -> Vec<FieldMatch> {
+        self.keys.iter().map(FieldMatch::masked).collect()
+    }
+}
+
+mod dpctl;
+mod dpctl_keys;
+mod dpctl_write;
 mod fields;
 mod ofctl;
 mod ofctl_actions;
 mod ofctl_write;
 mod values;
 
+pub use dpctl::{parse_dp_flow, parse_dp_flows, parse_dp_flows_all};
+pub use dpctl_write::{dp_flow_to_string, dp_flows_to_string};
 pub use ofctl::{parse_file, parse_file_all, parse_rule, DEFAULT_PRIORITY};
 pub use ofctl_write::{rule_to_string, rules_to_string};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod dpctl_tests;

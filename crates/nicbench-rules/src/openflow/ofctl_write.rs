@@ -136,8 +136,19 @@ fn match_text(m: &FieldMatch, nw_proto: Option<u128>) -> Result<String, WriteErr
             Some((n, _, _)) => format!("nw_frag={n}"),
             None => return Err(WriteError(format!("nw_frag {}/{} has no name", m.value, m.mask))),
         },
-        TpSrc if icmp => int(if nw_proto == Some(58) { "icmpv6_type" } else { "icmp_type" }, m, false)?,
-        TpDst if icmp => int(if nw_proto == Some(58) { "icmpv6_code" } else { "icmp_code" }, m, false)?,
+        TpSrc | TpDst if icmp => {
+            let v6 = nw_proto == Some(58);
+            let name = match (m.field == TpSrc, v6) {
+                (true, false) => "icmp_type",
+                (true, true) => "icmpv6_type",
+                (false, false) => "icmp_code",
+                (false, true) => "icmpv6_code",
+            };
+            if m.mask != 0xff {
+                return Err(WriteError(format!("{name} is one byte matched exactly (mask 0xff), found mask {}", hex(m.mask))));
+            }
+            format!("{name}={}", m.value)
+        }
         TpSrc => int("tp_src", m, true)?,
         TpDst => int("tp_dst", m, true)?,
         TcpFlags => match fmt_flags_plus_minus(m.value, m.mask, TCP_FLAGS) {
