@@ -239,3 +239,5 @@ pub use ofctl_write::{rule_to_string, rules_to_string};
 mod tests;
 #[cfg(test)]
 mod dpctl_tests;
+#[cfg(test)]
+mod proptests;
