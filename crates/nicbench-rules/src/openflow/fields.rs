@@ -1,6 +1,7 @@
 //! OpenFlow match field names as `ovs-ofctl` takes them (ovs-fields(7)): the classic NXM
-//! names (`dl_src`, `nw_src`, `tp_dst`) and the OXM aliases `ovs-ofctl` prints (`eth_src`,
-//! `ipv4_src`, `udp_src`, ...), each mapped onto an [`OfField`] and a value syntax.
+//! names (`dl_src`, `nw_src`, `tp_dst`) and the OXM-style aliases `ovs-ofctl` 3.1 accepts
+//! (`eth_src`, `ip_src`, `udp_src`, `tunnel_id`, ...; not `ipv4_src` or `icmpv4_type`, which
+//! it rejects as unknown keywords), each mapped onto an [`OfField`] and a value syntax.
 //!
 //! Fields that cover part of a wider [`OfField`] (`dl_vlan`, `dl_vlan_pcp` and `vlan_vid`
 //! inside the 802.1Q TCI; `nw_tos` and `nw_ecn` inside the TOS byte) are stored as masked
@@ -65,10 +66,8 @@ pub(crate) const FIELDS: &[FieldName] = &[
     f("vlan_vid", F::VlanTci, S::VlanVid),
     f("nw_src", F::NwSrc, S::Addr(Addr::V4)),
     f("ip_src", F::NwSrc, S::Addr(Addr::V4)),
-    f("ipv4_src", F::NwSrc, S::Addr(Addr::V4)),
     f("nw_dst", F::NwDst, S::Addr(Addr::V4)),
     f("ip_dst", F::NwDst, S::Addr(Addr::V4)),
-    f("ipv4_dst", F::NwDst, S::Addr(Addr::V4)),
     f("ipv6_src", F::Ipv6Src, S::Addr(Addr::V6)),
     f("ipv6_dst", F::Ipv6Dst, S::Addr(Addr::V6)),
     f("nw_proto", F::NwProto, EXACT),
@@ -90,10 +89,8 @@ pub(crate) const FIELDS: &[FieldName] = &[
     f("sctp_dst", F::TpDst, MASKED),
     // ICMP type and code live in the transport-port fields, as in OVS's `struct flow`.
     f("icmp_type", F::TpSrc, S::IcmpByte),
-    f("icmpv4_type", F::TpSrc, S::IcmpByte),
     f("icmpv6_type", F::TpSrc, S::IcmpByte),
     f("icmp_code", F::TpDst, S::IcmpByte),
-    f("icmpv4_code", F::TpDst, S::IcmpByte),
     f("icmpv6_code", F::TpDst, S::IcmpByte),
     f("tcp_flags", F::TcpFlags, S::Flags(TCP_FLAGS)),
     f("tun_id", F::TunId, MASKED),
