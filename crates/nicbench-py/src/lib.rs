@@ -12,6 +12,7 @@ mod errors;
 mod flowhost;
 mod flowmeter;
 mod offpath;
+mod ovsflows;
 mod packets;
 mod profiles;
 mod progress;
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     flowhost::register(m)?;
     flowmeter::register(m)?;
     offpath::register(m)?;
+    ovsflows::register(m)?;
     packets::register(m)?;
     profiles::register(m)?;
     rules::register(m)?;

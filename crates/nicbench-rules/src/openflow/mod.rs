@@ -232,7 +232,7 @@ mod values;
 
 pub use dpctl::{parse_dp_flow, parse_dp_flows, parse_dp_flows_all};
 pub use dpctl_write::{dp_flow_to_string, dp_flows_to_string};
-pub use ofctl::{parse_file, parse_file_all, parse_rule, DEFAULT_PRIORITY};
+pub use ofctl::{looks_like_openflow, parse_file, parse_file_all, parse_rule, DEFAULT_PRIORITY};
 pub use ofctl_write::{rule_to_string, rules_to_string};
 
 #[cfg(test)]

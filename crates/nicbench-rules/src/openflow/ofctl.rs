@@ -51,6 +51,15 @@ pub fn parse_file_all(text: &str, file: &str) -> ParseReport<OfRule> {
     report
 }
 
+/// Whether a file reads as OpenFlow rules (`ovs-ofctl add-flows` or `dump-flows` output):
+/// its first meaningful line is a flow-stats reply header or carries `actions=`.
+pub fn looks_like_openflow(text: &str) -> bool {
+    let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')) else {
+        return false;
+    };
+    is_reply_header(first) || find_actions(first).is_some_and(|(_, body)| first.as_bytes()[body - 1] == b'=')
+}
+
 /// `NXST_FLOW reply (xid=0x4):`, `OFPST_FLOW reply (OF1.3) (xid=0x2):`.
 fn is_reply_header(line: &str) -> bool {
     let t = line.trim_start();

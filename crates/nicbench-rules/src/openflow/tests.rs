@@ -135,3 +135,18 @@ fn test_parse_never_panics_on_garbage() {
         let _ = parse_rule(line);
     }
 }
+
+#[test]
+fn test_looks_like_openflow() {
+    assert!(looks_like_openflow("# rules\n\npriority=1,ip,actions=drop\n"));
+    assert!(looks_like_openflow("NXST_FLOW reply (xid=0x4):\n cookie=0x0, priority=0 actions=NORMAL\n"));
+    assert!(!looks_like_openflow("recirc_id(0),in_port(1), packets:0, bytes:0, used:never, actions:2\n"));
+    assert!(!looks_like_openflow("flow create 0 ingress pattern eth / end actions drop / end\n"));
+    let dir = std::env::temp_dir().join(format!("nicbench_of_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rules.txt");
+    std::fs::write(&path, "priority=1,ip,actions=drop\n").unwrap();
+    let err = crate::ruleset::load_path(&path, None, false).unwrap_err().to_string();
+    assert!(err.contains("Open vSwitch OpenFlow rules") && err.contains("nicbench vswitch --openflow"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
