@@ -2,6 +2,12 @@
 //! spellings OVS treats as one action are one [`OfAction`]: `mod_vlan_vid:5` and
 //! `set_field:4101->vlan_vid`, `set_tunnel:5` and `set_field:5->tun_id`, `strip_vlan` and
 //! `pop_vlan`, `output:LOCAL` and `local`, `in_port` and `output:IN_PORT`.
+//!
+//! VLAN VID sets are `SetField { VlanTci, 0x1000 | vid, 0x1fff }`: the CFI ("present") bit
+//! is in the mask and set, i.e. the packet is tagged afterwards. OVS's `mod_vlan_vid` pushes
+//! a tag on an untagged packet first (`push_vlan_if_needed`; OpenFlow 1.3+ dumps print it as
+//! `push_vlan:0x8100,set_field:..->vlan_vid` when the rule's match does not guarantee a tag,
+//! checked in `tests/ovs_oracle.rs`): a datapath model should read the set that way.
 
 use super::fields::{self, VLAN_CFI, VLAN_PCP_MASK, VLAN_VID_MASK};
 use super::ofctl::{parse_port, reserved_port, split_pieces, Piece};
