@@ -64,6 +64,8 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
     let set = |field: OfField, value: u128, mask: u128| OfAction::SetField { field, value, mask };
     let full = |field: OfField| field.full_mask();
     Ok(match (lname.as_str(), arg) {
+        // `output(port=P)`: output:P. ovs-ofctl 3.1 takes the parenthesized form only with
+        // `max_len` (truncation, not modelled): nicbench is more lenient here, on purpose.
         ("output", Some(a)) if parens => {
             let port = a.strip_prefix("port=").ok_or_else(|| need("'port=PORT' (other output options are not modelled)"))?;
             if port.contains(',') {
