@@ -198,10 +198,8 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
                 let key = keys::KEY_ORDER.iter().copied().find(|k| *k == name).expect("structured keys are ordered");
                 let inner = o.strip_prefix(name).and_then(|r| r.strip_prefix('(')).and_then(|r| r.strip_suffix(')'));
                 let inner = inner.ok_or_else(|| WriteError(format!("other key '{o}' is not NAME(...)")))?;
-                if inner.is_empty() {
-                    if !structured.iter().any(|(k, _)| *k == key) {
-                        structured.push((key, Vec::new()));
-                    }
+                if inner.is_empty() && !structured.iter().any(|(k, _)| *k == key) {
+                    structured.push((key, Vec::new()));
                 }
                 for piece in split_pieces(inner, 0, inner.len(), false) {
                     let pos = spec.iter().position(|s| s.name == residue_name(piece.text)).unwrap_or(spec.len());
@@ -238,11 +236,14 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
     Ok(parts.join(","))
 }
 
+/// A set() being built: its key, the last field in it, and (sub-field position, text)s.
+type PendingSet = Option<(&'static str, OfField, Vec<(usize, String)>)>;
+
 fn actions_text(flow: &DpFlow) -> Result<String, WriteError> {
     let mut out: Vec<String> = Vec::new();
     // Consecutive Sets of one key, fields in increasing order, are one set() (as OVS commits them).
-    let mut pending: Option<(&'static str, OfField, Vec<(usize, String)>)> = None;
-    let flush = |out: &mut Vec<String>, pending: &mut Option<(&'static str, OfField, Vec<(usize, String)>)>| {
+    let mut pending: PendingSet = None;
+    let flush = |out: &mut Vec<String>, pending: &mut PendingSet| {
         if let Some((key, _, subs)) = pending.take() {
             out.push(format!("set({key}({}))", subs.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")));
         }

@@ -144,7 +144,7 @@ pub(crate) fn parse_value(name: &FieldName, text: &str) -> Result<(u128, u128), 
         S::Addr(kind) => {
             let (v, m) = values::addr_masked(kind, text)?;
             if kind == Addr::Mac {
-                check_inside(v, m, |x| values::fmt_mac(x))?;
+                check_inside(v, m, values::fmt_mac)?;
                 (v, m)
             } else {
                 (v & m, m)
