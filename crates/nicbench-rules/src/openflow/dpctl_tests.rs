@@ -11,10 +11,14 @@ recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x8100),vlan(vid=5,pcp=3
 ct_state(+new-est+trk),ct_zone(0x5),ct_mark(0x10/0xff),recirc_id(0x1),in_port(1),eth(src=00:00:00:00:00:01/ff:ff:00:00:00:00),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.0/255.255.255.0,proto=6,tos=0x4/0xfc,ttl=64,frag=no),tcp(src=80,dst=80/0xfff0),tcp_flags(-fin+syn+ack), packets:0, bytes:0, used:never, actions:1
 recirc_id(0),in_port(1),eth(),eth_type(0x0800),ipv4(proto=1,frag=no),icmp(type=8,code=0), packets:0, bytes:0, used:never, actions:2
 recirc_id(0),in_port(2),eth(),eth_type(0x8100),vlan(vid=5/0xf,pcp=2),encap(eth_type(0x86dd),ipv6(src=2001:db8::1,dst=2001:db8::/ffff:ffff::,proto=17,frag=first),udp(src=1)), packets:0, bytes:0, used:never, actions:push_vlan(vid=7,pcp=1),1,2
+recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(tos=0/0x3,frag=no), packets:0, bytes:0, used:never, actions:tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=f8:bc:12:44:34:b6,src=22:48:fb:f8:e0:4b,dl_type=0x0800),ipv4(src=1.1.2.88,dst=1.1.2.92,proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x2a)),out_port(100)),3
+tunnel(tun_id=0x2a,src=1.1.2.92,dst=1.1.2.88,flags(-df-csum+key)),recirc_id(0),in_port(4789),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no), packets:0, bytes:0, used:never, actions:1
+recirc_id(0),in_port(3),packet_type(ns=0,id=0),eth(src=f8:bc:12:44:34:b6,dst=22:48:fb:f8:e0:4b),eth_type(0x0800),ipv4(dst=1.1.2.88,proto=17,frag=no),udp(dst=4789), packets:0, bytes:0, used:never, actions:tnl_pop(4789)
 ";
 
 /// The same flows as `dpctl/dump-flows -m --no-names` prints them.
 const DUMP_VERBOSE: &str = "ufid:f16948cb-7e53-460d-897d-f8e3e52f907c, skb_priority(0/0),skb_mark(0/0),ct_state(0x21/0x23),ct_zone(0x5),ct_mark(0x10/0xff),ct_label(0/0),recirc_id(0x1),dp_hash(0/0),in_port(1),packet_type(ns=0/0,id=0/0),eth(src=00:00:00:00:00:01/ff:ff:00:00:00:00,dst=00:00:00:00:00:00/00:00:00:00:00:00),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.0/255.255.255.0,proto=6,tos=0x4/0xfc,ttl=64,frag=no),tcp(src=80,dst=80/0xfff0),tcp_flags(-fin+syn+ack), packets:0, bytes:0, used:never, dp:ovs, actions:1, dp-extra-info:miniflow_bits(5,4)
+ufid:c582c4b4-db61-4b73-95e9-e88468dc3292, skb_priority(0/0),tunnel(tun_id=0x2a,src=1.1.2.92,dst=1.1.2.88,ttl=64/0,tp_src=51283/0,tp_dst=4789/0,flags(-df-csum+key)),skb_mark(0/0),ct_state(0/0),ct_zone(0/0),ct_mark(0/0),ct_label(0/0),recirc_id(0),dp_hash(0/0),in_port(4789),packet_type(ns=0,id=0),eth(src=50:54:00:00:00:09/00:00:00:00:00:00,dst=50:54:00:00:00:05/00:00:00:00:00:00),eth_type(0x0800),ipv4(src=10.0.0.9/0.0.0.0,dst=10.0.0.2/0.0.0.0,proto=17/0,tos=0/0,ttl=64/0,frag=no),udp(src=8/0,dst=9/0), packets:0, bytes:0, used:never, dp:ovs, actions:1, dp-extra-info:miniflow_bits(8,1)
 ufid:49d9d0e3-4fdd-465c-8168-14c0edab4a7b, skb_priority(0/0),skb_mark(0/0),ct_state(0/0),ct_zone(0/0),ct_mark(0/0),ct_label(0/0),recirc_id(0),dp_hash(0/0),in_port(2),packet_type(ns=0/0,id=0/0),eth(src=00:00:00:00:00:00/00:00:00:00:00:00,dst=00:00:00:00:00:00/00:00:00:00:00:00),eth_type(0x8100),vlan(vid=5/0xf,pcp=2),encap(eth_type(0x86dd),ipv6(src=2001:db8::1,dst=2001:db8::/ffff:ffff::,label=0/0,proto=17,tclass=0/0,hlimit=0/0,frag=first),udp(src=1,dst=0/0)), packets:0, bytes:0, used:never, dp:ovs, actions:push_vlan(vid=7,pcp=1),1,2, dp-extra-info:miniflow_bits(3,5)
 ";
 
@@ -75,10 +79,18 @@ fn test_keys_and_actions_read() {
     // Verbose: same keys; ufid, dp and the extra info kept.
     let verbose = parse_dp_flows(DUMP_VERBOSE, "v.txt").unwrap();
     assert_eq!(verbose[0].keys, flows[2].keys);
-    assert_eq!(verbose[1].keys, flows[4].keys);
+    assert_eq!(verbose[1].keys, flows[6].keys);
+    assert_eq!(verbose[2].keys, flows[4].keys);
+    // VXLAN (real userspace native tunnelling): the decapsulated flow matches the tunnel.
+    let tun = &flows[6];
+    assert!(tun.keys.contains(&fm(OfField::TunId, 0x2a, u64::MAX as u128)));
+    assert!(tun.keys.contains(&fm(OfField::TunSrc, 0x0101_025c, 0xffff_ffff)));
+    assert_eq!(tun.other_keys, vec!["tunnel(flags(-df-csum+key))".to_string(), "packet_type(ns=0,id=0)".to_string()]);
+    assert!(matches!(&flows[5].actions[0], DpAction::Tunnel { text } if text.starts_with("tnl_push(tnl_port(4789)")));
+    assert_eq!(flows[7].actions, vec![DpAction::Tunnel { text: "tnl_pop(4789)".into() }]);
     assert_eq!(verbose[0].placement, DpPlacement { offloaded: None, dp: Some("ovs".into()) });
     assert_eq!(verbose[0].dp_extra_info.as_deref(), Some("miniflow_bits(5,4)"));
-    assert_eq!(verbose[1].ufid.as_deref(), Some("49d9d0e3-4fdd-465c-8168-14c0edab4a7b"));
+    assert_eq!(verbose[2].ufid.as_deref(), Some("49d9d0e3-4fdd-465c-8168-14c0edab4a7b"));
 }
 
 #[test]
