@@ -9,7 +9,8 @@
 //!   does): rules with port names are installed, `dump-flows` must read back as the same
 //!   rules; packets build megaflows, and `dpctl/dump-flows` must parse and be written back
 //!   byte for byte; flows nicbench writes must be accepted by `dpctl/add-flow` and read back
-//!   with the same keys.
+//!   with the same keys. VXLAN through OVS's userspace native tunnelling: the encap
+//!   (`tnl_push`), decap (`tnl_pop`) and tunnel-keyed megaflows parse and write back.
 
 use nicbench_rules::openflow::{self, DpFlow, OfRule, PortRef};
 use std::path::{Path, PathBuf};
@@ -139,8 +140,8 @@ struct Ovs {
 }
 
 impl Ovs {
-    fn start() -> Ovs {
-        let dir = std::env::temp_dir().join(format!("nbovs{}", std::process::id()));
+    fn start(tag: &str) -> Ovs {
+        let dir = std::env::temp_dir().join(format!("nbovs{}{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let ovs = Ovs { dir };
@@ -162,7 +163,9 @@ impl Ovs {
             "ovs-vswitchd",
             &[
                 &format!("unix:{d}/db.sock"),
-                "--enable-dummy=override",
+                // Dummy ports and datapath beside the real port types, so that VXLAN ports
+                // get OVS's userspace native tunnelling (tnl_push / tnl_pop).
+                "--enable-dummy",
                 "--disable-system",
                 &format!("--pidfile={d}/vswitchd.pid"),
                 &format!("--unixctl={d}/vswitchd.ctl"),
@@ -331,7 +334,7 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
     if !tools_or_skip(TEST, &["ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"]) {
         return;
     }
-    let ovs = Ovs::start();
+    let ovs = Ovs::start("a");
     let rules_file = ovs.dir.join("rules.of");
     std::fs::write(&rules_file, BRIDGE_RULES).expect("write rules");
     ovs.ok("ovs-ofctl", &["add-flows", "br0", &rules_file.display().to_string()]);
@@ -420,4 +423,99 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
     x.sort();
     y.sort();
     assert_eq!(x, y);
+}
+
+/// A VXLAN packet from the underlay peer 1.1.2.92 to 1.1.2.88 (VNI `vni`), as bytes: outer
+/// Ethernet to `dst_mac`, IPv4 (valid checksum: tnl_pop checks it), UDP 4789, VXLAN, and an
+/// inner Ethernet/IPv4/UDP frame.
+fn vxlan_frame(dst_mac: [u8; 6], vni: u32) -> Vec<u8> {
+    fn ipv4(src: [u8; 4], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+        let mut h = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0];
+        h[2..4].copy_from_slice(&((20 + payload.len()) as u16).to_be_bytes());
+        h.extend_from_slice(&src);
+        h.extend_from_slice(&dst);
+        let mut sum: u32 = h.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum >> 16) + (sum & 0xffff);
+        }
+        h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        h.extend_from_slice(payload);
+        h
+    }
+    fn udp(src: u16, dst: u16, payload: &[u8]) -> Vec<u8> {
+        let mut u = Vec::new();
+        u.extend_from_slice(&src.to_be_bytes());
+        u.extend_from_slice(&dst.to_be_bytes());
+        u.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+        u.extend_from_slice(&[0, 0]);
+        u.extend_from_slice(payload);
+        u
+    }
+    let mut inner = vec![0x50, 0x54, 0, 0, 0, 0x05, 0x50, 0x54, 0, 0, 0, 0x09, 0x08, 0x00];
+    inner.extend(ipv4([10, 0, 0, 9], [10, 0, 0, 2], &udp(8, 9, &[0; 8])));
+    let mut vx = vec![0x08, 0, 0, 0];
+    vx.extend_from_slice(&(vni << 8).to_be_bytes());
+    vx.extend(inner);
+    let mut frame = dst_mac.to_vec();
+    frame.extend_from_slice(&[0xf8, 0xbc, 0x12, 0x44, 0x34, 0xb6, 0x08, 0x00]);
+    frame.extend(ipv4([1, 1, 2, 92], [1, 1, 2, 88], &udp(51283, 4789, &vx)));
+    frame
+}
+
+#[test]
+fn real_vxlan_megaflows_round_trip() {
+    const TEST: &str = "real_vxlan_megaflows_round_trip";
+    if !tools_or_skip(TEST, &["ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"]) {
+        return;
+    }
+    let ovs = Ovs::start("vx");
+    // Underlay bridge brx (IP 1.1.2.88, peer 1.1.2.92 resolved by hand) with physical port p0;
+    // br0's VXLAN port vx0 (ofport 4) with the VNI from the flow, as OVS's tunnel tests do.
+    ovs.vsctl(&[
+        "add-br", "brx", "--", "set", "bridge", "brx", "datapath_type=dummy", "--", "add-port", "brx", "p0", "--", "set",
+        "interface", "p0", "type=dummy", "--", "add-port", "br0", "vx0", "--", "set", "interface", "vx0", "type=vxlan",
+        "options:remote_ip=1.1.2.92", "options:key=flow", "ofport_request=4",
+    ]);
+    ovs.appctl(&["netdev-dummy/ip4addr", "brx", "1.1.2.88/24"]);
+    ovs.appctl(&["ovs/route/add", "1.1.2.92/24", "brx"]);
+    ovs.appctl(&["tnl/arp/set", "brx", "1.1.2.92", "f8:bc:12:44:34:b6"]);
+    ovs.ok("ovs-ofctl", &["add-flow", "brx", "actions=normal"]);
+    let rules = "priority=10,in_port=p3,ip,actions=set_tunnel:42,output:vx0\npriority=10,in_port=vx0,tun_id=42,actions=output:p3\n";
+    for line in rules.lines() {
+        openflow::parse_rule(line).expect("nicbench reads the rule");
+        ovs.ok("ovs-ofctl", &["add-flow", "br0", line]);
+    }
+    ovs.appctl(&[
+        "netdev-dummy/receive",
+        "p3",
+        "eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.2,dst=10.0.0.9,proto=17,tos=0,ttl=64,frag=no),udp(src=8,dst=9)",
+    ]);
+    let mac_text = ovs.vsctl(&["get", "interface", "brx", "mac_in_use"]);
+    let mac: Vec<u8> = mac_text.trim().trim_matches('"').split(':').map(|b| u8::from_str_radix(b, 16).expect("mac")).collect();
+    let frame = vxlan_frame(mac.try_into().expect("6 bytes"), 42);
+    let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
+    ovs.appctl(&["netdev-dummy/receive", "p0", &hex]);
+    // encap, underlay decap (tnl_pop), and the tunnel-keyed flow after decap.
+    let dump = ovs.dump_when(3, &[]);
+    let flows = openflow::parse_dp_flows(&dump, "dpctl").unwrap_or_else(|e| panic!("{e}\n{dump}"));
+    let lines: Vec<&str> = dump.lines().filter(|l| !l.starts_with("flow-dump")).collect();
+    for (f, line) in flows.iter().zip(&lines) {
+        assert_eq!(openflow::dp_flow_to_string(f).expect("write"), *line);
+    }
+    use openflow::{DpAction, OfField};
+    let tnl = |f: &DpFlow, prefix: &str| f.actions.iter().any(|a| matches!(a, DpAction::Tunnel { text } if text.starts_with(prefix)));
+    assert!(flows.iter().any(|f| tnl(f, "tnl_push(") && f.actions.iter().any(|a| matches!(a, DpAction::Tunnel { text } if text.contains("vni=0x2a")))), "{dump}");
+    assert!(flows.iter().any(|f| tnl(f, "tnl_pop(")), "{dump}");
+    assert!(
+        flows.iter().any(|f| f.keys.iter().any(|k| k.field == OfField::TunId && k.value == 42)
+            && f.keys.iter().any(|k| k.field == OfField::TunSrc && k.value == 0x0101_025c)),
+        "{dump}"
+    );
+    let verbose = ovs.dump_when(flows.len(), &["-m", "--no-names"]);
+    let vflows = openflow::parse_dp_flows(&verbose, "dpctl -m").unwrap_or_else(|e| panic!("{e}\n{verbose}"));
+    let mut a: Vec<String> = flows.iter().map(|f| format!("{:?}", strip_volatile(f))).collect();
+    let mut b: Vec<String> = vflows.iter().map(|f| format!("{:?}", strip_volatile(f))).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
 }

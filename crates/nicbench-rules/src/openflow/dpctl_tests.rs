@@ -1,6 +1,6 @@
 //! Datapath flow syntax: lines printed by OVS 3.1's userspace datapath (`dpctl/dump-flows`
-//! and `-m --no-names`, captured from a dummy-port bridge) parse, and are written back
-//! byte for byte.
+//! and `-m --no-names`, captured from a dummy-port bridge, VXLAN with native tunnelling)
+//! parse, and are written back byte for byte.
 
 use super::*;
 
