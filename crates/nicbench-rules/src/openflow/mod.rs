@@ -176,8 +176,10 @@ pub struct DpPlacement {
     pub dp: Option<String>,
 }
 
-/// One datapath flow (megaflow).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One datapath flow (megaflow). `Default` is an empty flow (no keys, no actions), so code
+/// building flows can name the fields it sets and leave the rest: `DpFlow { keys, actions,
+/// ..Default::default() }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DpFlow {
     pub ufid: Option<String>,
     /// Matched keys, sorted by [`OfField`]; a key printed without a mask is exact. Keys OVS
