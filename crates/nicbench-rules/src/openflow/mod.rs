@@ -6,6 +6,12 @@
 //!   the keys the datapath matches on (each with a mask), statistics, where the flow runs
 //!   (`offloaded:`, `dp:`), and datapath actions.
 //!
+//! Parsers and writers: [`parse_rule`] / [`parse_file`] / [`parse_file_all`] and
+//! [`rule_to_string`] for OpenFlow; [`parse_dp_flow`] / [`parse_dp_flows`] /
+//! [`parse_dp_flows_all`] and [`dp_flow_to_string`] for datapath flows. Errors carry
+//! file:line:col; writing then parsing gives back the same value; `tests/ovs_oracle.rs`
+//! checks both against Open vSwitch 3.1 itself.
+//!
 //! Both share [`OfField`]: one name per header or metadata field, with its width, so that the
 //! virtual OVS datapath (nicbench-models `vswitch/`) can turn the fields an OpenFlow lookup
 //! consulted into a megaflow's mask, and compare it with what real OVS printed.
@@ -155,13 +161,15 @@ pub enum DpAction {
     Drop,
     PushVlan { tpid: u16, tci: u16 },
     PopVlan,
-    /// `set(...)` / masked set of header fields.
+    /// `set(...)` / masked set of header fields: one per field (`set(ipv4(src=..,dst=..))` is
+    /// two, in sub-field order; the writer joins consecutive ones of one key back).
     Set { field: OfField, value: u128, mask: u128 },
     /// `set(tunnel(tun_id=..,src=..,dst=..,...))`: tunnel metadata for an encap on output.
     SetTunnel { id: u64, src: u32, dst: u32 },
-    /// `tnl_pop(N)` (userspace datapath decap) / `tnl_push(...)`, kept as text.
+    /// `tnl_pop(N)` (userspace datapath decap) / `tnl_push(...)`, kept as text (the whole
+    /// action as printed, e.g. `tnl_pop(4789)`).
     Tunnel { text: String },
-    /// `ct(...)`, kept as text.
+    /// `ct(...)`, kept as text (the whole action, e.g. `ct(commit,zone=5)`).
     Ct { text: String },
     Recirc { id: u32 },
     /// `userspace(...)`, `sample(...)`, `clone(...)`, `hash(...)`, ...: kept as text.
