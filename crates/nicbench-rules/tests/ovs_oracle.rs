@@ -264,7 +264,7 @@ priority=100,in_port=p1,ip,nw_src=10.0.0.0/8,actions=output:p2
 priority=90,in_port=p1,dl_vlan=5,actions=strip_vlan,output:p2
 priority=80,in_port=p1,tcp,tp_dst=80,actions=mod_nw_dst:192.168.1.1,output:p3
 priority=70,in_port=p1,udp,actions=resubmit(,1)
-table=1,priority=10,udp,tp_src=53,actions=mod_vlan_vid:7,output:p3
+table=1,priority=10,udp,tp_src=53,actions=mod_vlan_vid:7,mod_vlan_pcp:2,output:p3
 table=1,priority=0,actions=drop
 priority=60,in_port=p1,ct_state=-trk,tcp,actions=ct(zone=5,table=3)
 table=3,priority=10,ct_state=+trk+new,tcp,actions=ct(commit,zone=5),output:p2
@@ -300,9 +300,9 @@ fn port_numbers(rule: &OfRule) -> OfRule {
     r
 }
 
-/// OpenFlow 1.0's `mod_vlan_vid:V` pushes a tag when the packet has none
-/// (`push_vlan_if_needed`); nicbench reads it as `SetField{VlanTci, 0x1000|V, 0x1fff}`, the
-/// CFI ("present") bit in the mask meaning "tagged afterwards". OpenFlow 1.3+ cannot say
+/// OpenFlow 1.0's `mod_vlan_vid:V` / `mod_vlan_pcp:P` push a tag when the packet has none
+/// (`push_vlan_if_needed`); nicbench reads them as `SetField{VlanTci, ..}` with the CFI
+/// ("present") bit in the mask and set, meaning "tagged afterwards". OpenFlow 1.3+ cannot say
 /// "push if needed", so OVS prints such a rule as `push_vlan:0x8100,set_field:V->vlan_vid`
 /// when its match does not guarantee a tag (and the set_field alone when it does). This
 /// maps that print-out back, for comparing a 1.3+ dump with the rules as installed.
@@ -313,7 +313,8 @@ fn mod_vlan_vid_as_of10(rule: &OfRule) -> OfRule {
     let mut i = 0;
     while i < r.actions.len() {
         let is_push = r.actions[i] == OfAction::PushVlan { tpid: 0x8100 };
-        let next_sets_vid = matches!(r.actions.get(i + 1), Some(OfAction::SetField { field: OfField::VlanTci, mask: 0x1fff, .. }));
+        let next_sets_vid =
+            matches!(r.actions.get(i + 1), Some(OfAction::SetField { field: OfField::VlanTci, mask: 0x1fff | 0xf000, .. }));
         if is_push && next_sets_vid {
             i += 1; // keep the set_field only
         }

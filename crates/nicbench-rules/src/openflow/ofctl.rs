@@ -277,17 +277,17 @@ fn parse_line(line: &str) -> Result<OfRule, LineError> {
     for (p, name) in used {
         check_prerequisite(&rule.matches, name).map_err(|m| p.err(m))?;
     }
-    rule.actions = parse_actions(line, act_body, line.len())?;
+    rule.actions = parse_actions(line, act_body, line.len(), &rule.matches)?;
     Ok(rule)
 }
 
-fn exact(m: &OfMatch, field: OfField) -> Option<u128> {
+pub(crate) fn exact(m: &OfMatch, field: OfField) -> Option<u128> {
     m.fields.iter().find(|f| f.field == field && f.mask == field.full_mask()).map(|f| f.value)
 }
 
 /// OVS's prerequisites (ovs-fields(7)): an L3 field needs its `dl_type`, an L4 field its
 /// `nw_proto`. OVS drops a field whose prerequisite is missing; nicbench says so instead.
-fn check_prerequisite(m: &OfMatch, name: &FieldName) -> Result<(), String> {
+pub(crate) fn check_prerequisite(m: &OfMatch, name: &FieldName) -> Result<(), String> {
     use OfField::*;
     let dl = exact(m, DlType);
     let proto = exact(m, NwProto);

@@ -3,23 +3,26 @@
 //! `set_field:4101->vlan_vid`, `set_tunnel:5` and `set_field:5->tun_id`, `strip_vlan` and
 //! `pop_vlan`, `output:LOCAL` and `local`, `in_port` and `output:IN_PORT`.
 //!
-//! VLAN VID sets are `SetField { VlanTci, 0x1000 | vid, 0x1fff }`: the CFI ("present") bit
-//! is in the mask and set, i.e. the packet is tagged afterwards. OVS's `mod_vlan_vid` pushes
-//! a tag on an untagged packet first (`push_vlan_if_needed`; OpenFlow 1.3+ dumps print it as
-//! `push_vlan:0x8100,set_field:..->vlan_vid` when the rule's match does not guarantee a tag,
-//! checked in `tests/ovs_oracle.rs`): a datapath model should read the set that way.
+//! VLAN sets are `SetField { VlanTci, 0x1000 | vid, 0x1fff }` (VID) and
+//! `SetField { VlanTci, 0x1000 | pcp << 13, 0xf000 }` (PCP): the CFI ("present") bit is in
+//! the mask and set, i.e. the packet is tagged afterwards. OVS's `mod_vlan_vid` and
+//! `mod_vlan_pcp` push a tag on an untagged packet first (`push_vlan_if_needed`; OpenFlow
+//! 1.3+ dumps print that as `push_vlan:0x8100,set_field:..` when the rule's match does not
+//! guarantee a tag, checked in `tests/ovs_oracle.rs`); `set_field` on a VLAN field needs a
+//! tag already (matched or pushed). A datapath model should read the set that way.
 
 use super::fields::{self, VLAN_CFI, VLAN_PCP_MASK, VLAN_VID_MASK};
 use super::ofctl::{parse_port, reserved_port, split_pieces, Piece};
 use super::values::{self, Addr};
-use super::{OfAction, OfField, PortRef};
+use super::ofctl::check_prerequisite;
+use super::{OfAction, OfField, OfMatch, PortRef};
 use crate::error::LineError;
 use crate::lex::parse_c_uint;
 
 pub(crate) const ACTIONS_ALLOWED: &str = "output:PORT, output(port=PORT), a port number, drop, normal, in_port, controller, local, flood, all, mod_dl_src:, mod_dl_dst:, mod_nw_src:, mod_nw_dst:, mod_nw_tos:, mod_nw_ecn:, mod_nw_ttl:, mod_tp_src:, mod_tp_dst:, mod_vlan_vid:, mod_vlan_pcp:, set_field:V->FIELD, push_vlan:TPID, strip_vlan, pop_vlan, set_tunnel:, set_tunnel64:, resubmit:PORT, resubmit(PORT,TABLE), goto_table:T, ct(...), dec_ttl";
 
-/// Parses the action list `line[start..end]`.
-pub(crate) fn parse_actions(line: &str, start: usize, end: usize) -> Result<Vec<OfAction>, LineError> {
+/// Parses the action list `line[start..end]` of a rule matching `m`.
+pub(crate) fn parse_actions(line: &str, start: usize, end: usize, m: &OfMatch) -> Result<Vec<OfAction>, LineError> {
     let pieces = split_pieces(line, start, end, true);
     let mut out = Vec::new();
     let mut drop_at: Option<Piece> = None;
@@ -28,7 +31,12 @@ pub(crate) fn parse_actions(line: &str, start: usize, end: usize) -> Result<Vec<
             drop_at = Some(*p);
             continue;
         }
-        out.push(parse_action(p)?);
+        let action = parse_action(p)?;
+        if p.text.starts_with("set_field:") {
+            let pushed = out.iter().any(|a| matches!(a, OfAction::PushVlan { .. }));
+            set_field_prerequisite(m, &action, pushed).map_err(|msg| p.err(msg))?;
+        }
+        out.push(action);
     }
     if let Some(p) = drop_at {
         if !out.is_empty() {
@@ -101,7 +109,7 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
         }
         ("mod_vlan_pcp", Some(a)) => {
             let pcp = values::uint(a, 3).map_err(e)?;
-            set(OfField::VlanTci, pcp << 13, VLAN_PCP_MASK)
+            set(OfField::VlanTci, VLAN_CFI | (pcp << 13), VLAN_CFI | VLAN_PCP_MASK)
         }
         ("set_field", Some(a)) => parse_set_field(a).map_err(e)?,
         ("push_vlan", Some(a)) => {
@@ -171,20 +179,42 @@ fn table_number(t: &str) -> Result<u8, String> {
         .ok_or_else(|| format!("bad table '{t}' (expected 0..254)"))
 }
 
+/// `set_field` needs the field's protocol in the match, or a VLAN (matched or pushed before)
+/// for VLAN fields: `ovs-ofctl` rejects it otherwise ("actions are invalid with specified
+/// match"). The `mod_*` actions have no such prerequisite (they do nothing to a packet
+/// without the header).
+fn set_field_prerequisite(m: &OfMatch, action: &OfAction, pushed_vlan: bool) -> Result<(), String> {
+    let field = match action {
+        OfAction::SetField { field, .. } => *field,
+        _ => return Ok(()),
+    };
+    if field == OfField::VlanTci {
+        let tagged = m.fields.iter().any(|f| f.field == OfField::VlanTci && f.mask & VLAN_CFI != 0 && f.value & VLAN_CFI != 0);
+        return if tagged || pushed_vlan {
+            Ok(())
+        } else {
+            Err("setting a VLAN field needs a VLAN: match one (dl_vlan=..) or push_vlan first (ovs-ofctl: actions are invalid with specified match)".into())
+        };
+    }
+    let name = fields::FIELDS.iter().find(|f| f.field == field && matches!(f.name, "nw_src" | "nw_dst" | "ipv6_src" | "ipv6_dst" | "nw_tos" | "nw_ttl" | "tp_src" | "tp_dst"));
+    match name {
+        Some(name) => check_prerequisite(m, name).map_err(|e| format!("set_field: {e}").replace("(ovs-ofctl would silently ignore it)", "(ovs-ofctl: actions are invalid with specified match)")),
+        None => Ok(()),
+    }
+}
+
 /// `VALUE[/MASK]->FIELD`.
 fn parse_set_field(arg: &str) -> Result<OfAction, String> {
     let (v, f) = arg.rsplit_once("->").ok_or("expected VALUE->FIELD (e.g. set_field:10.0.0.1->nw_dst)")?;
     let name = fields::lookup(f).ok_or_else(|| format!("unknown field '{f}' (allowed: {})", fields::names_list()))?;
-    if matches!(name.field, OfField::CtState) {
-        return Err("ct_state cannot be set; use ct(...)".into());
+    if matches!(name.field, OfField::CtState | OfField::CtZone | OfField::CtMark) {
+        return Err(format!("{f} cannot be set outside of ct(...) (e.g. ct(commit,exec(set_field:1->ct_mark)))"));
+    }
+    if name.field == OfField::TcpFlags {
+        return Err("tcp_flags is read-only".into());
     }
     let v_is_addr = matches!(name.syntax, fields::Syntax::Addr(Addr::V4 | Addr::V6));
-    let (mut value, mut mask) = fields::parse_value(name, v)?;
-    if name.syntax == fields::Syntax::VlanPcp {
-        // Setting the priority leaves the tag's presence alone (as mod_vlan_pcp).
-        value &= !VLAN_CFI;
-        mask &= !VLAN_CFI;
-    }
+    let (value, mask) = fields::parse_value(name, v)?;
     if v_is_addr && v.contains('/') {
         // set_field masks are bit masks, not prefixes: bits outside are an error here too.
         let (raw, _) = values::addr_masked(if name.field.bits() == 32 { Addr::V4 } else { Addr::V6 }, v)?;

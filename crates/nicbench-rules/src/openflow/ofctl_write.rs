@@ -264,7 +264,12 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
     let n = |name: &str| {
         if full { format!("set_field:{}->{name}", hex(value)) } else { format!("set_field:{}/{}->{name}", hex(value), hex(mask)) }
     };
+    // The mod_* forms where they exist: unlike set_field they need no protocol in the match.
     Ok(match field {
+        DlSrc if full => format!("mod_dl_src:{}", v(Addr::Mac)),
+        DlDst if full => format!("mod_dl_dst:{}", v(Addr::Mac)),
+        NwSrc if full => format!("mod_nw_src:{}", v(Addr::V4)),
+        NwDst if full => format!("mod_nw_dst:{}", v(Addr::V4)),
         DlSrc => format!("set_field:{}->eth_src", v(Addr::Mac)),
         DlDst => format!("set_field:{}->eth_dst", v(Addr::Mac)),
         NwSrc => format!("set_field:{}->ip_src", v(Addr::V4)),
@@ -273,11 +278,14 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
         TunDst => format!("set_field:{}->tun_dst", v(Addr::V4)),
         Ipv6Src => format!("set_field:{}->ipv6_src", v(Addr::V6)),
         Ipv6Dst => format!("set_field:{}->ipv6_dst", v(Addr::V6)),
+        VlanTci if mask == VLAN_CFI | VLAN_VID_MASK && value & VLAN_CFI != 0 => format!("mod_vlan_vid:{}", value & VLAN_VID_MASK),
+        VlanTci if mask == VLAN_CFI | VLAN_PCP_MASK && value & VLAN_CFI != 0 => {
+            format!("mod_vlan_pcp:{}", (value & VLAN_PCP_MASK) >> 13)
+        }
         VlanTci if mask == VLAN_CFI | VLAN_VID_MASK => format!("set_field:{value}->vlan_vid"),
-        VlanTci if mask == VLAN_PCP_MASK => format!("set_field:{}->vlan_pcp", value >> 13),
         VlanTci => n("vlan_tci"),
-        NwTos if mask == 0xfc => format!("set_field:{}->ip_dscp", value >> 2),
-        NwTos if mask == 0x03 => format!("set_field:{value}->ip_ecn"),
+        NwTos if mask == 0xfc => format!("mod_nw_tos:{value}"),
+        NwTos if mask == 0x03 => format!("mod_nw_ecn:{value}"),
         NwTos => return Err(WriteError(format!("a TOS set with mask {} is neither DSCP nor ECN", hex(mask)))),
         NwTtl if full => format!("mod_nw_ttl:{value}"),
         TpSrc if full => format!("mod_tp_src:{value}"),
@@ -285,9 +293,8 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
         DlType | NwProto | NwTtl | NwFrag | TpSrc | TpDst | CtState | CtZone | RecircId | InPort => {
             return Err(WriteError(format!("{field:?} cannot be set{} in OpenFlow", if full { "" } else { " under a mask" })))
         }
-        TcpFlags => n("tcp_flags"),
         TunId => n("tun_id"),
-        CtMark => n("ct_mark"),
         Metadata => n("metadata"),
+        TcpFlags | CtMark => return Err(WriteError(format!("{field:?} cannot be set by set_field"))),
     })
 }

@@ -119,18 +119,18 @@ fn of_match() -> impl Strategy<Value = OfMatch> {
 fn of_action() -> impl Strategy<Value = OfAction> {
     use OfAction::*;
     let set = prop_oneof![
+        // Sets that need no protocol in the match (mod_* forms, or fields without one).
         masked(48).prop_map(|(v, m)| (OfField::DlSrc, v, m)),
         masked(48).prop_map(|(v, m)| (OfField::DlDst, v, m)),
-        masked(32).prop_map(|(v, m)| (OfField::NwSrc, v, m)),
-        masked(128).prop_map(|(v, m)| (OfField::Ipv6Dst, v, m)),
+        any::<u32>().prop_map(|v| (OfField::NwSrc, v as u128, 0xffff_ffff)),
         (0u128..0x1000).prop_map(|vid| (OfField::VlanTci, 0x1000 | vid, 0x1fff)),
-        (0u128..8).prop_map(|p| (OfField::VlanTci, p << 13, 0xe000)),
-        masked(16).prop_map(|(v, m)| (OfField::VlanTci, v, m)),
+        (0u128..8).prop_map(|p| (OfField::VlanTci, 0x1000 | p << 13, 0xf000)),
         (0u128..64).prop_map(|d| (OfField::NwTos, d << 2, 0xfc)),
+        (0u128..4).prop_map(|e| (OfField::NwTos, e, 0x03)),
         any::<u8>().prop_map(|t| (OfField::NwTtl, t as u128, 0xff)),
         any::<u16>().prop_map(|p| (OfField::TpDst, p as u128, 0xffff)),
         masked(64).prop_filter("full tun_id is set_tunnel", |(_, m)| *m != u64::MAX as u128).prop_map(|(v, m)| (OfField::TunId, v, m)),
-        masked(32).prop_map(|(v, m)| (OfField::CtMark, v, m)),
+        masked(32).prop_map(|(v, m)| (OfField::TunSrc, v, m)),
         masked(64).prop_map(|(v, m)| (OfField::Metadata, v, m)),
     ]
     .prop_map(|(field, value, mask)| SetField { field, value, mask });

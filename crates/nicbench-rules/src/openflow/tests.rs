@@ -82,7 +82,7 @@ fn test_actions_forms() {
             Ct { commit: true, zone: Some(5), table: Some(3), other: vec!["nat(src=10.0.0.1)".into()] },
             DecTtl,
             PushVlan { tpid: 0x8100 },
-            SetField { field: OfField::VlanTci, value: 0x6000, mask: 0xe000 },
+            SetField { field: OfField::VlanTci, value: 0x7000, mask: 0xf000 },
             SetField { field: OfField::DlDst, value: 0x0011_2233_4455, mask: 0xffff_ffff_ffff },
             SetField { field: OfField::Metadata, value: 0x10, mask: 0xff },
             SetTunnel { id: 0x12_3456_7890 },
@@ -120,6 +120,14 @@ fn test_errors_point_at_the_piece() {
     assert!(err("ip,nw_tos=3,actions=drop").message.contains("multiple of 4"));
     assert!(err("ct_state=+trk+foo,actions=drop").message.contains("unknown flag 'foo'"));
     assert!(err("actions=set_field:1->nope").message.contains("unknown field 'nope'"));
+    assert!(err("actions=set_field:1.2.3.4->ip_src").message.contains("needs 'ip' or 'arp'"));
+    assert!(err("actions=set_field:5->vlan_pcp").message.contains("needs a VLAN"));
+    assert!(err("tcp,actions=set_field:0x2->tcp_flags").message.contains("read-only"));
+    assert!(err("actions=set_field:1->ct_mark").message.contains("outside of ct(...)"));
+    // mod_* have no prerequisite; set_field after push_vlan or with a VLAN match is fine.
+    round_trip("actions=mod_nw_src:1.2.3.4,mod_tp_dst:80,mod_nw_tos:4,mod_vlan_pcp:3");
+    round_trip("actions=push_vlan:0x8100,set_field:4101->vlan_vid");
+    round_trip("dl_vlan=5,actions=set_field:5->vlan_pcp");
     assert!(err("actions=resubmit(,255)").message.contains("bad table '255'"));
     assert!(err("actions=output:v1p,mod_dl_src:zz").message.contains("not a MAC address"));
     assert!(err("actions=ct(commit").message.contains("not closed"));
