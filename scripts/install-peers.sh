@@ -18,6 +18,10 @@ peers=(
     "argus-server:argus"
     "argus-client:ra racluster"
     "nfdump:nfcapd nfpcapd nfdump"
+    # Open vSwitch (issue 16): ovs-ofctl/ovs-appctl/ovs-vsctl come with openvswitch-common,
+    # which openvswitch-switch depends on. Tests run their own private daemons; the system
+    # service is kept from starting by the policy-rc.d guard below.
+    "openvswitch-switch:ovs-vswitchd ovsdb-server ovsdb-tool ovs-vsctl ovs-ofctl ovs-appctl"
 )
 # The DPDK headers the Toeplitz oracle compiles against (dpdk-dev pulls libdpdk-dev in).
 dpdk_header=/usr/include/dpdk/rte_thash.h
@@ -54,7 +58,8 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 else
     echo "install-peers: installing ${want[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    # Keep package post-install scripts from starting daemons (argus, nfdump, ...).
+    # Keep package post-install scripts from starting daemons (argus, nfdump, Open vSwitch's
+    # ovsdb-server and ovs-vswitchd, ...).
     policy=/usr/sbin/policy-rc.d
     created_policy=0
     if [ ! -e "$policy" ]; then

@@ -1,9 +1,10 @@
-//! Arbitrary text through the testpmd, tc and ClassBench parsers: no panic, and what
-//! parses as testpmd writes back to text that parses to the same rule.
+//! Arbitrary text through the testpmd, tc, ClassBench, OpenFlow and dpctl parsers: no
+//! panic, and what parses as testpmd, OpenFlow or dpctl writes back to text that parses to
+//! the same rule or flow.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nicbench_rules::{classbench, tc, testpmd};
+use nicbench_rules::{classbench, openflow, tc, testpmd};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -15,6 +16,18 @@ fuzz_target!(|data: &[u8]| {
             let written = rule.to_string();
             let again = testpmd::parse_rule(&written).expect("written rule parses");
             assert_eq!(again, rule, "round trip of {line:?} via {written:?}");
+        }
+        if let Ok(rule) = openflow::parse_rule(line) {
+            if let Ok(written) = openflow::rule_to_string(&rule) {
+                let again = openflow::parse_rule(&written).expect("written OpenFlow rule parses");
+                assert_eq!(again, rule, "round trip of {line:?} via {written:?}");
+            }
+        }
+        if let Ok(flow) = openflow::parse_dp_flow(line) {
+            if let Ok(written) = openflow::dp_flow_to_string(&flow) {
+                let again = openflow::parse_dp_flow(&written).expect("written datapath flow parses");
+                assert_eq!(again, flow, "round trip of {line:?} via {written:?}");
+            }
         }
     }
 });

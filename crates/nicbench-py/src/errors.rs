@@ -81,3 +81,13 @@ pub fn flow_error(err: nicbench_flowmeter::FlowError) -> PyErr {
         other => invalid(other.to_string()),
     }
 }
+
+/// Syntax errors of a file (at least one): a `RuleError` with the first
+/// (`file:line:col: message`) and how many more there are.
+pub fn parse_errors(errors: &[nicbench_rules::ParseError]) -> PyErr {
+    let first = errors.first().map(ToString::to_string).unwrap_or_else(|| "no error".into());
+    match errors.len() {
+        0 | 1 => RuleError::new_err(first),
+        n => RuleError::new_err(format!("{first} (and {} more error{})", n - 1, if n == 2 { "" } else { "s" })),
+    }
+}

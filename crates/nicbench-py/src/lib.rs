@@ -12,6 +12,7 @@ mod errors;
 mod flowhost;
 mod flowmeter;
 mod offpath;
+mod ovsflows;
 mod pvp;
 mod packets;
 mod profiles;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     flowhost::register(m)?;
     flowmeter::register(m)?;
     offpath::register(m)?;
+    ovsflows::register(m)?;
     pvp::register(m)?;
     packets::register(m)?;
     profiles::register(m)?;

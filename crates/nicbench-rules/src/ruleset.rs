@@ -140,6 +140,8 @@ pub enum LoadError {
     Io(String),
     /// Neither the extension nor the first line tells the syntax.
     UnknownSyntax(String),
+    /// An Open vSwitch OpenFlow file ([`crate::openflow`]): not an rte_flow rule set.
+    OpenFlow(String),
     /// Parse errors: at least one, every one with `keep_going`.
     Parse(Vec<ParseError>),
 }
@@ -148,6 +150,11 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Io(msg) => f.write_str(msg),
+            LoadError::OpenFlow(path) => write!(
+                f,
+                "{path}: Open vSwitch OpenFlow rules (ovs-ofctl syntax), not rte_flow rules: they run on the \
+                 virtual OVS datapath (nicbench vswitch --openflow FILE); 'nicbench rules openflow FILE' summarises them"
+            ),
             LoadError::UnknownSyntax(path) => write!(
                 f,
                 "{path}: cannot tell the rule syntax (testpmd 'flow create …', tc 'tc filter add …' or ClassBench '@…'); \
@@ -170,7 +177,11 @@ pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Resul
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
     let syntax = match syntax {
         Some(s) => s,
-        None => Syntax::detect(path, &text).ok_or_else(|| LoadError::UnknownSyntax(name.clone()))?,
+        None => match Syntax::detect(path, &text) {
+            Some(s) => s,
+            None if crate::openflow::looks_like_openflow(&text) => return Err(LoadError::OpenFlow(name)),
+            None => return Err(LoadError::UnknownSyntax(name)),
+        },
     };
     load(&text, &name, syntax, keep_going).map_err(LoadError::Parse)
 }

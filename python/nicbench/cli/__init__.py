@@ -33,7 +33,7 @@ COMMANDS = {
     "gen": ("traffic", "Generate N flows at a rate and write them to a pcap."),
     "pcap": ("traces", "Inspect pcap/pcapng traces."),
     "rss": ("traces", "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."),
-    "rules": ("rules", "Check, convert and generate rule files (testpmd, tc flower, ClassBench)."),
+    "rules": ("rules", "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."),
     "classify": ("rules", "Per-rule hits, per-queue counts, dropped and unmatched packets, and the rate achieved."),
     "simulate": ("connectx", "Run traffic through a virtual NIC with pre-installed rules (and optional rule "
                              "updates)."),

@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
 
@@ -19,7 +20,7 @@ syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=No
 
 @click.group()
 def rules() -> None:
-    """Check, convert and generate rule files (testpmd, tc flower, ClassBench)."""
+    """Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."""
 
 
 @rules.command("check")
@@ -53,6 +54,28 @@ def render_summary(report: dict) -> None:
         table.add_column(title)
         table.add_column("rules", justify="right")
         for name, count in sorted(s[key].items(), key=lambda kv: (-kv[1], str(kv[0]))):
+            table.add_row(str(name), f"{count:,}")
+        stdout_console.print(table)
+
+
+@rules.command("openflow")
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+def openflow(file: str, as_json: bool) -> None:
+    """Read an Open vSwitch OpenFlow file (ovs-ofctl add-flows or dump-flows) and count its rules
+    per table; they run on the virtual OVS datapath (nicbench vswitch --openflow FILE)."""
+    summary = {"file": file, **openflow_summary(load_openflow(file))}
+    if as_json:
+        emit_json(summary)
+        return
+    stdout_console.print(f"{file}: [bold]{summary['rules']:,}[/] OpenFlow rules in {len(summary['tables'])} table(s), "
+                         f"{summary['priorities']} priorit{'y' if summary['priorities'] == 1 else 'ies'}; "
+                         f"run them with 'nicbench vswitch --openflow {file}'")
+    for title, key in (("table", "tables"), ("action", "actions")):
+        table = Table(title_justify="left")
+        table.add_column(title)
+        table.add_column("rules", justify="right")
+        for name, count in summary[key].items():
             table.add_row(str(name), f"{count:,}")
         stdout_console.print(table)
 

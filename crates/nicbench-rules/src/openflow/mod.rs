@@ -6,6 +6,12 @@
 //!   the keys the datapath matches on (each with a mask), statistics, where the flow runs
 //!   (`offloaded:`, `dp:`), and datapath actions.
 //!
+//! Parsers and writers: [`parse_rule`] / [`parse_file`] / [`parse_file_all`] and
+//! [`rule_to_string`] for OpenFlow; [`parse_dp_flow`] / [`parse_dp_flows`] /
+//! [`parse_dp_flows_all`] and [`dp_flow_to_string`] for datapath flows. Errors carry
+//! file:line:col; writing then parsing gives back the same value; `tests/ovs_oracle.rs`
+//! checks both against Open vSwitch 3.1 itself.
+//!
 //! Both share [`OfField`]: one name per header or metadata field, with its width, so that the
 //! virtual OVS datapath (nicbench-models `vswitch/`) can turn the fields an OpenFlow lookup
 //! consulted into a megaflow's mask, and compare it with what real OVS printed.
@@ -155,13 +161,15 @@ pub enum DpAction {
     Drop,
     PushVlan { tpid: u16, tci: u16 },
     PopVlan,
-    /// `set(...)` / masked set of header fields.
+    /// `set(...)` / masked set of header fields: one per field (`set(ipv4(src=..,dst=..))` is
+    /// two, in sub-field order; the writer joins consecutive ones of one key back).
     Set { field: OfField, value: u128, mask: u128 },
     /// `set(tunnel(tun_id=..,src=..,dst=..,...))`: tunnel metadata for an encap on output.
     SetTunnel { id: u64, src: u32, dst: u32 },
-    /// `tnl_pop(N)` (userspace datapath decap) / `tnl_push(...)`, kept as text.
+    /// `tnl_pop(N)` (userspace datapath decap) / `tnl_push(...)`, kept as text (the whole
+    /// action as printed, e.g. `tnl_pop(4789)`).
     Tunnel { text: String },
-    /// `ct(...)`, kept as text.
+    /// `ct(...)`, kept as text (the whole action, e.g. `ct(commit,zone=5)`).
     Ct { text: String },
     Recirc { id: u32 },
     /// `userspace(...)`, `sample(...)`, `clone(...)`, `hash(...)`, ...: kept as text.
@@ -176,17 +184,70 @@ pub struct DpPlacement {
     pub dp: Option<String>,
 }
 
-/// One datapath flow (megaflow).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One datapath flow (megaflow). `Default` is an empty flow (no keys, no actions), so code
+/// building flows can name the fields it sets and leave the rest: `DpFlow { keys, actions,
+/// ..Default::default() }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DpFlow {
     pub ufid: Option<String>,
     /// Matched keys, sorted by [`OfField`]; a key printed without a mask is exact. Keys OVS
-    /// prints fully wildcarded are absent.
+    /// prints fully wildcarded are absent. Unlike OpenFlow matches, a value keeps the bits
+    /// outside its mask that OVS prints (`ipv4(src=10.0.0.2/255.0.0.0)`: the packet that
+    /// created the flow), so that a dump is written back identically; compare megaflows with
+    /// [`DpFlow::masked_keys`].
     pub keys: Vec<FieldMatch>,
+    /// Keys and sub-keys nicbench has no [`OfField`] for, as printed, so they round-trip:
+    /// whole keys (`packet_type(ns=0,id=0)`, `skb_mark(0/0)`, `arp(...)`, an empty `eth()`)
+    /// and, for keys nicbench reads, the sub-fields it does not (`ipv6(label=0x5)`,
+    /// `tunnel(ttl=64,tp_dst=4789,flags(-df+csum+key))`). Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub other_keys: Vec<String>,
     pub packets: u64,
     pub bytes: u64,
     /// `used:` as printed (`never`, `0.512s`).
     pub used: Option<String>,
     pub placement: DpPlacement,
     pub actions: Vec<DpAction>,
+    /// `flags:` (TCP flags seen, e.g. `S.`), when printed. Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub tcp_flags_seen: Option<String>,
+    /// `dp-extra-info:` after the actions (`dpctl/dump-flows -m` on the userspace datapath),
+    /// as printed. Additive (issue 16 syntaxes).
+    #[serde(default)]
+    pub dp_extra_info: Option<String>,
 }
+
+impl FieldMatch {
+    /// The value with the bits outside the mask cleared.
+    pub fn masked(&self) -> FieldMatch {
+        FieldMatch { value: self.value & self.mask, ..*self }
+    }
+}
+
+impl DpFlow {
+    /// The keys with bits outside each mask cleared: what the flow matches.
+    pub fn masked_keys(&self) -> Vec<FieldMatch> {
+        self.keys.iter().map(FieldMatch::masked).collect()
+    }
+}
+
+mod dpctl;
+mod dpctl_keys;
+mod dpctl_write;
+mod fields;
+mod ofctl;
+mod ofctl_actions;
+mod ofctl_write;
+mod values;
+
+pub use dpctl::{parse_dp_flow, parse_dp_flows, parse_dp_flows_all};
+pub use dpctl_write::{dp_flow_to_string, dp_flows_to_string};
+pub use ofctl::{looks_like_openflow, parse_file, parse_file_all, parse_rule, DEFAULT_PRIORITY};
+pub use ofctl_write::{rule_to_string, rules_to_string};
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod dpctl_tests;
+#[cfg(test)]
+mod proptests;

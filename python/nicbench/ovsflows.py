@@ -1,0 +1,47 @@
+"""Open vSwitch flows: OpenFlow rule files (`ovs-ofctl add-flows` / `dump-flows`) and datapath
+flows (`ovs-appctl dpctl/dump-flows`), read and written by the Rust parsers in
+`nicbench_rules::openflow`.
+
+Flows are plain dicts (the serde form of `OfRule` / `DpFlow`): match fields are
+`{"field": "nw_src", "value": int, "mask": int}` with values right-aligned in the field's
+width. Bad syntax raises `nicbench.RuleError` naming `file:line:col`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from nicbench import _native
+
+__all__ = ["format_dpflows", "load_openflow", "openflow_summary", "parse_dpflows"]
+
+
+def load_openflow(path: str | Path) -> list[dict]:
+    """Every rule of an OpenFlow file, in file order: `{"line": N, "rule": {...}}`."""
+    return json.loads(_native.openflow_load(str(path)))
+
+
+def parse_dpflows(text: str, source: str = "<text>") -> list[dict]:
+    """The flows of `dpctl/dump-flows` output (ports as numbers: dump with `--no-names`)."""
+    return json.loads(_native.dpflows_parse(text, source))
+
+
+def format_dpflows(flows: list[dict]) -> str:
+    """Flows (as `parse_dpflows` returns them) in `dpctl/dump-flows` syntax, one a line."""
+    return _native.dpflows_format(json.dumps(flows))
+
+
+def openflow_summary(rules: list[dict]) -> dict:
+    """Rules per table, distinct priorities, and rules per action kind (a rule counts once per kind)."""
+    tables = Counter(r["rule"]["table"] for r in rules)
+    actions: Counter[str] = Counter()
+    for r in rules:
+        actions.update({a["action"] for a in r["rule"]["actions"]})
+    return {
+        "rules": len(rules),
+        "tables": dict(sorted(tables.items())),
+        "priorities": len({r["rule"]["priority"] for r in rules}),
+        "actions": dict(sorted(actions.items(), key=lambda kv: (-kv[1], kv[0]))),
+    }
