@@ -19,6 +19,7 @@ pub mod error;
 pub mod flowhost;
 pub mod offpath;
 pub mod profile;
+pub mod vswitch;
 
 pub use error::ModelError;
 pub use profile::{profiles_dir, ModelParams, Param, Profile};
