@@ -15,6 +15,8 @@ pub const CONTRACTS: &[&str] = &[
     "offpath.response",
     "flowhost.request",
     "flowhost.result",
+    "vswitch.request",
+    "vswitch.result",
 ];
 
 /// The JSON Schema of a contract (see [`CONTRACTS`]), or `None` for an unknown name.
@@ -26,6 +28,8 @@ pub fn schema(name: &str) -> Option<Schema> {
         "offpath.response" => schema_for!(crate::offpath::Response),
         "flowhost.request" => schema_for!(crate::flowhost::Request),
         "flowhost.result" => schema_for!(crate::flowhost::FlowHostResult),
+        "vswitch.request" => schema_for!(crate::vswitch::Request),
+        "vswitch.result" => schema_for!(crate::vswitch::VswitchResult),
         _ => return None,
     })
 }

@@ -43,6 +43,7 @@ COMMANDS = {
     "paths": ("offpath", "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, "
                          "advice."),
     "flowhost": ("flowhost", "Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."),
+    "vswitch": ("vswitch", "The virtual Open vSwitch datapath: megaflows, upcalls, offload to a NIC."),
 }
 
 

@@ -154,37 +154,68 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
     out.join(",")
 }
 
-/// The action part (`drop`, `3`, `set(ipv4(dst=10.9.9.9)),3`, `pop_vlan,push_vlan(vid=20,pcp=0),3`).
-pub fn format_actions(actions: &[DpAction]) -> String {
+/// The action part (`drop`, `3`, `set(ipv4(dst=10.9.9.9,ttl=63)),3`, `pop_vlan,push_vlan(vid=20,pcp=0),3`).
+/// Consecutive sets of one header print as one `set(...)`, as OVS commits them; `l4` names the
+/// transport header (`tcp`, `udp`, ...) of the flow.
+pub fn format_actions(actions: &[DpAction], l4: &str) -> String {
     use OfField::*;
-    let parts: Vec<String> = actions
-        .iter()
-        .map(|a| match a {
+    let header = |f: OfField| match f {
+        DlSrc | DlDst => "eth",
+        NwSrc | NwDst | NwTos | NwTtl => "ipv4",
+        Ipv6Src | Ipv6Dst => "ipv6",
+        TpSrc | TpDst => "l4",
+        _ => "other",
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < actions.len() {
+        let text = match &actions[i] {
+            DpAction::Set { field, .. } => {
+                let h = header(*field);
+                let mut fields = Vec::new();
+                while let Some(DpAction::Set { field, value, .. }) = actions.get(i).filter(|a| matches!(a, DpAction::Set { field, .. } if header(*field) == h)) {
+                    fields.push(match field {
+                        DlSrc => format!("src={}", mac(*value)),
+                        DlDst => format!("dst={}", mac(*value)),
+                        NwSrc => format!("src={}", ip4(*value)),
+                        NwDst => format!("dst={}", ip4(*value)),
+                        NwTos => format!("tos={value:#x}"),
+                        NwTtl => format!("ttl={value}"),
+                        Ipv6Src => format!("src={}", ip6(*value)),
+                        Ipv6Dst => format!("dst={}", ip6(*value)),
+                        TpSrc => format!("src={value}"),
+                        TpDst => format!("dst={value}"),
+                        other => format!("{other:?}={value:#x}"),
+                    });
+                    i += 1;
+                }
+                let name = if h == "l4" { l4 } else { h };
+                parts.push(format!("set({name}({}))", fields.join(",")));
+                continue;
+            }
             DpAction::Output { port } => port.to_string(),
             DpAction::Drop => "drop".into(),
             DpAction::PushVlan { tci, .. } => format!("push_vlan(vid={},pcp={})", tci & 0xfff, (tci >> 13) & 7),
             DpAction::PopVlan => "pop_vlan".into(),
-            DpAction::Set { field, value, .. } => match field {
-                DlSrc => format!("set(eth(src={}))", mac(*value)),
-                DlDst => format!("set(eth(dst={}))", mac(*value)),
-                NwSrc => format!("set(ipv4(src={}))", ip4(*value)),
-                NwDst => format!("set(ipv4(dst={}))", ip4(*value)),
-                NwTos => format!("set(ipv4(tos={value:#x}))"),
-                NwTtl => format!("set(ipv4(ttl={value}))"),
-                Ipv6Src => format!("set(ipv6(src={}))", ip6(*value)),
-                Ipv6Dst => format!("set(ipv6(dst={}))", ip6(*value)),
-                TpSrc => format!("set(l4(src={value}))"),
-                TpDst => format!("set(l4(dst={value}))"),
-                other => format!("set({other:?}={value:#x})"),
-            },
             DpAction::SetTunnel { id, src, dst } => {
                 format!("set(tunnel(tun_id={id:#x},src={},dst={}))", ip4(u128::from(*src)), ip4(u128::from(*dst)))
             }
             DpAction::Tunnel { text } | DpAction::Ct { text } | DpAction::Other { text } => text.clone(),
             DpAction::Recirc { id } => format!("recirc({id:#x})"),
-        })
-        .collect();
+        };
+        parts.push(text);
+        i += 1;
+    }
     if parts.is_empty() { "drop".into() } else { parts.join(",") }
+}
+
+fn l4_name(keys: &[FieldMatch]) -> &'static str {
+    match get(keys, OfField::NwProto).map(|k| k.value) {
+        Some(6) => "tcp",
+        Some(17) => "udp",
+        Some(132) => "sctp",
+        _ => "l4",
+    }
 }
 
 /// One `dpctl/dump-flows` line.
@@ -197,6 +228,6 @@ pub fn format_dp_flow(flow: &DpFlow) -> String {
     if let Some(dp) = &flow.placement.dp {
         let _ = write!(s, ", dp:{dp}");
     }
-    let _ = write!(s, ", actions:{}", format_actions(&flow.actions));
+    let _ = write!(s, ", actions:{}", format_actions(&flow.actions, l4_name(&flow.keys)));
     s
 }

@@ -66,6 +66,7 @@ pub struct HostCosts {
 pub struct Request {
     /// OpenFlow rules (`nicbench_rules::openflow::OfRule` as JSON).
     #[schemars(with = "Vec<serde_json::Value>")]
+    #[serde(deserialize_with = "rules_from_json")]
     pub rules: Vec<OfRule>,
     /// The bridge's ports (the LOCAL port has ofport 65534).
     pub ports: Vec<PortInfo>,
@@ -131,6 +132,55 @@ pub struct VswitchResult {
     pub host_cores_busy: Option<f64>,
     pub costs: HostCosts,
     pub caps: Option<OffloadCaps>,
+}
+
+/// `OfRule`s from JSON. `OfAction` is an internally tagged enum, and serde cannot read a `u128`
+/// (the `set_field` value and mask) through the buffer such enums are read with ("u128 is not
+/// supported"); so `set_field` actions are read here by hand (numbers, or strings for values
+/// above 2^64), every other part by serde.
+fn rules_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<OfRule>, D::Error> {
+    use serde::de::Error;
+    let values = Vec::<serde_json::Value>::deserialize(d)?;
+    values.into_iter().enumerate().map(|(i, v)| rule_from_json(v).map_err(|e| D::Error::custom(format!("rule {i}: {e}")))).collect()
+}
+
+fn u128_from_json(v: &serde_json::Value) -> Result<u128, String> {
+    match v {
+        serde_json::Value::Number(n) => n.as_u64().map(u128::from).ok_or_else(|| format!("{n} is not an unsigned integer below 2^64 (write larger values as strings)")),
+        serde_json::Value::String(s) => {
+            let parsed = match s.strip_prefix("0x") {
+                Some(hex) => u128::from_str_radix(hex, 16),
+                None => s.parse(),
+            };
+            parsed.map_err(|e| format!("'{s}': {e}"))
+        }
+        other => Err(format!("expected a number, found {other}")),
+    }
+}
+
+fn rule_from_json(mut v: serde_json::Value) -> Result<OfRule, String> {
+    use nicbench_rules::openflow::OfAction;
+    let actions = v.get_mut("actions").map(serde_json::Value::take).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("actions".into(), serde_json::Value::Array(Vec::new()));
+    }
+    let mut rule: OfRule = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let actions = match actions {
+        serde_json::Value::Array(a) => a,
+        other => return Err(format!("actions: expected a list, found {other}")),
+    };
+    for (j, a) in actions.into_iter().enumerate() {
+        let action = if a.get("action").and_then(|t| t.as_str()) == Some("set_field") {
+            let field = serde_json::from_value(a.get("field").cloned().unwrap_or_default()).map_err(|e| format!("action {j}: field: {e}"))?;
+            let value = u128_from_json(a.get("value").unwrap_or(&serde_json::Value::Null)).map_err(|e| format!("action {j}: value: {e}"))?;
+            let mask = u128_from_json(a.get("mask").unwrap_or(&serde_json::Value::Null)).map_err(|e| format!("action {j}: mask: {e}"))?;
+            OfAction::SetField { field, value, mask }
+        } else {
+            serde_json::from_value(a).map_err(|e| format!("action {j}: {e}"))?
+        };
+        rule.actions.push(action);
+    }
+    Ok(rule)
 }
 
 impl Request {
@@ -227,7 +277,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             reason: decision.reason,
             alive: true,
         });
-        stats.push((1, len, now, index));
+        stats.push((0, 0, now, index)); // as OVS: the upcalled packet is not counted on the flow
     }
     let duration_s = now.as_secs_f64();
     let megaflows: Vec<MegaflowOut> = cache
