@@ -134,7 +134,7 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
             let mut v = vec![if k.mask & 0xfff == 0xfff { format!("vid={vid}") } else { format!("vid={vid}/{:#x}", k.mask & 0xfff) }];
             if k.mask & 0xe000 == 0xe000 {
                 v.push(format!("pcp={pcp}"));
-            } else if k.mask & 0xe000 != 0 {
+            } else {
                 v.push(format!("pcp={pcp}/{:#x}", (k.mask >> 13) & 7));
             }
             out.push(format!("vlan({})", v.join(",")));

@@ -292,7 +292,7 @@ impl Classifier {
 
 /// What `xlate_wc_finish` (ofproto-dpif-xlate.c) and the datapath key layout leave of the
 /// wildcards: no pipeline metadata; ICMP type/code are 8 bits; any VLAN TCI bit brings the CFI
-/// bit; later fragments have no ports; fields of headers the packet does not have are dropped
+/// bit (always matched); later fragments have no ports; fields of headers the packet does not have are dropped
 /// (the datapath key has no attribute for them; `dl_type` is always exact, so nothing widens).
 pub fn finish_wildcards(key: &Fields, wc: &Fields) -> Fields {
     use OfField::*;
@@ -302,9 +302,10 @@ pub fn finish_wildcards(key: &Fields, wc: &Fields) -> Fields {
         m[TpSrc] &= 0xff;
         m[TpDst] &= 0xff;
     }
-    if m[VlanTci] != 0 {
-        m[VlanTci] |= key::VLAN_CFI;
-    }
+    // The CFI/present bit is always matched: in the datapath the outer eth_type (0x8100 or not)
+    // is exact, so no megaflow covers tagged and untagged packets (xlate_wc_finish also adds
+    // CFI to any consulted TCI bit).
+    m[VlanTci] |= key::VLAN_CFI;
     if key[NwFrag] & key::NW_FRAG_LATER != 0 {
         m[TpSrc] = 0;
         m[TpDst] = 0;
@@ -348,6 +349,8 @@ pub fn to_dp_flow(key: &Fields, mask: &Fields, in_dp_port: u32, actions: Vec<DpA
     let keys = FIELDS
         .iter()
         .filter(|f| mask[**f] != 0)
+        // An untagged packet's key has no VLAN attribute: "no tag" is its exact eth_type.
+        .filter(|f| **f != OfField::VlanTci || key[OfField::VlanTci] & key::VLAN_CFI != 0)
         .map(|&field| {
             let value = if field == OfField::InPort { u128::from(in_dp_port) } else { key[field] & mask[field] };
             FieldMatch { field, value, mask: mask[field] }

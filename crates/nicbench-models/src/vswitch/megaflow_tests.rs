@@ -132,4 +132,7 @@ fn test_finish_wildcards_drops_absent_layers_and_adds_cfi() {
     wc[VlanTci] = 0x0fff;
     let m = finish_wildcards(&k, &wc);
     assert_eq!(nonzero(&m), vec![(DlType, 0xffff), (VlanTci, 0x1fff)]);
+    // Nothing consulted the TCI: still the CFI bit (tagged and untagged never share a megaflow).
+    let m = finish_wildcards(&k, &Fields::default());
+    assert_eq!(nonzero(&m), vec![(VlanTci, 0x1000)]);
 }

@@ -208,12 +208,11 @@ pub fn ovs_tc_refusal(flow_key: &Fields, mask: &Fields, actions: &[DpAction]) ->
         }
     }
     let tci = mask[VlanTci];
-    if tci != 0 {
+    // An untagged packet's megaflow has no VLAN attribute (its exact eth_type says "no tag").
+    if tci != 0 && flow_key[VlanTci] & key::VLAN_CFI != 0 {
         let (vid, pcp) = (tci & 0x0fff, tci & 0xe000);
-        let tagged = flow_key[VlanTci] & key::VLAN_CFI != 0;
         let whole = (vid == 0 || vid == 0x0fff) && (pcp == 0 || pcp == 0xe000) && (vid != 0 || pcp != 0);
-        let untagged_exact = tci == 0xffff && flow_key[VlanTci] == 0;
-        if !((tci & key::VLAN_CFI != 0 && tagged && whole) || untagged_exact) {
+        if !(tci & key::VLAN_CFI != 0 && whole) {
             return Some("vlan partial mask (netdev_tc_flow_put returns EOPNOTSUPP)".into());
         }
     }

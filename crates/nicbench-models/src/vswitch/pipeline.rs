@@ -3,7 +3,7 @@
 //! lookups, datapath actions collected, and every bit the walk consulted un-wildcarded.
 //!
 //! What the walk always un-wildcards (`xlate_wc_init`): `recirc_id`, `in_port`, `dl_type`,
-//! and `nw_frag` for IP. Actions add their own: `set_field` the bits it sets (and its
+//! and `nw_frag` for IP, the VLAN id of a tagged packet (the ingress VLAN check). Actions add their own: `set_field` the bits it sets (and its
 //! prerequisites: `nw_proto` for ports), `push_vlan` on a tagged packet the whole TCI,
 //! an output after `pop_vlan` the popped TCI (`commit_vlan_action`), `dec_ttl` the TTL,
 //! `normal` the MAC addresses and the VLAN id (`xlate_normal`).
@@ -147,6 +147,11 @@ impl Bridge {
         wc[DlType] = DlType.full_mask();
         if key::is_ip_any(key) {
             wc[NwFrag] = key::NW_FRAG_MASK;
+        }
+        // A tagged packet's VLAN id is checked against the ingress port's VLAN mode before any
+        // table (OVS 3.1's dump shows `vlan(vid=V,...)` exact for every tagged packet).
+        if key[VlanTci] & key::VLAN_CFI != 0 {
+            wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
         }
         let mut walk = Walk { flow: *key, base: *key, wc, actions: Vec::new(), rules: Vec::new(), depth: 0, resubmits: 0, stopped: false };
         self.lookup_and_run(&mut walk, 0);
