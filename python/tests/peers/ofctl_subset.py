@@ -9,8 +9,9 @@ import ipaddress
 import re
 from typing import Any
 
+# The mask a field has when written without one (nw_tos is the DSCP: the TOS byte's upper 6 bits).
 FULL = {"in_port": 0xFFFFFFFF, "dl_src": (1 << 48) - 1, "dl_dst": (1 << 48) - 1, "dl_type": 0xFFFF, "vlan_tci": 0xFFFF,
-        "nw_src": 0xFFFFFFFF, "nw_dst": 0xFFFFFFFF, "nw_proto": 0xFF, "nw_tos": 0xFF, "nw_ttl": 0xFF, "tp_src": 0xFFFF,
+        "nw_src": 0xFFFFFFFF, "nw_dst": 0xFFFFFFFF, "nw_proto": 0xFF, "nw_tos": 0xFC, "nw_ttl": 0xFF, "tp_src": 0xFFFF,
         "tp_dst": 0xFFFF, "tun_id": (1 << 64) - 1}
 PROTOS = {"ip": (0x0800, None), "tcp": (0x0800, 6), "udp": (0x0800, 17), "icmp": (0x0800, 1), "arp": (0x0806, None)}
 FIELD_ORDER = ["recirc_id", "in_port", "dl_src", "dl_dst", "dl_type", "vlan_tci", "nw_src", "nw_dst", "ipv6_src",

@@ -91,7 +91,7 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
             ip.push(format!("proto={}", dec_or_hex_mask(k)));
         }
         if let Some(k) = get(keys, NwTos) {
-            ip.push(format!("tos={:#x}/{:#x}", k.value, k.mask));
+            ip.push(format!("tos={}", dec_or_hex_mask(k)));
         }
         if let Some(k) = get(keys, NwTtl) {
             ip.push(format!("ttl={}", dec_or_hex_mask(k)));
@@ -132,9 +132,10 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
             let vid = k.value & 0xfff;
             let pcp = (k.value >> 13) & 7;
             let mut v = vec![if k.mask & 0xfff == 0xfff { format!("vid={vid}") } else { format!("vid={vid}/{:#x}", k.mask & 0xfff) }];
+            // OVS omits a sub-field whose value and mask are both 0 (nicbench prints value & mask).
             if k.mask & 0xe000 == 0xe000 {
                 v.push(format!("pcp={pcp}"));
-            } else {
+            } else if k.mask & 0xe000 != 0 {
                 v.push(format!("pcp={pcp}/{:#x}", (k.mask >> 13) & 7));
             }
             out.push(format!("vlan({})", v.join(",")));

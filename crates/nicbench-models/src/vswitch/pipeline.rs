@@ -154,7 +154,7 @@ impl Bridge {
             wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
         }
         let mut walk = Walk { flow: *key, base: *key, wc, actions: Vec::new(), rules: Vec::new(), depth: 0, resubmits: 0, stopped: false };
-        self.lookup_and_run(&mut walk, 0);
+        self.lookup_and_run(&mut walk, 0, None);
         let mut actions = walk.actions;
         if actions.is_empty() {
             actions.push(DpAction::Drop);
@@ -162,12 +162,20 @@ impl Bridge {
         Xlate { actions, wc: walk.wc, rules: walk.rules }
     }
 
-    fn lookup_and_run(&mut self, w: &mut Walk, table: u8) {
+    /// Looks `table` up (with `in_port` replaced for the lookup only, as `resubmit(PORT,T)` does:
+    /// `rule_dpif_lookup_from_table` restores it before the actions run) and runs the rule's actions.
+    fn lookup_and_run(&mut self, w: &mut Walk, table: u8, lookup_in_port: Option<u32>) {
         if w.depth >= MAX_DEPTH || w.resubmits >= MAX_RESUBMITS || w.stopped {
             return;
         }
         let Some(cls) = self.tables.get(&table) else { return };
-        let Some(r) = cls.lookup(&w.flow, &mut w.wc) else { return };
+        let saved = w.flow[OfField::InPort];
+        if let Some(p) = lookup_in_port {
+            w.flow[OfField::InPort] = u128::from(p);
+        }
+        let found = cls.lookup(&w.flow, &mut w.wc);
+        w.flow[OfField::InPort] = saved;
+        let Some(r) = found else { return };
         let id = cls.rule(r).id;
         w.rules.push((table, id));
         let actions = self.actions[id].clone();
@@ -206,18 +214,10 @@ impl Bridge {
                 OfAction::SetTunnel { id } => w.flow[TunId] = u128::from(*id),
                 OfAction::Resubmit { port, table: t } => {
                     w.resubmits += 1;
-                    let saved = w.flow[InPort];
-                    if let Some(p) = port {
-                        if let Ok(n) = self.resolve(p) {
-                            if n != 0xfff8 {
-                                w.flow[InPort] = u128::from(n);
-                            }
-                        }
-                    }
-                    self.lookup_and_run(w, t.unwrap_or(table));
-                    w.flow[InPort] = saved;
+                    let in_port = port.as_ref().and_then(|p| self.resolve(p).ok()).filter(|n| *n != 0xfff8);
+                    self.lookup_and_run(w, t.unwrap_or(table), in_port);
                 }
-                OfAction::GotoTable { table: t } => self.lookup_and_run(w, *t),
+                OfAction::GotoTable { table: t } => self.lookup_and_run(w, *t, None),
                 OfAction::Ct { commit, zone, table: t, other } => {
                     self.commit(w);
                     let mut parts = Vec::new();
