@@ -23,7 +23,9 @@ def vswitch() -> None:
 @click.option("--openflow", "openflow", required=True, type=click.Path(dir_okay=False),
               help="OpenFlow rules (today: a JSON list of OfRule values).")
 @click.option("--pcap", required=True, type=click.Path(dir_okay=False), help="Packets, taken in file order.")
-@click.option("--in-port", default=None, help="Port the packets arrive on (default: the first port name in the rules).")
+@click.option("--in-port", default="p0", show_default=True,
+              help="Port the packets arrive on. Ports are the names the rules use plus this one, numbered 1, 2, ... "
+                   "in name order (OpenFlow and datapath), and br0 (LOCAL, datapath 100).")
 @click.option("--nic", type=click.Choice(["agilio-cx-25g", "connectx5-25g"]), default=None,
               help="Offload the megaflows to this NIC (hw-offload=true).")
 @click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
@@ -31,18 +33,12 @@ def vswitch() -> None:
 @click.option("--no-prefix-tries", is_flag=True, help="Un-wildcard without OVS's nw_src/nw_dst prefix tries.")
 @click.option("--no-ports-trie", is_flag=True, help="Un-wildcard without OVS's ports trie.")
 @json_option
-def megaflows(openflow: str, pcap: str, in_port: str | None, nic: str | None, tc_policy: str, no_staged_lookup: bool,
+def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy: str, no_staged_lookup: bool,
               no_prefix_tries: bool, no_ports_trie: bool, as_json: bool) -> None:
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
     from nicbench import vswitch as model
-    from nicbench.errors import NicbenchError
 
     rules = model.load_openflow(openflow)
-    if in_port is None:
-        names = sorted(model._port_names(rules))
-        if not names:
-            raise NicbenchError(f"{openflow}: the rules name no port; say which port the packets arrive on with --in-port")
-        in_port = names[0]
     lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries, "ports_trie": not no_ports_trie}
     result = model.megaflows(rules, pcap, in_port=in_port, nic=nic, tc_policy=tc_policy, lookup=lookup)
     if as_json:
