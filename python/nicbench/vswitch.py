@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from nicbench import _native
 from nicbench.errors import NicbenchError
 
-__all__ = ["megaflows", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+__all__ = ["megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
@@ -105,6 +105,17 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
     `hw_offload` defaults to on when a `nic` is given. `lookup` switches OVS's classifier
     refinements (`staged_lookup`, `prefix_tries`, `ports_trie`, `prefix_fields`); `cache` the
     revalidator settings (`max_idle_ms`, `flow_limit`, ...)."""
+    request = build_request(rules, pcap, in_port=in_port, ports=ports, nic=nic, tc_policy=tc_policy,
+                            hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
+    return json.loads(_native.vswitch_simulate(json.dumps(request)))
+
+
+def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
+                  ports: list[dict[str, Any]] | None = None, nic: str | None = None, tc_policy: str = "none",
+                  hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
+                  cache: dict[str, Any] | None = None,
+                  costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The request `megaflows` sends (the `vswitch.request` contract), with nicbench's defaults."""
     if nic is not None and nic not in NICS:
         raise NicbenchError(f"nic {nic!r} is not known (nics: {', '.join(NICS)})")
     if tc_policy not in TC_POLICIES:
@@ -121,4 +132,4 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
         "nic": nic,
         "costs": {**DEFAULT_COSTS, **(costs or {})},
     }
-    return json.loads(_native.vswitch_simulate(json.dumps(request)))
+    return request

@@ -85,6 +85,7 @@ pub struct MegaflowCache {
     by_mask: Vec<(Fields, HashMap<Fields, usize>)>,
     pub entries: Vec<Entry>,
     n_alive: u64,
+    n_offloaded: u64,
     pub flow_limit: u64,
     next_dump: SimTime,
     pub stats: RevalidatorStats,
@@ -98,6 +99,7 @@ impl MegaflowCache {
             by_mask: Vec::new(),
             entries: Vec::new(),
             n_alive: 0,
+            n_offloaded: 0,
             flow_limit: config.flow_limit,
             next_dump: SimTime::ZERO + SimDuration::from_ns(config.revalidator_period_ms * 1_000_000),
             stats: RevalidatorStats { flow_limit_min: config.flow_limit, flow_limit_final: config.flow_limit, ..Default::default() },
@@ -106,6 +108,11 @@ impl MegaflowCache {
 
     pub fn n_flows(&self) -> u64 {
         self.n_alive
+    }
+
+    /// Installed flows that are offloaded.
+    pub fn n_offloaded(&self) -> u64 {
+        self.n_offloaded
     }
 
     /// The installed megaflow `key` matches, if any.
@@ -125,6 +132,7 @@ impl MegaflowCache {
             self.by_mask.len() - 1
         });
         self.by_mask[pos].1.insert(entry.value, idx);
+        self.n_offloaded += u64::from(entry.offloaded);
         self.entries.push(entry);
         self.n_alive += 1;
         self.stats.max_flows = self.stats.max_flows.max(self.n_alive);
@@ -134,6 +142,7 @@ impl MegaflowCache {
     fn remove(&mut self, idx: usize) {
         let e = &mut self.entries[idx];
         e.alive = false;
+        self.n_offloaded -= u64::from(e.offloaded);
         if let Some((_, values)) = self.by_mask.iter_mut().find(|(m, _)| *m == e.mask) {
             values.remove(&e.value);
         }

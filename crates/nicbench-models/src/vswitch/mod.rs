@@ -250,7 +250,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             None if !req.hw_offload => offload::decide(false, req.tc_policy, None, || None),
             _ => {
                 let ovs = offload::ovs_tc_refusal(&k, &mask, &flow.actions);
-                let offloaded_now = cache.entries.iter().filter(|e| e.alive && e.offloaded).count() as u64;
+                let offloaded_now = cache.n_offloaded();
                 offload::decide(req.hw_offload, req.tc_policy, ovs, || {
                     caps.as_ref().and_then(|c| offload::nic_refusal(c, &k, &flow, &masks_hw, offloaded_now))
                 })

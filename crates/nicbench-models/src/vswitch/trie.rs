@@ -1,6 +1,6 @@
 //! The answer of OVS's prefix tries (lib/classifier.c `trie_lookup_value`) for one value,
-//! computed from the set of prefixes the trie holds (no tree is built: the classifier's rule
-//! set is fixed for a run, so a sorted set answers the same question).
+//! computed from the set of prefixes the trie holds, kept as hash sets of trie nodes per depth
+//! (no path-compressed tree is built: the classifier's rule set is fixed for a run).
 //!
 //! `trie_lookup_value` walks the path-compressed binary trie along the value and returns how
 //! many leading bits decided the answer ("maskbits"): the depth `d` it could follow, plus one
@@ -9,11 +9,17 @@
 //! whose prefix contains the value ("match_plens"). Both follow from the prefix set alone:
 //! `d = max over prefixes p of min(len(p), common_prefix(value, p))`.
 
-/// The prefixes of one field (values right-aligned in `bits`, cleared below their length).
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The prefixes of one field (values right-aligned in `bits`, cleared below their length), kept
+/// as the trie's nodes by depth, so a lookup costs at most `bits + 1` hash probes.
 #[derive(Clone, Debug, Default)]
 pub struct PrefixSet {
     bits: u32,
-    prefixes: Vec<(u128, u32)>,
+    /// Per depth `l`: the first `l` bits of every prefix at least `l` long → some prefix is longer.
+    nodes: Vec<HashMap<u128, bool>>,
+    /// Per prefix length: the prefixes of that length.
+    exact: BTreeMap<u32, HashSet<u128>>,
 }
 
 /// A trie lookup's result.
@@ -46,41 +52,49 @@ pub fn cidr_len(bits: u32, mask: u128) -> u32 {
 
 impl PrefixSet {
     pub fn new(bits: u32) -> PrefixSet {
-        PrefixSet { bits, prefixes: Vec::new() }
+        PrefixSet { bits, nodes: vec![HashMap::new(); bits as usize + 1], exact: BTreeMap::new() }
     }
 
     /// Adds one rule's prefix (`len` > 0; duplicates count once, as a trie node with n_rules > 1).
     pub fn insert(&mut self, value: u128, len: u32) {
-        let entry = (value & prefix_mask(self.bits, len), len);
-        if len > 0 && !self.prefixes.contains(&entry) {
-            self.prefixes.push(entry);
+        if len == 0 {
+            return;
         }
+        let len = len.min(self.bits);
+        for l in 0..=len {
+            let longer = self.nodes[l as usize].entry(value & prefix_mask(self.bits, l)).or_insert(false);
+            *longer |= len > l;
+        }
+        self.exact.entry(len).or_default().insert(value & prefix_mask(self.bits, len));
     }
 
     pub fn is_empty(&self) -> bool {
-        self.prefixes.is_empty()
-    }
-
-    /// Leading bits `a` and `b` share, within the field width.
-    fn common_bits(&self, a: u128, b: u128) -> u32 {
-        ((a ^ b) << (128 - self.bits)).leading_zeros().min(self.bits)
+        self.exact.is_empty()
     }
 
     /// `trie_lookup_value` for `value`.
     pub fn lookup(&self, value: u128) -> TrieAnswer {
-        let mut depth = 0;
+        let top = |l: u32| value & prefix_mask(self.bits, l);
+        // The depth the walk follows: node sets shrink with depth, so the first miss ends it.
+        let mut depth = None;
+        for l in 0..=self.bits {
+            if self.nodes[l as usize].contains_key(&top(l)) {
+                depth = Some(l);
+            } else {
+                break;
+            }
+        }
         let mut match_plens = 0u128;
-        for &(p, len) in &self.prefixes {
-            let common = self.common_bits(value, p);
-            depth = depth.max(common.min(len));
-            if common >= len {
+        let Some(depth) = depth else { return TrieAnswer { maskbits: 0, match_plens } };
+        for (len, set) in self.exact.range(..=depth) {
+            if set.contains(&top(*len)) {
                 match_plens |= 1u128 << (len - 1);
             }
         }
         if depth >= self.bits {
             return TrieAnswer { maskbits: self.bits, match_plens };
         }
-        let continues = self.prefixes.iter().any(|&(p, len)| len > depth && self.common_bits(value, p) >= depth);
+        let continues = self.nodes[depth as usize].get(&top(depth)).copied().unwrap_or(false);
         TrieAnswer { maskbits: depth + u32::from(continues), match_plens }
     }
 }
@@ -134,5 +148,35 @@ mod tests {
         assert_eq!(t.lookup(ip(10, 0, 0, 5)), TrieAnswer { maskbits: 32, match_plens: 1 << 31 });
         // 10.0.0.4 differs in the last bit: all 32 bits were needed.
         assert_eq!(t.lookup(ip(10, 0, 0, 4)).maskbits, 32);
+    }
+
+    /// The definition (max over prefixes of min(len, common bits), +1 if a prefix continues) by
+    /// brute force, against the node sets, on random prefixes and values.
+    #[test]
+    fn test_node_sets_agree_with_the_definition() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..200 {
+            let mut t = PrefixSet::new(32);
+            let mut all = Vec::new();
+            for _ in 0..rng.gen_range(0..12) {
+                let len = rng.gen_range(1..=32u32);
+                let v = u128::from(rng.gen::<u32>() & 0xf0f0_ffff) & prefix_mask(32, len);
+                t.insert(v, len);
+                all.push((v, len));
+            }
+            for _ in 0..20 {
+                let value = u128::from(rng.gen::<u32>() & 0xf0f0_ffff);
+                let common = |p: u128| ((value ^ p) << 96).leading_zeros().min(32);
+                let depth = all.iter().map(|&(p, len)| common(p).min(len)).max();
+                let want = match depth {
+                    None => 0,
+                    Some(32) => 32,
+                    Some(d) => d + u32::from(all.iter().any(|&(p, len)| len > d && common(p) >= d)),
+                };
+                let plens = all.iter().filter(|&&(p, len)| common(p) >= len).fold(0u128, |acc, &(_, len)| acc | 1u128 << (len - 1));
+                assert_eq!(t.lookup(value), TrieAnswer { maskbits: want, match_plens: plens }, "{all:?} {value:#x}");
+            }
+        }
     }
 }

@@ -91,3 +91,17 @@ def test_api_names_the_rule_with_an_unknown_port(tmp_path):
         vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", ports=ports)
     with pytest.raises(NicbenchError, match="nics: agilio-cx-25g, connectx5-25g"):
         vswitch.megaflows([], pcap, in_port="p0", nic="bluefield")
+
+
+def test_request_and_result_follow_the_contract(tmp_path):
+    import jsonschema
+
+    from nicbench import vswitch
+
+    rules, pcap = _files(tmp_path)
+    request = vswitch.build_request(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    jsonschema.validate(request, vswitch.contract_schema("request"))
+    result = vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    jsonschema.validate(result, vswitch.contract_schema("result"))
+    assert all(p["provenance"] for p in result["costs"].values())
+    assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
