@@ -41,7 +41,12 @@ pub struct CacheConfig {
 
 impl Default for CacheConfig {
     fn default() -> CacheConfig {
-        CacheConfig { max_idle_ms: 10_000, flow_limit: 200_000, revalidator_period_ms: 500, revalidator_threads: 1 }
+        CacheConfig {
+            max_idle_ms: 10_000,
+            flow_limit: 200_000,
+            revalidator_period_ms: 500,
+            revalidator_threads: 1,
+        }
     }
 }
 
@@ -102,7 +107,11 @@ impl MegaflowCache {
             n_offloaded: 0,
             flow_limit: config.flow_limit,
             next_dump: SimTime::ZERO + SimDuration::from_ns(config.revalidator_period_ms * 1_000_000),
-            stats: RevalidatorStats { flow_limit_min: config.flow_limit, flow_limit_final: config.flow_limit, ..Default::default() },
+            stats: RevalidatorStats {
+                flow_limit_min: config.flow_limit,
+                flow_limit_final: config.flow_limit,
+                ..Default::default()
+            },
         }
     }
 
@@ -117,7 +126,9 @@ impl MegaflowCache {
 
     /// The installed megaflow `key` matches, if any.
     pub fn lookup(&self, key: &Fields) -> Option<usize> {
-        self.by_mask.iter().find_map(|(mask, values)| values.get(&key.and(mask)).copied())
+        self.by_mask
+            .iter()
+            .find_map(|(mask, values)| values.get(&key.and(mask)).copied())
     }
 
     /// True when a new flow may be installed (`should_install_flow`).
@@ -127,10 +138,14 @@ impl MegaflowCache {
 
     pub fn install(&mut self, entry: Entry) -> usize {
         let idx = self.entries.len();
-        let pos = self.by_mask.iter().position(|(m, _)| *m == entry.mask).unwrap_or_else(|| {
-            self.by_mask.push((entry.mask, HashMap::new()));
-            self.by_mask.len() - 1
-        });
+        let pos = self
+            .by_mask
+            .iter()
+            .position(|(m, _)| *m == entry.mask)
+            .unwrap_or_else(|| {
+                self.by_mask.push((entry.mask, HashMap::new()));
+                self.by_mask.len() - 1
+            });
         self.by_mask[pos].1.insert(entry.value, idx);
         self.n_offloaded += u64::from(entry.offloaded);
         self.entries.push(entry);
@@ -160,7 +175,11 @@ impl MegaflowCache {
 
     fn dump(&mut self, now: SimTime) {
         let n = self.n_alive;
-        let max_idle_ms = if n > self.flow_limit { OVERFLOW_MAX_IDLE_MS } else { self.config.max_idle_ms };
+        let max_idle_ms = if n > self.flow_limit {
+            OVERFLOW_MAX_IDLE_MS
+        } else {
+            self.config.max_idle_ms
+        };
         let kill_all = n > self.flow_limit.saturating_mul(2);
         let max_idle = SimDuration::from_ns(max_idle_ms * 1_000_000);
         let overflow = n > self.flow_limit;
@@ -175,7 +194,8 @@ impl MegaflowCache {
                 self.remove(idx);
             }
         }
-        let duration_ms = (n as f64 * self.revalidate_flow_us / f64::from(self.config.revalidator_threads.max(1)) / 1000.0).max(1.0);
+        let duration_ms =
+            (n as f64 * self.revalidate_flow_us / f64::from(self.config.revalidator_threads.max(1)) / 1000.0).max(1.0);
         self.stats.dumps += 1;
         self.stats.dump_ms_total += duration_ms;
         self.flow_limit = next_flow_limit(self.flow_limit, n, duration_ms, self.config.flow_limit);
@@ -213,7 +233,15 @@ mod tests {
         Entry {
             mask,
             value,
-            flow: DpFlow { ufid: None, keys: vec![], packets: 0, bytes: 0, used: None, placement: DpPlacement::default(), actions: vec![] },
+            flow: DpFlow {
+                ufid: None,
+                keys: vec![],
+                packets: 0,
+                bytes: 0,
+                used: None,
+                placement: DpPlacement::default(),
+                actions: vec![],
+            },
             created: at,
             last_used: at,
             offloaded: false,
@@ -229,12 +257,32 @@ mod tests {
 
     #[test]
     fn test_flow_limit_adaptation_by_hand() {
-        assert_eq!(next_flow_limit(200_000, 50_000, 3000.0, 200_000), 66_666, "3 s dump: limit / 3");
+        assert_eq!(
+            next_flow_limit(200_000, 50_000, 3000.0, 200_000),
+            66_666,
+            "3 s dump: limit / 3"
+        );
         assert_eq!(next_flow_limit(200_000, 50_000, 1500.0, 200_000), 150_000, "1.5 s: 3/4");
-        assert_eq!(next_flow_limit(100_000, 50_000, 500.0, 200_000), 100_000, "fast dump, limit above flows x 2");
-        assert_eq!(next_flow_limit(50_000, 50_000, 500.0, 200_000), 51_000, "fast dump, limit below flows x 2: +1000");
-        assert_eq!(next_flow_limit(1_200, 9_000, 9000.0, 200_000), 1_000, "never below 1000");
-        assert_eq!(next_flow_limit(199_500, 190_000, 10.0, 200_000), 200_000, "never above the configured limit");
+        assert_eq!(
+            next_flow_limit(100_000, 50_000, 500.0, 200_000),
+            100_000,
+            "fast dump, limit above flows x 2"
+        );
+        assert_eq!(
+            next_flow_limit(50_000, 50_000, 500.0, 200_000),
+            51_000,
+            "fast dump, limit below flows x 2: +1000"
+        );
+        assert_eq!(
+            next_flow_limit(1_200, 9_000, 9000.0, 200_000),
+            1_000,
+            "never below 1000"
+        );
+        assert_eq!(
+            next_flow_limit(199_500, 190_000, 10.0, 200_000),
+            200_000,
+            "never above the configured limit"
+        );
     }
 
     #[test]
@@ -264,7 +312,10 @@ mod tests {
 
     #[test]
     fn test_over_the_limit_flows_idle_100_ms_go_and_new_ones_are_not_installed() {
-        let cfg = CacheConfig { flow_limit: 1000, ..CacheConfig::default() };
+        let cfg = CacheConfig {
+            flow_limit: 1000,
+            ..CacheConfig::default()
+        };
         let mut c = MegaflowCache::new(&cfg, 0.0);
         for v in 0..1000 {
             c.install(entry(v, ms(0)));

@@ -12,7 +12,10 @@ use nicbench_rules::openflow::{DpAction, DpFlow, FieldMatch, OfField};
 
 fn mac(v: u128) -> String {
     let b = (v as u64).to_be_bytes();
-    format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[2], b[3], b[4], b[5], b[6], b[7])
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        b[2], b[3], b[4], b[5], b[6], b[7]
+    )
 }
 
 fn ip4(v: u128) -> String {
@@ -24,11 +27,19 @@ fn ip6(v: u128) -> String {
 }
 
 fn with_mask(k: &FieldMatch, show: fn(u128) -> String) -> String {
-    if k.mask == k.field.full_mask() { show(k.value) } else { format!("{}/{}", show(k.value), show(k.mask)) }
+    if k.mask == k.field.full_mask() {
+        show(k.value)
+    } else {
+        format!("{}/{}", show(k.value), show(k.mask))
+    }
 }
 
 fn dec_or_hex_mask(k: &FieldMatch) -> String {
-    if k.mask == k.field.full_mask() { k.value.to_string() } else { format!("{}/{:#x}", k.value, k.mask) }
+    if k.mask == k.field.full_mask() {
+        k.value.to_string()
+    } else {
+        format!("{}/{:#x}", k.value, k.mask)
+    }
 }
 
 fn get(keys: &[FieldMatch], f: OfField) -> Option<&FieldMatch> {
@@ -116,7 +127,10 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
         };
         let icmp = matches!(proto, Some(1) | Some(58));
         let mut l4 = Vec::new();
-        for (f, n) in [(TpSrc, if icmp { "type" } else { "src" }), (TpDst, if icmp { "code" } else { "dst" })] {
+        for (f, n) in [
+            (TpSrc, if icmp { "type" } else { "src" }),
+            (TpDst, if icmp { "code" } else { "dst" }),
+        ] {
             if let Some(k) = get(keys, f) {
                 l4.push(format!("{n}={}", dec_or_hex_mask(k)));
             }
@@ -131,7 +145,11 @@ pub fn format_keys(keys: &[FieldMatch]) -> String {
             out.push("eth_type(0x8100)".into());
             let vid = k.value & 0xfff;
             let pcp = (k.value >> 13) & 7;
-            let mut v = vec![if k.mask & 0xfff == 0xfff { format!("vid={vid}") } else { format!("vid={vid}/{:#x}", k.mask & 0xfff) }];
+            let mut v = vec![if k.mask & 0xfff == 0xfff {
+                format!("vid={vid}")
+            } else {
+                format!("vid={vid}/{:#x}", k.mask & 0xfff)
+            }];
             // OVS omits a sub-field whose value and mask are both 0 (nicbench prints value & mask).
             if k.mask & 0xe000 == 0xe000 {
                 v.push(format!("pcp={pcp}"));
@@ -174,7 +192,10 @@ pub fn format_actions(actions: &[DpAction], l4: &str) -> String {
             DpAction::Set { field, .. } => {
                 let h = header(*field);
                 let mut fields = Vec::new();
-                while let Some(DpAction::Set { field, value, .. }) = actions.get(i).filter(|a| matches!(a, DpAction::Set { field, .. } if header(*field) == h)) {
+                while let Some(DpAction::Set { field, value, .. }) = actions
+                    .get(i)
+                    .filter(|a| matches!(a, DpAction::Set { field, .. } if header(*field) == h))
+                {
                     fields.push(match field {
                         DlSrc => format!("src={}", mac(*value)),
                         DlDst => format!("dst={}", mac(*value)),
@@ -199,7 +220,11 @@ pub fn format_actions(actions: &[DpAction], l4: &str) -> String {
             DpAction::PushVlan { tci, .. } => format!("push_vlan(vid={},pcp={})", tci & 0xfff, (tci >> 13) & 7),
             DpAction::PopVlan => "pop_vlan".into(),
             DpAction::SetTunnel { id, src, dst } => {
-                format!("set(tunnel(tun_id={id:#x},src={},dst={}))", ip4(u128::from(*src)), ip4(u128::from(*dst)))
+                format!(
+                    "set(tunnel(tun_id={id:#x},src={},dst={}))",
+                    ip4(u128::from(*src)),
+                    ip4(u128::from(*dst))
+                )
             }
             DpAction::Tunnel { text } | DpAction::Ct { text } | DpAction::Other { text } => text.clone(),
             DpAction::Recirc { id } => format!("recirc({id:#x})"),
@@ -207,7 +232,11 @@ pub fn format_actions(actions: &[DpAction], l4: &str) -> String {
         parts.push(text);
         i += 1;
     }
-    if parts.is_empty() { "drop".into() } else { parts.join(",") }
+    if parts.is_empty() {
+        "drop".into()
+    } else {
+        parts.join(",")
+    }
 }
 
 fn l4_name(keys: &[FieldMatch]) -> &'static str {
@@ -222,7 +251,13 @@ fn l4_name(keys: &[FieldMatch]) -> &'static str {
 /// One `dpctl/dump-flows` line.
 pub fn format_dp_flow(flow: &DpFlow) -> String {
     let mut s = format_keys(&flow.keys);
-    let _ = write!(s, ", packets:{}, bytes:{}, used:{}", flow.packets, flow.bytes, flow.used.as_deref().unwrap_or("never"));
+    let _ = write!(
+        s,
+        ", packets:{}, bytes:{}, used:{}",
+        flow.packets,
+        flow.bytes,
+        flow.used.as_deref().unwrap_or("never")
+    );
     if let Some(o) = flow.placement.offloaded {
         let _ = write!(s, ", offloaded:{}", if o { "yes" } else { "no" });
     }

@@ -17,8 +17,8 @@ use nicbench_wire::parse::{parse_ethernet, Ip, L4};
 pub const FIELDS: [OfField; 24] = {
     use OfField::*;
     [
-        RecircId, InPort, DlSrc, DlDst, DlType, VlanTci, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwTos, NwTtl,
-        NwFrag, TpSrc, TpDst, TcpFlags, TunId, TunSrc, TunDst, CtState, CtZone, CtMark, Metadata,
+        RecircId, InPort, DlSrc, DlDst, DlType, VlanTci, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwTos, NwTtl, NwFrag,
+        TpSrc, TpDst, TcpFlags, TunId, TunSrc, TunDst, CtState, CtZone, CtMark, Metadata,
     ]
 };
 

@@ -125,9 +125,22 @@ pub struct Classifier {
 impl Classifier {
     pub fn new(config: &LookupConfig, rules: Vec<ClsRule>) -> Classifier {
         let config = config.clone();
-        let tries =
-            if config.prefix_tries { config.prefix_fields.iter().map(|f| (*f, PrefixSet::new(f.bits()))).collect() } else { Vec::new() };
-        let mut cls = Classifier { config, rules: Vec::new(), subtables: Vec::new(), order: Vec::new(), tries };
+        let tries = if config.prefix_tries {
+            config
+                .prefix_fields
+                .iter()
+                .map(|f| (*f, PrefixSet::new(f.bits())))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut cls = Classifier {
+            config,
+            rules: Vec::new(),
+            subtables: Vec::new(),
+            order: Vec::new(),
+            tries,
+        };
         for rule in rules {
             cls.insert(rule);
         }
@@ -146,7 +159,11 @@ impl Classifier {
         let idx = self.rules.len();
         let st = &mut self.subtables[st_index];
         st.rules.push(idx);
-        st.max_priority = if st.rules.len() == 1 { rule.priority } else { st.max_priority.max(rule.priority) };
+        st.max_priority = if st.rules.len() == 1 {
+            rule.priority
+        } else {
+            st.max_priority.max(rule.priority)
+        };
         let mut so_far = Fields::default();
         for (i, stage) in st.stages.iter().enumerate().take(st.stages.len() - 1) {
             so_far.or_assign(stage);
@@ -183,7 +200,11 @@ impl Classifier {
             stages.push(mask);
         }
         let ports_mask = ports_word(&mask) as u32;
-        let ports_mask_len = if self.config.ports_trie && ports_mask != 0 { 32 - ports_mask.trailing_zeros() } else { 0 };
+        let ports_mask_len = if self.config.ports_trie && ports_mask != 0 {
+            32 - ports_mask.trailing_zeros()
+        } else {
+            0
+        };
         Subtable {
             mask,
             rules: Vec::new(),
@@ -200,7 +221,12 @@ impl Classifier {
 
     fn finish(&mut self) {
         let mut order: Vec<usize> = (0..self.subtables.len()).collect();
-        order.sort_by_key(|i| (std::cmp::Reverse(self.subtables[*i].max_priority), self.subtables[*i].created));
+        order.sort_by_key(|i| {
+            (
+                std::cmp::Reverse(self.subtables[*i].max_priority),
+                self.subtables[*i].created,
+            )
+        });
         self.order = order;
     }
 
@@ -219,7 +245,7 @@ impl Classifier {
                 break;
             }
             if let Some(r) = self.find_match_wc(st, key, &mut tries, wc) {
-                if best.map_or(true, |b| self.rules[r].priority > self.rules[b].priority) {
+                if best.is_none_or(|b| self.rules[r].priority > self.rules[b].priority) {
                     best = Some(r);
                 }
             }
@@ -227,7 +253,13 @@ impl Classifier {
         best
     }
 
-    fn find_match_wc(&self, st: &Subtable, key: &Fields, tries: &mut [Option<TrieAnswer>], wc: &mut Fields) -> Option<usize> {
+    fn find_match_wc(
+        &self,
+        st: &Subtable,
+        key: &Fields,
+        tries: &mut [Option<TrieAnswer>],
+        wc: &mut Fields,
+    ) -> Option<usize> {
         let mut so_far = Fields::default();
         let last = st.stages.len() - 1;
         for i in 0..last {
@@ -245,7 +277,11 @@ impl Classifier {
             wc.or_assign(&so_far);
             return None;
         }
-        let found = st.by_value.get(&key.and(&st.mask)).and_then(|rs| rs.iter().copied().max_by_key(|r| (self.rules[*r].priority, std::cmp::Reverse(*r))));
+        let found = st.by_value.get(&key.and(&st.mask)).and_then(|rs| {
+            rs.iter()
+                .copied()
+                .max_by_key(|r| (self.rules[*r].priority, std::cmp::Reverse(*r)))
+        });
         if found.is_none() && st.ports_mask_len > 0 {
             let ports_mask = ports_word(&st.mask);
             let needed = st.ports_trie.lookup(ports_word(key) & ports_mask).maskbits;
@@ -260,7 +296,14 @@ impl Classifier {
     }
 
     /// `check_tries`: true when a trie shows the subtable cannot match (bits un-wildcarded).
-    fn check_tries(&self, st: &Subtable, stage: &Fields, key: &Fields, answers: &mut [Option<TrieAnswer>], wc: &mut Fields) -> bool {
+    fn check_tries(
+        &self,
+        st: &Subtable,
+        stage: &Fields,
+        key: &Fields,
+        answers: &mut [Option<TrieAnswer>],
+        wc: &mut Fields,
+    ) -> bool {
         for (j, (field, trie)) in self.tries.iter().enumerate() {
             let plen = st.trie_plen[j];
             if plen == 0 || stage[*field] == 0 {
@@ -273,7 +316,14 @@ impl Classifier {
                     OfField::Ipv6Src | OfField::Ipv6Dst => key[OfField::DlType] == key::ETH_TYPE_IPV6,
                     _ => true,
                 };
-                if ok { trie.lookup(key[*field]) } else { TrieAnswer { maskbits: 0, match_plens: u128::MAX } }
+                if ok {
+                    trie.lookup(key[*field])
+                } else {
+                    TrieAnswer {
+                        maskbits: 0,
+                        match_plens: u128::MAX,
+                    }
+                }
             });
             if answer.match_plens & (1u128 << (plen - 1)) == 0 {
                 let bits = prefix_mask(field.bits(), answer.maskbits);
@@ -352,11 +402,27 @@ pub fn to_dp_flow(key: &Fields, mask: &Fields, in_dp_port: u32, actions: Vec<DpA
         // An untagged packet's key has no VLAN attribute: "no tag" is its exact eth_type.
         .filter(|f| **f != OfField::VlanTci || key[OfField::VlanTci] & key::VLAN_CFI != 0)
         .map(|&field| {
-            let value = if field == OfField::InPort { u128::from(in_dp_port) } else { key[field] & mask[field] };
-            FieldMatch { field, value, mask: mask[field] }
+            let value = if field == OfField::InPort {
+                u128::from(in_dp_port)
+            } else {
+                key[field] & mask[field]
+            };
+            FieldMatch {
+                field,
+                value,
+                mask: mask[field],
+            }
         })
         .collect();
-    DpFlow { ufid: None, keys, packets: 0, bytes: 0, used: None, placement: DpPlacement::default(), actions }
+    DpFlow {
+        ufid: None,
+        keys,
+        packets: 0,
+        bytes: 0,
+        used: None,
+        placement: DpPlacement::default(),
+        actions,
+    }
 }
 
 #[cfg(test)]

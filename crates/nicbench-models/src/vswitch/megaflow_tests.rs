@@ -10,7 +10,12 @@ fn rule(id: usize, priority: u16, fields: &[(OfField, u128, u128)]) -> ClsRule {
         value[f] = v & m;
         mask[f] = m;
     }
-    ClsRule { priority, value, mask, id }
+    ClsRule {
+        priority,
+        value,
+        mask,
+        id,
+    }
 }
 
 fn key(fields: &[(OfField, u128)]) -> Fields {
@@ -22,7 +27,12 @@ fn key(fields: &[(OfField, u128)]) -> Fields {
 }
 
 fn cfg(staged: bool, tries: bool, ports: bool) -> LookupConfig {
-    LookupConfig { staged_lookup: staged, prefix_tries: tries, ports_trie: ports, ..LookupConfig::default() }
+    LookupConfig {
+        staged_lookup: staged,
+        prefix_tries: tries,
+        ports_trie: ports,
+        ..LookupConfig::default()
+    }
 }
 
 fn nonzero(wc: &Fields) -> Vec<(OfField, u128)> {
@@ -32,7 +42,11 @@ fn nonzero(wc: &Fields) -> Vec<(OfField, u128)> {
 const IP: u128 = 0x0800;
 
 fn tcp80() -> Vec<ClsRule> {
-    vec![rule(0, 100, &[(DlType, IP, 0xffff), (NwProto, 6, 0xff), (TpDst, 80, 0xffff)])]
+    vec![rule(
+        0,
+        100,
+        &[(DlType, IP, 0xffff), (NwProto, 6, 0xff), (TpDst, 80, 0xffff)],
+    )]
 }
 
 #[test]
@@ -100,13 +114,20 @@ fn test_a_match_stops_the_probe_of_lower_subtables() {
     let mut wc = Fields::default();
     let hit = cls.lookup(&k, &mut wc).map(|r| cls.rule(r).id);
     assert_eq!(hit, Some(1));
-    assert_eq!(nonzero(&wc), vec![(DlType, 0xffff), (NwSrc, 0xff00_0000)], "the priority-50 subtable was never probed");
+    assert_eq!(
+        nonzero(&wc),
+        vec![(DlType, 0xffff), (NwSrc, 0xff00_0000)],
+        "the priority-50 subtable was never probed"
+    );
     // A packet outside 10/8 probes both subtables and matches the lower one.
     let k = key(&[(DlType, IP), (NwSrc, 0x0b01_0101), (NwProto, 6), (TpDst, 80)]);
     let mut wc = Fields::default();
     assert_eq!(cls.lookup(&k, &mut wc).map(|r| cls.rule(r).id), Some(0));
     // 11.x differs from 10/8 in bit 7: 8 bits of nw_src; the tcp subtable matched in full.
-    assert_eq!(nonzero(&wc), vec![(DlType, 0xffff), (NwSrc, 0xff00_0000), (NwProto, 0xff), (TpDst, 0xffff)]);
+    assert_eq!(
+        nonzero(&wc),
+        vec![(DlType, 0xffff), (NwSrc, 0xff00_0000), (NwProto, 0xff), (TpDst, 0xffff)]
+    );
 }
 
 #[test]
@@ -117,9 +138,17 @@ fn test_higher_priority_wins_in_one_subtable_and_across() {
     ];
     let cls = Classifier::new(&LookupConfig::default(), rules);
     let mut wc = Fields::default();
-    assert_eq!(cls.lookup(&key(&[(DlType, IP), (NwProto, 17)]), &mut wc).map(|r| cls.rule(r).id), Some(1));
+    assert_eq!(
+        cls.lookup(&key(&[(DlType, IP), (NwProto, 17)]), &mut wc)
+            .map(|r| cls.rule(r).id),
+        Some(1)
+    );
     let mut wc = Fields::default();
-    assert_eq!(cls.lookup(&key(&[(DlType, IP), (NwProto, 6)]), &mut wc).map(|r| cls.rule(r).id), Some(0));
+    assert_eq!(
+        cls.lookup(&key(&[(DlType, IP), (NwProto, 6)]), &mut wc)
+            .map(|r| cls.rule(r).id),
+        Some(0)
+    );
 }
 
 #[test]

@@ -141,12 +141,19 @@ pub struct VswitchResult {
 fn rules_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<OfRule>, D::Error> {
     use serde::de::Error;
     let values = Vec::<serde_json::Value>::deserialize(d)?;
-    values.into_iter().enumerate().map(|(i, v)| rule_from_json(v).map_err(|e| D::Error::custom(format!("rule {i}: {e}")))).collect()
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| rule_from_json(v).map_err(|e| D::Error::custom(format!("rule {i}: {e}"))))
+        .collect()
 }
 
 fn u128_from_json(v: &serde_json::Value) -> Result<u128, String> {
     match v {
-        serde_json::Value::Number(n) => n.as_u64().map(u128::from).ok_or_else(|| format!("{n} is not an unsigned integer below 2^64 (write larger values as strings)")),
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .map(u128::from)
+            .ok_or_else(|| format!("{n} is not an unsigned integer below 2^64 (write larger values as strings)")),
         serde_json::Value::String(s) => {
             let parsed = match s.strip_prefix("0x") {
                 Some(hex) => u128::from_str_radix(hex, 16),
@@ -171,9 +178,12 @@ fn rule_from_json(mut v: serde_json::Value) -> Result<OfRule, String> {
     };
     for (j, a) in actions.into_iter().enumerate() {
         let action = if a.get("action").and_then(|t| t.as_str()) == Some("set_field") {
-            let field = serde_json::from_value(a.get("field").cloned().unwrap_or_default()).map_err(|e| format!("action {j}: field: {e}"))?;
-            let value = u128_from_json(a.get("value").unwrap_or(&serde_json::Value::Null)).map_err(|e| format!("action {j}: value: {e}"))?;
-            let mask = u128_from_json(a.get("mask").unwrap_or(&serde_json::Value::Null)).map_err(|e| format!("action {j}: mask: {e}"))?;
+            let field = serde_json::from_value(a.get("field").cloned().unwrap_or_default())
+                .map_err(|e| format!("action {j}: field: {e}"))?;
+            let value = u128_from_json(a.get("value").unwrap_or(&serde_json::Value::Null))
+                .map_err(|e| format!("action {j}: value: {e}"))?;
+            let mask = u128_from_json(a.get("mask").unwrap_or(&serde_json::Value::Null))
+                .map_err(|e| format!("action {j}: mask: {e}"))?;
             OfAction::SetField { field, value, mask }
         } else {
             serde_json::from_value(a).map_err(|e| format!("action {j}: {e}"))?
@@ -198,7 +208,9 @@ pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
 /// Runs one request.
 pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
     let mut bridge = pipeline::Bridge::new(&req.rules, &req.ports, &req.lookup)?;
-    let in_ofport = bridge.resolve(&PortRef::Name(req.in_port.clone())).map_err(|e| ModelError::Scenario(format!("in_port: {e}")))?;
+    let in_ofport = bridge
+        .resolve(&PortRef::Name(req.in_port.clone()))
+        .map_err(|e| ModelError::Scenario(format!("in_port: {e}")))?;
     let in_dp = bridge.dp_port(in_ofport).unwrap_or(in_ofport);
     let caps = match &req.nic {
         None => None,
@@ -210,7 +222,8 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
     let mut cache = cache::MegaflowCache::new(&req.cache, req.costs.revalidate_flow_us.value);
     let mut first_ts: Option<u64> = None;
     let mut now = SimTime::ZERO;
-    let (mut packets, mut bytes, mut upcalls, mut limit_hits, mut hw_packets, mut sw_packets) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut packets, mut bytes, mut upcalls, mut limit_hits, mut hw_packets, mut sw_packets) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut stats: Vec<(u64, u64, SimTime, u64)> = Vec::new(); // per entry: packets, bytes, last used, first packet
     let mut masks_hw: HashSet<Vec<(OfField, u128)>> = HashSet::new();
     let mut refusals: BTreeMap<String, u64> = BTreeMap::new();
@@ -252,7 +265,8 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
                 let ovs = offload::ovs_tc_refusal(&k, &mask, &flow.actions);
                 let offloaded_now = cache.n_offloaded();
                 offload::decide(req.hw_offload, req.tc_policy, ovs, || {
-                    caps.as_ref().and_then(|c| offload::nic_refusal(c, &k, &flow, &masks_hw, offloaded_now))
+                    caps.as_ref()
+                        .and_then(|c| offload::nic_refusal(c, &k, &flow, &masks_hw, offloaded_now))
                 })
             }
         };
@@ -263,7 +277,10 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             *refusals.entry(r.clone()).or_default() += 1;
         }
         if req.hw_offload {
-            flow.placement = DpPlacement { offloaded: Some(decision.offloaded), dp: Some(decision.dp.to_string()) };
+            flow.placement = DpPlacement {
+                offloaded: Some(decision.offloaded),
+                dp: Some(decision.dp.to_string()),
+            };
         }
         let value = k.and(&mask);
         cache.install(cache::Entry {
@@ -289,7 +306,13 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             flow.packets = s.0;
             flow.bytes = s.1;
             flow.used = Some(format!("{:.3}s", now.since(s.2).as_secs_f64()));
-            MegaflowOut { text: dump::format_dp_flow(&flow), flow, reason: e.reason.clone(), installed: e.alive, first_packet: s.3 }
+            MegaflowOut {
+                text: dump::format_dp_flow(&flow),
+                flow,
+                reason: e.reason.clone(),
+                installed: e.alive,
+                first_packet: s.3,
+            }
         })
         .collect();
     let offloaded_flows = cache.entries.iter().filter(|e| e.offloaded).count() as u64;

@@ -87,7 +87,10 @@ pub struct OffloadCaps {
 }
 
 fn src(what: &str, provenance: &str) -> Source {
-    Source { what: what.into(), provenance: provenance.into() }
+    Source {
+        what: what.into(),
+        provenance: provenance.into(),
+    }
 }
 
 const SEED: &str = "seed 002 (Netronome OVS-TC whitepaper), Appendix A table, OVS-TC column";
@@ -181,10 +184,20 @@ fn action_kind(a: &DpAction) -> OffloadAction {
         DpAction::Drop => OffloadAction::Drop,
         DpAction::PushVlan { .. } => OffloadAction::PushVlan,
         DpAction::PopVlan => OffloadAction::PopVlan,
-        DpAction::Set { field: DlSrc | DlDst, .. } => OffloadAction::SetEthernet,
-        DpAction::Set { field: NwSrc | NwDst | NwTos | NwTtl, .. } => OffloadAction::SetIpv4,
-        DpAction::Set { field: Ipv6Src | Ipv6Dst, .. } => OffloadAction::SetIpv6,
-        DpAction::Set { field: TpSrc | TpDst, .. } => OffloadAction::SetTransport,
+        DpAction::Set {
+            field: DlSrc | DlDst, ..
+        } => OffloadAction::SetEthernet,
+        DpAction::Set {
+            field: NwSrc | NwDst | NwTos | NwTtl,
+            ..
+        } => OffloadAction::SetIpv4,
+        DpAction::Set {
+            field: Ipv6Src | Ipv6Dst,
+            ..
+        } => OffloadAction::SetIpv6,
+        DpAction::Set {
+            field: TpSrc | TpDst, ..
+        } => OffloadAction::SetTransport,
         DpAction::Set { .. } => OffloadAction::Other,
         DpAction::SetTunnel { .. } | DpAction::Tunnel { .. } => OffloadAction::SetTunnel,
         DpAction::Ct { .. } => OffloadAction::Ct,
@@ -201,10 +214,16 @@ pub fn ovs_tc_refusal(flow_key: &Fields, mask: &Fields, actions: &[DpAction]) ->
     if key::is_icmp_any(flow_key) {
         let v6 = flow_key[DlType] == key::ETH_TYPE_IPV6;
         if mask[TpSrc] != 0 {
-            return Some(format!("offloading attribute {} isn't supported", if v6 { "icmpv6_type" } else { "icmp_type" }));
+            return Some(format!(
+                "offloading attribute {} isn't supported",
+                if v6 { "icmpv6_type" } else { "icmp_type" }
+            ));
         }
         if mask[TpDst] != 0 {
-            return Some(format!("offloading attribute {} isn't supported", if v6 { "icmpv6_code" } else { "icmp_code" }));
+            return Some(format!(
+                "offloading attribute {} isn't supported",
+                if v6 { "icmpv6_code" } else { "icmp_code" }
+            ));
         }
     }
     let tci = mask[VlanTci];
@@ -228,7 +247,13 @@ pub fn ovs_tc_refusal(flow_key: &Fields, mask: &Fields, actions: &[DpAction]) ->
 }
 
 /// The NIC's answer: `Some(reason)` when it refuses.
-pub fn nic_refusal(caps: &OffloadCaps, flow_key: &Fields, flow: &DpFlow, masks_in_use: &HashSet<Vec<(OfField, u128)>>, offloaded_flows: u64) -> Option<String> {
+pub fn nic_refusal(
+    caps: &OffloadCaps,
+    flow_key: &Fields,
+    flow: &DpFlow,
+    masks_in_use: &HashSet<Vec<(OfField, u128)>>,
+    offloaded_flows: u64,
+) -> Option<String> {
     use OfField::*;
     let d = &caps.driver;
     for k in &flow.keys {
@@ -250,9 +275,15 @@ pub fn nic_refusal(caps: &OffloadCaps, flow_key: &Fields, flow: &DpFlow, masks_i
     for a in &flow.actions {
         let kind = action_kind(a);
         if !caps.actions.contains(&kind) {
-            return Some(format!("{d}: cannot do action {}", serde_json::to_string(&kind).unwrap_or_default().trim_matches('"')));
+            return Some(format!(
+                "{d}: cannot do action {}",
+                serde_json::to_string(&kind).unwrap_or_default().trim_matches('"')
+            ));
         }
-        if caps.ip_rewrite_needs_tcp_udp && matches!(kind, OffloadAction::SetIpv4 | OffloadAction::SetIpv6) && !l4_tcp_udp {
+        if caps.ip_rewrite_needs_tcp_udp
+            && matches!(kind, OffloadAction::SetIpv4 | OffloadAction::SetIpv6)
+            && !l4_tcp_udp
+        {
             return Some(format!("{d}: IP header rewrite only for TCP and UDP"));
         }
     }
@@ -274,7 +305,10 @@ pub fn mask_signature(flow: &DpFlow) -> Vec<(OfField, u128)> {
 }
 
 pub fn field_name(f: OfField) -> String {
-    serde_json::to_string(&f).unwrap_or_default().trim_matches('"').to_string()
+    serde_json::to_string(&f)
+        .unwrap_or_default()
+        .trim_matches('"')
+        .to_string()
 }
 
 /// Where a megaflow runs and why.
@@ -287,22 +321,55 @@ pub struct Decision {
 }
 
 /// The placement of a new megaflow (`hw_offload` false: every flow in `dp:ovs`).
-pub fn decide(hw_offload: bool, policy: TcPolicy, ovs_refusal: Option<String>, nic: impl FnOnce() -> Option<String>) -> Decision {
+pub fn decide(
+    hw_offload: bool,
+    policy: TcPolicy,
+    ovs_refusal: Option<String>,
+    nic: impl FnOnce() -> Option<String>,
+) -> Decision {
     if !hw_offload {
-        return Decision { offloaded: false, dp: "ovs", reason: None };
+        return Decision {
+            offloaded: false,
+            dp: "ovs",
+            reason: None,
+        };
     }
     if let Some(r) = ovs_refusal {
-        return Decision { offloaded: false, dp: "ovs", reason: Some(r) };
+        return Decision {
+            offloaded: false,
+            dp: "ovs",
+            reason: Some(r),
+        };
     }
     match policy {
-        TcPolicy::SkipHw => Decision { offloaded: false, dp: "tc", reason: None },
+        TcPolicy::SkipHw => Decision {
+            offloaded: false,
+            dp: "tc",
+            reason: None,
+        },
         TcPolicy::None => match nic() {
-            None => Decision { offloaded: true, dp: "tc", reason: None },
-            Some(r) => Decision { offloaded: false, dp: "tc", reason: Some(r) },
+            None => Decision {
+                offloaded: true,
+                dp: "tc",
+                reason: None,
+            },
+            Some(r) => Decision {
+                offloaded: false,
+                dp: "tc",
+                reason: Some(r),
+            },
         },
         TcPolicy::SkipSw => match nic() {
-            None => Decision { offloaded: true, dp: "tc", reason: None },
-            Some(r) => Decision { offloaded: false, dp: "ovs", reason: Some(r) },
+            None => Decision {
+                offloaded: true,
+                dp: "tc",
+                reason: None,
+            },
+            Some(r) => Decision {
+                offloaded: false,
+                dp: "ovs",
+                reason: Some(r),
+            },
         },
     }
 }
@@ -318,11 +385,29 @@ mod tests {
         for &(f, v, _) in keys {
             k[f] = v;
         }
-        let keys = keys.iter().map(|&(field, value, mask)| FieldMatch { field, value, mask }).collect();
-        (k, DpFlow { ufid: None, keys, packets: 0, bytes: 0, used: None, placement: DpPlacement::default(), actions })
+        let keys = keys
+            .iter()
+            .map(|&(field, value, mask)| FieldMatch { field, value, mask })
+            .collect();
+        (
+            k,
+            DpFlow {
+                ufid: None,
+                keys,
+                packets: 0,
+                bytes: 0,
+                used: None,
+                placement: DpPlacement::default(),
+                actions,
+            },
+        )
     }
 
-    const BASE: [(OfField, u128, u128); 3] = [(RecircId, 0, 0xffff_ffff), (InPort, 2, 0xffff_ffff), (DlType, 0x0800, 0xffff)];
+    const BASE: [(OfField, u128, u128); 3] = [
+        (RecircId, 0, 0xffff_ffff),
+        (InPort, 2, 0xffff_ffff),
+        (DlType, 0x0800, 0xffff),
+    ];
 
     #[test]
     fn test_tcp_flags_match_is_refused_by_agilio_and_connectx5() {
@@ -330,8 +415,14 @@ mod tests {
         keys.extend([(NwProto, 6, 0xff), (TcpFlags, 2, 0xfff)]);
         let (k, f) = flow(&keys, vec![DpAction::Output { port: 3 }]);
         let none = HashSet::new();
-        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0).as_deref(), Some("nfp: cannot match tcp_flags"));
-        assert_eq!(nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(), Some("mlx5_core: cannot match tcp_flags"));
+        assert_eq!(
+            nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0).as_deref(),
+            Some("nfp: cannot match tcp_flags")
+        );
+        assert_eq!(
+            nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(),
+            Some("mlx5_core: cannot match tcp_flags")
+        );
     }
 
     #[test]
@@ -341,51 +432,124 @@ mod tests {
         let (k, f) = flow(&keys, vec![DpAction::Output { port: 3 }]);
         let none = HashSet::new();
         assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0), None);
-        assert_eq!(nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(), Some("mlx5_core: cannot match nw_ttl"));
-        let (k, f) = flow(&BASE, vec![DpAction::Set { field: NwDst, value: 1, mask: 0xffff_ffff }, DpAction::Output { port: 3 }]);
-        assert_eq!(nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(), Some("mlx5_core: IP header rewrite only for TCP and UDP"));
+        assert_eq!(
+            nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(),
+            Some("mlx5_core: cannot match nw_ttl")
+        );
+        let (k, f) = flow(
+            &BASE,
+            vec![
+                DpAction::Set {
+                    field: NwDst,
+                    value: 1,
+                    mask: 0xffff_ffff,
+                },
+                DpAction::Output { port: 3 },
+            ],
+        );
+        assert_eq!(
+            nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(),
+            Some("mlx5_core: IP header rewrite only for TCP and UDP")
+        );
         assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0), None);
     }
 
     #[test]
     fn test_ovs_refuses_userspace_and_icmp_type_before_the_nic() {
-        let (k, f) = flow(&BASE, vec![DpAction::Other { text: "userspace(pid=0)".into() }]);
-        assert_eq!(ovs_tc_refusal(&k, &Fields::default(), &f.actions).as_deref(), Some("unsupported put action type: 2"));
+        let (k, f) = flow(
+            &BASE,
+            vec![DpAction::Other {
+                text: "userspace(pid=0)".into(),
+            }],
+        );
+        assert_eq!(
+            ovs_tc_refusal(&k, &Fields::default(), &f.actions).as_deref(),
+            Some("unsupported put action type: 2")
+        );
         let mut k = Fields::default();
         k[DlType] = 0x0800;
         k[NwProto] = 1;
         let mut m = Fields::default();
         m[TpSrc] = 0xff;
-        assert_eq!(ovs_tc_refusal(&k, &m, &[]).as_deref(), Some("offloading attribute icmp_type isn't supported"));
+        assert_eq!(
+            ovs_tc_refusal(&k, &m, &[]).as_deref(),
+            Some("offloading attribute icmp_type isn't supported")
+        );
     }
 
     #[test]
     fn test_ct_and_recirc_refused_by_both() {
-        let (k, f) = flow(&BASE, vec![DpAction::Ct { text: "ct(commit)".into() }, DpAction::Recirc { id: 1 }]);
+        let (k, f) = flow(
+            &BASE,
+            vec![
+                DpAction::Ct {
+                    text: "ct(commit)".into(),
+                },
+                DpAction::Recirc { id: 1 },
+            ],
+        );
         let none = HashSet::new();
-        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0).as_deref(), Some("nfp: cannot do action ct"));
+        assert_eq!(
+            nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0).as_deref(),
+            Some("nfp: cannot do action ct")
+        );
     }
 
     #[test]
     fn test_mask_limit() {
         let (k, f) = flow(&BASE, vec![DpAction::Output { port: 3 }]);
         let full: HashSet<_> = (0..256u128).map(|i| vec![(NwSrc, i)]).collect();
-        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &full, 0).as_deref(), Some("nfp: no free mask (256 masks in use)"));
+        assert_eq!(
+            nic_refusal(&agilio_cx_25g(), &k, &f, &full, 0).as_deref(),
+            Some("nfp: no free mask (256 masks in use)")
+        );
         let mut has = full.clone();
         has.remove(&vec![(NwSrc, 0)]);
         has.insert(mask_signature(&f));
-        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &has, 0), None, "a mask already in use costs nothing");
+        assert_eq!(
+            nic_refusal(&agilio_cx_25g(), &k, &f, &has, 0),
+            None,
+            "a mask already in use costs nothing"
+        );
     }
 
     #[test]
     fn test_placement_by_policy() {
         let refuse = || Some("nic says no".to_string());
         let accept = || None;
-        assert_eq!(decide(true, TcPolicy::None, None, refuse), Decision { offloaded: false, dp: "tc", reason: Some("nic says no".into()) });
+        assert_eq!(
+            decide(true, TcPolicy::None, None, refuse),
+            Decision {
+                offloaded: false,
+                dp: "tc",
+                reason: Some("nic says no".into())
+            }
+        );
         assert_eq!(decide(true, TcPolicy::SkipSw, None, refuse).dp, "ovs");
-        assert_eq!(decide(true, TcPolicy::SkipSw, None, accept), Decision { offloaded: true, dp: "tc", reason: None });
-        assert_eq!(decide(true, TcPolicy::SkipHw, None, accept), Decision { offloaded: false, dp: "tc", reason: None });
+        assert_eq!(
+            decide(true, TcPolicy::SkipSw, None, accept),
+            Decision {
+                offloaded: true,
+                dp: "tc",
+                reason: None
+            }
+        );
+        assert_eq!(
+            decide(true, TcPolicy::SkipHw, None, accept),
+            Decision {
+                offloaded: false,
+                dp: "tc",
+                reason: None
+            }
+        );
         assert_eq!(decide(true, TcPolicy::None, Some("x".into()), accept).dp, "ovs");
-        assert_eq!(decide(false, TcPolicy::None, None, accept), Decision { offloaded: false, dp: "ovs", reason: None });
+        assert_eq!(
+            decide(false, TcPolicy::None, None, accept),
+            Decision {
+                offloaded: false,
+                dp: "ovs",
+                reason: None
+            }
+        );
     }
 }

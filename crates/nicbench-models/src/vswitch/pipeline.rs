@@ -19,7 +19,7 @@ use nicbench_rules::openflow::{DpAction, OfAction, OfField, OfRule, PortRef};
 use serde::{Deserialize, Serialize};
 
 use super::key::{self, Fields};
-use super::megaflow::{ClsRule, Classifier, LookupConfig};
+use super::megaflow::{Classifier, ClsRule, LookupConfig};
 use crate::ModelError;
 
 /// `OFPP_LOCAL`: the bridge's own port.
@@ -88,18 +88,32 @@ impl Bridge {
         for (i, r) in rules.iter().enumerate() {
             let (mut value, mut mask) = Fields::from_matches(&r.matches.fields);
             if let Some(p) = &r.matches.in_port {
-                value[OfField::InPort] = u128::from(bridge.resolve(p).map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?);
+                value[OfField::InPort] = u128::from(
+                    bridge
+                        .resolve(p)
+                        .map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?,
+                );
                 mask[OfField::InPort] = OfField::InPort.full_mask();
             }
             for a in &r.actions {
                 if let OfAction::Output { port } | OfAction::Resubmit { port: Some(port), .. } = a {
-                    bridge.resolve(port).map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?;
+                    bridge
+                        .resolve(port)
+                        .map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?;
                 }
             }
-            by_table.entry(r.table).or_default().push(ClsRule { priority: r.priority, value, mask, id: i });
+            by_table.entry(r.table).or_default().push(ClsRule {
+                priority: r.priority,
+                value,
+                mask,
+                id: i,
+            });
             bridge.actions.push(r.actions.clone());
         }
-        bridge.tables = by_table.into_iter().map(|(t, rs)| (t, Classifier::new(config, rs))).collect();
+        bridge.tables = by_table
+            .into_iter()
+            .map(|(t, rs)| (t, Classifier::new(config, rs)))
+            .collect();
         Ok(bridge)
     }
 
@@ -131,7 +145,11 @@ impl Bridge {
     }
 
     fn port_names(&self) -> String {
-        self.ports.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+        self.ports
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn dp_port(&self, ofport: u32) -> Option<u32> {
@@ -153,13 +171,26 @@ impl Bridge {
         if key[VlanTci] & key::VLAN_CFI != 0 {
             wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
         }
-        let mut walk = Walk { flow: *key, base: *key, wc, actions: Vec::new(), rules: Vec::new(), depth: 0, resubmits: 0, stopped: false };
+        let mut walk = Walk {
+            flow: *key,
+            base: *key,
+            wc,
+            actions: Vec::new(),
+            rules: Vec::new(),
+            depth: 0,
+            resubmits: 0,
+            stopped: false,
+        };
         self.lookup_and_run(&mut walk, 0, None);
         let mut actions = walk.actions;
         if actions.is_empty() {
             actions.push(DpAction::Drop);
         }
-        Xlate { actions, wc: walk.wc, rules: walk.rules }
+        Xlate {
+            actions,
+            wc: walk.wc,
+            rules: walk.rules,
+        }
     }
 
     /// Looks `table` up (with `in_port` replaced for the lookup only, as `resubmit(PORT,T)` does:
@@ -214,11 +245,19 @@ impl Bridge {
                 OfAction::SetTunnel { id } => w.flow[TunId] = u128::from(*id),
                 OfAction::Resubmit { port, table: t } => {
                     w.resubmits += 1;
-                    let in_port = port.as_ref().and_then(|p| self.resolve(p).ok()).filter(|n| *n != 0xfff8);
+                    let in_port = port
+                        .as_ref()
+                        .and_then(|p| self.resolve(p).ok())
+                        .filter(|n| *n != 0xfff8);
                     self.lookup_and_run(w, t.unwrap_or(table), in_port);
                 }
                 OfAction::GotoTable { table: t } => self.lookup_and_run(w, *t, None),
-                OfAction::Ct { commit, zone, table: t, other } => {
+                OfAction::Ct {
+                    commit,
+                    zone,
+                    table: t,
+                    other,
+                } => {
                     self.commit(w);
                     let mut parts = Vec::new();
                     if *commit {
@@ -228,7 +267,9 @@ impl Bridge {
                         parts.push(format!("zone={z}"));
                     }
                     parts.extend(other.iter().cloned());
-                    w.actions.push(DpAction::Ct { text: format!("ct({})", parts.join(",")) });
+                    w.actions.push(DpAction::Ct {
+                        text: format!("ct({})", parts.join(",")),
+                    });
                     if let Some(t) = t {
                         w.actions.push(DpAction::Recirc { id: u32::from(*t) + 1 });
                         w.stopped = true;
@@ -246,7 +287,9 @@ impl Bridge {
                 }
                 OfAction::Controller => {
                     self.commit(w);
-                    w.actions.push(DpAction::Other { text: "userspace(pid=0,controller)".into() });
+                    w.actions.push(DpAction::Other {
+                        text: "userspace(pid=0,controller)".into(),
+                    });
                 }
             }
         }
@@ -258,7 +301,11 @@ impl Bridge {
         use OfField::*;
         for f in [DlSrc, DlDst] {
             if w.flow[f] != w.base[f] {
-                w.actions.push(DpAction::Set { field: f, value: w.flow[f], mask: f.full_mask() });
+                w.actions.push(DpAction::Set {
+                    field: f,
+                    value: w.flow[f],
+                    mask: f.full_mask(),
+                });
             }
         }
         if w.flow[VlanTci] != w.base[VlanTci] {
@@ -267,12 +314,19 @@ impl Bridge {
                 w.wc[VlanTci] = VlanTci.full_mask();
             }
             if w.flow[VlanTci] & key::VLAN_CFI != 0 {
-                w.actions.push(DpAction::PushVlan { tpid: 0x8100, tci: w.flow[VlanTci] as u16 });
+                w.actions.push(DpAction::PushVlan {
+                    tpid: 0x8100,
+                    tci: w.flow[VlanTci] as u16,
+                });
             }
         }
         for f in [NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwTos, NwTtl, TpSrc, TpDst] {
             if w.flow[f] != w.base[f] {
-                w.actions.push(DpAction::Set { field: f, value: w.flow[f], mask: f.full_mask() });
+                w.actions.push(DpAction::Set {
+                    field: f,
+                    value: w.flow[f],
+                    mask: f.full_mask(),
+                });
             }
         }
         let tun = w.flow[TunId];
@@ -286,7 +340,9 @@ impl Bridge {
             0xfffb | 0xfffc => return self.flood(w),
             0xfffd => {
                 self.commit(w);
-                w.actions.push(DpAction::Other { text: "userspace(pid=0,controller)".into() });
+                w.actions.push(DpAction::Other {
+                    text: "userspace(pid=0,controller)".into(),
+                });
                 return;
             }
             0xffff => return,
@@ -298,14 +354,24 @@ impl Bridge {
         if target == in_port && !(reserved && ofport == 0xfff8) {
             return;
         }
-        let Some(dp) = self.dp_port(target).or(if target == OFPP_LOCAL { self.local_dp_port } else { None }) else { return };
+        let Some(dp) = self
+            .dp_port(target)
+            .or(if target == OFPP_LOCAL { self.local_dp_port } else { None })
+        else {
+            return;
+        };
         self.commit(w);
         w.actions.push(DpAction::Output { port: dp });
     }
 
     fn flood(&mut self, w: &mut Walk) {
         let in_port = w.flow[OfField::InPort] as u32;
-        let mut ports: Vec<u32> = self.ports.iter().filter(|p| p.ofport != in_port).map(|p| p.dp_port).collect();
+        let mut ports: Vec<u32> = self
+            .ports
+            .iter()
+            .filter(|p| p.ofport != in_port)
+            .map(|p| p.dp_port)
+            .collect();
         ports.sort_unstable();
         for dp in ports {
             self.commit(w);

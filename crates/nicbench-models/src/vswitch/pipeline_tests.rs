@@ -8,7 +8,13 @@ pub(crate) fn fm(field: OfField, value: u128, mask: u128) -> FieldMatch {
     FieldMatch { field, value, mask }
 }
 
-pub(crate) fn of_rule(table: u8, priority: u16, in_port: Option<&str>, fields: Vec<FieldMatch>, actions: Vec<OfAction>) -> OfRule {
+pub(crate) fn of_rule(
+    table: u8,
+    priority: u16,
+    in_port: Option<&str>,
+    fields: Vec<FieldMatch>,
+    actions: Vec<OfAction>,
+) -> OfRule {
     let mut fields = fields;
     fields.sort_by_key(|f| f.field);
     OfRule {
@@ -17,21 +23,38 @@ pub(crate) fn of_rule(table: u8, priority: u16, in_port: Option<&str>, fields: V
         cookie: 0,
         idle_timeout_s: 0,
         hard_timeout_s: 0,
-        matches: OfMatch { in_port: in_port.map(|p| PortRef::Name(p.into())), fields },
+        matches: OfMatch {
+            in_port: in_port.map(|p| PortRef::Name(p.into())),
+            fields,
+        },
         actions,
     }
 }
 
 pub(crate) fn out(name: &str) -> OfAction {
-    OfAction::Output { port: PortRef::Name(name.into()) }
+    OfAction::Output {
+        port: PortRef::Name(name.into()),
+    }
 }
 
 /// The dummy bridge of the OVS oracle: br0 LOCAL (dp 1), p0 (of 1, dp 2), p1 (of 2, dp 3).
 pub(crate) fn ports() -> Vec<PortInfo> {
     vec![
-        PortInfo { name: "br0".into(), ofport: OFPP_LOCAL, dp_port: 1 },
-        PortInfo { name: "p0".into(), ofport: 1, dp_port: 2 },
-        PortInfo { name: "p1".into(), ofport: 2, dp_port: 3 },
+        PortInfo {
+            name: "br0".into(),
+            ofport: OFPP_LOCAL,
+            dp_port: 1,
+        },
+        PortInfo {
+            name: "p0".into(),
+            ofport: 1,
+            dp_port: 2,
+        },
+        PortInfo {
+            name: "p1".into(),
+            ofport: 2,
+            dp_port: 3,
+        },
     ]
 }
 
@@ -52,7 +75,15 @@ fn test_table_miss_is_drop_and_still_unwildcards_the_always_fields() {
     let x = b.xlate(&udp_key(1, 2, 3));
     assert_eq!(x.actions, vec![DpAction::Drop]);
     let wc: Vec<_> = x.wc.nonzero().collect();
-    assert_eq!(wc, vec![(RecircId, 0xffff_ffff), (InPort, 0xffff_ffff), (DlType, 0xffff), (NwFrag, 3)]);
+    assert_eq!(
+        wc,
+        vec![
+            (RecircId, 0xffff_ffff),
+            (InPort, 0xffff_ffff),
+            (DlType, 0xffff),
+            (NwFrag, 3)
+        ]
+    );
 }
 
 #[test]
@@ -64,16 +95,39 @@ fn test_resubmit_and_set_field_change_the_next_lookup() {
             100,
             Some("p0"),
             vec![fm(DlType, 0x0800, 0xffff), fm(NwProto, 17, 0xff)],
-            vec![OfAction::SetField { field: NwDst, value: 0x0a09_0909, mask: 0xffff_ffff }, OfAction::Resubmit { port: None, table: Some(1) }],
+            vec![
+                OfAction::SetField {
+                    field: NwDst,
+                    value: 0x0a09_0909,
+                    mask: 0xffff_ffff,
+                },
+                OfAction::Resubmit {
+                    port: None,
+                    table: Some(1),
+                },
+            ],
         ),
-        of_rule(1, 100, None, vec![fm(DlType, 0x0800, 0xffff), fm(NwDst, 0x0a09_0909, 0xffff_ffff)], vec![out("p1")]),
+        of_rule(
+            1,
+            100,
+            None,
+            vec![fm(DlType, 0x0800, 0xffff), fm(NwDst, 0x0a09_0909, 0xffff_ffff)],
+            vec![out("p1")],
+        ),
     ];
     let mut b = Bridge::new(&rules, &ports(), &LookupConfig::default()).expect("bridge");
     let x = b.xlate(&udp_key(0x0a00_0001, 0x0a00_0002, 53));
     assert_eq!(x.rules, vec![(0, 0), (1, 1)]);
     assert_eq!(
         x.actions,
-        vec![DpAction::Set { field: NwDst, value: 0x0a09_0909, mask: 0xffff_ffff }, DpAction::Output { port: 3 }]
+        vec![
+            DpAction::Set {
+                field: NwDst,
+                value: 0x0a09_0909,
+                mask: 0xffff_ffff
+            },
+            DpAction::Output { port: 3 }
+        ]
     );
     assert_eq!(x.wc[NwDst], 0xffff_ffff, "set_field un-wildcards what it sets");
     assert_eq!(x.wc[NwProto], 0xff);
@@ -97,11 +151,28 @@ fn test_vlan_push_pop_and_mod_vid() {
         1,
         None,
         vec![],
-        vec![OfAction::PushVlan { tpid: 0x8100 }, OfAction::SetField { field: VlanTci, value: 0x1000 | 20, mask: 0x1fff }, out("p1")],
+        vec![
+            OfAction::PushVlan { tpid: 0x8100 },
+            OfAction::SetField {
+                field: VlanTci,
+                value: 0x1000 | 20,
+                mask: 0x1fff,
+            },
+            out("p1"),
+        ],
     )];
     let mut b = Bridge::new(&rules, &ports(), &LookupConfig::default()).expect("bridge");
     let x = b.xlate(&udp_key(1, 2, 3));
-    assert_eq!(x.actions, vec![DpAction::PushVlan { tpid: 0x8100, tci: 0x1000 | 20 }, DpAction::Output { port: 3 }]);
+    assert_eq!(
+        x.actions,
+        vec![
+            DpAction::PushVlan {
+                tpid: 0x8100,
+                tci: 0x1000 | 20
+            },
+            DpAction::Output { port: 3 }
+        ]
+    );
     let rules = vec![of_rule(0, 1, None, vec![], vec![OfAction::PopVlan, out("p1")])];
     let mut b = Bridge::new(&rules, &ports(), &LookupConfig::default()).expect("bridge");
     let mut tagged = udp_key(1, 2, 3);
@@ -114,8 +185,14 @@ fn test_vlan_push_pop_and_mod_vid() {
 #[test]
 fn test_unknown_port_name_is_an_error_naming_the_rule() {
     let rules = vec![of_rule(0, 1, None, vec![], vec![out("nope")])];
-    let err = Bridge::new(&rules, &ports(), &LookupConfig::default()).err().expect("error").to_string();
-    assert!(err.contains("rule 0") && err.contains("'nope'") && err.contains("p0"), "{err}");
+    let err = Bridge::new(&rules, &ports(), &LookupConfig::default())
+        .err()
+        .expect("error")
+        .to_string();
+    assert!(
+        err.contains("rule 0") && err.contains("'nope'") && err.contains("p0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -126,7 +203,11 @@ fn test_normal_floods_then_learns() {
     a_to_b[DlSrc] = 0x02_00_00_00_00_0a;
     a_to_b[DlDst] = 0x02_00_00_00_00_0b;
     let x = b.xlate(&a_to_b);
-    assert_eq!(x.actions, vec![DpAction::Output { port: 1 }, DpAction::Output { port: 3 }], "flood: LOCAL and p1");
+    assert_eq!(
+        x.actions,
+        vec![DpAction::Output { port: 1 }, DpAction::Output { port: 3 }],
+        "flood: LOCAL and p1"
+    );
     let mut b_to_a = a_to_b;
     b_to_a[InPort] = 2;
     b_to_a[DlSrc] = a_to_b[DlDst];

@@ -44,28 +44,54 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
         // which serde cannot deserialize; Python reads the JSON with json.loads.)
         let json = simulate_json(&request(pcap.to_str().expect("utf8"), nic, policy)).expect("run");
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
-        simulate(&Request::from_json(&request(pcap.to_str().expect("utf8"), nic, policy)).expect("request")).expect("run")
+        simulate(&Request::from_json(&request(pcap.to_str().expect("utf8"), nic, policy)).expect("request"))
+            .expect("run")
     };
     let r = run(None, "none");
     assert_eq!((r.packets, r.upcalls, r.megaflows.len()), (3, 2, 2));
-    assert_eq!(r.megaflows[0].flow.packets, 1, "the second UDP packet hit the first megaflow");
-    assert!(r.megaflows[0].text.contains("set(ipv4(dst=10.1.9.9))"), "{}", r.megaflows[0].text);
-    assert!(r.megaflows[1].text.contains("ttl=64") && r.megaflows[1].text.contains("set(ipv4(ttl=63))"), "{}", r.megaflows[1].text);
+    assert_eq!(
+        r.megaflows[0].flow.packets, 1,
+        "the second UDP packet hit the first megaflow"
+    );
+    assert!(
+        r.megaflows[0].text.contains("set(ipv4(dst=10.1.9.9))"),
+        "{}",
+        r.megaflows[0].text
+    );
+    assert!(
+        r.megaflows[1].text.contains("ttl=64") && r.megaflows[1].text.contains("set(ipv4(ttl=63))"),
+        "{}",
+        r.megaflows[1].text
+    );
     assert_eq!(r.upcalls_per_s, Some(1.0));
     // Host: 3 software packets × 1 µs + 2 upcalls × 10 µs + 4 dumps (0.5..2 s) of ≤ 2 flows, 1 ms each (the floor).
-    assert!((r.host_busy_core_s - (3e-6 + 20e-6 + 4e-3)).abs() < 1e-12, "{}", r.host_busy_core_s);
+    assert!(
+        (r.host_busy_core_s - (3e-6 + 20e-6 + 4e-3)).abs() < 1e-12,
+        "{}",
+        r.host_busy_core_s
+    );
     // ConnectX-5 cannot match nw_ttl (the dec_ttl flow) nor rewrite IP on... UDP is fine.
     let r = run(Some("connectx5-25g"), "none");
     assert_eq!(r.offloaded_flows, 1);
     assert_eq!(r.refusals.get("mlx5_core: cannot match nw_ttl"), Some(&1));
-    assert_eq!(r.megaflows[1].flow.placement, DpPlacement { offloaded: Some(false), dp: Some("tc".into()) });
+    assert_eq!(
+        r.megaflows[1].flow.placement,
+        DpPlacement {
+            offloaded: Some(false),
+            dp: Some("tc".into())
+        }
+    );
     assert_eq!(r.hw_packets, 1);
     let r = run(Some("connectx5-25g"), "skip_sw");
-    assert_eq!(r.megaflows[1].flow.placement.dp.as_deref(), Some("ovs"), "skip_sw: refused flows fall back to the kernel datapath");
+    assert_eq!(
+        r.megaflows[1].flow.placement.dp.as_deref(),
+        Some("ovs"),
+        "skip_sw: refused flows fall back to the kernel datapath"
+    );
     let r = run(Some("agilio-cx-25g"), "none");
     assert_eq!(r.offloaded_flows, 2);
     let bad = request(pcap.to_str().expect("utf8"), Some("nope"), "none");
-    let err = simulate_json(&bad).err().expect("unknown nic").to_string();
+    let err = simulate_json(&bad).expect_err("unknown nic").to_string();
     assert!(err.contains("'nope'") && err.contains("agilio-cx-25g"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -47,12 +47,20 @@ pub fn prefix_mask(bits: u32, len: u32) -> u128 {
 /// contiguous (`minimask_get_prefix_len`: such a subtable does not use the trie).
 pub fn cidr_len(bits: u32, mask: u128) -> u32 {
     let len = (mask << (128 - bits)).leading_ones();
-    if prefix_mask(bits, len) == mask { len } else { 0 }
+    if prefix_mask(bits, len) == mask {
+        len
+    } else {
+        0
+    }
 }
 
 impl PrefixSet {
     pub fn new(bits: u32) -> PrefixSet {
-        PrefixSet { bits, nodes: vec![HashMap::new(); bits as usize + 1], exact: BTreeMap::new() }
+        PrefixSet {
+            bits,
+            nodes: vec![HashMap::new(); bits as usize + 1],
+            exact: BTreeMap::new(),
+        }
     }
 
     /// Adds one rule's prefix (`len` > 0; duplicates count once, as a trie node with n_rules > 1).
@@ -62,10 +70,15 @@ impl PrefixSet {
         }
         let len = len.min(self.bits);
         for l in 0..=len {
-            let longer = self.nodes[l as usize].entry(value & prefix_mask(self.bits, l)).or_insert(false);
+            let longer = self.nodes[l as usize]
+                .entry(value & prefix_mask(self.bits, l))
+                .or_insert(false);
             *longer |= len > l;
         }
-        self.exact.entry(len).or_default().insert(value & prefix_mask(self.bits, len));
+        self.exact
+            .entry(len)
+            .or_default()
+            .insert(value & prefix_mask(self.bits, len));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -85,17 +98,28 @@ impl PrefixSet {
             }
         }
         let mut match_plens = 0u128;
-        let Some(depth) = depth else { return TrieAnswer { maskbits: 0, match_plens } };
+        let Some(depth) = depth else {
+            return TrieAnswer {
+                maskbits: 0,
+                match_plens,
+            };
+        };
         for (len, set) in self.exact.range(..=depth) {
             if set.contains(&top(*len)) {
                 match_plens |= 1u128 << (len - 1);
             }
         }
         if depth >= self.bits {
-            return TrieAnswer { maskbits: self.bits, match_plens };
+            return TrieAnswer {
+                maskbits: self.bits,
+                match_plens,
+            };
         }
         let continues = self.nodes[depth as usize].get(&top(depth)).copied().unwrap_or(false);
-        TrieAnswer { maskbits: depth + u32::from(continues), match_plens }
+        TrieAnswer {
+            maskbits: depth + u32::from(continues),
+            match_plens,
+        }
     }
 }
 
@@ -127,25 +151,55 @@ mod tests {
         t.insert(ip(10, 1, 0, 0), 16);
         // 10.1.2.3 follows both prefixes to depth 16, the 10.1/16 node is a leaf: 16 bits.
         let a = t.lookup(ip(10, 1, 2, 3));
-        assert_eq!(a, TrieAnswer { maskbits: 16, match_plens: (1 << 7) | (1 << 15) });
+        assert_eq!(
+            a,
+            TrieAnswer {
+                maskbits: 16,
+                match_plens: (1 << 7) | (1 << 15)
+            }
+        );
         // 10.2.0.0 = 00001010.00000010: leaves the /16 branch at bit 14 (10.1 = ...00000001):
         // common 14 bits with 10.1, so depth max(8, min(16,14)) = 14, the /16 continues: 15 bits.
         let b = t.lookup(ip(10, 2, 0, 0));
-        assert_eq!(b, TrieAnswer { maskbits: 15, match_plens: 1 << 7 });
+        assert_eq!(
+            b,
+            TrieAnswer {
+                maskbits: 15,
+                match_plens: 1 << 7
+            }
+        );
         // 11.0.0.0 differs from 10/8 at bit 7 (00001011 vs 00001010): 7 common, +1 = 8 bits.
         let c = t.lookup(ip(11, 0, 0, 0));
-        assert_eq!(c, TrieAnswer { maskbits: 8, match_plens: 0 });
+        assert_eq!(
+            c,
+            TrieAnswer {
+                maskbits: 8,
+                match_plens: 0
+            }
+        );
         // 192.168.0.1 differs at bit 0: 1 bit decides.
         assert_eq!(t.lookup(ip(192, 168, 0, 1)).maskbits, 1);
         // An empty trie needs no bits.
-        assert_eq!(PrefixSet::new(32).lookup(ip(1, 2, 3, 4)), TrieAnswer { maskbits: 0, match_plens: 0 });
+        assert_eq!(
+            PrefixSet::new(32).lookup(ip(1, 2, 3, 4)),
+            TrieAnswer {
+                maskbits: 0,
+                match_plens: 0
+            }
+        );
     }
 
     #[test]
     fn test_full_width_match_stops_at_width() {
         let mut t = PrefixSet::new(32);
         t.insert(ip(10, 0, 0, 5), 32);
-        assert_eq!(t.lookup(ip(10, 0, 0, 5)), TrieAnswer { maskbits: 32, match_plens: 1 << 31 });
+        assert_eq!(
+            t.lookup(ip(10, 0, 0, 5)),
+            TrieAnswer {
+                maskbits: 32,
+                match_plens: 1 << 31
+            }
+        );
         // 10.0.0.4 differs in the last bit: all 32 bits were needed.
         assert_eq!(t.lookup(ip(10, 0, 0, 4)).maskbits, 32);
     }
@@ -159,14 +213,14 @@ mod tests {
         for _ in 0..200 {
             let mut t = PrefixSet::new(32);
             let mut all = Vec::new();
-            for _ in 0..rng.gen_range(0..12) {
-                let len = rng.gen_range(1..=32u32);
-                let v = u128::from(rng.gen::<u32>() & 0xf0f0_ffff) & prefix_mask(32, len);
+            for _ in 0..rng.random_range(0..12) {
+                let len = rng.random_range(1..=32u32);
+                let v = u128::from(rng.random::<u32>() & 0xf0f0_ffff) & prefix_mask(32, len);
                 t.insert(v, len);
                 all.push((v, len));
             }
             for _ in 0..20 {
-                let value = u128::from(rng.gen::<u32>() & 0xf0f0_ffff);
+                let value = u128::from(rng.random::<u32>() & 0xf0f0_ffff);
                 let common = |p: u128| ((value ^ p) << 96).leading_zeros().min(32);
                 let depth = all.iter().map(|&(p, len)| common(p).min(len)).max();
                 let want = match depth {
@@ -174,8 +228,18 @@ mod tests {
                     Some(32) => 32,
                     Some(d) => d + u32::from(all.iter().any(|&(p, len)| len > d && common(p) >= d)),
                 };
-                let plens = all.iter().filter(|&&(p, len)| common(p) >= len).fold(0u128, |acc, &(_, len)| acc | 1u128 << (len - 1));
-                assert_eq!(t.lookup(value), TrieAnswer { maskbits: want, match_plens: plens }, "{all:?} {value:#x}");
+                let plens = all
+                    .iter()
+                    .filter(|&&(p, len)| common(p) >= len)
+                    .fold(0u128, |acc, &(_, len)| acc | 1u128 << (len - 1));
+                assert_eq!(
+                    t.lookup(value),
+                    TrieAnswer {
+                        maskbits: want,
+                        match_plens: plens
+                    },
+                    "{all:?} {value:#x}"
+                );
             }
         }
     }
