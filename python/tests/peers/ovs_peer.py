@@ -17,9 +17,6 @@ from pathlib import Path
 
 from helpers import peer
 
-SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
-
-
 class Ovs:
     def __init__(self) -> None:
         for tool in ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-vswitchd", "ovs-ofctl", "ovs-appctl"):
@@ -29,7 +26,7 @@ class Ovs:
         d = str(self.dir)
         self.env = {**os.environ, "OVS_RUNDIR": d, "OVS_LOGDIR": d, "OVS_DBDIR": d, "OVS_SYSCONFDIR": d}
         self.db = f"unix:{d}/db.sock"
-        self._run("ovsdb-tool", "create", f"{d}/conf.db", str(SCHEMA))
+        self._run("ovsdb-tool", "create", f"{d}/conf.db")  # the installed vswitch schema (ovsdb-tool's default)
         self._run("ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock", f"--pidfile={d}/ovsdb.pid",
                   "--detach", f"--log-file={d}/ovsdb.log")
         self._run("ovs-vsctl", f"--db={self.db}", "--no-wait", "init")

@@ -95,3 +95,50 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
     assert!(err.contains("'nope'") && err.contains("agilio-cx-25g"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// 5000 packets of distinct sources, 1 ms apart, each its own megaflow (exact nw_src: prefix
+/// tries off). With slow dumps (2 ms per flow) `udpif_revalidator`'s formula cuts the flow limit
+/// (×3/4 at the 1 s dump's 2 s, /3, /4, /5 ...) down to its floor of 1000; flows over the limit
+/// go after 100 ms idle, and upcalls at the limit install nothing. With free dumps nothing of it.
+#[test]
+fn test_slow_revalidation_lowers_the_flow_limit_to_its_floor() {
+    let dir = std::env::temp_dir().join(format!("nicbench-vswitch-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pcap = dir.join("t.pcap");
+    let frames: Vec<(u64, Vec<u8>)> = (0..5000u32)
+        .map(|i| {
+            let src = (0x0b00_0000u32 + i).to_be_bytes();
+            (
+                u64::from(i) * 1_000_000,
+                crate::vswitch::key::tests::ipv4_frame(src, [10, 0, 0, 2], 17, 1, 2, None),
+            )
+        })
+        .collect();
+    write_pcap(&pcap, &frames);
+    let run = |revalidate_flow_us: f64| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&request(pcap.to_str().expect("utf8"), None, "none")).expect("json");
+        v["rules"] = serde_json::json!([{"table": 0, "priority": 10, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
+            "matches": {"in_port": null, "fields": [{"field": "dl_type", "value": 2048, "mask": 65535},
+                                                    {"field": "nw_src", "value": 184549377u64, "mask": 4294967295u64}]},
+            "actions": [{"action": "output", "port": {"name": "p1"}}]}]);
+        v["lookup"] = serde_json::json!({"prefix_tries": false});
+        v["costs"]["revalidate_flow_us"]["value"] = serde_json::json!(revalidate_flow_us);
+        simulate(&Request::from_json(&v.to_string()).expect("request")).expect("run")
+    };
+    let slow = run(2000.0);
+    assert_eq!(slow.upcalls, 5000);
+    assert_eq!(slow.revalidators.flow_limit_min, 1000);
+    assert!(slow.revalidators.evicted_overflow > 0);
+    assert!(slow.flow_limit_hits > 0, "{:?}", slow.revalidators);
+    assert!(slow.revalidators.max_flows <= 3001, "{:?}", slow.revalidators);
+    let fast = run(0.0);
+    assert_eq!((fast.flow_limit_hits, fast.revalidators.evicted_overflow), (0, 0));
+    assert_eq!(fast.revalidators.flow_limit_min, 200_000);
+    assert_eq!(
+        fast.megaflows.iter().filter(|m| m.installed).count(),
+        5000,
+        "nothing idle 10 s in a 5 s trace"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
