@@ -18,6 +18,8 @@ peers=(
     "argus-server:argus"
     "argus-client:ra racluster"
     "nfdump:nfcapd nfpcapd nfdump"
+    # Virtual OVS datapath oracle (issue 16): a private ovs-vswitchd on the dummy datapath.
+    "openvswitch-switch:ovsdb-tool ovsdb-server ovs-vswitchd ovs-vsctl ovs-ofctl ovs-appctl"
 )
 # The DPDK headers the Toeplitz oracle compiles against (dpdk-dev pulls libdpdk-dev in).
 dpdk_header=/usr/include/dpdk/rte_thash.h
