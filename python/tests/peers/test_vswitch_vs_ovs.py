@@ -119,8 +119,10 @@ table=1,priority=5,in_port=p0,actions=output:p1
 }
 
 
-def _random_case(seed: int) -> tuple[str, list[bytes]]:
-    """A seeded random rule set over prefixes, protocols and port masks, and random packets near it."""
+def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
+    """A seeded random rule set over prefixes, protocols and port masks, and random packets near it;
+    with `extras` also VLAN ids, in_port, TTL and a second table reached by resubmit or goto_table,
+    and tagged packets."""
     import random
 
     rnd = random.Random(seed)
@@ -137,19 +139,41 @@ def _random_case(seed: int) -> tuple[str, list[bytes]]:
             port = rnd.choice([22, 53, 80, 443, 8080, 1024])
             mask = rnd.choice(["", "/0xfff0", "/0xff00", "/0xfc00"])
             parts.append(f"tp_{rnd.choice(['src', 'dst'])}={port}{mask}")
-        lines.append(",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop", "actions=output:LOCAL"]))
+        if extras:
+            if rnd.random() < 0.3:
+                parts.append(f"dl_vlan={rnd.choice([5, 6, 100])}")
+            if rnd.random() < 0.2:
+                parts.append(f"in_port={rnd.choice(['p0', 'p1'])}")
+            if rnd.random() < 0.15:
+                parts.append(f"nw_ttl={rnd.choice([1, 64])}")
+        actions = ["actions=output:p1", "actions=drop", "actions=output:LOCAL"]
+        if extras:
+            actions += ["actions=resubmit(,1)", "actions=mod_nw_dst:10.1.2.3,resubmit(,1)", "actions=strip_vlan,output:p1",
+                        "actions=mod_tp_dst:8080,goto_table:1"]
+        lines.append(",".join(parts) + "," + rnd.choice(actions))
+    if extras:
+        for _ in range(8):
+            parts = ["table=1", f"priority={rnd.randrange(1, 50)}", rnd.choice(["ip", "tcp", "udp"])]
+            if rnd.random() < 0.6:
+                parts.append(f"nw_dst={rnd.choice(nets)}")
+            if parts[2] != "ip" and rnd.random() < 0.5:
+                parts.append(f"tp_dst={rnd.choice([80, 8080, 53])}")
+            lines.append(",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop", "actions=dec_ttl,output:p1"]))
     hosts = ["10.1.2.3", "10.1.2.200", "10.1.77.1", "10.200.0.1", "192.168.3.9", "192.168.77.1", "172.20.0.1",
              "8.8.8.8", "11.1.2.3", "192.169.0.1"]
     frames = []
     for _ in range(60):
         src, dst = rnd.choice(hosts), rnd.choice(hosts)
         sport, dport = rnd.choice([22, 53, 80, 443, 8080, 1024, 1030, 40000]), rnd.choice([22, 53, 80, 81, 443, 8080])
-        frames.append((tcp if rnd.random() < 0.5 else udp)(src, dst, sport=sport, dport=dport))
+        vlan = rnd.choice([None, None, 5, 100, 7]) if extras else None
+        frames.append((tcp if rnd.random() < 0.5 else udp)(src, dst, sport=sport, dport=dport, vlan=vlan))
     return "\n".join(lines) + "\n", frames
 
 
 for _seed in (1, 2, 3):
     CASES[f"random_{_seed}"] = _random_case(_seed)
+for _seed in (4, 5, 6, 7):
+    CASES[f"random_extras_{_seed}"] = _random_case(_seed, extras=True)
 
 # Known differences between nicbench and OVS 3.1 on these cases: case → (count, why). Empty: none.
 KNOWN_DIFFERENCES: dict[str, tuple[int, str]] = {}
