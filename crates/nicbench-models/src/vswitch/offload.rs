@@ -478,6 +478,23 @@ mod tests {
     }
 
     #[test]
+    fn test_vlan_masks_ovs_tc_takes_and_refuses() {
+        let mut tagged = Fields::default();
+        tagged[VlanTci] = 0x1000 | 10;
+        let mut m = Fields::default();
+        m[VlanTci] = 0x1fff; // VID + CFI: flower's vlan_id
+        assert_eq!(ovs_tc_refusal(&tagged, &m, &[]), None);
+        m[VlanTci] = 0x1ff0; // part of the VID
+        assert_eq!(
+            ovs_tc_refusal(&tagged, &m, &[]).as_deref(),
+            Some("vlan partial mask (netdev_tc_flow_put returns EOPNOTSUPP)")
+        );
+        // Untagged: the CFI-only mask nicbench keeps is no VLAN attribute at all.
+        m[VlanTci] = 0x1000;
+        assert_eq!(ovs_tc_refusal(&Fields::default(), &m, &[]), None);
+    }
+
+    #[test]
     fn test_ct_and_recirc_refused_by_both() {
         let (k, f) = flow(
             &BASE,
