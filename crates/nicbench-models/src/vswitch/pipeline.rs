@@ -102,12 +102,22 @@ impl Bridge {
                         .map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?;
                 }
             }
-            by_table.entry(r.table).or_default().push(ClsRule {
-                priority: r.priority,
-                value,
-                mask,
-                id: i,
-            });
+            // A rule with the match and priority of an earlier one replaces it, as `ovs-ofctl
+            // add-flow(s)` modifies the existing flow.
+            let table = by_table.entry(r.table).or_default();
+            let value = value.and(&mask);
+            match table
+                .iter_mut()
+                .find(|c| c.priority == r.priority && c.mask == mask && c.value == value)
+            {
+                Some(existing) => existing.id = i,
+                None => table.push(ClsRule {
+                    priority: r.priority,
+                    value,
+                    mask,
+                    id: i,
+                }),
+            }
             bridge.actions.push(r.actions.clone());
         }
         bridge.tables = by_table

@@ -216,3 +216,15 @@ fn test_normal_floods_then_learns() {
     assert_eq!(x.actions, vec![DpAction::Output { port: 2 }], "a was learned on p0");
     assert_eq!(x.wc[VlanTci], 0x1fff);
 }
+
+#[test]
+fn test_same_match_and_priority_replaces_the_earlier_rule() {
+    let m = || vec![fm(DlType, 0x0800, 0xffff)];
+    let rules = vec![
+        of_rule(0, 5, None, m(), vec![OfAction::Drop]),
+        of_rule(0, 5, None, m(), vec![out("p1")]),
+    ];
+    let mut b = Bridge::new(&rules, &ports(), &LookupConfig::default()).expect("bridge");
+    let x = b.xlate(&udp_key(1, 2, 3));
+    assert_eq!((x.rules, x.actions), (vec![(0, 1)], vec![DpAction::Output { port: 3 }]));
+}
