@@ -17,6 +17,8 @@ pub const CONTRACTS: &[&str] = &[
     "flowhost.result",
     "pvp.request",
     "pvp.response",
+    "vswitch.request",
+    "vswitch.result",
 ];
 
 /// The JSON Schema of a contract (see [`CONTRACTS`]), or `None` for an unknown name.
@@ -30,6 +32,8 @@ pub fn schema(name: &str) -> Option<Schema> {
         "flowhost.result" => schema_for!(crate::flowhost::FlowHostResult),
         "pvp.request" => schema_for!(crate::pvp::Request),
         "pvp.response" => schema_for!(crate::pvp::Response),
+        "vswitch.request" => schema_for!(crate::vswitch::Request),
+        "vswitch.result" => schema_for!(crate::vswitch::VswitchResult),
         _ => return None,
     })
 }

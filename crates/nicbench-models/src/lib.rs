@@ -23,6 +23,7 @@ pub mod flowhost;
 pub mod offpath;
 pub mod profile;
 pub mod pvp;
+pub mod vswitch;
 
 pub use error::ModelError;
 pub use profile::{profiles_dir, ModelParams, Param, Profile};

@@ -20,6 +20,7 @@ mod progress;
 mod rules;
 mod traces;
 mod traffic;
+mod vswitch;
 
 use pyo3::prelude::*;
 
@@ -43,5 +44,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rules::register(m)?;
     traces::register(m)?;
     traffic::register(m)?;
+    vswitch::register(m)?;
     Ok(())
 }

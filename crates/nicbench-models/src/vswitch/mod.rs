@@ -1,0 +1,346 @@
+//! A virtual Open vSwitch datapath (issue 16): the OpenFlow pipeline on OVS's classifier, the
+//! megaflow cache it fills (which header bits each lookup consulted become the megaflow's
+//! mask), upcalls and revalidators, and `hw-offload` to a NIC through tc flower.
+//!
+//! ```text
+//!  pcap ─▶ flow key ─▶ megaflow cache ──hit──▶ count on the flow (offloaded: NIC; else host)
+//!                          │ miss (upcall, handler cost)
+//!                          ▼
+//!           OpenFlow tables (pipeline.rs; classifier + un-wildcarding: megaflow.rs)
+//!                          │ DpFlow = key & consulted bits, datapath actions
+//!                          ▼
+//!           offload.rs: OVS tc layer ─▶ NIC caps ─▶ dp:tc offloaded yes/no, or dp:ovs
+//!           cache.rs:   install (flow limit), revalidators (max-idle, dynamic flow limit)
+//! ```
+//!
+//! One request JSON in, one result JSON out ([`simulate_json`]). Packets are taken in file
+//! order; simulated time is the pcap's timestamps relative to its first packet.
+//!
+//! Invariants: no published result is used at run time; a run is a pure function of the
+//! request (rules, ports, pcap, config, costs).
+
+pub mod cache;
+pub mod dump;
+pub mod key;
+pub mod megaflow;
+pub mod offload;
+pub mod pipeline;
+pub mod trie;
+
+use std::collections::{BTreeMap, HashSet};
+
+use nicbench_rules::openflow::{DpFlow, DpPlacement, OfField, OfRule, PortRef};
+use nicbench_sim::SimTime;
+use serde::{Deserialize, Serialize};
+
+use crate::ModelError;
+pub use cache::CacheConfig;
+pub use megaflow::LookupConfig;
+pub use offload::{OffloadCaps, TcPolicy};
+pub use pipeline::PortInfo;
+
+/// A cost parameter: value, unit and where the value comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostParam {
+    pub value: f64,
+    pub unit: String,
+    pub provenance: String,
+}
+
+/// The host's costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostCosts {
+    /// Per packet handled in software (kernel datapath or tc software) \[ns\].
+    pub sw_packet_ns: CostParam,
+    /// Per upcall on a handler thread (classifier walk, flow install) \[µs\].
+    pub upcall_us: CostParam,
+    /// Per flow per revalidator dump \[µs\].
+    pub revalidate_flow_us: CostParam,
+}
+
+/// One run: rules (as `OfRule` JSON), the bridge's ports, a pcap received on `in_port`.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// OpenFlow rules (`nicbench_rules::openflow::OfRule` as JSON).
+    #[schemars(with = "Vec<serde_json::Value>")]
+    #[serde(deserialize_with = "rules_from_json")]
+    pub rules: Vec<OfRule>,
+    /// The bridge's ports (the LOCAL port has ofport 65534).
+    pub ports: Vec<PortInfo>,
+    /// Packets, in file order.
+    pub pcap: String,
+    /// The port (name) every packet of the pcap arrives on.
+    pub in_port: String,
+    #[serde(default)]
+    pub lookup: LookupConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    /// `other_config:hw-offload`.
+    #[serde(default)]
+    pub hw_offload: bool,
+    #[serde(default)]
+    pub tc_policy: TcPolicy,
+    /// The NIC whose capabilities decide offload (`agilio-cx-25g`, `connectx5-25g`).
+    #[serde(default)]
+    pub nic: Option<String>,
+    pub costs: HostCosts,
+}
+
+/// One megaflow of the run.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MegaflowOut {
+    #[schemars(with = "serde_json::Value")]
+    pub flow: DpFlow,
+    /// The flow in `dpctl/dump-flows` syntax.
+    pub text: String,
+    /// Why it is not offloaded, when hw-offload was on.
+    pub reason: Option<String>,
+    /// Still installed at the end of the run (false: a revalidator deleted it).
+    pub installed: bool,
+    /// Index (0-based, file order) of the packet whose upcall installed it.
+    pub first_packet: u64,
+}
+
+/// The run's outcome.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VswitchResult {
+    pub megaflows: Vec<MegaflowOut>,
+    /// Refusal reason → megaflows refused for it.
+    pub refusals: BTreeMap<String, u64>,
+    pub packets: u64,
+    pub bytes: u64,
+    /// First to last packet \[s\].
+    pub duration_s: f64,
+    pub upcalls: u64,
+    /// `None` when the trace spans no time.
+    pub upcalls_per_s: Option<f64>,
+    /// Upcalls whose flow was not installed (flow limit reached).
+    pub flow_limit_hits: u64,
+    /// Packets on offloaded flows (handled by the NIC).
+    pub hw_packets: u64,
+    /// Packets on flows in the software datapaths (dp:ovs or tc software).
+    pub sw_packets: u64,
+    pub offloaded_flows: u64,
+    pub not_offloaded_flows: u64,
+    pub revalidators: cache::RevalidatorStats,
+    /// Host CPU time: software packets, upcalls, revalidator dumps \[core·s\].
+    pub host_busy_core_s: f64,
+    /// `host_busy_core_s / duration_s`; `None` when the trace spans no time.
+    pub host_cores_busy: Option<f64>,
+    pub costs: HostCosts,
+    pub caps: Option<OffloadCaps>,
+}
+
+/// `OfRule`s from JSON. `OfAction` is an internally tagged enum, and serde cannot read a `u128`
+/// (the `set_field` value and mask) through the buffer such enums are read with ("u128 is not
+/// supported"); so `set_field` actions are read here by hand (numbers, or strings for values
+/// above 2^64), every other part by serde.
+fn rules_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<OfRule>, D::Error> {
+    use serde::de::Error;
+    let values = Vec::<serde_json::Value>::deserialize(d)?;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| rule_from_json(v).map_err(|e| D::Error::custom(format!("rule {i}: {e}"))))
+        .collect()
+}
+
+fn u128_from_json(v: &serde_json::Value) -> Result<u128, String> {
+    match v {
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .map(u128::from)
+            .ok_or_else(|| format!("{n} is not an unsigned integer below 2^64 (write larger values as strings)")),
+        serde_json::Value::String(s) => {
+            let parsed = match s.strip_prefix("0x") {
+                Some(hex) => u128::from_str_radix(hex, 16),
+                None => s.parse(),
+            };
+            parsed.map_err(|e| format!("'{s}': {e}"))
+        }
+        other => Err(format!("expected a number, found {other}")),
+    }
+}
+
+fn rule_from_json(mut v: serde_json::Value) -> Result<OfRule, String> {
+    use nicbench_rules::openflow::OfAction;
+    let actions = v.get_mut("actions").map(serde_json::Value::take).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("actions".into(), serde_json::Value::Array(Vec::new()));
+    }
+    let mut rule: OfRule = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let actions = match actions {
+        serde_json::Value::Array(a) => a,
+        other => return Err(format!("actions: expected a list, found {other}")),
+    };
+    for (j, a) in actions.into_iter().enumerate() {
+        let action = if a.get("action").and_then(|t| t.as_str()) == Some("set_field") {
+            let field = serde_json::from_value(a.get("field").cloned().unwrap_or_default())
+                .map_err(|e| format!("action {j}: field: {e}"))?;
+            let value = u128_from_json(a.get("value").unwrap_or(&serde_json::Value::Null))
+                .map_err(|e| format!("action {j}: value: {e}"))?;
+            let mask = u128_from_json(a.get("mask").unwrap_or(&serde_json::Value::Null))
+                .map_err(|e| format!("action {j}: mask: {e}"))?;
+            OfAction::SetField { field, value, mask }
+        } else {
+            serde_json::from_value(a).map_err(|e| format!("action {j}: {e}"))?
+        };
+        rule.actions.push(action);
+    }
+    Ok(rule)
+}
+
+impl Request {
+    pub fn from_json(json: &str) -> Result<Request, ModelError> {
+        serde_json::from_str(json).map_err(|e| ModelError::Scenario(format!("vswitch request: {e}")))
+    }
+}
+
+pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
+    let req = Request::from_json(request_json)?;
+    let result = simulate(&req)?;
+    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
+}
+
+/// Runs one request.
+pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
+    let mut bridge = pipeline::Bridge::new(&req.rules, &req.ports, &req.lookup)?;
+    let in_ofport = bridge
+        .resolve(&PortRef::Name(req.in_port.clone()))
+        .map_err(|e| ModelError::Scenario(format!("in_port: {e}")))?;
+    let in_dp = bridge.dp_port(in_ofport).unwrap_or(in_ofport);
+    let caps = match &req.nic {
+        None => None,
+        Some(n) => Some(offload::caps_by_name(n).ok_or_else(|| {
+            ModelError::Scenario(format!("nic '{n}' is not known (nics: {})", offload::NICS.join(", ")))
+        })?),
+    };
+    let mut src = nicbench_pcap::PcapSource::open(&req.pcap).map_err(|e| ModelError::Trace(e.to_string()))?;
+    let mut cache = cache::MegaflowCache::new(&req.cache, req.costs.revalidate_flow_us.value);
+    let mut first_ts: Option<u64> = None;
+    let mut now = SimTime::ZERO;
+    let (mut packets, mut bytes, mut upcalls, mut limit_hits, mut hw_packets, mut sw_packets) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut stats: Vec<(u64, u64, SimTime, u64)> = Vec::new(); // per entry: packets, bytes, last used, first packet
+    let mut masks_hw: HashSet<Vec<(OfField, u128)>> = HashSet::new();
+    let mut refusals: BTreeMap<String, u64> = BTreeMap::new();
+    while let Some(p) = src.next_packet() {
+        let p = p.map_err(|e| ModelError::Trace(format!("packet {packets}: {e}")))?;
+        let first = *first_ts.get_or_insert(p.ts_ns);
+        now = SimTime::from_ns(p.ts_ns.saturating_sub(first));
+        cache.revalidate_until(now);
+        let len = u64::from(p.orig_len);
+        let k = key::flow_key(p.data, in_ofport);
+        let index = packets;
+        packets += 1;
+        bytes += len;
+        if let Some(i) = cache.lookup(&k) {
+            let e = &mut cache.entries[i];
+            e.last_used = now;
+            stats[i].0 += 1;
+            stats[i].1 += len;
+            stats[i].2 = now;
+            if e.offloaded {
+                hw_packets += 1;
+            } else {
+                sw_packets += 1;
+            }
+            continue;
+        }
+        upcalls += 1;
+        sw_packets += 1; // the upcalled packet itself is executed in software
+        let x = bridge.xlate(&k);
+        let mask = megaflow::finish_wildcards(&k, &x.wc);
+        let mut flow = megaflow::to_dp_flow(&k, &mask, in_dp, x.actions);
+        if !cache.may_install() {
+            limit_hits += 1;
+            continue;
+        }
+        let decision = match &caps {
+            None if !req.hw_offload => offload::decide(false, req.tc_policy, None, || None),
+            _ => {
+                let ovs = offload::ovs_tc_refusal(&k, &mask, &flow.actions);
+                let offloaded_now = cache.n_offloaded();
+                offload::decide(req.hw_offload, req.tc_policy, ovs, || {
+                    caps.as_ref()
+                        .and_then(|c| offload::nic_refusal(c, &k, &flow, &masks_hw, offloaded_now))
+                })
+            }
+        };
+        if decision.offloaded {
+            masks_hw.insert(offload::mask_signature(&flow));
+        }
+        if let Some(r) = &decision.reason {
+            *refusals.entry(r.clone()).or_default() += 1;
+        }
+        if req.hw_offload {
+            flow.placement = DpPlacement {
+                offloaded: Some(decision.offloaded),
+                dp: Some(decision.dp.to_string()),
+            };
+        }
+        let value = k.and(&mask);
+        cache.install(cache::Entry {
+            mask,
+            value,
+            flow,
+            created: now,
+            last_used: now,
+            offloaded: decision.offloaded,
+            dp: decision.dp,
+            reason: decision.reason,
+            alive: true,
+        });
+        stats.push((0, 0, now, index)); // as OVS: the upcalled packet is not counted on the flow
+    }
+    let duration_s = now.as_secs_f64();
+    let megaflows: Vec<MegaflowOut> = cache
+        .entries
+        .iter()
+        .zip(&stats)
+        .map(|(e, s)| {
+            let mut flow = e.flow.clone();
+            flow.packets = s.0;
+            flow.bytes = s.1;
+            flow.used = Some(format!("{:.3}s", now.since(s.2).as_secs_f64()));
+            MegaflowOut {
+                text: dump::format_dp_flow(&flow),
+                flow,
+                reason: e.reason.clone(),
+                installed: e.alive,
+                first_packet: s.3,
+            }
+        })
+        .collect();
+    let offloaded_flows = cache.entries.iter().filter(|e| e.offloaded).count() as u64;
+    let host_busy_core_s = sw_packets as f64 * req.costs.sw_packet_ns.value * 1e-9
+        + upcalls as f64 * req.costs.upcall_us.value * 1e-6
+        + cache.stats.dump_ms_total * 1e-3 * f64::from(req.cache.revalidator_threads.max(1)); // dump wall time × threads
+    let per_s = |v: f64| (duration_s > 0.0).then(|| v / duration_s);
+    Ok(VswitchResult {
+        not_offloaded_flows: cache.entries.len() as u64 - offloaded_flows,
+        offloaded_flows,
+        megaflows,
+        refusals,
+        packets,
+        bytes,
+        duration_s,
+        upcalls,
+        upcalls_per_s: per_s(upcalls as f64),
+        flow_limit_hits: limit_hits,
+        hw_packets,
+        sw_packets,
+        revalidators: cache.stats.clone(),
+        host_busy_core_s,
+        host_cores_busy: per_s(host_busy_core_s),
+        costs: req.costs.clone(),
+        caps,
+    })
+}
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod run_tests;

@@ -1,0 +1,426 @@
+//! The OpenFlow pipeline walk of one packet (ofproto-dpif-xlate.c `xlate_actions`): from
+//! table 0 through `resubmit`/`goto_table`, field changes applied to the key for later
+//! lookups, datapath actions collected, and every bit the walk consulted un-wildcarded.
+//!
+//! What the walk always un-wildcards (`xlate_wc_init`): `recirc_id`, `in_port`, `dl_type`,
+//! and `nw_frag` for IP, the VLAN id of a tagged packet (the ingress VLAN check). Actions add their own: `set_field` the bits it sets (and its
+//! prerequisites: `nw_proto` for ports), `push_vlan` on a tagged packet the whole TCI,
+//! an output after `pop_vlan` the popped TCI (`commit_vlan_action`), `dec_ttl` the TTL,
+//! `normal` the MAC addresses and the VLAN id (`xlate_normal`).
+//!
+//! Modelled simply, and said so: one VLAN tag; `set_tunnel` changes `tun_id` for later
+//! matches but emits no datapath action (no tunnel ports are modelled); `ct(...)` ends the
+//! walk with `ct(...)` and, with `table=`, `recirc(...)` (the recirculated pass is not
+//! walked); `normal` learns MACs only on upcalls (OVS also revalidates flows on a change).
+
+use std::collections::{BTreeMap, HashMap};
+
+use nicbench_rules::openflow::{DpAction, OfAction, OfField, OfRule, PortRef};
+use serde::{Deserialize, Serialize};
+
+use super::key::{self, Fields};
+use super::megaflow::{Classifier, ClsRule, LookupConfig};
+use crate::ModelError;
+
+/// `OFPP_LOCAL`: the bridge's own port.
+pub const OFPP_LOCAL: u32 = 0xfffe;
+/// OVS's limits on a walk (ofproto-dpif-xlate.c `MAX_DEPTH`, `MAX_RESUBMITS`).
+const MAX_DEPTH: u32 = 64;
+const MAX_RESUBMITS: u32 = 64 * 64;
+
+/// A bridge port: its name, OpenFlow port number and datapath port number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortInfo {
+    pub name: String,
+    pub ofport: u32,
+    pub dp_port: u32,
+}
+
+/// The result of one walk.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Xlate {
+    pub actions: Vec<DpAction>,
+    /// Every bit consulted (before `finish_wildcards`).
+    pub wc: Fields,
+    /// (table, rule index in the request's list) of every rule that matched, in order.
+    pub rules: Vec<(u8, usize)>,
+}
+
+/// The OpenFlow tables of one bridge, and its MAC learning table (for `normal`).
+pub struct Bridge {
+    tables: BTreeMap<u8, Classifier>,
+    ports: Vec<PortInfo>,
+    local_dp_port: Option<u32>,
+    /// (MAC, VLAN id) → OpenFlow port.
+    macs: HashMap<(u128, u128), u32>,
+    actions: Vec<Vec<OfAction>>,
+}
+
+fn prereqs_ok(field: OfField, flow: &Fields, wc: &mut Fields) -> bool {
+    use OfField::*;
+    match field {
+        NwSrc | NwDst => flow[DlType] == key::ETH_TYPE_IP,
+        Ipv6Src | Ipv6Dst => flow[DlType] == key::ETH_TYPE_IPV6,
+        NwProto | NwTos | NwTtl | NwFrag => key::is_ip_any(flow),
+        TpSrc | TpDst | TcpFlags => {
+            if !key::is_ip_any(flow) {
+                return false;
+            }
+            wc[NwProto] = 0xff;
+            key::has_ports(flow)
+        }
+        _ => true,
+    }
+}
+
+impl Bridge {
+    /// Builds the tables. Rules name ports by number or by a name of `ports`.
+    pub fn new(rules: &[OfRule], ports: &[PortInfo], config: &LookupConfig) -> Result<Bridge, ModelError> {
+        let mut by_table: BTreeMap<u8, Vec<ClsRule>> = BTreeMap::new();
+        let mut bridge = Bridge {
+            tables: BTreeMap::new(),
+            ports: ports.to_vec(),
+            local_dp_port: ports.iter().find(|p| p.ofport == OFPP_LOCAL).map(|p| p.dp_port),
+            macs: HashMap::new(),
+            actions: Vec::new(),
+        };
+        for (i, r) in rules.iter().enumerate() {
+            let (mut value, mut mask) = Fields::from_matches(&r.matches.fields);
+            if let Some(p) = &r.matches.in_port {
+                value[OfField::InPort] = u128::from(
+                    bridge
+                        .resolve(p)
+                        .map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?,
+                );
+                mask[OfField::InPort] = OfField::InPort.full_mask();
+            }
+            for a in &r.actions {
+                if let OfAction::Output { port } | OfAction::Resubmit { port: Some(port), .. } = a {
+                    bridge
+                        .resolve(port)
+                        .map_err(|e| ModelError::Rules(format!("rule {i}: {e}")))?;
+                }
+            }
+            // A rule with the match and priority of an earlier one replaces it, as `ovs-ofctl
+            // add-flow(s)` modifies the existing flow.
+            let table = by_table.entry(r.table).or_default();
+            let value = value.and(&mask);
+            match table
+                .iter_mut()
+                .find(|c| c.priority == r.priority && c.mask == mask && c.value == value)
+            {
+                Some(existing) => existing.id = i,
+                None => table.push(ClsRule {
+                    priority: r.priority,
+                    value,
+                    mask,
+                    id: i,
+                }),
+            }
+            bridge.actions.push(r.actions.clone());
+        }
+        bridge.tables = by_table
+            .into_iter()
+            .map(|(t, rs)| (t, Classifier::new(config, rs)))
+            .collect();
+        Ok(bridge)
+    }
+
+    pub fn ports(&self) -> &[PortInfo] {
+        &self.ports
+    }
+
+    /// The OpenFlow port number a rule's port reference names.
+    pub fn resolve(&self, port: &PortRef) -> Result<u32, String> {
+        match port {
+            PortRef::Number(n) => Ok(*n),
+            PortRef::Name(name) => self
+                .ports
+                .iter()
+                .find(|p| &p.name == name)
+                .map(|p| p.ofport)
+                .ok_or_else(|| format!("port '{name}' is not on the bridge (ports: {})", self.port_names())),
+            PortRef::Reserved(r) => match r.to_ascii_uppercase().as_str() {
+                "LOCAL" => Ok(OFPP_LOCAL),
+                "IN_PORT" => Ok(0xfff8),
+                "NORMAL" => Ok(0xfffa),
+                "FLOOD" => Ok(0xfffb),
+                "ALL" => Ok(0xfffc),
+                "CONTROLLER" => Ok(0xfffd),
+                "NONE" => Ok(0xffff),
+                other => Err(format!("unknown reserved port '{other}'")),
+            },
+        }
+    }
+
+    fn port_names(&self) -> String {
+        self.ports
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn dp_port(&self, ofport: u32) -> Option<u32> {
+        self.ports.iter().find(|p| p.ofport == ofport).map(|p| p.dp_port)
+    }
+
+    /// Walks the pipeline for `key` (an upcall: `normal` learns the source MAC).
+    pub fn xlate(&mut self, key: &Fields) -> Xlate {
+        let mut wc = Fields::default();
+        use OfField::*;
+        wc[RecircId] = RecircId.full_mask();
+        wc[InPort] = InPort.full_mask();
+        wc[DlType] = DlType.full_mask();
+        if key::is_ip_any(key) {
+            wc[NwFrag] = key::NW_FRAG_MASK;
+        }
+        // A tagged packet's VLAN id is checked against the ingress port's VLAN mode before any
+        // table (OVS 3.1's dump shows `vlan(vid=V,...)` exact for every tagged packet).
+        if key[VlanTci] & key::VLAN_CFI != 0 {
+            wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
+        }
+        let mut walk = Walk {
+            flow: *key,
+            base: *key,
+            wc,
+            actions: Vec::new(),
+            rules: Vec::new(),
+            depth: 0,
+            resubmits: 0,
+            stopped: false,
+        };
+        self.lookup_and_run(&mut walk, 0, None);
+        let mut actions = walk.actions;
+        if actions.is_empty() {
+            actions.push(DpAction::Drop);
+        }
+        Xlate {
+            actions,
+            wc: walk.wc,
+            rules: walk.rules,
+        }
+    }
+
+    /// Looks `table` up (with `in_port` replaced for the lookup only, as `resubmit(PORT,T)` does:
+    /// `rule_dpif_lookup_from_table` restores it before the actions run) and runs the rule's actions.
+    fn lookup_and_run(&mut self, w: &mut Walk, table: u8, lookup_in_port: Option<u32>) {
+        if w.depth >= MAX_DEPTH || w.resubmits >= MAX_RESUBMITS || w.stopped {
+            return;
+        }
+        let Some(cls) = self.tables.get(&table) else { return };
+        let saved = w.flow[OfField::InPort];
+        if let Some(p) = lookup_in_port {
+            w.flow[OfField::InPort] = u128::from(p);
+        }
+        let found = cls.lookup(&w.flow, &mut w.wc);
+        w.flow[OfField::InPort] = saved;
+        let Some(r) = found else { return };
+        let id = cls.rule(r).id;
+        w.rules.push((table, id));
+        let actions = self.actions[id].clone();
+        w.depth += 1;
+        self.run_actions(w, table, &actions);
+        w.depth -= 1;
+    }
+
+    fn run_actions(&mut self, w: &mut Walk, table: u8, actions: &[OfAction]) {
+        use OfField::*;
+        for a in actions {
+            if w.stopped {
+                return;
+            }
+            match a {
+                OfAction::Output { port } => {
+                    let Ok(p) = self.resolve(port) else { continue };
+                    self.output(w, p, matches!(port, PortRef::Reserved(_)));
+                }
+                OfAction::Normal => self.normal(w),
+                OfAction::Drop => {}
+                OfAction::SetField { field, value, mask } => {
+                    if prereqs_ok(*field, &w.flow, &mut w.wc) {
+                        let m = *mask & field.full_mask();
+                        w.wc[*field] |= m;
+                        w.flow[*field] = (w.flow[*field] & !m) | (value & m);
+                    }
+                }
+                OfAction::PushVlan { .. } => {
+                    if w.flow[VlanTci] & key::VLAN_CFI != 0 {
+                        w.wc[VlanTci] = VlanTci.full_mask();
+                    }
+                    w.flow[VlanTci] = key::VLAN_CFI;
+                }
+                OfAction::PopVlan => w.flow[VlanTci] = 0,
+                OfAction::SetTunnel { id } => w.flow[TunId] = u128::from(*id),
+                OfAction::Resubmit { port, table: t } => {
+                    w.resubmits += 1;
+                    let in_port = port
+                        .as_ref()
+                        .and_then(|p| self.resolve(p).ok())
+                        .filter(|n| *n != 0xfff8);
+                    self.lookup_and_run(w, t.unwrap_or(table), in_port);
+                }
+                OfAction::GotoTable { table: t } => self.lookup_and_run(w, *t, None),
+                OfAction::Ct {
+                    commit,
+                    zone,
+                    table: t,
+                    other,
+                } => {
+                    self.commit(w);
+                    let mut parts = Vec::new();
+                    if *commit {
+                        parts.push("commit".to_string());
+                    }
+                    if let Some(z) = zone {
+                        parts.push(format!("zone={z}"));
+                    }
+                    parts.extend(other.iter().cloned());
+                    w.actions.push(DpAction::Ct {
+                        text: format!("ct({})", parts.join(",")),
+                    });
+                    if let Some(t) = t {
+                        w.actions.push(DpAction::Recirc { id: u32::from(*t) + 1 });
+                        w.stopped = true;
+                    }
+                }
+                OfAction::DecTtl => {
+                    if key::is_ip_any(&w.flow) {
+                        w.wc[NwTtl] = 0xff;
+                        if w.flow[NwTtl] > 1 {
+                            w.flow[NwTtl] -= 1;
+                        } else {
+                            w.stopped = true; // OVS sends the packet to the controller instead
+                        }
+                    }
+                }
+                OfAction::Controller => {
+                    self.commit(w);
+                    w.actions.push(DpAction::Other {
+                        text: "userspace(pid=0,controller)".into(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Emits the datapath actions that turn the packet as it is (`base`) into the packet as
+    /// the walk changed it (`flow`), in `commit_odp_actions` order: Ethernet, VLAN, L3, L4.
+    fn commit(&self, w: &mut Walk) {
+        use OfField::*;
+        for f in [DlSrc, DlDst] {
+            if w.flow[f] != w.base[f] {
+                w.actions.push(DpAction::Set {
+                    field: f,
+                    value: w.flow[f],
+                    mask: f.full_mask(),
+                });
+            }
+        }
+        if w.flow[VlanTci] != w.base[VlanTci] {
+            if w.base[VlanTci] & key::VLAN_CFI != 0 {
+                w.actions.push(DpAction::PopVlan);
+                w.wc[VlanTci] = VlanTci.full_mask();
+            }
+            if w.flow[VlanTci] & key::VLAN_CFI != 0 {
+                w.actions.push(DpAction::PushVlan {
+                    tpid: 0x8100,
+                    tci: w.flow[VlanTci] as u16,
+                });
+            }
+        }
+        for f in [NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwTos, NwTtl, TpSrc, TpDst] {
+            if w.flow[f] != w.base[f] {
+                w.actions.push(DpAction::Set {
+                    field: f,
+                    value: w.flow[f],
+                    mask: f.full_mask(),
+                });
+            }
+        }
+        let tun = w.flow[TunId];
+        w.base = w.flow;
+        w.base[TunId] = tun;
+    }
+
+    fn output(&mut self, w: &mut Walk, ofport: u32, reserved: bool) {
+        match ofport {
+            0xfffa => return self.normal(w),
+            0xfffb | 0xfffc => return self.flood(w),
+            0xfffd => {
+                self.commit(w);
+                w.actions.push(DpAction::Other {
+                    text: "userspace(pid=0,controller)".into(),
+                });
+                return;
+            }
+            0xffff => return,
+            _ => {}
+        }
+        let in_port = w.flow[OfField::InPort] as u32;
+        let target = if ofport == 0xfff8 { in_port } else { ofport };
+        // OpenFlow: output to the ingress port is dropped unless it says IN_PORT.
+        if target == in_port && !(reserved && ofport == 0xfff8) {
+            return;
+        }
+        let Some(dp) = self
+            .dp_port(target)
+            .or(if target == OFPP_LOCAL { self.local_dp_port } else { None })
+        else {
+            return;
+        };
+        self.commit(w);
+        w.actions.push(DpAction::Output { port: dp });
+    }
+
+    fn flood(&mut self, w: &mut Walk) {
+        let in_port = w.flow[OfField::InPort] as u32;
+        let mut ports: Vec<u32> = self
+            .ports
+            .iter()
+            .filter(|p| p.ofport != in_port)
+            .map(|p| p.dp_port)
+            .collect();
+        ports.sort_unstable();
+        for dp in ports {
+            self.commit(w);
+            w.actions.push(DpAction::Output { port: dp });
+        }
+    }
+
+    fn normal(&mut self, w: &mut Walk) {
+        use OfField::*;
+        w.wc[DlSrc] = DlSrc.full_mask();
+        w.wc[DlDst] = DlDst.full_mask();
+        w.wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
+        let vid = w.flow[VlanTci] & key::VLAN_VID_MASK;
+        let in_port = w.flow[InPort] as u32;
+        let src = w.flow[DlSrc];
+        if src >> 40 & 1 == 0 {
+            self.macs.insert((src, vid), in_port);
+        }
+        let dst = w.flow[DlDst];
+        let multicast = dst >> 40 & 1 == 1;
+        match (multicast, self.macs.get(&(dst, vid)).copied()) {
+            (false, Some(p)) if p == in_port => {}
+            (false, Some(p)) => self.output(w, p, false),
+            _ => self.flood(w),
+        }
+    }
+}
+
+struct Walk {
+    flow: Fields,
+    base: Fields,
+    wc: Fields,
+    actions: Vec<DpAction>,
+    rules: Vec<(u8, usize)>,
+    depth: u32,
+    resubmits: u32,
+    stopped: bool,
+}
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

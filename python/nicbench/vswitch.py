@@ -1,0 +1,135 @@
+"""The virtual Open vSwitch datapath (issue 16): OpenFlow rules + a pcap → megaflows.
+
+The native model (`nicbench_models::vswitch`) takes ONE request JSON and returns ONE result
+(schemas: `contract_schema("request")` / `("result")`): the OpenFlow pipeline on OVS's
+classifier, the megaflows it installs (their masks are the header bits the lookups
+consulted, un-wildcarded as OVS 3.1 does: staged lookup, prefix tries, ports trie), upcalls,
+revalidators, and with `nic=` the tc-flower offload decision per megaflow.
+
+    from nicbench import vswitch
+    result = vswitch.megaflows(rules, "t.pcap", in_port="p0", nic="agilio-cx-25g")
+    for mf in result["megaflows"]:
+        print(mf["text"])          # dpctl/dump-flows syntax
+
+Rules are `OfRule` values as JSON (nicbench_rules::openflow); `load_openflow` reads a file of
+them. Invariants: `megaflows` never changes its arguments; bad input raises `NicbenchError`
+with one line naming what and where.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from nicbench import _native
+from nicbench.errors import NicbenchError
+
+__all__ = ["megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+           "OFPP_LOCAL"]
+
+NICS = ("agilio-cx-25g", "connectx5-25g")
+TC_POLICIES = ("none", "skip_sw", "skip_hw")
+OFPP_LOCAL = 0xFFFE
+
+# Host costs. None of these is measured by nicbench yet: each is an order-of-magnitude
+# assumption, said so, to be replaced by a measurement (or a calibration) of the host at hand.
+DEFAULT_COSTS: dict[str, dict[str, Any]] = {
+    "sw_packet_ns": {"value": 1000.0, "unit": "ns",
+                     "provenance": "assumption, not measured: ~1 Mpps per core for the kernel datapath's per-packet "
+                                   "work (order of magnitude); override with a measurement"},
+    "upcall_us": {"value": 20.0, "unit": "us",
+                  "provenance": "assumption, not measured: a handler's classifier walk + flow install per upcall "
+                                "(order of magnitude); override with a measurement"},
+    "revalidate_flow_us": {"value": 2.0, "unit": "us",
+                           "provenance": "assumption, not measured: per flow per revalidator dump (order of "
+                                         "magnitude); override with a measurement"},
+}
+
+
+def contract_schema(which: str) -> dict[str, Any]:
+    """The JSON Schema of the model's `request` or `result` (generated from the Rust types)."""
+    return json.loads(_native.contract_schema(f"vswitch.{which}"))
+
+
+def load_openflow(path: str | Path) -> list[dict[str, Any]]:
+    """OpenFlow rules from FILE.
+
+    MERGE POINT: today FILE is a JSON list of `OfRule` values. When nicbench-rules' OpenFlow
+    text parser lands (`ovs-ofctl add-flow`/`dump-flows` syntax), this is the one function to
+    switch over to it (JSON stays accepted when the file starts with '[')."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {exc.strerror or exc}") from None
+    try:
+        rules = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NicbenchError(f"{p}:{exc.lineno}:{exc.colno}: not a JSON list of OpenFlow rules ({exc.msg}); "
+                            "the ovs-ofctl text syntax is not read yet") from None
+    if not isinstance(rules, list):
+        raise NicbenchError(f"{p}:1:1: expected a JSON list of OpenFlow rules, found {type(rules).__name__}")
+    return rules
+
+
+def _port_names(rules: Iterable[dict[str, Any]]) -> set[str]:
+    names: set[str] = set()
+
+    def visit(port: Any) -> None:
+        if isinstance(port, dict) and isinstance(port.get("name"), str):
+            names.add(port["name"])
+
+    for r in rules:
+        visit((r.get("matches") or {}).get("in_port"))
+        for a in r.get("actions", []):
+            visit(a.get("port"))
+    return names
+
+
+def default_ports(rules: list[dict[str, Any]], in_port: str, bridge: str = "br0") -> list[dict[str, Any]]:
+    """Ports for the names the rules use (sorted: OpenFlow and datapath numbers 1, 2, ...) and the
+    bridge's LOCAL port (OpenFlow 65534, datapath 100, as OVS's dummy datapath numbers them)."""
+    names = sorted(_port_names(rules) | {in_port} - {bridge})
+    ports = [{"name": n, "ofport": i + 1, "dp_port": i + 1} for i, n in enumerate(names)]
+    return [{"name": bridge, "ofport": OFPP_LOCAL, "dp_port": 100}, *ports]
+
+
+def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,
+              nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
+              lookup: dict[str, Any] | None = None, cache: dict[str, Any] | None = None,
+              costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Runs the packets of PCAP (file order, all received on IN_PORT) through the rules; returns
+    the result dict (megaflows with `text` in dpctl/dump-flows syntax, refusals, upcalls, host cost).
+
+    `hw_offload` defaults to on when a `nic` is given. `lookup` switches OVS's classifier
+    refinements (`staged_lookup`, `prefix_tries`, `ports_trie`, `prefix_fields`); `cache` the
+    revalidator settings (`max_idle_ms`, `flow_limit`, ...)."""
+    request = build_request(rules, pcap, in_port=in_port, ports=ports, nic=nic, tc_policy=tc_policy,
+                            hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
+    return json.loads(_native.vswitch_simulate(json.dumps(request)))
+
+
+def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
+                  ports: list[dict[str, Any]] | None = None, nic: str | None = None, tc_policy: str = "none",
+                  hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
+                  cache: dict[str, Any] | None = None,
+                  costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The request `megaflows` sends (the `vswitch.request` contract), with nicbench's defaults."""
+    if nic is not None and nic not in NICS:
+        raise NicbenchError(f"nic {nic!r} is not known (nics: {', '.join(NICS)})")
+    if tc_policy not in TC_POLICIES:
+        raise NicbenchError(f"tc-policy {tc_policy!r} is not one of {', '.join(TC_POLICIES)}")
+    request = {
+        "rules": rules,
+        "ports": ports if ports is not None else default_ports(rules, in_port),
+        "pcap": str(pcap),
+        "in_port": in_port,
+        "lookup": lookup or {},
+        "cache": cache or {},
+        "hw_offload": bool(nic) if hw_offload is None else hw_offload,
+        "tc_policy": tc_policy,
+        "nic": nic,
+        "costs": {**DEFAULT_COSTS, **(costs or {})},
+    }
+    return request

@@ -1,0 +1,107 @@
+"""`nicbench vswitch megaflows` as a user runs it: megaflows in dpctl/dump-flows syntax, offload
+refusals with their reason, JSON, and one-line errors with exit code 2. Expected megaflows are
+worked out by hand from OVS's classifier rules (and the same rules are checked against real OVS in
+python/tests/peers/test_vswitch_vs_ovs.py)."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import python_module, run_cli
+
+from peers.ofctl_subset import to_of_rules
+
+scapy_all = python_module("scapy.all", "scapy")
+
+RULES = """priority=100,ip,nw_src=10.0.0.0/8,actions=output:p1
+priority=50,ip,nw_ttl=7,actions=output:p1
+"""
+
+
+def _files(tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(to_of_rules(RULES)))
+    e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    frames = [e / scapy_all.IP(src="192.168.0.1", dst="1.1.1.1", ttl=7) / scapy_all.UDP(),
+              e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.1") / scapy_all.UDP(),
+              e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.2") / scapy_all.UDP()]
+    pcap = tmp_path / "t.pcap"
+    scapy_all.wrpcap(str(pcap), frames)
+    return rules, pcap
+
+
+def test_megaflows_printed_as_dpctl_dump_flows(tmp_path):
+    rules, pcap = _files(tmp_path)
+    done = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "p0")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("recirc_id")]
+    # 192.168.0.1: the nw_src trie (10/8) decides on the first bit; the ttl rule matches (all 8 bits).
+    assert lines[0].startswith("recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=128.0.0.0/128.0.0.0,ttl=7,frag=no), "
+                               "packets:0"), lines[0]
+    assert lines[0].endswith("actions:2")
+    # 10.1.1.1 and 10.1.1.2: one megaflow (10/8 exact, the ttl subtable never probed), hit once.
+    assert lines[1].startswith("recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=10.0.0.0/255.0.0.0,frag=no), "
+                               "packets:1, bytes:42"), lines[1]
+    assert len(lines) == 2
+    assert "3 packets, 2 megaflows, 2 upcalls" in done.stdout
+
+
+def test_offload_refusal_reason_per_nic(tmp_path):
+    rules, pcap = _files(tmp_path)
+    cx5 = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g")
+    # The packets arrive on p0 (the default): the first megaflow matched nw_ttl, which ConnectX-5
+    # on kernel 4.15 cannot match; the second is offloaded.
+    assert cx5.returncode == 0, cx5.stderr
+    assert "offloaded:no, dp:tc, actions:2  # not offloaded: mlx5_core: cannot match nw_ttl" in cx5.stdout
+    assert "offloaded:yes, dp:tc" in cx5.stdout
+    agilio = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "agilio-cx-25g",
+                     "--json")
+    result = json.loads(agilio.stdout)
+    assert result["offloaded_flows"] == 2 and result["refusals"] == {}
+    skip_sw = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g",
+                      "--tc-policy", "skip_sw", "--json")
+    flows = json.loads(skip_sw.stdout)["megaflows"]
+    assert [f["flow"]["placement"] for f in flows] == [{"offloaded": False, "dp": "ovs"}, {"offloaded": True, "dp": "tc"}]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    rules, pcap = _files(tmp_path)
+    missing = run_cli("vswitch", "megaflows", "--openflow", str(tmp_path / "none.json"), "--pcap", str(pcap))
+    assert missing.returncode == 2 and missing.stderr.startswith("nicbench: error: ") and "none.json" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text('[\n  {"table": 0,\n  oops}\n]')
+    parsed = run_cli("vswitch", "megaflows", "--openflow", str(bad), "--pcap", str(pcap))
+    assert parsed.returncode == 2 and f"{bad}:3:3:" in parsed.stderr, parsed.stderr
+    bad_policy = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--tc-policy", "x")
+    assert bad_policy.returncode == 2 and "skip_sw" in bad_policy.stderr and "Traceback" not in bad_policy.stderr
+    nopcap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "x.pcap"))
+    assert nopcap.returncode == 2 and "x.pcap" in nopcap.stderr, nopcap.stderr
+
+
+def test_api_names_the_rule_with_an_unknown_port(tmp_path):
+    import pytest
+
+    from nicbench import vswitch
+    from nicbench.errors import NicbenchError
+
+    rules, pcap = _files(tmp_path)
+    ports = [{"name": "p0", "ofport": 1, "dp_port": 1}]
+    with pytest.raises(NicbenchError, match=r"rule 0: port 'p1' is not on the bridge \(ports: p0\)"):
+        vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", ports=ports)
+    with pytest.raises(NicbenchError, match="nics: agilio-cx-25g, connectx5-25g"):
+        vswitch.megaflows([], pcap, in_port="p0", nic="bluefield")
+
+
+def test_request_and_result_follow_the_contract(tmp_path):
+    import jsonschema
+
+    from nicbench import vswitch
+
+    rules, pcap = _files(tmp_path)
+    request = vswitch.build_request(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    jsonschema.validate(request, vswitch.contract_schema("request"))
+    result = vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    jsonschema.validate(result, vswitch.contract_schema("result"))
+    assert all(p["provenance"] for p in result["costs"].values())
+    assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
