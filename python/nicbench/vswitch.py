@@ -53,21 +53,22 @@ def contract_schema(which: str) -> dict[str, Any]:
 
 
 def load_openflow(path: str | Path) -> list[dict[str, Any]]:
-    """OpenFlow rules from FILE.
-
-    MERGE POINT: today FILE is a JSON list of `OfRule` values. When nicbench-rules' OpenFlow
-    text parser lands (`ovs-ofctl add-flow`/`dump-flows` syntax), this is the one function to
-    switch over to it (JSON stays accepted when the file starts with '[')."""
+    """OpenFlow rules from FILE: `ovs-ofctl add-flow`/`add-flows` lines or `ovs-ofctl dump-flows`
+    output (parsed by nicbench-rules), or a JSON list of `OfRule` values when the file starts
+    with '['."""
     p = Path(path)
     try:
         text = p.read_text()
-    except OSError as exc:
-        raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {exc.strerror or exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text.lstrip().startswith("["):
+        from nicbench.ovsflows import load_openflow as parse_text
+
+        return [entry["rule"] for entry in parse_text(p)]
     try:
         rules = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NicbenchError(f"{p}:{exc.lineno}:{exc.colno}: not a JSON list of OpenFlow rules ({exc.msg}); "
-                            "the ovs-ofctl text syntax is not read yet") from None
+        raise NicbenchError(f"{p}:{exc.lineno}:{exc.colno}: not a JSON list of OpenFlow rules ({exc.msg})") from None
     if not isinstance(rules, list):
         raise NicbenchError(f"{p}:1:1: expected a JSON list of OpenFlow rules, found {type(rules).__name__}")
     return rules

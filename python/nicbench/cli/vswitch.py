@@ -21,7 +21,7 @@ def vswitch() -> None:
 
 @vswitch.command()
 @click.option("--openflow", "openflow", required=True, type=click.Path(dir_okay=False),
-              help="OpenFlow rules (today: a JSON list of OfRule values).")
+              help="OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output (or a JSON list of OfRule values).")
 @click.option("--pcap", required=True, type=click.Path(dir_okay=False), help="Packets, taken in file order.")
 @click.option("--in-port", default="p0", show_default=True,
               help="Port the packets arrive on. Ports are the names the rules use plus this one, numbered 1, 2, ... "

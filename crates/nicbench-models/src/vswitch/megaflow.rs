@@ -390,6 +390,13 @@ pub fn finish_wildcards(key: &Fields, wc: &Fields) -> Fields {
             m[f] = 0;
         }
     }
+    // A datapath L4 key sits under its IP protocol (`ipv4(proto=6),tcp(dst=..)`). OVS's staged
+    // lookup always folds nw_proto with the ports (they share a subtable's L4 stage); only the
+    // non-OVS `staged_lookup = false` can leave ports without it, and the flow would not be
+    // expressible: keep nw_proto exact there.
+    if m[TpSrc] != 0 || m[TpDst] != 0 {
+        m[NwProto] = OfField::NwProto.full_mask();
+    }
     m
 }
 
@@ -422,6 +429,7 @@ pub fn to_dp_flow(key: &Fields, mask: &Fields, in_dp_port: u32, actions: Vec<DpA
         used: None,
         placement: DpPlacement::default(),
         actions,
+        ..DpFlow::default()
     }
 }
 

@@ -20,7 +20,6 @@
 //! request (rules, ports, pcap, config, costs).
 
 pub mod cache;
-pub mod dump;
 pub mod key;
 pub mod megaflow;
 pub mod offload;
@@ -307,7 +306,9 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             flow.bytes = s.1;
             flow.used = Some(format!("{:.3}s", now.since(s.2).as_secs_f64()));
             MegaflowOut {
-                text: dump::format_dp_flow(&flow),
+                // The shared dpctl writer, so megaflows print exactly as parsed dumps are written back.
+                text: nicbench_rules::openflow::dp_flow_to_string(&flow)
+                    .unwrap_or_else(|e| format!("(megaflow not expressible in dpctl syntax: {e})")),
                 flow,
                 reason: e.reason.clone(),
                 installed: e.alive,

@@ -9,7 +9,7 @@ import json
 
 from helpers import python_module, run_cli
 
-from peers.ofctl_subset import to_of_rules
+from peers.of_rules import to_of_rules
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -19,8 +19,8 @@ priority=50,ip,nw_ttl=7,actions=output:p1
 
 
 def _files(tmp_path):
-    rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps(to_of_rules(RULES)))
+    rules = tmp_path / "rules.of"
+    rules.write_text(RULES)
     e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     frames = [e / scapy_all.IP(src="192.168.0.1", dst="1.1.1.1", ttl=7) / scapy_all.UDP(),
               e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.1") / scapy_all.UDP(),
@@ -88,7 +88,7 @@ def test_api_names_the_rule_with_an_unknown_port(tmp_path):
     rules, pcap = _files(tmp_path)
     ports = [{"name": "p0", "ofport": 1, "dp_port": 1}]
     with pytest.raises(NicbenchError, match=r"rule 0: port 'p1' is not on the bridge \(ports: p0\)"):
-        vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", ports=ports)
+        vswitch.megaflows(vswitch.load_openflow(rules), pcap, in_port="p0", ports=ports)
     with pytest.raises(NicbenchError, match="nics: agilio-cx-25g, connectx5-25g"):
         vswitch.megaflows([], pcap, in_port="p0", nic="bluefield")
 
@@ -99,9 +99,9 @@ def test_request_and_result_follow_the_contract(tmp_path):
     from nicbench import vswitch
 
     rules, pcap = _files(tmp_path)
-    request = vswitch.build_request(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    request = vswitch.build_request(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
     jsonschema.validate(request, vswitch.contract_schema("request"))
-    result = vswitch.megaflows(json.loads(rules.read_text()), pcap, in_port="p0", nic="agilio-cx-25g")
+    result = vswitch.megaflows(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
     jsonschema.validate(result, vswitch.contract_schema("result"))
     assert all(p["provenance"] for p in result["costs"].values())
     assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
