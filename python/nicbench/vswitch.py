@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from nicbench import _native
 from nicbench.errors import NicbenchError
 
-__all__ = ["megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
@@ -134,3 +134,46 @@ def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str
         "costs": {**DEFAULT_COSTS, **(costs or {})},
     }
     return request
+
+
+def mask_load(result: dict[str, Any], ingress: str) -> list[dict[str, Any]]:
+    """The installed megaflows of one run, counted per mask (the set of (field, mask) pairs: one tc
+    flower priority on the ingress port), as the PVP model's `MaskLoad`s for `ingress`."""
+    masks: dict[tuple, dict[str, Any]] = {}
+    for mf in result["megaflows"]:
+        if not mf["installed"]:
+            continue
+        signature = tuple(sorted((k["field"], str(k["mask"])) for k in mf["flow"]["keys"]))
+        entry = masks.setdefault(signature, {"ingress": ingress, "megaflows": 0, "offloaded": 0,
+                                             "decap": False, "encap": False})
+        entry["megaflows"] += 1
+        entry["offloaded"] += bool(mf["flow"]["placement"].get("offloaded"))
+    return list(masks.values())
+
+
+def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: str, uplink: str, vm_port: str,
+                         tc_policy: str = "none", offered_gbps: float | None = None) -> dict[str, Any]:
+    """Red Hat PVP with the user's rules and packets: the trace arrives on `uplink`, and the VM (a
+    forwarding loop that returns each packet unchanged, as testpmd in the seed's guest) sends it back
+    in on `vm_port`. Both passes run through the virtual OVS datapath with the NIC's offload
+    decision; the megaflows they install, counted per mask and ingress, are the PVP model's load,
+    with the trace's flows and mean frame size. Returns {"datapath": {...}, "pvp": {...}}."""
+    from nicbench import pvp
+    from nicbench.traces import pcap_info
+
+    info = pcap_info(str(pcap))
+    if not info["packets"]:
+        raise NicbenchError(f"{pcap}: the trace has no packets")
+    passes = {}
+    for ingress, port in (("uplink", uplink), ("vf", vm_port)):
+        passes[ingress] = megaflows(rules, pcap, in_port=port, nic=nic, tc_policy=tc_policy)
+    load = {"masks": [m for ingress, r in passes.items() for m in mask_load(r, ingress)]}
+    for ingress, port in (("uplink", uplink), ("vf", vm_port)):
+        forwarding = [mf for mf in passes[ingress]["megaflows"]
+                      if any(a.get("action") == "output" for a in mf["flow"]["actions"])]
+        if not forwarding:
+            raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
+                                "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")
+    frame_bytes = max(64, round(info["bytes"] / info["packets"]) + 4)  # captured frames lack the 4 B FCS
+    prediction = pvp.predict(nic, max(1, int(info["flows"])), frame_bytes, megaflows=load, offered_gbps=offered_gbps)
+    return {"datapath": passes, "load": load, "frame_bytes": frame_bytes, "flows": int(info["flows"]), "pvp": prediction}

@@ -9,14 +9,76 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.cli.common import emit_json, fail, json_option, stdout_console
 
 __all__ = ["vswitch", "COMMANDS"]
 
 
-@click.group()
-def vswitch() -> None:
-    """The virtual Open vSwitch datapath: megaflows, upcalls, offload to a NIC."""
+@click.group(invoke_without_command=True)
+@click.option("--nic", type=click.Choice(["agilio-cx-25g", "connectx5-25g"]), default="connectx5-25g",
+              show_default=True, help="The OVS-TC offload NIC of the PVP testbed.")
+@click.option("--openflow", "openflow", type=click.Path(dir_okay=False),
+              help="OpenFlow rules for both directions: ovs-ofctl add-flow lines or dump-flows output.")
+@click.option("--trace", type=click.Path(dir_okay=False), help="Packets arriving on the uplink (pcap, file order).")
+@click.option("--uplink", default="p0", show_default=True, help="The physical port's name in the rules.")
+@click.option("--vm-port", default="vm", show_default=True,
+              help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.")
+@click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
+@click.option("--offered", "offered_text", default=None, help="Offered rate (25Gbps); default: the port's line rate.")
+@json_option
+@click.pass_context
+def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | None, uplink: str, vm_port: str,
+            tc_policy: str, offered_text: str | None, as_json: bool) -> None:
+    """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
+
+    Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
+    the VM sends every packet back on --vm-port; both passes go through the virtual OVS datapath, the
+    NIC takes or refuses each megaflow, and the megaflows per mask drive the PVP model: received Mpps
+    and Gb/s, loss, latency, the limiting stage, megaflows offloaded (and why not), upcalls, host cores.
+
+    \b
+    nicbench vswitch --nic agilio-cx-25g --openflow rules.of --trace t.pcap
+    nicbench vswitch megaflows --openflow rules.of --pcap t.pcap   # the megaflows themselves
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if openflow is None or trace is None:
+        fail("vswitch: give --openflow RULES and --trace PCAP (or a subcommand: megaflows)")
+    from nicbench import vswitch as model
+
+    offered = None
+    if offered_text is not None:
+        from nicbench.units import UnitError, parse_rate
+
+        try:
+            offered = parse_rate(offered_text).gbps
+        except UnitError as exc:
+            fail(f"--offered: {exc}")
+        if offered is None:
+            fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
+    out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
+                                     tc_policy=tc_policy, offered_gbps=offered)
+    if as_json:
+        emit_json(out)
+        return
+    _print_pvp(out, nic)
+
+
+def _print_pvp(out: dict, nic: str) -> None:
+    p = out["pvp"]
+    console = stdout_console
+    console.print(f"[bold]{nic}[/bold], Red Hat PVP, {out['flows']:,} flows, {out['frame_bytes']} B frames")
+    console.print(f"received  {p['mpps']:.2f} Mpps, {p['gbps']:.2f} Gb/s  (loss {p['loss']:.1%}, "
+                  f"latency {p['latency_us']:.1f} us unloaded), limited by: {p['bottleneck']}")
+    for ingress, r in out["datapath"].items():
+        installed = [m for m in r["megaflows"] if m["installed"]]
+        offloaded = sum(bool(m["flow"]["placement"].get("offloaded")) for m in installed)
+        rate = r.get("upcalls_per_s")
+        console.print(f"{ingress:7} megaflows {len(installed):,} ({offloaded:,} offloaded), upcalls {r['upcalls']:,}"
+                      + (f" ({rate:,.0f}/s)" if rate is not None else ""))
+        for reason, n in r.get("refusals", {}).items():
+            console.print(f"        not offloaded {n}x: {reason}")
+    console.print(f"host cores busy {p['host_cores_busy']:.2f}")
 
 
 @vswitch.command()
