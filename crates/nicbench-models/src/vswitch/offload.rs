@@ -399,6 +399,7 @@ mod tests {
                 used: None,
                 placement: DpPlacement::default(),
                 actions,
+                ..DpFlow::default()
             },
         )
     }
