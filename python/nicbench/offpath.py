@@ -51,7 +51,7 @@ from typing import Any
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
-from nicbench.profiles import current_overrides, declared
+from nicbench.profiles import overrides_for
 from nicbench.units import UnitError, parse_rate, parse_size_bytes
 
 __all__ = [
@@ -226,14 +226,6 @@ def parse_flows(text: str) -> list[Flow]:
     return flows
 
 
-def _context_overrides(nic: str) -> dict[str, float]:
-    active = current_overrides()
-    if not active:
-        return {}
-    names = declared(nic)
-    return {k: v for k, v in active.items() if k in names} if names else active
-
-
 def default_mix(flows: list[Flow]) -> str:
     """`shares` when some flow states its share of the requests (`x SHARE`: one application's mix),
     else `max_min` (independent requesters, each as fast as the NIC lets it)."""
@@ -261,7 +253,7 @@ def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     out: dict[str, Any] = {"nic": nic, "flows": items}
     if mix is not None:
         out["mix"] = mix
-    merged = {**(_context_overrides(nic) if context_overrides else {}), **(overrides or {})}
+    merged = {**(overrides_for(nic) if context_overrides else {}), **(overrides or {})}
     if merged:
         out["overrides"] = merged
     return out

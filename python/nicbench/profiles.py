@@ -83,3 +83,13 @@ def parameter_overrides(values: dict[str, float]) -> Iterator[None]:
 def current_overrides() -> dict[str, float]:
     """The overrides active in this context (every model's Python wrapper applies them)."""
     return dict(_OVERRIDES.get())
+
+
+def overrides_for(profile: str) -> dict[str, float]:
+    """The active overrides that `profile` declares (all of them when it declares none, so that an
+    unknown name is still refused by the model)."""
+    active = current_overrides()
+    if not active:
+        return {}
+    names = declared(profile)
+    return {k: v for k, v in active.items() if k in names} if names else active

@@ -28,7 +28,7 @@ from typing import Any
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
-from nicbench.profiles import current_overrides, declared
+from nicbench.profiles import overrides_for
 
 __all__ = ["NICS", "DATAPATHS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
 
@@ -49,14 +49,6 @@ def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:
     ]}
 
 
-def _context_overrides(nic: str) -> dict[str, float]:
-    active = current_overrides()
-    if not active:
-        return {}
-    names = declared(nic)
-    return {k: v for k, v in active.items() if k in names} if names else active
-
-
 def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False, offered_gbps: float | None = None,
             datapath: str | None = None, megaflows: dict[str, Any] | None = None,
             overrides: dict[str, float] | None = None, context_overrides: bool = True) -> dict[str, Any]:
@@ -70,7 +62,7 @@ def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False,
         out["datapath"] = datapath
     if megaflows is not None:
         out["megaflows"] = megaflows
-    merged = {**(_context_overrides(str(nic)) if context_overrides else {}), **(overrides or {})}
+    merged = {**(overrides_for(str(nic)) if context_overrides else {}), **(overrides or {})}
     if merged:
         out["overrides"] = merged
     return out

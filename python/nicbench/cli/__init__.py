@@ -44,7 +44,7 @@ COMMANDS = {
                          "advice."),
     "flowhost": ("flowhost", "Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."),
     "pvp": ("pvp", "Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."),
-    "vswitch": ("vswitch", "The virtual Open vSwitch datapath: megaflows, upcalls, offload to a NIC."),
+    "vswitch": ("vswitch", "The virtual Open vSwitch datapath in front of an OVS-TC offload NIC."),
 }
 
 

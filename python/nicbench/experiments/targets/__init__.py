@@ -24,7 +24,7 @@ import numpy as np
 from nicbench.experiments.errors import UnknownTargetError
 from nicbench.experiments.params import Param
 
-__all__ = ["Target", "RunContext", "target", "get_target", "all_targets", "FAMILIES"]
+__all__ = ["Target", "RunContext", "target", "get_target", "all_targets", "finite_or_nan", "FAMILIES"]
 
 # Target families (modules of this package); imported lazily on first lookup.
 FAMILIES = ("synthetic", "gen", "classifier", "connectx", "offpath", "flowhost", "pvp")
@@ -91,6 +91,15 @@ class Target:
 
 _REGISTRY: dict[str, Target] = {}
 _LOADED = False
+
+
+def finite_or_nan(x: Any) -> float:
+    """A metric value as a float: NaN for anything missing, non-numeric or infinite."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan
 
 
 def target(name: str, *, params: list[Param], metrics: dict[str, str], version: str = "1",

@@ -27,6 +27,7 @@ from nicbench import offpath
 from nicbench.errors import NicbenchError
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+from nicbench.experiments.targets import finite_or_nan as _num
 
 VERSION = "3"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics; 3: gbps_change_*
 MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix
@@ -59,12 +60,6 @@ _COMPARE_METRICS = {
 }
 
 
-def _num(x: Any) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return math.nan
-    return v if math.isfinite(v) else math.nan
 
 
 def _ratio(a: float, b: float) -> float:

@@ -21,6 +21,7 @@ from typing import Any
 from nicbench import pvp
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+from nicbench.experiments.targets import finite_or_nan as _num
 
 VERSION = "1"
 STAGES = ("wire", "nic", "pcie", "vm", "host_datapath", "offered")
@@ -34,12 +35,6 @@ _RUN_METRICS = {"mpps": "Mpps", "gbps": "Gbps", "line_gbps": "Gbps", "offered_mp
 _COMPARE_METRICS = {"a_mpps": "Mpps", "b_mpps": "Mpps", "ratio": "", "change": ""}
 
 
-def _num(x: Any) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return math.nan
-    return v if math.isfinite(v) else math.nan
 
 
 def run_metrics(result: dict[str, Any]) -> dict[str, float]:
