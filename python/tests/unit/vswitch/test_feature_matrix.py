@@ -18,6 +18,7 @@ SEED = REPO.parent / "shared" / "seeds" / "002_6c8323bd0077909c.txt"
 MATRIX = STUDIES / "ovs-offload" / fm.FILE
 ROWS = fm.load_matrix(MATRIX)
 RUN = [r for r in ROWS if r.expressible]
+python_module("scapy.all", "scapy")  # the packets are scapy expressions (missing: CI fails, else skips)
 
 
 def test_rows_cover_the_appendix_and_name_their_seed_lines():
@@ -40,7 +41,6 @@ def test_the_file_says_what_agreement_means():
 
 @pytest.fixture(scope="module")
 def outcome():
-    python_module("scapy.all", "scapy")
     return fm.run_matrix(MATRIX)
 
 
