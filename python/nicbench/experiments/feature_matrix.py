@@ -79,7 +79,10 @@ def load_matrix(path: str | Path) -> list[Row]:
     rows = []
     for kind in KINDS:
         for entry in data.get(kind, []):
-            row = Row(kind=kind, **entry)
+            try:
+                row = Row(kind=kind, **entry)
+            except TypeError as exc:
+                raise ValueError(f"{path}: [[{kind}]] {entry.get('row', '?')}: {exc}") from None
             if row.expressible and not (row.rule and row.packet):
                 raise ValueError(f"{path}: {row.row} (line {row.line}): an expressible row needs rule and packet")
             if not row.expressible and not row.why:
