@@ -241,6 +241,7 @@ mod tests {
                 used: None,
                 placement: DpPlacement::default(),
                 actions: vec![],
+                ..Default::default()
             },
             created: at,
             last_used: at,

@@ -387,6 +387,7 @@ mod tests {
                 used: None,
                 placement: DpPlacement::default(),
                 actions,
+                ..Default::default()
             },
         )
     }
