@@ -111,6 +111,18 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
     return json.loads(_native.vswitch_simulate(json.dumps(request)))
 
 
+def _wide_ints_as_strings(value: Any) -> Any:
+    """A copy of `value` with integers of 2^64 and more (IPv6 addresses and masks) as decimal
+    strings: JSON numbers that wide lose precision on the way to the model's u128 fields."""
+    if isinstance(value, dict):
+        return {k: _wide_ints_as_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wide_ints_as_strings(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1 << 64:
+        return str(value)
+    return value
+
+
 def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
                   ports: list[dict[str, Any]] | None = None, nic: str | None = None, tc_policy: str = "none",
                   hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
@@ -122,7 +134,7 @@ def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str
     if tc_policy not in TC_POLICIES:
         raise NicbenchError(f"tc-policy {tc_policy!r} is not one of {', '.join(TC_POLICIES)}")
     request = {
-        "rules": rules,
+        "rules": _wide_ints_as_strings(rules),
         "ports": ports if ports is not None else default_ports(rules, in_port),
         "pcap": str(pcap),
         "in_port": in_port,

@@ -218,6 +218,7 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     its `repeat`) and reports them as predictions, checked only against that device's own
     measurements and the source's qualitative claims about it."""
     from nicbench.cli.run_progress import RichProgress
+    from nicbench.experiments.feature_matrix import summary_line as feature_matrix_line
     from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
 
     outcomes = []
@@ -251,6 +252,8 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
                 line += f"claims {held}/{len(claims)} hold"
                 failing = [k for k, c in claims.items() if c["status"] != "pass"]
                 refs += line + (f" (not: {', '.join(failing)})" if failing else "")
+            if d["feature_matrix"] is not None:
+                refs += "\n  " + feature_matrix_line(d["feature_matrix"])
             stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json([o.as_dict() for o in outcomes])

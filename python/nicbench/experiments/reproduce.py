@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.experiments import feature_matrix
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
@@ -31,6 +32,7 @@ class StudyOutcome:
     runs: list[RunSummary] = field(default_factory=list)
     pages: list[Any] = field(default_factory=list)
     predictions: list[Any] = field(default_factory=list)  # DevicePredictions per predicted device
+    feature_matrix: Any = None  # feature_matrix.MatrixOutcome when the study has a feature_matrix.toml
 
     def all_runs(self) -> list[RunSummary]:
         return self.runs + [r for d in self.predictions for r in d.runs]
@@ -41,7 +43,8 @@ class StudyOutcome:
                 "pages": [p.as_dict() for p in self.pages],
                 "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons),
                 "summary": group_summary(comparisons),
-                "predictions": [d.as_dict() for d in self.predictions]}
+                "predictions": [d.as_dict() for d in self.predictions],
+                "feature_matrix": self.feature_matrix.as_dict() if self.feature_matrix is not None else None}
 
 
 def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -138,7 +141,11 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
         outcome.predictions = run_predictions(
             study, results=results, reports=reports, jobs=jobs, repeat=repeat, limit_points=limit_points, sets=sets,
             progress=progress, pages_fn=lambda pairs, view, device: _write_pages(pairs, view, device, jobs))
-    study_report(study, outcome.pages, outcome.index, predictions=outcome.predictions)
+    matrix = study.dir / feature_matrix.FILE
+    if matrix.is_file():
+        outcome.feature_matrix = feature_matrix.run_matrix(matrix)
+    study_report(study, outcome.pages, outcome.index, predictions=outcome.predictions,
+                 feature_matrix=outcome.feature_matrix)
     return outcome
 
 

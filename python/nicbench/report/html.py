@@ -175,9 +175,10 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
-                 predictions: list[Any] | None = None) -> Path:
+                 predictions: list[Any] | None = None, feature_matrix: Any = None) -> Path:
     """The study index: links to its experiment pages, pass/fail and median |error| per set, and the
-    predictions for other devices (`nicbench.experiments.predictions.DevicePredictions`), if any."""
+    predictions for other devices (`nicbench.experiments.predictions.DevicePredictions`) and the
+    offload feature matrix (`nicbench.experiments.feature_matrix.MatrixOutcome`), if any."""
     out_html = Path(out_html)
     comparisons = [c for p in pages for c in p.comparisons]
     body = [f"<h1>{html.escape(study.title)}</h1>", f'<p class="sub">{html.escape(study.description)}</p>',
@@ -195,6 +196,10 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
                    rows, raw=True)]
     if predictions:
         body += predictions_section(predictions, out_html.parent)
+    if feature_matrix is not None:
+        from nicbench.experiments.feature_matrix import html_section
+
+        body += html_section(feature_matrix.as_dict())
     if comparisons:
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]

@@ -166,11 +166,35 @@ fn u128_from_json(v: &serde_json::Value) -> Result<u128, String> {
 
 fn rule_from_json(mut v: serde_json::Value) -> Result<OfRule, String> {
     use nicbench_rules::openflow::OfAction;
+    use nicbench_rules::openflow::FieldMatch;
     let actions = v.get_mut("actions").map(serde_json::Value::take).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
         obj.insert("actions".into(), serde_json::Value::Array(Vec::new()));
     }
+    // Match values are u128 too (IPv6 addresses): read by hand, as set_field's below.
+    let fields = v
+        .get_mut("matches")
+        .and_then(|m| m.get_mut("fields"))
+        .map(serde_json::Value::take)
+        .unwrap_or_default();
+    if let Some(m) = v.get_mut("matches").and_then(serde_json::Value::as_object_mut) {
+        m.insert("fields".into(), serde_json::Value::Array(Vec::new()));
+    }
     let mut rule: OfRule = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let fields = match fields {
+        serde_json::Value::Array(f) => f,
+        serde_json::Value::Null => Vec::new(),
+        other => return Err(format!("matches.fields: expected a list, found {other}")),
+    };
+    for (j, f) in fields.into_iter().enumerate() {
+        let field = serde_json::from_value(f.get("field").cloned().unwrap_or_default())
+            .map_err(|e| format!("match {j}: field: {e}"))?;
+        let value = u128_from_json(f.get("value").unwrap_or(&serde_json::Value::Null))
+            .map_err(|e| format!("match {j}: value: {e}"))?;
+        let mask = u128_from_json(f.get("mask").unwrap_or(&serde_json::Value::Null))
+            .map_err(|e| format!("match {j}: mask: {e}"))?;
+        rule.matches.fields.push(FieldMatch { field, value, mask });
+    }
     let actions = match actions {
         serde_json::Value::Array(a) => a,
         other => return Err(format!("actions: expected a list, found {other}")),

@@ -16,8 +16,8 @@
 //! kernel datapath, so a refused flow is not lost but runs in `dp:ovs` on host cores (a stricter
 //! reading, "refused flows are not installed at all", is not what OVS 2.9–3.1 do on this path).
 //!
-//! Reasons are OVS's log text where OVS's tc layer refuses (`offloading attribute ... isn't
-//! supported`, `unsupported put action type: N`), and `<driver>: <what>` naming the
+//! Reasons are OVS's log text where OVS's tc layer refuses (`vlan partial mask`,
+//! `unsupported put action type: N`), and `<driver>: <what>` naming the
 //! capability and its source where the NIC does.
 
 use std::collections::HashSet;
@@ -211,21 +211,9 @@ fn action_kind(a: &DpAction) -> OffloadAction {
 /// megaflow into a flower filter.
 pub fn ovs_tc_refusal(flow_key: &Fields, mask: &Fields, actions: &[DpAction]) -> Option<String> {
     use OfField::*;
-    if key::is_icmp_any(flow_key) {
-        let v6 = flow_key[DlType] == key::ETH_TYPE_IPV6;
-        if mask[TpSrc] != 0 {
-            return Some(format!(
-                "offloading attribute {} isn't supported",
-                if v6 { "icmpv6_type" } else { "icmp_type" }
-            ));
-        }
-        if mask[TpDst] != 0 {
-            return Some(format!(
-                "offloading attribute {} isn't supported",
-                if v6 { "icmpv6_code" } else { "icmp_code" }
-            ));
-        }
-    }
+    // ICMP type/code are no refusal here: OVS 3.1's netdev_tc_flow_put puts them into flower's
+    // icmp_type/icmp_code keys (OVS 2.9's test_key_and_mask refused them with "offloading
+    // attribute icmp_type isn't supported"); whether the NIC matches them is `icmp_match`.
     let tci = mask[VlanTci];
     // An untagged packet's megaflow has no VLAN attribute (its exact eth_type says "no tag").
     if tci != 0 && flow_key[VlanTci] & key::VLAN_CFI != 0 {
@@ -456,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn test_ovs_refuses_userspace_and_icmp_type_before_the_nic() {
+    fn test_ovs_refuses_userspace_and_leaves_icmp_type_to_the_nic() {
         let (k, f) = flow(
             &BASE,
             vec![DpAction::Other {
@@ -472,9 +460,13 @@ mod tests {
         k[NwProto] = 1;
         let mut m = Fields::default();
         m[TpSrc] = 0xff;
+        assert_eq!(ovs_tc_refusal(&k, &m, &[]), None, "OVS 3.1 puts icmp_type into flower");
+        let (_, f) = flow(&[(RecircId, 0, 0xffff_ffff), (DlType, 0x0800, 0xffff), (NwProto, 1, 0xff), (TpSrc, 8, 0xff)], vec![DpAction::Output { port: 3 }]);
+        let none = HashSet::new();
+        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0), None);
         assert_eq!(
-            ovs_tc_refusal(&k, &m, &[]).as_deref(),
-            Some("offloading attribute icmp_type isn't supported")
+            nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(),
+            Some("mlx5_core: cannot match ICMP type/code")
         );
     }
 

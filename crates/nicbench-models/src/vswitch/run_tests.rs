@@ -142,3 +142,24 @@ fn test_slow_revalidation_lowers_the_flow_limit_to_its_floor() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn test_ipv6_match_and_set_field_values_read_from_strings() {
+    // 2001:db8::2 / all ones, and set_field 2001:db8::9: u128s beyond JSON's exact numbers.
+    let dst: u128 = 0x2001_0db8_0000_0000_0000_0000_0000_0002;
+    let rule = serde_json::json!({
+        "table": 0, "priority": 10, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
+        "matches": {"in_port": null, "fields": [
+            {"field": "dl_type", "value": 34525, "mask": 65535},
+            {"field": "ipv6_dst", "value": dst.to_string(), "mask": format!("{:#x}", u128::MAX)}]},
+        "actions": [{"action": "set_field", "field": "ipv6_dst", "value": (dst + 7).to_string(), "mask": u128::MAX.to_string()},
+                    {"action": "output", "port": {"name": "p1"}}]
+    });
+    let r = rule_from_json(rule).expect("rule");
+    assert_eq!(r.matches.fields.len(), 2);
+    assert_eq!((r.matches.fields[1].value, r.matches.fields[1].mask), (dst, u128::MAX));
+    assert!(matches!(r.actions[0], nicbench_rules::openflow::OfAction::SetField { value, .. } if value == dst + 7));
+    let bad = serde_json::json!({"table": 0, "priority": 1, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
+        "matches": {"in_port": null, "fields": [{"field": "ipv6_dst", "value": 4.2e37, "mask": 1}]}, "actions": []});
+    assert!(rule_from_json(bad).unwrap_err().contains("match 0: value"));
+}
