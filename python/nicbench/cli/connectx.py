@@ -75,7 +75,7 @@ def parse_install_rate(text: str) -> float:
 @click.option("--duration", default="1s", show_default=True, help="Virtual time to simulate.")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
 @click.option("--bin", "bin_", default="10ms", show_default=True, help="Throughput timeline bin.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,

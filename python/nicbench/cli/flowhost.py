@@ -41,7 +41,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
               help="Zipf exponent of flow popularity (0: equal flows).")
 @click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
 @click.option("--cores-needed", "search", is_flag=True, help="Also search the fewest cores without drops.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
 def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int, rate: str, zipf: float,
              duration: str, search: bool, seed: int, as_json: bool) -> None:

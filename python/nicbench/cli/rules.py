@@ -86,7 +86,7 @@ def openflow(file: str, as_json: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", show_default=True,
               help="Output file ('-' for stdout).")
 @syntax_option
-@click.option("--port", type=int, default=0, show_default=True, help="testpmd port id to write.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="testpmd port id to write (0-65535).")
 @click.option("--dev", default="eth0", show_default=True, help="tc device to attach filters to.")
 @json_option
 def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev: str, as_json: bool) -> None:
@@ -117,7 +117,7 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M).")
 @click.option("--groups", type=click.IntRange(0, 4096), default=0, show_default=True,
               help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @json_option

@@ -76,7 +76,8 @@ def render_info(file: str, s: dict) -> None:
               help="Toeplitz key: symmetric | microsoft | HEX (40 or 52 bytes).")
 @click.option("--fields", type=click.Choice(["ip", "ip-ports"]), default="ip-ports", show_default=True,
               help="Hash input: IP addresses only, or addresses + L4 ports (TCP/UDP/SCTP).")
-@click.option("--reta-size", type=int, default=128, show_default=True, help="Indirection table entries.")
+@click.option("--reta-size", type=click.IntRange(64, 512), default=128, show_default=True,
+              help="Indirection table entries (a power of two, 64-512).")
 @click.option("--inner", is_flag=True, help="Hash the inner headers of VXLAN frames (default: outer, as NICs do).")
 @json_option
 def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bool, as_json: bool) -> None:

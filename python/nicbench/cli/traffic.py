@@ -23,7 +23,7 @@ from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, pars
 @click.option("--vlan", type=click.IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
 @click.option("--vxlan", type=click.IntRange(0, 2**24 - 1), default=None, help="Encapsulate in VXLAN with this VNI.")
 @click.option("--zipf", type=float, default=None, help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
 def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | None, output: str,
         ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,

@@ -18,6 +18,19 @@ from helpers import run_cli
     (["rules", "convert", "x.flow", "--to", "xx"],
      "nicbench: error: rules convert: Invalid value for '--to': 'xx' is not one of 'testpmd', 'tc' "
      "(see 'nicbench rules convert --help')"),
+    # Integers beyond what the Rust side takes were Python OverflowError tracebacks (issue 17).
+    (["rules", "gen", "--seed", "-1", "-o", "x.flow"],
+     "nicbench: error: rules gen: Invalid value for '--seed': -1 is not in the range 0<=x<=18446744073709551615 "
+     "(see 'nicbench rules gen --help')"),
+    (["rules", "convert", "x.flow", "--to", "testpmd", "--port", "70000"],
+     "nicbench: error: rules convert: Invalid value for '--port': 70000 is not in the range 0<=x<=65535 "
+     "(see 'nicbench rules convert --help')"),
+    (["rss", "x.pcap", "--queues", "4", "--reta-size", "-5"],
+     "nicbench: error: rss: Invalid value for '--reta-size': -5 is not in the range 64<=x<=512 "
+     "(see 'nicbench rss --help')"),
+    (["gen", "--seed", "18446744073709551616", "-o", "x.pcap"],
+     "nicbench: error: gen: Invalid value for '--seed': 18446744073709551616 is not in the range "
+     "0<=x<=18446744073709551615 (see 'nicbench gen --help')"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 def test_usage_error_is_one_line_and_exit_2(args, line):
     proc = run_cli(*args)
