@@ -89,19 +89,6 @@ impl AgilioParams {
     }
 
     pub fn host(&self) -> HostParams {
-        HostParams {
-            link_gbps: self.link_gbps,
-            pcie_lanes: self.pcie_lanes,
-            pcie_gt_per_s: self.pcie_gt_per_s,
-            pcie_encoding_efficiency: self.pcie_encoding_efficiency,
-            pcie_max_payload_bytes: self.pcie_max_payload_bytes,
-            pcie_tlp_overhead_bytes: self.pcie_tlp_overhead_bytes,
-            pcie_descriptor_bytes_per_packet: self.pcie_descriptor_bytes_per_packet,
-            vm_packet_ns: self.vm_packet_ns,
-            host_kernel_packet_ns: self.host_kernel_packet_ns,
-            host_datapath_cores: self.host_datapath_cores,
-            dpdk_packet_ns: self.dpdk_packet_ns,
-            dpdk_pmd_cores: self.dpdk_pmd_cores,
-        }
+        crate::pvp::host_params_of!(self)
     }
 }

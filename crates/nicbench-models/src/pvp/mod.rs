@@ -47,6 +47,28 @@ pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {
     gbps * 1e3 / ((frame_bytes + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0)
 }
 
+/// The [`HostParams`] of a PVP-capable profile's parameter set (every such set declares the
+/// same names), so each device model does not list them again.
+macro_rules! host_params_of {
+    ($p:expr) => {
+        $crate::pvp::HostParams {
+            link_gbps: $p.link_gbps,
+            pcie_lanes: $p.pcie_lanes,
+            pcie_gt_per_s: $p.pcie_gt_per_s,
+            pcie_encoding_efficiency: $p.pcie_encoding_efficiency,
+            pcie_max_payload_bytes: $p.pcie_max_payload_bytes,
+            pcie_tlp_overhead_bytes: $p.pcie_tlp_overhead_bytes,
+            pcie_descriptor_bytes_per_packet: $p.pcie_descriptor_bytes_per_packet,
+            vm_packet_ns: $p.vm_packet_ns,
+            host_kernel_packet_ns: $p.host_kernel_packet_ns,
+            host_datapath_cores: $p.host_datapath_cores,
+            dpdk_packet_ns: $p.dpdk_packet_ns,
+            dpdk_pmd_cores: $p.dpdk_pmd_cores,
+        }
+    };
+}
+pub(crate) use host_params_of;
+
 /// The PVP host around the NIC (same parameter names in every PVP-capable profile).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HostParams {

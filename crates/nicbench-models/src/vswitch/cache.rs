@@ -223,7 +223,6 @@ pub fn next_flow_limit(limit: u64, n_flows: u64, duration_ms: f64, configured: u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nicbench_rules::openflow::DpPlacement;
 
     fn entry(v: u128, at: SimTime) -> Entry {
         let mut mask = Fields::default();
@@ -234,12 +233,7 @@ mod tests {
             mask,
             value,
             flow: DpFlow {
-                ufid: None,
                 keys: vec![],
-                packets: 0,
-                bytes: 0,
-                used: None,
-                placement: DpPlacement::default(),
                 actions: vec![],
                 ..DpFlow::default()
             },

@@ -23,7 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, FieldMatch, OfField};
+use nicbench_rules::openflow::{DpAction, DpFlow, FieldMatch, OfField};
 use serde::{Deserialize, Serialize};
 
 use super::key::{self, Fields, FIELDS};
@@ -422,12 +422,7 @@ pub fn to_dp_flow(key: &Fields, mask: &Fields, in_dp_port: u32, actions: Vec<DpA
         })
         .collect();
     DpFlow {
-        ufid: None,
         keys,
-        packets: 0,
-        bytes: 0,
-        used: None,
-        placement: DpPlacement::default(),
         actions,
         ..DpFlow::default()
     }

@@ -365,7 +365,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nicbench_rules::openflow::{DpPlacement, FieldMatch};
+    use nicbench_rules::openflow::FieldMatch;
     use OfField::*;
 
     fn flow(keys: &[(OfField, u128, u128)], actions: Vec<DpAction>) -> (Fields, DpFlow) {
@@ -380,12 +380,7 @@ mod tests {
         (
             k,
             DpFlow {
-                ufid: None,
                 keys,
-                packets: 0,
-                bytes: 0,
-                used: None,
-                placement: DpPlacement::default(),
                 actions,
                 ..DpFlow::default()
             },
