@@ -5,6 +5,7 @@ defined by their Rust serde types (schemas: `contract_schema("request")` / `("re
 
     request  = {"nic": "connectx5-25g", "flows": 16384, "frame_bytes": 64, "vxlan": false,
                 "offered_gbps": 25.0, "datapath": "tc-offload",      # or "kernel", "dpdk"
+                "flow_order": "round-robin",                          # or "random"
                 "megaflows": {"masks": [{"ingress": "uplink", "megaflows": 16384, "offloaded": 16384,
                                          "decap": false, "encap": false}, ...]},   # default: the seed's PVP
                 "overrides": {...}}
@@ -30,10 +31,13 @@ from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
 
-__all__ = ["NICS", "DATAPATHS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
+__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
 
 NICS = ("connectx5-25g", "agilio-cx-25g")
 DATAPATHS = ("tc-offload", "kernel", "dpdk")
+# The order of the flows' packets: round-robin (the seed's TRex, addresses incremented per packet; a
+# replayed trace repeats its order too) or random (independent references).
+FLOW_ORDERS = ("round-robin", "random")
 
 
 def line_rate_mpps(gbps: float, frame_bytes: float) -> float:
@@ -50,7 +54,7 @@ def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:
 
 
 def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False, offered_gbps: float | None = None,
-            datapath: str | None = None, megaflows: dict[str, Any] | None = None,
+            datapath: str | None = None, flow_order: str | None = None, megaflows: dict[str, Any] | None = None,
             overrides: dict[str, float] | None = None, context_overrides: bool = True) -> dict[str, Any]:
     """The request JSON object (calibration overrides merged in unless `context_overrides` is False)."""
     if datapath is not None and datapath not in DATAPATHS:
@@ -60,6 +64,10 @@ def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False,
         out["offered_gbps"] = float(offered_gbps)
     if datapath is not None:
         out["datapath"] = datapath
+    if flow_order is not None:
+        if flow_order not in FLOW_ORDERS:
+            raise NicbenchError(f"pvp: unknown flow order {flow_order!r} (allowed: {', '.join(FLOW_ORDERS)})")
+        out["flow_order"] = flow_order
     if megaflows is not None:
         out["megaflows"] = megaflows
     merged = {**(overrides_for(str(nic)) if context_overrides else {}), **(overrides or {})}

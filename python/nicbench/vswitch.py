@@ -164,12 +164,14 @@ def mask_load(result: dict[str, Any], ingress: str) -> list[dict[str, Any]]:
 
 
 def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: str, uplink: str, vm_port: str,
-                         tc_policy: str = "none", offered_gbps: float | None = None) -> dict[str, Any]:
+                         tc_policy: str = "none", offered_gbps: float | None = None,
+                         flow_order: str = "round-robin") -> dict[str, Any]:
     """Red Hat PVP with the user's rules and packets: the trace arrives on `uplink`, and the VM (a
     forwarding loop that returns each packet unchanged, as testpmd in the seed's guest) sends it back
     in on `vm_port`. Both passes run through the virtual OVS datapath with the NIC's offload
     decision; the megaflows they install, counted per mask and ingress, are the PVP model's load,
-    with the trace's flows and mean frame size. Returns {"datapath": {...}, "pvp": {...}}."""
+    with the trace's flows and mean frame size; `flow_order` (see `nicbench.pvp.FLOW_ORDERS`) is how the
+    flows' packets take turns at the NIC. Returns {"datapath": {...}, "pvp": {...}}."""
     from nicbench import pvp
     from nicbench.traces import pcap_info
 
@@ -187,5 +189,6 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
             raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
                                 "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")
     frame_bytes = max(64, round(info["bytes"] / info["packets"]) + 4)  # captured frames lack the 4 B FCS
-    prediction = pvp.predict(nic, max(1, int(info["flows"])), frame_bytes, megaflows=load, offered_gbps=offered_gbps)
+    prediction = pvp.predict(nic, max(1, int(info["flows"])), frame_bytes, megaflows=load, offered_gbps=offered_gbps,
+                             flow_order=flow_order)
     return {"datapath": passes, "load": load, "frame_bytes": frame_bytes, "flows": int(info["flows"]), "pvp": prediction}

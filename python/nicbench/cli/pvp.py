@@ -59,19 +59,22 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
 @click.option("--vxlan", is_flag=True, help="VXLAN decap towards the VM and encap back, one VNI per rule.")
 @click.option("--datapath", type=click.Choice(["tc-offload", "kernel", "dpdk"]), default="tc-offload",
               show_default=True, help="Which OVS datapath forwards.")
+@click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
+              help="Order of the flows' packets: round-robin (TRex incrementing addresses, as in the seed) or random.")
 @click.option("--gbps", "offered_gbps", type=float, default=None,
               help="Offered load in Gb/s on the wire (default: the port's line rate).")
 @click.option("--megaflows", "megaflows_path", default=None, metavar="FILE",
               help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
-def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, offered_gbps: float | None,
+def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, flow_order: str,
+        offered_gbps: float | None,
         megaflows_path: str | None, sets: tuple[str, ...], as_json: bool) -> None:
     """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."""
     from nicbench import pvp as model
 
     result = model.predict(nic, _count(flows_text, "--flows"), _count(size_text, "--size"), vxlan=vxlan,
-                           datapath=datapath, offered_gbps=offered_gbps, megaflows=_megaflows(megaflows_path),
+                           datapath=datapath, flow_order=flow_order, offered_gbps=offered_gbps, megaflows=_megaflows(megaflows_path),
                            overrides=parse_overrides(sets))
     if as_json:
         emit_json(result)

@@ -25,10 +25,13 @@ __all__ = ["vswitch", "COMMANDS"]
               help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.")
 @click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
 @click.option("--offered", "offered_text", default=None, help="Offered rate (25Gbps); default: the port's line rate.")
+@click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
+              help="Order of the flows' packets at the NIC: round-robin (the trace replayed in a loop, one packet "
+                   "per flow per turn, as a generator incrementing addresses) or random (independent references).")
 @json_option
 @click.pass_context
 def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | None, uplink: str, vm_port: str,
-            tc_policy: str, offered_text: str | None, as_json: bool) -> None:
+            tc_policy: str, offered_text: str | None, flow_order: str, as_json: bool) -> None:
     """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
 
     Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
@@ -57,7 +60,7 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
     out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
-                                     tc_policy=tc_policy, offered_gbps=offered)
+                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order)
     if as_json:
         emit_json(out)
         return

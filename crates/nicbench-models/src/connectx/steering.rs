@@ -27,7 +27,9 @@
 //!   chain is a dependent lookup. Cache hit rate = cache size / working set (uniform
 //!   access under LRU), where the working set is the STEs the traffic touches: per probed
 //!   matcher, the distinct buckets the flows hash to (`B(1 − e^{−K/B})` for K distinct
-//!   masked keys) times the chain length. A hit costs `steering_lookup_ns` of pipeline
+//!   masked keys) times the chain length. When the flows send in turn (a generator that
+//!   increments addresses per packet) the hit rate is that of a random-replacement cache under
+//!   a cyclic scan instead ([`Tables::cache_hit_rates_round_robin`]). A hit costs `steering_lookup_ns` of pipeline
 //!   time; a miss is a PCIe round trip of `steering_miss_latency_ns` with at most
 //!   `steering_outstanding_misses` in flight.
 //! - Per packet: service time (throughput) = firmware-table time + max(pipeline time,
@@ -42,6 +44,28 @@ use std::collections::BTreeMap;
 pub fn expected_collisions(n: f64, buckets: f64) -> f64 {
     let b = buckets.max(1.0);
     (n - b * -(-n / b).exp_m1()).max(0.0)
+}
+
+/// Flows per bucket the round-robin cache model sums over (Poisson tail beyond is negligible
+/// at the loads a rehashing table keeps, ≤ 0.5 flows per bucket, and < 1e-9 up to ~4).
+const MAX_FLOWS_PER_BUCKET: u32 = 24;
+
+/// Chance that an STE read j times per cycle, at random points of it, is still cached at a
+/// read when the cache evicts a random line `a` cache-sizes' worth of times per cycle:
+/// E[e^{−aG}] with the gap G ~ Beta(1, j − 1) (G = 1 for j = 1). For many reads G ≈ Exp(j).
+fn survival(j: f64, a: f64) -> f64 {
+    if j <= 1.0 {
+        return (-a).exp();
+    }
+    if j > 64.0 {
+        return j / (j + a);
+    }
+    // Simpson's rule on ∫₀¹ (j − 1)(1 − g)^{j−2} e^{−ag} dg.
+    let n = 256;
+    let f = |g: f64| (j - 1.0) * (1.0 - g).powf(j - 2.0) * (-a * g).exp();
+    let h = 1.0 / n as f64;
+    let inner: f64 = (1..n).map(|k| f(k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 }).sum();
+    (f(0.0) + inner + f(1.0)) * h / 3.0
 }
 
 /// Index of a matcher in [`Tables`].
@@ -271,9 +295,81 @@ impl Tables {
         rates
     }
 
+    /// Steering-cache hit rate per matcher when the flows take turns (round robin: a traffic
+    /// generator that increments the addresses per packet, as TRex's field engine with
+    /// `op="inc"` does in Red Hat's PVP script) and the cache replaces a random line on a miss.
+    ///
+    /// Under LRU such a cyclic scan would never hit once the working set passes the cache. With
+    /// random replacement and M misses per cycle (one packet per flow), a read hits if its STE
+    /// survived the misses since its previous read: e^{−gM/C} for a gap of g cycles. A bucket
+    /// that j flows hash to is read j times per cycle at random points of it, so its gaps are
+    /// Beta(1, j − 1) distributed (one whole cycle for j = 1); the flows per bucket are
+    /// Poisson(keys / buckets). M is the positive root of M = Σ reads · (1 − hit(M)), which
+    /// exists exactly when the touched STEs outnumber the cache. (For independent references
+    /// with uniform popularity random replacement and LRU give the same C/W, which is why
+    /// [`Self::cache_hit_rates`], LRU by Che, serves the independent case.)
+    pub fn cache_hit_rates_round_robin(&self) -> Vec<f64> {
+        let mut rates = vec![1.0; self.matchers.len()];
+        let cache = self.params.steering_cache_entries;
+        if self.working_set_stes() <= cache || cache <= 0.0 {
+            return rates;
+        }
+        // Per matcher with traffic: (STEs read j times per cycle, j) classes.
+        let classes: Vec<(usize, Vec<(f64, f64)>)> = self
+            .matchers
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group))
+            .map(|(i, m)| {
+                if !m.varies_per_flow {
+                    return (i, vec![(1.0, m.flows as f64)]);
+                }
+                let buckets = m.buckets.max(1) as f64;
+                let lambda = m.flows as f64 / buckets;
+                let mut poisson = (-lambda).exp();
+                let mut out = Vec::new();
+                for j in 1..=MAX_FLOWS_PER_BUCKET {
+                    poisson *= lambda / j as f64;
+                    out.push((buckets * poisson, j as f64));
+                }
+                (i, out)
+            })
+            .collect();
+        let misses = |per_cycle: f64| {
+            classes
+                .iter()
+                .flat_map(|(_, c)| c.iter())
+                .map(|&(stes, j)| stes * j * (1.0 - survival(j, per_cycle / cache)))
+                .sum::<f64>()
+        };
+        // misses(M) − M is > 0 just above 0 (the working set exceeds the cache) and < 0 once
+        // every read misses.
+        let reads: f64 = classes.iter().flat_map(|(_, c)| c.iter()).map(|&(n, j)| n * j).sum();
+        let (mut lo, mut hi) = (0.0f64, reads);
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if misses(mid) > mid {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        for (i, c) in &classes {
+            let (r, h) = c.iter().fold((0.0, 0.0), |(r, h), &(n, j)| (r + n * j, h + n * j * survival(j, hi / cache)));
+            if r > 0.0 {
+                rates[*i] = h / r;
+            }
+        }
+        rates
+    }
+
     /// Lookup-weighted mean hit rate.
     pub fn cache_hit_rate(&self) -> f64 {
-        let rates = self.cache_hit_rates();
+        self.mean_hit_rate(&self.cache_hit_rates())
+    }
+
+    /// Lookup-weighted mean of per-matcher hit rates.
+    pub fn mean_hit_rate(&self, rates: &[f64]) -> f64 {
         let (mut w, mut h) = (0.0, 0.0);
         for (i, m) in self.matchers.iter().enumerate() {
             if m.flows > 0 && m.entries > 0 && !self.is_fw_group(m.group) {
@@ -421,5 +517,69 @@ mod tests {
         let c = t.path_cost(&hops, &rates);
         assert_eq!(c.tables, 2);
         assert!(c.lookups > 1.0 && c.misses > 0.0 && c.latency_ns > c.service_ns);
+    }
+
+    /// Oracle: a random-replacement cache of C lines simulated under a cyclic scan (flow 0, 1,
+    /// ..., n − 1, 0, ...) over two matchers of n hashed keys each plus one STE every packet
+    /// reads; the analytic round-robin hit rates must agree with the simulated ones.
+    #[test]
+    fn test_round_robin_hit_rates_match_a_simulated_random_replacement_cache() {
+        for cache in [4_000.0, 1_500.0] {
+            check_round_robin_against_simulation(cache);
+        }
+    }
+
+    fn check_round_robin_against_simulation(cache: f64) {
+        use rand::{Rng, SeedableRng};
+        let p = ConnectxParams { steering_cache_entries: cache, ..test_params() };
+        let flows = 5_000u64;
+        let mut t = Tables::new(&p);
+        let (a, b) = (t.matcher(1, "a", 0, true), t.matcher(1, "b", 1, true));
+        let hot = t.matcher(1, "default", 2, false);
+        for (id, n) in [(a, flows), (b, flows), (hot, 1)] {
+            t.set_entries(id, n);
+            t.matchers[id as usize].flows = flows;
+        }
+        t.total_flows = flows;
+        let analytic = t.cache_hit_rates_round_robin();
+
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        // Each flow's key hashes to a bucket (an STE) of each matcher; the hot STE is one line.
+        let bucket = |rng: &mut rand_chacha::ChaCha8Rng, m: MatcherId| rng.random_range(0..t.matchers[m as usize].buckets);
+        let keys: Vec<[u64; 2]> = (0..flows).map(|_| [bucket(&mut rng, a), bucket(&mut rng, b)]).collect();
+        let lines = p.steering_cache_entries as usize;
+        let mut held: Vec<u64> = Vec::with_capacity(lines);
+        let mut cached = std::collections::HashSet::new();
+        let (mut reads, mut hits) = ([0u64; 3], [0u64; 3]);
+        for cycle in 0..40 {
+            for key in &keys {
+                for (slot, line) in [(0, key[0]), (1, (1 << 40) | key[1]), (2, 1 << 41)] {
+                    let hit = cached.contains(&line);
+                    if !hit {
+                        if held.len() < lines {
+                            held.push(line);
+                        } else {
+                            let victim = rng.random_range(0..lines);
+                            cached.remove(&held[victim]);
+                            held[victim] = line;
+                        }
+                        cached.insert(line);
+                    }
+                    if cycle >= 10 {
+                        reads[slot] += 1;
+                        hits[slot] += u64::from(hit);
+                    }
+                }
+            }
+        }
+        for (slot, id) in [(0, a), (1, b), (2, hot)] {
+            let simulated = hits[slot] as f64 / reads[slot] as f64;
+            let predicted = analytic[id as usize];
+            assert!(
+                (simulated - predicted).abs() < 0.01,
+                "cache {cache}, matcher {id}: simulated {simulated}, predicted {predicted}"
+            );
+        }
+        assert!(analytic[a as usize] < 0.3 && analytic[hot as usize] > 0.99, "{analytic:?}");
     }
 }

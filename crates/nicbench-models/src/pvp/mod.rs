@@ -162,6 +162,36 @@ impl Datapath {
     }
 }
 
+/// The order in which the generator's flows send their packets, which decides how a cache
+/// in front of the NIC's tables behaves once the flows outgrow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowOrder {
+    /// Flows take turns, one packet each (TRex's field engine incrementing the addresses per
+    /// packet, `op="inc"`, as Red Hat's PVP script configures it): the seed's testbed.
+    RoundRobin,
+    /// Independent references: each packet's flow drawn at random (mixed real traffic).
+    Random,
+}
+
+impl FlowOrder {
+    pub const NAMES: [&'static str; 2] = ["round-robin", "random"];
+
+    pub fn parse(text: &str) -> Result<FlowOrder, ModelError> {
+        match text {
+            "round-robin" => Ok(FlowOrder::RoundRobin),
+            "random" => Ok(FlowOrder::Random),
+            other => Err(ModelError::Scenario(format!(
+                "flow_order: unknown '{other}' (allowed: {})",
+                FlowOrder::NAMES.join(", ")
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        FlowOrder::NAMES[self as usize]
+    }
+}
+
 /// A loaded PVP-capable NIC.
 enum Nic {
     Eswitch(EswitchParams),
@@ -197,9 +227,9 @@ impl Nic {
         }
     }
 
-    fn cost(&self, load: &MegaflowLoad, flows: u64) -> NicCost {
+    fn cost(&self, load: &MegaflowLoad, flows: u64, order: FlowOrder) -> NicCost {
         match self {
-            Nic::Eswitch(p) => eswitch::pvp_cost(p, load, flows),
+            Nic::Eswitch(p) => eswitch::pvp_cost(p, load, flows, order),
             Nic::Agilio(p) => agilio::pvp_cost(p, load),
         }
     }
@@ -219,6 +249,7 @@ pub fn predict(request: &Request) -> Result<Response, ModelError> {
     let nic = Nic::load(&profile)?;
     let host = nic.host();
     let datapath = Datapath::parse(request.datapath.as_deref().unwrap_or("tc-offload"))?;
+    let order = FlowOrder::parse(request.flow_order.as_deref().unwrap_or("round-robin"))?;
     request.validate(host.link_gbps)?;
     let flows = request.flows;
     let wanted = request
@@ -235,7 +266,7 @@ pub fn predict(request: &Request) -> Result<Response, ModelError> {
             (none, Vec::new())
         }
     };
-    let cost = nic.cost(&admitted, flows);
+    let cost = nic.cost(&admitted, flows, order);
     Ok(solve(
         &profile.name,
         &profile.kind,
@@ -317,6 +348,7 @@ fn solve(
         nic: nic.to_string(),
         kind: kind.to_string(),
         datapath: datapath.name().to_string(),
+        flow_order: request.flow_order.clone().unwrap_or_else(|| "round-robin".to_string()),
         flows: request.flows,
         wire_frame_bytes: wire as u32,
         offered_mpps,

@@ -40,6 +40,10 @@ pub struct Request {
     /// "tc-offload" (default), "kernel" or "dpdk".
     #[serde(default)]
     pub datapath: Option<String>,
+    /// The order of the flows' packets: "round-robin" (default: the seed's TRex generator,
+    /// addresses incremented per packet) or "random" (independent references).
+    #[serde(default)]
+    pub flow_order: Option<String>,
 }
 
 impl Request {
@@ -76,6 +80,7 @@ pub struct Response {
     pub nic: String,
     pub kind: String,
     pub datapath: String,
+    pub flow_order: String,
     pub flows: u64,
     /// Frame size on the wire (outer headers included) \[B\].
     pub wire_frame_bytes: u32,

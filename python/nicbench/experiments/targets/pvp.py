@@ -23,7 +23,7 @@ from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
 
-VERSION = "1"
+VERSION = "2"
 STAGES = ("wire", "nic", "pcie", "vm", "host_datapath", "offered")
 _DETAIL = ("steering_cache_hit_rate", "steering_misses_per_packet", "steering_working_set_stes", "emem_hit_rate",
            "thread_bound_mpps", "core_bound_mpps")
@@ -61,6 +61,9 @@ _COMMON = [
           minimum=1, maximum=1 << 28),
     Param("size", "size_bytes", 64, "frame size with FCS (with vxlan: the inner frame)", minimum=64, maximum=9216),
     Param("vxlan", "bool", False, "VXLAN decap towards the VM, encap back (one VNI per rule)"),
+    Param("flow_order", "choice", "round-robin",
+          "order of the flows' packets: round-robin (the seed's TRex, addresses incremented per packet) or random",
+          choices=pvp.FLOW_ORDERS),
 ]
 
 
@@ -70,7 +73,8 @@ _COMMON = [
         metrics=_RUN_METRICS, version=VERSION)
 def run(p: dict, ctx: RunContext) -> dict:
     """Seed 002 Fig. 7/8/9 and the datapath comparison: one PVP run at 25 Gb/s offered."""
-    return run_metrics(pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"]))
+    return run_metrics(pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"],
+                                   flow_order=p["flow_order"]))
 
 
 @target("pvp.compare", params=[
@@ -84,9 +88,11 @@ def run(p: dict, ctx: RunContext) -> dict:
 def compare(p: dict, ctx: RunContext) -> dict:
     """Seed 002 ratios: run a (nic, flows, datapath) over run b (b_nic, b_flows, b_datapath), same frames and
     encapsulation."""
-    a = pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"])
+    a = pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"],
+                    flow_order=p["flow_order"])
     b_flows = p["b_flows"] if p["b_flows"] is not None else p["flows"]
-    b = pvp.predict(p["b_nic"], b_flows, p["size"], vxlan=p["vxlan"], datapath=p["b_datapath"])
+    b = pvp.predict(p["b_nic"], b_flows, p["size"], vxlan=p["vxlan"], datapath=p["b_datapath"],
+                    flow_order=p["flow_order"])
     a_mpps, b_mpps = _num(a.get("mpps")), _num(b.get("mpps"))
     ratio = a_mpps / b_mpps if math.isfinite(a_mpps) and math.isfinite(b_mpps) and b_mpps > 0 else math.nan
     return {"a_mpps": a_mpps, "b_mpps": b_mpps, "ratio": ratio, "change": ratio - 1.0}

@@ -26,6 +26,19 @@ def test_cx5_rate_falls_with_flows_through_its_steering_cache():
     assert hit[0] == 1.0 and hit[1] < 0.3
 
 
+def test_the_flows_order_decides_the_cx5_cache_and_not_the_agilio():
+    # TRex's round robin scans the working set: more misses past the cache than random flows at 16K,
+    # and a shallower fall from 16K to 64K; the Agilio's threads hide where its reads go either way.
+    rr = {f: pvp.predict(CX5, f, 64)["mpps"] for f in (16000, 64000)}
+    rnd = {f: pvp.predict(CX5, f, 64, flow_order="random")["mpps"] for f in (16000, 64000)}
+    assert rr[16000] < rnd[16000]
+    assert rr[16000] / rr[64000] < rnd[16000] / rnd[64000]
+    assert pvp.predict(CX5, 16000, 64)["flow_order"] == "round-robin"
+    assert pvp.predict(AGILIO, 64000, 64, flow_order="random")["mpps"] == pvp.predict(AGILIO, 64000, 64)["mpps"]
+    with pytest.raises(NicbenchError, match=r"unknown flow order 'zigzag' \(allowed: round-robin, random\)"):
+        pvp.predict(CX5, 16000, 64, flow_order="zigzag")
+
+
 def test_a_larger_steering_cache_moves_the_cx5_curve():
     base = pvp.predict(CX5, 64000, 64)["mpps"]
     cache = pvp.predict(CX5, 64000, 64, overrides={"steering_cache_entries": 200_000.0})
