@@ -12,7 +12,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, fmt_number, json_option, parse_overrides, progress_bar, stdout_console
+from nicbench.cli.common import (emit_json, fmt_number, json_option, parse_overrides, progress_bar, stderr_console,
+                                 stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -72,7 +73,8 @@ def parse_install_rate(text: str) -> float:
 @click.option("--install-match", type=click.Choice(["ipv4", "ipv6", "vlan", "tunnel"]), default="ipv4",
               show_default=True)
 @click.option("--install-actions", type=click.IntRange(1, 16), default=1, show_default=True)
-@click.option("--duration", default="1s", show_default=True, help="Virtual time to simulate.")
+@click.option("--duration", default=None,
+              help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
 @click.option("--bin", "bin_", default="10ms", show_default=True, help="Throughput timeline bin.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
@@ -81,7 +83,7 @@ def parse_install_rate(text: str) -> float:
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
-             duration: str, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
+             duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
@@ -102,7 +104,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     elif install_batch:
         install = connectx.batch_install(parse_count(install_batch), **common)
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
-    duration_ns = parse_duration_ns(duration)
+    duration_ns = parse_duration_ns(duration) if duration is not None else _default_duration_ns(trace)
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
@@ -113,6 +115,25 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         emit_json(result)
         return
     _print_result(nic, result)
+    paced_us = (result.get("sim") or {}).get("link_paced_max_us") or 0.0
+    if paced_us > 1.0:
+        stderr_console.print(f"note: the traffic came faster than the port's line rate; the port paced it (the longest "
+                          f"wait for the line: {fmt_number(paced_us)} µs), so offered and received are what the "
+                          "link carried and latency starts when a packet left the port")
+
+
+def _default_duration_ns(trace: str | None) -> int:
+    """A trace runs for its own span (first to last packet, plus one mean gap so that N packets fill N
+    slots); generated traffic for 1 s."""
+    if trace is None:
+        return parse_duration_ns("1s")
+    from nicbench.traces import pcap_info
+
+    info = pcap_info(trace)
+    packets, span = int(info.get("packets") or 0), int(info.get("duration_ns") or 0)
+    if packets == 0:
+        raise NicbenchError(f"{trace}: the trace has no packets")
+    return max(1, span + (span // (packets - 1) if packets > 1 else 0))
 
 
 def _print_result(nic: str, result: dict[str, Any]) -> None:

@@ -51,6 +51,10 @@ pub struct SimStats {
     pub packets: u64,
     pub wall_s: f64,
     pub sim_packets_per_s: f64,
+    /// Longest a packet waited at the generator's port because the traffic (a trace) came faster
+    /// than the line rate; 0 when the port kept up \[µs\].
+    #[serde(default)]
+    pub link_paced_max_us: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

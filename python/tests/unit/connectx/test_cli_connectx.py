@@ -54,6 +54,33 @@ def test_simulate_rate_install_and_overrides(nicbench_cli):
     assert cheap > dear
 
 
+def test_no_virtual_port_receives_more_than_its_line_rate(nicbench_cli, tmp_path):
+    # Generated traffic above the line rate is refused, naming the line rate ...
+    r = nicbench_cli("simulate", "--gen", "flows=10,size=1500,rate=200Gbps", "--duration", "5ms")
+    assert r.exit_code == 2 and "above the port's line rate of 100 Gb/s" in r.output, r.output
+    # ... a trace recorded at 200 Gb/s is paced by the port: its own duration is the default, nothing
+    # arrives above 100 Gb/s, the latency is the DUT's, and the pacing is reported.
+    from nicbench.traffic import GenConfig, generate_pcap
+    from nicbench.units import Rate
+
+    def trace_at(gbps: float, duration_ns: int, name: str) -> str:
+        path = str(tmp_path / name)
+        generate_pcap(GenConfig(flows=20, size=1500, rate=Rate(gbps * 1e9, "bps"), duration_ns=duration_ns, seed=3), path)
+        return path
+
+    trace = trace_at(200.0, 1_000_000, "fast.pcap")
+    r = nicbench_cli("simulate", "--trace", str(trace), "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["rx_gbps"] <= 100.0 * (1 + 1e-9) and out["offered_gbps"] == pytest.approx(100.0, rel=0.01)
+    assert out["sim"]["link_paced_max_us"] == pytest.approx(1000.0, rel=0.05)
+    assert out["latency_us"]["max"] < 100.0 and out["loss_ratio"] == 0.0
+    # At the trace's own rate (below the line), the default duration is the trace's: offered is its rate.
+    slow = trace_at(40.0, 2_000_000, "slow.pcap")
+    out = json.loads(nicbench_cli("simulate", "--trace", slow, "--json").output)
+    assert out["offered_gbps"] == pytest.approx(40.0, rel=0.01) and out["sim"]["link_paced_max_us"] < 1.0
+
+
 @pytest.mark.parametrize("args, needle", [
     (("--rules", "x.flow", "--generated", "5"), "either --rules"),
     (("--install-rate", "fast"), "--install-rate"),

@@ -14,6 +14,8 @@ use crate::error::ModelError;
 use crate::profile::Profile;
 use ahash::AHashMap;
 use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
+use nicbench_traffic::Rate;
+use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
 
 /// Everything a run needs, before it starts.
 pub struct Testbed {
@@ -41,6 +43,7 @@ impl Testbed {
     pub fn build(scn: &Scenario, profile: &Profile) -> Result<Testbed, ModelError> {
         scn.validate()?;
         let p: ConnectxParams = profile.params()?;
+        check_line_rate(scn, p.link_gbps)?;
         let source = Source::new(scn)?;
         let flows = Flows { keys: source.keys().to_vec(), flow_keys: source.flow_keys().to_vec() };
         let inst = install(scn.rules.as_ref(), &flows, &p)?;
@@ -119,6 +122,28 @@ impl Testbed {
     }
 }
 
+/// A generator cannot send faster than its port: generated traffic above the link's line rate
+/// (frame + 20 B of preamble and gap per frame) is refused. A trace replayed faster than the
+/// link is paced by it instead (see [`super::run`]).
+fn check_line_rate(scn: &Scenario, link_gbps: f64) -> Result<(), ModelError> {
+    let Some(t) = scn.traffic.as_ref().filter(|_| scn.trace.is_none()) else { return Ok(()) };
+    let wire_bits = (t.size.mean_bytes() + f64::from(WIRE_OVERHEAD_BYTES)) * 8.0;
+    let (asked, gbps) = match t.rate {
+        Rate::Gbps(g) => (format!("{g} Gb/s"), g),
+        Rate::Mpps(m) => (format!("{m} Mpps"), m * 1e6 * wire_bits / 1e9),
+        Rate::Unlimited => return Ok(()),
+    };
+    // A relative slack for rates written with rounding (100 Gb/s given as 100.0000001).
+    if gbps > link_gbps * (1.0 + 1e-6) {
+        let max_mpps = link_gbps * 1e9 / wire_bits / 1e6;
+        return Err(ModelError::Scenario(format!(
+            "traffic.rate: {asked} is above the port's line rate of {link_gbps} Gb/s (frame + 20 B of preamble and \
+             gap per frame: at most {max_mpps:.3} Mpps at this size); allowed: up to {link_gbps} Gb/s"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -160,6 +185,23 @@ pub(super) mod tests {
         assert_eq!(tb.rx.wire, Wire::new(test_params().link_gbps));
         assert!(tb.ctl.installer.is_none() && tb.ctl.next_due.is_none());
         assert_eq!(tb.nic_name, "connectx5");
+    }
+
+    #[test]
+    fn test_generated_traffic_above_the_line_rate_is_refused_with_the_line_rate() {
+        let profile = Profile::load("connectx5", &dir()).expect("profile");
+        let build = |rate: serde_json::Value| {
+            Testbed::build(&scenario(json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": rate}})), &profile)
+                .err()
+                .map(|e| e.to_string())
+        };
+        let msg = build(json!({"gbps": 200.0})).unwrap_or_default();
+        assert!(msg.contains("200 Gb/s is above the port's line rate of 100 Gb/s"), "{msg}");
+        // 1500 B + 20 B at 100 Gb/s is 8.22 Mpps: 9 Mpps is too much, 8 is fine.
+        let msg = build(json!({"mpps": 9.0})).unwrap_or_default();
+        assert!(msg.contains("at most 8.224 Mpps"), "{msg}");
+        assert_eq!(build(json!({"mpps": 8.0})), None);
+        assert_eq!(build(json!({"gbps": 100.0})), None);
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct Counts {
     pub sum_fast: SimDuration,
     pub sum_pcie: SimDuration,
     pub dropped: Dropped,
+    /// When the last packet left the generator's port (≥ the end of the duration).
+    pub sent_end: SimTime,
+    /// Longest a packet waited at the generator's port for the line (traffic above line rate).
+    pub paced_max: SimDuration,
 }
 
 impl Testbed {
@@ -61,6 +65,8 @@ impl Testbed {
         let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
         let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
         let mut arrivals = [SimTime::ZERO; RX_BURST_MAX];
+        let mut sent_at = [SimTime::ZERO; RX_BURST_MAX];
+        let mut paced_max = SimDuration::ZERO;
         let mut states = [stale; RX_BURST_MAX];
         loop {
             // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
@@ -72,26 +78,35 @@ impl Testbed {
                 progress(first_gen_ns);
                 next_progress = first_gen_ns + PROGRESS_EVERY_NS;
             }
-            // Stage 1: the link (serialization at line rate, then propagation).
+            // Stage 1: the link (serialization at line rate, then propagation). The generator's
+            // port paces what comes faster than the line rate (a trace replayed at its own
+            // timestamps): a packet leaves when the port is free, and that is when the generator
+            // timestamps it (latency is the DUT's, not the generator's backlog).
             let n_burst = burst.len().min(RX_BURST_MAX);
             let burst = &burst[..n_burst];
-            for (m, arrival) in burst.iter().zip(arrivals.iter_mut()) {
+            for ((m, arrival), sent) in burst.iter().zip(arrivals.iter_mut()).zip(sent_at.iter_mut()) {
                 let wire_bytes = u64::from(m.frame_size_bytes) + 20;
                 if m.ts_ns >= warmup_ns {
                     offered_packets += 1;
                     offered_wire_bytes += wire_bytes;
                 }
-                link_free = link_free.max(SimTime::from_ns(m.ts_ns)) + wire.time(wire_bytes);
+                let due = SimTime::from_ns(m.ts_ns);
+                let start = link_free.max(due);
+                paced_max = paced_max.max(start - due);
+                link_free = start + wire.time(wire_bytes);
+                *sent = start;
                 *arrival = link_free + propagation;
             }
+            // Packets sent late still count if they arrive within the drain after they were sent.
+            rx.window_end = rx.window_end.max(link_free + DRAIN);
             // Once per burst, at its first arrival: the control plane's events due by now.
             ctl.process_due(arrivals[0], nic);
             // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX
             // ring. `steer!` is one packet's path from the NIC buffer on, given its flow's
             // state and path cost; a macro so that the two loops below share it verbatim.
             macro_rules! steer {
-                ($gen_ns:expr, $frame_bytes:expr, $arrive:expr, $drop:expr, $cost:expr, $ring:expr, $on_steered:block) => {{
-                    let (gen, frame_bytes, arrive): (SimTime, u32, SimTime) = (SimTime::from_ns($gen_ns), $frame_bytes, $arrive);
+                ($sent:expr, $frame_bytes:expr, $arrive:expr, $drop:expr, $cost:expr, $ring:expr, $on_steered:block) => {{
+                    let (gen, frame_bytes, arrive): (SimTime, u32, SimTime) = ($sent, $frame_bytes, $arrive);
                     // NIC buffer in front of the steering engine: packets leave it once DMA'd.
                     // Lazily: only a packet that would not fit needs the departures up to now
                     // (departing only frees room, so the verdict for a fitting packet is the same).
@@ -172,8 +187,8 @@ impl Testbed {
                     // packet that reaches it.
                     let mut ring = None;
                     let mut n_steered = 0u64;
-                    for (m, &arrive) in burst.iter().zip(&arrivals) {
-                        steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, *ring.get_or_insert_with(|| core.ring(fs.queue, rx)), {
+                    for ((m, &arrive), &sent) in burst.iter().zip(&arrivals).zip(&sent_at) {
+                        steer!(sent, m.frame_size_bytes, arrive, fs.drop, &cost, *ring.get_or_insert_with(|| core.ring(fs.queue, rx)), {
                             n_steered += 1;
                         });
                     }
@@ -187,7 +202,7 @@ impl Testbed {
                     for (m, state) in burst.iter().zip(states.iter_mut()) {
                         *state = nic.flows.get(m.flow_index as usize).copied().unwrap_or(stale);
                     }
-                    for ((m, &arrive), &gathered) in burst.iter().zip(&arrivals).zip(&states) {
+                    for (((m, &arrive), &gathered), &sent) in burst.iter().zip(&arrivals).zip(&states).zip(&sent_at) {
                         let flow = m.flow_index;
                         let fs = if gathered.epoch == nic.epoch {
                             gathered
@@ -198,7 +213,7 @@ impl Testbed {
                             nic.flow(flow as usize)
                         };
                         let cost = nic.paths.get(fs.path as usize).map(|p| p.steer).unwrap_or_default();
-                        steer!(m.ts_ns, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, rx), {
+                        steer!(sent, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, rx), {
                             steered += 1;
                             nic.fw_window_packets += u64::from(cost.fw > SimDuration::ZERO);
                             sum_tables += u64::from(cost.tables);
@@ -210,7 +225,10 @@ impl Testbed {
         if let Some(e) = source.error() {
             return Err(ModelError::Trace(e.to_string()));
         }
-        advance_core(core, end + DRAIN, nic, ctl, rx);
+        // The run ends when the source's duration is over or, if the port was still sending
+        // a backlog then, when the last packet left.
+        let sent_end = end.max(link_free);
+        advance_core(core, sent_end + DRAIN, nic, ctl, rx);
         nic.apply_due(SimTime::MAX);
         nic.refresh(end);
         rx.timeline.extend_to(end);
@@ -228,6 +246,8 @@ impl Testbed {
             sum_fast,
             sum_pcie,
             dropped,
+            sent_end,
+            paced_max,
         })
     }
 }
@@ -300,5 +320,24 @@ mod tests {
         assert!(counts.dropped.rule > 0 && counts.dropped.imissed == 0 && counts.dropped.nic == 0, "{:?}", counts.dropped);
         assert_eq!(tb.rx.per_ring.iter().sum::<u64>(), tb.rx.packets);
         assert_eq!(tb.core.queue_of_ring, [2], "one ring: the queue of the rule that matched");
+    }
+
+    #[test]
+    fn test_traffic_faster_than_the_line_is_paced_by_the_port_not_queued_in_the_dut() {
+        // Every packet due at t = 0 (no pacing by the source, as a trace replayed faster than the
+        // link): the port sends them back to back, nothing arrives above the line rate, the
+        // DUT's latency stays that of an unloaded path, and the wait is reported as pacing.
+        let mut tb = testbed(json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": "unlimited",
+                                                 "packets": 20_000, "seed": 5}, "rules": null}));
+        let counts = tb.run(&mut |_| {}).expect("runs");
+        let r = tb.summary(&counts, 0.0);
+        let link = tb.p.link_gbps;
+        assert!(r.rx_gbps <= link * (1.0 + 1e-9) && r.offered_gbps <= link * (1.0 + 1e-9), "{} {}", r.rx_gbps, r.offered_gbps);
+        let d = &counts.dropped;
+        assert_eq!(counts.packets, tb.rx.packets + d.imissed + d.nic + d.rule, "{d:?}");
+        // 20,000 frames of 1520 B on the wire take 2.43 ms at 100 Gb/s: the last waited that long.
+        let paced_us = 20_000.0 * 1520.0 * 8.0 / (link * 1e3);
+        assert!((r.sim.link_paced_max_us - paced_us).abs() < 0.01 * paced_us, "{} vs {paced_us}", r.sim.link_paced_max_us);
+        assert!(r.latency_us.max < 100.0, "latency is the DUT's, not the port's backlog: {:?}", r.latency_us);
     }
 }

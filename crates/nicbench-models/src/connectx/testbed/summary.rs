@@ -13,9 +13,12 @@ const MAX_EVENTS: usize = 1000;
 impl Testbed {
     /// The result of a finished run (`counts` from [`Testbed::run`]; `wall_s`: its wall time).
     pub fn summary(&self, counts: &Counts, wall_s: f64) -> SimResult {
-        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie, ref dropped } = *counts;
+        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie, ref dropped, sent_end, paced_max } = *counts;
         let (p, nic, core, rx, ctl, rules_refused) = (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
-        let measured_s = (self.duration_ns - self.warmup_ns) as f64 * 1e-9;
+        // Rates over the time the port sent: the duration, or longer when the port was still
+        // sending a paced backlog at its end (so no rate exceeds what the link carried).
+        let sent_ns = sent_end.as_ns_f64().max(self.duration_ns as f64);
+        let measured_s = (sent_ns - self.warmup_ns as f64).max(1.0) * 1e-9;
         let gbps = |wire_bytes: u64| wire_bytes as f64 * 8.0 / measured_s / 1e9;
         let mpps = |pkts: u64| pkts as f64 / measured_s / 1e6;
         let counted = steered.max(1) as f64;
@@ -78,7 +81,12 @@ impl Testbed {
                 steering_working_set_stes: nic.inst.tables.working_set_stes(),
                 rules_refused,
             },
-            sim: SimStats { packets, wall_s, sim_packets_per_s: packets as f64 / wall_s.max(1e-9) },
+            sim: SimStats {
+                packets,
+                wall_s,
+                sim_packets_per_s: packets as f64 / wall_s.max(1e-9),
+                link_paced_max_us: paced_max.as_ns_f64() / 1e3,
+            },
         }
     }
 }
@@ -106,6 +114,8 @@ mod tests {
             sum_fast: SimDuration::from_ns(100_000 * 30),
             sum_pcie: SimDuration::from_ns(100_000 * 10),
             dropped: Dropped { imissed: 1, nic: 2, rule: 3 },
+            sent_end: SimTime::ZERO,
+            paced_max: SimDuration::ZERO,
         };
         let r = tb.summary(&counts, 0.5);
         assert_eq!(r.offered_gbps, 100_000.0 * 1520.0 * 8.0 / 2e-3 / 1e9);
