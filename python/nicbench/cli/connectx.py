@@ -73,6 +73,8 @@ def parse_install_rate(text: str) -> float:
 @click.option("--install-match", type=click.Choice(["ipv4", "ipv6", "vlan", "tunnel"]), default="ipv4",
               show_default=True)
 @click.option("--install-actions", type=click.IntRange(1, 16), default=1, show_default=True)
+@click.option("--cores", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="Forwarding cores on the host: queue q is polled by core q mod N (same-core installer: core 0).")
 @click.option("--duration", default=None,
               help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
@@ -83,7 +85,7 @@ def parse_install_rate(text: str) -> float:
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
-             duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
+             cores: int, duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
@@ -108,7 +110,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
-                       overrides=parse_overrides(sets))
+                       overrides=parse_overrides(sets), cores=cores)
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
         result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
@@ -162,6 +164,10 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         for k, v in model.items():
             if isinstance(v, dict):  # e.g. utilization per resource
                 table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
+    for c in result.get("cores") or []:
+        table.add_row(f"core {c['core']}", f"queues {', '.join(map(str, c['queues'])) or '-'}  "
+                                           f"forwarded {fmt_number(c['packets'])}  "
+                                           f"utilization {fmt_number(c['utilization'], 3)}  busy {fmt_number(c['busy_ratio'], 3)}")
     queues = result.get("queues") or {}
     if queues:
         shown = list(queues.items())[:8]

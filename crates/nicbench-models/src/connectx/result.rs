@@ -57,6 +57,21 @@ pub struct SimStats {
     pub link_paced_max_us: f64,
 }
 
+/// One forwarding core of a multi-core host (`cores` > 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CoreResult {
+    pub core: u32,
+    /// The queues it polls (those that received packets).
+    pub queues: Vec<u16>,
+    /// Packets it forwarded back to the generator (measured ones).
+    pub packets: u64,
+    /// Its offered load over its capacity: packets that reached its rings times its cost per
+    /// packet, per second of the run (above 1: it cannot keep up, `imissed` grows).
+    pub utilization: f64,
+    /// Share of the run it was busy (at most 1).
+    pub busy_ratio: f64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimResult {
     pub nic: String,
@@ -69,6 +84,9 @@ pub struct SimResult {
     pub dropped: Dropped,
     pub latency_us: LatencySummary,
     pub queues: BTreeMap<String, u64>,
+    /// Per forwarding core, when the host has more than one (`cores` in the scenario).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CoreResult>,
     pub timeline: Vec<TimelineBin>,
     pub events: Vec<Event>,
     pub install: Option<InstallResult>,

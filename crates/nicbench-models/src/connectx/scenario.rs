@@ -38,6 +38,18 @@ pub struct Scenario {
     pub install: Option<InstallSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
+    /// Forwarding cores on the host; queue q is polled by core q mod `cores`, and a same-core
+    /// installer runs on core 0 (the core of queue 0). The PAM'21 testbed: 1.
+    #[serde(default = "one_core")]
+    pub cores: u32,
+}
+
+/// Most forwarding cores a scenario may have (a dual-socket server's worth of cores; more is a
+/// unit mistake).
+pub const MAX_CORES: u32 = 1024;
+
+fn one_core() -> u32 {
+    1
 }
 
 fn default_seed() -> u64 {
@@ -229,6 +241,9 @@ impl Scenario {
         }
         if self.warmup_ns >= self.duration_ns {
             return bad(format!("warmup_ns ({}) must be < duration_ns ({})", self.warmup_ns, self.duration_ns));
+        }
+        if self.cores == 0 || self.cores > MAX_CORES {
+            return bad(format!("cores: got {}, allowed 1..={MAX_CORES}", self.cores));
         }
         if self.traffic.is_none() && self.trace.is_none() {
             return bad("either traffic or trace is required".into());

@@ -81,6 +81,33 @@ def test_no_virtual_port_receives_more_than_its_line_rate(nicbench_cli, tmp_path
     assert out["offered_gbps"] == pytest.approx(40.0, rel=0.01) and out["sim"]["link_paced_max_us"] < 1.0
 
 
+def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_cli, tmp_path):
+    # Eight queues (a jump to group 1, then the low 3 bits of the source address pick the queue), polled by
+    # 1 or 8 forwarding cores, 64 B at 100 Gb/s.
+    rules = tmp_path / "q8.flow"
+    rules.write_text("flow create 0 ingress group 0 priority 0 pattern eth / end actions jump group 1 / end\n" + "".join(
+        f"flow create 0 ingress group 1 priority 0 pattern eth / ipv4 src spec 0.0.0.{k} src mask 0.0.0.7 / end "
+        f"actions queue index {k} / end\n" for k in range(8)))
+
+    def run(cores: int, *extra: str) -> dict:
+        r = nicbench_cli("simulate", "--rules", str(rules), "--gen", "flows=1000,size=64,rate=100Gbps",
+                         "--duration", "5ms", "--cores", str(cores), "--json", *extra)
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+
+    # With a cheap root-table lookup the cores are the limit: 8 of them forward > 6x one.
+    cheap = ("--set", "root_lookup_base_ns=2")
+    one, eight = run(1, *cheap), run(8, *cheap)
+    assert eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
+    assert "cores" not in one and [c["queues"] for c in eight["cores"]] == [[k] for k in range(8)]
+    assert all(0 < c["busy_ratio"] <= 1 and c["packets"] > 0 for c in eight["cores"])
+    assert sum(c["packets"] for c in eight["cores"]) == sum(eight["queues"].values())
+    # With the profile as fitted, the ConnectX-5's root-table lookup (a NIC resource) limits 8 cores, and the
+    # output names it.
+    fitted = run(8)
+    assert fitted["model"]["bottleneck"] == "root_table" and fitted["rx_mpps"] < eight["rx_mpps"]
+
+
 @pytest.mark.parametrize("args, needle", [
     (("--rules", "x.flow", "--generated", "5"), "either --rules"),
     (("--install-rate", "fast"), "--install-rate"),

@@ -2,7 +2,7 @@
 //! every flow classified, the rings empty, the installer scheduled.
 
 use super::control::Control;
-use super::host::{Core, CoreCost, Rx, Wire};
+use super::host::{Core, CoreCost, Cpu, Rx, Wire};
 use super::nic::{state_without_epoch, FlowState, Nic};
 use super::{DRAIN, UNKNOWN};
 use crate::connectx::control::Installer;
@@ -94,16 +94,14 @@ impl Testbed {
             latency: scn.measure.latency,
         };
         let core = Core {
-            t: SimTime::ZERO,
             rings: Vec::new(),
             ring_of_queue: vec![0; 1 << 16],
             queue_of_ring: Vec::new(),
-            rr: 0,
+            cpu_of_ring: Vec::new(),
+            pos_in_cpu: Vec::new(),
+            cpus: (0..scn.cores.max(1)).map(|_| Cpu::new()).collect(),
             burst: p.rx_burst_packets.max(1.0) as usize,
             cost: CoreCost { per_burst: SimDuration::from_ns_f64(p.nf_burst_ns), per_packet: SimDuration::from_ns_f64(p.nf_packet_ns) },
-            tx_free: SimTime::ZERO,
-            busy: SimDuration::ZERO,
-            queued: 0,
         };
         Ok(Testbed {
             p,
@@ -181,7 +179,7 @@ pub(super) mod tests {
         // default rule, and Table 0 holding the jump to Table 1.
         assert_eq!(tb.nic.inst.tables.group_entries(1) + tb.nic.inst.tables.group_entries(2), 1000 + 2);
         assert_eq!(tb.nic.inst.tables.group_entries(0), 1);
-        assert!(tb.core.rings.is_empty() && tb.core.queued == 0 && tb.rx.packets == 0);
+        assert!(tb.core.rings.is_empty() && tb.core.cpus[0].queued == 0 && tb.rx.packets == 0);
         assert_eq!(tb.rx.wire, Wire::new(test_params().link_gbps));
         assert!(tb.ctl.installer.is_none() && tb.ctl.next_due.is_none());
         assert_eq!(tb.nic_name, "connectx5");

@@ -53,21 +53,42 @@ impl CoreCost {
     }
 }
 
-/// The poll-mode NF core and its rings.
-pub(super) struct Core {
+/// One poll-mode forwarding core: its clock, where its round robin stands, its TX queue, its
+/// busy time, and the rings it polls.
+pub(super) struct Cpu {
     pub(super) t: SimTime,
+    /// Position of the round robin in `rings`.
+    pub(super) rr: usize,
+    pub(super) tx_free: SimTime,
+    pub(super) busy: SimDuration,
+    /// Packets in its rings.
+    pub(super) queued: usize,
+    /// The rings it polls (indices into [`Core::rings`]), in the order they appeared.
+    pub(super) rings: Vec<usize>,
+    /// Packets that reached its rings (forwarded or `imissed`): its share of the load.
+    pub(super) arrived: u64,
+}
+
+impl Cpu {
+    pub(super) fn new() -> Cpu {
+        Cpu { t: SimTime::ZERO, rr: 0, tx_free: SimTime::ZERO, busy: SimDuration::ZERO, queued: 0, rings: Vec::new(), arrived: 0 }
+    }
+}
+
+/// The host's forwarding cores and the RX rings (one per queue); queue q is polled by core
+/// q mod cores (the PAM'21 testbed: one core polls every queue).
+pub(super) struct Core {
     /// Packets waiting per ring, in DMA order (ready times non-decreasing).
     pub(super) rings: Vec<Fifo<Pkt>>,
     /// Ring index + 1 per queue id (0: no ring yet); a flat table, looked up per packet.
     pub(super) ring_of_queue: Vec<u32>,
     pub(super) queue_of_ring: Vec<u16>,
-    pub(super) rr: usize,
+    /// The core polling each ring, and the ring's position among that core's rings.
+    pub(super) cpu_of_ring: Vec<u32>,
+    pub(super) pos_in_cpu: Vec<u32>,
+    pub(super) cpus: Vec<Cpu>,
     pub(super) burst: usize,
     pub(super) cost: CoreCost,
-    pub(super) tx_free: SimTime,
-    pub(super) busy: SimDuration,
-    /// Packets in all rings.
-    pub(super) queued: usize,
 }
 
 /// Measurement at the generator's receiver.
@@ -98,6 +119,10 @@ impl Core {
         rx.per_ring.push(0);
         let r = self.rings.len() - 1;
         self.ring_of_queue[usize::from(queue)] = r as u32 + 1;
+        let c = usize::from(queue) % self.cpus.len().max(1);
+        self.cpu_of_ring.push(c as u32);
+        self.pos_in_cpu.push(self.cpus[c].rings.len() as u32);
+        self.cpus[c].rings.push(r);
         r
     }
 }
@@ -135,82 +160,91 @@ pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_in
     }
 }
 
-/// The first ring (round robin from `core.rr`) whose head is ready at `core.t`, else the
-/// earliest head's ready time (`None` when every ring is empty).
+/// The first ring of core `c` (round robin from its `rr`) whose head is ready at its clock,
+/// else the earliest head's ready time (`None` when its rings are empty). Returns the ring's
+/// position among the core's rings and its index into [`Core::rings`].
 #[inline]
-pub(super) fn ready_ring(core: &Core) -> Result<usize, Option<SimTime>> {
-    let n = core.rings.len();
+pub(super) fn ready_ring(core: &Core, c: usize) -> Result<(usize, usize), Option<SimTime>> {
+    let cpu = &core.cpus[c];
+    let n = cpu.rings.len();
     if n == 1 {
-        // The common case (one queue): no round robin.
-        return match core.rings[0].front() {
-            Some(h) if h.ready <= core.t => Ok(0),
+        // The common case (one queue per core): no round robin.
+        return match core.rings[cpu.rings[0]].front() {
+            Some(h) if h.ready <= cpu.t => Ok((0, cpu.rings[0])),
             Some(h) => Err(Some(h.ready)),
             None => Err(None),
         };
     }
     let mut next_ready: Option<SimTime> = None;
-    let mut q = if core.rr >= n { 0 } else { core.rr };
+    let mut i = if cpu.rr >= n { 0 } else { cpu.rr };
     for _ in 0..n {
-        if let Some(h) = core.rings[q].front() {
-            if h.ready <= core.t {
-                return Ok(q);
+        if let Some(h) = core.rings[cpu.rings[i]].front() {
+            if h.ready <= cpu.t {
+                return Ok((i, cpu.rings[i]));
             }
             next_ready = Some(next_ready.map_or(h.ready, |r| r.min(h.ready)));
         }
-        q += 1;
-        if q == n {
-            q = 0;
+        i += 1;
+        if i == n {
+            i = 0;
         }
     }
     Err(next_ready)
 }
 
-/// Advances the NF core to `until`: it polls its rings in bursts and, on the same core, runs
-/// the installer's operations when they are due (the forwarding stops meanwhile).
-pub(super) fn advance_core(core: &mut Core, until: SimTime, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx) {
+/// Advances forwarding core `c` to `until`: it polls its rings in bursts and, if it is the
+/// installer's core (core 0, the core of queue 0), runs the installer's operations when they
+/// are due (the forwarding stops meanwhile).
+pub(super) fn advance_core(core: &mut Core, c: usize, until: SimTime, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx) {
+    let installs = c == 0;
     loop {
-        if core.t < ctl.end {
-            if let Some(due) = ctl.same_core_due(core.t) {
-                let start = core.t.max(due);
+        let t = core.cpus[c].t;
+        if installs && t < ctl.end {
+            if let Some(due) = ctl.same_core_due(t) {
+                let start = t.max(due);
                 let end = ctl.run_same_core(start, nic);
-                core.busy += end - start;
-                core.t = end;
+                let cpu = &mut core.cpus[c];
+                cpu.busy += end - start;
+                cpu.t = end;
                 continue;
             }
         }
-        if core.t >= until {
+        if t >= until {
             return;
         }
-        match ready_ring(core) {
-            Ok(q) => {
+        match ready_ring(core, c) {
+            Ok((i, q)) => {
                 // Ready times in a ring are non-decreasing (DMA completes in order), and
                 // the head is ready: the poll takes the ready prefix, up to a burst.
-                let pending = core.rings[q].as_slice();
-                let window = &pending[..core.burst.min(pending.len())];
-                let t = core.t;
+                let Core { rings, cpus, burst, cost, .. } = core;
+                let cpu = &mut cpus[c];
+                let pending = rings[q].as_slice();
+                let window = &pending[..(*burst).min(pending.len())];
                 // Mostly one packet per poll when the core keeps up: check the second first.
                 let n = if window.get(1).is_none_or(|h| h.ready > t) {
                     1
                 } else {
                     window.iter().position(|h| h.ready > t).unwrap_or(window.len())
                 };
-                let cost = core.cost.burst(n);
-                core.t += cost;
-                core.busy += cost;
-                core.rr = q + 1;
-                core.queued -= n;
-                transmit(&window[..n], core.t, &mut core.tx_free, q, rx);
-                core.rings[q].consume(n);
+                let spent = cost.burst(n);
+                cpu.t += spent;
+                cpu.busy += spent;
+                cpu.rr = i + 1;
+                cpu.queued -= n;
+                transmit(&window[..n], cpu.t, &mut cpu.tx_free, q, rx);
+                rings[q].consume(n);
             }
             Err(next_ready) => {
                 let mut next = next_ready.map_or(until, |r| r.min(until));
-                if let Some(due) = ctl.same_core_due(SimTime::MAX) {
-                    next = next.min(due);
+                if installs {
+                    if let Some(due) = ctl.same_core_due(SimTime::MAX) {
+                        next = next.min(due);
+                    }
                 }
-                if next <= core.t {
+                if next <= t {
                     return;
                 }
-                core.t = next;
+                core.cpus[c].t = next;
             }
         }
     }
@@ -235,16 +269,16 @@ mod tests {
             tb.core.rings[r].push(pkt(1_000));
         }
         tb.core.rings[r].push(pkt(1_000_000));
-        tb.core.queued = 41;
-        tb.core.t = SimTime::from_ns(1_000);
-        advance_core(&mut tb.core, SimTime::from_ns(900_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        tb.core.cpus[0].queued = 41;
+        tb.core.cpus[0].t = SimTime::from_ns(1_000);
+        advance_core(&mut tb.core, 0, SimTime::from_ns(900_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
         let cost = tb.core.cost;
-        assert_eq!(tb.core.busy, cost.burst(32) + cost.burst(8), "two polls of the ready packets");
-        assert_eq!(tb.core.queued, 1, "the later packet waits");
-        assert_eq!(tb.core.t, SimTime::from_ns(900_000), "idle until the horizon");
+        assert_eq!(tb.core.cpus[0].busy, cost.burst(32) + cost.burst(8), "two polls of the ready packets");
+        assert_eq!(tb.core.cpus[0].queued, 1, "the later packet waits");
+        assert_eq!(tb.core.cpus[0].t, SimTime::from_ns(900_000), "idle until the horizon");
         assert_eq!(tb.rx.packets, 40);
-        advance_core(&mut tb.core, SimTime::from_ns(2_000_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
-        assert_eq!(tb.core.busy, cost.burst(32) + cost.burst(8) + cost.burst(1));
+        advance_core(&mut tb.core, 0, SimTime::from_ns(2_000_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        assert_eq!(tb.core.cpus[0].busy, cost.burst(32) + cost.burst(8) + cost.burst(1));
         assert_eq!(tb.rx.packets, 41);
         assert_eq!(tb.rx.per_ring, [41]);
     }

@@ -101,6 +101,11 @@ impl Testbed {
             rx.window_end = rx.window_end.max(link_free + DRAIN);
             // Once per burst, at its first arrival: the control plane's events due by now.
             ctl.process_due(arrivals[0], nic);
+            // With several cores, core 0 may get no packets for a while: run its same-core
+            // installer operations when they are due, not when its next packet comes.
+            if core.cpus.len() > 1 && ctl.same_core_due(arrivals[0]).is_some() {
+                advance_core(core, 0, arrivals[0], nic, ctl, rx);
+            }
             // Stage 2: per packet, steering (functional verdict + timing), NIC buffer, DMA, RX
             // ring. `steer!` is one packet's path from the NIC buffer on, given its flow's
             // state and path cost; a macro so that the two loops below share it verbatim.
@@ -148,9 +153,11 @@ impl Testbed {
                     nic_queue.push((dma, u64::from(frame_bytes)));
                     nic_queue_bytes += u64::from(frame_bytes);
                     let r: usize = $ring;
+                    let c = core.cpu_of_ring[r] as usize;
+                    core.cpus[c].arrived += u64::from(gen >= rx.warmup);
                     deferred += 1;
                     if !defer_core || deferred >= CORE_DEFER_PACKETS || dma >= core_synced + CORE_DEFER || core.rings[r].len() >= ring_size {
-                        advance_core(core, dma, nic, ctl, rx);
+                        advance_core(core, c, dma, nic, ctl, rx);
                         deferred = 0;
                         core_synced = dma;
                         if core.rings[r].len() >= ring_size {
@@ -165,16 +172,17 @@ impl Testbed {
                     // core's next steps are fixed — take this packet alone at `dma` — and nothing
                     // pushed later can change them (later packets are ready later); so do them
                     // now instead of queueing the packet for the next advance_core.
-                    if defer_core && core.queued == 0 && core.t <= dma && ctl.next_due.is_none_or(|d| d > dma + one_packet) {
-                        core.t = dma + one_packet;
-                        core.busy += one_packet;
-                        core.rr = r + 1;
+                    let cpu = &mut core.cpus[c];
+                    if defer_core && cpu.queued == 0 && cpu.t <= dma && (c != 0 || ctl.next_due.is_none_or(|d| d > dma + one_packet)) {
+                        cpu.t = dma + one_packet;
+                        cpu.busy += one_packet;
+                        cpu.rr = core.pos_in_cpu[r] as usize + 1;
                         let pkt = Pkt { gen, ready: dma, frame_bytes: u64::from(frame_bytes) };
-                        transmit(std::slice::from_ref(&pkt), core.t, &mut core.tx_free, r, rx);
+                        transmit(std::slice::from_ref(&pkt), cpu.t, &mut cpu.tx_free, r, rx);
                         continue;
                     }
+                    cpu.queued += 1;
                     core.rings[r].push(Pkt { gen, ready: dma, frame_bytes: u64::from(frame_bytes) });
-                    core.queued += 1;
                 }};
             }
             let max_flow = burst.iter().map(|m| m.flow_index).max().unwrap_or(0);
@@ -228,7 +236,9 @@ impl Testbed {
         // The run ends when the source's duration is over or, if the port was still sending
         // a backlog then, when the last packet left.
         let sent_end = end.max(link_free);
-        advance_core(core, sent_end + DRAIN, nic, ctl, rx);
+        for c in 0..core.cpus.len() {
+            advance_core(core, c, sent_end + DRAIN, nic, ctl, rx);
+        }
         nic.apply_due(SimTime::MAX);
         nic.refresh(end);
         rx.timeline.extend_to(end);
@@ -274,7 +284,7 @@ mod tests {
                     flow create 0 ingress group 0 priority 1 pattern eth / ipv4 src spec 10.128.0.0 src mask 255.192.0.0 / end actions queue index 3 / end\n\
                     flow create 0 ingress group 0 priority 2 pattern eth / end actions queue index 1 / end\n";
         type Check = fn(&crate::connectx::SimResult) -> bool;
-        let cases: [(Value, Check); 5] = [
+        let cases: [(Value, Check); 7] = [
             // The core saturates (64 B at line rate): rings fill, imissed.
             (json!({"traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), |r| r.dropped.imissed > 0),
             // The steering pipeline saturates (16 chained tables) and the NIC buffer drops.
@@ -290,6 +300,15 @@ mod tests {
             // Several queues and a drop rule, at a load the core keeps up with.
             (json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}), |r| {
                 r.queues.len() == 2 && r.dropped.rule > 0 && r.loss_ratio < 1.0
+            }),
+            // Three cores (queue 3 on core 0, queue 1 on core 1), the NIC overloaded at 64 B ...
+            (json!({"rules": {"text": text}, "cores": 3, "traffic": {"flows": 50, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), |r| {
+                r.cores.len() == 3 && r.cores[0].queues == [3] && r.cores[1].queues == [1] && r.dropped.nic > 0
+            }),
+            // ... and with a same-core installer stalling core 0 only.
+            (json!({"rules": {"text": text}, "cores": 2, "install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"},
+                    "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}), |r| {
+                r.cores.len() == 2 && r.install.as_ref().is_some_and(|i| i.rules == 20)
             }),
         ];
         for (case, exercised) in cases {

@@ -3,7 +3,7 @@
 //! view (utilization per resource, bottleneck, cache hit rate, tables traversed).
 
 use super::{Counts, Testbed};
-use crate::connectx::result::{Event, InstallResult, ModelSummary, SimResult, SimStats};
+use crate::connectx::result::{CoreResult, Event, InstallResult, ModelSummary, SimResult, SimStats};
 use nicbench_sim::SimTime;
 use std::collections::BTreeMap;
 
@@ -32,7 +32,14 @@ impl Testbed {
         let core_demand_ns = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets.max(1.0);
         let end_ns = self.duration_ns as f64;
         let same_core_install = if ctl.same_core { installer_busy_ns.min(end_ns) / end_ns } else { 0.0 };
-        utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 + same_core_install);
+        // The busiest core's share of the packets that reached the rings (1 with one core).
+        let arrived: u64 = core.cpus.iter().map(|c| c.arrived).sum();
+        let busiest_share = if core.cpus.len() > 1 && arrived > 0 {
+            core.cpus.iter().map(|c| c.arrived).max().unwrap_or(0) as f64 / arrived as f64
+        } else {
+            1.0
+        };
+        utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 * busiest_share + same_core_install);
         let bottleneck = utilization
             .iter()
             .max_by(|a, b| a.1.total_cmp(b.1))
@@ -68,6 +75,22 @@ impl Testbed {
                 by_queue
             } else {
                 BTreeMap::new()
+            },
+            cores: if core.cpus.len() > 1 {
+                core.cpus
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| CoreResult {
+                        core: i as u32,
+                        queues: c.rings.iter().map(|&r| core.queue_of_ring[r]).collect(),
+                        packets: c.rings.iter().map(|&r| rx.per_ring[r]).sum(),
+                        utilization: c.arrived as f64 / measured_s * core_demand_ns * 1e-9
+                            + if i == 0 { same_core_install } else { 0.0 },
+                        busy_ratio: (c.busy.as_ns_f64() / (sent_ns - self.warmup_ns as f64).max(1.0)).min(1.0),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
             },
             timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= self.duration_ns as f64 * 1e-9 + 1e-12).collect(),
             events,
