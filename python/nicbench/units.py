@@ -47,14 +47,17 @@ class Rate:
 
 
 def parse_rate(text: str) -> Rate:
-    """Parse `100Gbps`, `25 Gbit/s`, `8Mpps`, `500kpps`, `1.5e6pps`."""
-    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kKMGT]?)(?P<unit>bps|bit/s|b/s|pps|p/s)", text.strip())
-    if not m:
-        raise UnitError(f"expected a rate such as 100Gbps or 8Mpps, found {text!r}")
-    value = float(m["num"]) * _SI[m["si"]]
-    if value <= 0:
-        raise UnitError(f"a rate must be positive, found {text!r}")
-    unit = "pps" if m["unit"] in ("pps", "p/s") else "bps"
+    """Parse `100Gbps`, `25 Gbit/s`, `10gbps`, `10G` (a bare prefix: bits per second, as in "10G Ethernet"),
+    `8Mpps`, `500kpps`, `1.5e6pps`. Prefixes and units in any case (a rate has no milli: m is mega)."""
+    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(), re.IGNORECASE)
+    if not m or (not m["unit"] and not m["si"]):
+        raise UnitError(f"expected a rate such as 100Gbps, 10G or 8Mpps, found {text!r}")
+    if "B" in m["unit"]:
+        raise UnitError(f"a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), found {text!r}")
+    value = float(m["num"]) * _SI[m["si"].upper() if m["si"] != "k" else "k"]
+    if not (value > 0 and value < float("inf")):
+        raise UnitError(f"a rate must be a finite number > 0, found {text!r}")
+    unit = "pps" if m["unit"].lower() in ("pps", "p/s") else "bps"
     return Rate(value, unit)
 
 
@@ -92,14 +95,19 @@ def parse_size_bytes(text: str | int) -> int:
     return int(value)
 
 
+# Binary multipliers for counts: 16Ki = 16,384 (IEC 80000-13); k/K/M/G stay decimal (16k = 16,000).
+_IEC = {"Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
+
+
 def parse_count(text: str | int) -> int:
-    """Parse `10000`, `10k`, `1M`, `2.5M` (SI, exact integers only)."""
+    """Parse `10000`, `10k`, `1M`, `2.5M` (SI: k = 1,000) or `16Ki`, `1Mi` (binary: Ki = 1,024); exact
+    integers only."""
     if isinstance(text, int):
         return text
-    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kKMG]?)", text.strip())
+    m = re.fullmatch(_NUMBER + r"\s*(?P<si>Ki|Mi|Gi|[kKMG]?)", text.strip())
     if not m:
-        raise UnitError(f"expected a count such as 10000, 10k or 1M, found {text!r}")
-    value = float(m["num"]) * _SI[m["si"]]
+        raise UnitError(f"expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), found {text!r}")
+    value = float(m["num"]) * (_IEC.get(m["si"]) or _SI[m["si"]])
     if value != int(value) or value < 0:
         raise UnitError(f"expected a non-negative whole count, found {text!r}")
     return int(value)

@@ -153,10 +153,19 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
 
 
 def fmt_number(v: Any, digits: int = 4) -> str:
-    """A number for a table cell: `digits` significant digits, whole below 1e6; "–" when missing or not finite."""
-    if isinstance(v, (int, float)) and math.isfinite(v):
-        return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    return "–"
+    """A number for people: whole numbers from 10^(digits-1) up, grouped (32,895, not 3.29e+04); below that
+    `digits` significant digits (12.34, 0.0392); exponents only under 0.001; "0" for any zero (no "-0");
+    "–" when missing or not finite."""
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "–"
+    if v == 0:
+        return "0"
+    magnitude = abs(v)
+    if magnitude >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    if magnitude >= 1e-3:
+        return f"{v:,.{digits}g}"
+    return f"{v:.{max(digits - 1, 0)}e}"
 
 
 def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:

@@ -6,7 +6,9 @@ from nicbench.units import UnitError, parse_count, parse_duration_ns, parse_rate
 @pytest.mark.parametrize(
     "text,value,unit",
     [("100Gbps", 100e9, "bps"), ("25 Gbit/s", 25e9, "bps"), ("8Mpps", 8e6, "pps"), ("500kpps", 5e5, "pps"),
-     ("1.5e6pps", 1.5e6, "pps"), ("3.5Gbps", 3.5e9, "bps")],
+     ("1.5e6pps", 1.5e6, "pps"), ("3.5Gbps", 3.5e9, "bps"),
+     # Spellings people type: any case, a bare prefix as in "10G Ethernet".
+     ("10gbps", 10e9, "bps"), ("10G", 10e9, "bps"), ("40 GBIT/S".lower(), 40e9, "bps"), ("2MPPS", 2e6, "pps")],
 )
 def test_parse_rate(text, value, unit):
     rate = parse_rate(text)
@@ -14,9 +16,9 @@ def test_parse_rate(text, value, unit):
     assert rate.unit == unit
 
 
-@pytest.mark.parametrize("text", ["100", "Gbps", "100Gbs", "-1Gbps", "0Gbps", "fast"])
+@pytest.mark.parametrize("text", ["100", "Gbps", "100Gbs", "-1Gbps", "0Gbps", "fast", "1e400Gbps", "10GB/s"])
 def test_parse_rate_rejects(text):
-    with pytest.raises(UnitError, match="expected|positive"):
+    with pytest.raises(UnitError, match="expected|> 0|bytes"):
         parse_rate(text)
 
 
@@ -42,7 +44,8 @@ def test_parse_size_rejects_fractions():
         parse_size_bytes("1.5B")
 
 
-@pytest.mark.parametrize("text,n", [("10000", 10000), ("10k", 10000), ("1M", 10**6), ("2.5M", 2_500_000)])
+@pytest.mark.parametrize("text,n", [("10000", 10000), ("10k", 10000), ("1M", 10**6), ("2.5M", 2_500_000),
+                                    ("16Ki", 16_384), ("1Mi", 1_048_576), ("16K", 16_000)])
 def test_parse_count(text, n):
     assert parse_count(text) == n
 
@@ -50,3 +53,12 @@ def test_parse_count(text, n):
 def test_parse_count_rejects():
     with pytest.raises(UnitError):
         parse_count("1.5")
+
+
+@pytest.mark.parametrize("value,text", [(32895, "32,895"), (103_500.0, "103,500"), (12.345, "12.35"), (0.00392, "0.00392"),
+                                        (-0.0, "0"), (1e-5, "1.000e-05"), (1_234_567.8, "1,234,568"),
+                                        (float("nan"), "–"), (None, "–")])
+def test_numbers_are_formatted_for_people(value, text):
+    from nicbench.cli.common import fmt_number
+
+    assert fmt_number(value) == text
