@@ -102,7 +102,7 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
         if as_json:
             emit_json({"rules": count, "to": to, "text": text})
         else:
-            click.echo(text, nl=False)
+            click.echo(text, nl=bool(text) and not text.endswith("\n"))
         return
     count = convert_rules(file, to, output, syntax, port, dev)
     if as_json:

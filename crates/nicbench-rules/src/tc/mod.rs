@@ -1,8 +1,9 @@
 //! Linux `tc filter add ... flower ... action ...` lines, mapped onto the rte_flow model.
 //!
 //! Mapping (both directions):
-//! - `ingress` / `parent ffff:` → `attr.ingress`, `egress` → `attr.egress`; `prio`/`pref`
-//!   → `attr.priority` (same sense: lower first); `chain N` → `attr.group`.
+//! - `ingress` / `parent ffff:` → `attr.ingress`, `egress` → `attr.egress`; `prio`/`pref` p
+//!   → `attr.priority` p − 1 (same sense, lower first; tc's first usable prio is 1); no `prio`
+//!   (or `prio 0`) → the kernel's automatic one (see `AutoPrio`); `chain N` → `attr.group`.
 //! - Pattern: `eth` first, then `vlan` (protocol 802.1q/802.1ad), then `ipv4`/`ipv6`
 //!   (protocol or vlan_ethtype ip/ipv6), then `tcp`/`udp`/`sctp`/`icmp`/`icmp6`
 //!   (ip_proto). `protocol ip` is carried by the presence of the ipv4 item, not by an eth
@@ -70,17 +71,50 @@ pub struct TcCommand {
 
 /// Parses one `tc filter add` line.
 pub fn parse_command(line: &str, devices: &mut DeviceTable) -> Result<TcCommand, ParseError> {
-    parse_line(line, devices).map_err(|e| e.at("<input>", 1))
+    parse_line(line, devices, &mut AutoPrio::default()).map_err(|e| e.at("<input>", 1))
 }
 
 /// Parses a file of tc lines, stopping at the first error.
 pub fn parse_file(text: &str, file: &str, devices: &mut DeviceTable) -> Result<Vec<TcCommand>, ParseError> {
-    lex::parse_lines_first(text, file, |l| parse_line(l, devices))
+    let mut auto = AutoPrio::default();
+    lex::parse_lines_first(text, file, |l| parse_line(l, devices, &mut auto))
 }
 
 /// Parses a file of tc lines, collecting every error.
 pub fn parse_file_all(text: &str, file: &str, devices: &mut DeviceTable) -> ParseReport<TcCommand> {
-    lex::parse_lines_all(text, file, |l| parse_line(l, devices))
+    let mut auto = AutoPrio::default();
+    lex::parse_lines_all(text, file, |l| parse_line(l, devices, &mut auto))
+}
+
+/// The priority the kernel gives a filter added without `prio` (or with `prio 0`):
+/// `tcf_auto_prio()` in net/sched/cls_api.c takes one below the chain's first (numerically
+/// lowest) filter, or 0xC000 = 49152 in an empty chain. So in a file of such filters the LAST
+/// one added matches first; tracked per device, direction and chain as the lines are read.
+#[derive(Default)]
+struct AutoPrio {
+    lowest: std::collections::HashMap<(String, bool, u32), u32>,
+}
+
+/// `tcf_auto_prio`'s priority for the first filter of a chain.
+const TC_FIRST_AUTO_PRIO: u32 = 0xC000;
+
+impl AutoPrio {
+    /// The tc priority of a filter in (`dev`, ingress?, `chain`): `explicit` unless it is
+    /// absent or 0 (automatic); records it as the chain's lowest if it is.
+    fn assign(&mut self, dev: &str, ingress: bool, chain: u32, explicit: Option<u32>) -> Result<u32, String> {
+        let key = (dev.to_string(), ingress, chain);
+        let prio = match explicit.filter(|&p| p > 0) {
+            Some(p) => p,
+            None => match self.lowest.get(&key) {
+                None => TC_FIRST_AUTO_PRIO,
+                Some(&1) => return Err("no automatic priority is left below prio 1 in this chain: give 'prio N'".into()),
+                Some(&low) => low - 1,
+            },
+        };
+        let low = self.lowest.entry(key).or_insert(prio);
+        *low = (*low).min(prio);
+        Ok(prio)
+    }
 }
 
 pub(crate) const ETH_P_IP: u16 = 0x0800;
@@ -138,7 +172,7 @@ struct Builder {
     enc: Option<Enc>,
 }
 
-fn parse_line(line: &str, devices: &mut DeviceTable) -> Result<TcCommand, LineError> {
+fn parse_line(line: &str, devices: &mut DeviceTable, auto: &mut AutoPrio) -> Result<TcCommand, LineError> {
     let mut c = Cursor::new(line);
     c.expect("tc", "")?;
     c.expect("filter", "")?;
@@ -146,6 +180,7 @@ fn parse_line(line: &str, devices: &mut DeviceTable) -> Result<TcCommand, LineEr
     let mut rule = Rule::default();
     let mut dev: Option<String> = None;
     let mut protocol = ETH_P_ALL;
+    let mut prio: Option<u32> = None;
     loop {
         let t = c.word("'dev', 'ingress', 'egress', 'protocol', 'prio', 'chain' or 'flower'")?;
         match t.text {
@@ -169,7 +204,7 @@ fn parse_line(line: &str, devices: &mut DeviceTable) -> Result<TcCommand, LineEr
                 protocol = protocol_value(p.text)
                     .ok_or_else(|| c.error_prev(format!("unknown protocol '{}'", p.text)))?;
             }
-            "prio" | "pref" => rule.attr.priority = read_num(&mut c, "a priority", 16)? as u32,
+            "prio" | "pref" => prio = Some(read_num(&mut c, "a priority", 16)? as u32),
             "chain" => rule.attr.group = read_num(&mut c, "a chain index", 32)? as u32,
             "handle" | "classid" | "estimate" => {
                 return Err(c.error_prev(format!("tc '{}' has no rte_flow equivalent", t.text)))
@@ -185,6 +220,10 @@ fn parse_line(line: &str, devices: &mut DeviceTable) -> Result<TcCommand, LineEr
     if !rule.attr.ingress && !rule.attr.egress {
         return Err(c.error_prev("expected 'ingress', 'egress' or 'parent ffff:' before 'flower'".into()));
     }
+    // tc prio 1 is the first a filter can take (0 asks for an automatic one); rte_flow's
+    // priority 0 is its first: priority = prio - 1, so conversions keep the order exactly.
+    let tc_prio = auto.assign(&dev, rule.attr.ingress, rule.attr.group, prio).map_err(|m| c.error_prev(m))?;
+    rule.attr.priority = tc_prio - 1;
     let mut b = Builder { eth: EthItem::default(), vlan: None, l3: None, l4: None, enc: None };
     match protocol {
         ETH_P_8021Q | ETH_P_8021AD => {

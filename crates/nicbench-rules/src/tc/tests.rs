@@ -18,7 +18,7 @@ fn test_parse_brief_example() {
     );
     assert_eq!(cmd.dev, "eth0");
     assert!(cmd.skip_sw && !cmd.skip_hw);
-    assert_eq!(cmd.rule.attr, Attr { priority: 1, ingress: true, ..Default::default() });
+    assert_eq!(cmd.rule.attr, Attr { priority: 0, ingress: true, ..Default::default() }, "tc prio 1 is rte_flow priority 0");
     assert_eq!(
         cmd.rule.pattern,
         vec![
@@ -72,4 +72,29 @@ fn test_errors_name_the_token() {
         skip_hw: false,
     };
     assert!(command_to_string(&queue, &dev).unwrap_err().0.contains("rx queue"));
+}
+
+#[test]
+fn test_filters_without_prio_get_the_kernels_automatic_priorities() {
+    // tcf_auto_prio: 49152 for a chain's first filter, then one below the lowest so far, so the
+    // last line added matches first; an explicit prio counts; chains and devices are separate.
+    let text = "tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.1 action drop\n\
+                tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.2 action drop\n\
+                tc filter add dev eth0 ingress protocol ip prio 100 flower dst_ip 10.0.0.3 action drop\n\
+                tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.4 action drop\n\
+                tc filter add dev eth0 ingress protocol ip chain 1 flower dst_ip 10.0.0.5 action drop\n\
+                tc filter add dev eth1 ingress protocol ip prio 0 flower dst_ip 10.0.0.6 action drop\n";
+    let mut dev = DeviceTable::new();
+    let cmds = parse_file(text, "f.tc", &mut dev).expect("parses");
+    let prios: Vec<u32> = cmds.iter().map(|c| c.rule.attr.priority + 1).collect();
+    assert_eq!(prios, [49152, 49151, 100, 99, 49152, 49152]);
+    // Written back, every filter names its prio: the order no longer depends on what came before.
+    for c in &cmds {
+        let line = command_to_string(c, &dev).expect("writes");
+        assert!(line.contains(&format!(" prio {} ", c.rule.attr.priority + 1)), "{line}");
+    }
+    let low = "tc filter add dev eth0 ingress protocol ip prio 1 flower action drop\n\
+               tc filter add dev eth0 ingress protocol ip flower action drop\n";
+    let e = parse_file(low, "f.tc", &mut dev).expect_err("nothing below prio 1");
+    assert!(e.to_string().contains("f.tc:2") && e.to_string().contains("below prio 1"), "{e}");
 }

@@ -78,12 +78,12 @@ pub fn command_to_string(cmd: &TcCommand, devices: &DeviceTable) -> Result<Strin
         (None, None, None) => "all".into(),
     };
     write!(s, " protocol {protocol}").ok();
-    if a.priority > u16::MAX as u32 {
-        return err(format!("tc prio is 16 bits; priority {} does not fit", a.priority));
+    // Always explicit: without `prio` the kernel would pick one (below the chain's first) and the
+    // rule's place in the order would depend on what was added before. tc prio = priority + 1.
+    if a.priority >= u16::MAX as u32 {
+        return err(format!("tc prio is 16 bits (1-65535); priority {} does not fit", a.priority));
     }
-    if a.priority != 0 {
-        write!(s, " prio {}", a.priority).ok();
-    }
+    write!(s, " prio {}", a.priority + 1).ok();
     if a.group != 0 {
         write!(s, " chain {}", a.group).ok();
     }
@@ -321,6 +321,7 @@ fn write_actions(
         let text = match a {
             Action::Drop => "drop".to_string(),
             Action::Passthru => "pass".to_string(),
+            // Every tc filter keeps packet and byte counters (`tc -s filter show`): nothing to write.
             Action::Count => continue,
             Action::Jump { group } => format!("goto chain {group}"),
             Action::Mark { id } => format!("skbedit mark {id}"),

@@ -76,6 +76,27 @@ def test_convert_to_tc_and_back_is_identity(cli, tmp_path):
     assert first == again
 
 
+def test_conversions_keep_precedence(cli, tmp_path):
+    # testpmd priority 0 is tc prio 1 (tc's first; prio 0 would ask the kernel for one, which puts the
+    # filter below those already there), so every converted filter names its prio.
+    src = tmp_path / "r.flow"
+    src.write_text("flow create 0 priority 0 ingress pattern eth / ipv4 dst is 10.0.0.1 / end actions drop / end\n"
+                   "flow create 0 priority 1 ingress pattern eth / ipv4 / end actions passthru / end\n")
+    proc = cli("rules", "convert", str(src), "--to", "tc")
+    assert proc.returncode == 0, proc.stderr
+    assert [" prio 1 " in line or " prio 2 " in line for line in proc.stdout.splitlines()] == [True, True]
+    assert " prio 1 " in proc.stdout.splitlines()[0]
+    # tc filters added without prio get the kernel's automatic ones (49152, then one below the lowest), so
+    # the LAST one added matches first: in testpmd it gets the better (lower) priority.
+    tc = tmp_path / "auto.tc"
+    tc.write_text("tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.1 action drop\n"
+                  "tc filter add dev eth0 ingress protocol ip flower action pass\n")
+    proc = cli("rules", "convert", str(tc), "--to", "testpmd")
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.splitlines()
+    assert " priority 49151 " in first and " priority 49150 " in second, proc.stdout
+
+
 def test_convert_unexpressible_is_a_clear_error(cli, tmp_path):
     src = tmp_path / "r.flow"
     src.write_text("flow create 0 ingress pattern eth / end actions queue index 1 / end\n")
