@@ -124,6 +124,18 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                           "link carried and latency starts when a packet left the port")
 
 
+# Where a packet that did not come back was dropped, in the user's terms.
+_DROP_CAUSES = (("rule", "your rules' drop action"), ("nic", "NIC packet buffer full"),
+                ("imissed", "RX ring full (imissed)"))
+
+
+def _drops_by_cause(result: dict[str, Any]) -> str:
+    """Packets not received, by cause: the rules' own drops (intended), the NIC buffer and the RX rings
+    (overload)."""
+    dropped = result.get("dropped") or {}
+    return ", ".join(f"{label} {fmt_number(dropped.get(key, 0))}" for key, label in _DROP_CAUSES)
+
+
 def _default_duration_ns(trace: str | None) -> int:
     """A trace runs for its own span (first to last packet, plus one mean gap so that N packets fill N
     slots); generated traffic for 1 s."""
@@ -147,8 +159,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
                               f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)")
     loss = result.get("loss_ratio")
     dropped = result.get("dropped") or {}
-    table.add_row("loss", f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} %  "
-                  + ", ".join(f"{k} {fmt_number(v)}" for k, v in dropped.items()))
+    table.add_row("not received", f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} % of offered, "
+                  "by cause: " + _drops_by_cause(result))
     lat = result.get("latency_us") or {}
     if lat:
         table.add_row("latency [µs]", "  ".join(f"{k} {fmt_number(lat.get(k))}" for k in
