@@ -220,9 +220,12 @@ impl Profile {
     pub fn params<P: ModelParams>(&self) -> Result<P, ModelError> {
         if self.kind != P::KIND {
             return Err(ModelError::Profile(format!(
-                "profile '{}' is for the {} model, not the {} model",
+                "'{}' is for the {} model, not the {} model (the {} model is run by {}; this one wants a {} profile)",
                 self.name,
                 self.kind,
+                P::KIND,
+                self.kind,
+                command_of_kind(&self.kind),
                 P::KIND
             )));
         }
@@ -242,6 +245,17 @@ impl Profile {
             }
         }
         crate::check_profile(self)
+    }
+}
+
+/// The nicbench command that runs a model kind (for messages that send the user there).
+fn command_of_kind(kind: &str) -> &'static str {
+    match kind {
+        "connectx" => "`nicbench simulate`",
+        "offpath" => "`nicbench paths`",
+        "flowhost" => "`nicbench flowhost`",
+        "connectx-eswitch" | "agilio" => "`nicbench pvp` and `nicbench vswitch`",
+        _ => "its own command (see `nicbench --help`)",
     }
 }
 

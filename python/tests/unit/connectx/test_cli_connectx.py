@@ -114,6 +114,10 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     (("--gen", "flows=many"), "flows"),
     (("--set", "x"), "NAME=VALUE"),
     (("--duration", "soon"), "duration"),
+    # A profile of another model: say which command runs it.
+    (("--nic", "bluefield2", "--duration", "1ms"), "run by `nicbench paths`"),
+    (("--nic", "agilio-cx-25g", "--duration", "1ms"), "`nicbench pvp`"),
+    (("--gen", "flows=10,size=64,rate=101Gbps", "--duration", "1ms"), "line rate of 100 Gb/s"),
 ])
 def test_simulate_bad_options_exit_2_with_one_line(nicbench_cli, args, needle):
     r = nicbench_cli("simulate", *args)
