@@ -36,6 +36,7 @@ mod counters;
 pub mod group;
 pub mod key;
 mod report;
+pub mod rss;
 mod state;
 mod table;
 mod version;
@@ -46,5 +47,6 @@ pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, Cl
 pub use compile::{CompileError, Fate};
 pub use group::Algorithm;
 pub use key::{FiveTuple, PacketKey};
+pub use rss::{QueueResolver, RssQueuePicker, RssRuleError, RssSetupError};
 pub use report::{classify_pcap, ClassifyError, ClassifyReport, RuleHits};
 pub use state::{Hop, Outcome, RuleId, Verdict};

@@ -64,7 +64,11 @@ pub struct SimResult {
     pub loss_ratio: f64,
     pub dropped: Dropped,
     pub latency_us: LatencySummary,
+    /// Packets received per rx queue.
     pub queues: BTreeMap<String, u64>,
+    /// Frame bytes received per rx queue (without the 20 B of preamble and gap per frame).
+    #[serde(default)]
+    pub queue_bytes: BTreeMap<String, u64>,
     pub timeline: Vec<TimelineBin>,
     pub events: Vec<Event>,
     pub install: Option<InstallResult>,
