@@ -122,8 +122,9 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
              traffic: GenConfig | dict[str, Any] | None = None, trace: str | None = None,
              install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
              timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
-             overrides: dict[str, float] | None = None) -> dict[str, Any]:
-    """A complete scenario dict (see the module doc); traffic XOR trace."""
+             overrides: dict[str, float] | None = None, port_queues: int = 1) -> dict[str, Any]:
+    """A complete scenario dict (see the module doc); traffic XOR trace. `port_queues`: the port's rx
+    queues, over which its default RSS spreads the packets no rule sends anywhere."""
     if (traffic is None) == (trace is None):
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
     if duration_ns <= 0:
@@ -138,6 +139,8 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
     }
     if overrides:
         out["overrides"] = dict(overrides)
+    if port_queues != 1:
+        out["port_queues"] = int(port_queues)
     return out
 
 
