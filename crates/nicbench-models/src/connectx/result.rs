@@ -66,7 +66,8 @@ pub struct SimResult {
     pub latency_us: LatencySummary,
     /// Packets received per rx queue.
     pub queues: BTreeMap<String, u64>,
-    /// Frame bytes received per rx queue (without the 20 B of preamble and gap per frame).
+    /// Frame bytes received per rx queue, FCS included (a replayed capture's frames get the
+    /// 4 B it leaves out), without the 20 B of preamble and gap per frame.
     #[serde(default)]
     pub queue_bytes: BTreeMap<String, u64>,
     pub timeline: Vec<TimelineBin>,
