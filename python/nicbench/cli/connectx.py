@@ -150,9 +150,9 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         ordered = sorted(queues.items(), key=lambda kv: int(kv[0]))
         shown = ordered[:16]
         more = f" (+{len(ordered) - 16} more)" if len(ordered) > 16 else ""
-        table.add_row("queues [packets]", "  ".join(f"{q}: {n:,}" for q, n in shown) + more)
+        table.add_row("rx queue packets", "  ".join(f"{q}: {n:,}" for q, n in shown) + more)
         if queue_bytes:
-            table.add_row("queues [bytes]", "  ".join(f"{q}: {queue_bytes.get(q, 0):,}" for q, _ in shown) + more)
+            table.add_row("rx queue bytes", "  ".join(f"{q}: {queue_bytes.get(q, 0):,}" for q, _ in shown) + more)
     sim = result.get("sim") or {}
     if sim:
         table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
