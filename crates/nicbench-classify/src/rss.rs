@@ -26,7 +26,8 @@
 //!   public bit-level definition, and the mlx5 PMD refuses it.
 //! - **Key**: the action's key cut or zero-padded to `key_len` (testpmd's buffer is
 //!   zeroed); absent: [`MLX5_DEFAULT_KEY`]. mlx5 takes exactly 40 bytes
-//!   (`MLX5_RSS_HASH_KEY_LEN`: "RSS hash key too small/too large").
+//!   (`MLX5_RSS_HASH_KEY_LEN`: "RSS hash key too small/too large"), and a `key_len` without a
+//!   key only if it is 0 or 40.
 //! - **Queues**: [`Reta::mlx5_of_queues`]; absent: the port's queues 0..N-1 (testpmd's
 //!   default `queue_num = nb_rxq`).
 //! - **Level**: 0 and 1 hash the outermost headers (mlx5's default), 2 and more the
@@ -134,7 +135,11 @@ impl RssQueuePicker {
                 k
             }
             (Some(key), None) => key.clone(),
-            // No key (key_len alone or nothing): the PMD's default key.
+            // No key: the PMD's default key, if the length (when given) is one mlx5 accepts
+            // (mlx5_flow_validate_action_rss refuses a key_len that is neither 0 nor 40).
+            (None, Some(len)) if len != 0 && len as usize != MLX5_KEY_BYTES => {
+                return Err(RssSetupError::KeyLength { len_bytes: len as usize })
+            }
             (None, _) => MLX5_DEFAULT_KEY.to_vec(),
         };
         if key.len() != MLX5_KEY_BYTES {
@@ -323,6 +328,28 @@ mod tests {
     }
 
     #[test]
+    fn test_level_picks_outer_or_inner_headers() {
+        use nicbench_wire::builder::{FrameSpec, L4Spec, VxlanSpec};
+        let spec = FrameSpec {
+            ip_src: Ipv4Addr::new(10, 1, 2, 3).into(),
+            ip_dst: Ipv4Addr::new(10, 4, 5, 6).into(),
+            l4: L4Spec::Udp { src_port: 1111, dst_port: 2222 },
+            vxlan: Some(VxlanSpec::new(42)),
+            frame_size_bytes: 128,
+            ..FrameSpec::default()
+        };
+        let key = PacketKey::from_ethernet(&spec.build().unwrap());
+        let t = Toeplitz::new(&MLX5_DEFAULT_KEY).unwrap();
+        // Outer: VTEPs 192.168.0.1 → 192.168.0.2, UDP 49152 → 4789.
+        let outer = [192, 168, 0, 1, 192, 168, 0, 2, 0xc0, 0x00, 0x12, 0xb5];
+        let inner = [10, 1, 2, 3, 10, 4, 5, 6, 0x04, 0x57, 0x08, 0xae];
+        for (level, want) in [(None, outer), (Some(1), outer), (Some(2), inner)] {
+            let a = RssAction { level, ..action(&[RssType::Ipv4Udp], &[0, 1]) };
+            assert_eq!(RssQueuePicker::new(&a, 1).unwrap().hash(&key), t.hash(&want), "level {level:?}");
+        }
+    }
+
+    #[test]
     fn test_symmetric_gives_both_directions_one_hash() {
         let a = RssAction { func: Some(RssFunc::SymmetricToeplitz), ..action(&[RssType::Ipv4Udp], &[0, 1, 2]) };
         let p = RssQueuePicker::new(&a, 1).unwrap();
@@ -338,6 +365,8 @@ mod tests {
         assert_eq!(RssQueuePicker::new(&short, 4).unwrap_err(), RssSetupError::KeyLength { len_bytes: 8 });
         let padded = RssAction { key: Some(vec![0x6d; 8]), key_len: Some(40), ..Default::default() };
         assert!(RssQueuePicker::new(&padded, 4).is_ok(), "key_len pads with zeros as testpmd's buffer does");
+        let too_long = RssAction { key_len: Some(64), ..Default::default() };
+        assert_eq!(RssQueuePicker::new(&too_long, 4).unwrap_err(), RssSetupError::KeyLength { len_bytes: 64 });
         let key_len_only = RssAction { key_len: Some(40), ..Default::default() };
         let default = RssQueuePicker::port_default(4).unwrap();
         let k = udp([1, 1, 1, 1], [2, 2, 2, 2], 3, 4);
