@@ -29,6 +29,8 @@
 //!   versioning. [`Reader`] is `Send`; bursts run under one snapshot.
 //! - Per-rule hit/byte counters (relaxed atomics shared by all readers).
 //! - [`classify_pcap`]: classify a capture, report per queue / per rule.
+//! - [`rss`]: the queue of each outcome: `rss` actions resolved per packet as the mlx5 PMD
+//!   programs a ConnectX, the port's default RSS for packets no rule sends anywhere.
 
 mod classifier;
 pub mod compile;

@@ -222,13 +222,17 @@ def test_unmatched_packets_follow_the_ports_default_rss(cli, tmp_path, trace):
 @pytest.mark.parametrize("action, message", [
     ("rss func simple_xor queues 0 1 end", "simple_xor"),
     ("rss key 6d5a6d5a6d5a6d5a queues 0 1 end", "exactly 40"),
+    ("rss key_len 64 queues 0 1 end", "exactly 40"),
 ])
-def test_actions_the_mlx5_pmd_refuses_are_one_line_errors(cli, tmp_path, trace, action, message):
+@pytest.mark.parametrize("command", ["classify", "simulate"])
+def test_actions_the_mlx5_pmd_refuses_are_one_line_errors(cli, tmp_path, trace, action, message, command):
     pcap, _ = trace
     rules = tmp_path / "bad.flow"
-    rules.write_text(f"flow create 0 ingress pattern eth / end actions {action} / end\n")
-    proc = cli("classify", "--rules", str(rules), "--pcap", str(pcap))
+    rules.write_text("flow create 0 ingress pattern eth / ipv6 / end actions drop / end\n"
+                     f"flow create 0 ingress pattern eth / end actions {action} / end\n")
+    source = ["--pcap", str(pcap)] if command == "classify" else ["--trace", str(pcap), "--duration", "1ms"]
+    proc = cli(command, "--rules", str(rules), *source)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("nicbench: error:") and f"{rules}:1:" in lines[0], proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("nicbench: error:") and f"{rules}:2:" in lines[0], proc.stderr
     assert message in lines[0]
