@@ -122,9 +122,10 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
              traffic: GenConfig | dict[str, Any] | None = None, trace: str | None = None,
              install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
              timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
-             overrides: dict[str, float] | None = None, cores: int = 1) -> dict[str, Any]:
-    """A complete scenario dict (see the module doc); traffic XOR trace. `cores`: forwarding cores on
-    the host (queue q on core q mod cores; a same-core installer on core 0)."""
+             overrides: dict[str, float] | None = None, port_queues: int = 1, cores: int = 1) -> dict[str, Any]:
+    """A complete scenario dict (see the module doc); traffic XOR trace. `port_queues`: the port's rx
+    queues, over which its default RSS spreads the packets no rule sends anywhere; `cores`: forwarding
+    cores on the host (queue q on core q mod cores; a same-core installer on core 0)."""
     if (traffic is None) == (trace is None):
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
     if duration_ns <= 0:
@@ -141,6 +142,8 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         out["overrides"] = dict(overrides)
     if cores != 1:
         out["cores"] = int(cores)
+    if port_queues != 1:
+        out["port_queues"] = int(port_queues)
     return out
 
 

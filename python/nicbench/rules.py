@@ -33,13 +33,19 @@ def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, 
     return _native.rules_generate(kind, count, groups, seed, str(out), to, port, dev)
 
 
-def classify_pcap(rules_path: str, pcap: str, syntax: str | None = None, progress=None) -> dict:
-    """Classify every packet of `pcap` with the software classifier loaded with `rules_path`.
+def classify_pcap(rules_path: str, pcap: str, syntax: str | None = None, progress=None, *,
+                  port_queues: int = 1) -> dict:
+    """Classify every packet of `pcap` with the software classifier loaded with `rules_path`, on a port
+    with `port_queues` rx queues.
 
-    Returns packets, bytes, `queues` (queue → packets), dropped, unmatched, rss/port_id/passthru counts,
-    `rules` (id, line, group, priority, hits, bytes for every rule that was hit), elapsed_s and mpps."""
-    report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress))
-    report["queues"] = {str(q): n for q, n in report.pop("per_queue_packets").items()}
+    Returns packets, bytes, `queues` (queue → {packets, bytes}: what every rx queue received, with `rss`
+    actions resolved per packet as the mlx5 PMD does and the packets no rule sends anywhere spread by the
+    port's default RSS over `port_queues`), `queue_action_packets` (queue → packets sent by `queue`
+    actions), dropped, unmatched, rss/port_id/passthru counts, `rules` (id, line, group, priority, hits,
+    bytes for every rule that was hit), elapsed_s and mpps."""
+    report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress, port_queues))
+    report["queue_action_packets"] = {str(q): n for q, n in report.pop("per_queue_packets").items()}
+    report["queues"] = {str(q): c for q, c in report["queues"].items()}
     lines = {int(k): v for k, v in report.pop("rule_lines").items()}
     for rule in report["rules"]:
         rule["line"] = lines.get(rule["rule_id"])

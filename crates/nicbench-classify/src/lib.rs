@@ -29,6 +29,8 @@
 //!   versioning. [`Reader`] is `Send`; bursts run under one snapshot.
 //! - Per-rule hit/byte counters (relaxed atomics shared by all readers).
 //! - [`classify_pcap`]: classify a capture, report per queue / per rule.
+//! - [`rss`]: the queue of each outcome: `rss` actions resolved per packet as the mlx5 PMD
+//!   programs a ConnectX, the port's default RSS for packets no rule sends anywhere.
 
 mod classifier;
 pub mod compile;
@@ -36,6 +38,7 @@ mod counters;
 pub mod group;
 pub mod key;
 mod report;
+pub mod rss;
 mod state;
 mod table;
 mod version;
@@ -46,5 +49,6 @@ pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, Cl
 pub use compile::{CompileError, Fate};
 pub use group::Algorithm;
 pub use key::{FiveTuple, PacketKey};
+pub use rss::{QueueResolver, RssQueuePicker, RssRuleError, RssSetupError};
 pub use report::{classify_pcap, ClassifyError, ClassifyReport, RuleHits};
 pub use state::{Hop, Outcome, RuleId, Verdict};

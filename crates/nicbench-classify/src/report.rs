@@ -8,6 +8,7 @@
 use crate::classifier::Classifier;
 use crate::compile::Fate;
 use crate::key::PacketKey;
+use crate::rss::{QueueResolver, RssRuleError};
 use crate::state::{Outcome, RuleId, Verdict};
 use nicbench_pcap::{LinkType, PcapError, PcapSource};
 use std::collections::BTreeMap;
@@ -26,6 +27,17 @@ pub enum ClassifyError {
         source: PcapError,
         partial: Box<ClassifyReport>,
     },
+    /// An `rss` action (or the port's default RSS) cannot be resolved to queues.
+    #[error("{0}")]
+    Rss(#[from] RssRuleError),
+}
+
+/// What one receive queue got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct QueueCount {
+    pub packets: u64,
+    /// Frame bytes (captured length).
+    pub bytes: u64,
 }
 
 /// Hits of one rule during the run.
@@ -44,8 +56,13 @@ pub struct ClassifyReport {
     pub packets: u64,
     /// Frame bytes (captured length).
     pub bytes: u64,
-    /// Packets delivered to each rx queue.
+    /// Packets a `queue` action sent to each rx queue.
     pub per_queue_packets: BTreeMap<u16, u64>,
+    /// Everything each rx queue received: `queue` actions, `rss` actions resolved per packet,
+    /// and the packets the port's default RSS spreads (unmatched, no fate, passthru).
+    pub queues: BTreeMap<u16, QueueCount>,
+    /// The port's rx queues (its default RSS spreads over 0..port_queues-1).
+    pub port_queues: u16,
     pub rss_packets: u64,
     pub dropped: u64,
     pub port_id_packets: u64,
@@ -65,6 +82,14 @@ pub struct ClassifyReport {
 }
 
 impl ClassifyReport {
+    fn add_to_queue(&mut self, queue: Option<u16>, frame_bytes: u32) {
+        if let Some(q) = queue {
+            let c = self.queues.entry(q).or_default();
+            c.packets += 1;
+            c.bytes += u64::from(frame_bytes);
+        }
+    }
+
     fn add(&mut self, o: &Outcome) {
         self.groups_traversed += o.groups_traversed as u64;
         match o.verdict {
@@ -89,21 +114,33 @@ fn key_of(linktype: LinkType, data: &[u8]) -> Option<PacketKey> {
     Some(PacketKey::from_frame(&parsed))
 }
 
-/// Classifies every packet of a pcap/pcapng file. `progress` is called with the packets
-/// done so far after every burst.
-pub fn classify_pcap(classifier: &Classifier, path: &Path, progress: &mut dyn FnMut(u64)) -> Result<ClassifyReport, ClassifyError> {
+/// Classifies every packet of a pcap/pcapng file on a port with `port_queues` rx queues
+/// (RSS resolved as in [`crate::rss`]). `progress` is called with the packets done so far
+/// after every burst.
+pub fn classify_pcap(
+    classifier: &Classifier,
+    path: &Path,
+    port_queues: u16,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ClassifyReport, ClassifyError> {
+    let mut resolver = QueueResolver::new(classifier, port_queues)?;
     let mut reader = classifier.reader();
     reader.set_counting(true);
     let ids = classifier.rule_ids();
     let before: Vec<(u64, u64)> = ids.iter().map(|&id| classifier.counters(id).unwrap_or_default()).collect();
-    let mut report = ClassifyReport::default();
+    let mut report = ClassifyReport { port_queues, ..ClassifyReport::default() };
+    let mut rss_failure: Option<RssRuleError> = None;
     let start = Instant::now();
     let mut keys: Vec<PacketKey> = Vec::with_capacity(BURST_PACKETS);
     let mut outs = vec![Outcome::START; BURST_PACKETS];
     let mut flush = |keys: &mut Vec<PacketKey>, report: &mut ClassifyReport| {
         reader.lookup_burst(keys, &mut outs[..keys.len()]);
-        for o in &outs[..keys.len()] {
+        for (o, key) in outs[..keys.len()].iter().zip(keys.iter()) {
             report.add(o);
+            match resolver.queue(classifier, o, key) {
+                Ok(q) => report.add_to_queue(q, key.frame_bytes),
+                Err(e) => rss_failure = rss_failure.take().or(Some(e)),
+            }
         }
         keys.clear();
         progress(report.packets);
@@ -150,6 +187,9 @@ pub fn classify_pcap(classifier: &Classifier, path: &Path, progress: &mut dyn Fn
                 bytes: b.saturating_sub(b0),
             });
         }
+    }
+    if let Some(e) = rss_failure {
+        return Err(ClassifyError::Rss(e));
     }
     match failure {
         Some(source) => Err(ClassifyError::Pcap { source, partial: Box::new(report) }),

@@ -12,7 +12,7 @@ use nicbench_classify::workload::named;
 use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, ClassifierConfig, ClassifyError};
 use nicbench_rules::ruleset;
 
-use crate::errors::{classifier_error, invalid, pcap_error, rules_load_error};
+use crate::errors::{classifier_error, invalid, pcap_error, rss_rule_error, rules_load_error};
 use crate::rules::syntax_arg;
 use crate::progress::Progress;
 
@@ -25,15 +25,17 @@ struct Output {
     rules_loaded: usize,
 }
 
-/// Classify every packet of `pcap` with the rules of `rules_path`; returns the report as JSON.
+/// Classify every packet of `pcap` with the rules of `rules_path` on a port with `port_queues`
+/// rx queues (its default RSS for packets no rule sends anywhere); returns the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (rules_path, pcap, syntax=None, progress=None))]
+#[pyo3(signature = (rules_path, pcap, syntax=None, progress=None, port_queues=1))]
 fn classify_pcap(
     py: Python<'_>,
     rules_path: PathBuf,
     pcap: PathBuf,
     syntax: Option<&str>,
     progress: Option<PyObject>,
+    port_queues: u16,
 ) -> PyResult<String> {
     let name = rules_path.display().to_string();
     let file = ruleset::load_path(&rules_path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
@@ -43,11 +45,14 @@ fn classify_pcap(
     let mut reporter = Progress::new(progress);
     // The classifier's writer half is Send but not Sync: move it into the GIL-free section.
     let (result, reporter) = py.allow_threads(move || {
-        let result = classify(&classifier, &pcap, &mut |done| reporter.report(done));
+        let result = classify(&classifier, &pcap, port_queues, &mut |done| reporter.report(done));
         (result, reporter)
     });
     reporter.finish()?;
-    let report = result.map_err(|ClassifyError::Pcap { source, .. }| pcap_error(source))?;
+    let report = result.map_err(|e| match e {
+        ClassifyError::Pcap { source, .. } => pcap_error(source),
+        ClassifyError::Rss(e) => rss_rule_error(&name, &ids, &lines, e),
+    })?;
     let rule_lines = ids.iter().zip(&lines).map(|(id, line)| (id.0, *line)).collect();
     let output = Output { report, rule_lines, rules_loaded: lines.len() };
     serde_json::to_string(&output).map_err(invalid)

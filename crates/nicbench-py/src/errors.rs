@@ -66,6 +66,21 @@ pub fn classifier_error(file: &str, lines: &[usize], err: nicbench_classify::Upd
     }
 }
 
+/// An `rss` action the classifier cannot resolve to queues: `file:line: rss ...` (the rule's
+/// line; `ids[i]` came from line `lines[i]`), or the port's default RSS.
+pub fn rss_rule_error(
+    file: &str,
+    ids: &[nicbench_classify::RuleId],
+    lines: &[usize],
+    err: nicbench_classify::RssRuleError,
+) -> PyErr {
+    let line = err.rule.and_then(|id| ids.iter().position(|&i| i == id)).and_then(|i| lines.get(i));
+    match line {
+        Some(line) => RuleError::new_err(format!("{file}:{line}: {}", err.source)),
+        None => invalid(format!("--queues: {}", err.source)),
+    }
+}
+
 /// An operating-system error about `path` (an `OSError` naming it).
 pub fn os_error(path: &std::path::Path, err: std::io::Error) -> PyErr {
     PyOSError::new_err(format!("{}: {err}", path.display()))

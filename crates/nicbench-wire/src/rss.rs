@@ -15,6 +15,8 @@
 //!   pattern, so it has only ~16 bits of entropy: fine to choose a queue, not
 //!   to key a flow table.
 //! - [`Reta`]: `queue = table[hash & (size - 1)]`, as NICs use the low bits.
+//!   [`Reta::mlx5_of_queues`] builds the table the mlx5 PMD builds for an rte_flow
+//!   `rss` action's queue list; [`MLX5_DEFAULT_KEY`] is that PMD's key when none is given.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -27,6 +29,21 @@ pub const MICROSOFT_KEY: [u8; 40] = [
     0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac,
     0x01, 0xfa,
 ];
+
+/// The mlx5 PMD's default key: `rss_hash_default_key` in DPDK `drivers/net/mlx5/mlx5_rxq.c`
+/// ("Default RSS hash key also used for ConnectX-3"), `MLX5_RSS_HASH_KEY_LEN` = 40 bytes. An
+/// rte_flow `rss` action without a key gets it (`rss->key ? rss->key : rss_hash_default_key`).
+pub const MLX5_DEFAULT_KEY: [u8; 40] = [
+    0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7, 0xfc, 0xa2, 0x83, 0x19, 0xdb, 0x1a, 0x3e, 0x94, 0x6b, 0x9e, 0x38,
+    0xd9, 0x2c, 0x9c, 0x03, 0xd1, 0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56, 0x3d, 0x59, 0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f,
+    0xdc, 0x2a,
+];
+
+/// Largest indirection table the mlx5 PMD builds \[entries\]: the device's
+/// `max_rwq_indirection_table_size` capped at `RTE_ETH_RSS_RETA_SIZE_512` (mlx5_os.c, "Remove
+/// this check once DPDK supports larger/variable indirection tables"); ConnectX-4 and later
+/// report more than 512, so the cap is what applies.
+pub const MLX5_IND_TABLE_MAX_SIZE: usize = 512;
 
 /// Symmetric key (Woo & Park, "Scalable TCP Session Monitoring with Symmetric
 /// Receive-side Scaling"): `0x6d5a` repeated, 40 bytes (mlx5's key length).
@@ -72,6 +89,8 @@ pub enum RssError {
     NoQueues,
     #[error("RETA index {index} out of range (size {size})")]
     RetaIndexOutOfRange { index: usize, size: usize },
+    #[error("{n_queues} RSS queues do not fit an indirection table of {max} entries")]
+    TooManyQueues { n_queues: usize, max: usize },
 }
 
 /// Parses a key written in hex: `6d5a56da…`, optionally `0x`-prefixed, bytes
@@ -426,6 +445,29 @@ impl Reta {
         })
     }
 
+    /// The table the mlx5 PMD builds for an rte_flow `rss` action's queue list
+    /// (`mlx5_ind_table_obj_setup` + `ind_table_new`, DPDK 22.11 `drivers/net/mlx5/mlx5_rxq.c`,
+    /// `mlx5_devx.c`): `1 << log2above(n)` entries when `n` is a power of two, else
+    /// [`MLX5_IND_TABLE_MAX_SIZE`]; the queues in list order, then the list repeated to
+    /// fill the table (`rqt[i] = rqt[i - n]`). So with a power-of-two `n` the queue is
+    /// `queues[hash mod n]`, and otherwise `queues[(hash mod 512) mod n]`: the first
+    /// `512 mod n` queues of the list get one entry more than the others.
+    pub fn mlx5_of_queues(queues: &[u16]) -> Result<Reta, RssError> {
+        let n = queues.len();
+        if n == 0 {
+            return Err(RssError::NoQueues);
+        }
+        let size = if n.is_power_of_two() { n } else { MLX5_IND_TABLE_MAX_SIZE };
+        if n > size {
+            return Err(RssError::TooManyQueues { n_queues: n, max: MLX5_IND_TABLE_MAX_SIZE });
+        }
+        let entries = (0..size).map(|index| queues[index % n]).collect();
+        Ok(Reta {
+            entries,
+            index_mask: (size - 1) as u32,
+        })
+    }
+
     /// The receive queue for an RSS hash.
     #[inline]
     pub fn queue(&self, hash: u32) -> u16 {
@@ -616,6 +658,26 @@ mod tests {
             toeplitz.hash_reference(&[1, 2, 3, 4, 5, 6]),
             toeplitz.hash(&[1, 2, 3, 4])
         );
+    }
+
+    #[test]
+    fn test_mlx5_reta_repeats_the_queue_list() {
+        // Power of two: one entry per queue, queue = queues[hash mod n].
+        let reta = Reta::mlx5_of_queues(&[7, 3, 5, 1]).unwrap();
+        assert_eq!(reta.entries(), &[7, 3, 5, 1]);
+        for hash in [0u32, 1, 2, 3, 4, 0xffff_fffe, 0x1234_5677] {
+            assert_eq!(reta.queue(hash), [7, 3, 5, 1][(hash % 4) as usize]);
+        }
+        // Three queues: 512 entries 0 1 2 0 1 2 ..., so queue 0 holds one entry more.
+        let reta = Reta::mlx5_of_queues(&[0, 1, 2]).unwrap();
+        assert_eq!(reta.size(), 512);
+        let count = |q: u16| reta.entries().iter().filter(|&&e| e == q).count();
+        assert_eq!((count(0), count(1), count(2)), (171, 171, 170));
+        assert_eq!(reta.queue(511), 511 % 3);
+        assert_eq!(reta.queue(512), 0, "index is hash mod 512, then mod 3");
+        assert_eq!(Reta::mlx5_of_queues(&[]), Err(RssError::NoQueues));
+        assert!(matches!(Reta::mlx5_of_queues(&vec![0; 513]), Err(RssError::TooManyQueues { .. })));
+        assert_eq!(Reta::mlx5_of_queues(&[9]).unwrap().queue(0xdead_beef), 9);
     }
 
     #[test]

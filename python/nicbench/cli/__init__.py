@@ -34,7 +34,7 @@ COMMANDS = {
     "pcap": ("traces", "Inspect pcap/pcapng traces."),
     "rss": ("traces", "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."),
     "rules": ("rules", "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."),
-    "classify": ("rules", "Per-rule hits, per-queue counts, dropped and unmatched packets, and the rate achieved."),
+    "classify": ("rules", "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and unmatched packets, and the rate achieved."),
     "simulate": ("connectx", "Run traffic through a virtual NIC with pre-installed rules (and optional rule "
                              "updates)."),
     "calibrate": ("calibrate", "Fit NIC's opaque profile parameters to a study's calibration set (least squares)."),

@@ -81,11 +81,14 @@ def parse_install_rate(text: str) -> float:
 @click.option("--bin", "bin_", default="10ms", show_default=True, help="Throughput timeline bin.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
+@click.option("--queues", "port_queues", type=click.IntRange(1, 65535), default=1, show_default=True,
+              help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
 @json_option
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
-             cores: int, duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...], as_json: bool) -> None:
+             cores: int, duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...],
+             port_queues: int, as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
@@ -110,7 +113,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
-                       overrides=parse_overrides(sets), cores=cores)
+                       overrides=parse_overrides(sets), port_queues=port_queues, cores=cores)
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
         result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
@@ -182,9 +185,13 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
                                            f"utilization {fmt_number(c['utilization'], 3)}  busy {fmt_number(c['busy_ratio'], 3)}")
     queues = result.get("queues") or {}
     if queues:
-        shown = list(queues.items())[:8]
-        more = f" (+{len(queues) - 8} more)" if len(queues) > 8 else ""
-        table.add_row("queues [packets]", "  ".join(f"{q}: {fmt_number(n)}" for q, n in shown) + more)
+        queue_bytes = result.get("queue_bytes") or {}
+        ordered = sorted(queues.items(), key=lambda kv: int(kv[0]))
+        shown = ordered[:16]
+        more = f" (+{len(ordered) - 16} more)" if len(ordered) > 16 else ""
+        table.add_row("rx queue packets", "  ".join(f"{q}: {n:,}" for q, n in shown) + more)
+        if queue_bytes:
+            table.add_row("rx queue bytes", "  ".join(f"{q}: {queue_bytes.get(q, 0):,}" for q, _ in shown) + more)
     sim = result.get("sim") or {}
     if sim:
         table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "

@@ -135,11 +135,14 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 @click.option("--pcap", type=click.Path(dir_okay=False), required=True, help="Capture to classify.")
 @click.option("--syntax", type=click.Choice(SYNTAXES), default=None, help="Rule syntax (default: detected).")
 @click.option("--top", type=int, default=20, show_default=True, help="Rules to list (most hits first).")
+@click.option("--queues", "port_queues", type=click.IntRange(1, 65535), default=1, show_default=True,
+              help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
 @json_option
-def classify(rules_path: str, pcap: str, syntax: str | None, top: int, as_json: bool) -> None:
-    """Per-rule hits, per-queue counts, dropped and unmatched packets, and the rate achieved."""
+def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queues: int, as_json: bool) -> None:
+    """Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and
+    unmatched packets, and the rate achieved."""
     with progress_bar("classifying", total=None, enabled=not as_json) as update:
-        report = classify_pcap(rules_path, pcap, syntax, progress=update)
+        report = classify_pcap(rules_path, pcap, syntax, progress=update, port_queues=port_queues)
     if as_json:
         emit_json(report)
         return
@@ -152,14 +155,19 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, as_json: 
     outcomes.add_column("fate")
     outcomes.add_column("packets", justify="right")
     outcomes.add_column("share", justify="right")
-    rows = [(f"queue {q}", c) for q, c in sorted(report["queues"].items(), key=lambda kv: int(kv[0]))]
-    rows += [("rss", report["rss_packets"]), ("drop", report["dropped"]), ("port_id", report["port_id_packets"]),
+    rows = [("queue action", sum(report["queue_action_packets"].values())), ("rss", report["rss_packets"]), ("drop", report["dropped"]), ("port_id", report["port_id_packets"]),
              ("passthru", report["passthru"]), ("no fate action", report["no_fate"]),
              ("unmatched", report["unmatched"])]
     for name, count in rows:
         if count:
             outcomes.add_row(name, f"{count:,}", f"{count / n:.1%}")
     stdout_console.print(outcomes)
+    queues = Table(title=f"rx queues (port default RSS over {report['port_queues']:,})", title_justify="left")
+    for col in ("queue", "packets", "bytes", "share"):
+        queues.add_column(col, justify="right")
+    for q, c in sorted(report["queues"].items(), key=lambda kv: int(kv[0])):
+        queues.add_row(q, f"{c['packets']:,}", f"{c['bytes']:,}", f"{c['packets'] / n:.1%}")
+    stdout_console.print(queues)
     hits = Table(title=f"rules hit ({len(report['rules'])}; top {top})", title_justify="left")
     for col in ("line", "group", "priority", "hits", "bytes"):
         hits.add_column(col, justify="right")

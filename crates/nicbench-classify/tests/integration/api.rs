@@ -173,7 +173,7 @@ fn test_classify_pcap_report() {
     let q = c.insert(rule(0, 0, udp_dst(53), vec![Action::Queue { index: 4 }])).unwrap();
     c.insert(rule(0, 1, udp_dst(80), vec![Action::Drop])).unwrap();
     let mut progress = Vec::new();
-    let rep = classify_pcap(&c, &path, &mut |done| progress.push(done)).unwrap();
+    let rep = classify_pcap(&c, &path, 1, &mut |done| progress.push(done)).unwrap();
     assert_eq!((rep.packets, rep.bytes), (12, 10 * 42 + 42 + 5));
     assert_eq!(rep.per_queue_packets.get(&4), Some(&10));
     assert_eq!((rep.dropped, rep.unmatched), (1, 1));
@@ -182,7 +182,7 @@ fn test_classify_pcap_report() {
     // 12 packets are less than one burst: one progress report, at the end.
     assert_eq!(progress, [12]);
     assert!(serde_json::to_string(&rep).unwrap().contains("per_queue_packets"));
-    let missing = classify_pcap(&c, &dir.join("missing.pcap"), &mut |_| {}).unwrap_err();
+    let missing = classify_pcap(&c, &dir.join("missing.pcap"), 1, &mut |_| {}).unwrap_err();
     assert!(missing.to_string().starts_with("reading the capture: "), "{missing}");
     assert!(missing.to_string().contains("missing.pcap"), "names the file: {missing}");
     std::fs::remove_dir_all(&dir).ok();

@@ -83,10 +83,15 @@ pub struct SimResult {
     pub loss_ratio: f64,
     pub dropped: Dropped,
     pub latency_us: LatencySummary,
+    /// Packets received per rx queue.
     pub queues: BTreeMap<String, u64>,
     /// Per forwarding core, when the host has more than one (`cores` in the scenario).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreResult>,
+    /// Frame bytes received per rx queue, FCS included (a replayed capture's frames get the
+    /// 4 B it leaves out), without the 20 B of preamble and gap per frame.
+    #[serde(default)]
+    pub queue_bytes: BTreeMap<String, u64>,
     pub timeline: Vec<TimelineBin>,
     pub events: Vec<Event>,
     pub install: Option<InstallResult>,

@@ -42,6 +42,11 @@ pub struct Scenario {
     /// installer runs on core 0 (the core of queue 0). The PAM'21 testbed: 1.
     #[serde(default = "one_core")]
     pub cores: u32,
+    /// The port's rx queues: packets no rule sends anywhere (unmatched, no fate, `passthru`)
+    /// and `rss` actions without a queue list are spread over queues 0..N-1 by the port's
+    /// default RSS (the mlx5 PMD's key and table, types `ip`).
+    #[serde(default = "one_queue")]
+    pub port_queues: u16,
 }
 
 /// Most forwarding cores a scenario may have (a dual-socket server's worth of cores; more is a
@@ -53,6 +58,10 @@ fn one_core() -> u32 {
 }
 
 fn default_seed() -> u64 {
+    1
+}
+
+fn one_queue() -> u16 {
     1
 }
 
@@ -238,6 +247,9 @@ impl Scenario {
         let bad = |m: String| Err(crate::ModelError::Scenario(m));
         if self.duration_ns == 0 {
             return bad("duration_ns must be > 0".into());
+        }
+        if self.port_queues == 0 {
+            return bad("port_queues must be at least 1".into());
         }
         if self.warmup_ns >= self.duration_ns {
             return bad(format!("warmup_ns ({}) must be < duration_ns ({})", self.warmup_ns, self.duration_ns));

@@ -112,6 +112,17 @@ fn rules_error(e: impl std::fmt::Display) -> ModelError {
     ModelError::Rules(e.to_string())
 }
 
+/// Refuses, with the file and line, an `rss` action the mlx5 PMD would refuse (the queues
+/// are resolved later, by the testbed, with the port's queue count).
+fn check_rss_actions(file: &str, rules: &[ruleset::NumberedRule]) -> Result<(), ModelError> {
+    for n in rules {
+        if let Some(Action::Rss(rss)) = n.rule.actions.iter().find(|a| a.is_fate()) {
+            nicbench_classify::RssQueuePicker::new(rss, 1).map_err(|e| ModelError::Rules(format!("{file}:{}: {e}", n.line)))?;
+        }
+    }
+    Ok(())
+}
+
 /// Loads the rule spec into the classifier and the tables.
 pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams) -> Result<Installed, ModelError> {
     let mut functional: Vec<Rule> = Vec::new();
@@ -128,11 +139,13 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
         }
         Some(RulesSpec::File(path)) => {
             let file = ruleset::load_path(Path::new(path), None, false).map_err(rules_error)?;
+            check_rss_actions(path, &file.rules)?;
             functional = file.rules.into_iter().map(|n| n.rule).collect();
         }
         Some(RulesSpec::Text(text)) => {
             // Inline text is testpmd `flow create` lines (the scenario contract).
             let file = ruleset::load(text, "<text>", Syntax::Testpmd, false).map_err(|errors| rules_error(ruleset::LoadError::Parse(errors)))?;
+            check_rss_actions("<text>", &file.rules)?;
             functional = file.rules.into_iter().map(|n| n.rule).collect();
         }
     }

@@ -69,6 +69,12 @@ pub struct RssAction {
     pub types: Option<Vec<RssType>>,
     /// Hash key bytes (at most 64).
     pub key: Option<Vec<u8>>,
+    /// Key length \[bytes\] given by `key_len` after any `key` (0..=64). testpmd's `key`
+    /// sets the length to the key's; a later `key_len` overrides it (cuts the key, or
+    /// pads it with zero bytes), an earlier one is overridden by `key` (`None` then).
+    /// Without a `key`, the PMD's default key is used whatever the length says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_len: Option<u32>,
     pub queues: Option<Vec<u16>>,
 }
 

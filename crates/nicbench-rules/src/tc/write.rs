@@ -397,7 +397,7 @@ fn write_actions(
             }
             Action::VxlanEncap { tunnel: None } => return err("tc 'tunnel_key set' needs the tunnel headers inline"),
             Action::Queue { .. } => return err("tc flower cannot steer to an rx queue (rte_flow 'queue')"),
-            Action::Rss(_) => return err("tc flower has no RSS action"),
+            Action::Rss(_) => return err("tc flower has no RSS action (the kernel spreads packets by the port's RSS, set with ethtool -X/-N, not per rule)"),
         };
         write!(s, " action {text}").ok();
     }

@@ -385,7 +385,7 @@ fn params<'a>(
 
 fn parse_rss(c: &mut Cursor<'_>) -> Result<RssAction, LineError> {
     let mut rss = RssAction::default();
-    params(c, "rss", &["func", "level", "types", "key", "queues"], |c, p| {
+    params(c, "rss", &["func", "level", "types", "key", "key_len", "queues"], |c, p| {
         match p {
             "func" => {
                 let t = c.word("an RSS function")?;
@@ -414,6 +414,16 @@ fn parse_rss(c: &mut Cursor<'_>) -> Result<RssAction, LineError> {
             "key" => {
                 let t = c.word("an RSS key in hex")?;
                 rss.key = Some(read_hex_key(t.text).map_err(|m| c.error_prev(m))?);
+                // testpmd's ACTION_RSS_KEY writes key_len too: an earlier key_len is void.
+                rss.key_len = None;
+            }
+            "key_len" => {
+                // testpmd's ACTION_RSS_KEY_LEN: ARGS_ENTRY_ARB_BOUNDED(0, RSS_HASH_KEY_LENGTH = 64).
+                let len = read_uint(c, "a key length in bytes", 32)?;
+                if len > MAX_RSS_KEY_BYTES as u64 {
+                    return Err(c.error_prev(format!("RSS key_len {len} is out of range (0..={MAX_RSS_KEY_BYTES} bytes)")));
+                }
+                rss.key_len = Some(len as u32);
             }
             _ => {
                 let mut queues = Vec::new();
@@ -430,6 +440,9 @@ fn parse_rss(c: &mut Cursor<'_>) -> Result<RssAction, LineError> {
     })?;
     Ok(rss)
 }
+
+/// testpmd's longest RSS key \[bytes\] (`RSS_HASH_KEY_LENGTH` in cmdline_flow.c).
+const MAX_RSS_KEY_BYTES: usize = 64;
 
 /// testpmd's hex string: optional `0x`, at most 64 bytes; an odd digit count makes the
 /// first digit a byte of its own (as testpmd's `parse_hex_string` does).

@@ -97,6 +97,22 @@ fn test_actions_round_trip() {
 }
 
 #[test]
+fn test_rss_key_len_as_testpmd_orders_it() {
+    // key then key_len: the length given last wins (cmdline_flow.c ACTION_RSS_KEY_LEN).
+    let cmd = round_trip("flow create 0 ingress pattern end actions rss key 6d5a6d5a6d5a6d5a key_len 40 queues 0 1 end / end");
+    let Some(Action::Rss(rss)) = cmd.rule().map(|r| &r.actions[0]) else { panic!() };
+    assert_eq!((rss.key.as_ref().map(Vec::len), rss.key_len), (Some(8), Some(40)));
+    // key_len then key: the key sets the length again, so the earlier key_len is void.
+    let r = rule_of("flow create 0 pattern end actions rss key_len 40 key 6d5a6d5a6d5a6d5a / end");
+    let Action::Rss(rss) = &r.actions[0] else { panic!() };
+    assert_eq!(rss.key_len, None);
+    round_trip("flow create 0 pattern end actions rss key_len 0 / end");
+    let e = parse_command("flow create 0 pattern end actions rss key_len 65 / end").unwrap_err();
+    assert!(e.message.contains("0..=64"), "{}", e.message);
+    assert!(parse_command("flow create 0 pattern end actions rss key_len x / end").is_err());
+}
+
+#[test]
 fn test_other_commands() {
     assert_eq!(round_trip("flow destroy 0 rule 5 rule 6"), Command::Destroy { port: 0, rule_ids: vec![5, 6] });
     assert_eq!(round_trip("flow flush 3"), Command::Flush { port: 3 });

@@ -174,6 +174,10 @@ fn write_action(f: &mut fmt::Formatter<'_>, action: &Action) -> fmt::Result {
                     write!(f, " key {hex}")?;
                 }
             }
+            // After the key: testpmd lets the later of the two set the length.
+            if let Some(len) = rss.key_len {
+                write!(f, " key_len {len}")?;
+            }
             if let Some(queues) = &rss.queues {
                 f.write_str(" queues")?;
                 queues.iter().try_for_each(|q| write!(f, " {q}"))?;

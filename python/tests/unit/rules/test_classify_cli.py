@@ -31,7 +31,12 @@ def test_classify_known_answer(cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["packets"] == 19
-    assert report["queues"] == {"3": 7, "1": 5}
+    assert report["queue_action_packets"] == {"3": 7, "1": 5}
+    # Unmatched packets go to the port's default RSS: one queue by default.
+    assert {q: c["packets"] for q, c in report["queues"].items()} == {"3": 7, "1": 5, "0": 3}
+    sizes = [len(p) for p in pkts]
+    assert report["queues"]["3"]["bytes"] == sum(sizes[:7])
+    assert sum(c["bytes"] for c in report["queues"].values()) == sum(sizes) - sum(sizes[12:16])
     assert report["dropped"] == 4
     assert report["unmatched"] == 3
     hits = {r["line"]: r["hits"] for r in report["rules"]}

@@ -13,6 +13,7 @@ use crate::connectx::traffic::Source;
 use crate::error::ModelError;
 use crate::profile::Profile;
 use ahash::AHashMap;
+use nicbench_classify::QueueResolver;
 use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_traffic::Rate;
 use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
@@ -50,9 +51,12 @@ impl Testbed {
         let rules_refused = inst.refused;
         let n_flows = flows.keys.len();
         let reader = inst.classifier.reader();
+        // Every rss action is checked here, before the run (the installer adds queue rules only).
+        let rss = QueueResolver::new(&inst.classifier, scn.port_queues).map_err(|e| ModelError::Rules(e.to_string()))?;
         let mut nic = Nic {
             inst,
             reader,
+            rss,
             keys: flows.keys,
             flows: vec![FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false }; n_flows],
             paths: Vec::new(),
@@ -91,6 +95,7 @@ impl Testbed {
             hist: LatencyHistogram::new(),
             timeline: Timeline::new(SimDuration::from_ns(scn.measure.timeline_bin_ns)),
             per_ring: Vec::new(),
+            per_ring_bytes: Vec::new(),
             latency: scn.measure.latency,
         };
         let core = Core {

@@ -104,6 +104,8 @@ pub(super) struct Rx {
     pub(super) timeline: Timeline,
     /// Received packets per ring (ring → queue id in `Core::queue_of_ring`).
     pub(super) per_ring: Vec<u64>,
+    /// Received frame bytes per ring.
+    pub(super) per_ring_bytes: Vec<u64>,
     pub(super) latency: bool,
 }
 
@@ -117,6 +119,7 @@ impl Core {
         self.rings.push(Fifo::with_capacity(64));
         self.queue_of_ring.push(queue);
         rx.per_ring.push(0);
+        rx.per_ring_bytes.push(0);
         let r = self.rings.len() - 1;
         self.ring_of_queue[usize::from(queue)] = r as u32 + 1;
         let c = usize::from(queue) % self.cpus.len().max(1);
@@ -157,6 +160,7 @@ pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_in
         // One timeline update per burst: a burst spans ~µs, bins are ms.
         rx.timeline.add(last_rx, burst_packets, burst_bytes);
         rx.per_ring[ring_index] += burst_packets;
+        rx.per_ring_bytes[ring_index] += burst_bytes - 20 * burst_packets;
     }
 }
 

@@ -7,7 +7,7 @@ use crate::connectx::control::PendingUpdate;
 use crate::connectx::setup::Installed;
 use crate::connectx::steering::{MatcherId, PathCost};
 use ahash::AHashMap;
-use nicbench_classify::{Batch, Fate, PacketKey, Update, Verdict};
+use nicbench_classify::{Batch, PacketKey, QueueResolver, Update};
 use nicbench_sim::{SimDuration, SimTime};
 
 pub(super) type Hops = Vec<(u32, Vec<MatcherId>)>;
@@ -75,6 +75,8 @@ pub(super) fn state_without_epoch(path: u32, queue: u16, drop: bool) -> FlowStat
 pub(super) struct Nic {
     pub(super) inst: Installed,
     pub(super) reader: nicbench_classify::Reader,
+    /// Queue of each outcome: `queue`, `rss` per flow, the port's default RSS.
+    pub(super) rss: QueueResolver,
     pub(super) keys: Vec<PacketKey>,
     pub(super) flows: Vec<FlowState>,
     pub(super) paths: Vec<Path>,
@@ -119,10 +121,18 @@ impl Nic {
         if path.is_empty() {
             path.push((0, Vec::new()));
         }
-        let (queue, drop) = match outcome.verdict {
-            Verdict::Fate(Fate::Queue { index }) => (index, false),
-            Verdict::Fate(Fate::Drop) => (0, true),
-            _ => (0, false),
+        // RSS hashes at most the 5-tuple, so a flow has one queue. Drops and other ports get
+        // no queue: counted as rule drops (port_id is not modelled as a second port).
+        // An Err needs an rss rule installed after `build` (which checked every rule): the
+        // installer installs queue rules only, so the port's default RSS stands in.
+        let queue = match self.rss.queue(&self.inst.classifier, &outcome, key) {
+            Ok(q) => q,
+            Err(_) => Some(0),
+        };
+        let (queue, drop) = match (queue, outcome.verdict) {
+            (Some(q), _) => (q, false),
+            (None, nicbench_classify::Verdict::Fate(nicbench_classify::Fate::Drop)) => (0, true),
+            (None, _) => (0, false),
         };
         let next = self.paths.len() as u32;
         let id = *self.path_ids.entry(path.clone()).or_insert(next);

@@ -92,6 +92,15 @@ impl Testbed {
             } else {
                 Vec::new()
             },
+            queue_bytes: if self.measure_queues {
+                let mut by_queue: BTreeMap<String, u64> = BTreeMap::new();
+                for (r, n) in rx.per_ring_bytes.iter().enumerate() {
+                    *by_queue.entry(core.queue_of_ring[r].to_string()).or_default() += n;
+                }
+                by_queue
+            } else {
+                BTreeMap::new()
+            },
             timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= self.duration_ns as f64 * 1e-9 + 1e-12).collect(),
             events,
             install,
