@@ -106,6 +106,15 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     # output names it.
     fitted = run(8)
     assert fitted["model"]["bottleneck"] == "root_table" and fitted["rx_mpps"] < eight["rx_mpps"]
+    # The same with no rules at all: the port's default RSS over 8 queues (the case).
+    def rss(cores: int) -> dict:
+        r = nicbench_cli("simulate", "--gen", "flows=1000,size=64,rate=100Gbps", "--duration", "5ms", "--queues", "8",
+                         "--cores", str(cores), "--json", *cheap)
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+
+    one, eight = rss(1), rss(8)
+    assert len(eight["queues"]) == 8 and eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
 
 
 @pytest.mark.parametrize("args, needle", [
