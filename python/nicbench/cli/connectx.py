@@ -168,6 +168,11 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     if lat:
         table.add_row("latency [µs]", "  ".join(f"{k} {fmt_number(lat.get(k))}" for k in
                                                ("p1", "p25", "p50", "p75", "p99", "p999", "max") if k in lat))
+    floor = (result.get("model") or {}).get("latency_floor_us") or {}
+    if floor:
+        parts = "  ".join(f"{k} {fmt_number(v, 3)}" for k, v in floor.items())
+        table.add_row("latency floor [µs]", f"{fmt_number(sum(floor.values()), 4)} = {parts} (fixed: the testbed outside the "
+                                            "modelled queues, fitted; above the floor: queueing)")
     inst = result.get("install")
     if inst:
         table.add_row("rule updates", f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
@@ -177,7 +182,7 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
                                          for k, v in model.items() if not isinstance(v, dict)))
         for k, v in model.items():
-            if isinstance(v, dict):  # e.g. utilization per resource
+            if isinstance(v, dict) and k != "latency_floor_us":  # e.g. utilization per resource
                 table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
     for c in result.get("cores") or []:
         table.add_row(f"core {c['core']}", f"queues {', '.join(map(str, c['queues'])) or '-'}  "

@@ -44,6 +44,12 @@ pub struct ModelSummary {
     pub steering_working_set_stes: f64,
     /// Pre-installed rules refused by full firmware tables.
     pub rules_refused: u64,
+    /// What an unloaded packet's latency is made of \[µs\]: `fixed` (the testbed outside the
+    /// modelled queues: the generator's stacks and timestamping, a fitted constant), `links`
+    /// (propagation and serialization both ways, mean frame), `steering` and `pcie` (mean per
+    /// packet), `core` (forwarding one packet). Latency above their sum is queueing.
+    #[serde(default)]
+    pub latency_floor_us: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -117,6 +117,18 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     assert len(eight["queues"]) == 8 and eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
 
 
+def test_latency_at_light_load_is_its_floor_and_the_output_says_what_it_is_made_of(nicbench_cli):
+    r = nicbench_cli("simulate", "--gen", "flows=100,size=1500,rate=10Gbps", "--duration", "5ms", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    floor = out["model"]["latency_floor_us"]
+    assert set(floor) == {"fixed", "links", "steering", "pcie", "core"} and all(v >= 0 for v in floor.values())
+    # Unloaded: the median is the floor (within the histogram's resolution and the TX serialization).
+    assert out["latency_us"]["p50"] == pytest.approx(sum(floor.values()), rel=0.02)
+    human = nicbench_cli("simulate", "--gen", "flows=100,size=1500,rate=10Gbps", "--duration", "5ms").output
+    assert "latency floor [µs]" in human and "fixed" in human
+
+
 @pytest.mark.parametrize("args, needle", [
     (("--rules", "x.flow", "--generated", "5"), "either --rules"),
     (("--install-rate", "fast"), "--install-rate"),

@@ -112,6 +112,19 @@ impl Testbed {
                 utilization,
                 steering_working_set_stes: nic.inst.tables.working_set_stes(),
                 rules_refused,
+                latency_floor_us: {
+                    let mean_wire_bytes = if offered_packets > 0 { offered_wire_bytes as f64 / offered_packets as f64 } else { 0.0 };
+                    let mut floor = BTreeMap::new();
+                    floor.insert("fixed".to_string(), p.fixed_latency_ns / 1e3);
+                    floor.insert(
+                        "links".to_string(),
+                        2.0 * (p.link_propagation_ns + mean_wire_bytes * 8.0 / p.link_gbps) / 1e3,
+                    );
+                    floor.insert("steering".to_string(), (sum_fw + sum_fast).as_ns_f64() / counted / 1e3);
+                    floor.insert("pcie".to_string(), sum_pcie.as_ns_f64() / counted / 1e3);
+                    floor.insert("core".to_string(), (p.nf_packet_ns + p.nf_burst_ns) / 1e3);
+                    floor
+                },
             },
             sim: SimStats {
                 packets,
