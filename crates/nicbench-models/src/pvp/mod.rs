@@ -142,19 +142,18 @@ pub enum Datapath {
     Dpdk,
 }
 
+/// The variant of `all` (in `NAMES` order) named `text`, else a one-line error naming `field`.
+fn choice<T: Copy>(field: &str, text: &str, names: &[&str], all: &[T]) -> Result<T, ModelError> {
+    names.iter().position(|&n| n == text).map(|i| all[i]).ok_or_else(|| {
+        ModelError::Scenario(format!("{field}: unknown '{text}' (allowed: {})", names.join(", ")))
+    })
+}
+
 impl Datapath {
     pub const NAMES: [&'static str; 3] = ["tc-offload", "kernel", "dpdk"];
 
     pub fn parse(text: &str) -> Result<Datapath, ModelError> {
-        match text {
-            "tc-offload" => Ok(Datapath::TcOffload),
-            "kernel" => Ok(Datapath::Kernel),
-            "dpdk" => Ok(Datapath::Dpdk),
-            other => Err(ModelError::Scenario(format!(
-                "datapath: unknown '{other}' (allowed: {})",
-                Datapath::NAMES.join(", ")
-            ))),
-        }
+        choice("datapath", text, &Datapath::NAMES, &[Datapath::TcOffload, Datapath::Kernel, Datapath::Dpdk])
     }
 
     pub fn name(self) -> &'static str {
@@ -177,14 +176,7 @@ impl FlowOrder {
     pub const NAMES: [&'static str; 2] = ["round-robin", "random"];
 
     pub fn parse(text: &str) -> Result<FlowOrder, ModelError> {
-        match text {
-            "round-robin" => Ok(FlowOrder::RoundRobin),
-            "random" => Ok(FlowOrder::Random),
-            other => Err(ModelError::Scenario(format!(
-                "flow_order: unknown '{other}' (allowed: {})",
-                FlowOrder::NAMES.join(", ")
-            ))),
-        }
+        choice("flow_order", text, &FlowOrder::NAMES, &[FlowOrder::RoundRobin, FlowOrder::Random])
     }
 
     pub fn name(self) -> &'static str {

@@ -67,15 +67,7 @@ impl Testbed {
             loss_ratio: if offered_packets > 0 { 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0) } else { 0.0 },
             dropped: dropped.clone(),
             latency_us: rx.hist.summary_us(),
-            queues: if self.measure_queues {
-                let mut by_queue: BTreeMap<String, u64> = BTreeMap::new();
-                for (r, n) in rx.per_ring.iter().enumerate() {
-                    *by_queue.entry(core.queue_of_ring[r].to_string()).or_default() += n;
-                }
-                by_queue
-            } else {
-                BTreeMap::new()
-            },
+            queues: if self.measure_queues { by_queue(&rx.per_ring, &core.queue_of_ring) } else { BTreeMap::new() },
             cores: if core.cpus.len() > 1 {
                 core.cpus
                     .iter()
@@ -93,11 +85,7 @@ impl Testbed {
                 Vec::new()
             },
             queue_bytes: if self.measure_queues {
-                let mut by_queue: BTreeMap<String, u64> = BTreeMap::new();
-                for (r, n) in rx.per_ring_bytes.iter().enumerate() {
-                    *by_queue.entry(core.queue_of_ring[r].to_string()).or_default() += n;
-                }
-                by_queue
+                by_queue(&rx.per_ring_bytes, &core.queue_of_ring)
             } else {
                 BTreeMap::new()
             },
@@ -134,6 +122,15 @@ impl Testbed {
             },
         }
     }
+}
+
+/// Per-ring counts summed per queue id (rings → queues in `queue_of_ring`).
+fn by_queue(per_ring: &[u64], queue_of_ring: &[u16]) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for (r, n) in per_ring.iter().enumerate() {
+        *out.entry(queue_of_ring[r].to_string()).or_default() += n;
+    }
+    out
 }
 
 #[cfg(test)]
