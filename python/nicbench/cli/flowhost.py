@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.cli.common import FiniteFloat, emit_json, json_option, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns, parse_rate
 
@@ -37,7 +37,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
 @click.option("--size", type=click.IntRange(64, 16384), default=750, show_default=True,
               help="Frame size in bytes, incl. FCS.")
 @click.option("--rate", default="100Gbps", show_default=True, help="Offered rate on the wire (capped at line rate).")
-@click.option("--zipf", type=click.FloatRange(0, 5), default=0.0, show_default=True,
+@click.option("--zipf", type=FiniteFloat(0, 5), default=0.0, show_default=True,
               help="Zipf exponent of flow popularity (0: equal flows).")
 @click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
 @click.option("--cores-needed", "search", is_flag=True, help="Also search the fewest cores without drops.")
