@@ -13,13 +13,13 @@ __all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "M
 RULE_SET_KINDS = ("exact5", "acl", "fw", "ipc")
 SYNTAXES = ("testpmd", "tc", "classbench")
 
-# The largest generated rule set: 16 Mi rules, 8x the largest set the studies sweep (2M rules, PAM'21
-# Table 1), and a few GB while the set is built in memory before it is written (a bigger count was a
-# Rust abort allocating terabytes, issue 17).
-MAX_GENERATED_RULES = 1 << 24
-# Memory a generated rule takes while the set is built [bytes]: measured (peak RSS of
-# `rules gen --count 1M`, divided by the count).
-GENERATED_RULE_BYTES = 400
+# The largest generated rule set: 4 Mi rules, 2x the largest set the studies sweep (2M rules, PAM'21
+# Table 1); the set is built in memory before it is written, ~1.9 GB and about a minute at the cap
+# (a bigger count was a Rust abort allocating terabytes, issue 17).
+MAX_GENERATED_RULES = 1 << 22
+# Memory a generated rule takes while the set is built [bytes]: measured, peak RSS of
+# `nicbench rules gen --count 1M` minus that of `--count 100k` (463 MB - 64 MB), over 900k rules.
+GENERATED_RULE_BYTES = 440
 
 
 def check_rules(path: str, syntax: str | None = None, keep_going: bool = False) -> dict:

@@ -215,4 +215,6 @@ def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
             out[k.strip()] = float(v)
         except ValueError:
             raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
+        if not math.isfinite(out[k.strip()]):
+            raise NicbenchError(f"--set {k.strip()}: expected a finite number, found {v.strip()!r}")
     return out

@@ -47,14 +47,20 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
              duration: str, search: bool, seed: int, as_json: bool) -> None:
     """Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."""
     from nicbench import flowhost as model
+    from nicbench.connectx import MAX_DURATION_NS
+    from nicbench.traffic import MAX_GEN_FLOWS
 
     try:
-        n_flows = parse_count(flows)
+        n_flows = parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows")
+        if n_flows < 1:
+            raise NicbenchError("--flows: need at least 1 flow")
         parsed = parse_rate(rate)
         if parsed.gbps is None:
             raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
         rate_gbps = parsed.gbps
         duration_ns = parse_duration_ns(duration)
+        if duration_ns > MAX_DURATION_NS:
+            raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
     except ValueError as exc:
         raise NicbenchError(str(exc)) from None
     result = model.simulate(nic=card, host=host, cores=cores, processes_per_core=2 if smt else 1, flows=n_flows,

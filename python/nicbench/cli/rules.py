@@ -114,7 +114,7 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @rules.command("gen")
 @click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
               help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
-@click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 16,777,216).")
+@click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 4,194,304).")
 @click.option("--groups", type=click.IntRange(0, 4096), default=0, show_default=True,
               help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")

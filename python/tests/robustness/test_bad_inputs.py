@@ -29,7 +29,7 @@ GOOD_RULE = "flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end acti
 # (id, arguments, fragment of the one error line). Placeholders in {} are files from `inputs`.
 CASES: list[tuple[str, list[str], str]] = [
     # --- caps where a request cannot fit
-    ("rules gen count 1e12", ["rules", "gen", "--count", "1e12", "-o", "{out}/x.flow"], "--count: 1e12 is too large: at most 16,777,216"),
+    ("rules gen count 1e12", ["rules", "gen", "--count", "1e12", "-o", "{out}/x.flow"], "--count: 1e12 is too large: at most 4,194,304"),
     ("rules gen count nan", ["rules", "gen", "--count", "nan", "-o", "{out}/x.flow"], "--count: expected a count such as 10000"),
     ("rules gen to tc", ["rules", "gen", "--to", "tc", "-o", "{out}/x.tc"], "tc flower cannot express"),
     ("simulate bin 1ns", ["simulate", "--bin", "1ns", "--duration", "1s"], "at most 1,000,000"),
@@ -63,6 +63,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pvp gbps nan", ["pvp", "--gbps", "nan"], "not a finite number"),
     ("flowhost cores 0", ["flowhost", "--cores", "0"], "--cores"),
     ("flowhost zipf nan", ["flowhost", "--zipf", "nan"], "--zipf"),
+    ("flowhost flows 1e20", ["flowhost", "--flows", "1e20"], "--flows: 1e20 is too large: at most 16,777,216"),
+    ("flowhost duration 1e9s", ["flowhost", "--duration", "1e9s"], "at most 3600 s"),
+    ("simulate set nan", ["simulate", "--set", "x=nan"], "--set x: expected a finite number"),
+    ("simulate install rate inf", ["simulate", "--install-rate", "1e400/s"], "--install-rate"),
     ("rss queues 0", ["rss", "{good_pcap}", "--queues", "0"], "--queues"),
     ("rss reta 1e20", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "1e20"], "--reta-size"),
     # --- pcaps: empty, truncated, wrong type, wrong link type, directory, missing
@@ -82,6 +86,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("classify truncated", ["classify", "--rules", "{good_rules}", "--pcap", "{truncated_header}"], "truncated"),
     ("simulate trace wifi", ["simulate", "--trace", "{wifi}", "--duration", "1ms"], "link type IEEE802_11 (105)"),
     ("simulate trace empty", ["simulate", "--trace", "{empty}", "--duration", "1ms"], "empty file"),
+    ("vswitch cooked trace", ["vswitch", "--openflow", "{of_rules}", "--trace", "{sll2}"], "needs Ethernet frames"),
     # --- rule files: loops, reversed ranges, BOM + bad token, long tokens, conversion
     ("check self jump", ["rules", "check", "{selfjump}"], ":1:1: a rule in group 1 jumps to its own group"),
     ("check jump cycle", ["rules", "check", "{cycle}"], "closes a cycle of jumps"),
@@ -135,6 +140,9 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "truncated_header": text("short.pcap", struct.pack("<IHH", 0xA1B2C3D4, 2, 4)),
         "truncated_record": _write_pcap(d / "cut.pcap", 1, [frame, frame], cut=10),
         "wifi": _write_pcap(d / "wifi.pcap", 105, [frame]),
+        # Linux cooked v2 (IPv4 protocol) around a minimal IPv4 header: decoded, but not Ethernet.
+        "sll2": _write_pcap(d / "cooked.pcap", 276, [struct.pack(">HH16x", 0x0800, 0) + b"\x45" + bytes(19)]),
+        "of_rules": text("drop.of", "table=0,priority=1,actions=drop\n"),
         "selfjump": text("selfjump.flow", "flow create 0 group 1 ingress pattern eth / end actions jump group 1 / end\n"),
         "cycle": text("cycle.flow", "flow create 0 group 0 ingress pattern eth / end actions jump group 1 / end\n"
                                     "flow create 0 group 1 ingress pattern eth / end actions jump group 2 / end\n"
@@ -214,3 +222,39 @@ def test_a_bom_is_accepted(inputs, tmp_path):
     import json
 
     assert json.loads(proc.stdout)["summary"]["rules"] == 1
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and sub-command of `nicbench`, as argument lists (`["rules", "check"]`)."""
+    import click
+
+    from nicbench.cli import main
+
+    ctx = click.Context(main)
+    paths: list[list[str]] = []
+
+    def walk(group: click.Group, prefix: list[str]) -> None:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            if isinstance(command, click.Group):
+                walk(command, prefix + [name])
+            else:
+                paths.append(prefix + [name])
+
+    walk(main, [])
+    return paths
+
+
+def test_every_command_answers_a_bad_option_in_one_line():
+    """Click's usage errors (here an unknown option) are the one line for EVERY command and
+    sub-command, never click's `Usage: … Error: …` block."""
+    paths = _command_paths()
+    assert len(paths) > 15
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda p: _run(p + ["--no-such-option"]), paths))
+    for path, (proc, _) in zip(paths, results):
+        assert proc is not None, path
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (path, proc.stderr)
+        assert lines[0].startswith(f"nicbench: error: {' '.join(path)}: No such option '--no-such-option'"), lines[0]
+        assert lines[0].endswith(f"(see 'nicbench {' '.join(path)} --help')"), lines[0]
