@@ -70,7 +70,12 @@ pub fn reversed_range(rule: &crate::Rule) -> Option<String> {
 /// Errors of the whole-set checks, in line order: one per reversed range, and one for the
 /// first jump that closes a cycle (at the line of a rule making that jump).
 pub fn check_rule_set(rules: &[NumberedRule], file: &str) -> Vec<ParseError> {
-    let at = |line: usize, message: String| ParseError { file: file.to_string(), line, column: 1, message };
+    let at = |line: usize, message: String| ParseError {
+        file: file.to_string(),
+        line,
+        column: 1,
+        message,
+    };
     let mut errors = Vec::new();
     for r in rules {
         if let Some(range) = reversed_range(&r.rule) {
@@ -92,14 +97,17 @@ pub fn check_rule_set(rules: &[NumberedRule], file: &str) -> Vec<ParseError> {
     if let Some((from, to)) = find_jump_cycle(edges.iter().copied()) {
         let line = rules
             .iter()
-            .find(|r| r.rule.attr.group == from && r.rule.actions.iter().any(|a| *a == Action::Jump { group: to }))
+            .find(|r| r.rule.attr.group == from && r.rule.actions.contains(&Action::Jump { group: to }))
             .map_or(1, |r| r.line);
         let what = if from == to {
             format!("a rule in group {from} jumps to its own group")
         } else {
             format!("the jump from group {from} to group {to} closes a cycle of jumps")
         };
-        errors.push(at(line, format!("{what}: a packet would loop forever; jumps must not lead back to a group already traversed")));
+        errors.push(at(
+            line,
+            format!("{what}: a packet would loop forever; jumps must not lead back to a group already traversed"),
+        ));
     }
     errors.sort_by_key(|e| e.line);
     errors
@@ -131,7 +139,10 @@ mod tests {
         let selfloop = "flow create 0 group 1 ingress pattern eth / end actions jump group 1 / end\n";
         let e = errors_of(selfloop, Syntax::Testpmd);
         assert_eq!(e.len(), 1, "{e:?}");
-        assert!(e[0].starts_with("r:1:1: a rule in group 1 jumps to its own group"), "{e:?}");
+        assert!(
+            e[0].starts_with("r:1:1: a rule in group 1 jumps to its own group"),
+            "{e:?}"
+        );
         let cross = "flow create 0 group 0 ingress pattern eth / end actions jump group 1 / end\n\
                      flow create 0 group 1 ingress pattern eth / end actions jump group 2 / end\n\
                      flow create 0 group 2 ingress pattern eth / end actions jump group 1 / end\n";
