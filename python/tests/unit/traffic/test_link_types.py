@@ -2,18 +2,21 @@
 reads a pcap; any other link type is refused by name and number (issue 17: cooked and loopback
 captures were read as Ethernet: 0 flows, "EtherType 0x0200").
 
-The oracle is the test itself: the IP packets are built by scapy from known 5-tuples, wrapped in
-each link-layer header as libpcap documents it (tcpdump.org/linktypes.html), and the commands
-must find those 5-tuples — the same answers as for the same packets in Ethernet frames."""
+The oracle: the IP packets are built by scapy from known 5-tuples, wrapped in each link-layer
+header as libpcap documents it (tcpdump.org/linktypes.html) — tcpdump (libpcap) reads those
+5-tuples back from every fixture — and the commands must find the same 5-tuples, as for the same
+packets in Ethernet frames."""
 
 from __future__ import annotations
 
 import json
+import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import python_module, run_cli
+from helpers import peer, python_module, run_cli
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -73,6 +76,17 @@ def capture(request, tmp_path_factory) -> Path:
     linktype, wrap = LINK_TYPES[request.param]
     path = tmp_path_factory.mktemp("linktypes") / "capture.pcap"
     return write_pcap(path, linktype, [wrap(ip) for ip in ip_packets()])
+
+
+@pytest.mark.peer
+def test_tcpdump_reads_the_same_flows_from_the_fixture(capture):
+    """libpcap (tcpdump -r) decodes each record to the 5-tuple it was built from: the fixtures'
+    link-layer headers are what libpcap expects, so the other tests check nicbench, not the fixture."""
+    out = subprocess.run([peer("tcpdump"), "-r", str(capture), "-nn", "-q"], capture_output=True, text=True,
+                         check=True).stdout
+    seen = re.findall(r"IP 10\.0\.0\.1\.(\d+) > 10\.1\.0\.\d+\.(\d+): UDP", out)
+    assert len(seen) == len(FLOWS) * PACKETS_PER_FLOW, out[:500]
+    assert {(int(s), int(d)) for s, d in seen} == set(FLOWS)
 
 
 def test_pcap_info_finds_the_flows(capture):
