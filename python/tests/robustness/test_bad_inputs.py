@@ -81,6 +81,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("rss wifi", ["rss", "{wifi}", "--queues", "4"], "link type IEEE802_11 (105)"),
     ("flows wifi", ["flows", "{wifi}"], "link type IEEE802_11 (105)"),
     ("flows text", ["flows", "{text}"], "not a pcap/pcapng file"),
+    ("flows truncated", ["flows", "{truncated_record}"], "packet 1 at byte offset 104: truncated packet data"),
     ("flows directory", ["flows", "{out}"], "directory"),
     ("classify wifi", ["classify", "--rules", "{good_rules}", "--pcap", "{wifi}"], "link type IEEE802_11 (105)"),
     ("classify truncated", ["classify", "--rules", "{good_rules}", "--pcap", "{truncated_header}"], "truncated"),
@@ -212,6 +213,19 @@ def test_json_errors_are_a_json_object_on_stdout(inputs, args):
     [line] = proc.stderr.splitlines()
     error = json.loads(proc.stdout)
     assert error == {"error": line.removeprefix("nicbench: error: "), "exit_code": 2}
+
+
+def test_flows_json_on_a_truncated_pcap_is_one_document(inputs):
+    """`flows --json` on a truncated capture: ONE JSON document, the counts of the packets before the
+    bad one with `error` and `exit_code`; the error line on stderr."""
+    import json
+
+    proc, _ = _run(["flows", inputs["truncated_record"], "--json"])
+    assert proc is not None and proc.returncode == 2, proc and proc.stderr
+    [line] = proc.stderr.splitlines()
+    stats = json.loads(proc.stdout)
+    assert stats["packets"] == 1 and stats["exit_code"] == 2
+    assert line == f"nicbench: error: {stats['error']}"
 
 
 def test_a_bom_is_accepted(inputs, tmp_path):
