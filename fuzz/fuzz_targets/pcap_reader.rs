@@ -6,7 +6,7 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use nicbench_pcap::{PcapSource, MAX_CAPLEN_BYTES};
+use nicbench_pcap::{L3Start, PcapSource, MAX_CAPLEN_BYTES};
 
 fuzz_target!(|bytes: &[u8]| {
     let Ok(mut source) = PcapSource::from_reader(Cursor::new(bytes)) else {
@@ -18,6 +18,10 @@ fuzz_target!(|bytes: &[u8]| {
             Ok(packet) => {
                 assert!(errors == 0, "packet after an error");
                 assert!(packet.data.len() <= MAX_CAPLEN_BYTES as usize);
+                // The link-layer dispatch never points past the record.
+                if let L3Start::Ip(offset) = packet.linktype.l3_start(packet.data) {
+                    assert!(offset <= packet.data.len());
+                }
             }
             Err(err) => {
                 errors += 1;

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.profiles import current_overrides
-from nicbench.traffic import GenConfig, parse_size_spec
+from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, parse_size_spec
 from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
@@ -49,6 +49,14 @@ CORES = ("same", "distinct")
 # Percentile names of `latency_us` in the result JSON (p999 = 99.9th).
 LATENCY_PERCENTILES = ("p1", "p25", "p50", "p75", "p99", "p999", "max", "mean")
 DEFAULT_TIMELINE_BIN_NS = 10_000_000
+# Caps on what one run may ask for (issue 17: beyond them runs took gigabytes or never ended).
+# Virtual time: an hour, 3,600x the default 1 s.
+MAX_DURATION_NS = 3600 * 1_000_000_000
+# Throughput-timeline bins: a million (~75 B each in compact result JSON, measured: ~75 MB at the cap).
+MAX_TIMELINE_BINS = 1_000_000
+# Packets generated in one run: 2^30 (7x a second of 64 B at 100 Gbps), about five minutes of
+# simulation at the ~4 M packets/s measured (`nicbench simulate --duration 100ms`: 822k packets in 0.21 s).
+MAX_RUN_PACKETS = 1 << 30
 
 
 
@@ -130,7 +138,20 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
     if duration_ns <= 0:
         raise NicbenchError(f"duration must be positive, found {duration_ns} ns")
+    if duration_ns > MAX_DURATION_NS:
+        raise NicbenchError(f"duration {duration_ns / 1e9:g} s is too long: at most {MAX_DURATION_NS / 1e9:g} s "
+                            "of virtual time per run")
+    if timeline_bin_ns <= 0:
+        raise NicbenchError(f"timeline bin must be positive, found {timeline_bin_ns} ns")
+    bins = math.ceil(duration_ns / timeline_bin_ns)
+    if bins > MAX_TIMELINE_BINS:
+        raise NicbenchError(f"timeline bin {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes {bins:,} bins: "
+                            f"at most {MAX_TIMELINE_BINS:,} (a bin of at least "
+                            f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
+    if not 0 <= warmup_ns < duration_ns:
+        raise NicbenchError(f"warmup {warmup_ns / 1e9:g} s must be shorter than the duration {duration_ns / 1e9:g} s")
     if isinstance(traffic, GenConfig):
+        traffic.check(duration_ns=duration_ns, max_packets=MAX_RUN_PACKETS)
         traffic = traffic_from_gen(traffic)
     out: dict[str, Any] = {
         "nic": nic, "seed": int(seed), "duration_ns": int(duration_ns),
@@ -166,7 +187,7 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
         key, value = (s.strip() for s in part.split("=", 1))
         try:
             if key == "flows":
-                config.flows = parse_count(value)
+                config.flows = parse_count(value, at_most=MAX_GEN_FLOWS)
                 if config.flows < 1:
                     raise NicbenchError("--gen flows: need at least 1 flow")
             elif key == "size":
@@ -181,6 +202,8 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
                 config.proto = value
             elif key == "zipf":
                 config.zipf_s = float(value)
+                if not (math.isfinite(config.zipf_s) and config.zipf_s > 0):
+                    raise NicbenchError(f"--gen zipf: expected a positive finite exponent such as 1.1, found {value!r}")
             elif key == "vlan":
                 config.vlan = int(value)
             elif key == "vxlan":

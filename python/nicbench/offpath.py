@@ -129,13 +129,21 @@ def _bad(text: str, message: str) -> NicbenchError:
     return NicbenchError(f"flow {text.strip()!r}: {message}")
 
 
+# Largest `batch`, `threads` and `machines` a flow may give: far beyond any testbed (Wei et al.'s: 24
+# threads, up to 11 machines, batches up to 32), so a typo such as 99999999999999999999 is an error,
+# not an extrapolation of the model to absurd requesters.
+_MAX_PER_KEY = {"batch": 1024, "threads": 4096, "machines": 1024}
+
+
 def _positive_int(text: str, key: str, token: str) -> int:
+    most = _MAX_PER_KEY.get(key)
+    allowed = f"a whole number from 1 to {most:,}" if most else "a whole number ≥ 1"
     try:
         value = int(token)
     except ValueError:
-        raise _bad(text, f"{key}: expected a whole number ≥ 1, found {token!r}") from None
-    if value < 1:
-        raise _bad(text, f"{key}: expected a whole number ≥ 1, found {token!r}")
+        raise _bad(text, f"{key}: expected {allowed}, found {token[:40]!r}") from None
+    if value < 1 or (most is not None and value > most):
+        raise _bad(text, f"{key}: expected {allowed}, found {token[:40]!r}")
     return value
 
 

@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 
 from nicbench import _native
+from nicbench.errors import NicbenchError
 
-__all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "RULE_SET_KINDS", "SYNTAXES"]
+__all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "MAX_GENERATED_RULES", "RULE_SET_KINDS",
+           "SYNTAXES"]
 
 RULE_SET_KINDS = ("exact5", "acl", "fw", "ipc")
 SYNTAXES = ("testpmd", "tc", "classbench")
+
+# The largest generated rule set: 4 Mi rules, 2x the largest set the studies sweep (2M rules, PAM'21
+# Table 1); the set is built in memory before it is written, ~1.9 GB and about a minute at the cap
+# (a bigger count was a Rust abort allocating terabytes, issue 17).
+MAX_GENERATED_RULES = 1 << 22
+# Memory a generated rule takes while the set is built [bytes]: measured, peak RSS of
+# `nicbench rules gen --count 1M` minus that of `--count 100k` (463 MB - 64 MB), over 900k rules.
+GENERATED_RULE_BYTES = 440
 
 
 def check_rules(path: str, syntax: str | None = None, keep_going: bool = False) -> dict:
@@ -29,7 +39,16 @@ def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, 
 
     `groups=0`: all `count` exact 5-tuple rules in the root table (group 0). `groups=T >= 1`: rules spread
     uniformly over groups 1..T chained by jumps, a group-0 rule jumping to group 1, and a lowest-priority
-    default in each group."""
+    default in each group.
+
+    At most MAX_GENERATED_RULES rules; `to="tc"` is refused (see the message): the generated rules
+    steer to queues, an action tc flower has not."""
+    if count > MAX_GENERATED_RULES:
+        raise NicbenchError(f"rules gen: {count:,} rules is more than the {MAX_GENERATED_RULES:,} a rule set may "
+                            f"hold (the rules are built in memory, ~{GENERATED_RULE_BYTES} B each, before writing)")
+    if to == "tc":
+        raise NicbenchError("rules gen --to tc: generated rules end in 'queue index N' (steering to a receive "
+                            "queue), which tc flower cannot express; generate testpmd rules (--to testpmd)")
     return _native.rules_generate(kind, count, groups, seed, str(out), to, port, dev)
 
 

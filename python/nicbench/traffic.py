@@ -7,6 +7,7 @@ ergonomic Python configuration and turns it into the generator's serde config.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
@@ -20,6 +21,19 @@ __all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec"
 # pcap record lacks: the Rust crates' constants (nicbench_wire::builder).
 WIRE_OVERHEAD_BYTES: int = _native.WIRE_OVERHEAD_BYTES
 FCS_BYTES: int = _native.FCS_BYTES
+
+# Bounds a generated stream must respect (issue 17: beyond them runs wrote NaN durations, one packet,
+# or never ended). Pacing: a pcap timestamp is a whole nanosecond, so at most one frame starts per ns;
+# below one packet per second a trace of a few packets spans days.
+MAX_RATE_PPS = 1e9
+MIN_RATE_PPS = 1.0
+# Flows the generator keeps: ~200 B each (peak RSS of `nicbench gen --flows 1M --packets 10` minus
+# that of 100k: 217 MB - 40 MB over 900k flows), ~3.3 GB at the cap.
+MAX_GEN_FLOWS = 1 << 24
+# Packets one generated trace may hold: 2^32 (a 100 Gbps, 1500 B stream of 8 min; ~300 GB of pcap at 64 B).
+MAX_TRACE_PACKETS = 1 << 32
+# Frame sizes of the `imix` mix [bytes, incl. FCS] (the generator's IMIX: 64, 594, 1518).
+IMIX_SIZES = (64, 594, 1518)
 
 # A frame-size spec: int (fixed), list (random pick), (lo, hi) tuple (uniform) or "imix".
 SizeSpec = Union[int, list[int], tuple[int, int], str]
@@ -61,6 +75,60 @@ class GenConfig:
     zipf_s: float | None = None
     seed: int = 1
 
+    def frame_size_range(self) -> tuple[int, int]:
+        """Smallest and largest frame of the size spec [bytes, incl. FCS]."""
+        size = self.size
+        if size == "imix":
+            return min(IMIX_SIZES), max(IMIX_SIZES)
+        if isinstance(size, int):
+            return size, size
+        if isinstance(size, tuple):
+            return size[0], size[1]
+        if isinstance(size, list) and size:
+            return min(size), max(size)
+        raise NicbenchError(f"bad frame size spec {size!r}")
+
+    def packet_rate_range(self) -> tuple[float, float] | None:
+        """Slowest and fastest packet rate the pacing gives [packets/s] (largest and smallest
+        frames at the bit rate); None when unpaced."""
+        if self.rate is None:
+            return None
+        if self.rate.unit == "pps":
+            return self.rate.value, self.rate.value
+        small, large = self.frame_size_range()
+        per_frame_bits = lambda size: 8.0 * (size + WIRE_OVERHEAD_BYTES)  # noqa: E731
+        return self.rate.value / per_frame_bits(large), self.rate.value / per_frame_bits(small)
+
+    def check(self, duration_ns: int | None = None, max_packets: int = MAX_TRACE_PACKETS) -> None:
+        """Refuse a stream that cannot be generated faithfully (NicbenchError saying what is
+        allowed): flows outside 1..MAX_GEN_FLOWS, a non-finite or non-positive Zipf exponent, a
+        pace of more than one frame per nanosecond or less than one packet per second, or more
+        than `max_packets` packets over `duration_ns` (default: the config's own bounds)."""
+        if not 1 <= self.flows <= MAX_GEN_FLOWS:
+            raise NicbenchError(f"flows: {self.flows:,} is out of range: 1 to {MAX_GEN_FLOWS:,}")
+        if self.zipf_s is not None and not (math.isfinite(self.zipf_s) and self.zipf_s > 0):
+            raise NicbenchError(f"zipf: expected a positive finite exponent such as 1.1, found {self.zipf_s}")
+        rates = self.packet_rate_range()
+        if rates is not None:
+            slowest, fastest = rates
+            small, _ = self.frame_size_range()
+            if fastest > MAX_RATE_PPS:
+                most = (f"{MAX_RATE_PPS / 1e6:,.0f} Mpps" if self.rate.unit == "pps" else
+                        f"{MAX_RATE_PPS * 8 * (small + WIRE_OVERHEAD_BYTES) / 1e9:,.0f} Gbps for {small} B frames")
+                raise NicbenchError(f"rate {_rate_text(self.rate)}: more than one frame per nanosecond (timestamps are "
+                                    f"whole nanoseconds); at most {most}")
+            if slowest < MIN_RATE_PPS:
+                raise NicbenchError(f"rate {_rate_text(self.rate)}: less than one packet per second; "
+                                    f"at least {MIN_RATE_PPS:g} pps")
+        duration_ns = self.duration_ns if duration_ns is None else duration_ns
+        bound = self.packets
+        if rates is not None and duration_ns is not None:
+            by_time = math.ceil(rates[1] * duration_ns / 1e9)
+            bound = by_time if bound is None else min(bound, by_time)
+        if bound is not None and bound > max_packets:
+            raise NicbenchError(f"the stream would hold ~{bound:,.0f} packets: at most {max_packets:,} "
+                                "(give fewer packets, a shorter duration or a lower rate)")
+
     def expected_packets(self) -> int | None:
         """Packets the run will produce (for progress bars); None when unbounded."""
         return _native.expected_packets(json.dumps(self.to_native()))
@@ -99,8 +167,14 @@ class GenConfig:
         }
 
 
+def _rate_text(rate: Rate) -> str:
+    return f"{rate.value / 1e9:g}Gbps" if rate.unit == "bps" else f"{rate.value / 1e6:g}Mpps"
+
+
 def generate_pcap(config: GenConfig, path: str, progress: Callable[[int], None] | None = None) -> dict:
-    """Write the trace to `path` (nanosecond pcap); returns a summary dict."""
+    """Write the trace to `path` (nanosecond pcap); returns a summary dict. The config is checked
+    first (`GenConfig.check`)."""
+    config.check()
     summary = json.loads(_native.generate_pcap(json.dumps(config.to_native()), str(path), progress))
     duration_s = summary["duration_ns"] / 1e9 if summary["duration_ns"] else float("nan")
     summary["mpps"] = summary["packets"] / duration_s / 1e6 if duration_s else float("nan")

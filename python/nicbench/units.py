@@ -8,6 +8,7 @@ was expected, so the CLI and the spec checker can print it as is.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -70,6 +71,8 @@ def parse_duration_ns(text: str) -> int:
     if not m:
         raise UnitError(f"expected a duration such as 1s, 500ms or 20us, found {text!r}")
     ns = float(m["num"]) * _TIME_NS[m["unit"]]
+    if not math.isfinite(ns):
+        raise UnitError(f"a duration must be a finite number, found {text!r}")
     if ns <= 0:
         raise UnitError(f"a duration must be positive, found {text!r}")
     return int(round(ns))
@@ -90,7 +93,7 @@ def parse_size_bytes(text: str | int) -> int:
     if not m:
         raise UnitError(f"expected a size such as 1500B or 64KiB, found {text!r}")
     value = float(m["num"]) * _SIZE[m["unit"]]
-    if value != int(value):
+    if not math.isfinite(value) or value != int(value):
         raise UnitError(f"a size must be a whole number of bytes, found {text!r}")
     return int(value)
 
@@ -99,17 +102,26 @@ def parse_size_bytes(text: str | int) -> int:
 _IEC = {"Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
 
 
-def parse_count(text: str | int) -> int:
+def parse_count(text: str | int, *, at_most: int | None = None, what: str | None = None) -> int:
     """Parse `10000`, `10k`, `1M`, `2.5M` (SI: k = 1,000) or `16Ki`, `1Mi` (binary: Ki = 1,024); exact
-    integers only."""
+    integers only.
+
+    `at_most`: the largest count the caller can honour (a Rust `u32`, a memory cap); a larger one
+    is a UnitError saying the cap, instead of a failure deep in the native code. `what` (e.g. the
+    option, `--flows`) starts the message.
+    """
+    prefix = f"{what}: " if what else ""
     if isinstance(text, int):
-        return text
-    m = re.fullmatch(_NUMBER + r"\s*(?P<si>Ki|Mi|Gi|[kKMG]?)", text.strip())
-    if not m:
-        raise UnitError(f"expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), found {text!r}")
-    value = float(m["num"]) * (_IEC.get(m["si"]) or _SI[m["si"]])
-    if value != int(value) or value < 0:
-        raise UnitError(f"expected a non-negative whole count, found {text!r}")
+        value: float = text
+    else:
+        m = re.fullmatch(_NUMBER + r"\s*(?P<si>Ki|Mi|Gi|[kKMG]?)", text.strip())
+        if not m:
+            raise UnitError(f"{prefix}expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), found {text!r}")
+        value = float(m["num"]) * (_IEC.get(m["si"]) or _SI[m["si"]])
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        raise UnitError(f"{prefix}expected a non-negative whole count, found {text!r}")
+    if at_most is not None and value > at_most:
+        raise UnitError(f"{prefix}{text} is too large: at most {at_most:,}")
     return int(value)
 
 

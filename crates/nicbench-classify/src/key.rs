@@ -223,6 +223,18 @@ impl PacketKey {
         PacketKey::from_frame(&nicbench_wire::parse::parse_ethernet(frame))
     }
 
+    /// Parses a capture record of link type `linktype` (where its network layer starts:
+    /// [`nicbench_pcap::LinkType::l3_start`]) and extracts its key. A record without an IP
+    /// packet (ARP in a cooked capture) gets the key of no header at all.
+    pub fn from_record(linktype: nicbench_pcap::LinkType, data: &[u8]) -> PacketKey {
+        use nicbench_pcap::L3Start;
+        match linktype.l3_start(data) {
+            L3Start::Ethernet => PacketKey::from_ethernet(data),
+            L3Start::Ip(offset) => PacketKey::from_frame(&nicbench_wire::parse::parse_ip(&data[offset..])),
+            L3Start::NotIp => PacketKey { frame_bytes: data.len().min(u32::MAX as usize) as u32, ..PacketKey::default() },
+        }
+    }
+
     /// The key of an Ethernet/IPv4 packet with this 5-tuple, as the parser would see it:
     /// protocol 6/17/132 carry ports in a TCP/UDP/SCTP header, 1 is ICMP (ports ignored),
     /// anything else is bare IPv4. Used to classify ClassBench traces.

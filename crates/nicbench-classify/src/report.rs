@@ -10,7 +10,7 @@ use crate::compile::Fate;
 use crate::key::PacketKey;
 use crate::rss::{QueueResolver, RssRuleError};
 use crate::state::{Outcome, RuleId, Verdict};
-use nicbench_pcap::{LinkType, PcapError, PcapSource};
+use nicbench_pcap::{PcapError, PcapSource};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -71,8 +71,6 @@ pub struct ClassifyReport {
     pub no_fate: u64,
     /// Ended in a group where no rule matched.
     pub unmatched: u64,
-    /// Packets with a link type that is neither Ethernet nor raw IP (classified as empty frames).
-    pub unsupported_linktype: u64,
     /// Groups looked up, summed over packets.
     pub groups_traversed: u64,
     /// Rules with at least one hit.
@@ -102,16 +100,6 @@ impl ClassifyReport {
             Verdict::Fate(Fate::NoFate) => self.no_fate += 1,
         }
     }
-}
-
-fn key_of(linktype: LinkType, data: &[u8]) -> Option<PacketKey> {
-    let parsed = match linktype.0 {
-        1 => nicbench_wire::parse::parse_ethernet(data),
-        // LINKTYPE_RAW, IPV4, IPV6
-        101 | 228 | 229 => nicbench_wire::parse::parse_ip(data),
-        _ => return None,
-    };
-    Some(PacketKey::from_frame(&parsed))
 }
 
 /// Classifies every packet of a pcap/pcapng file on a port with `port_queues` rx queues
@@ -155,10 +143,8 @@ pub fn classify_pcap(
             Ok(p) => {
                 report.packets += 1;
                 report.bytes += p.data.len() as u64;
-                let key = key_of(p.linktype, p.data).unwrap_or_else(|| {
-                    report.unsupported_linktype += 1;
-                    PacketKey { frame_bytes: p.data.len() as u32, ..PacketKey::default() }
-                });
+                // Link types nicbench does not decode are refused when the capture opens.
+                let key = PacketKey::from_record(p.linktype, p.data);
                 keys.push(key);
                 if keys.len() == BURST_PACKETS {
                     flush(&mut keys, &mut report);

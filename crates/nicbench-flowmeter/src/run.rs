@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nicbench_pcap::{LinkType, PcapSource};
+use nicbench_pcap::{L3Start, LinkType, PcapSource};
 use nicbench_wire::rss::{hash_flow, Reta, RssFields, Toeplitz, DEFAULT_RETA_SIZE, SYMMETRIC_KEY};
 use nicbench_wire::FlowKey;
 
@@ -78,18 +78,11 @@ fn l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
 #[cold]
 #[inline(never)]
 fn other_l2_of(linktype: LinkType, data: &[u8]) -> Option<L2> {
-    let ethertype_is_ip = |at: usize| matches!(data.get(at..at + 2), Some([0x08, 0x00]) | Some([0x86, 0xdd]));
-    match linktype.0 {
-        1 => Some(L2::Ethernet),
-        // RAW, IPV4, IPV6 (and the BSD DLT_RAW values 12 / 14).
-        101 | 228 | 229 | 12 | 14 => Some(L2::Ip(0)),
-        // BSD loopback: a 4-byte address family, then IP.
-        0 => Some(L2::Ip(4)),
-        // Linux cooked v1: protocol at 14, header 16 bytes.
-        113 => ethertype_is_ip(14).then_some(L2::Ip(16)),
-        // Linux cooked v2: protocol at 0, header 20 bytes.
-        276 => ethertype_is_ip(0).then_some(L2::Ip(20)),
-        _ => None,
+    // The one link-layer dispatch (nicbench-pcap); an IP offset always fits a u16 there.
+    match linktype.l3_start(data) {
+        L3Start::Ethernet => Some(L2::Ethernet),
+        L3Start::Ip(offset) => u16::try_from(offset).ok().map(L2::Ip),
+        L3Start::NotIp => None,
     }
 }
 
@@ -436,7 +429,10 @@ mod tests {
         assert_eq!(l2_of(LinkType::LINUX_SLL, &sll), Some(L2::Ip(16)));
         sll[14..16].copy_from_slice(&[0x08, 0x06]);
         assert_eq!(l2_of(LinkType::LINUX_SLL, &sll), None);
-        assert_eq!(l2_of(LinkType::LINUX_SLL2, &[0x08, 0x00]), Some(L2::Ip(20)));
+        let mut sll2 = [0u8; 20];
+        sll2[..2].copy_from_slice(&[0x08, 0x00]);
+        assert_eq!(l2_of(LinkType::LINUX_SLL2, &sll2), Some(L2::Ip(20)));
+        assert_eq!(l2_of(LinkType::NULL, &[2, 0, 0, 0]), Some(L2::Ip(4)));
         assert_eq!(l2_of(LinkType(147), &[]), None);
     }
 }

@@ -113,6 +113,10 @@ pub enum PcapError {
         declared: usize,
     },
 
+    /// The capture's link type is none nicbench decodes ([`crate::LinkType::DECODED`]).
+    #[error("link type {linktype} is not supported: nicbench decodes {}", crate::linktype::decoded_list())]
+    UnsupportedLinkType { linktype: crate::LinkType },
+
     /// A writer was asked for a snaplen no reader would accept.
     #[error("snaplen {snaplen} out of range 1..={max}", max = MAX_CAPLEN_BYTES)]
     InvalidSnaplen { snaplen: u32 },

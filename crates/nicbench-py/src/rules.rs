@@ -67,9 +67,11 @@ fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> Py
 #[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
 fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
     let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
-    let rules: Vec<Rule> = file.rules.into_iter().map(|r| r.rule).collect();
-    write_rules(&rules, to, &out, port, dev)?;
-    Ok(rules.len())
+    let to_syntax = Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
+    // Errors name the line of the rule the target syntax cannot express.
+    let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev).map_err(invalid_rule)?;
+    std::fs::write(&out, text).map_err(|e| os_error(&out, e))?;
+    Ok(file.rules.len())
 }
 
 /// Generate a seeded synthetic rule set and write it; returns the number of rules written.

@@ -8,10 +8,12 @@
 //! - [`generate`]: seeded synthetic rule sets (ClassBench-like, PAM'21 group chains).
 //! - [`openflow`]: Open vSwitch OpenFlow rules (`ovs-ofctl`) and datapath flows (`dpctl/dump-flows`).
 //! - [`ruleset`]: rule files as users have them: syntax detection, loading, summary, conversion.
+//! - [`checks`]: whole-set checks every load runs: reversed ranges, jump cycles.
 //!
 //! Every parser returns [`ParseError`]s naming file, line and column, never panics on
 //! malformed input, and writing then re-parsing gives back the same model.
 
+pub mod checks;
 pub mod classbench;
 pub mod error;
 pub mod generate;

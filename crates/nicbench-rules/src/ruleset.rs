@@ -94,7 +94,22 @@ pub struct RuleFile {
 
 /// Load a rule file's text. `keep_going`: collect every error instead of stopping at the
 /// first; on any error the `Err` holds them all (at least one).
+/// A UTF-8 byte-order mark at the start of the text (Windows editors write one) is skipped.
+/// After the lines parse, the whole-set checks run ([`crate::checks::check_rule_set`]):
+/// reversed ranges and jump cycles are errors too, with their line.
 pub fn load(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Result<RuleFile, Vec<ParseError>> {
+    let text = strip_bom(text);
+    let out = load_lines(text, file, syntax, keep_going)?;
+    check(crate::checks::check_rule_set(&out.rules, file), keep_going)?;
+    Ok(out)
+}
+
+/// `text` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+fn load_lines(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Result<RuleFile, Vec<ParseError>> {
     let mut out = RuleFile { syntax, rules: Vec::new(), commands: BTreeMap::new(), widened: 0 };
     match syntax {
         Syntax::Testpmd => {
@@ -175,15 +190,16 @@ impl std::error::Error for LoadError {}
 pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Result<RuleFile, LoadError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
+    let text = strip_bom(&text);
     let syntax = match syntax {
         Some(s) => s,
-        None => match Syntax::detect(path, &text) {
+        None => match Syntax::detect(path, text) {
             Some(s) => s,
-            None if crate::openflow::looks_like_openflow(&text) => return Err(LoadError::OpenFlow(name)),
+            None if crate::openflow::looks_like_openflow(text) => return Err(LoadError::OpenFlow(name)),
             None => return Err(LoadError::UnknownSyntax(name)),
         },
     };
-    load(&text, &name, syntax, keep_going).map_err(LoadError::Parse)
+    load(text, &name, syntax, keep_going).map_err(LoadError::Parse)
 }
 
 fn check(mut errors: Vec<ParseError>, keep_going: bool) -> Result<(), Vec<ParseError>> {
@@ -300,11 +316,30 @@ pub fn action_kind(action: &crate::Action) -> String {
 /// Write rules in `syntax`, one command per line. testpmd lines are `flow create PORT …`;
 /// tc lines attach to `dev` (port ids of `port_id` actions name devices `port<N>`).
 pub fn write(rules: &[Rule], syntax: Syntax, port: u16, dev: &str) -> Result<String, WriteError> {
+    write_with(rules, syntax, port, dev, |_| String::new())
+}
+
+/// [`write`] for the rules of a file: an error names the file and line of the rule that
+/// cannot be written (`r.flow:12: tc cannot express …`).
+pub fn write_numbered(rules: &[NumberedRule], file: &str, syntax: Syntax, port: u16, dev: &str) -> Result<String, WriteError> {
+    let plain: Vec<Rule> = rules.iter().map(|r| r.rule.clone()).collect();
+    write_with(&plain, syntax, port, dev, |i| format!("{file}:{}: ", rules[i].line))
+}
+
+fn write_with(
+    rules: &[Rule],
+    syntax: Syntax,
+    port: u16,
+    dev: &str,
+    place: impl Fn(usize) -> String,
+) -> Result<String, WriteError> {
+    let place = &place;
+    let at = |i: usize| move |e: WriteError| WriteError(format!("{}{}", place(i), e.0));
     let mut out = String::with_capacity(rules.len() * 96);
     match syntax {
         Syntax::Testpmd => {
-            for rule in rules {
-                out.push_str(&testpmd::command_to_string(&Command::Create { port, rule: rule.clone() })?);
+            for (i, rule) in rules.iter().enumerate() {
+                out.push_str(&testpmd::command_to_string(&Command::Create { port, rule: rule.clone() }).map_err(at(i))?);
                 out.push('\n');
             }
         }
@@ -323,9 +358,9 @@ pub fn write(rules: &[Rule], syntax: Syntax, port: u16, dev: &str) -> Result<Str
                     devices.port_id(&format!("port{id}"));
                 }
             }
-            for rule in rules {
+            for (i, rule) in rules.iter().enumerate() {
                 let cmd = tc::TcCommand { dev: dev.to_string(), rule: rule.clone(), skip_sw: false, skip_hw: false };
-                out.push_str(&tc::command_to_string(&cmd, &devices)?);
+                out.push_str(&tc::command_to_string(&cmd, &devices).map_err(at(i))?);
                 out.push('\n');
             }
         }
@@ -425,5 +460,21 @@ mod tests {
             load(src, "r.flow", Syntax::Testpmd, false).expect("parses").rules.into_iter().map(|r| r.rule).collect();
         let err = write(&rules, Syntax::Tc, 0, "eth0").unwrap_err();
         assert!(err.to_string().contains("queue"), "{err}");
+    }
+
+    #[test]
+    fn test_convert_error_names_file_and_line() {
+        let src = "# comment\nflow create 0 ingress pattern eth / end actions drop / end\n\
+                   flow create 0 ingress pattern eth / end actions queue index 1 / end\n";
+        let file = load(src, "r.flow", Syntax::Testpmd, false).expect("parses");
+        let err = write_numbered(&file.rules, "r.flow", Syntax::Tc, 0, "eth0").unwrap_err();
+        assert!(err.to_string().starts_with("r.flow:3: "), "{err}");
+    }
+
+    #[test]
+    fn test_bom_accepted_by_load_and_detection() {
+        let src = "\u{feff}flow create 0 ingress pattern eth / end actions drop / end\n";
+        assert_eq!(load(src, "r", Syntax::Testpmd, false).expect("a BOM is skipped").rules.len(), 1);
+        assert_eq!(Syntax::detect(Path::new("r.txt"), strip_bom("\u{feff}@1.0.0.0/8 0.0.0.0/0 0 : 1 0 : 1 0x00/0x00")), Some(Syntax::ClassBench));
     }
 }

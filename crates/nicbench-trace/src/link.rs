@@ -1,24 +1,16 @@
 //! Link-layer dispatch and human names for header stacks.
 
-use nicbench_pcap::LinkType;
+use nicbench_pcap::{L3Start, LinkType};
 use nicbench_wire::parse::{parse_ethernet, parse_ip, Ip, Layers, ParsedFrame, Tunnel, L4};
 
-/// LINKTYPE_ETHERNET.
-const ETHERNET: u32 = 1;
-/// LINKTYPE_RAW, LINKTYPE_IPV4, LINKTYPE_IPV6: the record starts at the IP header.
-const RAW_IP: [u32; 3] = [101, 228, 229];
-/// LINKTYPE_LINUX_SLL: a 16-byte cooked header whose last two bytes are the EtherType.
-const LINUX_SLL: u32 = 113;
-const LINUX_SLL_HEADER_BYTES: usize = 16;
-
-/// Parse a record of the given link type. Unknown link types are tried as Ethernet,
-/// which is what almost every capture is; the parse stop says when that was wrong.
+/// Parse a record of the given link type, from where its network layer starts
+/// ([`LinkType::l3_start`], the one link-layer dispatch). A record that carries no IP packet
+/// (ARP in a cooked capture) parses as an empty, truncated packet: it has no flow key.
 pub fn parse_link(linktype: LinkType, data: &[u8]) -> ParsedFrame {
-    match linktype.0 {
-        ETHERNET => parse_ethernet(data),
-        lt if RAW_IP.contains(&lt) => parse_ip(data),
-        LINUX_SLL if data.len() >= LINUX_SLL_HEADER_BYTES => parse_ip(&data[LINUX_SLL_HEADER_BYTES..]),
-        _ => parse_ethernet(data),
+    match linktype.l3_start(data) {
+        L3Start::Ethernet => parse_ethernet(data),
+        L3Start::Ip(offset) => parse_ip(&data[offset..]),
+        L3Start::NotIp => parse_ip(&[]),
     }
 }
 

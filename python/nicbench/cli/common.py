@@ -55,6 +55,10 @@ class NicbenchGroup(click.Group):
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            # Whether the command line asks for JSON: then errors are also a JSON object on stdout.
+            # Known before any sub-command parses, so usage errors honour it too.
+            ctx.meta[JSON_META_KEY] = "--json" in args
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
@@ -67,8 +71,20 @@ class NicbenchGroup(click.Group):
         except click.UsageError as exc:
             _usage_error(ctx, exc)
         except USER_ERRORS as exc:
-            click.echo(f"nicbench: error: {one_line(exc)}", err=True)
-            ctx.exit(2)
+            report_error(ctx, one_line(exc))
+
+
+# ctx.meta key: True when the command line has --json.
+JSON_META_KEY = "nicbench.json"
+
+
+def report_error(ctx: click.Context, message: str) -> None:
+    """Print `nicbench: error: MESSAGE` (one line) on stderr, and under --json also the JSON object
+    `{"error": MESSAGE, "exit_code": 2}` on stdout (one line); exit code 2."""
+    click.echo(f"nicbench: error: {message}", err=True)
+    if ctx.meta.get(JSON_META_KEY):
+        click.echo(json.dumps({"error": message, "exit_code": 2}))
+    ctx.exit(2)
 
 
 def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
@@ -79,8 +95,7 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
     command = path[len(ctx.find_root().command_path):].strip()
     command = f"{command}: " if command else ""
     what = one_line_text(exc.format_message()).rstrip(".")
-    click.echo(f"nicbench: error: {command}{what} (see '{path} --help')", err=True)
-    ctx.exit(2)
+    report_error(ctx, f"{command}{what} (see '{path} --help')")
 
 
 def one_line(exc: BaseException) -> str:
@@ -90,8 +105,15 @@ def one_line(exc: BaseException) -> str:
     return one_line_text(text)
 
 
+# Words longer than this are cut in error lines (a megabyte-long bad token must not be echoed whole);
+# the Rust parsers cut their tokens to 40 characters already, this catches the rest.
+LONG_WORD_CHARS = 200
+CUT_WORD_KEEP_CHARS = 40
+
+
 def one_line_text(text: str) -> str:
-    return " ".join(text.split())
+    words = text.split()
+    return " ".join(w if len(w) <= LONG_WORD_CHARS else w[:CUT_WORD_KEEP_CHARS] + "..." for w in words)
 
 
 def fail(message: str) -> None:
@@ -116,6 +138,29 @@ def emit_json(data: Any) -> None:
         return o
 
     sys.stdout.write(json.dumps(clean(data), indent=2, default=default) + "\n")
+
+
+class FiniteFloat(click.ParamType):
+    """A float option that refuses NaN and ±inf (click's FLOAT takes "nan" and "inf"), optionally
+    with inclusive bounds."""
+
+    name = "number"
+
+    def __init__(self, min: float | None = None, max: float | None = None):  # noqa: A002 (click's names)
+        self.min, self.max = min, max
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.min is not None and number < self.min) or (self.max is not None and number > self.max):
+            low = "" if self.min is None else f"{self.min:g}<="
+            high = "" if self.max is None else f"<={self.max:g}"
+            self.fail(f"{value} is not in the range {low}x{high}", param, ctx)
+        return number
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
@@ -179,4 +224,6 @@ def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
             out[k.strip()] = float(v)
         except ValueError:
             raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
+        if not math.isfinite(out[k.strip()]):
+            raise NicbenchError(f"--set {k.strip()}: expected a finite number, found {v.strip()!r}")
     return out

@@ -46,10 +46,14 @@ def parse_install_rate(text: str) -> float:
     s = text.strip().lower().removesuffix("rules/s").removesuffix("/s").strip()
     try:
         if s and s[-1] in "km":
-            return float(s[:-1]) * (1e3 if s[-1] == "k" else 1e6)
-        return float(s)
+            rate = float(s[:-1]) * (1e3 if s[-1] == "k" else 1e6)
+        else:
+            rate = float(s)
     except ValueError:
         raise NicbenchError(f"--install-rate: expected a rate such as 100k/s, found {text!r}") from None
+    if not (math.isfinite(rate) and rate > 0):
+        raise NicbenchError(f"--install-rate: expected a positive finite rate such as 100k/s, found {text!r}")
+    return rate
 
 
 @click.command()

@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, stdout_console
+from nicbench.cli.common import FiniteFloat, emit_json, json_option, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns, parse_rate
 
@@ -37,7 +37,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
 @click.option("--size", type=click.IntRange(64, 16384), default=750, show_default=True,
               help="Frame size in bytes, incl. FCS.")
 @click.option("--rate", default="100Gbps", show_default=True, help="Offered rate on the wire (capped at line rate).")
-@click.option("--zipf", type=click.FloatRange(0, 5), default=0.0, show_default=True,
+@click.option("--zipf", type=FiniteFloat(0, 5), default=0.0, show_default=True,
               help="Zipf exponent of flow popularity (0: equal flows).")
 @click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
 @click.option("--cores-needed", "search", is_flag=True, help="Also search the fewest cores without drops.")
@@ -47,14 +47,20 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
              duration: str, search: bool, seed: int, as_json: bool) -> None:
     """Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."""
     from nicbench import flowhost as model
+    from nicbench.connectx import MAX_DURATION_NS
+    from nicbench.traffic import MAX_GEN_FLOWS
 
     try:
-        n_flows = parse_count(flows)
+        n_flows = parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows")
+        if n_flows < 1:
+            raise NicbenchError("--flows: need at least 1 flow")
         parsed = parse_rate(rate)
         if parsed.gbps is None:
             raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
         rate_gbps = parsed.gbps
         duration_ns = parse_duration_ns(duration)
+        if duration_ns > MAX_DURATION_NS:
+            raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
     except ValueError as exc:
         raise NicbenchError(str(exc)) from None
     result = model.simulate(nic=card, host=host, cores=cores, processes_per_core=2 if smt else 1, flows=n_flows,

@@ -12,7 +12,7 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, fail, json_option, progress_bar, stderr_console, stdout_console
+from nicbench.cli.common import emit_json, fail, json_option, one_line_text, progress_bar, stderr_console, stdout_console
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -48,11 +48,17 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
                       compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
                       progress=lambda done, packets, records: update(done))
     if as_json:
+        if stats.get("input_error"):
+            # One JSON document: the stats of the packets before the bad one, with the error.
+            stats = {**stats, "error": one_line_text(stats["input_error"]), "exit_code": 2}
         emit_json(stats)
     else:
         _summary(stats)
     if stats.get("input_error"):
         # The records of every packet before the bad one were written; now say what went wrong.
+        if as_json:  # the error is in the JSON already: the one line on stderr only
+            click.echo(f"nicbench: error: {one_line_text(stats['input_error'])}", err=True)
+            raise click.exceptions.Exit(2)
         fail(stats["input_error"])
     if stats.get("interrupted"):
         where = f" to {stats['output']}" if stats.get("output") else ""

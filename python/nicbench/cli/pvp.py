@@ -22,16 +22,24 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
+from nicbench.cli.common import FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
 
 __all__ = ["pvp", "COMMANDS"]
+
+_U32_MAX = 2**32 - 1
 
 
 def _count(text: str, option: str) -> int:
     from nicbench.units import UnitError, parse_count, parse_size_bytes
 
     try:
-        return parse_size_bytes(text) if option == "--size" else parse_count(text)
+        # Both are 32-bit counts in the model.
+        if option == "--size":
+            size = parse_size_bytes(text)
+            if not 0 < size <= _U32_MAX:
+                raise UnitError(f"expected a frame size from 1 to {_U32_MAX:,} B, found {text!r}")
+            return size
+        return parse_count(text, at_most=_U32_MAX)
     except UnitError as exc:
         fail(f"{option}: {exc}")
         raise AssertionError("unreachable") from None
@@ -61,7 +69,7 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
               show_default=True, help="Which OVS datapath forwards.")
 @click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
               help="Order of the flows' packets: round-robin (TRex incrementing addresses, as in the seed) or random.")
-@click.option("--gbps", "offered_gbps", type=float, default=None,
+@click.option("--gbps", "offered_gbps", type=FiniteFloat(min=1e-9), default=None,
               help="Offered load in Gb/s on the wire (default: the port's line rate).")
 @click.option("--megaflows", "megaflows_path", default=None, metavar="FILE",
               help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.cli.common import emit_json, json_option, one_line_text, progress_bar, stdout_console
 from nicbench.ovsflows import load_openflow, openflow_summary
-from nicbench.rules import RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
+from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
 
 syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=None,
@@ -36,9 +36,9 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
     elif not report["errors"]:
         render_summary(report)
     if report["errors"]:
-        if not as_json:
-            for error in report["errors"]:
-                click.echo(f"nicbench: error: {error}", err=True)
+        # Under --json too: the report (with its errors) is on stdout, the error lines on stderr.
+        for error in report["errors"]:
+            click.echo(f"nicbench: error: {one_line_text(error)}", err=True)
         raise SystemExit(2)
 
 
@@ -114,16 +114,18 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @rules.command("gen")
 @click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
               help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
-@click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M).")
+@click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 4,194,304).")
 @click.option("--groups", type=click.IntRange(0, 4096), default=0, show_default=True,
               help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
-@click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True)
+@click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True,
+              help="Output syntax; tc is refused: the rules end in 'queue index N', which tc flower cannot express.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @json_option
 def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_json: bool) -> None:
     """Generate a seeded synthetic rule set (ClassBench-like, or the PAM'21 table layout)."""
-    written = generate_rules(kind, parse_count(count), groups, output, seed=seed, to=to)
+    written = generate_rules(kind, parse_count(count, at_most=MAX_GENERATED_RULES, what="--count"), groups, output,
+                             seed=seed, to=to)
     if as_json:
         emit_json({"rules": written, "kind": kind, "groups": groups, "output": output})
     else:
@@ -134,7 +136,8 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 @click.option("--rules", "rules_path", type=click.Path(dir_okay=False), required=True, help="Rule file.")
 @click.option("--pcap", type=click.Path(dir_okay=False), required=True, help="Capture to classify.")
 @click.option("--syntax", type=click.Choice(SYNTAXES), default=None, help="Rule syntax (default: detected).")
-@click.option("--top", type=int, default=20, show_default=True, help="Rules to list (most hits first).")
+@click.option("--top", type=click.IntRange(0, 1_000_000), default=20, show_default=True,
+              help="Rules to list (most hits first; 0 to 1,000,000).")
 @click.option("--queues", "port_queues", type=click.IntRange(1, 65535), default=1, show_default=True,
               help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
 @json_option

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
-from nicbench.traffic import GenConfig, generate_pcap, parse_size_spec
+from nicbench.cli.common import FiniteFloat, emit_json, json_option, progress_bar, stdout_console
+from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
 from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
 
 
@@ -22,19 +22,19 @@ from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, pars
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
 @click.option("--vlan", type=click.IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
 @click.option("--vxlan", type=click.IntRange(0, 2**24 - 1), default=None, help="Encapsulate in VXLAN with this VNI.")
-@click.option("--zipf", type=float, default=None, help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
+@click.option("--zipf", type=FiniteFloat(min=1e-9), default=None, help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
 def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | None, output: str,
         ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,
         as_json: bool) -> None:
     """Generate N flows at a rate and write them to a pcap."""
-    packet_limit = parse_count(packets) if packets is not None else None
+    packet_limit = parse_count(packets, what="--packets") if packets is not None else None
     duration_ns = parse_duration_ns(duration) if duration is not None else None
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
-        flows=parse_count(flows),
+        flows=parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows"),
         size=parse_size_spec(size),
         rate=None if rate == "max" else parse_rate(rate),
         duration_ns=duration_ns,

@@ -62,3 +62,17 @@ def test_numbers_are_formatted_for_people(value, text):
     from nicbench.cli.common import fmt_number
 
     assert fmt_number(value) == text
+
+
+# Numbers that overflow a float (1e400 → inf) are refused, not passed on as inf (issue 17).
+@pytest.mark.parametrize(("parse", "text"), [(parse_rate, "1e400Gbps"), (parse_duration_ns, "1e400s"),
+                                             (parse_size_bytes, "1e400B"), (parse_count, "1e400")])
+def test_overflowing_numbers_refused(parse, text):
+    with pytest.raises(UnitError, match="finite|whole"):
+        parse(text)
+
+
+def test_parse_count_cap_names_the_option_and_the_cap():
+    assert parse_count("4k", at_most=4000) == 4000
+    with pytest.raises(UnitError, match=r"^--flows: 1e20 is too large: at most 4,294,967,295$"):
+        parse_count("1e20", at_most=2**32 - 1, what="--flows")

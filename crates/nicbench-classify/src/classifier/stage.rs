@@ -735,37 +735,8 @@ impl Classifier {
     }
 }
 
-/// A cycle edge of the jump graph, if there is a cycle.
+/// A cycle edge of the jump graph, if there is a cycle: the rule files' own check
+/// (`nicbench_rules::checks`), so `rules check` and the classifier agree.
 fn find_cycle(edges: &ahash::AHashMap<(u32, u32), u32>) -> Option<(u32, u32)> {
-    let mut adj: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for &(a, b) in edges.keys() {
-        adj.entry(a).or_default().push(b);
-    }
-    // Iterative DFS, colours: absent = white, 1 = on stack, 2 = done.
-    let mut colour: ahash::AHashMap<u32, u8> = Default::default();
-    for &root in adj.keys() {
-        if colour.contains_key(&root) {
-            continue;
-        }
-        let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
-        colour.insert(root, 1);
-        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-            let succ = adj.get(&node).map_or(&[][..], |v| v.as_slice());
-            if let Some(&to) = succ.get(*next) {
-                *next += 1;
-                match colour.get(&to) {
-                    Some(1) => return Some((node, to)),
-                    Some(_) => {}
-                    None => {
-                        colour.insert(to, 1);
-                        stack.push((to, 0));
-                    }
-                }
-            } else {
-                colour.insert(node, 2);
-                stack.pop();
-            }
-        }
-    }
-    None
+    nicbench_rules::checks::find_jump_cycle(edges.keys().copied())
 }

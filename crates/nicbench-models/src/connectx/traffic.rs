@@ -101,7 +101,7 @@ impl TraceReplay {
             self.done = true;
             return None;
         }
-        let mut key = PacketKey::from_ethernet(packet.data);
+        let mut key = PacketKey::from_record(packet.linktype, packet.data);
         key.frame_bytes = 0; // flow identity ignores the length
         let frame_bytes = packet.orig_len.saturating_add(4);
         let next = self.keys.len() as u32;

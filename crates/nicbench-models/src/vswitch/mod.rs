@@ -252,6 +252,14 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
     let mut refusals: BTreeMap<String, u64> = BTreeMap::new();
     while let Some(p) = src.next_packet() {
         let p = p.map_err(|e| ModelError::Trace(format!("packet {packets}: {e}")))?;
+        if p.linktype != nicbench_pcap::LinkType::ETHERNET {
+            // OpenFlow keys start at the Ethernet header (dl_src, dl_dst, dl_type), which cooked,
+            // loopback and raw-IP captures do not record.
+            return Err(ModelError::Trace(format!(
+                "packet {packets}: link type {}: the virtual OVS datapath needs Ethernet frames (EN10MB (1))",
+                p.linktype
+            )));
+        }
         let first = *first_ts.get_or_insert(p.ts_ns);
         now = SimTime::from_ns(p.ts_ns.saturating_sub(first));
         cache.revalidate_until(now);

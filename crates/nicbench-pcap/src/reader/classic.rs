@@ -61,6 +61,9 @@ impl<R: Read> PcapSource<R> {
         // ignores the latter two and writers in the wild disagree on the former.
         let snaplen = read_u32(header, 16, big_endian);
         let linktype = LinkType(read_u32(header, 20, big_endian) & LINKTYPE_MASK);
+        if !linktype.is_decoded() {
+            return Err(PcapError::UnsupportedLinkType { linktype });
+        }
 
         self.format = CaptureFormat::Pcap {
             ts_resolution,

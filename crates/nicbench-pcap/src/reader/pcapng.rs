@@ -98,7 +98,7 @@ impl NgState {
     }
 
     /// Re-reads the section state after the parser consumed an SHB or IDB.
-    fn sync_from_parser(&mut self, block_type: u32) {
+    fn sync_from_parser(&mut self, block_type: u32) -> Result<(), PcapError> {
         match block_type {
             SECTION_HEADER_BLOCK => {
                 self.big_endian = self.parser.section().endianness == Endianness::Big;
@@ -106,11 +106,16 @@ impl NgState {
             }
             INTERFACE_DESCRIPTION_BLOCK => {
                 if let Some(idb) = self.parser.interfaces().last() {
-                    self.interfaces.push(interface_from_idb(idb));
+                    let interface = interface_from_idb(idb);
+                    if !interface.linktype.is_decoded() {
+                        return Err(PcapError::UnsupportedLinkType { linktype: interface.linktype });
+                    }
+                    self.interfaces.push(interface);
                 }
             }
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -286,7 +291,7 @@ impl<R: Read> PcapSource<R> {
             ng.parser
                 .next_raw_block(block)
                 .map_err(|err| corrupt(format!("{}: {err}", block_name(block_type))))?;
-            ng.sync_from_parser(block_type);
+            ng.sync_from_parser(block_type)?;
             return Ok(None);
         }
         let big_endian = ng.big_endian;

@@ -230,3 +230,35 @@ fn corrupt_blocks_are_named() {
     let (_, err) = read_bytes(&absurd).unwrap();
     assert!(matches!(err, Some(PcapError::AbsurdCaplen { index: 0, .. })), "{err:?}");
 }
+
+/// A link type nicbench does not decode is refused where it is declared: the classic file
+/// header, a pcapng Interface Description Block (here after a decoded interface), by name and
+/// number; decoded link types other than Ethernet read as before.
+#[test]
+fn undecoded_link_types_refused_by_name_and_number() {
+    let mut out = writer(Endianness::Little);
+    out.write_block(&idb(DataLink::ETHERNET, 65535, None, None)).unwrap();
+    out.write_block(&idb(DataLink::IEEE802_11, 65535, None, None)).unwrap();
+    out.write_block(&epb(0, 1, 60, &[1; 60])).unwrap();
+    let mut source = nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(out.into_inner())).unwrap();
+    let err = loop {
+        match source.next_packet() {
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => break e,
+            None => panic!("the 802.11 interface was not refused"),
+        }
+    };
+    assert!(matches!(err, PcapError::UnsupportedLinkType { linktype: LinkType(105) }), "{err}");
+    assert!(err.to_string().starts_with("link type IEEE802_11 (105) is not supported: nicbench decodes EN10MB (1)"));
+
+    for (linktype, refused) in [(105u32, true), (4242, true), (276, false), (113, false), (0, false), (101, false)] {
+        let mut classic = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0];
+        classic.extend_from_slice(&linktype.to_le_bytes());
+        let opened = nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(classic));
+        match opened {
+            Err(PcapError::UnsupportedLinkType { linktype: lt }) => assert!(refused && lt == LinkType(linktype)),
+            Ok(source) => assert!(!refused && source.linktype() == Some(LinkType(linktype))),
+            Err(other) => panic!("link type {linktype}: {other}"),
+        }
+    }
+}

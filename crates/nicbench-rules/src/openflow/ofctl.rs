@@ -38,6 +38,8 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<OfRule>, ParseError> {
 
 /// Parses an `add-flows` file or `dump-flows` output, collecting every error.
 pub fn parse_file_all(text: &str, file: &str) -> ParseReport<OfRule> {
+    // A UTF-8 byte-order mark (Windows editors write one) is no part of the first rule.
+    let text = crate::ruleset::strip_bom(text);
     let mut report = ParseReport { parsed: Vec::new(), errors: Vec::new() };
     for (i, line) in text.lines().enumerate() {
         if is_blank_or_comment(line) || is_reply_header(line) {

@@ -158,3 +158,10 @@ fn test_looks_like_openflow() {
     assert!(err.contains("Open vSwitch OpenFlow rules") && err.contains("nicbench vswitch --openflow"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn test_bom_before_the_first_rule_is_skipped() {
+    let report = parse_file_all("\u{feff}priority=1,actions=drop\n", "r.of");
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.parsed.len(), 1);
+}

@@ -1,0 +1,274 @@
+"""The robustness suite: every command on bad input answers with exit code 2 and ONE line on
+stderr, `nicbench: error: <what, where, what is allowed>` — never a traceback, a Rust panic, a
+hang or a blow-up — within a few seconds (issue 17).
+
+One table, `CASES`: (id, command line, a fragment the error line must contain). Command lines
+name inputs by placeholder (`{empty}`, `{selfjump}` …); the fixture `inputs` writes them once per
+run. Every bug found later adds a row. The cases run as real subprocesses (exit codes and stderr
+as a user sees them), several at a time, so the whole table takes seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+# Wall-clock bound of one case [s]: a bad input is refused before any real work, so well under
+# this even on a loaded 2-core CI machine (start-up of the CLI included).
+CASE_TIMEOUT_S = 20.0
+
+GOOD_RULE = "flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end actions drop / end\n"
+
+# (id, arguments, fragment of the one error line). Placeholders in {} are files from `inputs`.
+CASES: list[tuple[str, list[str], str]] = [
+    # --- caps where a request cannot fit
+    ("rules gen count 1e12", ["rules", "gen", "--count", "1e12", "-o", "{out}/x.flow"], "--count: 1e12 is too large: at most 4,194,304"),
+    ("rules gen count nan", ["rules", "gen", "--count", "nan", "-o", "{out}/x.flow"], "--count: expected a count such as 10000"),
+    ("rules gen to tc", ["rules", "gen", "--to", "tc", "-o", "{out}/x.tc"], "tc flower cannot express"),
+    ("simulate bin 1ns", ["simulate", "--bin", "1ns", "--duration", "1s"], "at most 1,000,000"),
+    ("simulate duration 1e9s", ["simulate", "--duration", "1e9s"], "at most 3600 s"),
+    ("simulate duration 1e400s", ["simulate", "--duration", "1e400s"], "finite"),
+    ("simulate rate 1e30Gbps", ["simulate", "--gen", "flows=10,size=1500,rate=1e30Gbps", "--duration", "1ms"],
+     "at most"),
+    ("simulate rate 1e-30Gbps", ["simulate", "--gen", "rate=1e-30Gbps", "--duration", "1ms"],
+     "less than one packet per second"),
+    ("simulate many packets", ["simulate", "--gen", "size=64,rate=100Gbps", "--duration", "3000s"], "packets: at most"),
+    ("simulate warmup past end", ["simulate", "--duration", "1ms", "--warmup", "2ms"], "shorter than the duration"),
+    ("simulate gen flows 1e20", ["simulate", "--gen", "flows=1e20"], "--gen flows: 1e20 is too large: at most 16,777,216"),
+    ("simulate gen zipf nan", ["simulate", "--gen", "zipf=nan"], "zipf"),
+    ("gen rate 1e30Gbps", ["gen", "--rate", "1e30Gbps", "--packets", "10", "-o", "{out}/g.pcap"],
+     "more than one frame per nanosecond"),
+    ("gen rate 1e-30Gbps", ["gen", "--rate", "1e-30Gbps", "--packets", "100", "-o", "{out}/g.pcap"],
+     "at least 1 pps"),
+    ("gen rate inf", ["gen", "--rate", "1e400Gbps", "-o", "{out}/g.pcap"], "finite"),
+    ("gen rate negative", ["gen", "--rate", "-5Gbps", "-o", "{out}/g.pcap"], "rate"),
+    ("gen flows 1e20", ["gen", "--flows", "1e20", "-o", "{out}/g.pcap"], "--flows: 1e20 is too large: at most 16,777,216"),
+    ("gen flows 0", ["gen", "--flows", "0", "-o", "{out}/g.pcap"], "flows"),
+    ("gen zipf nan", ["gen", "--zipf", "nan", "-o", "{out}/g.pcap"], "not a finite number"),
+    ("gen zipf inf", ["gen", "--zipf", "inf", "-o", "{out}/g.pcap"], "not a finite number"),
+    ("gen duration 1e9s", ["gen", "--duration", "1e9s", "-o", "{out}/g.pcap"], "packets: at most"),
+    ("gen packets nan", ["gen", "--packets", "nan", "-o", "{out}/g.pcap"], "--packets: expected a count such as 10000"),
+    ("classify top -1", ["classify", "--rules", "{good_rules}", "--pcap", "{good_pcap}", "--top", "-1"], "--top"),
+    ("paths threads huge", ["paths", "--flow", "client->soc READ 4KiB threads 99999999999999999999"],
+     "from 1 to 4,096"),
+    ("paths machines 0", ["paths", "--flow", "client->soc READ 4KiB machines 0"], "machines"),
+    ("pvp flows 1e20", ["pvp", "--flows", "1e20"], "--flows: 1e20 is too large: at most 4,294,967,295"),
+    ("pvp gbps nan", ["pvp", "--gbps", "nan"], "not a finite number"),
+    ("flowhost cores 0", ["flowhost", "--cores", "0"], "--cores"),
+    ("flowhost zipf nan", ["flowhost", "--zipf", "nan"], "--zipf"),
+    ("flowhost flows 1e20", ["flowhost", "--flows", "1e20"], "--flows: 1e20 is too large: at most 16,777,216"),
+    ("flowhost duration 1e9s", ["flowhost", "--duration", "1e9s"], "at most 3600 s"),
+    ("simulate set nan", ["simulate", "--set", "x=nan"], "--set x: expected a finite number"),
+    ("simulate install rate inf", ["simulate", "--install-rate", "1e400/s"], "--install-rate"),
+    ("rss queues 0", ["rss", "{good_pcap}", "--queues", "0"], "--queues"),
+    ("rss reta 1e20", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "1e20"], "--reta-size"),
+    # --- pcaps: empty, truncated, wrong type, wrong link type, directory, missing
+    ("pcap info empty", ["pcap", "info", "{empty}"], "empty file"),
+    ("pcap info text", ["pcap", "info", "{text}"], "not a pcap/pcapng file"),
+    ("pcap info truncated header", ["pcap", "info", "{truncated_header}"], "truncated file header"),
+    ("pcap info truncated record", ["pcap", "info", "{truncated_record}"], "truncated packet data"),
+    ("pcap info wifi", ["pcap", "info", "{wifi}"], "link type IEEE802_11 (105) is not supported"),
+    ("pcap info directory", ["pcap", "info", "{out}"], "directory"),
+    ("pcap info missing", ["pcap", "info", "{out}/nope.pcap"], "nope.pcap"),
+    ("rss empty", ["rss", "{empty}", "--queues", "4"], "empty file"),
+    ("rss wifi", ["rss", "{wifi}", "--queues", "4"], "link type IEEE802_11 (105)"),
+    ("flows wifi", ["flows", "{wifi}"], "link type IEEE802_11 (105)"),
+    ("flows text", ["flows", "{text}"], "not a pcap/pcapng file"),
+    ("flows truncated", ["flows", "{truncated_record}"], "packet 1 at byte offset 104: truncated packet data"),
+    ("flows directory", ["flows", "{out}"], "directory"),
+    ("classify wifi", ["classify", "--rules", "{good_rules}", "--pcap", "{wifi}"], "link type IEEE802_11 (105)"),
+    ("classify truncated", ["classify", "--rules", "{good_rules}", "--pcap", "{truncated_header}"], "truncated"),
+    ("simulate trace wifi", ["simulate", "--trace", "{wifi}", "--duration", "1ms"], "link type IEEE802_11 (105)"),
+    ("simulate trace empty", ["simulate", "--trace", "{empty}", "--duration", "1ms"], "empty file"),
+    ("vswitch cooked trace", ["vswitch", "--openflow", "{of_rules}", "--trace", "{sll2}"], "needs Ethernet frames"),
+    # --- rule files: loops, reversed ranges, BOM + bad token, long tokens, conversion
+    ("check self jump", ["rules", "check", "{selfjump}"], ":1:1: a rule in group 1 jumps to its own group"),
+    ("check jump cycle", ["rules", "check", "{cycle}"], "closes a cycle of jumps"),
+    ("check tc goto loop", ["rules", "check", "{tcloop}"], "closes a cycle of jumps"),
+    ("check reversed range", ["rules", "check", "{reversed}"], ":1:1: reversed range udp dst 100 : 50"),
+    ("classify self jump", ["classify", "--rules", "{selfjump}", "--pcap", "{good_pcap}"], "jumps to its own group"),
+    ("classify reversed range", ["classify", "--rules", "{reversed}", "--pcap", "{good_pcap}"], "reversed range"),
+    ("convert reversed range", ["rules", "convert", "{reversed}", "--to", "testpmd"], "reversed range"),
+    ("convert queue to tc", ["rules", "convert", "{queue_rules}", "--to", "tc"], "queue_rules.flow:3: "),
+    ("check long token", ["rules", "check", "{longtoken}"], "..."),
+    ("check bom bad line", ["rules", "check", "{bom_bad}"], ":2:"),
+    ("check empty", ["rules", "check", "{empty_rules}"], "cannot tell the rule syntax"),
+    ("check directory", ["rules", "check", "{out}"], "directory"),
+    ("check binary", ["rules", "check", "{binary_rules}"], "binary_rules.flow"),
+    ("simulate rules self jump", ["simulate", "--rules", "{selfjump}", "--duration", "1ms"], "its own group"),
+    # --- click usage errors: one line for every command
+    ("gen missing output", ["gen"], "Missing option '-o'"),
+    ("classify missing rules", ["classify", "--pcap", "x.pcap"], "Missing option '--rules'"),
+    ("rules convert bad choice", ["rules", "convert", "x.flow", "--to", "p4"], "'p4' is not one of"),
+    ("flowhost cores abc", ["flowhost", "--cores", "abc"], "'abc' is not a valid integer"),
+    ("pcap info two args", ["pcap", "info", "a", "b"], "unexpected extra argument"),
+    ("results unknown option", ["results", "--bogus"], "No such option"),
+    ("vswitch unknown option", ["vswitch", "--bogus"], "No such option"),
+]
+
+
+def _write_pcap(path: Path, linktype: int, records: list[bytes], cut: int = 0) -> str:
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, linktype))
+    for i, data in enumerate(records):
+        out += struct.pack("<IIII", 1, i, len(data), len(data)) + data
+    path.write_bytes(bytes(out[:len(out) - cut]))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("bad_inputs")
+    frame = bytes(64)
+
+    def text(name: str, content: str | bytes) -> str:
+        path = d / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return str(path)
+
+    return {
+        "out": str(d),
+        "good_pcap": str(small_trace),
+        "good_rules": text("good.flow", GOOD_RULE),
+        "empty": text("empty.pcap", b""),
+        "text": text("notes.pcap", "these are not packets\n"),
+        "truncated_header": text("short.pcap", struct.pack("<IHH", 0xA1B2C3D4, 2, 4)),
+        "truncated_record": _write_pcap(d / "cut.pcap", 1, [frame, frame], cut=10),
+        "wifi": _write_pcap(d / "wifi.pcap", 105, [frame]),
+        # Linux cooked v2 (IPv4 protocol) around a minimal IPv4 header: decoded, but not Ethernet.
+        "sll2": _write_pcap(d / "cooked.pcap", 276, [struct.pack(">HH16x", 0x0800, 0) + b"\x45" + bytes(19)]),
+        "of_rules": text("drop.of", "table=0,priority=1,actions=drop\n"),
+        "selfjump": text("selfjump.flow", "flow create 0 group 1 ingress pattern eth / end actions jump group 1 / end\n"),
+        "cycle": text("cycle.flow", "flow create 0 group 0 ingress pattern eth / end actions jump group 1 / end\n"
+                                    "flow create 0 group 1 ingress pattern eth / end actions jump group 2 / end\n"
+                                    "flow create 0 group 2 ingress pattern eth / end actions jump group 1 / end\n"),
+        "tcloop": text("loop.tc", "tc filter add dev eth0 ingress chain 1 flower action goto chain 2\n"
+                                  "tc filter add dev eth0 ingress chain 2 flower action goto chain 1\n"),
+        "reversed": text("reversed.cb", "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t100 : 50\t0x11/0xFF\n"),
+        "queue_rules": text("queue_rules.flow", "# to tc\n" + GOOD_RULE
+                            + "flow create 0 ingress pattern eth / end actions queue index 1 / end\n"),
+        "longtoken": text("long.flow", "flow create 0 ingress pattern eth / " + "x" * (1 << 20) + " / end actions drop / end\n"),
+        "bom_bad": text("bom.flow", "\ufeff" + GOOD_RULE + "flow create 0 ingress pattern eth / end actions dropp / end\n"),
+        "empty_rules": text("empty.rules", ""),
+        "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
+    }
+
+
+def _run(args: list[str]) -> tuple[subprocess.CompletedProcess | None, float]:
+    start = time.perf_counter()
+    env = {**os.environ, "COLUMNS": "200"}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "nicbench.cli", *args], capture_output=True, text=True,
+                              timeout=CASE_TIMEOUT_S, env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None, time.perf_counter() - start
+    return proc, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def outcomes(inputs) -> dict[str, tuple[subprocess.CompletedProcess | None, float]]:
+    """Every case run once, a few at a time (each is mostly interpreter start-up)."""
+    commands = {case_id: [a.format(**inputs) for a in args] for case_id, args, _ in CASES}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = dict(zip(commands, pool.map(_run, commands.values())))
+    return results
+
+
+@pytest.mark.parametrize(("case_id", "args", "fragment"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line_and_exit_2(outcomes, case_id, args, fragment):
+    proc, elapsed_s = outcomes[case_id]
+    assert proc is not None, f"{case_id}: no answer within {CASE_TIMEOUT_S} s"
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "panicked" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("nicbench: error: "), lines[0][:300]
+    assert fragment in lines[0], lines[0][:300]
+    assert len(lines[0]) < 1000, "a long token must be cut, not echoed"
+    assert elapsed_s < CASE_TIMEOUT_S
+
+
+def test_table_ids_are_unique():
+    ids = [c[0] for c in CASES]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("args", [["pcap", "info", "{empty}"], ["gen", "--zipf", "nan", "-o", "{out}/g.pcap"],
+                                  ["rules", "gen", "--count", "1e12", "-o", "{out}/x.flow"]],
+                         ids=["library error", "usage error", "cap"])
+def test_json_errors_are_a_json_object_on_stdout(inputs, args):
+    """Under --json an error is also `{"error": LINE, "exit_code": 2}` on stdout (one line); stderr
+    keeps the same one line for people."""
+    import json
+
+    proc, _ = _run([a.format(**inputs) for a in args] + ["--json"])
+    assert proc is not None and proc.returncode == 2, proc and proc.stderr
+    [line] = proc.stderr.splitlines()
+    error = json.loads(proc.stdout)
+    assert error == {"error": line.removeprefix("nicbench: error: "), "exit_code": 2}
+
+
+def test_flows_json_on_a_truncated_pcap_is_one_document(inputs):
+    """`flows --json` on a truncated capture: ONE JSON document, the counts of the packets before the
+    bad one with `error` and `exit_code`; the error line on stderr."""
+    import json
+
+    proc, _ = _run(["flows", inputs["truncated_record"], "--json"])
+    assert proc is not None and proc.returncode == 2, proc and proc.stderr
+    [line] = proc.stderr.splitlines()
+    stats = json.loads(proc.stdout)
+    assert stats["packets"] == 1 and stats["exit_code"] == 2
+    assert line == f"nicbench: error: {stats['error']}"
+
+
+def test_a_bom_is_accepted(inputs, tmp_path):
+    path = tmp_path / "bom.flow"
+    path.write_text("\ufeff" + GOOD_RULE)
+    proc, _ = _run(["rules", "check", str(path), "--json"])
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    import json
+
+    assert json.loads(proc.stdout)["summary"]["rules"] == 1
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and sub-command of `nicbench`, as argument lists (`["rules", "check"]`)."""
+    import click
+
+    from nicbench.cli import main
+
+    ctx = click.Context(main)
+    paths: list[list[str]] = []
+
+    def walk(group: click.Group, prefix: list[str]) -> None:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            if isinstance(command, click.Group):
+                walk(command, prefix + [name])
+            else:
+                paths.append(prefix + [name])
+
+    walk(main, [])
+    return paths
+
+
+def test_every_command_answers_a_bad_option_in_one_line():
+    """Click's usage errors (here an unknown option) are the one line for EVERY command and
+    sub-command, never click's `Usage: … Error: …` block."""
+    paths = _command_paths()
+    assert len(paths) > 15
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda p: _run(p + ["--no-such-option"]), paths))
+    for path, (proc, _) in zip(paths, results):
+        assert proc is not None, path
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (path, proc.stderr)
+        assert lines[0].startswith(f"nicbench: error: {' '.join(path)}: No such option '--no-such-option'"), lines[0]
+        assert lines[0].endswith(f"(see 'nicbench {' '.join(path)} --help')"), lines[0]
