@@ -39,10 +39,17 @@ def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
     return out
 
 
+reuse_stale_option = click.option(
+    "--reuse-stale", is_flag=True,
+    help="Answer runs from stored results made by other code or other profile/input files "
+         "(stale: see `nicbench results ls`) instead of running them again.")
+
+
 def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
+    stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
     stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
-                         f"{s.cached} already stored{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
+                         f"{s.cached} already stored{stale}{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
     if s.failed:
         stdout_console.print("  failed runs are recorded; re-run the same command to retry them", highlight=False, soft_wrap=True)
 
@@ -58,10 +65,11 @@ def _print_summary(s: RunSummary) -> None:
 @click.option("--rep", "reps", type=click.IntRange(0, None), multiple=True, help="Run only this repetition (from 0).")
 @click.option("--rerun", is_flag=True, help="Run the selected runs again even if stored (replay).")
 @click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points (smoke test).")
+@reuse_stale_option
 @json_option
 def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, results_dir: str | None,
         sets: tuple[str, ...], only: tuple[str, ...], reps: tuple[int, ...], rerun: bool, limit_points: int | None,
-        as_json: bool) -> None:
+        reuse_stale: bool, as_json: bool) -> None:
     """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.runner import run_experiment
@@ -73,7 +81,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         summary = run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
             reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
-            prune_stale=not (repeat or sets or limit_points))
+            prune_stale=not (repeat or sets or limit_points), reuse_stale=reuse_stale)
     except KeyboardInterrupt:
         click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
         raise SystemExit(130) from None
@@ -153,8 +161,10 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
     rows = []
     for store in list_experiments(results_dir):
         meta = store.read_json("experiment.json")
-        rows.append({"experiment": store.experiment, "target": meta.get("target"), "runs": len(store.done_keys()),
-                     "failed": len(store.failed_keys() - store.done_keys()), "complete": meta.get("complete", False),
+        done = store.done_keys()
+        rows.append({"experiment": store.experiment, "target": meta.get("target"), "runs": len(done),
+                     "stale": len(store.stale_keys() & done),
+                     "failed": len(store.failed_keys() - done), "complete": meta.get("complete", False),
                      "updated": meta.get("finished") or meta.get("started"), "path": str(store.dir)})
     if as_json:
         emit_json(rows)
@@ -163,12 +173,15 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
         stdout_console.print(f"no experiments in {results_root(results_dir)}", highlight=False, soft_wrap=True)
         return
     table = Table(title=f"experiments in {results_root(results_dir)}", title_justify="left")
-    for col in ("experiment", "target", "runs", "failed", "complete", "updated"):
-        table.add_column(col, justify="right" if col in ("runs", "failed") else "left")
+    for col in ("experiment", "target", "runs", "stale", "failed", "complete", "updated"):
+        table.add_column(col, justify="right" if col in ("runs", "stale", "failed") else "left")
     for r in rows:
-        table.add_row(r["experiment"], str(r["target"]), f"{r['runs']:,}", str(r["failed"]),
+        table.add_row(r["experiment"], str(r["target"]), f"{r['runs']:,}", f"{r['stale']:,}", str(r["failed"]),
                       "yes" if r["complete"] else "no", str(r["updated"]))
     stdout_console.print(table)
+    if any(r["stale"] for r in rows):
+        stdout_console.print("stale: stored by other code or with other profile/input files than now; "
+                             "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False, soft_wrap=True)
 
 
 @results.command("export")
@@ -208,10 +221,14 @@ def results_export(experiment: str, fmt: str, output: str | None, results_dir: s
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter in every spec.")
 @click.option("--no-predictions", is_flag=True,
               help="Skip the study's predictions for other devices ([predictions] in study.toml).")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when a reference value fails or a claim does not hold, unless the study lists it in "
+                   "known_misses.toml (and when a listed miss passes now).")
+@reuse_stale_option
 @json_option
 def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_dir: str, results_dir: str | None,
               jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
-              no_predictions: bool, as_json: bool) -> None:
+              no_predictions: bool, strict: bool, reuse_stale: bool, as_json: bool) -> None:
     """Run every experiment of STUDY (or --all studies) and build the study reports under reports/.
 
     A study with [predictions] also runs its specs with each listed device's profile (repetitions:
@@ -219,17 +236,21 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     measurements and the source's qualitative claims about it."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.feature_matrix import summary_line as feature_matrix_line
+    from nicbench.experiments.gates import gate, load_known_misses
     from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
 
     outcomes = []
+    gates = []
     selected = resolve_studies(list(studies), all_, studies_dir)
     overrides = _key_values(sets, "--set")
     check_sets_apply(selected, overrides)
+    known = {study.name: load_known_misses(study.dir) for study in selected}  # bad file: error before running
     for study in selected:
         try:
             outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
                                       limit_points=limit_points, sets=overrides,
-                                      progress=RichProgress(enabled=not as_json), predictions=not no_predictions)
+                                      progress=RichProgress(enabled=not as_json), predictions=not no_predictions,
+                                      reuse_stale=reuse_stale)
         except KeyboardInterrupt:
             click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
             raise SystemExit(130) from None
@@ -255,9 +276,31 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
             if d["feature_matrix"] is not None:
                 refs += "\n  " + feature_matrix_line(d["feature_matrix"])
             stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
+        if strict:
+            gates.append(gate(outcome.as_dict(), known[study.name]))
     if as_json:
-        emit_json([o.as_dict() for o in outcomes])
+        emit_json([{**o.as_dict(), **({"gate": g.as_dict()} if strict else {})}
+                   for o, g in zip(outcomes, gates or [None] * len(outcomes))])
     if any(s.failed for o in outcomes for s in o.all_runs()):
+        raise SystemExit(1)
+    if strict:
+        _report_gates(gates)
+
+
+def _report_gates(gates: list) -> None:
+    """--strict: one line per study; exit 1 if any study has an unexpected failure or a stale known miss."""
+    for g in gates:
+        if g.ok:
+            note = f" ({len(g.known)} known misses: {', '.join(g.known)})" if g.known else ""
+            stderr_console.print(f"strict: {g.study}: ok{note}", highlight=False, soft_wrap=True)
+            continue
+        parts = []
+        if g.unexpected:
+            parts.append(f"failing and not in known_misses.toml: {', '.join(g.unexpected)}")
+        if g.fixed:
+            parts.append(f"listed as known misses but passing now (remove them): {', '.join(g.fixed)}")
+        stderr_console.print(f"nicbench: strict: {g.study}: " + "; ".join(parts), highlight=False, soft_wrap=True)
+    if not all(g.ok for g in gates):
         raise SystemExit(1)
 
 

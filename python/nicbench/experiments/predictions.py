@@ -50,7 +50,8 @@ class DevicePredictions:
                 "measurements": {"entries": len(measured), "passed": sum(c.status == "pass" for c in measured),
                                  "median_abs_rel_error": errors[len(errors) // 2] if errors else math.nan},
                 "claims": {c.reference.id[len(CLAIM_PREFIX):]: {"status": c.status, "model": c.model_value}
-                           for c in claims}}
+                           for c in claims},
+                "comparisons": [{"id": c.reference.id, "status": c.status, "model": c.model_value} for c in measured]}
 
 
 CLAIM_PREFIX = "claim:"
@@ -88,7 +89,7 @@ def _has_nic(spec_path: Path) -> bool:
 
 def run_predictions(study: Study, *, results: str | Path | None, reports: str | Path, jobs: int | None,
                     repeat: int | None, limit_points: int | None, sets: dict[str, str] | None,
-                    progress: Progress | None, pages_fn) -> list[DevicePredictions]:
+                    progress: Progress | None, pages_fn, reuse_stale: bool = False) -> list[DevicePredictions]:
     """Run and report every prediction device of `study` (see the module doc). `pages_fn(pairs,
     study)` writes the experiment pages of (results folder, page path) pairs and returns them."""
     from nicbench import profiles
@@ -107,7 +108,8 @@ def run_predictions(study: Study, *, results: str | Path | None, reports: str | 
         for spec in specs:
             dp.runs.append(run_experiment(spec, results=root / device, jobs=jobs, progress=progress,
                                           prune_stale=False, extra_meta={"study": str(study.dir),
-                                                                         "prediction": device}))
+                                                                         "prediction": device},
+                                          reuse_stale=reuse_stale))
         view = dataclasses.replace(study, references=device_references(study, device, profile))
         out_dir = Path(reports) / study.name / "predictions" / device
         pairs = [(root / device / spec.name, out_dir / spec.name / "index.html") for spec in specs]

@@ -30,6 +30,7 @@ from typing import Any
 from nicbench.experiments.designs.base import Derived, RunOutcome, RunRequest, Task
 from nicbench.experiments.environment import collect_environment, study_of
 from nicbench.experiments.errors import StoreError
+from nicbench.experiments.fingerprint import code_fingerprint, fingerprint
 from nicbench.experiments.keys import code_version
 from nicbench.experiments.spec import Spec
 from nicbench.experiments.store import ExperimentStore, build_table, error_text, now_iso, results_root
@@ -46,6 +47,7 @@ class RunSummary:
     planned_runs: int
     executed: int = 0
     cached: int = 0
+    stale_reused: int = 0
     failed: int = 0
     stale_moved: int = 0
     elapsed_s: float = 0.0
@@ -74,8 +76,11 @@ def select_points(points: list[dict[str, Any]], only: dict[str, Any] | None) -> 
 def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs: int | None = None,
                    fresh: bool = False, only: dict[str, Any] | None = None, reps: list[int] | None = None,
                    rerun: bool = False, progress: Progress | None = None, prune_stale: bool = True,
-                   extra_meta: dict[str, Any] | None = None) -> RunSummary:
-    """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems."""
+                   extra_meta: dict[str, Any] | None = None, reuse_stale: bool = False) -> RunSummary:
+    """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems.
+
+    `reuse_stale`: answer a request from a stored run of the same identity made by other code or
+    other input files (an explicit choice: its numbers may not be what the current code gives)."""
     progress = progress or Progress()
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     store = ExperimentStore(results_root(results), spec.name)
@@ -97,7 +102,7 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             store.write_text("spec.toml", spec.text)
             meta = {
                 "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
-                "code_version": code_version(), "spec_file": str(Path(spec.file).resolve()),
+                "code_version": code_version(), "code_fingerprint": code_fingerprint(), "spec_file": str(Path(spec.file).resolve()),
                 "study": study_of(spec.file), "design": spec.design.describe(), "points": len(points),
                 "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
                 "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,
@@ -107,7 +112,7 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             store.write_json("experiment.json", meta)
             tasks = spec.design.tasks(spec, points, rep_list)
             progress.start(spec, summary.planned_runs)
-            requested = _drive(spec, store, tasks, executor, jobs, rerun, progress, summary)
+            requested = _drive(spec, store, tasks, executor, jobs, rerun, progress, summary, reuse_stale)
             complete = summary.failed == 0
             prune = complete and prune_stale and not only and reps is None
             summary.stale_moved = store.compact(keep=requested if prune else None)
@@ -123,8 +128,11 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
 
 
 def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.Executor | None, jobs: int,
-           rerun: bool, progress: Progress, summary: RunSummary) -> set[str]:
+           rerun: bool, progress: Progress, summary: RunSummary, reuse_stale: bool = False) -> set[str]:
     done = store.done_keys()
+    # identity -> a stored run of it (stale when its key is not the one requested now)
+    stored_by_identity = ({ident: run for run, (ident, _, _) in store.provenance().items() if ident}
+                          if reuse_stale else {})
     executed_now: set[str] = set()
     requested: set[str] = set()
     waiting: dict[str, list[tuple[Task, RunRequest]]] = {}
@@ -168,6 +176,14 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
                 summary.cached += 1
                 progress.run_done(req, cached)
                 ready.append((task, cached))
+            elif req.key not in done and not rerun and req.identity in stored_by_identity:
+                old = stored_by_identity[req.identity]
+                requested.add(old)
+                reused = RunOutcome(old, "ok", _stored_metrics(store, old) if req.needs_outcome else {}, cached=True)
+                summary.cached += 1
+                summary.stale_reused += 1
+                progress.run_done(req, reused)
+                ready.append((task, reused))
             elif req.key in waiting:
                 waiting[req.key].append((task, req))
             else:
@@ -195,7 +211,10 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
 
 
 def _job(req: RunRequest) -> dict[str, Any]:
-    return {"key": req.key, "params": req.params, "rep": req.rep, "seed": req.seed}
+    fp = req.fingerprint
+    provenance = {"run_identity": req.identity or None, "code_fingerprint": fp.code if fp else None,
+                  "input_files": fp.inputs if fp else None}
+    return {"key": req.key, "params": req.params, "rep": req.rep, "seed": req.seed, "provenance": provenance}
 
 
 def _outcome(result: dict[str, Any]) -> RunOutcome:
@@ -210,8 +229,10 @@ def _stored_metrics(store: ExperimentStore, key: str) -> dict[str, float]:
 
 def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
     status = "ok" if d.error is None else "error"
+    fp = fingerprint(d.params)
     table = build_table(experiment=spec.name, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
-                        status=status, error=d.error, search=d.search, params=d.params, rows=d.rows)
+                        status=status, error=d.error, search=d.search, params=d.params, rows=d.rows,
+                        provenance={"code_fingerprint": fp.code, "input_files": fp.inputs})
     store.write_run(d.key, table, failed=d.error is not None)
 
 
@@ -231,7 +252,8 @@ def execute_run(job: dict[str, Any]) -> dict[str, Any]:
     if keep is not None:
         rows = [r for r in rows if r[0] in keep or r[0].startswith("event:")]
     table = build_table(experiment=job["experiment"], target=job["target"], run=job["key"], rep=job["rep"],
-                        seed=job["seed"], status=status, error=error, search=None, params=job["params"], rows=rows)
+                        seed=job["seed"], status=status, error=error, search=None, params=job["params"], rows=rows,
+                        provenance=job.get("provenance"))
     store.write_run(job["key"], table, failed=status != "ok",
                     metadata={"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()})
     return {"key": job["key"], "status": status, "metrics": metrics, "error": error}

@@ -14,8 +14,9 @@ Layout of an experiment folder `results/<experiment>/`:
     .lock                      held (flock) while a run is writing here
 
 Records (one row per run × metric, plus time-series rows that have a `t` [s]):
-`experiment, target, run, rep, seed, status, error, search, <one column per parameter>,
-metric, value, unit, t`.
+`experiment, target, run, rep, seed, status, error, search, run_identity, code_fingerprint,
+input_files, <one column per parameter>, metric, value, unit, t`. The three provenance columns
+(`fingerprint.py`) tell a stale run (same identity, other code or input files) from a current one.
 
 Invariants:
 - **A run is in the store iff its records are in a file of runs/ or parts/.** Files are
@@ -55,7 +56,9 @@ __all__ = [
 ]
 
 # Fixed columns, in order; parameter columns go between `search` and `metric`.
-HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search")
+HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search",
+                "run_identity", "code_fingerprint", "input_files")
+PROVENANCE_COLUMNS = ("run_identity", "code_fingerprint", "input_files")
 TAIL_COLUMNS = ("metric", "value", "unit", "t")
 RECORD_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 RESERVED_NAMES = frozenset(RECORD_COLUMNS)
@@ -77,7 +80,8 @@ def param_columns(df: pd.DataFrame) -> list[str]:
 
 def build_table(*, experiment: str, target: str, run: str, rep: int, seed: int, status: str,
                 error: str | None, search: str | None, params: Mapping[str, Any],
-                rows: list[tuple[str, float, str, float | None]]) -> pa.Table:
+                rows: list[tuple[str, float, str, float | None]],
+                provenance: Mapping[str, str | None] | None = None) -> pa.Table:
     """The records of one run as an Arrow table (one row per record; one error row if none)."""
     if not rows:
         rows = [(None, None, None, None)]  # type: ignore[list-item]
@@ -92,6 +96,8 @@ def build_table(*, experiment: str, target: str, run: str, rep: int, seed: int, 
         "error": pa.array([error] * n, pa.string()),
         "search": pa.array([search] * n, pa.string()),
     }
+    for name in PROVENANCE_COLUMNS:
+        columns[name] = pa.array([(provenance or {}).get(name)] * n, pa.string())
     for name, value in params.items():
         columns[name] = pa.array([value] * n, _arrow_type(value))
     columns["metric"] = pa.array([r[0] for r in rows], pa.string())
@@ -232,6 +238,27 @@ class ExperimentStore:
         for part in _run_files(self.parts_dir):
             keys.update(pq.read_table(part, columns=["run"]).column("run").unique().to_pylist())
         return keys
+
+    def provenance(self) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Per stored run key: (run_identity, code_fingerprint, input_files); None where a run was
+        stored before the store kept them."""
+        cols = ("run",) + PROVENANCE_COLUMNS
+        out: dict[str, tuple[str | None, str | None, str | None]] = {}
+        paths = list(_run_files(self.parts_dir)) + list(_run_files(self.runs_dir))
+        for path in paths:
+            table = _read_file(path) if path.suffix == JOURNAL_SUFFIX else pq.read_table(
+                path, columns=[c for c in cols if c in pq.read_schema(path).names])
+            names = table.column_names
+            columns = [table.column(c).to_pylist() if c in names else [None] * table.num_rows for c in cols]
+            for run, identity, code, inputs in zip(*columns):
+                out.setdefault(run, (identity, code, inputs))
+        return out
+
+    def stale_keys(self) -> set[str]:
+        """Stored runs made by other code or other input files than the current ones."""
+        from nicbench.experiments.fingerprint import is_current
+
+        return {run for run, (_, code, inputs) in self.provenance().items() if not is_current(code, inputs)}
 
     def failed_keys(self) -> set[str]:
         return {p.stem for p in _run_files(self.failed_dir)}

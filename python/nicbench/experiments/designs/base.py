@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator
 
-from nicbench.experiments.keys import derive_seed, run_key
+from nicbench.experiments.fingerprint import Fingerprint, fingerprint
+from nicbench.experiments.keys import derive_seed, run_identity, run_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from nicbench.experiments.spec import Spec
@@ -21,6 +22,8 @@ class RunRequest:
     seed: int
     key: str
     needs_outcome: bool = False  # True: the task reads the metrics (searches); False: fire and forget
+    identity: str = ""  # the request without the code that answers it (see keys.py)
+    fingerprint: Fingerprint | None = None
 
 
 @dataclass
@@ -53,8 +56,11 @@ def make_request(target: "Target", spec_seed: int, params: dict[str, Any], rep: 
                  seed_point: dict[str, Any] | None = None, needs_outcome: bool = False) -> RunRequest:
     """A request with its derived seed and run key; `seed_point` (default: params) picks the seed."""
     seed = derive_seed(spec_seed, params if seed_point is None else seed_point, rep)
+    fp = fingerprint(params)
     return RunRequest(params=dict(params), rep=rep, seed=seed,
-                      key=run_key(target.name, target.version, params, rep, seed), needs_outcome=needs_outcome)
+                      key=run_key(target.name, target.version, params, rep, seed, fp.digest()),
+                      needs_outcome=needs_outcome, identity=run_identity(target.name, target.version, params, rep, seed),
+                      fingerprint=fp)
 
 
 class Design:

@@ -194,3 +194,39 @@ def test_reproduce_set_of_unknown_parameter_is_an_error(tmp_path):
     proc = harness("reproduce", "foundation", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
                    "--reports", str(tmp_path / "reports"), "--set", "pakets=2000")
     assert_one_line_error(proc, "pakets")
+
+
+def _mini_study(tmp_path: Path, known_misses: str | None = None) -> list[str]:
+    study = tmp_path / "studies" / "mini"
+    study.mkdir(parents=True, exist_ok=True)
+    (study / "study.toml").write_text(STUDY)
+    (study / "loss.toml").write_text(LOSS)
+    (study / "reference.toml").write_text(REFERENCE)
+    if known_misses is not None:
+        (study / "known_misses.toml").write_text(known_misses)
+    return ["reproduce", "mini", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
+            "--reports", str(tmp_path / "reports"), "--repeat", "2"]
+
+
+def test_reproduce_strict_fails_on_a_failing_reference_and_names_it(tmp_path):
+    args = _mini_study(tmp_path)
+    assert harness(*args).returncode == 0  # without --strict a failing reference is reported only
+    proc = harness(*args, "--strict")
+    assert proc.returncode == 1, proc.stderr
+    assert "nicbench: strict: mini: failing and not in known_misses.toml: no-loss" in proc.stderr
+
+
+def test_reproduce_strict_accepts_declared_misses_and_refuses_stale_ones(tmp_path):
+    miss = '[[miss]]\nid = "{id}"\nreason = "a test"\n'
+    proc = harness(*_mini_study(tmp_path, miss.format(id="no-loss")), "--strict")
+    assert proc.returncode == 0, proc.stderr
+    assert "strict: mini: ok (1 known misses: no-loss)" in proc.stderr
+    # half-loss passes: listing it as a miss is a stale list
+    proc = harness(*_mini_study(tmp_path, miss.format(id="no-loss") + miss.format(id="half-loss")), "--strict")
+    assert proc.returncode == 1
+    assert "passing now (remove them): half-loss" in proc.stderr
+
+
+def test_reproduce_strict_bad_known_misses_file_is_one_line(tmp_path):
+    args = _mini_study(tmp_path, '[[miss]]\nid = "no-loss"\n')
+    assert_one_line_error(harness(*args, "--strict"), "known_misses.toml", "reason")
