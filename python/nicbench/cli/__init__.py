@@ -30,6 +30,8 @@ COMMANDS = {
     "results": ("experiments", "List and export stored experiment results."),
     "reproduce": ("experiments", "Run every experiment of STUDY (or --all studies) and build the study reports "
                                  "under reports/."),
+    "compare": ("experiments", "Compare two result folders of one experiment point by point; exit 1 on a "
+                               "regression."),
     "gen": ("traffic", "Generate N flows at a rate and write them to a pcap."),
     "pcap": ("traces", "Inspect pcap/pcapng traces."),
     "rss": ("traces", "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."),

@@ -304,4 +304,76 @@ def _report_gates(gates: list) -> None:
         raise SystemExit(1)
 
 
-COMMANDS = (run, check, report, results, reproduce)
+@click.command()
+@click.argument("a", metavar="RESULTS_A")
+@click.argument("b", metavar="RESULTS_B")
+@click.option("--acceptable", default="1%", show_default=True, metavar="MARGIN",
+              help="Relative difference of the means that is not flagged (e.g. 1%, 0.5%, 0.02).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the relative differences per metric to this PNG.")
+@click.option("--ignore", multiple=True, metavar="PARAM",
+              help="Leave a parameter out of the point's identity (e.g. --ignore nic to compare two profiles).")
+@click.option("--all-rows", is_flag=True, help="Print every compared point, not only the flagged ones.")
+@json_option
+def compare(a: str, b: str, acceptable: str, plot_path: str | None, ignore: tuple[str, ...], all_rows: bool,
+            as_json: bool) -> None:
+    """Compare two result folders of one experiment point by point; exit 1 on a regression.
+
+    RESULTS_A and RESULTS_B are experiment folders (results/<experiment>, e.g. from two versions
+    or two profiles). Per point and metric: the means over repetitions and their spread; a
+    difference beyond --acceptable and beyond the repetitions' noise is better, worse, or changed
+    (a metric with no known good direction). Worse or changed points are regressions."""
+    from nicbench.experiments.compare import compare_results, plot_comparison
+
+    margin = _fraction(acceptable, "--acceptable")
+    c = compare_results(a, b, acceptable=margin, ignore=ignore)
+    if plot_path:
+        plot_comparison(c, plot_path)
+    if as_json:
+        emit_json(c.as_dict())
+    else:
+        _print_comparison(c, all_rows)
+        if plot_path:
+            stdout_console.print(f"wrote {plot_path}", highlight=False, soft_wrap=True)
+    if len(c.regressions):
+        raise SystemExit(1)
+
+
+def _fraction(text: str, option: str) -> float:
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise click.BadParameter(f"expected a fraction like 1% or 0.01, found {text!r}", param_hint=option) from None
+    if not (0 <= value < 1e6):
+        raise click.BadParameter(f"expected a finite margin ≥ 0, found {text!r}", param_hint=option)
+    return value
+
+
+def _print_comparison(c, all_rows: bool) -> None:
+    from nicbench.cli.common import fmt_number
+
+    d = c.as_dict()
+    v = d["verdicts"]
+    stdout_console.print(f"compared {d['compared']:,} point×metric pairs (acceptable ±{c.acceptable:.2%}): "
+                         f"{v['same']:,} same, {v['better']:,} better, [red]{v['worse']:,} worse[/], "
+                         f"[yellow]{v['changed']:,} changed[/]"
+                         + (f"; only in A: {d['only_a']:,}, only in B: {d['only_b']:,}" if d["only_a"] or d["only_b"] else ""),
+                         highlight=False, soft_wrap=True)
+    shown = c.rows if all_rows else c.rows[c.rows["verdict"] != "same"]
+    if shown.empty:
+        return
+    table = Table(title_justify="left")
+    varying = [p for p in c.params if c.rows[p].nunique() > 1]  # constant parameters say nothing here
+    for col in (*varying, "metric", "A mean ± sd", "B mean ± sd", "diff", "verdict"):
+        table.add_column(col, justify="right" if col in ("diff",) else "left")
+    for r in shown.to_dict("records"):
+        def side(m, s):
+            return fmt_number(m) + ("" if s != s else f" ± {fmt_number(s)}")
+        table.add_row(*(str(r[p]) for p in varying), str(r["metric"]), side(r["a_mean"], r["a_std"]),
+                      side(r["b_mean"], r["b_std"]), f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–",
+                      r["verdict"])
+    stdout_console.print(table)
+
+
+COMMANDS = (run, check, report, results, reproduce, compare)

@@ -1,0 +1,93 @@
+"""`nicbench compare`: a slowed device is flagged as a regression, identical results are not,
+differences within the repetitions' noise are not, and bad arguments are one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harness_cli import assert_one_line_error, harness
+
+from nicbench.experiments import parse_spec, run_experiment
+from nicbench.experiments.compare import compare_results, direction
+
+SPEC = """
+[experiment]
+name = "dut"
+target = "synthetic.loss"
+repeat = 3
+seed = {seed}
+[params]
+capacity = "{capacity}"
+[sweep]
+rate = ["5Gbps", "20Gbps"]
+"""
+
+
+def _run(root: Path, name: str, capacity: str = "10Gbps", seed: int = 1) -> Path:
+    spec = root / f"{name}.toml"
+    spec.write_text(SPEC.format(capacity=capacity, seed=seed))
+    run_experiment(parse_spec(spec.read_text(), str(spec)), results=root / name, jobs=1)
+    return root / name / "dut"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """The same sweep on the reference device, a slowed one, a faster one, and with another seed."""
+    root = tmp_path_factory.mktemp("compare")
+    return {"a": _run(root, "a"), "slow": _run(root, "slow", capacity="8Gbps"),
+            "fast": _run(root, "fast", capacity="12Gbps"), "seed2": _run(root, "seed2", seed=2)}
+
+
+def test_a_slowed_device_is_a_regression(tmp_path, runs):
+    a, b = runs["a"], runs["slow"]
+    proc = harness("compare", str(a), str(b), "--ignore", "capacity", "--json", "--plot", str(tmp_path / "c.png"))
+    assert proc.returncode == 1, proc.stderr
+    out = json.loads(proc.stdout)
+    worse = {(r["point"]["rate"], r["metric"]) for r in out["regressions"]}
+    # Above its capacity the slowed device forwards 20% less and loses more; below it, nothing changes
+    # in throughput (both forward all 5 Gbps).
+    assert ("20000000000.0", "throughput_gbps") in worse and ("20000000000.0", "loss") in worse
+    row = next(r for r in out["rows"] if r["metric"] == "throughput_gbps" and r["point"]["rate"] == "20000000000.0")
+    assert abs(row["rel_diff"] + 0.2) < 0.01 and row["verdict"] == "worse"
+    same = next(r for r in out["rows"] if r["metric"] == "throughput_gbps" and r["point"]["rate"] == "5000000000.0")
+    assert same["verdict"] == "same"
+    assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_the_same_results_and_a_faster_device_are_not_regressions(runs):
+    a = runs["a"]
+    proc = harness("compare", str(a), str(a), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdicts"]["same"] == json.loads(proc.stdout)["compared"] > 0
+    c = compare_results(a, runs["fast"], acceptable=0.01, ignore=("capacity",))
+    assert set(c.rows["verdict"]) <= {"same", "better"} and "better" in set(c.rows["verdict"])
+
+
+def test_differences_within_the_noise_are_the_same(runs):
+    # Another seed: the latency samples differ run to run, the means stay within 2 standard errors.
+    a, b = runs["a"], runs["seed2"]
+    c = compare_results(a, b, acceptable=0.0)
+    lat = c.rows[c.rows["metric"] == "latency_p50_ns"]
+    assert (lat["a_mean"] != lat["b_mean"]).any()  # they do differ...
+    assert set(lat["verdict"]) == {"same"}  # ...by noise only
+
+
+def test_metric_directions():
+    assert direction("rx_gbps") == 1 and direction("throughput_gbps") == 1 and direction("hit_rate") == 1
+    assert direction("latency_p99_us") == -1 and direction("loss") == -1 and direction("outage_s") == -1
+    assert direction("rx_drop_gbps") == -1 and direction("value") == 0
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--acceptable", "lots"), "--acceptable"),
+    (("--acceptable", "-1%"), "--acceptable"),
+    (("--ignore", "nope"), "nope"),
+])
+def test_bad_arguments_are_one_line(runs, args, needle):
+    assert_one_line_error(harness("compare", str(runs["a"]), str(runs["a"]), *args), needle)
+
+
+def test_missing_results_folder_is_one_line(tmp_path, runs):
+    assert_one_line_error(harness("compare", str(runs["a"]), str(tmp_path / "missing")), "no results")
