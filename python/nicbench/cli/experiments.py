@@ -305,8 +305,14 @@ def _report_gates(gates: list) -> None:
 
 
 @click.command()
-@click.argument("a", metavar="RESULTS_A")
-@click.argument("b", metavar="RESULTS_B")
+@click.argument("a", metavar="[RESULTS_A", required=False)
+@click.argument("b", metavar="RESULTS_B]", required=False)
+@click.option("--rev", "revs", multiple=True, metavar="REV",
+              help="Instead of two folders: run --spec at two git revisions (twice --rev; '.' = this nicbench) "
+                   "and compare those.")
+@click.option("--spec", "spec_file", type=click.Path(dir_okay=False), default=None, help="The spec --rev runs.")
+@click.option("--workdir", type=click.Path(file_okay=False), default="build/revisions", show_default=True,
+              help="Where --rev keeps its worktrees, builds and results (reused next time).")
 @click.option("--acceptable", default="1%", show_default=True, metavar="MARGIN",
               help="Relative difference of the means that is not flagged (e.g. 1%, 0.5%, 0.02).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
@@ -315,8 +321,8 @@ def _report_gates(gates: list) -> None:
               help="Leave a parameter out of the point's identity (e.g. --ignore nic to compare two profiles).")
 @click.option("--all-rows", is_flag=True, help="Print every compared point, not only the flagged ones.")
 @json_option
-def compare(a: str, b: str, acceptable: str, plot_path: str | None, ignore: tuple[str, ...], all_rows: bool,
-            as_json: bool) -> None:
+def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str | None, workdir: str,
+            acceptable: str, plot_path: str | None, ignore: tuple[str, ...], all_rows: bool, as_json: bool) -> None:
     """Compare two result folders of one experiment point by point; exit 1 on a regression.
 
     RESULTS_A and RESULTS_B are experiment folders (results/<experiment>, e.g. from two versions
@@ -326,6 +332,10 @@ def compare(a: str, b: str, acceptable: str, plot_path: str | None, ignore: tupl
     from nicbench.experiments.compare import compare_results, plot_comparison
 
     margin = _fraction(acceptable, "--acceptable")
+    if revs or spec_file:
+        a, b = _run_revisions(revs, spec_file, workdir, a, b, quiet=as_json)
+    elif a is None or b is None:
+        raise click.UsageError("expected two result folders RESULTS_A RESULTS_B, or --rev A --rev B --spec SPEC")
     c = compare_results(a, b, acceptable=margin, ignore=ignore)
     if plot_path:
         plot_comparison(c, plot_path)
@@ -337,6 +347,27 @@ def compare(a: str, b: str, acceptable: str, plot_path: str | None, ignore: tupl
             stdout_console.print(f"wrote {plot_path}", highlight=False, soft_wrap=True)
     if len(c.regressions):
         raise SystemExit(1)
+
+
+def _run_revisions(revs: tuple[str, ...], spec_file: str | None, workdir: str, a: str | None, b: str | None,
+                   quiet: bool) -> tuple[str, str]:
+    from nicbench.experiments.revisions import resolve_revision, run_at_revision
+    from nicbench.experiments.spec import load_spec
+
+    if a is not None or b is not None:
+        raise click.UsageError("give either two result folders or --rev A --rev B --spec SPEC, not both")
+    if len(revs) != 2 or spec_file is None:
+        raise click.UsageError("--rev needs exactly two revisions (--rev A --rev B) and --spec SPEC")
+    spec = load_spec(spec_file)  # a bad spec is an error before any checkout
+    repo = Path.cwd()
+    resolved = [resolve_revision(repo, r) for r in revs]
+
+    def log(msg: str) -> None:
+        if not quiet:
+            stderr_console.print(f"compare: {msg}", highlight=False, soft_wrap=True)
+
+    folders = [run_at_revision(repo, r, Path(spec_file), spec.name, Path(workdir), [], log) for r in resolved]
+    return str(folders[0]), str(folders[1])
 
 
 def _fraction(text: str, option: str) -> float:

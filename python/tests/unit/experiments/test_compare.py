@@ -91,3 +91,27 @@ def test_bad_arguments_are_one_line(runs, args, needle):
 
 def test_missing_results_folder_is_one_line(tmp_path, runs):
     assert_one_line_error(harness("compare", str(runs["a"]), str(tmp_path / "missing")), "no results")
+
+
+REPO = Path(__file__).resolve().parents[4]
+
+
+def test_rev_dot_runs_the_spec_with_this_nicbench_and_compares(tmp_path):
+    spec = REPO / "experiments" / "synthetic-loss.toml"
+    proc = harness("compare", "--rev", ".", "--rev", ".", "--spec", str(spec), "--workdir", str(tmp_path), "--json",
+                   cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["compared"] > 0 and out["verdicts"]["same"] == out["compared"]
+    assert (tmp_path / "results" / "working-tree").is_dir()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--rev", "no-such-revision-xyz", "--rev", "."), "no-such-revision-xyz"),
+    (("--rev", "."), "exactly two revisions"),
+    (("--rev", ".", "--rev", ".", "a", "b"), "not both"),
+])
+def test_rev_misuse_is_one_line(tmp_path, args, needle):
+    spec = REPO / "experiments" / "synthetic-loss.toml"
+    proc = harness("compare", *args, "--spec", str(spec), "--workdir", str(tmp_path), cwd=REPO)
+    assert_one_line_error(proc, needle)
