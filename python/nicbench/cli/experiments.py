@@ -66,16 +66,20 @@ def _print_summary(s: RunSummary) -> None:
 @click.option("--rerun", is_flag=True, help="Run the selected runs again even if stored (replay).")
 @click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points (smoke test).")
 @reuse_stale_option
+@click.option("--backend", default=None, metavar="NAME",
+              help="What answers the runs (default: the target's own, usually `virtual`): e.g. `ovs`, a real Open "
+                   "vSwitch here. Its runs go to results/<experiment>--<backend>.")
 @json_option
 def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, results_dir: str | None,
         sets: tuple[str, ...], only: tuple[str, ...], reps: tuple[int, ...], rerun: bool, limit_points: int | None,
-        reuse_stale: bool, as_json: bool) -> None:
+        reuse_stale: bool, backend: str | None, as_json: bool) -> None:
     """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.runner import run_experiment
     from nicbench.experiments.spec import load_spec
 
-    spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points)
+    spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points,
+                     backend=backend)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
     try:
         summary = run_experiment(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.backends import get_backend, results_name, with_backend
 from nicbench.experiments.designs.base import Derived, RunOutcome, RunRequest, Task
 from nicbench.experiments.environment import collect_environment, study_of
 from nicbench.experiments.errors import StoreError
@@ -83,7 +84,14 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
     other input files (an explicit choice: its numbers may not be what the current code gives)."""
     progress = progress or Progress()
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    store = ExperimentStore(results_root(results), spec.name)
+    store = ExperimentStore(results_root(results), results_name(spec.name, spec.target))
+    backend = getattr(spec.target, "backend", "") or spec.target.backends[0]
+    if backend != spec.target.backends[0]:  # a point the backend cannot run: refused before anything starts
+        chosen = get_backend(backend)
+        for point in select_points(spec.run_points(), only):
+            refused = chosen.why_not(spec.target.name, point)
+            if refused:
+                raise ValueError(f"backend {backend}: {refused}")
     store.prepare()  # unwritable folder: OSError before anything runs
     points = select_points(spec.run_points(), only)
     rep_list = reps if reps is not None else list(range(spec.repeat))
@@ -106,7 +114,9 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
                 "study": study_of(spec.file), "design": spec.design.describe(), "points": len(points),
                 "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
                 "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,
-                "environment": collect_environment(Path(spec.file).resolve().parent),
+                "environment": {**collect_environment(Path(spec.file).resolve().parent),
+                                **get_backend(backend).environment()},
+                "backend": backend,
                 **(extra_meta or {}),
             }
             store.write_json("experiment.json", meta)
@@ -140,8 +150,8 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
     ready: collections.deque[tuple[Task, RunOutcome | None]] = collections.deque((t, None) for t in tasks)
     inflight: dict[cf.Future, RunRequest] = {}
     max_inflight = jobs * 4
-    job_base = {"experiment": spec.name, "target": spec.target.name, "root": str(store.dir.parent),
-                "keep": spec.metrics}
+    job_base = {"experiment": store.experiment, "target": spec.target.name, "root": str(store.dir.parent),
+                "keep": spec.metrics, "backend": spec.target.backend or spec.target.backends[0]}
 
     def resolve(req: RunRequest, outcome: RunOutcome) -> None:
         if outcome.status == "ok":
@@ -213,7 +223,7 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
 def _job(req: RunRequest) -> dict[str, Any]:
     fp = req.fingerprint
     provenance = {"run_identity": req.identity or None, "code_fingerprint": fp.code if fp else None,
-                  "input_files": fp.inputs if fp else None}
+                  "input_files": fp.inputs if fp else None}  # + "backend", from the job's base
     return {"key": req.key, "params": req.params, "rep": req.rep, "seed": req.seed, "provenance": provenance}
 
 
@@ -230,15 +240,16 @@ def _stored_metrics(store: ExperimentStore, key: str) -> dict[str, float]:
 def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
     status = "ok" if d.error is None else "error"
     fp = fingerprint(d.params)
-    table = build_table(experiment=spec.name, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
+    table = build_table(experiment=store.experiment, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
                         status=status, error=d.error, search=d.search, params=d.params, rows=d.rows,
-                        provenance={"code_fingerprint": fp.code, "input_files": fp.inputs})
+                        provenance={"code_fingerprint": fp.code, "input_files": fp.inputs,
+                                    "backend": spec.target.backend or spec.target.backends[0]})
     store.write_run(d.key, table, failed=d.error is not None)
 
 
 def execute_run(job: dict[str, Any]) -> dict[str, Any]:
     """Run one target call and store its records; runs in a worker process (or in-process)."""
-    target = get_target(job["target"])
+    target = with_backend(get_target(job["target"]), job.get("backend"))
     ctx = RunContext(seed=job["seed"], rep=job["rep"], target=target)
     store = ExperimentStore(job["root"], job["experiment"])
     t0 = time.time()
@@ -253,7 +264,7 @@ def execute_run(job: dict[str, Any]) -> dict[str, Any]:
         rows = [r for r in rows if r[0] in keep or r[0].startswith("event:")]
     table = build_table(experiment=job["experiment"], target=job["target"], run=job["key"], rep=job["rep"],
                         seed=job["seed"], status=status, error=error, search=None, params=job["params"], rows=rows,
-                        provenance=job.get("provenance"))
+                        provenance={**(job.get("provenance") or {}), "backend": job.get("backend")})
     store.write_run(job["key"], table, failed=status != "ok",
                     metadata={"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()})
     return {"key": job["key"], "status": status, "metrics": metrics, "error": error}

@@ -48,6 +48,7 @@ from nicbench.experiments.errors import SpecError
 from nicbench.experiments.keys import point_key
 from nicbench.experiments.params import Param
 from nicbench.experiments.store import RESERVED_NAMES
+from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
 from nicbench.units import UnitError
 
@@ -155,18 +156,20 @@ class Spec:
 
 
 def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, str] | None = None,
-              limit_points: int | None = None) -> Spec:
-    """Read and check a spec file. `sets` overrides fixed parameters (and unsweeps them)."""
+              limit_points: int | None = None, backend: str | None = None) -> Spec:
+    """Read and check a spec file. `sets` overrides fixed parameters (and unsweeps them); `backend`
+    answers the runs with another backend than the target's default (nicbench.backends)."""
     path = Path(path)
     try:
         text = path.read_text()
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not a text (TOML) file") from None
-    return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points)
+    return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points, backend=backend)
 
 
 def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
-               sets: dict[str, str] | None = None, limit_points: int | None = None) -> Spec:
+               sets: dict[str, str] | None = None, limit_points: int | None = None,
+               backend: str | None = None) -> Spec:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -188,6 +191,10 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
         target = get_target(target_name)
     except SpecError as exc:
         raise type(exc)(f"{file}: key 'experiment.target': {exc}") from None
+    try:
+        target = with_backend(target, backend)
+    except ValueError as exc:
+        raise SpecError(f"{file}: --backend: {exc}") from None
     reps = exp.get("repeat", DEFAULT_REPEAT) if repeat is None else repeat
     if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 100_000:
         raise SpecError.at(file, "experiment.repeat", f"expected a whole number of repetitions ≥ 1, found {reps!r}")

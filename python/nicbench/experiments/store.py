@@ -14,8 +14,8 @@ Layout of an experiment folder `results/<experiment>/`:
     .lock                      held (flock) while a run is writing here
 
 Records (one row per run × metric, plus time-series rows that have a `t` [s]):
-`experiment, target, run, rep, seed, status, error, search, run_identity, code_fingerprint,
-input_files, <one column per parameter>, metric, value, unit, t`. The three provenance columns
+`experiment, target, run, rep, seed, status, error, search, backend, run_identity, code_fingerprint,
+input_files, <one column per parameter>, metric, value, unit, t` (`backend`: what answered the run). The three provenance columns
 (`fingerprint.py`) tell a stale run (same identity, other code or input files) from a current one.
 
 Invariants:
@@ -56,9 +56,9 @@ __all__ = [
 ]
 
 # Fixed columns, in order; parameter columns go between `search` and `metric`.
-HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search",
+HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search", "backend",
                 "run_identity", "code_fingerprint", "input_files")
-PROVENANCE_COLUMNS = ("run_identity", "code_fingerprint", "input_files")
+PROVENANCE_COLUMNS = ("backend", "run_identity", "code_fingerprint", "input_files")
 TAIL_COLUMNS = ("metric", "value", "unit", "t")
 RECORD_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
 RESERVED_NAMES = frozenset(RECORD_COLUMNS)
@@ -242,7 +242,7 @@ class ExperimentStore:
     def provenance(self) -> dict[str, tuple[str | None, str | None, str | None]]:
         """Per stored run key: (run_identity, code_fingerprint, input_files); None where a run was
         stored before the store kept them."""
-        cols = ("run",) + PROVENANCE_COLUMNS
+        cols = ("run", "run_identity", "code_fingerprint", "input_files")
         out: dict[str, tuple[str | None, str | None, str | None]] = {}
         paths = list(_run_files(self.parts_dir)) + list(_run_files(self.runs_dir))
         for path in paths:

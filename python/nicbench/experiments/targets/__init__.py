@@ -67,6 +67,9 @@ class Target:
     rate_param: str | None = None
     offered_metric: str = "offered_packets"
     received_metric: str = "received_packets"
+    # Backends that can answer it, the default first (nicbench.backends); the one chosen ("": default).
+    backends: tuple[str, ...] = ("virtual",)
+    backend: str = ""
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -104,7 +107,7 @@ def finite_or_nan(x: Any) -> float:
 
 def target(name: str, *, params: list[Param], metrics: dict[str, str], version: str = "1",
            rate_param: str | None = None, offered_metric: str = "offered_packets",
-           received_metric: str = "received_packets") -> Callable:
+           received_metric: str = "received_packets", backends: tuple[str, ...] = ("virtual",)) -> Callable:
     """Register a target function under `name` (e.g. `gen.rate`)."""
 
     def register(fn: Callable) -> Callable:
@@ -112,7 +115,8 @@ def target(name: str, *, params: list[Param], metrics: dict[str, str], version: 
             raise ValueError(f"target {name!r} registered twice")
         _REGISTRY[name] = Target(name=name, fn=fn, params=tuple(params), metrics=dict(metrics),
                                  doc=(fn.__doc__ or "").strip(), version=version, rate_param=rate_param,
-                                 offered_metric=offered_metric, received_metric=received_metric)
+                                 offered_metric=offered_metric, received_metric=received_metric,
+                                 backends=tuple(backends))
         return fn
 
     return register

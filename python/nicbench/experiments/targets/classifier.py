@@ -26,6 +26,7 @@ ALGORITHMS = ("hybrid", "tuplemerge", "tss")
         Param("duration", "duration_ns", 200_000_000, "how long to look up"),
     ],
     metrics={"mpps": "Mpps", "memory_bytes_per_rule": "B", "rules_loaded": "rules"},
+    backends=("software",),
 )
 def classifier_lookup(p: dict, ctx: RunContext) -> dict:
     """Lookup rate (one core) of the software classifier on a rule-set workload."""
@@ -46,6 +47,7 @@ def classifier_lookup(p: dict, ctx: RunContext) -> dict:
         Param("duration", "duration_ns", 500_000_000, "how long to measure"),
     ],
     metrics={"lookup_mpps": "Mpps", "updates_per_s": "rules/s"},
+    backends=("software",),
 )
 def classifier_update(p: dict, ctx: RunContext) -> dict:
     """Lookup rate while rules are modified at a rate, from another core or the same one."""

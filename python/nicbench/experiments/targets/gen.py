@@ -23,6 +23,7 @@ from nicbench.experiments.targets import RunContext, target
         Param("zipf", "float", None, "Zipf(s) flow popularity ('uniform': none)", none_word="uniform"),
     ],
     metrics={"mpps": "Mpps", "gbps": "Gbps", "packets": "packets", "elapsed_s": "s"},
+    backends=("software",),
 )
 def gen_rate(p: dict, ctx: RunContext) -> dict:
     """Generator throughput (Mpps, and Gbps on the wire) for one configuration."""

@@ -70,7 +70,7 @@ _COMMON = [
 @target("pvp.run", params=[_nic(), *_COMMON,
                            Param("datapath", "choice", "tc-offload", "which OVS datapath forwards",
                                  choices=pvp.DATAPATHS)],
-        metrics=_RUN_METRICS, version=VERSION)
+        metrics=_RUN_METRICS, version=VERSION, backends=("virtual", "ovs"))
 def run(p: dict, ctx: RunContext) -> dict:
     """Seed 002 Fig. 7/8/9 and the datapath comparison: one PVP run at 25 Gb/s offered."""
     return run_metrics(pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"],
