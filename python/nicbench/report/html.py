@@ -106,9 +106,10 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
 
     refs = [r for r in study.references if r.experiment == spec.name] if study is not None and spec else []
     figures_html, n_figures, rendered_figures = [], 0, []
+    drawn, beside = _with_backend_runs(exp_dir, records)
     for fig in spec.figures if spec else []:
         try:
-            rendered = render(fig, records, fig_dir, units, refs, spec.target)
+            rendered = render(fig, drawn, fig_dir, units, refs, spec.target)
         except EmptyFigure as exc:
             figures_html.append(f'<p class="missing">figure {html.escape(fig.name)}: {html.escape(str(exc))}</p>')
             continue
@@ -147,6 +148,12 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     if not complete:
         body.append('<p class="note">The sweep is not complete (interrupted, or some runs failed): '
                     "re-run the same command to finish it.</p>")
+    if beside:
+        body.append('<p class="note">Also drawn: the runs of this spec on other backends, as series named '
+                    + ", ".join(f"<b>{html.escape(label)}</b> (<code>{html.escape(folder)}</code>)"
+                                for label, folder in beside)
+                    + ": a real system measured on the machine that ran them (e.g. <code>ovs</code>: Open vSwitch's "
+                    "software datapath, no hardware offload), not a model. Tables below are the model's only.</p>")
     # The figures first (the paper's values over the model's), then the tables behind them.
     body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
              if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
@@ -172,6 +179,28 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
                           int(failed["run"].nunique()) if not failed.empty else 0,
                           spec.description if spec else "",
                           len({m.ref.id for f in rendered_figures for m in f.marks}))
+
+
+def _with_backend_runs(exp_dir: Path, records: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """`records` plus the runs of the same spec on other backends (sibling folders
+    `<experiment>--<backend>`), their `nic` relabelled so a figure draws them as their own series."""
+    if "--" in exp_dir.name or records.empty:
+        return records, []
+    frames, beside = [records], []
+    for sibling in sorted(exp_dir.parent.glob(f"{exp_dir.name}--*")):
+        other = ExperimentStore(sibling.parent, sibling.name)
+        if not other.exists():
+            continue
+        extra = other.load()
+        if extra.empty:
+            continue
+        backend = sibling.name.split("--", 1)[1]
+        label = f"{backend} (this machine)"
+        if "nic" in extra:
+            extra = extra.assign(nic=label)
+        frames.append(extra)
+        beside.append((label, sibling.name))
+    return (pd.concat(frames, ignore_index=True) if len(frames) > 1 else records), beside
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,

@@ -76,6 +76,15 @@ def test_a_pvp_spec_runs_on_real_ovs_and_cleans_up(tmp_path):
     meta = json.loads((tmp_path / "r" / "pvp-ovs--ovs" / "experiment.json").read_text())
     assert meta["backend"] == "ovs" and "Open vSwitch" in meta["environment"]["ovs_vswitchd"]
     assert _ours() == ([], [])
+    # The virtual run's report draws the real OVS beside the model, as its own series.
+    assert _cli("run", str(spec), "--results", str(tmp_path / "r"), "--jobs", "1").returncode == 0
+    spec_with_figure = spec.read_text() + '[[figure]]\nkind = "line"\nx = "flows"\ny = "mpps"\nhue = "nic"\n'
+    spec.write_text(spec_with_figure)
+    assert _cli("run", str(spec), "--results", str(tmp_path / "r"), "--jobs", "1").returncode == 0
+    proc = _cli("report", str(tmp_path / "r" / "pvp-ovs"), "-o", str(tmp_path / "rep" / "index.html"))
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "Also drawn" in page and "ovs (this machine)" in page
 
 
 def test_a_sigkilled_run_leaves_leftovers_the_next_sandbox_removes(tmp_path):
