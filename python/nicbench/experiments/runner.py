@@ -150,7 +150,9 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
     ready: collections.deque[tuple[Task, RunOutcome | None]] = collections.deque((t, None) for t in tasks)
     inflight: dict[cf.Future, RunRequest] = {}
     max_inflight = jobs * 4
-    job_base = {"experiment": store.experiment, "target": spec.target.name, "root": str(store.dir.parent),
+    # Records name the spec's experiment; the folder (`store`) also names a non-default backend.
+    job_base = {"experiment": spec.name, "store": store.experiment, "target": spec.target.name,
+                "root": str(store.dir.parent),
                 "keep": spec.metrics, "backend": spec.target.backend or spec.target.backends[0]}
 
     def resolve(req: RunRequest, outcome: RunOutcome) -> None:
@@ -240,7 +242,7 @@ def _stored_metrics(store: ExperimentStore, key: str) -> dict[str, float]:
 def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
     status = "ok" if d.error is None else "error"
     fp = fingerprint(d.params)
-    table = build_table(experiment=store.experiment, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
+    table = build_table(experiment=spec.name, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
                         status=status, error=d.error, search=d.search, params=d.params, rows=d.rows,
                         provenance={"code_fingerprint": fp.code, "input_files": fp.inputs,
                                     "backend": spec.target.backend or spec.target.backends[0]})
@@ -251,7 +253,7 @@ def execute_run(job: dict[str, Any]) -> dict[str, Any]:
     """Run one target call and store its records; runs in a worker process (or in-process)."""
     target = with_backend(get_target(job["target"]), job.get("backend"))
     ctx = RunContext(seed=job["seed"], rep=job["rep"], target=target)
-    store = ExperimentStore(job["root"], job["experiment"])
+    store = ExperimentStore(job["root"], job.get("store", job["experiment"]))
     t0 = time.time()
     try:
         rows = target.run(job["params"], ctx)
