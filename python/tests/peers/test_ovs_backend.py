@@ -34,7 +34,6 @@ target = "pvp.run"
 repeat = 1
 [params]
 size = 64
-ovs_packets = {packets}
 [sweep]
 flows = {flows}
 """
@@ -61,8 +60,9 @@ def test_a_pvp_spec_runs_on_real_ovs_and_cleans_up(tmp_path):
     _needs_ovs()
     remove_leftovers()
     spec = tmp_path / "pvp.toml"
-    spec.write_text(SPEC.format(packets=3000, flows="[10, 200]"))
-    proc = _cli("run", str(spec), "--backend", "ovs", "--results", str(tmp_path / "r"), "--jobs", "1")
+    spec.write_text(SPEC.format(flows="[10, 200]"))  # the spec as for the virtual NICs; backend settings by --set
+    proc = _cli("run", str(spec), "--backend", "ovs", "--set", "ovs_packets=3000", "--results", str(tmp_path / "r"),
+                "--jobs", "1")
     assert proc.returncode == 0, proc.stderr
     df = load_results(tmp_path / "r" / "pvp-ovs--ovs")
     assert set(df["backend"]) == {"ovs"} and set(df["status"]) == {"ok"}
@@ -91,10 +91,11 @@ def test_a_sigkilled_run_leaves_leftovers_the_next_sandbox_removes(tmp_path):
     _needs_ovs()
     remove_leftovers()
     spec = tmp_path / "pvp.toml"
-    spec.write_text(SPEC.format(packets=50_000_000, flows="[100]"))  # sends long enough to be killed mid-run
-    run = subprocess.Popen([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "ovs", "--results",
-                            str(tmp_path / "r"), "--jobs", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           start_new_session=True)
+    spec.write_text(SPEC.format(flows="[100]"))
+    # 50M frames: still sending when it is killed.
+    run = subprocess.Popen([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "ovs", "--set",
+                            "ovs_packets=50M", "--results", str(tmp_path / "r"), "--jobs", "1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not _ours()[0]:
         time.sleep(0.2)
@@ -115,7 +116,7 @@ def test_a_sigkilled_run_leaves_leftovers_the_next_sandbox_removes(tmp_path):
 
 def test_points_the_backend_cannot_run_are_refused_before_anything_starts(tmp_path):
     spec = tmp_path / "pvp.toml"
-    spec.write_text(SPEC.format(packets=1000, flows="[10]") + "vxlan = [true]\n")
+    spec.write_text(SPEC.format(flows="[10]") + "vxlan = [true]\n")
     proc = _cli("run", str(spec), "--backend", "ovs", "--results", str(tmp_path / "r"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "VXLAN" in proc.stderr and not (tmp_path / "r" / "pvp-ovs--ovs" / "runs").exists()
