@@ -24,6 +24,8 @@ import os
 import pickle
 import select
 import signal
+import struct
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -36,7 +38,7 @@ __all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environmen
            "parse_address"]
 
 WAIT_FOR_WORKERS_S = 60.0
-POLL_S = 0.5  # how often the backend looks at the workers while waiting for runs
+POLL_S = 0.5  # at most this often the backend asks the scheduler for its workers
 
 
 class EnvironmentMismatch(ValueError):
@@ -61,9 +63,18 @@ def parse_address(address: str) -> tuple[str, int | None]:
 _NATIVE_CACHE: dict[tuple[str, int, int], str] = {}
 
 
+_FINGERPRINT: tuple[float, dict[str, str]] | None = None
+FINGERPRINT_FRESH_S = 1.0  # every task asks; looking at the files takes milliseconds
+
+
 def environment_fingerprint() -> dict[str, str]:
-    """What must be equal on client and workers for their runs to agree."""
-    return {"nicbench version": code_version(), "native module": _native_digest(), "profiles": _profiles_digest()}
+    """What must be equal on client and workers for their runs to agree (looked at again after 1 s)."""
+    global _FINGERPRINT
+    now = time.monotonic()
+    if _FINGERPRINT is None or now - _FINGERPRINT[0] > FINGERPRINT_FRESH_S:
+        fp = {"nicbench version": code_version(), "native module": _native_digest(), "profiles": _profiles_digest()}
+        _FINGERPRINT = (now, fp)
+    return dict(_FINGERPRINT[1])
 
 
 def _native_digest() -> str:
@@ -79,6 +90,9 @@ def _native_digest() -> str:
     return _NATIVE_CACHE[cache_key]
 
 
+_PROFILES_CACHE: dict[tuple, str] = {}
+
+
 def _profiles_digest() -> str:
     try:
         from nicbench.profiles import profiles_dir
@@ -86,11 +100,16 @@ def _profiles_digest() -> str:
         folder = profiles_dir()
     except ImportError as exc:
         return f"absent ({exc})"
-    h = hashlib.sha256()
     files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
-    for path in files:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{h.hexdigest()[:16]} ({len(files)} files)"
+    # Hash again only when a file's name, size or mtime changed: every task asks.
+    stats = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files for st in [p.stat()])
+    if stats not in _PROFILES_CACHE:
+        h = hashlib.sha256()
+        for path in files:
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _PROFILES_CACHE.clear()
+        _PROFILES_CACHE[stats] = f"{h.hexdigest()[:16]} ({len(files)} files)"
+    return _PROFILES_CACHE[stats]
 
 
 def _file_digest(path: Path) -> str:
@@ -128,48 +147,118 @@ def _worker_address() -> str:
 
 
 def run_with_deadline(job: dict[str, Any]) -> dict[str, Any]:
-    """`compute_run(job)` in a forked child; killed at `job["timeout_s"]` (answered as timed out)."""
-    from nicbench.experiments.runner import compute_run
+    """`compute_run(job)` in this thread's run process; killed at `job["timeout_s"]` (answered as
+    timed out, and a new run process is forked for the next run)."""
     from nicbench.experiments.targets import get_target
 
     get_target(job["target"])  # import the target modules here, once per worker, not in every child
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run, send the pickled result, exit without running the worker's cleanup
-        code = 1
+    child = getattr(_THREAD, "child", None)
+    if child is None or not child.alive():
+        child = _THREAD.child = _RunProcess()
+    answer = child.run(job, job.get("timeout_s"))
+    if answer is None or isinstance(answer, str):
+        child.kill()
+        _THREAD.child = None
+        if answer is None:
+            return timed_out_result(job)
+        return {"key": job["key"], "status": "error", "metrics": {}, "rows": [], "stored": False, "meta": {},
+                "error": answer}
+    return answer
+
+
+_THREAD = threading.local()
+_LEN = struct.Struct("<Q")
+
+
+class _RunProcess:
+    """A child forked once per worker thread that runs jobs one after another, so a run can be
+    killed at its deadline without forking for every run (a fork of a worker costs milliseconds)."""
+
+    def __init__(self) -> None:
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: serve jobs until the pipe closes; never returns into the worker
+            code = 1
+            try:
+                os.close(jobs_w)
+                os.close(results_r)
+                _die_with_parent()
+                _serve(jobs_r, results_w)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(jobs_r)
+        os.close(results_w)
+        self.pid, self.jobs_w, self.results_r = pid, jobs_w, results_r
+
+    def alive(self) -> bool:
+        return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+
+    def run(self, job: dict[str, Any], timeout_s: float | None) -> dict[str, Any] | str | None:
+        """The result; None when the deadline passed; a message when the child died."""
         try:
-            os.close(read_fd)
-            _die_with_parent()
-            data = pickle.dumps(compute_run(job))
-            with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-    timeout_s = job.get("timeout_s")
-    deadline = time.monotonic() + timeout_s if timeout_s else None
-    chunks: list[bytes] = []
-    try:
-        while True:
+            _write_frame(self.jobs_w, pickle.dumps(job))
+        except OSError as exc:
+            return f"the run's process is gone ({exc})"
+        deadline = time.monotonic() + timeout_s if timeout_s else None
+        data = _read_frame(self.results_r, deadline)
+        if data is None:
+            return None
+        if data == b"":
+            return "the run's process died before returning its records"
+        return pickle.loads(data)
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        for fd in (self.jobs_w, self.results_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _serve(jobs_r: int, results_w: int) -> None:
+    from nicbench.experiments.runner import compute_run
+
+    while True:
+        data = _read_frame(jobs_r, None)
+        if not data:
+            return
+        _write_frame(results_w, pickle.dumps(compute_run(pickle.loads(data))))
+
+
+def _write_frame(fd: int, data: bytes) -> None:
+    view = memoryview(_LEN.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_frame(fd: int, deadline: float | None) -> bytes | None:
+    """One length-prefixed frame; b"" at end of file; None if `deadline` passes first."""
+    buf = bytearray()
+    need = _LEN.size
+    header = True
+    while True:
+        while len(buf) < need:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return timed_out_result(job)
-            readable, _, _ = select.select([read_fd], [], [], remaining)
-            if readable:
-                chunk = os.read(read_fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-    _, status = os.waitpid(pid, 0)
-    if not chunks:
-        return {"key": job["key"], "status": "error", "metrics": {}, "rows": [], "stored": False, "meta": {},
-                "error": f"the run's process died (wait status {status}) before returning its records"}
-    return pickle.loads(b"".join(chunks))
+                return None
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            chunk = os.read(fd, max(need - len(buf), 1 << 16))
+            if not chunk:
+                return b""
+            buf += chunk
+        if not header:
+            return bytes(buf[_LEN.size:need])
+        need = _LEN.size + _LEN.unpack_from(buf)[0]
+        header = False
 
 
 def _die_with_parent() -> None:
@@ -269,14 +358,22 @@ def open_scheduler(address: str, *, wait_for_workers_s: float = WAIT_FOR_WORKERS
 
 
 class DaskBackend:
-    """The runner's view of a DaskScheduler: submit runs, wait for some, read their results."""
+    """The runner's view of a DaskScheduler: submit runs, wait for some, read their results.
+
+    Results are fetched as tasks finish, in the background (`as_completed(with_results=True)`):
+    fetching each one on request would cost a round trip to its worker per run."""
 
     writes_runs = False
 
     def __init__(self, sched: DaskScheduler):
+        from distributed import as_completed
+
         self.sched = sched
         self.client = sched.client
         self.jobs: dict[str, dict[str, Any]] = {}  # Dask key -> job
+        self.arrived: dict[str, Any] = {}  # Dask key -> result (or error) fetched
+        self.futures: dict[str, Any] = {}  # Dask key -> future, until its result is read
+        self.finished = as_completed(with_results=True, raise_errors=False)
         self.seen: set[str] = set(sched.workers())
         self.alive = len(self.seen)
         self.lost: list[str] = []
@@ -286,34 +383,35 @@ class DaskBackend:
 
     @property
     def capacity(self) -> int:
-        # Enough queued on the scheduler to keep every worker thread busy between our polls.
-        return max(8, 4 * self._threads)
+        # Enough queued on the scheduler to keep every worker thread busy between our turns.
+        return max(16, 4 * self._threads)
 
     def submit(self, job: dict[str, Any]) -> Any:
         from nicbench.experiments.scheduler import run_task as task  # pickled by reference
 
         key = f"nicbench-run-{job['key']}-{uuid.uuid4().hex[:8]}"
         self.jobs[key] = job
-        return self.client.submit(task, job, self.sched.fingerprint, key=key, pure=False)
+        future = self.client.submit(task, job, self.sched.fingerprint, key=key, pure=False)
+        self.finished.add(future)
+        self.futures[key] = future
+        return future
 
     def wait(self, handles: list[Any]) -> list[Any]:
-        from distributed import wait
-
-        while True:
-            try:
-                wait(handles, timeout=POLL_S, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                pass
-            self._poll_workers()
-            done = [h for h in handles if h.done()]
-            if done:
-                return done
+        batch = self.finished.next_batch(block=True)
+        for future, result in batch:
+            self.arrived[future.key] = result
+        self._poll_workers()
+        return [future for future, _ in batch]
 
     def result(self, handle: Any) -> dict[str, Any]:
         job = self.jobs.pop(handle.key)
+        self.futures.pop(handle.key, None)
+        result = self.arrived.pop(handle.key, None)
         if handle.status == "finished":
-            return handle.result()
-        exc = handle.exception() if handle.status == "error" else None
+            return result
+        exc = result if isinstance(result, BaseException) else None
+        if exc is None and handle.status == "error":
+            exc = handle.exception()
         if isinstance(exc, EnvironmentMismatch):
             raise EnvironmentMismatch(str(exc)) from None
         what = f"{type(exc).__name__}: {exc}" if exc is not None else f"Dask task {handle.status}"
@@ -325,13 +423,14 @@ class DaskBackend:
         return {"workers": self.alive, "lost": list(self.lost), "retried": len(self.retried)}
 
     def close(self) -> None:
-        pending = [k for k in self.jobs]
+        pending = list(self.futures.values())
         if pending:
             try:
                 self.client.cancel(pending)
             except Exception:  # noqa: BLE001 - the client may already be gone (Ctrl-C)
                 pass
         self.jobs.clear()
+        self.futures.clear()
 
     def _poll_workers(self) -> None:
         now = time.monotonic()
@@ -349,7 +448,8 @@ class DaskBackend:
             self.retried.update(self._suspicious(list(self.jobs)))
 
     def _suspicious(self, keys: list[str]) -> list[str]:
-        """Our tasks the scheduler saw on a worker that died (it re-runs them elsewhere)."""
+        """Our tasks the scheduler saw on a worker that died (it re-runs them elsewhere). Counted
+        among the tasks this client still holds when it notices the loss (it looks every POLL_S)."""
 
         # Defined inside so that cloudpickle ships it by value: the scheduler needs no nicbench.
         def on_scheduler(dask_scheduler: Any, keys: list[str]) -> list[str]:
