@@ -338,6 +338,7 @@ def open_scheduler(address: str, *, wait_for_workers_s: float = WAIT_FOR_WORKERS
                                dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster)
     else:
+        _check_reachable(address, where)
         try:
             client = Client(where, timeout="5s")
         except (OSError, TimeoutError) as exc:
@@ -355,6 +356,21 @@ def open_scheduler(address: str, *, wait_for_workers_s: float = WAIT_FOR_WORKERS
         sched.close()
         raise
     return sched
+
+
+def _check_reachable(address: str, where: str) -> None:
+    """A refused TCP connection is an error now (the Dask client would retry until its timeout)."""
+    import socket
+
+    if not where.startswith("tcp://"):
+        return
+    host, _, port = where[len("tcp://"):].rpartition(":")
+    if not port.isdigit():
+        raise ValueError(f"--scheduler {address}: expected tcp://HOST:PORT (a port number after the last ':')")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ValueError(f"--scheduler {address}: no Dask scheduler answers there ({exc.strerror or exc})") from None
 
 
 class DaskBackend:

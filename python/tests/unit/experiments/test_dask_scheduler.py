@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from nicbench.experiments.store import ExperimentStore
 
 python_module("distributed", "distributed")
 from nicbench.experiments.scheduler import (EnvironmentMismatch, environment_fingerprint,  # noqa: E402
-                                            parse_address, run_task)
+                                            open_scheduler, parse_address, run_task)
 
 # 40 runs of 60 ms: about 1.2 s on two workers, long enough to kill one in the middle.
 SPEC = """
@@ -195,7 +196,7 @@ def test_a_hung_run_under_dask_is_stopped_at_its_timeout_and_the_worker_lives_on
 
 def test_local_n_starts_a_local_cluster(tmp_path, local_records):
     results = tmp_path / "results"
-    proc = harness("run", str(spec_file(tmp_path)), "--results", str(results), "--scheduler", "local:2",
+    proc = harness("run", str(spec_file(tmp_path)), "--results", str(results), "--scheduler", "local:1",
                    "--limit-points", "4", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["executed"] == 8
@@ -236,10 +237,16 @@ def test_a_worker_with_changed_profiles_stops_the_sweep_before_it_starts(tmp_pat
 
 
 @pytest.mark.parametrize("address, fragment", [("local:0", "local:N"), ("nowhere", "tcp://HOST:8786"),
-                                               ("tcp://127.0.0.1:1", "no Dask scheduler")])
-def test_bad_scheduler_addresses_are_one_line_errors(tmp_path, address, fragment):
-    proc = harness("run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"), "--scheduler", address)
-    assert_one_line_error(proc, fragment)
+                                               ("tcp://127.0.0.1:1", "no Dask scheduler"),
+                                               ("tcp://127.0.0.1:x", "HOST:PORT")])
+def test_bad_scheduler_addresses_are_refused(address, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        open_scheduler(address)
+
+
+def test_a_bad_scheduler_is_one_line_at_the_cli(tmp_path):
+    proc = harness("run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"), "--scheduler", "tcp://127.0.0.1:1")
+    assert_one_line_error(proc, "--scheduler tcp://127.0.0.1:1", "no Dask scheduler")
 
 
 def test_parse_address():
