@@ -53,8 +53,6 @@ class _Handle:
 class LocalPool:
     """`jobs` forked workers running `execute_run`; see the module doc."""
 
-    writes_runs = True
-
     def __init__(self, jobs: int, run_fn, *, lock_path: str | None = None):
         self.jobs = jobs
         self.capacity = jobs * 4

@@ -379,8 +379,6 @@ class DaskBackend:
     Results are fetched as tasks finish, in the background (`as_completed(with_results=True)`):
     fetching each one on request would cost a round trip to its worker per run."""
 
-    writes_runs = False
-
     def __init__(self, sched: DaskScheduler):
         from distributed import as_completed
 
