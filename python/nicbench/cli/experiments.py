@@ -8,7 +8,7 @@ are ValueError/OSError subclasses: the group prints one line and exits with code
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -24,6 +24,41 @@ results_option = click.option("--results", "results_dir", type=click.Path(), def
                               help="Results root (default: $NICBENCH_RESULTS or ./results).")
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None,
                            help="Parallel worker processes (default: number of cores; 1: in-process).")
+scheduler_option = click.option(
+    "--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
+    help="Run on a Dask cluster: a scheduler's address, or local:N to start N local worker processes "
+         "(default: local worker processes, --jobs).")
+timeout_option = click.option(
+    "--timeout", "timeout", default=None, metavar="DURATION",
+    help="Per-run timeout, seconds or a duration such as 10min (default: the spec's timeout, else 600 s); "
+         "a run past it is stopped and stored as failed.")
+
+
+def _timeout_s(text: str | None) -> float | None:
+    from nicbench.experiments.spec import parse_timeout_s
+    from nicbench.units import UnitError
+
+    if text is None:
+        return None
+    try:
+        return parse_timeout_s(text)
+    except UnitError as exc:
+        raise click.BadParameter(str(exc), param_hint="--timeout") from None
+
+
+def _open_scheduler(address: str | None, quiet: bool) -> Any:
+    """The Dask scheduler of --scheduler (None without it); closed when the command ends."""
+    if address is None:
+        return None
+    from nicbench.experiments.scheduler import open_scheduler
+
+    sched = open_scheduler(address)
+    click.get_current_context().call_on_close(sched.close)
+    if not quiet:
+        dashboard = sched.dashboard
+        stderr_console.print(f"dask: {address}, {len(sched.workers())} workers"
+                             + (f"; dashboard {dashboard}" if dashboard else ""), highlight=False, soft_wrap=True)
+    return sched
 
 
 def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
@@ -50,6 +85,9 @@ def _print_summary(s: RunSummary) -> None:
     stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
     stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
                          f"{s.cached} already stored{stale}{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
+    if s.workers_lost:
+        stdout_console.print(f"  Dask workers lost during the sweep: {', '.join(s.workers_lost)}; "
+                             f"{s.retried} runs re-run by Dask on other workers", highlight=False, soft_wrap=True)
     if s.failed:
         stdout_console.print("  failed runs are recorded; re-run the same command to retry them", highlight=False, soft_wrap=True)
 
@@ -69,10 +107,12 @@ def _print_summary(s: RunSummary) -> None:
 @click.option("--backend", default=None, metavar="NAME",
               help="What answers the runs (default: the target's own, usually `virtual`): e.g. `ovs`, a real Open "
                    "vSwitch here. Its runs go to results/<experiment>--<backend>.")
+@scheduler_option
+@timeout_option
 @json_option
 def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, results_dir: str | None,
         sets: tuple[str, ...], only: tuple[str, ...], reps: tuple[int, ...], rerun: bool, limit_points: int | None,
-        reuse_stale: bool, backend: str | None, as_json: bool) -> None:
+        reuse_stale: bool, backend: str | None, scheduler: str | None, timeout: str | None, as_json: bool) -> None:
     """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.runner import run_experiment
@@ -81,11 +121,14 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points,
                      backend=backend)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
+    timeout_s = _timeout_s(timeout)
+    sched = _open_scheduler(scheduler, as_json)
     try:
         summary = run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
             reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
-            prune_stale=not (repeat or sets or limit_points), reuse_stale=reuse_stale)
+            prune_stale=not (repeat or sets or limit_points), reuse_stale=reuse_stale, scheduler=sched,
+            timeout_s=timeout_s)
     except KeyboardInterrupt:
         click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
         raise SystemExit(130) from None
@@ -229,10 +272,13 @@ def results_export(experiment: str, fmt: str, output: str | None, results_dir: s
               help="Exit 1 when a reference value fails or a claim does not hold, unless the study lists it in "
                    "known_misses.toml (and when a listed miss passes now).")
 @reuse_stale_option
+@scheduler_option
+@timeout_option
 @json_option
 def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_dir: str, results_dir: str | None,
               jobs: int | None, repeat: int | None, limit_points: int | None, sets: tuple[str, ...],
-              no_predictions: bool, strict: bool, reuse_stale: bool, as_json: bool) -> None:
+              no_predictions: bool, strict: bool, reuse_stale: bool, scheduler: str | None, timeout: str | None,
+              as_json: bool) -> None:
     """Run every experiment of STUDY (or --all studies) and build the study reports under reports/.
 
     A study with [predictions] also runs its specs with each listed device's profile (repetitions:
@@ -249,12 +295,14 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     overrides = _key_values(sets, "--set")
     check_sets_apply(selected, overrides)
     known = {study.name: load_known_misses(study.dir) for study in selected}  # bad file: error before running
+    timeout_s = _timeout_s(timeout)
+    sched = _open_scheduler(scheduler, as_json)
     for study in selected:
         try:
             outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
                                       limit_points=limit_points, sets=overrides,
                                       progress=RichProgress(enabled=not as_json), predictions=not no_predictions,
-                                      reuse_stale=reuse_stale)
+                                      reuse_stale=reuse_stale, scheduler=sched, timeout_s=timeout_s)
         except KeyboardInterrupt:
             click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
             raise SystemExit(130) from None

@@ -89,9 +89,11 @@ def _has_nic(spec_path: Path) -> bool:
 
 def run_predictions(study: Study, *, results: str | Path | None, reports: str | Path, jobs: int | None,
                     repeat: int | None, limit_points: int | None, sets: dict[str, str] | None,
-                    progress: Progress | None, pages_fn, reuse_stale: bool = False) -> list[DevicePredictions]:
+                    progress: Progress | None, pages_fn, scheduler: Any = None,
+                    timeout_s: float | None = None, reuse_stale: bool = False) -> list[DevicePredictions]:
     """Run and report every prediction device of `study` (see the module doc). `pages_fn(pairs,
-    study)` writes the experiment pages of (results folder, page path) pairs and returns them."""
+    study)` writes the experiment pages of (results folder, page path) pairs and returns them.
+    `scheduler`, `timeout_s`: as `run_experiment`'s."""
     from nicbench import profiles
     from nicbench.experiments.reproduce import _sets_for
 
@@ -107,8 +109,8 @@ def run_predictions(study: Study, *, results: str | Path | None, reports: str | 
                            sets=_sets_for(p, device_sets)) for p in specs_paths]
         for spec in specs:
             dp.runs.append(run_experiment(spec, results=root / device, jobs=jobs, progress=progress,
-                                          prune_stale=False, extra_meta={"study": str(study.dir),
-                                                                         "prediction": device},
+                                          scheduler=scheduler, timeout_s=timeout_s, prune_stale=False,
+                                          extra_meta={"study": str(study.dir), "prediction": device},
                                           reuse_stale=reuse_stale))
         view = dataclasses.replace(study, references=device_references(study, device, profile))
         out_dir = Path(reports) / study.name / "predictions" / device

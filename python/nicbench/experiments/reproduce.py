@@ -120,10 +120,11 @@ def check_sets_apply(studies: list[Study], sets: dict[str, str] | None) -> None:
 def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
                     reports: str | os.PathLike = "reports", jobs: int | None = None, repeat: int | None = None,
                     limit_points: int | None = None, sets: dict[str, str] | None = None,
-                    progress: Progress | None = None, predictions: bool = True,
-                    reuse_stale: bool = False) -> StudyOutcome:
+                    progress: Progress | None = None, predictions: bool = True, scheduler: Any = None,
+                    timeout_s: float | None = None, reuse_stale: bool = False) -> StudyOutcome:
     """Run `study`'s experiments and report them; then (unless `predictions` is False or `sets`
-    chooses the device) its prediction devices (`nicbench.experiments.predictions`)."""
+    chooses the device) its prediction devices (`nicbench.experiments.predictions`).
+    `scheduler` (a Dask scheduler, `scheduler.open_scheduler`), `timeout_s`: as `run_experiment`'s."""
     from nicbench.experiments.predictions import run_predictions
     from nicbench.report import study_report  # matplotlib only when reporting
 
@@ -134,8 +135,8 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
     quick = repeat is not None or limit_points is not None or bool(sets)
     for spec in specs:
         outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
-                                           prune_stale=not quick, extra_meta={"study": str(study.dir)},
-                                           reuse_stale=reuse_stale))
+                                           scheduler=scheduler, timeout_s=timeout_s, prune_stale=not quick,
+                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale))
     root = results_root(results)
     pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
     outcome.pages.extend(_write_pages(pages, study, None, jobs))
@@ -143,7 +144,7 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
         outcome.predictions = run_predictions(
             study, results=results, reports=reports, jobs=jobs, repeat=repeat, limit_points=limit_points, sets=sets,
             progress=progress, pages_fn=lambda pairs, view, device: _write_pages(pairs, view, device, jobs),
-            reuse_stale=reuse_stale)
+            scheduler=scheduler, timeout_s=timeout_s, reuse_stale=reuse_stale)
     matrix = study.dir / feature_matrix.FILE
     if matrix.is_file():
         outcome.feature_matrix = feature_matrix.run_matrix(matrix)

@@ -1,27 +1,28 @@
-"""The runner: executes a spec's runs in parallel worker processes and stores each as it ends.
+"""The runner: executes a spec's runs in parallel and stores each as it ends.
 
-- Runs go to `--jobs` worker processes (default: the number of cores; 1 runs in-process).
-  Each worker runs the target and writes the run's record file itself (atomically), so
-  the store grows one complete run at a time whatever happens to the parent.
+- Runs go to a backend: `--jobs` local worker processes (default: the number of cores; 1 runs
+  in-process; `local_pool.py`), or a Dask cluster (`--scheduler`; `scheduler.py`). Local
+  workers write each run's record file themselves (atomically); Dask workers only compute and
+  return the run's records, and this process writes them, once per run key — so a task Dask
+  retries after losing a worker cannot duplicate a record. Either way the store grows one
+  complete run at a time whatever happens to this process.
 - Before anything runs, the store is listed: a request whose run file exists is answered
   from the store (a cached run), so re-running an interrupted command does only what is
   missing — even for adaptive designs, which replay their stored probes.
 - A failing run records its error (message + traceback) under `failed/` and the sweep goes
-  on; the next run of the command retries it.
+  on; the next run of the command retries it. So does a run stopped at its timeout
+  (`[experiment] timeout`, `--timeout`; "timed out after N s").
 - At the end, the run files are compacted into one Parquet part; after a complete sweep of
   the spec as written, runs of older spec versions (run keys not requested) are moved to
   `stale/`, so the store matches the spec.
-
-Workers die with the parent (PR_SET_PDEATHSIG), so a SIGKILLed sweep leaves no orphans.
 """
 
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
-import multiprocessing
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +31,14 @@ from typing import Any
 from nicbench.backends import get_backend, results_name, with_backend
 from nicbench.experiments.designs.base import Derived, RunOutcome, RunRequest, Task
 from nicbench.experiments.environment import collect_environment, study_of
-from nicbench.experiments.errors import StoreError
 from nicbench.experiments.fingerprint import code_fingerprint, fingerprint
 from nicbench.experiments.keys import code_version
+from nicbench.experiments.local_pool import LocalPool, announce_start, timeout_message
 from nicbench.experiments.spec import Spec
 from nicbench.experiments.store import ExperimentStore, build_table, error_text, now_iso, results_root
 from nicbench.experiments.targets import RunContext, get_target
 
-__all__ = ["run_experiment", "RunSummary", "Progress", "execute_run", "select_points"]
+__all__ = ["run_experiment", "RunSummary", "Progress", "execute_run", "compute_run", "select_points"]
 
 
 @dataclass
@@ -53,6 +54,9 @@ class RunSummary:
     stale_moved: int = 0
     elapsed_s: float = 0.0
     failures: list[dict[str, Any]] = field(default_factory=list)
+    # Under Dask: workers that left during the sweep, and runs Dask re-ran because of it.
+    workers_lost: list[str] = field(default_factory=list)
+    retried: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -64,6 +68,9 @@ class Progress:
     def start(self, spec: Spec, total_runs: int) -> None: ...
 
     def run_done(self, request: RunRequest, outcome: RunOutcome) -> None: ...
+
+    def workers(self, alive: int) -> None:
+        """Workers connected (Dask backends only)."""
 
     def finish(self, summary: RunSummary) -> None: ...
 
@@ -77,21 +84,27 @@ def select_points(points: list[dict[str, Any]], only: dict[str, Any] | None) -> 
 def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs: int | None = None,
                    fresh: bool = False, only: dict[str, Any] | None = None, reps: list[int] | None = None,
                    rerun: bool = False, progress: Progress | None = None, prune_stale: bool = True,
-                   extra_meta: dict[str, Any] | None = None, reuse_stale: bool = False) -> RunSummary:
+                   extra_meta: dict[str, Any] | None = None, scheduler: Any = None,
+                   timeout_s: float | None = None, reuse_stale: bool = False) -> RunSummary:
     """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems.
 
+    `scheduler`: a `scheduler.DaskScheduler` to run on (default: local processes, `jobs`).
+    `timeout_s`: per-run timeout (default: the spec's `timeout`).
     `reuse_stale`: answer a request from a stored run of the same identity made by other code or
-    other input files (an explicit choice: its numbers may not be what the current code gives)."""
+    other input files (an explicit choice: its numbers may not be what the current code gives).
+    The spec's target may be answered by another backend than its default (`nicbench.backends`):
+    its runs then go to `<experiment>--<backend>`."""
     progress = progress or Progress()
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    timeout_s = spec.timeout_s if timeout_s is None else timeout_s
     store = ExperimentStore(results_root(results), results_name(spec.name, spec.target))
-    backend = getattr(spec.target, "backend", "") or spec.target.backends[0]
-    if backend != spec.target.backends[0]:  # a point the backend cannot run: refused before anything starts
-        chosen = get_backend(backend)
+    answers = spec.target.backend or spec.target.backends[0]
+    if answers != spec.target.backends[0]:  # a point the backend cannot run: refused before anything starts
+        chosen = get_backend(answers)
         for point in select_points(spec.run_points(), only):
             refused = chosen.why_not(spec.target.name, point)
             if refused:
-                raise ValueError(f"backend {backend}: {refused}")
+                raise ValueError(f"backend {answers}: {refused}")
     store.prepare()  # unwritable folder: OSError before anything runs
     points = select_points(spec.run_points(), only)
     rep_list = reps if reps is not None else list(range(spec.repeat))
@@ -99,8 +112,11 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
         raise ValueError("repetitions are numbered from 0")
     summary = RunSummary(experiment=spec.name, store=str(store.dir), points=len(points),
                          planned_runs=spec.design.estimated_runs(len(points), len(rep_list)))
-    # Workers are forked before the store lock is taken, so they never hold it.
-    executor = _start_pool(jobs) if jobs > 1 else None
+    # Local workers are forked before the store lock is taken, so they never hold it.
+    if scheduler is not None:
+        backend = scheduler.backend()
+    else:
+        backend = LocalPool(jobs, execute_run, lock_path=str((store.dir / ".lock").resolve())) if jobs > 1 else None
     started = time.monotonic()
     try:
         with store.lock():
@@ -115,14 +131,16 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
                 "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
                 "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,
                 "environment": {**collect_environment(Path(spec.file).resolve().parent),
-                                **get_backend(backend).environment()},
-                "backend": backend,
+                                **get_backend(answers).environment()},
+                "backend": answers,
+                "scheduler": scheduler.address if scheduler is not None else f"local, {jobs} jobs",
+                "timeout_s": timeout_s,
                 **(extra_meta or {}),
             }
             store.write_json("experiment.json", meta)
             tasks = spec.design.tasks(spec, points, rep_list)
             progress.start(spec, summary.planned_runs)
-            requested = _drive(spec, store, tasks, executor, jobs, rerun, progress, summary, reuse_stale)
+            requested = _drive(spec, store, tasks, backend, rerun, progress, summary, timeout_s, reuse_stale)
             complete = summary.failed == 0
             prune = complete and prune_stale and not only and reps is None
             summary.stale_moved = store.compact(keep=requested if prune else None)
@@ -131,14 +149,14 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
                         cached=summary.cached, failed=summary.failed)
             store.write_json("experiment.json", meta)
     finally:
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if backend is not None:
+            backend.close()
     progress.finish(summary)
     return summary
 
 
-def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.Executor | None, jobs: int,
-           rerun: bool, progress: Progress, summary: RunSummary, reuse_stale: bool = False) -> set[str]:
+def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, rerun: bool,
+           progress: Progress, summary: RunSummary, timeout_s: float | None, reuse_stale: bool = False) -> set[str]:
     done = store.done_keys()
     # identity -> a stored run of it (stale when its key is not the one requested now)
     stored_by_identity = ({ident: run for run, (ident, _, _) in store.provenance().items() if ident}
@@ -148,14 +166,16 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
     waiting: dict[str, list[tuple[Task, RunRequest]]] = {}
     queue: collections.deque[RunRequest] = collections.deque()
     ready: collections.deque[tuple[Task, RunOutcome | None]] = collections.deque((t, None) for t in tasks)
-    inflight: dict[cf.Future, RunRequest] = {}
-    max_inflight = jobs * 4
+    inflight: dict[Any, RunRequest] = {}
     # Records name the spec's experiment; the folder (`store`) also names a non-default backend.
     job_base = {"experiment": spec.name, "store": store.experiment, "target": spec.target.name,
-                "root": str(store.dir.parent),
-                "keep": spec.metrics, "backend": spec.target.backend or spec.target.backends[0]}
+                "root": str(store.dir.parent), "keep": spec.metrics, "timeout_s": timeout_s,
+                "backend": spec.target.backend or spec.target.backends[0]}
 
-    def resolve(req: RunRequest, outcome: RunOutcome) -> None:
+    def resolve(req: RunRequest, result: dict[str, Any]) -> None:
+        if not result.get("stored", True):  # computed elsewhere (Dask) or stopped: this process writes it
+            write_result(store, {**job_base, **_job(req)}, result)
+        outcome = _outcome(result)
         if outcome.status == "ok":
             done.add(req.key)
             if outcome.cached:
@@ -201,24 +221,23 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], executor: cf.E
             else:
                 waiting[req.key] = [(task, req)]
                 queue.append(req)
-        if executor is None:
+        if backend is None:
             if queue:
                 req = queue.popleft()
-                resolve(req, _outcome(execute_run({**job_base, **_job(req)})))
+                resolve(req, execute_run({**job_base, **_job(req), "alarm": True}))
             continue
-        while queue and len(inflight) < max_inflight:
+        while queue and len(inflight) < backend.capacity:
             req = queue.popleft()
-            inflight[executor.submit(execute_run, {**job_base, **_job(req)})] = req
+            inflight[backend.submit({**job_base, **_job(req)})] = req
         if inflight:
-            finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
-            for fut in finished:
-                req = inflight.pop(fut)
-                try:
-                    result = fut.result()
-                except cf.process.BrokenProcessPool:
-                    raise StoreError("a worker process died (crash or kill); finished runs are stored — "
-                                     "re-run the same command to resume") from None
-                resolve(req, _outcome(result))
+            for handle in backend.wait(list(inflight)):
+                resolve(inflight.pop(handle), backend.result(handle))
+            status = backend.status()
+            if "workers" in status:
+                progress.workers(status["workers"])
+    status = backend.status() if backend is not None else {}
+    summary.workers_lost = list(status.get("lost", []))
+    summary.retried = int(status.get("retried", 0))
     return requested
 
 
@@ -249,51 +268,61 @@ def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
     store.write_run(d.key, table, failed=d.error is not None)
 
 
-def execute_run(job: dict[str, Any]) -> dict[str, Any]:
-    """Run one target call and store its records; runs in a worker process (or in-process)."""
+class RunTimeout(Exception):
+    """A run in this process passed its deadline (in-process runs only: `--jobs 1`)."""
+
+
+def compute_run(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one target call; returns its status, metrics and record rows (nothing is stored).
+
+    With `job["alarm"]` and a timeout, an in-process run is interrupted by SIGALRM at its
+    deadline: this stops Python code and sleeps, not a native call that never returns (that
+    needs a worker process: `--jobs 2` or more, or Dask)."""
     target = with_backend(get_target(job["target"]), job.get("backend"))
     ctx = RunContext(seed=job["seed"], rep=job["rep"], target=target)
-    store = ExperimentStore(job["root"], job.get("store", job["experiment"]))
     t0 = time.time()
+    timeout_s = job.get("timeout_s")
+    alarm = bool(job.get("alarm") and timeout_s and threading.current_thread() is threading.main_thread())
     try:
-        rows = target.run(job["params"], ctx)
+        if alarm:
+            previous = signal.signal(signal.SIGALRM, _raise_timeout)
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        try:
+            rows = target.run(job["params"], ctx)
+        finally:
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
         status, error = "ok", None
+    except RunTimeout:
+        rows, status, error = [], "error", timeout_message(timeout_s)
     except Exception as exc:  # a failing point is recorded, the sweep goes on
         rows, status, error = [], "error", error_text(exc)
     metrics = {m: v for m, v, _, t in rows if t is None}
     keep = job.get("keep")
     if keep is not None:
         rows = [r for r in rows if r[0] in keep or r[0].startswith("event:")]
+    return {"key": job["key"], "status": status, "metrics": metrics, "error": error, "rows": rows,
+            "stored": False, "meta": {"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()}}
+
+
+def _raise_timeout(signum: int, frame: Any) -> None:
+    raise RunTimeout()
+
+
+def write_result(store: ExperimentStore, job: dict[str, Any], result: dict[str, Any]) -> None:
+    """Store one run's records (or its error record) under its run key."""
     table = build_table(experiment=job["experiment"], target=job["target"], run=job["key"], rep=job["rep"],
-                        seed=job["seed"], status=status, error=error, search=None, params=job["params"], rows=rows,
+                        seed=job["seed"], status=result["status"], error=result["error"], search=None,
+                        params=job["params"], rows=result.get("rows") or [],
                         provenance={**(job.get("provenance") or {}), "backend": job.get("backend")})
-    store.write_run(job["key"], table, failed=status != "ok",
-                    metadata={"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()})
-    return {"key": job["key"], "status": status, "metrics": metrics, "error": error}
+    store.write_run(job["key"], table, failed=result["status"] != "ok", metadata=result.get("meta") or None)
 
 
-def _start_pool(jobs: int) -> cf.ProcessPoolExecutor:
-    ctx = multiprocessing.get_context("fork")
-    executor = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                                      initargs=(os.getpid(),))
-    # With fork, the first submit starts every worker now, before any lock or progress thread.
-    executor.submit(_noop).result()
-    return executor
-
-
-def _noop() -> None:
-    return None
-
-
-def _worker_init(parent_pid: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    try:
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: workers exit when their queue closes
-        pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-
+def execute_run(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one target call and store its records; runs in a local worker process (or in-process)."""
+    announce_start(job["key"])
+    result = compute_run(job)
+    write_result(ExperimentStore(job["root"], job.get("store", job["experiment"])), job, result)
+    # The records are on disk: only what the runner needs goes back to it.
+    return {**result, "rows": None, "stored": True}

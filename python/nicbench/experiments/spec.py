@@ -7,6 +7,7 @@
     repeat = 5                     # repetitions per point (default 5, as PAM'21)
     seed = 1                       # every run's seed derives from this
     metrics = ["mpps", "gbps"]     # keep only these (default: all the target reports)
+    timeout = "10min"              # per run: a run past it is stopped, stored as failed (default 600 s)
 
     [params]                       # fixed parameters (checked against the target's schema)
     flows = "10k"
@@ -36,6 +37,7 @@ a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -50,16 +52,20 @@ from nicbench.experiments.params import Param
 from nicbench.experiments.store import RESERVED_NAMES
 from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
-from nicbench.units import UnitError
+from nicbench.units import UnitError, parse_duration_ns
 
-__all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "FIGURE_KINDS", "DEFAULT_REPEAT"]
+__all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "parse_timeout_s", "FIGURE_KINDS", "DEFAULT_REPEAT",
+           "DEFAULT_TIMEOUT_S"]
 
 DEFAULT_REPEAT = 5
+# Per-run timeout [s]: far above any run of the shipped studies (the longest take seconds), so
+# only a hung run reaches it.
+DEFAULT_TIMEOUT_S = 600.0
 FIGURE_KINDS = ("line", "box", "timeseries", "cdf", "heatmap")
 STAT_NAMES = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TOP_KEYS = ("experiment", "params", "sweep", "zip", "override", "design", "figure")
-_EXPERIMENT_KEYS = ("name", "target", "description", "repeat", "seed", "metrics")
+_EXPERIMENT_KEYS = ("name", "target", "description", "repeat", "seed", "metrics", "timeout")
 _FIGURE_KEYS = ("kind", "x", "y", "z", "hue", "logx", "logy", "title", "stat", "where", "name")
 
 
@@ -94,6 +100,7 @@ class Spec:
     design: Design
     figures: list[FigureSpec]
     limit_points: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per run [s]
 
     @property
     def swept(self) -> list[str]:
@@ -204,6 +211,10 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     metrics = exp.get("metrics")
     if metrics is not None and (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)):
         raise SpecError.at(file, "experiment.metrics", "expected a list of metric names")
+    try:
+        timeout_s = parse_timeout_s(exp.get("timeout", DEFAULT_TIMEOUT_S))
+    except UnitError as exc:
+        raise SpecError.at(file, "experiment.timeout", str(exc)) from None
 
     def param(key: str, name: str) -> Param:
         p = target.param(name)
@@ -274,7 +285,8 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
 
     spec = Spec(file=file, text=text, name=name, target=target, description=str(exp.get("description", "")),
                 repeat=reps, seed=seed, metrics=metrics, fixed=fixed, axes=axes, overrides=overrides,
-                design=design, figures=[], limit_points=limit_points)
+                design=design, figures=[], limit_points=limit_points,
+                timeout_s=timeout_s)
     design.check(spec)
     known_metrics = spec.metric_names()
     for m in metrics or []:
@@ -283,6 +295,25 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
                                f"target {target.name} reports no metric {m!r} (it reports: {', '.join(target.metrics)})")
     spec.figures = [_figure(t, i, file, spec, known_metrics) for i, t in enumerate(_list_of_tables(doc, "figure", file))]
     return spec
+
+
+def parse_timeout_s(value: Any) -> float:
+    """A per-run timeout [s]: a number of seconds (600) or a duration ("10min", "30s")."""
+    if isinstance(value, bool):
+        raise UnitError(f"expected a timeout such as 600 (seconds) or 10min, found {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = parse_duration_ns(text) / 1e9
+    elif isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        raise UnitError(f"expected a timeout such as 600 (seconds) or 10min, found {value!r}")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UnitError(f"a timeout must be a finite number of seconds > 0, found {value!r}")
+    return seconds
 
 
 def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[str]) -> FigureSpec:

@@ -89,6 +89,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("simulate trace empty", ["simulate", "--trace", "{empty}", "--duration", "1ms"], "empty file"),
     ("vswitch cooked trace", ["vswitch", "--openflow", "{of_rules}", "--trace", "{sll2}"], "needs Ethernet frames"),
     # --- rule files: loops, reversed ranges, BOM + bad token, long tokens, conversion
+    # --- experiment runs: timeout and Dask scheduler (issue 19)
+    ("run timeout nan", ["run", "{noop_spec}", "--results", "{out}/r", "--timeout", "nan"], "--timeout"),
+    ("run timeout zero", ["run", "{noop_spec}", "--results", "{out}/r", "--timeout", "0s"], "--timeout"),
+    ("spec timeout word", ["run", "{spec_bad_timeout}", "--results", "{out}/r"], "experiment.timeout"),
+    ("run scheduler bad", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "somewhere"],
+     "expected a scheduler address such as tcp://HOST:8786"),
+    ("run scheduler local 0", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "local:0"], "local:N"),
     ("check self jump", ["rules", "check", "{selfjump}"], ":1:1: a rule in group 1 jumps to its own group"),
     ("check jump cycle", ["rules", "check", "{cycle}"], "closes a cycle of jumps"),
     ("check tc goto loop", ["rules", "check", "{tcloop}"], "closes a cycle of jumps"),
@@ -144,6 +151,9 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         # Linux cooked v2 (IPv4 protocol) around a minimal IPv4 header: decoded, but not Ethernet.
         "sll2": _write_pcap(d / "cooked.pcap", 276, [struct.pack(">HH16x", 0x0800, 0) + b"\x45" + bytes(19)]),
         "of_rules": text("drop.of", "table=0,priority=1,actions=drop\n"),
+        "noop_spec": text("noop.toml", '[experiment]\nname = "noop"\ntarget = "synthetic.noop"\nrepeat = 1\n'),
+        "spec_bad_timeout": text("slow.toml", '[experiment]\nname = "slow"\ntarget = "synthetic.noop"\n'
+                                              'timeout = "whenever"\n'),
         "selfjump": text("selfjump.flow", "flow create 0 group 1 ingress pattern eth / end actions jump group 1 / end\n"),
         "cycle": text("cycle.flow", "flow create 0 group 0 ingress pattern eth / end actions jump group 1 / end\n"
                                     "flow create 0 group 1 ingress pattern eth / end actions jump group 2 / end\n"
