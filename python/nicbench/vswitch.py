@@ -26,7 +26,7 @@ from nicbench import _native
 from nicbench.errors import NicbenchError
 
 __all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
-           "OFPP_LOCAL"]
+           "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
 TC_POLICIES = ("none", "skip_sw", "skip_hw")
@@ -96,8 +96,97 @@ def default_ports(rules: list[dict[str, Any]], in_port: str, bridge: str = "br0"
     return [{"name": bridge, "ofport": OFPP_LOCAL, "dp_port": 100}, *ports]
 
 
+# `--port NAME=vxlan,...` keys: the tunnel's own options, then the underlay bridge it sends through.
+VXLAN_PORT_KEYS = ("remote_ip", "local_ip", "underlay", "key", "dst_port", "remote_mac", "local_mac")
+_ZERO_MAC = "00:00:00:00:00:00"
+
+
+def _ipv4(text: str, what: str) -> str:
+    import ipaddress
+
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise NicbenchError(f"{what}: {text!r} is not an IPv4 address (such as 172.31.1.2)") from None
+
+
+def _mac(text: str, what: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", text):
+        raise NicbenchError(f"{what}: {text!r} is not a MAC address (six hex bytes with ':', such as aa:55:aa:55:00:01)")
+    return text.lower()
+
+
+def parse_port_spec(text: str) -> dict[str, Any]:
+    """`NAME=vxlan,remote_ip=R,local_ip=L,underlay=PHY[,key=flow|N][,dst_port=4789][,remote_mac=M][,local_mac=M]`
+    → {"name", "remote_ip", "local_ip", "underlay", "key" (None: flow), "dst_port", "remote_mac", "local_mac"}."""
+    where = f"--port {text!r}"
+    head, _, rest = text.partition(",")
+    name, eq, kind = head.partition("=")
+    if not eq or not name:
+        raise NicbenchError(f"{where}: expected NAME=vxlan,remote_ip=...,local_ip=...,underlay=PORT")
+    if kind != "vxlan":
+        raise NicbenchError(f"{where}: port type {kind!r} is not modelled (allowed: vxlan)")
+    opts: dict[str, str] = {}
+    for item in filter(None, rest.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or k not in VXLAN_PORT_KEYS:
+            raise NicbenchError(f"{where}: {item!r} is not KEY=VALUE with KEY one of {', '.join(VXLAN_PORT_KEYS)}")
+        opts[k] = v
+    missing = [k for k in ("remote_ip", "local_ip", "underlay") if k not in opts]
+    if missing:
+        raise NicbenchError(f"{where}: {', '.join(missing)} missing (a vxlan port needs remote_ip, local_ip and underlay)")
+    key_text = opts.get("key", "flow")
+    key: int | None = None
+    if key_text != "flow":
+        try:
+            key = int(key_text, 0)
+        except ValueError:
+            key = -1
+        if not 0 <= key < 1 << 24:
+            raise NicbenchError(f"{where}: key {key_text!r} is not 'flow' or a VNI from 0 to 16777215")
+    try:
+        dst_port = int(opts.get("dst_port", "4789"), 0)
+    except ValueError:
+        dst_port = -1
+    if not 1 <= dst_port <= 65535:
+        raise NicbenchError(f"{where}: dst_port {opts.get('dst_port')!r} is not a UDP port from 1 to 65535")
+    return {"name": name, "remote_ip": _ipv4(opts["remote_ip"], f"{where}: remote_ip"),
+            "local_ip": _ipv4(opts["local_ip"], f"{where}: local_ip"), "underlay": opts["underlay"], "key": key,
+            "dst_port": dst_port, "remote_mac": _mac(opts.get("remote_mac", _ZERO_MAC), f"{where}: remote_mac"),
+            "local_mac": _mac(opts.get("local_mac", _ZERO_MAC), f"{where}: local_mac")}
+
+
+def tunnel_setup(specs: list[dict[str, Any]], ports: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The bridge's ports with the VXLAN ports' options (each one's datapath port is its UDP port, as in
+    OVS's userspace datapath; added if the rules do not name it) and the underlay the specs share: its
+    physical port numbered after the bridge's ports, its LOCAL port datapath 101."""
+    first = specs[0]
+    for s in specs[1:]:
+        for k in ("local_ip", "underlay", "local_mac"):
+            if s[k] != first[k]:
+                raise NicbenchError(f"--port {s['name']}: {k} {s[k]!r} differs from {first['name']}'s {first[k]!r} "
+                                    "(one underlay bridge is modelled)")
+    by_name = {p["name"]: dict(p) for p in ports if p["name"] != first["underlay"]}
+    for s in specs:
+        p = by_name.setdefault(s["name"], {"name": s["name"], "ofport": 0, "dp_port": 0})
+        if not p["ofport"]:
+            p["ofport"] = max((q["ofport"] for q in by_name.values() if q["ofport"] < OFPP_LOCAL), default=0) + 1
+        p["dp_port"] = s["dst_port"]
+        tunnel: dict[str, Any] = {"remote_ip": s["remote_ip"], "dst_port": s["dst_port"], "remote_mac": s["remote_mac"]}
+        if s["key"] is not None:
+            tunnel["key"] = s["key"]
+        p["tunnel"] = tunnel
+    used = {p["dp_port"] for p in by_name.values()}
+    phy_dp = next(n for n in range(1, 1 << 16) if n not in used and n != 101)
+    underlay = {"port": first["underlay"], "dp_port": phy_dp, "bridge_dp_port": 101, "ip": first["local_ip"],
+                "mac": first["local_mac"]}
+    return list(by_name.values()), underlay
+
+
 def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,
-              nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
+              underlay: dict[str, Any] | None = None, nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
               lookup: dict[str, Any] | None = None, cache: dict[str, Any] | None = None,
               costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Runs the packets of PCAP (file order, all received on IN_PORT) through the rules; returns
@@ -105,8 +194,10 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
 
     `hw_offload` defaults to on when a `nic` is given. `lookup` switches OVS's classifier
     refinements (`staged_lookup`, `prefix_tries`, `ports_trie`, `prefix_fields`); `cache` the
-    revalidator settings (`max_idle_ms`, `flow_limit`, ...)."""
-    request = build_request(rules, pcap, in_port=in_port, ports=ports, nic=nic, tc_policy=tc_policy,
+    revalidator settings (`max_idle_ms`, `flow_limit`, ...). With VXLAN ports (`ports` entries with
+    `tunnel` options) `underlay` is the bridge they send through (`tunnel_setup` builds both); packets
+    arriving on the underlay's port are decapsulated when they are VXLAN to its IP."""
+    request = build_request(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic, tc_policy=tc_policy,
                             hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
     return json.loads(_native.vswitch_simulate(json.dumps(request)))
 
@@ -124,8 +215,8 @@ def _wide_ints_as_strings(value: Any) -> Any:
 
 
 def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
-                  ports: list[dict[str, Any]] | None = None, nic: str | None = None, tc_policy: str = "none",
-                  hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
+                  ports: list[dict[str, Any]] | None = None, underlay: dict[str, Any] | None = None,
+                  nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
                   cache: dict[str, Any] | None = None,
                   costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The request `megaflows` sends (the `vswitch.request` contract), with nicbench's defaults."""
@@ -138,6 +229,7 @@ def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str
         "ports": ports if ports is not None else default_ports(rules, in_port),
         "pcap": str(pcap),
         "in_port": in_port,
+        "underlay": underlay,
         "lookup": lookup or {},
         "cache": cache or {},
         "hw_offload": bool(nic) if hw_offload is None else hw_offload,

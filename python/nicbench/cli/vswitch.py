@@ -97,15 +97,26 @@ def _print_pvp(out: dict, nic: str) -> None:
 @click.option("--no-staged-lookup", is_flag=True, help="Un-wildcard without OVS's staged lookup.")
 @click.option("--no-prefix-tries", is_flag=True, help="Un-wildcard without OVS's nw_src/nw_dst prefix tries.")
 @click.option("--no-ports-trie", is_flag=True, help="Un-wildcard without OVS's ports trie.")
+@click.option("--port", "port_specs", multiple=True, metavar="NAME=vxlan,OPTS",
+              help="A VXLAN port, as OVS's userspace tunnelling sets it up: NAME=vxlan,remote_ip=IP,local_ip=IP,"
+                   "underlay=PORT[,key=flow|VNI][,dst_port=4789][,remote_mac=MAC][,local_mac=MAC]. local_ip is the "
+                   "underlay bridge's IP and underlay its physical port (an --in-port of that name receives VXLAN "
+                   "packets and decapsulates them); the MACs (default 00:00:00:00:00:00) only show in tnl_push. "
+                   "Output to NAME encapsulates. Repeatable (one underlay).")
 @json_option
 def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy: str, no_staged_lookup: bool,
-              no_prefix_tries: bool, no_ports_trie: bool, as_json: bool) -> None:
+              no_prefix_tries: bool, no_ports_trie: bool, port_specs: tuple[str, ...], as_json: bool) -> None:
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
     from nicbench import vswitch as model
 
     rules = model.load_openflow(openflow)
     lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries, "ports_trie": not no_ports_trie}
-    result = model.megaflows(rules, pcap, in_port=in_port, nic=nic, tc_policy=tc_policy, lookup=lookup)
+    ports, underlay = None, None
+    if port_specs:
+        specs = [model.parse_port_spec(t) for t in port_specs]
+        ports, underlay = model.tunnel_setup(specs, model.default_ports(rules, in_port))
+    result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
+                             tc_policy=tc_policy, lookup=lookup)
     if as_json:
         emit_json(result)
         return
