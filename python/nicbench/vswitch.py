@@ -158,31 +158,34 @@ def parse_port_spec(text: str) -> dict[str, Any]:
             "local_mac": _mac(opts.get("local_mac", _ZERO_MAC), f"{where}: local_mac")}
 
 
-def tunnel_setup(specs: list[dict[str, Any]], ports: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The bridge's ports with the VXLAN ports' options (each one's datapath port is its UDP port, as in
-    OVS's userspace datapath; added if the rules do not name it) and the underlay the specs share: its
-    physical port numbered after the bridge's ports, its LOCAL port datapath 101."""
+def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]], bridge: str = "br0") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The bridge's ports (as `default_ports` numbers them: the names the rules use and the VXLAN ports,
+    in name order, OpenFlow and datapath 1, 2, ...; LOCAL datapath 100), each VXLAN port with its options
+    and its UDP port as datapath number (as OVS's userspace datapath numbers tunnel ports), and the
+    underlay the specs share: its physical port on the first free datapath number, its LOCAL port 101."""
     first = specs[0]
     for s in specs[1:]:
         for k in ("local_ip", "underlay", "local_mac"):
             if s[k] != first[k]:
                 raise NicbenchError(f"--port {s['name']}: {k} {s[k]!r} differs from {first['name']}'s {first[k]!r} "
                                     "(one underlay bridge is modelled)")
-    by_name = {p["name"]: dict(p) for p in ports if p["name"] != first["underlay"]}
-    for s in specs:
-        p = by_name.setdefault(s["name"], {"name": s["name"], "ofport": 0, "dp_port": 0})
-        if not p["ofport"]:
-            p["ofport"] = max((q["ofport"] for q in by_name.values() if q["ofport"] < OFPP_LOCAL), default=0) + 1
-        p["dp_port"] = s["dst_port"]
-        tunnel: dict[str, Any] = {"remote_ip": s["remote_ip"], "dst_port": s["dst_port"], "remote_mac": s["remote_mac"]}
-        if s["key"] is not None:
-            tunnel["key"] = s["key"]
-        p["tunnel"] = tunnel
-    used = {p["dp_port"] for p in by_name.values()}
+    names = sorted((_port_names(rules) | {s["name"] for s in specs}) - {bridge, first["underlay"]})
+    by_spec = {s["name"]: s for s in specs}
+    ports: list[dict[str, Any]] = [{"name": bridge, "ofport": OFPP_LOCAL, "dp_port": 100}]
+    for i, name in enumerate(names):
+        port: dict[str, Any] = {"name": name, "ofport": i + 1, "dp_port": i + 1}
+        if name in by_spec:
+            s = by_spec[name]
+            port["dp_port"] = s["dst_port"]
+            port["tunnel"] = {"remote_ip": s["remote_ip"], "dst_port": s["dst_port"], "remote_mac": s["remote_mac"]}
+            if s["key"] is not None:
+                port["tunnel"]["key"] = s["key"]
+        ports.append(port)
+    used = {p["dp_port"] for p in ports}
     phy_dp = next(n for n in range(1, 1 << 16) if n not in used and n != 101)
     underlay = {"port": first["underlay"], "dp_port": phy_dp, "bridge_dp_port": 101, "ip": first["local_ip"],
                 "mac": first["local_mac"]}
-    return list(by_name.values()), underlay
+    return ports, underlay
 
 
 def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,

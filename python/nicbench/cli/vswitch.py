@@ -114,7 +114,7 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
     ports, underlay = None, None
     if port_specs:
         specs = [model.parse_port_spec(t) for t in port_specs]
-        ports, underlay = model.tunnel_setup(specs, model.default_ports(rules, in_port))
+        ports, underlay = model.tunnel_setup(specs, rules)
     result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
                              tc_policy=tc_policy, lookup=lookup)
     if as_json:
