@@ -42,6 +42,8 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
     \b
     nicbench vswitch --nic agilio-cx-25g --openflow rules.of --trace t.pcap
     nicbench vswitch megaflows --openflow rules.of --pcap t.pcap   # the megaflows themselves
+    nicbench vswitch megaflows --openflow vx.of --pcap vxlan.pcap --in-port p0 \\
+        --port vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0   # VXLAN decap/encap
     """
     if ctx.invoked_subcommand is not None:
         return
