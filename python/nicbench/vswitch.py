@@ -245,37 +245,80 @@ def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str
 
 def mask_load(result: dict[str, Any], ingress: str) -> list[dict[str, Any]]:
     """The installed megaflows of one run, counted per mask (the set of (field, mask) pairs: one tc
-    flower priority on the ingress port), as the PVP model's `MaskLoad`s for `ingress`."""
+    flower priority on the ingress port), as the PVP model's `MaskLoad`s for `ingress`. A tunnel-key
+    megaflow is a decap, one ending in `tnl_push` an encap; a `tnl_pop` megaflow is left out: it is the
+    userspace datapath's decap step, which under OVS-TC the kernel's VXLAN port does (no tc rule of its
+    own; the tunnel-key megaflow's rule takes the decap to the NIC)."""
     masks: dict[tuple, dict[str, Any]] = {}
     for mf in result["megaflows"]:
         if not mf["installed"]:
             continue
+        texts = [a.get("text", "") for a in mf["flow"]["actions"] if a.get("action") == "tunnel"]
+        if any(t.startswith("tnl_pop(") for t in texts):
+            continue
+        decap = any(k["field"] == "tun_id" for k in mf["flow"]["keys"])
+        encap = any(t.startswith("tnl_push(") for t in texts)
         signature = tuple(sorted((k["field"], str(k["mask"])) for k in mf["flow"]["keys"]))
-        entry = masks.setdefault(signature, {"ingress": ingress, "megaflows": 0, "offloaded": 0,
-                                             "decap": False, "encap": False})
+        entry = masks.setdefault((signature, decap, encap), {"ingress": ingress, "megaflows": 0, "offloaded": 0,
+                                                             "decap": decap, "encap": encap})
         entry["megaflows"] += 1
         entry["offloaded"] += bool(mf["flow"]["placement"].get("offloaded"))
     return list(masks.values())
 
 
+def _inner_frames(trace: str | Path, out: Path) -> None:
+    """Writes the trace's frames with every VXLAN frame decapsulated (what the VM receives), same
+    timestamps, as a nanosecond pcap."""
+    import struct
+
+    from nicbench.packets import parse_frame
+    from nicbench.traces import read_packets
+
+    with open(out, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        for ts, frame in read_packets(str(trace)):
+            parsed = parse_frame(frame)
+            if "Vxlan" in (parsed.get("tunnel") or {}):
+                frame = frame[parsed["outer"]["payload_offset"] + 8:]
+            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(frame), len(frame)) + frame)
+
+
 def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: str, uplink: str, vm_port: str,
                          tc_policy: str = "none", offered_gbps: float | None = None,
-                         flow_order: str = "round-robin") -> dict[str, Any]:
+                         flow_order: str = "round-robin", tunnels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Red Hat PVP with the user's rules and packets: the trace arrives on `uplink`, and the VM (a
     forwarding loop that returns each packet unchanged, as testpmd in the seed's guest) sends it back
     in on `vm_port`. Both passes run through the virtual OVS datapath with the NIC's offload
     decision; the megaflows they install, counted per mask and ingress, are the PVP model's load,
     with the trace's flows and mean frame size; `flow_order` (see `nicbench.pvp.FLOW_ORDERS`) is how the
-    flows' packets take turns at the NIC. Returns {"datapath": {...}, "pvp": {...}}."""
+    flows' packets take turns at the NIC. With `tunnels` (parsed `--port NAME=vxlan,...` specs whose
+    underlay is `uplink`) the trace is VXLAN: the uplink pass decapsulates, the VM gets and returns the
+    inner frames, the rules encapsulate them; the PVP model runs with `vxlan` and the inner frame size
+    (the seed's Fig. 9 sizes are inner frames). Returns {"datapath": {...}, "pvp": {...}}."""
+    import tempfile
+
     from nicbench import pvp
     from nicbench.traces import pcap_info
 
     info = pcap_info(str(pcap))
     if not info["packets"]:
         raise NicbenchError(f"{pcap}: the trace has no packets")
-    passes = {}
-    for ingress, port in (("uplink", uplink), ("vf", vm_port)):
-        passes[ingress] = megaflows(rules, pcap, in_port=port, nic=nic, tc_policy=tc_policy)
+    ports, underlay = None, None
+    if tunnels:
+        ports, underlay = tunnel_setup(tunnels, rules)
+        if underlay["port"] != uplink:
+            raise NicbenchError(f"--port {tunnels[0]['name']}: underlay={underlay['port']!r} must be the uplink "
+                                f"{uplink!r} (the VXLAN trace arrives on it)")
+    with tempfile.TemporaryDirectory(prefix="nicbench-pvp-") as tmp:
+        vm_pcap: str | Path = pcap
+        if tunnels:
+            vm_pcap = Path(tmp) / "inner.pcap"
+            _inner_frames(pcap, vm_pcap)
+        passes = {}
+        for ingress, port, trace in (("uplink", uplink, pcap), ("vf", vm_port, vm_pcap)):
+            passes[ingress] = megaflows(rules, trace, in_port=port, ports=ports, underlay=underlay, nic=nic,
+                                        tc_policy=tc_policy)
+        vm_info = pcap_info(str(vm_pcap))
     load = {"masks": [m for ingress, r in passes.items() for m in mask_load(r, ingress)]}
     for ingress, port in (("uplink", uplink), ("vf", vm_port)):
         forwarding = [mf for mf in passes[ingress]["megaflows"]
@@ -283,7 +326,8 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
         if not forwarding:
             raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
                                 "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")
-    frame_bytes = max(64, round(info["bytes"] / info["packets"]) + 4)  # captured frames lack the 4 B FCS
-    prediction = pvp.predict(nic, max(1, int(info["flows"])), frame_bytes, megaflows=load, offered_gbps=offered_gbps,
-                             flow_order=flow_order)
-    return {"datapath": passes, "load": load, "frame_bytes": frame_bytes, "flows": int(info["flows"]), "pvp": prediction}
+    frame_bytes = max(64, round(vm_info["bytes"] / vm_info["packets"]) + 4)  # captured frames lack the 4 B FCS
+    flows = max(1, int(vm_info["flows"]))
+    prediction = pvp.predict(nic, flows, frame_bytes, vxlan=bool(tunnels), megaflows=load,
+                             offered_gbps=offered_gbps, flow_order=flow_order)
+    return {"datapath": passes, "load": load, "frame_bytes": frame_bytes, "flows": flows, "pvp": prediction}

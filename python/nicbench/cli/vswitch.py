@@ -28,10 +28,13 @@ __all__ = ["vswitch", "COMMANDS"]
 @click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
               help="Order of the flows' packets at the NIC: round-robin (the trace replayed in a loop, one packet "
                    "per flow per turn, as a generator incrementing addresses) or random (independent references).")
+@click.option("--port", "port_specs", multiple=True, metavar="NAME=vxlan,OPTS",
+              help="A VXLAN port (see `nicbench vswitch megaflows --help`) with underlay=the uplink: the trace is "
+                   "VXLAN, decapsulated on the way in, the VM's packets encapsulated on the way out.")
 @json_option
 @click.pass_context
 def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | None, uplink: str, vm_port: str,
-            tc_policy: str, offered_text: str | None, flow_order: str, as_json: bool) -> None:
+            tc_policy: str, offered_text: str | None, flow_order: str, port_specs: tuple[str, ...], as_json: bool) -> None:
     """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
 
     Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
@@ -61,8 +64,9 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
             fail(f"--offered: {exc}")
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
+    tunnels = [model.parse_port_spec(t) for t in port_specs] or None
     out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
-                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order)
+                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
     if as_json:
         emit_json(out)
         return
