@@ -87,6 +87,7 @@ impl Bridge {
     /// Builds the tables. Rules name ports by number or by a name of `ports`.
     pub fn new(rules: &[OfRule], ports: &[PortInfo], config: &LookupConfig) -> Result<Bridge, ModelError> {
         let mut by_table: BTreeMap<u8, Vec<ClsRule>> = BTreeMap::new();
+        let mut seen: HashMap<(u8, u16, Fields, Fields), usize> = HashMap::new();
         let mut bridge = Bridge {
             tables: BTreeMap::new(),
             ports: ports.to_vec(),
@@ -114,19 +115,20 @@ impl Bridge {
             }
             // A rule with the match and priority of an earlier one replaces it, as `ovs-ofctl
             // add-flow(s)` modifies the existing flow.
+            // Found by a hash index: a linear search made loading the study's 128K-rule sets quadratic.
             let table = by_table.entry(r.table).or_default();
             let value = value.and(&mask);
-            match table
-                .iter_mut()
-                .find(|c| c.priority == r.priority && c.mask == mask && c.value == value)
-            {
-                Some(existing) => existing.id = i,
-                None => table.push(ClsRule {
-                    priority: r.priority,
-                    value,
-                    mask,
-                    id: i,
-                }),
+            match seen.entry((r.table, r.priority, mask, value)) {
+                std::collections::hash_map::Entry::Occupied(at) => table[*at.get()].id = i,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(table.len());
+                    table.push(ClsRule {
+                        priority: r.priority,
+                        value,
+                        mask,
+                        id: i,
+                    });
+                }
             }
             bridge.actions.push(r.actions.clone());
         }
