@@ -121,7 +121,7 @@ def run_row(row: Row, nic: str, workdir: Path) -> dict[str, Any]:
     result = vswitch.megaflows(rules, pcap, in_port=row.in_port, ports=ports, underlay=underlay, nic=nic)
     # A decapsulated packet installs two megaflows (the underlay's tnl_pop, then the tunnel-key one,
     # which carries the attribute); the row is offloaded when all of them are.
-    expected = 2 if row.port and row.in_port != "vm" and underlay and row.in_port == underlay["port"] else 1
+    expected = 2 if underlay and row.in_port == underlay["port"] else 1
     if len(result["megaflows"]) != expected:
         raise ValueError(f"{row.row}: expected {expected} megaflow(s), got {len(result['megaflows'])}")
     mf = result["megaflows"][-1]

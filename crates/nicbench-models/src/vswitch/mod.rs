@@ -13,6 +13,9 @@
 //!           cache.rs:   install (flow limit), revalidators (max-idle, dynamic flow limit)
 //! ```
 //!
+//! VXLAN ports (`tunnel.rs`): packets on the underlay's physical port pass the underlay bridge
+//! first; a `tnl_pop` sends the inner packet through the cache again from the tunnel port.
+//!
 //! One request JSON in, one result JSON out ([`simulate_json`]). Packets are taken in file
 //! order; simulated time is the pcap's timestamps relative to its first packet.
 //!
