@@ -110,6 +110,8 @@ class OvsTunnels(Ovs):
     bridge = "br-int"
     LOCAL_IP, REMOTE_IP = "172.31.1.1", "172.31.1.2"
     LOCAL_MAC, REMOTE_MAC = "aa:55:aa:55:00:00", "aa:55:aa:55:00:02"
+    # A second VXLAN port with a fixed key (options:key=123) to another endpoint.
+    KEYED_IP, KEYED_MAC, KEYED_VNI = "172.31.1.3", "aa:55:aa:55:00:03", 123
 
     def __init__(self) -> None:
         super().__init__("--enable-dummy --disable-system --disable-system-route")
@@ -122,10 +124,13 @@ class OvsTunnels(Ovs):
                   "datapath_type=dummy",
                   "--", "add-port", "br-int", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",
                   "--", "add-port", "br-int", "vx", "--", "set", "interface", "vx", "type=vxlan",
-                  f"options:remote_ip={self.REMOTE_IP}", "options:key=flow", "ofport_request=2")
+                  f"options:remote_ip={self.REMOTE_IP}", "options:key=flow", "ofport_request=2",
+                  "--", "add-port", "br-int", "vk", "--", "set", "interface", "vk", "type=vxlan",
+                  f"options:remote_ip={self.KEYED_IP}", f"options:key={self.KEYED_VNI}", "ofport_request=3")
         self.appctl("netdev-dummy/ip4addr", "br-phy", f"{self.LOCAL_IP}/24")
         self.appctl("ovs/route/add", f"{self.LOCAL_IP}/24", "br-phy")
         self.appctl("tnl/arp/set", "br-phy", self.REMOTE_IP, self.REMOTE_MAC)
+        self.appctl("tnl/arp/set", "br-phy", self.KEYED_IP, self.KEYED_MAC)
 
     def underlay(self) -> dict:
         """nicbench's `underlay` for this setup (numbers from `dpif/show`)."""
@@ -139,4 +144,7 @@ class OvsTunnels(Ovs):
         for p in out:
             if p["name"] == "vx":
                 p["tunnel"] = {"remote_ip": self.REMOTE_IP, "dst_port": 4789, "remote_mac": self.REMOTE_MAC}
+            if p["name"] == "vk":
+                p["tunnel"] = {"remote_ip": self.KEYED_IP, "key": self.KEYED_VNI, "dst_port": 4789,
+                               "remote_mac": self.KEYED_MAC}
         return out

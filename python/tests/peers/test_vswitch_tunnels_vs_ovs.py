@@ -36,7 +36,7 @@ def inner(src: str, dst: str, dport: int = 80) -> bytes:
 
 
 def vxlan(vni: int, frame: bytes, *, tos: int = 0, csum: bool = True, dst: str = OvsTunnels.LOCAL_IP,
-          udp_dst: int = 4789) -> bytes:
+          udp_dst: int = 4789, src: str = OvsTunnels.REMOTE_IP, src_mac: str = OvsTunnels.REMOTE_MAC) -> bytes:
     """An outer frame from the remote endpoint (its MAC and IP) to the underlay bridge. The VXLAN
     header is written by hand: scapy's VXLAN layer sets the GPE next-protocol bits, which OVS's
     VXLAN port refuses."""
@@ -44,8 +44,8 @@ def vxlan(vni: int, frame: bytes, *, tos: int = 0, csum: bool = True, dst: str =
     if not csum:
         udp.chksum = 0
     header = b"\x08\x00\x00\x00" + vni.to_bytes(3, "big") + b"\x00"
-    return bytes(Ether(src=OvsTunnels.REMOTE_MAC, dst=OvsTunnels.LOCAL_MAC)
-                 / IP(src=OvsTunnels.REMOTE_IP, dst=dst, tos=tos, flags="DF") / udp / (header + frame))
+    return bytes(Ether(src=src_mac, dst=OvsTunnels.LOCAL_MAC)
+                 / IP(src=src, dst=dst, tos=tos, flags="DF") / udp / (header + frame))
 
 
 def fig9_rules(flows: int) -> str:
@@ -82,6 +82,17 @@ CASES: dict[str, tuple[str, str, list[bytes]]] = {
         "priority=5,in_port=p1,ip,actions=set_tunnel:8,output:vx\n", "p1",
         [inner("20.0.0.1", "10.0.0.1"), bytes(Ether() / IP(src="20.0.0.2", dst="10.0.0.1", tos=0x03) / UDP()),
          bytes(Ether() / IP(src="20.0.0.3", dst="10.0.0.1", tos=0x01) / UDP()), inner("20.0.0.5", "10.0.0.1")]),
+    "fixed_key_port": (
+        "priority=10,in_port=vk,ip,actions=output:p1\n"
+        "priority=10,in_port=p1,ip,actions=output:vk\n", "p0",
+        [vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.1", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC),
+         vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.2", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC),
+         # A VNI no port accepts (vk's key is fixed): popped, then dropped without a megaflow.
+         vxlan(7, inner("10.0.0.1", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC)]),
+    "fixed_key_encap": (
+        "priority=10,in_port=p1,ip,actions=set_tunnel:5,output:vk\n", "p1",
+        [inner("20.0.0.1", "10.0.0.1"), inner("20.0.0.2", "10.0.0.1"),
+         bytes(Ether() / IP(src="20.0.0.3", dst="10.0.0.1", tos=0x01) / UDP())]),  # ECN 1: its own megaflow
 }
 
 # Known differences between nicbench and OVS 3.1 on these cases: case → (count, why). Empty: none.
