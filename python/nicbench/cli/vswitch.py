@@ -28,10 +28,13 @@ __all__ = ["vswitch", "COMMANDS"]
 @click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
               help="Order of the flows' packets at the NIC: round-robin (the trace replayed in a loop, one packet "
                    "per flow per turn, as a generator incrementing addresses) or random (independent references).")
+@click.option("--port", "port_specs", multiple=True, metavar="NAME=vxlan,OPTS",
+              help="A VXLAN port (see `nicbench vswitch megaflows --help`) with underlay=the uplink: the trace is "
+                   "VXLAN, decapsulated on the way in, the VM's packets encapsulated on the way out.")
 @json_option
 @click.pass_context
 def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | None, uplink: str, vm_port: str,
-            tc_policy: str, offered_text: str | None, flow_order: str, as_json: bool) -> None:
+            tc_policy: str, offered_text: str | None, flow_order: str, port_specs: tuple[str, ...], as_json: bool) -> None:
     """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
 
     Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
@@ -42,6 +45,8 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
     \b
     nicbench vswitch --nic agilio-cx-25g --openflow rules.of --trace t.pcap
     nicbench vswitch megaflows --openflow rules.of --pcap t.pcap   # the megaflows themselves
+    nicbench vswitch megaflows --openflow vx.of --pcap vxlan.pcap --in-port p0 \\
+        --port vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0   # VXLAN decap/encap
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -59,8 +64,9 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
             fail(f"--offered: {exc}")
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
+    tunnels = [model.parse_port_spec(t) for t in port_specs] or None
     out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
-                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order)
+                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
     if as_json:
         emit_json(out)
         return
@@ -97,15 +103,26 @@ def _print_pvp(out: dict, nic: str) -> None:
 @click.option("--no-staged-lookup", is_flag=True, help="Un-wildcard without OVS's staged lookup.")
 @click.option("--no-prefix-tries", is_flag=True, help="Un-wildcard without OVS's nw_src/nw_dst prefix tries.")
 @click.option("--no-ports-trie", is_flag=True, help="Un-wildcard without OVS's ports trie.")
+@click.option("--port", "port_specs", multiple=True, metavar="NAME=vxlan,OPTS",
+              help="A VXLAN port, as OVS's userspace tunnelling sets it up: NAME=vxlan,remote_ip=IP,local_ip=IP,"
+                   "underlay=PORT[,key=flow|VNI][,dst_port=4789][,remote_mac=MAC][,local_mac=MAC]. local_ip is the "
+                   "underlay bridge's IP and underlay its physical port (an --in-port of that name receives VXLAN "
+                   "packets and decapsulates them); the MACs (default 00:00:00:00:00:00) only show in tnl_push. "
+                   "Output to NAME encapsulates. Repeatable (one underlay).")
 @json_option
 def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy: str, no_staged_lookup: bool,
-              no_prefix_tries: bool, no_ports_trie: bool, as_json: bool) -> None:
+              no_prefix_tries: bool, no_ports_trie: bool, port_specs: tuple[str, ...], as_json: bool) -> None:
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
     from nicbench import vswitch as model
 
     rules = model.load_openflow(openflow)
     lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries, "ports_trie": not no_ports_trie}
-    result = model.megaflows(rules, pcap, in_port=in_port, nic=nic, tc_policy=tc_policy, lookup=lookup)
+    ports, underlay = None, None
+    if port_specs:
+        specs = [model.parse_port_spec(t) for t in port_specs]
+        ports, underlay = model.tunnel_setup(specs, rules)
+    result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
+                             tc_policy=tc_policy, lookup=lookup)
     if as_json:
         emit_json(result)
         return

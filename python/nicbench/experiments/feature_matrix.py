@@ -40,6 +40,10 @@ class Row:
     packet: str = ""
     connectx5: bool | None = None
     note: str = ""
+    # A VXLAN port for tunnel rows (`--port` syntax, `nicbench.vswitch.parse_port_spec`) and the port
+    # the packet arrives on (the underlay's for a decap).
+    port: str = ""
+    in_port: str = "p0"
     # Filled by run_matrix.
     result: dict[str, Any] = field(default_factory=dict)  # nic -> {"offloaded", "reason", "megaflow"}
 
@@ -110,11 +114,20 @@ def run_row(row: Row, nic: str, workdir: Path) -> dict[str, Any]:
     rules_file, pcap = workdir / f"{n}.of", workdir / f"{n}.pcap"
     rules_file.write_text(row.rule + "\n")
     scapy.wrpcap(str(pcap), [scapy.Ether(frame(row.packet))])
-    result = vswitch.megaflows(vswitch.load_openflow(rules_file), pcap, in_port="p0", nic=nic)
-    if len(result["megaflows"]) != 1:
-        raise ValueError(f"{row.row}: expected one megaflow, got {len(result['megaflows'])}")
-    mf = result["megaflows"][0]
-    return {"offloaded": bool(result["offloaded_flows"]), "reason": mf["reason"], "megaflow": mf["text"]}
+    rules = vswitch.load_openflow(rules_file)
+    ports, underlay = None, None
+    if row.port:
+        ports, underlay = vswitch.tunnel_setup([vswitch.parse_port_spec(row.port)], rules)
+    result = vswitch.megaflows(rules, pcap, in_port=row.in_port, ports=ports, underlay=underlay, nic=nic)
+    # A decapsulated packet installs two megaflows (the underlay's tnl_pop, then the tunnel-key one,
+    # which carries the attribute); the row is offloaded when all of them are.
+    expected = 2 if underlay and row.in_port == underlay["port"] else 1
+    if len(result["megaflows"]) != expected:
+        raise ValueError(f"{row.row}: expected {expected} megaflow(s), got {len(result['megaflows'])}")
+    mf = result["megaflows"][-1]
+    refused = [m["reason"] for m in result["megaflows"] if m["reason"]]
+    return {"offloaded": result["offloaded_flows"] == len(result["megaflows"]),
+            "reason": refused[0] if refused else None, "megaflow": mf["text"]}
 
 
 def run_matrix(path: str | Path, nics: tuple[str, ...] = (SEED_NIC, INFO_NIC)) -> MatrixOutcome:

@@ -13,6 +13,9 @@
 //!           cache.rs:   install (flow limit), revalidators (max-idle, dynamic flow limit)
 //! ```
 //!
+//! VXLAN ports (`tunnel.rs`): packets on the underlay's physical port pass the underlay bridge
+//! first; a `tnl_pop` sends the inner packet through the cache again from the tunnel port.
+//!
 //! One request JSON in, one result JSON out ([`simulate_json`]). Packets are taken in file
 //! order; simulated time is the pcap's timestamps relative to its first packet.
 //!
@@ -25,10 +28,12 @@ pub mod megaflow;
 pub mod offload;
 pub mod pipeline;
 pub mod trie;
+pub mod tunnel;
 
 use std::collections::{BTreeMap, HashSet};
 
-use nicbench_rules::openflow::{DpFlow, DpPlacement, OfField, OfRule, PortRef};
+use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, OfField, OfRule, PortRef};
+use key::Fields;
 use nicbench_sim::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +42,7 @@ pub use cache::CacheConfig;
 pub use megaflow::LookupConfig;
 pub use offload::{OffloadCaps, TcPolicy};
 pub use pipeline::PortInfo;
+pub use tunnel::{Underlay, VxlanOptions};
 
 /// A cost parameter: value, unit and where the value comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -71,8 +77,12 @@ pub struct Request {
     pub ports: Vec<PortInfo>,
     /// Packets, in file order.
     pub pcap: String,
-    /// The port (name) every packet of the pcap arrives on.
+    /// The port (name) every packet of the pcap arrives on: a port of `ports`, or the
+    /// underlay's physical port (VXLAN packets to the underlay IP are then decapsulated).
     pub in_port: String,
+    /// The underlay bridge behind the VXLAN ports (needed when a port has `tunnel` options).
+    #[serde(default)]
+    pub underlay: Option<Underlay>,
     #[serde(default)]
     pub lookup: LookupConfig,
     #[serde(default)]
@@ -228,13 +238,132 @@ pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
     serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
 }
 
+/// Per-run state of the datapath: the cache, its flows' counters, the offload bookkeeping.
+struct Datapath<'a> {
+    req: &'a Request,
+    caps: Option<OffloadCaps>,
+    cache: cache::MegaflowCache,
+    /// Per entry: packets, bytes, last used, first packet.
+    stats: Vec<(u64, u64, SimTime, u64)>,
+    masks_hw: HashSet<Vec<(OfField, u128)>>,
+    refusals: BTreeMap<String, u64>,
+    upcalls: u64,
+    limit_hits: u64,
+    hw_packets: u64,
+    sw_packets: u64,
+}
+
+/// Where a datapath pass's key comes from: the OpenFlow bridge, or the underlay bridge.
+enum Walker {
+    Bridge,
+    Underlay,
+}
+
+impl Datapath<'_> {
+    /// One pass of a packet through the datapath: the megaflow cache, or an upcall that walks
+    /// the pipeline and installs the megaflow. `k` has the OpenFlow in_port; the cache and the
+    /// megaflow use the datapath port `in_dp` (unique across bridges, as in OVS). Returns the
+    /// datapath actions the packet got.
+    #[allow(clippy::too_many_arguments)]
+    fn pass(&mut self, bridge: &mut pipeline::Bridge, walker: Walker, k: &Fields, in_dp: u32, len: u64, now: SimTime,
+            index: u64) -> Vec<DpAction> {
+        let mut ck = *k;
+        ck[OfField::InPort] = u128::from(in_dp);
+        if let Some(i) = self.cache.lookup(&ck) {
+            let e = &mut self.cache.entries[i];
+            e.last_used = now;
+            self.stats[i].0 += 1;
+            self.stats[i].1 += len;
+            self.stats[i].2 = now;
+            if e.offloaded {
+                self.hw_packets += 1;
+            } else {
+                self.sw_packets += 1;
+            }
+            return e.flow.actions.clone();
+        }
+        self.upcalls += 1;
+        self.sw_packets += 1; // the upcalled packet itself is executed in software
+        let (wc, actions) = match walker {
+            Walker::Bridge => {
+                let x = bridge.xlate(k);
+                (x.wc, x.actions)
+            }
+            Walker::Underlay => match bridge.underlay_mut() {
+                Some(u) => u.xlate(k),
+                None => (Fields::default(), vec![DpAction::Drop]),
+            },
+        };
+        let mask = megaflow::finish_wildcards(k, &wc);
+        let mut flow = megaflow::to_dp_flow(k, &mask, in_dp, actions.clone());
+        tunnel::print_tunnel_meta(&mut flow);
+        if !self.cache.may_install() {
+            self.limit_hits += 1;
+            return actions;
+        }
+        let req = self.req;
+        let decision = match &self.caps {
+            None if !req.hw_offload => offload::decide(false, req.tc_policy, None, || None),
+            _ => {
+                let ovs = offload::ovs_tc_refusal(k, &mask, &flow.actions);
+                let offloaded_now = self.cache.n_offloaded();
+                let (caps, masks_hw) = (&self.caps, &self.masks_hw);
+                offload::decide(req.hw_offload, req.tc_policy, ovs, || {
+                    caps.as_ref().and_then(|c| offload::nic_refusal(c, k, &flow, masks_hw, offloaded_now))
+                })
+            }
+        };
+        if decision.offloaded {
+            self.masks_hw.insert(offload::mask_signature(&flow));
+        }
+        if let Some(r) = &decision.reason {
+            *self.refusals.entry(r.clone()).or_default() += 1;
+        }
+        if req.hw_offload {
+            flow.placement = DpPlacement {
+                offloaded: Some(decision.offloaded),
+                dp: Some(decision.dp.to_string()),
+            };
+        }
+        let value = ck.and(&mask);
+        self.cache.install(cache::Entry {
+            mask,
+            value,
+            flow,
+            created: now,
+            last_used: now,
+            offloaded: decision.offloaded,
+            dp: decision.dp,
+            reason: decision.reason,
+            alive: true,
+        });
+        self.stats.push((0, 0, now, index)); // as OVS: the upcalled packet is not counted on the flow
+        actions
+    }
+}
+
+/// The UDP port of a `tnl_pop(PORT)` action, if the actions decapsulate.
+fn tnl_pop_port(actions: &[DpAction]) -> Option<u16> {
+    actions.iter().find_map(|a| match a {
+        DpAction::Tunnel { text } => text.strip_prefix("tnl_pop(")?.strip_suffix(')')?.parse().ok(),
+        _ => None,
+    })
+}
+
 /// Runs one request.
 pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
     let mut bridge = pipeline::Bridge::new(&req.rules, &req.ports, &req.lookup)?;
-    let in_ofport = bridge
-        .resolve(&PortRef::Name(req.in_port.clone()))
-        .map_err(|e| ModelError::Scenario(format!("in_port: {e}")))?;
-    let in_dp = bridge.dp_port(in_ofport).unwrap_or(in_ofport);
+    bridge.set_underlay(req.underlay.as_ref())?;
+    let underlay_in = req.underlay.as_ref().filter(|u| u.port == req.in_port);
+    let (in_ofport, in_dp) = match underlay_in {
+        Some(u) => (u.dp_port, u.dp_port),
+        None => {
+            let of = bridge
+                .resolve(&PortRef::Name(req.in_port.clone()))
+                .map_err(|e| ModelError::Scenario(format!("in_port: {e}")))?;
+            (of, bridge.dp_port(of).unwrap_or(of))
+        }
+    };
     let caps = match &req.nic {
         None => None,
         Some(n) => Some(offload::caps_by_name(n).ok_or_else(|| {
@@ -242,14 +371,21 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
         })?),
     };
     let mut src = nicbench_pcap::PcapSource::open(&req.pcap).map_err(|e| ModelError::Trace(e.to_string()))?;
-    let mut cache = cache::MegaflowCache::new(&req.cache, req.costs.revalidate_flow_us.value);
+    let mut dp = Datapath {
+        req,
+        caps,
+        cache: cache::MegaflowCache::new(&req.cache, req.costs.revalidate_flow_us.value),
+        stats: Vec::new(),
+        masks_hw: HashSet::new(),
+        refusals: BTreeMap::new(),
+        upcalls: 0,
+        limit_hits: 0,
+        hw_packets: 0,
+        sw_packets: 0,
+    };
     let mut first_ts: Option<u64> = None;
     let mut now = SimTime::ZERO;
-    let (mut packets, mut bytes, mut upcalls, mut limit_hits, mut hw_packets, mut sw_packets) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut stats: Vec<(u64, u64, SimTime, u64)> = Vec::new(); // per entry: packets, bytes, last used, first packet
-    let mut masks_hw: HashSet<Vec<(OfField, u128)>> = HashSet::new();
-    let mut refusals: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut packets, mut bytes) = (0u64, 0u64);
     while let Some(p) = src.next_packet() {
         let p = p.map_err(|e| ModelError::Trace(format!("packet {packets}: {e}")))?;
         if p.linktype != nicbench_pcap::LinkType::ETHERNET {
@@ -262,71 +398,26 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
         }
         let first = *first_ts.get_or_insert(p.ts_ns);
         now = SimTime::from_ns(p.ts_ns.saturating_sub(first));
-        cache.revalidate_until(now);
+        dp.cache.revalidate_until(now);
         let len = u64::from(p.orig_len);
         let k = key::flow_key(p.data, in_ofport);
         let index = packets;
         packets += 1;
         bytes += len;
-        if let Some(i) = cache.lookup(&k) {
-            let e = &mut cache.entries[i];
-            e.last_used = now;
-            stats[i].0 += 1;
-            stats[i].1 += len;
-            stats[i].2 = now;
-            if e.offloaded {
-                hw_packets += 1;
-            } else {
-                sw_packets += 1;
-            }
+        if underlay_in.is_none() {
+            dp.pass(&mut bridge, Walker::Bridge, &k, in_dp, len, now, index);
             continue;
         }
-        upcalls += 1;
-        sw_packets += 1; // the upcalled packet itself is executed in software
-        let x = bridge.xlate(&k);
-        let mask = megaflow::finish_wildcards(&k, &x.wc);
-        let mut flow = megaflow::to_dp_flow(&k, &mask, in_dp, x.actions);
-        if !cache.may_install() {
-            limit_hits += 1;
-            continue;
-        }
-        let decision = match &caps {
-            None if !req.hw_offload => offload::decide(false, req.tc_policy, None, || None),
-            _ => {
-                let ovs = offload::ovs_tc_refusal(&k, &mask, &flow.actions);
-                let offloaded_now = cache.n_offloaded();
-                offload::decide(req.hw_offload, req.tc_policy, ovs, || {
-                    caps.as_ref()
-                        .and_then(|c| offload::nic_refusal(c, &k, &flow, &masks_hw, offloaded_now))
-                })
-            }
-        };
-        if decision.offloaded {
-            masks_hw.insert(offload::mask_signature(&flow));
-        }
-        if let Some(r) = &decision.reason {
-            *refusals.entry(r.clone()).or_default() += 1;
-        }
-        if req.hw_offload {
-            flow.placement = DpPlacement {
-                offloaded: Some(decision.offloaded),
-                dp: Some(decision.dp.to_string()),
-            };
-        }
-        let value = k.and(&mask);
-        cache.install(cache::Entry {
-            mask,
-            value,
-            flow,
-            created: now,
-            last_used: now,
-            offloaded: decision.offloaded,
-            dp: decision.dp,
-            reason: decision.reason,
-            alive: true,
-        });
-        stats.push((0, 0, now, index)); // as OVS: the upcalled packet is not counted on the flow
+        let actions = dp.pass(&mut bridge, Walker::Underlay, &k, in_dp, len, now, index);
+        // tnl_pop: the inner packet goes through the datapath again, from the tunnel port.
+        let Some(udp_port) = tnl_pop_port(&actions) else { continue };
+        let Some(d) = tunnel::parse_vxlan(p.data) else { continue };
+        let Some(port) = bridge.tunnel_port_for(udp_port, d.src, d.vni).cloned() else { continue };
+        let inner = tunnel::overlay_key(&d, port.ofport);
+        let inner_len = len.saturating_sub(tunnel::VXLAN_HEADER_BYTES as u64);
+        dp.pass(&mut bridge, Walker::Bridge, &inner, port.dp_port, inner_len, now, index);
     }
+    let Datapath { cache, stats, refusals, upcalls, limit_hits, hw_packets, sw_packets, caps, .. } = dp;
     let duration_s = now.as_secs_f64();
     let megaflows: Vec<MegaflowOut> = cache
         .entries

@@ -49,7 +49,11 @@ pub enum OffloadAction {
     SetIpv4,
     SetIpv6,
     SetTransport,
+    /// Encapsulation: `set(tunnel(..))` or the userspace datapath's `tnl_push` (tc: `tunnel_key set`).
     SetTunnel,
+    /// Decapsulation: the userspace datapath's `tnl_pop` (tc: the rule on the VXLAN device with
+    /// `enc_*` keys and `tunnel_key unset`; under OVS-TC the kernel's VXLAN port decapsulates).
+    TunnelDecap,
     Ct,
     Recirc,
     Userspace,
@@ -117,6 +121,7 @@ pub fn agilio_cx_25g() -> OffloadCaps {
             OffloadAction::SetIpv6,
             OffloadAction::SetTransport,
             OffloadAction::SetTunnel,
+            OffloadAction::TunnelDecap,
         ],
         ip_rewrite_needs_tcp_udp: false,
         max_masks: Some(256),
@@ -126,6 +131,7 @@ pub fn agilio_cx_25g() -> OffloadCaps {
             src("no match on TCP_FLAGS, RECIRC_ID, CT_STATE/ZONE/MARK/LABELS, SKB_MARK, ARP, ND", &format!("{SEED}, lines 263-265, 268-275")),
             src("actions OUTPUT, SET_TUNNEL_INFO, SET_ETHERNET, SET_IPV4, SET_IPV6, SET_TCP, SET_UDP, PUSH_VLAN, POP_VLAN, SET_MASKED, DROP", &format!("{SEED}, lines 281, 284-289, 295-296, 301, 304")),
             src("no RECIRC, HASH, CT, SAMPLE, MPLS push/pop/set, SET_PRIORITY, SET_SKB_MARK", &format!("{SEED}, lines 282-283, 290-294, 297-300, 302-303")),
+            src("VXLAN encap and decap (tunnel_key set/unset)", &format!("{SEED}, line 309 (FEATURES: VXLAN, OVS-TC V)")),
             src("256 masks: the mask id is a u8", "Linux drivers/net/ethernet/netronome/nfp/flower/metadata.c, struct nfp_mask_id_table (u8 mask_id)"),
         ],
     }
@@ -150,6 +156,7 @@ pub fn connectx5_25g() -> OffloadCaps {
             OffloadAction::SetIpv6,
             OffloadAction::SetTransport,
             OffloadAction::SetTunnel,
+            OffloadAction::TunnelDecap,
         ],
         ip_rewrite_needs_tcp_udp: true,
         max_masks: None,
@@ -160,6 +167,7 @@ pub fn connectx5_25g() -> OffloadCaps {
                 "Linux drivers/net/ethernet/mellanox/mlx5/core/en_tc.c parse_cls_flower used_keys check ('Unsupported key used'); the 4.15 list is the later list without the keys added after 4.15 (IP, TCP, ENC_IP, ENC_OPTS, CVLAN, META): reconstructed, not read from a 4.15 tree",
             ),
             src("E-Switch actions: drop, mirred redirect, pedit, tunnel_key set/release, vlan push/pop", "Linux mlx5 en_tc.c parse_tc_fdb_actions (pedit for the E-Switch since 'net/mlx5e: Add offloading of E-Switch TC pedit (header re-write) actions', d7e75a325cb2)"),
+            src("VXLAN encap and decap offloaded with OVS-TC", "seed 002, lines 152 ('A PHY-VM-PHY with and without VXLAN topology was tested on both NICs') and 234 (Fig. 9, ConnectX-5 with VXLAN)"),
             src("IP header rewrite only for TCP/UDP", "Linux commit bdd66ac0aeed 'net/mlx5e: Disallow TC offloading of unsupported match/action combinations' (2017)"),
             src("no chains/goto (recirc), no ct on 4.15", "Linux mlx5 en_tc.c of 4.15 has no goto-chain or ct action offload"),
         ],
@@ -199,6 +207,7 @@ fn action_kind(a: &DpAction) -> OffloadAction {
             field: TpSrc | TpDst, ..
         } => OffloadAction::SetTransport,
         DpAction::Set { .. } => OffloadAction::Other,
+        DpAction::Tunnel { text } if text.starts_with("tnl_pop(") => OffloadAction::TunnelDecap,
         DpAction::SetTunnel { .. } | DpAction::Tunnel { .. } => OffloadAction::SetTunnel,
         DpAction::Ct { .. } => OffloadAction::Ct,
         DpAction::Recirc { .. } => OffloadAction::Recirc,

@@ -8,8 +8,11 @@
 //! an output after `pop_vlan` the popped TCI (`commit_vlan_action`), `dec_ttl` the TTL,
 //! `normal` the MAC addresses and the VLAN id (`xlate_normal`).
 //!
-//! Modelled simply, and said so: one VLAN tag; `set_tunnel` changes `tun_id` for later
-//! matches but emits no datapath action (no tunnel ports are modelled); `ct(...)` ends the
+//! Tunnels: a port with VXLAN options (`PortInfo::tunnel`) is a native (userspace) tunnel
+//! port: output to it pushes the header (`tnl_push`), a packet from it carries the tunnel key
+//! (see `tunnel.rs`); `set_tunnel` changes `tun_id` for later matches and for that push.
+//!
+//! Modelled simply, and said so: one VLAN tag; `ct(...)` ends the
 //! walk with `ct(...)` and, with `table=`, `recirc(...)` (the recirculated pass is not
 //! walked); `normal` learns MACs only on upcalls (OVS also revalidates flows on a change).
 
@@ -20,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::key::{self, Fields};
 use super::megaflow::{Classifier, ClsRule, LookupConfig};
+use super::tunnel::{self, Underlay, UnderlayBridge, VxlanOptions};
 use crate::ModelError;
 
 /// `OFPP_LOCAL`: the bridge's own port.
@@ -35,6 +39,9 @@ pub struct PortInfo {
     pub name: String,
     pub ofport: u32,
     pub dp_port: u32,
+    /// A VXLAN port's options (`type=vxlan`); absent for every other port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel: Option<VxlanOptions>,
 }
 
 /// The result of one walk.
@@ -55,6 +62,8 @@ pub struct Bridge {
     /// (MAC, VLAN id) → OpenFlow port.
     macs: HashMap<(u128, u128), u32>,
     actions: Vec<Vec<OfAction>>,
+    /// The underlay bridge the tunnel ports send through and receive from.
+    underlay: Option<UnderlayBridge>,
 }
 
 fn prereqs_ok(field: OfField, flow: &Fields, wc: &mut Fields) -> bool {
@@ -78,12 +87,14 @@ impl Bridge {
     /// Builds the tables. Rules name ports by number or by a name of `ports`.
     pub fn new(rules: &[OfRule], ports: &[PortInfo], config: &LookupConfig) -> Result<Bridge, ModelError> {
         let mut by_table: BTreeMap<u8, Vec<ClsRule>> = BTreeMap::new();
+        let mut seen: HashMap<(u8, u16, Fields, Fields), usize> = HashMap::new();
         let mut bridge = Bridge {
             tables: BTreeMap::new(),
             ports: ports.to_vec(),
             local_dp_port: ports.iter().find(|p| p.ofport == OFPP_LOCAL).map(|p| p.dp_port),
             macs: HashMap::new(),
             actions: Vec::new(),
+            underlay: None,
         };
         for (i, r) in rules.iter().enumerate() {
             let (mut value, mut mask) = Fields::from_matches(&r.matches.fields);
@@ -104,19 +115,20 @@ impl Bridge {
             }
             // A rule with the match and priority of an earlier one replaces it, as `ovs-ofctl
             // add-flow(s)` modifies the existing flow.
+            // Found by a hash index: a linear search made loading the study's 128K-rule sets quadratic.
             let table = by_table.entry(r.table).or_default();
             let value = value.and(&mask);
-            match table
-                .iter_mut()
-                .find(|c| c.priority == r.priority && c.mask == mask && c.value == value)
-            {
-                Some(existing) => existing.id = i,
-                None => table.push(ClsRule {
-                    priority: r.priority,
-                    value,
-                    mask,
-                    id: i,
-                }),
+            match seen.entry((r.table, r.priority, mask, value)) {
+                std::collections::hash_map::Entry::Occupied(at) => table[*at.get()].id = i,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(table.len());
+                    table.push(ClsRule {
+                        priority: r.priority,
+                        value,
+                        mask,
+                        id: i,
+                    });
+                }
             }
             bridge.actions.push(r.actions.clone());
         }
@@ -129,6 +141,58 @@ impl Bridge {
 
     pub fn ports(&self) -> &[PortInfo] {
         &self.ports
+    }
+
+    /// Adds the underlay bridge; needed (and only allowed) when a port is a tunnel.
+    pub fn set_underlay(&mut self, underlay: Option<&Underlay>) -> Result<(), ModelError> {
+        let tunnels: Vec<&PortInfo> = self.ports.iter().filter(|p| p.tunnel.is_some()).collect();
+        match underlay {
+            None if tunnels.is_empty() => Ok(()),
+            None => Err(ModelError::Scenario(format!(
+                "port '{}' is a vxlan port: the request needs an underlay (the physical port, IP and MAC the \
+                 tunnel sends through)",
+                tunnels[0].name
+            ))),
+            Some(u) => {
+                if let Some(p) = self.ports.iter().find(|p| p.name == u.port) {
+                    return Err(ModelError::Scenario(format!(
+                        "underlay port '{}' is also a port of the OpenFlow bridge (it belongs to the underlay bridge)",
+                        p.name
+                    )));
+                }
+                let dst_ports: Vec<u16> = tunnels.iter().filter_map(|p| p.tunnel.as_ref()).map(|t| t.dst_port).collect();
+                for t in tunnels {
+                    let dst_port = t.tunnel.as_ref().map(|o| o.dst_port).unwrap_or_default();
+                    if t.dp_port != u32::from(dst_port) {
+                        return Err(ModelError::Scenario(format!(
+                            "vxlan port '{}': its datapath port is its UDP port {dst_port} in OVS's userspace datapath, \
+                             found {}",
+                            t.name, t.dp_port
+                        )));
+                    }
+                    if let Some(o) = &t.tunnel {
+                        tunnel::parse_mac(&o.remote_mac)
+                            .map_err(|e| ModelError::Scenario(format!("vxlan port '{}': remote_mac: {e}", t.name)))?;
+                    }
+                }
+                self.underlay = Some(UnderlayBridge::new(u, &dst_ports).map_err(ModelError::Scenario)?);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn underlay_mut(&mut self) -> Option<&mut UnderlayBridge> {
+        self.underlay.as_mut()
+    }
+
+    /// The tunnel port that accepts a decapsulated packet (`tnl_find`): its UDP port, its
+    /// `remote_ip` as the outer source, and a fixed key equal to the VNI (or `key=flow`).
+    pub fn tunnel_port_for(&self, dst_port: u16, src: u32, vni: u64) -> Option<&PortInfo> {
+        self.ports.iter().find(|p| {
+            p.tunnel.as_ref().is_some_and(|t| {
+                t.dst_port == dst_port && u32::from(t.remote_ip) == src && t.key.map_or(true, |k| k == vni)
+            })
+        })
     }
 
     /// The OpenFlow port number a rule's port reference names.
@@ -180,6 +244,13 @@ impl Bridge {
         // table (OVS 3.1's dump shows `vlan(vid=V,...)` exact for every tagged packet).
         if key[VlanTci] & key::VLAN_CFI != 0 {
             wc[VlanTci] |= key::VLAN_VID_MASK | key::VLAN_CFI;
+        }
+        let from_tunnel = self
+            .ports
+            .iter()
+            .any(|p| p.tunnel.is_some() && u128::from(p.ofport) == key[InPort]);
+        if from_tunnel {
+            tunnel::tunnel_wildcards(key, &mut wc);
         }
         let mut walk = Walk {
             flow: *key,
@@ -364,6 +435,9 @@ impl Bridge {
         if target == in_port && !(reserved && ofport == 0xfff8) {
             return;
         }
+        if let Some(opts) = self.ports.iter().find(|p| p.ofport == target).and_then(|p| p.tunnel.clone()) {
+            return self.tunnel_output(w, &opts);
+        }
         let Some(dp) = self
             .dp_port(target)
             .or(if target == OFPP_LOCAL { self.local_dp_port } else { None })
@@ -372,6 +446,24 @@ impl Bridge {
         };
         self.commit(w);
         w.actions.push(DpAction::Output { port: dp });
+    }
+
+    /// Output to a VXLAN port (`native_tunnel_output`): the changes so far, then the header
+    /// push and the underlay bridge's NORMAL out of its physical port. The underlay walk works
+    /// on a copy of the wildcards in OVS, so it adds nothing to the megaflow.
+    fn tunnel_output(&mut self, w: &mut Walk, opts: &VxlanOptions) {
+        use OfField::*;
+        let Some(u) = &self.underlay else { return };
+        let ecn = key::is_ip_any(&w.flow).then(|| {
+            w.wc[NwTos] |= 0x03;
+            w.flow[NwTos] & 0x03
+        });
+        let remote_mac = tunnel::parse_mac(&opts.remote_mac).unwrap_or(0);
+        let text = u.push_text(opts, remote_mac, w.flow[TunId] as u64, ecn);
+        let phy = u.cfg.dp_port;
+        self.commit(w);
+        w.actions.push(DpAction::Tunnel { text });
+        w.actions.push(DpAction::Output { port: phy });
     }
 
     fn flood(&mut self, w: &mut Walk) {

@@ -44,16 +44,19 @@ pub(crate) fn ports() -> Vec<PortInfo> {
             name: "br0".into(),
             ofport: OFPP_LOCAL,
             dp_port: 1,
+            tunnel: None,
         },
         PortInfo {
             name: "p0".into(),
             ofport: 1,
             dp_port: 2,
+            tunnel: None,
         },
         PortInfo {
             name: "p1".into(),
             ofport: 2,
             dp_port: 3,
+            tunnel: None,
         },
     ]
 }

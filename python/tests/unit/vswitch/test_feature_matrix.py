@@ -75,6 +75,8 @@ def test_rows_exercise_their_attribute(outcome):
     assert "ct_state(" in by["OVS_KEY_ATTR_CT_STATE"]
     assert "push_vlan(" in by["OVS_ACTION_ATTR_PUSH_VLAN"] and "pop_vlan" in by["OVS_ACTION_ATTR_POP_VLAN"]
     assert "ct(" in by["OVS_ACTION_ATTR_CT"] and "set(ipv4(" in by["OVS_ACTION_ATTR_SET_MASKED"]
+    assert by["OVS_KEY_ATTR_TUNNEL"].startswith("tunnel(tun_id=0x5,src=172.31.1.2,dst=172.31.1.1,")
+    assert "tnl_push(" in by["OVS_ACTION_ATTR_SET_TUNNEL_ INFO"] and "vni=0x5" in by["OVS_ACTION_ATTR_SET_TUNNEL_ INFO"]
 
 
 def test_reproduce_reports_the_matrix_and_its_disagreements(outcome):

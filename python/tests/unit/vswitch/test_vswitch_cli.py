@@ -105,3 +105,43 @@ def test_request_and_result_follow_the_contract(tmp_path):
     jsonschema.validate(result, vswitch.contract_schema("result"))
     assert all(p["provenance"] for p in result["costs"].values())
     assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
+
+
+def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
+    """`--port vx=vxlan,...`: VXLAN frames arriving on the underlay port are popped (one underlay
+    megaflow) and their inner packets matched by VNI; output to vx pushes the header. The expected
+    lines are what OVS 3.1 printed for the same setup (python/tests/peers/test_vswitch_tunnels_vs_ovs.py
+    checks the datapath against OVS itself)."""
+    rules = tmp_path / "vx.of"
+    rules.write_text("priority=10,in_port=vx,tun_id=100,ip,actions=output:vm\n"
+                     "priority=10,in_port=vm,ip,actions=set_tunnel:101,output:vx\n")
+    e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    inner = bytes(e / scapy_all.IP(src="10.0.0.1", dst="20.0.0.1") / scapy_all.UDP(sport=1, dport=2))
+    outer = (scapy_all.Ether(src="aa:55:aa:55:00:02", dst="aa:55:aa:55:00:00")
+             / scapy_all.IP(src="172.31.1.2", dst="172.31.1.1") / scapy_all.UDP(sport=5555, dport=4789)
+             / (b"\x08\x00\x00\x00" + (100).to_bytes(3, "big") + b"\x00" + inner))
+    scapy_all.wrpcap(str(tmp_path / "under.pcap"), [outer, outer])
+    scapy_all.wrpcap(str(tmp_path / "vm.pcap"), [scapy_all.Ether(inner)])
+    port = ("vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
+            "remote_mac=aa:55:aa:55:00:02,local_mac=aa:55:aa:55:00:00")
+    decap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "under.pcap"),
+                    "--in-port", "p0", "--port", port)
+    assert decap.returncode == 0, decap.stderr
+    lines = [line for line in decap.stdout.splitlines() if "actions:" in line]
+    # Ports: vm (OpenFlow 1, dp 1), vx (OpenFlow 2, dp 4789); the underlay's p0 is dp 2 (the first free),
+    # its LOCAL port dp 101.
+    assert lines[0] == ("recirc_id(0),in_port(2),eth(src=aa:55:aa:55:00:02,dst=aa:55:aa:55:00:00),eth_type(0x0800),"
+                        "ipv4(dst=172.31.1.1,proto=17,frag=no),udp(dst=4789), packets:1, bytes:92, used:0.000s, "
+                        "actions:tnl_pop(4789)"), lines
+    assert lines[1].startswith("tunnel(tun_id=0x64,src=172.31.1.2,dst=172.31.1.1,flags(-df+csum+key)),recirc_id(0),"
+                               "in_port(4789),eth_type(0x0800),ipv4(frag=no), packets:1"), lines
+    assert lines[1].endswith("actions:1"), lines
+    encap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "vm.pcap"),
+                    "--in-port", "vm", "--port", port, "--nic", "agilio-cx-25g")
+    assert encap.returncode == 0, encap.stderr
+    line = next(line for line in encap.stdout.splitlines() if "actions:" in line)
+    assert "ipv4(tos=0/0x3,frag=no)" in line and "offloaded:yes" in line, line
+    assert line.endswith("actions:tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=aa:55:aa:55:00:02,"
+                         "src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=172.31.1.1,dst=172.31.1.2,proto=17,tos=0,"
+                         "ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x65)),"
+                         "out_port(101)),2"), line
