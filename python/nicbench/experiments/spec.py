@@ -49,6 +49,7 @@ from nicbench.experiments.keys import point_key
 from nicbench.experiments.params import Param
 from nicbench.experiments.store import RESERVED_NAMES
 from nicbench.experiments.targets import Target, get_target
+from nicbench.inputs import read_input_text
 from nicbench.units import UnitError
 
 __all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "FIGURE_KINDS", "DEFAULT_REPEAT"]
@@ -159,7 +160,7 @@ def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, st
     """Read and check a spec file. `sets` overrides fixed parameters (and unsweeps them)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_input_text(path, "spec file")
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not a text (TOML) file") from None
     return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points)
