@@ -235,14 +235,17 @@ mod tests {
         assert_eq!((b.resource.as_str(), b.what.as_str()), ("link", "the port's line rate"));
         assert!((b.ns_per_packet - 121.6).abs() < 1e-9 && (b.capacity_mpps - 50.0 / 6.08).abs() < 1e-9, "{b:?}");
         assert_eq!(b.parameters["link_gbps"].value, 100.0);
-        // With the link fast, the fast tables (30 ns a packet) are next: 1e3 / 30 = 33.3 Mpps.
+        // With the link fast, the one forwarding core is next: its cost per packet is the
+        // profile's per-packet time plus its share of the per-burst time.
         let mut fast_link = tb;
         fast_link.p.link_gbps = 1000.0;
         let b = fast_link.summary(&counts, 0.5).model.bottleneck_detail;
-        assert_eq!(b.resource, "nic_pipeline");
-        assert!((b.ns_per_packet - 30.0).abs() < 1e-9 && (b.capacity_mpps - 1e3 / 30.0).abs() < 1e-9, "{b:?}");
-        let lookup = &b.parameters["steering_lookup_ns"];
-        assert!(lookup.unit == "ns" && !lookup.provenance.is_empty(), "{lookup:?}");
+        let p = &fast_link.p;
+        let per_packet = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets;
+        assert_eq!((b.resource.as_str(), b.what.as_str()), ("host_core", "the host's forwarding core"));
+        assert!((b.ns_per_packet - per_packet).abs() < 1e-9 && (b.capacity_mpps - 1e3 / per_packet).abs() < 1e-6, "{b:?}");
+        let cost = &b.parameters["nf_packet_ns"];
+        assert!(cost.unit == "ns" && !cost.provenance.is_empty() && cost.value == p.nf_packet_ns, "{cost:?}");
     }
 
     #[test]
