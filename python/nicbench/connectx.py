@@ -36,9 +36,10 @@ from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, parse_size_spec
 from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
-    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES",
+    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES", "MAX_RUN_RULES",
     "simulate", "contract_schema",
     "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
+    "parse_queue_map",
     "result_metrics", "timeline_stats", "TimelineStats",
 ]
 
@@ -57,6 +58,10 @@ MAX_TIMELINE_BINS = 1_000_000
 # Packets generated in one run: 2^30 (7x a second of 64 B at 100 Gbps), about five minutes of
 # simulation at the ~4 M packets/s measured (`nicbench simulate --duration 100ms`: 822k packets in 0.21 s).
 MAX_RUN_PACKETS = 1 << 30
+# Rules one run may pre-install (`generated`) or operate on (an install batch, or a rate over the
+# run): 2^22, the cap of `nicbench rules gen`; each rule is held in the classifier and the
+# steering tables, and 1e12 of them used to be allocated up front.
+MAX_RUN_RULES = 1 << 22
 
 
 
@@ -86,6 +91,8 @@ def generated_rules(count: int, groups: int = 0, *, kind: str = "exact5", seed: 
     them uniformly over tables 1..T chained by jumps (see nicbench_rules::generate)."""
     if count < 0 or groups < 0:
         raise NicbenchError(f"rule count and groups must be ≥ 0, found count={count}, groups={groups}")
+    if count > MAX_RUN_RULES:
+        raise NicbenchError(f"generated rules: {count:,} is too many: at most {MAX_RUN_RULES:,} per run")
     return {"generated": {"kind": kind, "count": int(count), "groups": int(groups), "seed": int(seed),
                           "hit_fraction": float(hit_fraction)}}
 
@@ -102,6 +109,8 @@ def _install_common(group: int, core: str, op: str, match: str, actions: int) ->
 def batch_install(count: int, *, start_ns: int = 0, group: int = 0, core: str = "same", op: str = "insert",
                   match: str = "ipv4", actions: int = 1) -> dict[str, Any]:
     """One batch of `count` rule operations issued at `start_ns` (PAM'21 Fig. 3, 5, 6)."""
+    if not 0 <= count <= MAX_RUN_RULES:
+        raise NicbenchError(f"install batch: {count:,} rule operations is too many: at most {MAX_RUN_RULES:,} per run")
     return {"mode": "batch", "count": int(count), "start_ns": int(start_ns),
             **_install_common(group, core, op, match, actions)}
 
@@ -111,6 +120,8 @@ def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int =
     """Rule operations at a steady rate (PAM'21 Fig. 4); `count=None`: for the whole run."""
     if not rate_per_s > 0:
         raise NicbenchError(f"install rate must be positive, found {rate_per_s!r}")
+    if count is not None and not 0 <= count <= MAX_RUN_RULES:
+        raise NicbenchError(f"install count: {count:,} rule operations is too many: at most {MAX_RUN_RULES:,} per run")
     out: dict[str, Any] = {"mode": "rate", "rate_per_s": float(rate_per_s), "start_ns": int(start_ns),
                            **_install_common(group, core, op, match, actions)}
     if count is not None:
@@ -130,10 +141,12 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
              traffic: GenConfig | dict[str, Any] | None = None, trace: str | None = None,
              install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
              timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
-             overrides: dict[str, float] | None = None, port_queues: int = 1, cores: int = 1) -> dict[str, Any]:
+             overrides: dict[str, float] | None = None, port_queues: int = 1, cores: int = 1,
+             queue_map: dict[int, int] | None = None) -> dict[str, Any]:
     """A complete scenario dict (see the module doc); traffic XOR trace. `port_queues`: the port's rx
     queues, over which its default RSS spreads the packets no rule sends anywhere; `cores`: forwarding
-    cores on the host (queue q on core q mod cores; a same-core installer on core 0)."""
+    cores on the host (queue q on core q mod cores, or `queue_map` {queue: core}; a same-core installer
+    on the core of queue 0)."""
     if (traffic is None) == (trace is None):
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
     if duration_ns <= 0:
@@ -165,6 +178,32 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         out["cores"] = int(cores)
     if port_queues != 1:
         out["port_queues"] = int(port_queues)
+    if queue_map is not None:
+        out["queue_map"] = {str(int(q)): int(c) for q, c in sorted(queue_map.items())}
+    return out
+
+
+def parse_queue_map(text: str, *, cores: int, port_queues: int) -> dict[int, int]:
+    """`0:0,1:0,2:1,3:1` (queue:core) → {queue: core}, checked: every queue of the port (0..port_queues-1)
+    mapped, each once, to a core below `cores`. (Queues only a rule names are checked by the model.)"""
+    out: dict[int, int] = {}
+    for part in (p.strip() for p in text.split(",")):
+        queue_text, sep, core_text = part.partition(":")
+        if not sep or not queue_text.strip().isdigit() or not core_text.strip().isdigit():
+            raise NicbenchError(f"--queue-map: expected QUEUE:CORE pairs such as 0:0,1:0,2:1,3:1, found {part!r}")
+        queue, core = int(queue_text), int(core_text)
+        if queue > 65535:
+            raise NicbenchError(f"--queue-map: queue {queue} is not a queue id (0 to 65,535)")
+        if core >= cores:
+            raise NicbenchError(f"--queue-map: queue {queue} on core {core}, but --cores is {cores} "
+                                f"(cores 0 to {cores - 1})")
+        if queue in out:
+            raise NicbenchError(f"--queue-map: queue {queue} is mapped twice")
+        out[queue] = core
+    unmapped = [q for q in range(port_queues) if q not in out]
+    if unmapped:
+        raise NicbenchError(f"--queue-map: queue {unmapped[0]} of the port's {port_queues} (--queues) has no core: "
+                            f"map every queue 0 to {port_queues - 1}")
     return out
 
 

@@ -14,13 +14,21 @@ from collections import Counter
 from pathlib import Path
 
 from nicbench import _native
+from nicbench.errors import NicbenchError
+from nicbench.inputs import refuse_special_file
 
 __all__ = ["format_dpflows", "load_openflow", "openflow_summary", "parse_dpflows"]
 
 
 def load_openflow(path: str | Path) -> list[dict]:
-    """Every rule of an OpenFlow file, in file order: `{"line": N, "rule": {...}}`."""
-    return json.loads(_native.openflow_load(str(path)))
+    """Every rule of an OpenFlow file, in file order: `{"line": N, "rule": {...}}`. A file without
+    rules (empty, or blank lines and comments only) is refused, as for every rule file."""
+    refuse_special_file(path, "rule file")
+    rules = json.loads(_native.openflow_load(str(path)))
+    if not rules:
+        raise NicbenchError(f"{path}: no rules in the file (it is empty or holds only blank lines and comments); "
+                            "a rule file needs at least one rule")
+    return rules
 
 
 def parse_dpflows(text: str, source: str = "<text>") -> list[dict]:

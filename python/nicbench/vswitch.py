@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.inputs import read_input_text
 
 __all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
@@ -58,7 +59,7 @@ def load_openflow(path: str | Path) -> list[dict[str, Any]]:
     with '['."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = read_input_text(p, "rule file")
     except (OSError, UnicodeDecodeError) as exc:
         raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {getattr(exc, 'strerror', None) or exc}") from None
     if not text.lstrip().startswith("["):
@@ -71,6 +72,8 @@ def load_openflow(path: str | Path) -> list[dict[str, Any]]:
         raise NicbenchError(f"{p}:{exc.lineno}:{exc.colno}: not a JSON list of OpenFlow rules ({exc.msg})") from None
     if not isinstance(rules, list):
         raise NicbenchError(f"{p}:1:1: expected a JSON list of OpenFlow rules, found {type(rules).__name__}")
+    if not rules:
+        raise NicbenchError(f"{p}: no rules in the file (an empty JSON list); a rule file needs at least one rule")
     return rules
 
 

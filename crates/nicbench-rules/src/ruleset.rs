@@ -157,6 +157,9 @@ pub enum LoadError {
     UnknownSyntax(String),
     /// An Open vSwitch OpenFlow file ([`crate::openflow`]): not an rte_flow rule set.
     OpenFlow(String),
+    /// The file holds no rule (empty, or only blank lines and comments): every tool reading
+    /// a rule file needs at least one, and an empty file is almost always the wrong file.
+    NoRules(String),
     /// Parse errors: at least one, every one with `keep_going`.
     Parse(Vec<ParseError>),
 }
@@ -169,6 +172,11 @@ impl fmt::Display for LoadError {
                 f,
                 "{path}: Open vSwitch OpenFlow rules (ovs-ofctl syntax), not rte_flow rules: they run on the \
                  virtual OVS datapath (nicbench vswitch --openflow FILE); 'nicbench rules openflow FILE' summarises them"
+            ),
+            LoadError::NoRules(path) => write!(
+                f,
+                "{path}: no rules in the file (it is empty or holds only blank lines and comments); a rule file \
+                 needs at least one rule"
             ),
             LoadError::UnknownSyntax(path) => write!(
                 f,
@@ -189,8 +197,12 @@ impl std::error::Error for LoadError {}
 /// parses it ([`load`]): the one way every tool loads a rule file from disk.
 pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Result<RuleFile, LoadError> {
     let name = path.display().to_string();
+    refuse_special_file(path, &name)?;
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
     let text = strip_bom(&text);
+    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        return Err(LoadError::NoRules(name));
+    }
     let syntax = match syntax {
         Some(s) => s,
         None => match Syntax::detect(path, text) {
@@ -199,7 +211,35 @@ pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Resul
             None => return Err(LoadError::UnknownSyntax(name)),
         },
     };
-    load(text, &name, syntax, keep_going).map_err(LoadError::Parse)
+    let file = load(text, &name, syntax, keep_going).map_err(LoadError::Parse)?;
+    // testpmd commands other than `flow create` (validate, destroy, flush) are read but add no rule.
+    if file.rules.is_empty() && file.commands.is_empty() {
+        return Err(LoadError::NoRules(name));
+    }
+    Ok(file)
+}
+
+/// A rule file must be a file: reading a named pipe with no writer would wait forever, a
+/// device or a socket is never a rule file (a directory is refused by the read itself).
+fn refuse_special_file(path: &Path, name: &str) -> Result<(), LoadError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let Ok(meta) = std::fs::metadata(path) else { return Ok(()) }; // the read names the problem
+        let t = meta.file_type();
+        let what = if t.is_fifo() {
+            "a named pipe (FIFO)"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else {
+            return Ok(());
+        };
+        return Err(LoadError::Io(format!("{name}: {what}, not a rule file: give a regular file (rule files are read whole)")));
+    }
+    #[allow(unreachable_code)]
+    Ok(())
 }
 
 fn check(mut errors: Vec<ParseError>, keep_going: bool) -> Result<(), Vec<ParseError>> {
@@ -379,6 +419,30 @@ mod tests {
         flow create 0 group 0 priority 1 ingress pattern eth / ipv4 src is 10.0.0.1 / udp dst is 53 / end actions queue index 2 / count / end\n\
         flow create 0 group 1 priority 0 ingress pattern eth / ipv4 dst spec 10.0.0.0 dst mask 255.255.255.0 / end actions jump group 2 / end\n\
         flow destroy 0 rule 0\n";
+
+    #[test]
+    fn test_a_file_without_rules_is_refused_by_name_whatever_the_syntax() {
+        let dir = std::env::temp_dir().join(format!("nicbench-norules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        for (name, text, syntax) in [
+            ("empty.flow", "", None),
+            ("comments.flow", "# nothing yet\n\n   \n", None),
+            ("bom.tc", "\u{feff}\n# a tc file to fill\n", Some(Syntax::Tc)),
+            ("empty.cb", "", Some(Syntax::ClassBench)),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, text).expect("write");
+            let err = load_path(&path, syntax, false).expect_err(name);
+            assert_eq!(err, LoadError::NoRules(path.display().to_string()), "{name}");
+            assert!(err.to_string().ends_with("no rules in the file (it is empty or holds only blank lines and comments); \
+                                              a rule file needs at least one rule"), "{err}");
+        }
+        // A testpmd file of commands only (no `flow create`) is still a file of rules to check.
+        let path = dir.join("destroy.flow");
+        std::fs::write(&path, "flow destroy 0 rule 0\n").expect("write");
+        assert!(load_path(&path, None, false).is_ok_and(|f| f.rules.is_empty() && f.commands["destroy"] == 1));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn test_detect_by_extension_and_content() {

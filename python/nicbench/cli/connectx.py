@@ -17,7 +17,7 @@ from nicbench.cli.common import (emit_json, fmt_number, json_option, parse_overr
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
-__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate"]
+__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate", "bottleneck_line"]
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -60,17 +60,20 @@ def parse_install_rate(text: str) -> float:
 @click.option("--nic", default="connectx5", show_default=True, help="Profile name (see profiles/) or a .toml path.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None,
               help="Pre-installed rules: a testpmd `flow create` or tc flower file.")
-@click.option("--generated", default=None, help="Pre-installed generated exact-match rules instead (65536, 2M).")
+@click.option("--generated", default=None,
+              help="Pre-installed generated exact-match rules instead (65536, 2M; at most 4,194,304).")
 @click.option("--groups", type=click.IntRange(0, 64), default=0, show_default=True,
               help="With --generated: 0 = all in Table 0; T = spread over Tables 1..T (PAM'21 layout).")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Replay this pcap at its timestamps.")
 @click.option("--gen", "gen_spec", default=None,
               help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).")
 @click.option("--install-rate", default=None, help="Insert rules at this rate during the run (100k/s).")
-@click.option("--install-batch", default=None, help="Insert one batch of this many rules (10k) at --install-start.")
+@click.option("--install-batch", default=None,
+              help="Insert one batch of this many rules (10k; at most 4,194,304) at --install-start.")
 @click.option("--install-start", default="0s", show_default=True, help="When the installer starts (virtual time).")
 @click.option("--install-core", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
-              help="Installer on the forwarding core or on a distinct core.")
+              help="Installer on the core of queue 0 (it forwards nothing while it installs) or on a distinct core "
+                   "that polls no queue.")
 @click.option("--install-group", type=click.IntRange(0, 64), default=0, show_default=True, help="Target table.")
 @click.option("--install-op", type=click.Choice(["insert", "delete", "update", "update_inplace"]), default="insert",
               show_default=True)
@@ -78,7 +81,11 @@ def parse_install_rate(text: str) -> float:
               show_default=True)
 @click.option("--install-actions", type=click.IntRange(1, 16), default=1, show_default=True)
 @click.option("--cores", type=click.IntRange(1, 1024), default=1, show_default=True,
-              help="Forwarding cores on the host: queue q is polled by core q mod N (same-core installer: core 0).")
+              help="Forwarding cores on the host: queue q is polled by core q mod N (same-core installer: the core "
+                   "of queue 0).")
+@click.option("--queue-map", default=None, metavar="Q:C,...",
+              help="Which core polls each queue instead of q mod N, e.g. 0:0,1:0,2:1,3:1 (every queue of --queues "
+                   "and of the rules mapped, cores below --cores).")
 @click.option("--duration", default=None,
               help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
@@ -91,8 +98,8 @@ def parse_install_rate(text: str) -> float:
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
-             cores: int, duration: str | None, warmup: str, bin_: str, seed: int, sets: tuple[str, ...],
-             port_queues: int, as_json: bool) -> None:
+             cores: int, queue_map: str | None, duration: str | None, warmup: str, bin_: str, seed: int,
+             sets: tuple[str, ...], port_queues: int, as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
@@ -102,8 +109,9 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         raise NicbenchError("give either --trace PCAP or --gen SPEC, not both")
     if install_rate and install_batch:
         raise NicbenchError("give either --install-rate or --install-batch, not both")
-    rules = {"file": rules_file} if rules_file else connectx.generated_rules(parse_count(generated or "0"), groups,
-                                                                          seed=seed)
+    cap = connectx.MAX_RUN_RULES
+    rules = {"file": rules_file} if rules_file else connectx.generated_rules(
+        parse_count(generated or "0", at_most=cap, what="--generated"), groups, seed=seed)
     start_ns = 0 if install_start.strip() in ("0", "0s") else parse_duration_ns(install_start)
     common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
                   actions=install_actions)
@@ -111,13 +119,19 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     if install_rate:
         install = connectx.rate_install(parse_install_rate(install_rate), **common)
     elif install_batch:
-        install = connectx.batch_install(parse_count(install_batch), **common)
+        install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch"), **common)
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
     duration_ns = parse_duration_ns(duration) if duration is not None else _default_duration_ns(trace)
+    if install_rate and install["rate_per_s"] * max(0, duration_ns - start_ns) / 1e9 > cap:
+        raise NicbenchError(f"--install-rate: {install_rate} for {(duration_ns - start_ns) / 1e9:g} s asks for "
+                            f"{install['rate_per_s'] * (duration_ns - start_ns) / 1e9:,.0f} rule operations: at most "
+                            f"{cap:,} per run")
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
-                       overrides=parse_overrides(sets), port_queues=port_queues, cores=cores)
+                       overrides=parse_overrides(sets), port_queues=port_queues, cores=cores,
+                       queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
+                                                                                         port_queues=port_queues))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
         result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
@@ -134,6 +148,18 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
 # Where a packet that did not come back was dropped, in the user's terms.
 _DROP_CAUSES = (("rule", "your rules' drop action"), ("nic", "NIC packet buffer full"),
                 ("imissed", "RX ring full (imissed)"))
+
+
+def bottleneck_line(detail: dict[str, Any]) -> str:
+    """The limiting resource in words: what it is, its cost per packet, the rate it allows, and the
+    profile parameters behind it with their provenance (`model.bottleneck_detail` of a result)."""
+    if not detail.get("resource"):
+        return ""
+    params = "; ".join(f"{name} = {fmt_number(p.get('value'))} {p.get('unit', '')} ({p.get('provenance', '')})"
+                       for name, p in (detail.get("parameters") or {}).items())
+    return (f"{detail['resource']}: {detail.get('what', '')}, {fmt_number(detail.get('ns_per_packet'))} ns/packet, "
+            f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic"
+            + (f" — {params}" if params else ""))
 
 
 def _drops_by_cause(result: dict[str, Any]) -> str:
@@ -186,21 +212,22 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
                                          for k, v in model.items() if not isinstance(v, dict)))
         for k, v in model.items():
-            if isinstance(v, dict) and k != "latency_floor_us":  # e.g. utilization per resource
+            if isinstance(v, dict) and k not in ("latency_floor_us", "bottleneck_detail"):  # e.g. utilization
                 table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
+        limit = bottleneck_line(model.get("bottleneck_detail") or {})
+        if limit:
+            table.add_row("bottleneck", limit)
     for c in result.get("cores") or []:
         table.add_row(f"core {c['core']}", f"queues {', '.join(map(str, c['queues'])) or '-'}  "
                                            f"forwarded {fmt_number(c['packets'])}  "
                                            f"utilization {fmt_number(c['utilization'], 3)}  busy {fmt_number(c['busy_ratio'], 3)}")
     queues = result.get("queues") or {}
     if queues:
-        queue_bytes = result.get("queue_bytes") or {}
         ordered = sorted(queues.items(), key=lambda kv: int(kv[0]))
         shown = ordered[:16]
         more = f" (+{len(ordered) - 16} more)" if len(ordered) > 16 else ""
-        table.add_row("rx queue packets", "  ".join(f"{q}: {n:,}" for q, n in shown) + more)
-        if queue_bytes:
-            table.add_row("rx queue bytes", "  ".join(f"{q}: {queue_bytes.get(q, 0):,}" for q, _ in shown) + more)
+        table.add_row("rx queue packets", "  ".join(f"{q}: {c['packets']:,}" for q, c in shown) + more)
+        table.add_row("rx queue bytes", "  ".join(f"{q}: {c['bytes']:,}" for q, c in shown) + more)
     sim = result.get("sim") or {}
     if sim:
         table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "

@@ -16,13 +16,13 @@ Bad input: one line `nicbench: error: ...`, exit code 2.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
 from nicbench.cli.common import FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
+from nicbench.inputs import read_input_text
 
 __all__ = ["pvp", "COMMANDS"]
 
@@ -49,7 +49,7 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_input_text(path, "megaflow counts file"))
     except OSError as exc:
         fail(f"--megaflows {path}: {exc.strerror}")
     except json.JSONDecodeError as exc:

@@ -52,6 +52,7 @@ from nicbench.experiments.params import Param
 from nicbench.experiments.store import RESERVED_NAMES
 from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
+from nicbench.inputs import read_input_text
 from nicbench.units import UnitError, parse_duration_ns
 
 __all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "parse_timeout_s", "FIGURE_KINDS", "DEFAULT_REPEAT",
@@ -168,7 +169,7 @@ def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, st
     answers the runs with another backend than the target's default (nicbench.backends)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_input_text(path, "spec file")
     except UnicodeDecodeError:
         raise SpecError(f"{path}: not a text (TOML) file") from None
     return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points, backend=backend)

@@ -40,6 +40,20 @@ CASES: list[tuple[str, list[str], str]] = [
     ("simulate rate 1e-30Gbps", ["simulate", "--gen", "rate=1e-30Gbps", "--duration", "1ms"],
      "less than one packet per second"),
     ("simulate many packets", ["simulate", "--gen", "size=64,rate=100Gbps", "--duration", "3000s"], "packets: at most"),
+    ("simulate generated 1e12", ["simulate", "--generated", "1e12", "--duration", "1ms"],
+     "--generated: 1e12 is too large: at most 4,194,304"),
+    ("simulate install batch 1e15", ["simulate", "--install-batch", "1e15", "--duration", "1ms"],
+     "--install-batch: 1e15 is too large: at most 4,194,304"),
+    ("simulate install rate beyond the cap", ["simulate", "--install-rate", "1e9/s", "--duration", "1s"],
+     "rule operations: at most 4,194,304 per run"),
+    ("simulate queue map core too high", ["simulate", "--cores", "2", "--queues", "2", "--queue-map", "0:0,1:2",
+                                          "--duration", "1ms"], "--queue-map: queue 1 on core 2, but --cores is 2"),
+    ("simulate queue map queue unmapped", ["simulate", "--cores", "2", "--queues", "4", "--queue-map", "0:0,1:1",
+                                           "--duration", "1ms"], "--queue-map: queue 2 of the port's 4"),
+    ("simulate queue map bad pair", ["simulate", "--cores", "2", "--queue-map", "0-1", "--duration", "1ms"],
+     "expected QUEUE:CORE pairs"),
+    ("simulate queue map rule queue unmapped", ["simulate", "--rules", "{queue_rules}", "--cores", "2", "--queue-map",
+                                                "0:1", "--duration", "1ms"], "queue 1, which a rule in group 0"),
     ("simulate warmup past end", ["simulate", "--duration", "1ms", "--warmup", "2ms"], "shorter than the duration"),
     ("simulate gen flows 1e20", ["simulate", "--gen", "flows=1e20"], "--gen flows: 1e20 is too large: at most 16,777,216"),
     ("simulate gen zipf nan", ["simulate", "--gen", "zipf=nan"], "zipf"),
@@ -122,7 +136,31 @@ CASES: list[tuple[str, list[str], str]] = [
     ("convert queue to tc", ["rules", "convert", "{queue_rules}", "--to", "tc"], "queue_rules.flow:3: "),
     ("check long token", ["rules", "check", "{longtoken}"], "..."),
     ("check bom bad line", ["rules", "check", "{bom_bad}"], ":2:"),
-    ("check empty", ["rules", "check", "{empty_rules}"], "cannot tell the rule syntax"),
+    ("check empty", ["rules", "check", "{empty_rules}"], "empty.rules: no rules in the file"),
+    ("check comments only", ["rules", "check", "{comment_rules}"], "comments.flow: no rules in the file"),
+    ("check empty with syntax", ["rules", "check", "{empty_rules}", "--syntax", "tc"], "no rules in the file"),
+    ("convert empty", ["rules", "convert", "{empty_rules}", "--to", "tc"], "no rules in the file"),
+    ("classify empty rules", ["classify", "--rules", "{comment_rules}", "--pcap", "{good_pcap}"], "no rules in the file"),
+    ("simulate empty rules", ["simulate", "--rules", "{comment_rules}", "--duration", "1ms"], "no rules in the file"),
+    ("openflow empty", ["rules", "openflow", "{empty_of}"], "empty.of: no rules in the file"),
+    ("vswitch empty openflow", ["vswitch", "--openflow", "{empty_of}", "--trace", "{good_pcap}"], "no rules in the file"),
+    ("vswitch empty json rules", ["vswitch", "--openflow", "{empty_json_of}", "--trace", "{good_pcap}"],
+     "no rules in the file"),
+    # --- inputs a read cannot finish on: a FIFO with no writer (refused, or after a bounded wait for
+    # its writer where captures may stream through one), a device, a dangling symlink
+    ("pcap info fifo without writer", ["pcap", "info", "{fifo}"], "no writer wrote to within 5 s"),
+    ("flows fifo without writer", ["flows", "{fifo}"], "no writer wrote to within 5 s"),
+    ("simulate trace fifo", ["simulate", "--trace", "{fifo}", "--duration", "1ms"], "no writer wrote to within 5 s"),
+    ("check fifo", ["rules", "check", "{fifo}"], "a named pipe (FIFO), not a rule file"),
+    ("classify rules fifo", ["classify", "--rules", "{fifo}", "--pcap", "{good_pcap}"], "a named pipe (FIFO)"),
+    ("openflow fifo", ["rules", "openflow", "{fifo}"], "a named pipe (FIFO), not a rule file"),
+    ("vswitch openflow fifo", ["vswitch", "--openflow", "{fifo}", "--trace", "{good_pcap}"], "a named pipe (FIFO)"),
+    ("check spec fifo", ["check", "{fifo}"], "a named pipe (FIFO), not a spec file"),
+    ("pvp megaflows fifo", ["pvp", "--megaflows", "{fifo}"], "a named pipe (FIFO), not a megaflow counts file"),
+    ("check device", ["rules", "check", "/dev/null"], "a device, not a rule file"),
+    ("pcap info dangling symlink", ["pcap", "info", "{dangling}"], "dangling.pcap"),
+    ("check dangling symlink", ["rules", "check", "{dangling}"], "No such file or directory"),
+    ("classify rules directory", ["classify", "--rules", "{out}", "--pcap", "{good_pcap}"], "directory"),
     ("check directory", ["rules", "check", "{out}"], "directory"),
     ("check binary", ["rules", "check", "{binary_rules}"], "binary_rules.flow"),
     ("simulate rules self jump", ["simulate", "--rules", "{selfjump}", "--duration", "1ms"], "its own group"),
@@ -142,6 +180,18 @@ def _write_pcap(path: Path, linktype: int, records: list[bytes], cut: int = 0) -
     for i, data in enumerate(records):
         out += struct.pack("<IIII", 1, i, len(data), len(data)) + data
     path.write_bytes(bytes(out[:len(out) - cut]))
+    return str(path)
+
+
+def _fifo(path: Path) -> str:
+    """A named pipe nobody ever writes to."""
+    os.mkfifo(path)
+    return str(path)
+
+
+def _dangling(path: Path) -> str:
+    """A symbolic link to a file that does not exist."""
+    path.symlink_to(path.parent / "no-such-target")
     return str(path)
 
 
@@ -182,6 +232,11 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "longtoken": text("long.flow", "flow create 0 ingress pattern eth / " + "x" * (1 << 20) + " / end actions drop / end\n"),
         "bom_bad": text("bom.flow", "\ufeff" + GOOD_RULE + "flow create 0 ingress pattern eth / end actions dropp / end\n"),
         "empty_rules": text("empty.rules", ""),
+        "comment_rules": text("comments.flow", "# rules to come\n\n"),
+        "empty_of": text("empty.of", ""),
+        "empty_json_of": text("empty.json", "[]\n"),
+        "fifo": _fifo(d / "nowriter.pcap"),
+        "dangling": _dangling(d / "dangling.pcap"),
         "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
     }
 

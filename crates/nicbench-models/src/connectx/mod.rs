@@ -33,7 +33,7 @@ pub mod testbed;
 pub mod traffic;
 
 pub use params::ConnectxParams;
-pub use result::SimResult;
+pub use result::{QueueCounts, SimResult};
 pub use scenario::{Pacing, Scenario};
 pub use testbed::simulate;
 

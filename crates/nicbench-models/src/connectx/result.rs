@@ -39,6 +39,10 @@ pub struct ModelSummary {
     pub steering_cache_hit_rate: f64,
     /// Resource with the highest demand / capacity: link, nic_pipeline, root_table, pcie, host_core.
     pub bottleneck: String,
+    /// The bottleneck in the user's terms: what it is, its cost per packet, the rate it allows
+    /// and the profile parameters behind it with their provenance.
+    #[serde(default)]
+    pub bottleneck_detail: Bottleneck,
     /// Demand / capacity per resource.
     pub utilization: BTreeMap<String, f64>,
     pub steering_working_set_stes: f64,
@@ -50,6 +54,30 @@ pub struct ModelSummary {
     /// packet), `core` (forwarding one packet). Latency above their sum is queueing.
     #[serde(default)]
     pub latency_floor_us: BTreeMap<String, f64>,
+}
+
+/// The limiting resource of a run, named so that a reader can judge it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Bottleneck {
+    /// The resource (a key of `utilization`).
+    pub resource: String,
+    /// What it is, in words.
+    pub what: String,
+    /// Its mean time per packet at this traffic \[ns\] (for `host_core`: one core's; for
+    /// `link`: the mean frame's time on the wire).
+    pub ns_per_packet: f64,
+    /// The packet rate it lets through at this traffic (offered / utilization) \[Mpps\].
+    pub capacity_mpps: f64,
+    /// The profile parameters that set its cost: name → value, unit, provenance.
+    pub parameters: BTreeMap<String, ParamNote>,
+}
+
+/// A profile parameter as a result quotes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ParamNote {
+    pub value: f64,
+    pub unit: String,
+    pub provenance: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -78,6 +106,16 @@ pub struct CoreResult {
     pub busy_ratio: f64,
 }
 
+/// What one rx queue received.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct QueueCounts {
+    /// Packets received (back at the generator).
+    pub packets: u64,
+    /// Their frame bytes, FCS included (a replayed capture's frames get the 4 B it leaves out),
+    /// without the 20 B of preamble and gap per frame.
+    pub bytes: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SimResult {
     pub nic: String,
@@ -89,15 +127,12 @@ pub struct SimResult {
     pub loss_ratio: f64,
     pub dropped: Dropped,
     pub latency_us: LatencySummary,
-    /// Packets received per rx queue.
-    pub queues: BTreeMap<String, u64>,
+    /// Received per rx queue (queue id → packets and bytes), the shape of `classify --json`'s
+    /// `queues`.
+    pub queues: BTreeMap<String, QueueCounts>,
     /// Per forwarding core, when the host has more than one (`cores` in the scenario).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreResult>,
-    /// Frame bytes received per rx queue, FCS included (a replayed capture's frames get the
-    /// 4 B it leaves out), without the 20 B of preamble and gap per frame.
-    #[serde(default)]
-    pub queue_bytes: BTreeMap<String, u64>,
     pub timeline: Vec<TimelineBin>,
     pub events: Vec<Event>,
     pub install: Option<InstallResult>,

@@ -38,16 +38,28 @@ pub struct Scenario {
     pub install: Option<InstallSpec>,
     #[serde(default)]
     pub measure: MeasureSpec,
-    /// Forwarding cores on the host; queue q is polled by core q mod `cores`, and a same-core
-    /// installer runs on core 0 (the core of queue 0). The PAM'21 testbed: 1.
+    /// Forwarding cores on the host; queue q is polled by core q mod `cores` (or as
+    /// `queue_map` says), and a same-core installer runs on the core of queue 0. The PAM'21
+    /// testbed: 1.
     #[serde(default = "one_core")]
     pub cores: u32,
+    /// Which core polls each rx queue (queue → core), instead of q mod `cores`. Every queue
+    /// the port can deliver to must be mapped (0..`port_queues` and every queue a rule names;
+    /// checked when the rules are installed), each to a core below `cores`; a core may poll
+    /// several queues, or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_map: Option<BTreeMap<u16, u32>>,
     /// The port's rx queues: packets no rule sends anywhere (unmatched, no fate, `passthru`)
     /// and `rss` actions without a queue list are spread over queues 0..N-1 by the port's
     /// default RSS (the mlx5 PMD's key and table, types `ip`).
     #[serde(default = "one_queue")]
     pub port_queues: u16,
 }
+
+/// Most rules a scenario may pre-install (`rules.generated.count`) or operate on in one
+/// `install` (its `count`): 2^22, the cap of `nicbench rules gen` (each is held in the
+/// classifier and the steering tables; a count of 1e12 was allocated up front).
+pub const MAX_RULES: u64 = 1 << 22;
 
 /// Most forwarding cores a scenario may have (a dual-socket server's worth of cores; more is a
 /// unit mistake).
@@ -257,10 +269,29 @@ impl Scenario {
         if self.cores == 0 || self.cores > MAX_CORES {
             return bad(format!("cores: got {}, allowed 1..={MAX_CORES}", self.cores));
         }
+        if let Some(map) = &self.queue_map {
+            if let Some((q, c)) = map.iter().find(|(_, c)| **c >= self.cores) {
+                return bad(format!(
+                    "queue_map: queue {q} on core {c}, but there are {} cores (allowed cores 0..={})",
+                    self.cores,
+                    self.cores - 1
+                ));
+            }
+            if let Some(q) = (0..self.port_queues).find(|q| !map.contains_key(q)) {
+                return bad(format!(
+                    "queue_map: queue {q} of the port's {} queues has no core (map every queue 0..={})",
+                    self.port_queues,
+                    self.port_queues - 1
+                ));
+            }
+        }
         if self.traffic.is_none() && self.trace.is_none() {
             return bad("either traffic or trace is required".into());
         }
         if let Some(RulesSpec::Generated(g)) = &self.rules {
+            if g.count > MAX_RULES {
+                return bad(format!("rules.generated.count: {} is too many, at most {MAX_RULES}", g.count));
+            }
             if !(0.0..=1.0).contains(&g.hit_fraction) {
                 return bad(format!("rules.generated.hit_fraction must be in [0, 1], got {}", g.hit_fraction));
             }
@@ -271,6 +302,9 @@ impl Scenario {
             }
             if i.mode == InstallMode::Batch && i.count.is_none() {
                 return bad("install.count is required in batch mode".into());
+            }
+            if i.count.is_some_and(|n| n > MAX_RULES) {
+                return bad(format!("install.count: {} is too many, at most {MAX_RULES}", i.count.unwrap_or_default()));
             }
             if i.actions == 0 {
                 return bad("install.actions must be >= 1".into());

@@ -114,11 +114,52 @@ pub struct PcapSource<R: Read = File> {
     ng: Option<Box<NgState>>,
 }
 
+/// How long a named pipe (FIFO) may wait for its writer's first bytes [ms]: a capture streamed
+/// through a FIFO (`tcpdump -w fifo`, a writer started just after the reader) starts within it; a
+/// FIFO nobody writes to is refused after it instead of blocking forever.
+pub const FIFO_WRITER_WAIT_MS: i32 = 5_000;
+
+/// Opens `path` for reading. A named pipe is opened without waiting for a writer (a plain
+/// `open` blocks until one comes, forever if none does), then given
+/// [`FIFO_WRITER_WAIT_MS`] to deliver data; after that it is read as a normal, blocking stream.
+fn open_input(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+            let fd = file.as_raw_fd();
+            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: `pfd` is one valid pollfd for a descriptor `file` owns, alive for the call.
+            let ready = unsafe { libc::poll(&mut pfd, 1, FIFO_WRITER_WAIT_MS) };
+            if ready < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if ready == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("a named pipe (FIFO) that no writer wrote to within {} s", FIFO_WRITER_WAIT_MS / 1000),
+                ));
+            }
+            // SAFETY: fcntl on a descriptor `file` owns; only O_NONBLOCK is cleared.
+            unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            return Ok(file);
+        }
+    }
+    File::open(path)
+}
+
 impl PcapSource<File> {
     /// Opens a pcap or pcapng file and reads its header.
     pub fn open(path: impl AsRef<Path>) -> Result<PcapSource<File>, PcapError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|source| PcapError::Open {
+        let file = open_input(path).map_err(|source| PcapError::Open {
             path: path.to_path_buf(),
             source,
         })?;

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from nicbench import connectx
 from nicbench.cli.calibrate import calibrate
-from nicbench.cli.common import NicbenchGroup
-from nicbench.cli.connectx import COMMANDS, parse_install_rate, sparkline
+from nicbench.cli.common import NicbenchGroup, fmt_number
+from nicbench.cli.connectx import COMMANDS, bottleneck_line, parse_install_rate, sparkline
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     assert eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
     assert "cores" not in one and [c["queues"] for c in eight["cores"]] == [[k] for k in range(8)]
     assert all(0 < c["busy_ratio"] <= 1 and c["packets"] > 0 for c in eight["cores"])
-    assert sum(c["packets"] for c in eight["cores"]) == sum(eight["queues"].values())
+    assert sum(c["packets"] for c in eight["cores"]) == sum(q["packets"] for q in eight["queues"].values())
     # With the profile as fitted, the ConnectX-5's root-table lookup (a NIC resource) limits 8 cores, and the
     # output names it.
     fitted = run(8)
@@ -115,6 +115,74 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
 
     one, eight = rss(1), rss(8)
     assert len(eight["queues"]) == 8 and eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
+
+
+def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(nicbench_cli):
+    """The issue's own case: 64 B at 100 Gbps, RSS over 8 queues, --cores 8 vs --cores 1, profile as
+    fitted. Eight cores receive at least 6x one core, or as much as the limit the output names: here
+    the root table's lookup (a NIC resource, fitted on PAM'21), quoted with its cost and provenance
+    from the profile file itself."""
+    import tomllib
+
+    from helpers import REPO
+
+    def run(cores: int, *extra: str):
+        r = nicbench_cli("simulate", "--gen", "flows=10k,size=64,rate=100Gbps", "--queues", "8", "--cores", str(cores),
+                         "--duration", "5ms", *extra)
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    one, eight = json.loads(run(1, "--json")), json.loads(run(8, "--json"))
+    limit = eight["model"]["bottleneck_detail"]
+    assert eight["model"]["bottleneck"] == limit["resource"] == "root_table"
+    assert eight["rx_mpps"] >= min(6 * one["rx_mpps"], 0.95 * limit["capacity_mpps"]), (one["rx_mpps"], limit)
+    profile = tomllib.loads((REPO / "profiles" / "connectx5.toml").read_text())["param"]
+    base = profile["root_lookup_base_ns"]
+    assert limit["parameters"]["root_lookup_base_ns"] == base
+    assert base["provenance"].startswith("fitted")
+    # No rules: the root table is empty, a lookup costs its base (to the ps: simulated time is integer ps),
+    # and the limit is its inverse.
+    assert limit["ns_per_packet"] == pytest.approx(base["value"], abs=1e-3)
+    assert limit["capacity_mpps"] == pytest.approx(1e3 / base["value"], rel=1e-3)
+    # One core is itself the limit, and says so.
+    assert one["model"]["bottleneck"] == one["model"]["bottleneck_detail"]["resource"] == "host_core"
+    assert set(one["model"]["bottleneck_detail"]["parameters"]) == {"nf_packet_ns", "nf_burst_ns", "rx_burst_packets"}
+    # The human output names it the same way, in one row.
+    line = bottleneck_line(limit)
+    assert line.startswith("root_table: root-table (Table 0) steering lookup"), line
+    assert f"{fmt_number(limit['ns_per_packet'])} ns/packet" in line and f"root_lookup_base_ns = {fmt_number(base['value'])} ns" in line
+    assert base["provenance"] in line
+    text = run(8)
+    assert "│ bottleneck " in text and "root_table: root-table" in text, text
+
+
+def test_a_queue_map_names_the_core_of_every_queue(nicbench_cli):
+    def cores(*extra: str) -> list[dict]:
+        r = nicbench_cli("simulate", "--gen", "flows=2000,size=512,rate=20Gbps", "--queues", "4", "--cores", "2",
+                         "--duration", "2ms", "--json", *extra)
+        assert r.exit_code == 0, r.output
+        out = json.loads(r.output)
+        for c in out["cores"]:  # each core forwards exactly what its queues received
+            assert c["packets"] == sum(out["queues"][str(q)]["packets"] for q in c["queues"])
+        return out["cores"]
+
+    assert [sorted(c["queues"]) for c in cores()] == [[0, 2], [1, 3]], "default: queue q on core q mod 2"
+    assert [sorted(c["queues"]) for c in cores("--queue-map", "0:0,1:0,2:1,3:1")] == [[0, 1], [2, 3]]
+    # Every queue on core 1: core 0 polls nothing.
+    idle, busy = cores("--queue-map", "0:1,1:1,2:1,3:1")
+    assert idle["queues"] == [] and idle["packets"] == 0 and sorted(busy["queues"]) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(("queue_map", "needle"), [
+    ("0:0,1:0,2:1,3:2", "queue 3 on core 2, but --cores is 2"),
+    ("0:0,1:0,2:1", "queue 3 of the port's 4 (--queues) has no core"),
+    ("0:0,0:1,1:0,2:1,3:1", "queue 0 is mapped twice"),
+    ("0:0,1:x", "expected QUEUE:CORE pairs"),
+    ("70000:0", "not a queue id"),
+])
+def test_a_bad_queue_map_is_one_line(nicbench_cli, queue_map, needle):
+    r = nicbench_cli("simulate", "--queues", "4", "--cores", "2", "--queue-map", queue_map, "--duration", "1ms")
+    assert r.exit_code == 2 and needle in r.output, r.output
 
 
 def test_latency_at_light_load_is_its_floor_and_the_output_says_what_it_is_made_of(nicbench_cli):

@@ -11,9 +11,11 @@ use crate::connectx::scenario::{InstallCore, Scenario};
 use crate::connectx::setup::{install, Flows};
 use crate::connectx::traffic::Source;
 use crate::error::ModelError;
-use crate::profile::Profile;
+use crate::profile::{Param, Profile};
 use ahash::AHashMap;
-use nicbench_classify::QueueResolver;
+use nicbench_classify::{Classifier, QueueResolver};
+use nicbench_rules::model::Action;
+use std::collections::BTreeMap;
 use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_traffic::Rate;
 use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
@@ -33,6 +35,8 @@ pub struct Testbed {
     pub(super) ctl: Control,
     /// Pre-installed rules refused by full firmware tables.
     pub(super) rules_refused: u64,
+    /// The profile's parameters with unit and provenance (quoted when naming the bottleneck).
+    pub(super) profile_params: BTreeMap<String, Param>,
     /// Advance the NF core lazily and take the fast lane when it is idle (the normal mode); off,
     /// the core is advanced at every packet — slower, the same results (a test checks it).
     pub(super) defer_core: bool,
@@ -53,6 +57,7 @@ impl Testbed {
         let reader = inst.classifier.reader();
         // Every rss action is checked here, before the run (the installer adds queue rules only).
         let rss = QueueResolver::new(&inst.classifier, scn.port_queues).map_err(|e| ModelError::Rules(e.to_string()))?;
+        let cpu_of_queue = scn.queue_map.as_ref().map(|map| queue_table(map, &inst.classifier)).transpose()?;
         let mut nic = Nic {
             inst,
             reader,
@@ -105,6 +110,8 @@ impl Testbed {
             cpu_of_ring: Vec::new(),
             pos_in_cpu: Vec::new(),
             cpus: (0..scn.cores.max(1)).map(|_| Cpu::new()).collect(),
+            installer_cpu: cpu_of_queue.as_ref().map_or(0, |t| t[0] as usize),
+            cpu_of_queue,
             burst: p.rx_burst_packets.max(1.0) as usize,
             cost: CoreCost { per_burst: SimDuration::from_ns_f64(p.nf_burst_ns), per_packet: SimDuration::from_ns_f64(p.nf_packet_ns) },
         };
@@ -120,9 +127,38 @@ impl Testbed {
             rx,
             ctl,
             rules_refused,
+            profile_params: profile.params.clone(),
             defer_core: true,
         })
     }
+}
+
+/// The scenario's queue map as a flat table (queue id → core), after checking that every queue
+/// a rule names (`queue index`, an `rss` action's `queues`) is mapped; the port's own queues
+/// are checked by [`Scenario::validate`], and the installer's rules use queue 0.
+fn queue_table(map: &BTreeMap<u16, u32>, classifier: &Classifier) -> Result<Vec<u32>, ModelError> {
+    for id in classifier.rule_ids() {
+        let Some(info) = classifier.rule_info(id) else { continue };
+        for action in &info.actions {
+            let named: Vec<u16> = match action {
+                Action::Queue { index } => vec![*index],
+                Action::Rss(rss) => rss.queues.clone().unwrap_or_default(),
+                _ => continue,
+            };
+            if let Some(q) = named.into_iter().find(|q| !map.contains_key(q)) {
+                return Err(ModelError::Scenario(format!(
+                    "queue_map: queue {q}, which a rule in group {} sends packets to, has no core (mapped: {})",
+                    info.group,
+                    map.keys().map(|q| q.to_string()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+    }
+    let mut table = vec![u32::MAX; 1 << 16];
+    for (q, c) in map {
+        table[usize::from(*q)] = *c;
+    }
+    Ok(table)
 }
 
 /// A generator cannot send faster than its port: generated traffic above the link's line rate

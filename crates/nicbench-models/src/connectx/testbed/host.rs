@@ -76,7 +76,8 @@ impl Cpu {
 }
 
 /// The host's forwarding cores and the RX rings (one per queue); queue q is polled by core
-/// q mod cores (the PAM'21 testbed: one core polls every queue).
+/// q mod cores, or by the core an explicit queue map names (the PAM'21 testbed: one core polls
+/// every queue).
 pub(super) struct Core {
     /// Packets waiting per ring, in DMA order (ready times non-decreasing).
     pub(super) rings: Vec<Fifo<Pkt>>,
@@ -87,6 +88,11 @@ pub(super) struct Core {
     pub(super) cpu_of_ring: Vec<u32>,
     pub(super) pos_in_cpu: Vec<u32>,
     pub(super) cpus: Vec<Cpu>,
+    /// Core per queue id from the scenario's `queue_map` (a flat table; every queue a packet
+    /// can reach is mapped, checked at build); `None`: queue q on core q mod cores.
+    pub(super) cpu_of_queue: Option<Vec<u32>>,
+    /// The core a same-core installer runs on: the core of queue 0.
+    pub(super) installer_cpu: usize,
     pub(super) burst: usize,
     pub(super) cost: CoreCost,
 }
@@ -122,7 +128,10 @@ impl Core {
         rx.per_ring_bytes.push(0);
         let r = self.rings.len() - 1;
         self.ring_of_queue[usize::from(queue)] = r as u32 + 1;
-        let c = usize::from(queue) % self.cpus.len().max(1);
+        let c = match &self.cpu_of_queue {
+            Some(map) => map[usize::from(queue)] as usize,
+            None => usize::from(queue) % self.cpus.len().max(1),
+        };
         self.cpu_of_ring.push(c as u32);
         self.pos_in_cpu.push(self.cpus[c].rings.len() as u32);
         self.cpus[c].rings.push(r);
@@ -197,10 +206,10 @@ pub(super) fn ready_ring(core: &Core, c: usize) -> Result<(usize, usize), Option
 }
 
 /// Advances forwarding core `c` to `until`: it polls its rings in bursts and, if it is the
-/// installer's core (core 0, the core of queue 0), runs the installer's operations when they
-/// are due (the forwarding stops meanwhile).
+/// installer's core (the core of queue 0), runs the installer's operations when they are due
+/// (the forwarding stops meanwhile).
 pub(super) fn advance_core(core: &mut Core, c: usize, until: SimTime, nic: &mut Nic, ctl: &mut Control, rx: &mut Rx) {
-    let installs = c == 0;
+    let installs = c == core.installer_cpu;
     loop {
         let t = core.cpus[c].t;
         if installs && t < ctl.end {

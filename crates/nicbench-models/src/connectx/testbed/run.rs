@@ -319,6 +319,45 @@ mod tests {
     }
 
     #[test]
+    fn test_a_queue_map_puts_queues_on_the_cores_it_names_and_the_installer_on_queue_0s_core() {
+        // Rules send to queues 1 and 3; the port's default RSS over 4 queues takes the rest.
+        let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions queue index 3 / end\n\
+                    flow create 0 ingress group 0 priority 1 pattern eth / ipv4 src spec 10.128.0.0 src mask 255.128.0.0 / end actions queue index 1 / end\n";
+        let traffic = json!({"flows": 200, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5});
+        let map = json!({"0": 2, "1": 2, "2": 0, "3": 0});
+        let r = result(json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic}), true);
+        let polled: Vec<Vec<u16>> = r.cores.iter().map(|c| { let mut q = c.queues.clone(); q.sort(); q }).collect();
+        assert_eq!(polled[0], [3], "{polled:?}");
+        assert!(polled[1].is_empty(), "core 1 polls nothing: {polled:?}");
+        assert_eq!(polled[2], [1], "{polled:?}");
+        assert_eq!(r.cores[1].packets, 0);
+        // A same-core installer runs on the core of queue 0 (core 2 here): its busy time grows, core 0's does not.
+        let install = json!({"mode": "batch", "count": 200, "start_ns": 100_000, "group": 0, "core": "same"});
+        let with = result(json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic,
+                                 "install": install}), true);
+        assert!(with.cores[2].busy_ratio > r.cores[2].busy_ratio + 1e-3, "{:?} vs {:?}", with.cores[2], r.cores[2]);
+        assert!((with.cores[0].busy_ratio - r.cores[0].busy_ratio).abs() < 1e-3, "{:?} vs {:?}", with.cores[0], r.cores[0]);
+        // Refused: a queue a rule names without a core; a core beyond `cores`; a port queue unmapped.
+        use crate::connectx::scenario::Scenario;
+        use crate::profile::{tests::dir, Profile};
+        let profile = Profile::load("connectx5", &dir()).expect("profile");
+        let err = |extra: Value| {
+            let mut s = json!({"nic": "connectx5", "duration_ns": 1_000_000, "traffic": traffic});
+            s.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+            match Scenario::from_json(&s.to_string()) {
+                Err(e) => e.to_string(),
+                Ok(s) => super::super::Testbed::build(&s, &profile).err().map(|e| e.to_string()).unwrap_or_default(),
+            }
+        };
+        let msg = err(json!({"rules": {"text": text}, "cores": 2, "port_queues": 2, "queue_map": {"0": 0, "1": 1}}));
+        assert!(msg.contains("queue 3, which a rule in group 0 sends packets to, has no core"), "{msg}");
+        let msg = err(json!({"cores": 2, "queue_map": {"0": 2}}));
+        assert!(msg.contains("queue 0 on core 2, but there are 2 cores"), "{msg}");
+        let msg = err(json!({"cores": 2, "port_queues": 2, "queue_map": {"0": 1}}));
+        assert!(msg.contains("queue 1 of the port's 2 queues has no core"), "{msg}");
+    }
+
+    #[test]
     fn test_every_offered_packet_is_received_or_dropped_by_a_named_cause() {
         let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions drop / end\n\
                     flow create 0 ingress group 0 priority 1 pattern eth / end actions queue index 2 / end\n";

@@ -1,0 +1,36 @@
+"""Input files read whole by Python (specs, OpenFlow rules, megaflow counts): refused at once when
+they are not files a read can finish on.
+
+A named pipe (FIFO) with no writer blocks `open()` forever, and a device or a socket is never one of
+nicbench's inputs, so these are refused by name before anything opens them (the pcap reader, which
+streams, waits a bounded time for a FIFO's writer instead: `nicbench_pcap::FIFO_WRITER_WAIT_MS`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from nicbench.errors import NicbenchError
+
+__all__ = ["refuse_special_file", "read_input_text"]
+
+
+def refuse_special_file(path: str | os.PathLike, what: str = "file") -> None:
+    """Raise NicbenchError naming `path` when it is a named pipe, a socket or a device. A missing
+    path or a directory is left to the read, whose error names it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None)
+    if kind:
+        raise NicbenchError(f"{path}: {kind}, not a {what}: give a regular file ({what}s are read whole)")
+
+
+def read_input_text(path: str | os.PathLike, what: str = "file") -> str:
+    """The text of input file `path` (UTF-8), after `refuse_special_file`."""
+    refuse_special_file(path, what)
+    return Path(path).read_text(encoding="utf-8")
