@@ -2,7 +2,7 @@
 
 Every target says which backends it has (`Target.backends`, the first is its default):
 `virtual` (a model answers), `software` (nicbench's own part is the system measured, e.g. the
-classifier) and real ones (`ovs`: a real Open vSwitch on this machine). `nicbench run SPEC
+classifier) and real ones (`ovs`: a real Open vSwitch on this machine; `dpdk`: dpdk-testpmd). `nicbench run SPEC
 --backend NAME` runs the spec unchanged on another backend: the backend may add parameters of its
 own (settings such as the sender's rate, set with `--set`), says in one line before anything
 starts why it cannot run a point, and its runs go to their own results folder
@@ -54,7 +54,13 @@ def _ovs() -> Backend:
     return OvsBackend()
 
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"virtual": _Virtual, "software": _Software, "ovs": _ovs}
+def _dpdk() -> Backend:
+    from nicbench.backends.dpdk import DpdkBackend
+
+    return DpdkBackend()
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"virtual": _Virtual, "software": _Software, "ovs": _ovs, "dpdk": _dpdk}
 
 
 def get_backend(name: str) -> Backend:

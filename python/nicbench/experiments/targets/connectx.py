@@ -164,6 +164,7 @@ def _run(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, 
     ],
     metrics=_FORWARD_METRICS,
     version=VERSION,
+    backends=("virtual", "dpdk"),
 )
 def forward(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 2: forwarding through pre-installed rules in Table 0 or Tables 1..T."""
