@@ -56,7 +56,7 @@ def pvp_frames(flows: int, frame_bytes: int) -> list[bytes]:
     length = max(frame_bytes - 4, 60)
     out = []
     for i in range(flows):
-        src, dst = (ipaddress.IPv4Address(a).packed for a in _flow_ips(i))
+        src, dst = ipaddress.IPv4Address(_SRC_BASE + i).packed, ipaddress.IPv4Address(_DST_BASE + i).packed
         total = length - 14
         header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, 17, 0, src, dst)
         header = header[:10] + struct.pack("!H", _ipv4_checksum(header)) + header[12:]

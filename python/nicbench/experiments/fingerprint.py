@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["Fingerprint", "code_fingerprint", "input_hashes", "fingerprint", "is_current"]
+__all__ = ["Fingerprint", "code_fingerprint", "file_hash", "input_hashes", "fingerprint", "is_current"]
 
 _DIGEST_CHARS = 16
 _CHUNK_BYTES = 1 << 20
@@ -68,13 +68,14 @@ def code_fingerprint() -> str:
     native = _native_module()
     h.update(b"native\0")
     if native is not None:
-        h.update(_file_hash(native, *_stat(native)).encode())
+        h.update(file_hash(native).encode())
     return h.hexdigest()[:_DIGEST_CHARS]
 
 
-def _stat(path: Path) -> tuple[int, int]:
+def file_hash(path: Path) -> str:
+    """A file's content hash (16 hex digits), computed again only when its size or mtime changed."""
     st = path.stat()
-    return st.st_size, st.st_mtime_ns
+    return _file_hash(path.resolve(), st.st_size, st.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -121,7 +122,7 @@ def input_hashes(params: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, str):
             path = _input_file(value)
             if path is not None:
-                out[value] = _file_hash(path.resolve(), *_stat(path))
+                out[value] = file_hash(path)
     return dict(sorted(out.items()))
 
 

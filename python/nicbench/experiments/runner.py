@@ -99,14 +99,14 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
     timeout_s = spec.timeout_s if timeout_s is None else timeout_s
     store = ExperimentStore(results_root(results), results_name(spec.name, spec.target))
     answers = spec.target.backend or spec.target.backends[0]
+    points = select_points(spec.run_points(), only)
     if answers != spec.target.backends[0]:  # a point the backend cannot run: refused before anything starts
         chosen = get_backend(answers)
-        for point in select_points(spec.run_points(), only):
+        for point in points:
             refused = chosen.why_not(spec.target.name, point)
             if refused:
                 raise ValueError(f"backend {answers}: {refused}")
     store.prepare()  # unwritable folder: OSError before anything runs
-    points = select_points(spec.run_points(), only)
     rep_list = reps if reps is not None else list(range(spec.repeat))
     if any(r < 0 for r in rep_list):
         raise ValueError("repetitions are numbered from 0")

@@ -31,7 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.fingerprint import code_fingerprint
+from nicbench.experiments.fingerprint import code_fingerprint, file_hash
 from nicbench.experiments.keys import code_version
 from nicbench.experiments.local_pool import timed_out_result
 
@@ -76,9 +76,6 @@ def environment_fingerprint() -> dict[str, str]:
     return dict(_FINGERPRINT[1])
 
 
-_PROFILES_CACHE: dict[tuple, str] = {}
-
-
 def _profiles_digest() -> str:
     try:
         from nicbench.profiles import profiles_dir
@@ -87,15 +84,11 @@ def _profiles_digest() -> str:
     except ImportError as exc:
         return f"absent ({exc})"
     files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
-    # Hash again only when a file's name, size or mtime changed: every task asks.
-    stats = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files for st in [p.stat()])
-    if stats not in _PROFILES_CACHE:
-        h = hashlib.sha256()
-        for path in files:
-            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-        _PROFILES_CACHE.clear()
-        _PROFILES_CACHE[stats] = f"{h.hexdigest()[:16]} ({len(files)} files)"
-    return _PROFILES_CACHE[stats]
+    # Every task asks: file_hash reads a file again only when its size or mtime changed.
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.name.encode() + b"\0" + file_hash(path).encode() + b"\0")
+    return f"{h.hexdigest()[:16]} ({len(files)} files)"
 
 
 def describe_mismatch(worker: str, client: dict[str, str], mine: dict[str, str]) -> str:
