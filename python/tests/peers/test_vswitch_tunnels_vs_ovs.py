@@ -148,20 +148,15 @@ def test_fig9_shape_one_pop_flow_and_one_flow_per_vni(ovs, tmp_path):
     assert len(encap) == FLOWS and all(a.startswith("tnl_push(tnl_port(4789)") for _, _, a in encap)
 
 
-def test_tunnel_megaflows_offload_agilio_all_connectx5_decap_only(ovs, tmp_path):
+def test_tunnel_megaflows_offload_on_both_nics(ovs, tmp_path):
     """Both NICs offload VXLAN with OVS-TC in the seed (line 309, FEATURES "VXLAN": V for the Agilio;
-    lines 152 and 234: both NICs ran the VXLAN PVP). In the model the Agilio takes every decap
-    (tnl_pop, tunnel-key match) and encap (tnl_push) megaflow. The ConnectX-5 takes the decap ones but
-    refuses the encap ones: OVS un-wildcards the inner ECN bits on output to a tunnel (`ipv4(tos=0/0x3)`,
-    seen on OVS 3.1 above) and `connectx5_25g()` has no IP tos match (its kernel 4.15 key list is
-    reconstructed, see offload.rs). That contradicts the seed's ConnectX-5 VXLAN runs: kept visible
-    here, not tuned away (whether OVS 2.9 or 4.15's mlx5 took the ECN match is not checked)."""
+    lines 152 and 234: both NICs ran the VXLAN PVP). The model takes every decap (tnl_pop,
+    tunnel-key match) and encap (tnl_push) megaflow on both. The encap ones match the inner ECN bits
+    (`ipv4(tos=0/0x3)`, seen on OVS 3.1 above): the Agilio's appendix lists IPv4 matching, and mlx5's
+    `__parse_cls_flower` took FLOW_DISSECTOR_KEY_IP's tos before kernel 4.15 (offload.rs)."""
     for nic in ("agilio-cx-25g", "connectx5-25g"):
         for name in ("fig9_decap", "fig9_encap"):
             _, _, result = run_both(ovs, tmp_path, name, nic=nic)
             installed = [mf for mf in result["megaflows"] if mf["installed"]]
             refused = {mf["reason"] for mf in installed if not mf["flow"]["placement"]["offloaded"]}
-            if nic == "connectx5-25g" and name == "fig9_encap":
-                assert refused == {"mlx5_core: cannot match nw_tos"}, refused
-            else:
-                assert installed and not refused, (nic, name, refused)
+            assert installed and not refused, (nic, name, refused)

@@ -138,13 +138,21 @@ pub fn agilio_cx_25g() -> OffloadCaps {
 }
 
 /// ConnectX-5 in switchdev mode (ASAP²) on kernel 4.15: the flow dissector keys mlx5's
-/// `parse_cls_flower` accepted then, and its E-Switch (FDB) actions.
+/// `parse_cls_flower` accepted then, and its E-Switch (FDB) actions. The key list was read from a
+/// kernel 4.14 tree's `en_tc.c` (the release before the seed's 4.15): it already takes `IP`
+/// (tos: ECN and DSCP; ttl only when the firmware reports the FDB capability
+/// `ft_field_support.outer_ipv4_ttl`, which no source here gives for the seed's ConnectX-5, so
+/// TTL matches are refused) and `TCP` (flags); for a decap rule the non-`ENC_` keys go to the
+/// inner headers.
 pub fn connectx5_25g() -> OffloadCaps {
     use OfField::*;
     OffloadCaps {
         nic: "connectx5-25g".into(),
         driver: "mlx5_core".into(),
-        match_fields: vec![InPort, DlSrc, DlDst, VlanTci, DlType, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwFrag, TpSrc, TpDst, TunId, TunSrc, TunDst],
+        match_fields: vec![
+            InPort, DlSrc, DlDst, VlanTci, DlType, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwTos, NwFrag, TpSrc, TpDst,
+            TcpFlags, TunId, TunSrc, TunDst,
+        ],
         icmp_match: false,
         actions: vec![
             OffloadAction::Output,
@@ -163,8 +171,12 @@ pub fn connectx5_25g() -> OffloadCaps {
         max_flows: None,
         sources: vec![
             src(
-                "match keys CONTROL, BASIC, ETH_ADDRS, VLAN, IPV4_ADDRS, IPV6_ADDRS, PORTS, ENC_KEYID, ENC_IPV4/IPV6_ADDRS, ENC_PORTS, ENC_CONTROL; no IP (tos/ttl), TCP (flags), ICMP",
-                "Linux drivers/net/ethernet/mellanox/mlx5/core/en_tc.c parse_cls_flower used_keys check ('Unsupported key used'); the 4.15 list is the later list without the keys added after 4.15 (IP, TCP, ENC_IP, ENC_OPTS, CVLAN, META): reconstructed, not read from a 4.15 tree",
+                "match keys CONTROL, BASIC, ETH_ADDRS, VLAN, IPV4_ADDRS, IPV6_ADDRS, PORTS, ENC_KEYID, ENC_IPV4/IPV6_ADDRS, ENC_PORTS, ENC_CONTROL, TCP (flags), IP (tos); no ICMP; decap rules match the inner headers",
+                "Linux 4.14 drivers/net/ethernet/mellanox/mlx5/core/en_tc.c __parse_cls_flower: the used_keys check ('Unsupported key used') and the FLOW_DISSECTOR_KEY_IP block (ip_ecn, ip_dscp into the outer or, after parse_tunnel_attr, the inner headers), read in a 4.14.y tree (LineageOS/android_kernel_oneplus_sm8150); 4.15 is the next release",
+            ),
+            src(
+                "no TTL match: FLOW_DISSECTOR_KEY_IP's ttl is refused (EOPNOTSUPP) unless the FDB reports ft_field_support.outer_ipv4_ttl; not assumed for the seed's firmware",
+                "same function, the 'mask->ttl && !MLX5_CAP_ESW_FLOWTABLE_FDB(.., ft_field_support.outer_ipv4_ttl)' check",
             ),
             src("E-Switch actions: drop, mirred redirect, pedit, tunnel_key set/release, vlan push/pop", "Linux mlx5 en_tc.c parse_tc_fdb_actions (pedit for the E-Switch since 'net/mlx5e: Add offloading of E-Switch TC pedit (header re-write) actions', d7e75a325cb2)"),
             src("VXLAN encap and decap offloaded with OVS-TC", "seed 002, lines 152 ('A PHY-VM-PHY with and without VXLAN topology was tested on both NICs') and 234 (Fig. 9, ConnectX-5 with VXLAN)"),
@@ -403,7 +415,7 @@ mod tests {
     ];
 
     #[test]
-    fn test_tcp_flags_match_is_refused_by_agilio_and_connectx5() {
+    fn test_tcp_flags_match_is_refused_by_agilio_taken_by_connectx5() {
         let mut keys = BASE.to_vec();
         keys.extend([(NwProto, 6, 0xff), (TcpFlags, 2, 0xfff)]);
         let (k, f) = flow(&keys, vec![DpAction::Output { port: 3 }]);
@@ -412,10 +424,21 @@ mod tests {
             nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0).as_deref(),
             Some("nfp: cannot match tcp_flags")
         );
-        assert_eq!(
-            nic_refusal(&connectx5_25g(), &k, &f, &none, 0).as_deref(),
-            Some("mlx5_core: cannot match tcp_flags")
-        );
+        // mlx5 of 4.14/4.15 takes FLOW_DISSECTOR_KEY_TCP.
+        assert_eq!(nic_refusal(&connectx5_25g(), &k, &f, &none, 0), None);
+    }
+
+    #[test]
+    fn test_inner_ecn_match_of_an_encap_megaflow_is_taken_by_both() {
+        let mut keys = BASE.to_vec();
+        keys.extend([(NwProto, 17, 0xff), (NwTos, 0, 0x03)]);
+        let push = DpAction::Tunnel {
+            text: "tnl_push(tnl_port(4789),header(size=50,type=4))".into(),
+        };
+        let (k, f) = flow(&keys, vec![push, DpAction::Output { port: 3 }]);
+        let none = HashSet::new();
+        assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0), None);
+        assert_eq!(nic_refusal(&connectx5_25g(), &k, &f, &none, 0), None);
     }
 
     #[test]
