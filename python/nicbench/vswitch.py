@@ -18,7 +18,10 @@ with one line naming what and where.
 
 from __future__ import annotations
 
+import gc
 import json
+import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,7 +29,7 @@ from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.inputs import read_input_text
 
-__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
@@ -191,6 +194,20 @@ def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]], bridg
     return ports, underlay
 
 
+@contextmanager
+def gc_paused():
+    """Python's cyclic GC paused: a result of 100K megaflows is millions of acyclic dicts, and the
+    collector would otherwise walk them again and again while they are built (a third of the time
+    of a 16K-flow `nicbench vswitch` run)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,
               underlay: dict[str, Any] | None = None, nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
               lookup: dict[str, Any] | None = None, cache: dict[str, Any] | None = None,
@@ -205,16 +222,29 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
     arriving on the underlay's port are decapsulated when they are VXLAN to its IP."""
     request = build_request(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic, tc_policy=tc_policy,
                             hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
-    return json.loads(_native.vswitch_simulate(json.dumps(request)))
+    with gc_paused():
+        return json.loads(_native.vswitch_simulate(request_json(request)))
 
 
-def _wide_ints_as_strings(value: Any) -> Any:
-    """A copy of `value` with integers of 2^64 and more (IPv6 addresses and masks) as decimal
-    strings: JSON numbers that wide lose precision on the way to the model's u128 fields."""
+_DIGIT_RUNS = re.compile(r"\d{20,}")
+
+
+def request_json(request: dict[str, Any]) -> str:
+    """The request as the model reads it: integers of 2^64 and more (IPv6 addresses and masks) in
+    the rules as decimal strings, since JSON numbers that wide lose precision on the way to the
+    model's u128 fields. The rules are rebuilt only when the text has such a number (2^64 has 20
+    digits; a tun_id mask, 2^64 - 1, too): an IPv4 rule set of 100K rules is serialized once."""
+    text = json.dumps(request)
+    if any(int(run) >= 1 << 64 for run in set(_DIGIT_RUNS.findall(text))):
+        text = json.dumps({**request, "rules": _wide_ints_walk(request["rules"])})
+    return text
+
+
+def _wide_ints_walk(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _wide_ints_as_strings(v) for k, v in value.items()}
+        return {k: _wide_ints_walk(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_wide_ints_as_strings(v) for v in value]
+        return [_wide_ints_walk(v) for v in value]
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1 << 64:
         return str(value)
     return value
@@ -225,13 +255,14 @@ def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str
                   nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
                   cache: dict[str, Any] | None = None,
                   costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The request `megaflows` sends (the `vswitch.request` contract), with nicbench's defaults."""
+    """The request `megaflows` sends (the `vswitch.request` contract, serialized by `request_json`),
+    with nicbench's defaults."""
     if nic is not None and nic not in NICS:
         raise NicbenchError(f"nic {nic!r} is not known (nics: {', '.join(NICS)})")
     if tc_policy not in TC_POLICIES:
         raise NicbenchError(f"tc-policy {tc_policy!r} is not one of {', '.join(TC_POLICIES)}")
     request = {
-        "rules": _wide_ints_as_strings(rules),
+        "rules": rules,
         "ports": ports if ports is not None else default_ports(rules, in_port),
         "pcap": str(pcap),
         "in_port": in_port,
@@ -312,7 +343,7 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
         if underlay["port"] != uplink:
             raise NicbenchError(f"--port {tunnels[0]['name']}: underlay={underlay['port']!r} must be the uplink "
                                 f"{uplink!r} (the VXLAN trace arrives on it)")
-    with tempfile.TemporaryDirectory(prefix="nicbench-pvp-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="nicbench-pvp-") as tmp, gc_paused():
         vm_pcap: str | Path = pcap
         if tunnels:
             vm_pcap = Path(tmp) / "inner.pcap"
@@ -324,8 +355,7 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
         vm_info = pcap_info(str(vm_pcap))
     load = {"masks": [m for ingress, r in passes.items() for m in mask_load(r, ingress)]}
     for ingress, port in (("uplink", uplink), ("vf", vm_port)):
-        forwarding = [mf for mf in passes[ingress]["megaflows"]
-                      if any(a.get("action") == "output" for a in mf["flow"]["actions"])]
+        forwarding = any(a.get("action") == "output" for mf in passes[ingress]["megaflows"] for a in mf["flow"]["actions"])
         if not forwarding:
             raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
                                 "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")

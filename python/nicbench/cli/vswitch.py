@@ -65,8 +65,9 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
     tunnels = [model.parse_port_spec(t) for t in port_specs] or None
-    out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
-                                     tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
+    with model.gc_paused():
+        out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
+                                         tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
     if as_json:
         emit_json(out)
         return
@@ -115,14 +116,15 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
     from nicbench import vswitch as model
 
-    rules = model.load_openflow(openflow)
     lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries, "ports_trie": not no_ports_trie}
-    ports, underlay = None, None
-    if port_specs:
-        specs = [model.parse_port_spec(t) for t in port_specs]
-        ports, underlay = model.tunnel_setup(specs, rules)
-    result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
-                             tc_policy=tc_policy, lookup=lookup)
+    with model.gc_paused():
+        rules = model.load_openflow(openflow)
+        ports, underlay = None, None
+        if port_specs:
+            specs = [model.parse_port_spec(t) for t in port_specs]
+            ports, underlay = model.tunnel_setup(specs, rules)
+        result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
+                                 tc_policy=tc_policy, lookup=lookup)
     if as_json:
         emit_json(result)
         return
