@@ -210,11 +210,12 @@ def profile_study(profile_path: Path) -> str:
 def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathLike | None = None, write: bool = True,
               validate: bool = True, jobs: int | None = None, parameters: list[str] | None = None,
               sweeps: int | None = None, line_evals: int | None = None, allow_saturated: bool = False,
-              log: Callable[[str], None] = lambda s: None) -> CalibrationOutcome:
+              log: Callable[[str], None] = lambda s: None, scheduler: Any = None) -> CalibrationOutcome:
     """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`.
 
     Refuses (NicbenchError) a fit with no more independent calibration points than free parameters
-    unless `allow_saturated`: such a fit matches any data and shows nothing."""
+    unless `allow_saturated`: such a fit matches any data and shows nothing. With `scheduler` (a
+    connected `nicbench.experiments.scheduler.DaskScheduler`) the model runs are Dask tasks."""
     started = time.monotonic()
     profile_path = resolve_profile(nic)
     from nicbench.profiles import load
@@ -244,8 +245,9 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     problem = build_problem(st, cal_refs, nic=str(profile_path), experiment_params=cfg.experiment_params)
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     log(f"calibrating {len(fit_params)} parameters of {profile_path} on {len(cal_refs)} references "
-        f"({len(problem.points)} runs per full evaluation, {jobs} jobs)")
-    with Evaluator(problem, jobs) as ev:
+        f"({len(problem.points)} runs per full evaluation, "
+        + (f"Dask {scheduler.address})" if scheduler is not None else f"{jobs} jobs)"))
+    with Evaluator(problem, jobs, scheduler) as ev:
         result = fit(problem, fit_params, ev, sweeps=cfg.sweeps, line_evals=cfg.line_evals, log=log)
         log("standard errors at the fitted values (Jacobian by central differences)")
         certainty = identifiability(problem, fit_params, result.values, ev, result.influences)
@@ -262,7 +264,7 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
         refs = list(st.references)
         full = build_problem(st, refs, nic=str(profile_path))
         log(f"evaluating {len(refs)} references ({len(full.points)} runs) with the fitted values")
-        with Evaluator(full, jobs) as ev:
+        with Evaluator(full, jobs, scheduler) as ev:
             metrics = ev.run(list(range(len(full.points))), result.values)
             runs += ev.runs
             errors.update(ev.errors)

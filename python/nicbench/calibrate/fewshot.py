@@ -213,8 +213,8 @@ def _rows(refs: list[Reference], start: list[float], fitted: list[float]) -> lis
 
 def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, sets: dict[str, float] | None = None,
             study: str | None = None, studies_dir: str | os.PathLike | None = None, jobs: int | None = None,
-            write: bool = True, name: str | None = None, log: Callable[[str], None] = lambda s: None
-            ) -> FewshotOutcome:
+            write: bool = True, name: str | None = None, log: Callable[[str], None] = lambda s: None,
+            scheduler: Any = None) -> FewshotOutcome:
     """Fit a profile for another device from `base` and `measurements`; write it to `output`."""
     from nicbench.calibrate import load_config, profile_study, resolve_profile
     from nicbench.profiles import load
@@ -256,7 +256,7 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
         jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
         log(f"{len(refs)} measurements ({points} independent points, {len(problem.points)} runs) on study "
             f"{st.name}; {len(candidates)} candidate parameters")
-        with Evaluator(problem, jobs) as ev:
+        with Evaluator(problem, jobs, scheduler) as ev:
             metrics0 = ev.run(every, start_values)
             zero = model_values(problem, metrics0)
             log(f"zero-shot ({base_doc['name']} values): {_brief(error_summary(refs, zero))}")
@@ -363,7 +363,7 @@ def _hypothesis(provenance: str) -> str:
 
 
 def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir: str | os.PathLike | None = None,
-          log: Callable[[str], None] = lambda s: None) -> FewshotOutcome:
+          log: Callable[[str], None] = lambda s: None, scheduler: Any = None) -> FewshotOutcome:
     """Repeat the few-shot fit recorded in profile `nic`'s `[fitted_on]` (measurement paths are
     relative to the profile's folder), writing the profile in place."""
     from nicbench.calibrate import resolve_profile
@@ -378,4 +378,4 @@ def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir:
     if (path.parent / study / "study.toml").is_file():
         study = str(path.parent / study)
     return fewshot(record["base"], files, path, study=study, studies_dir=studies_dir, jobs=jobs,
-                   write=write, log=log)
+                   write=write, log=log, scheduler=scheduler)

@@ -147,18 +147,47 @@ def _run_point(job: tuple[str, dict[str, Any], int, dict[str, float]]) -> dict[s
         return f"{type(exc).__name__}: {exc}"
 
 
-class Evaluator:
-    """Runs points with given overrides, on `jobs` processes (1: in-process)."""
+def _run_point_checked(job: tuple[str, dict[str, Any], int, dict[str, float]], fingerprint: dict[str, str],
+                       inputs: dict[str, str]) -> dict[str, float] | str:
+    """`_run_point` on a Dask worker, after checking that the worker runs the client's code and
+    profiles and reads the same files (a few-shot fit's start profile is a temporary file of the
+    client: workers on other machines do not have it)."""
+    from nicbench.experiments.fingerprint import input_hashes
+    from nicbench.experiments.scheduler import EnvironmentMismatch, describe_mismatch, environment_fingerprint
 
-    def __init__(self, problem: Problem, jobs: int = 1):
+    mine = environment_fingerprint()
+    if mine != fingerprint:
+        raise EnvironmentMismatch(describe_mismatch(_worker_name(), fingerprint, mine))
+    theirs = input_hashes(job[1])
+    for value, digest in inputs.items():
+        if theirs.get(value) != digest:
+            raise EnvironmentMismatch(f"Dask worker {_worker_name()} does not have the client's file {value} "
+                                      f"({'different contents' if value in theirs else 'missing'}): give workers "
+                                      f"the same file at the same path (a few-shot fit's start profile is a "
+                                      f"temporary file: use --scheduler local:N or a shared file system)")
+    return _run_point(job)
+
+
+def _worker_name() -> str:
+    from nicbench.experiments.scheduler import _worker_address
+
+    return _worker_address()
+
+
+class Evaluator:
+    """Runs points with given overrides, on `jobs` processes (1: in-process), or as Dask tasks on
+    `scheduler` (a connected `DaskScheduler`; the caller opens and closes it)."""
+
+    def __init__(self, problem: Problem, jobs: int = 1, scheduler: Any = None):
         self.problem = problem
         self.jobs = max(1, jobs)
+        self.scheduler = scheduler
         self.runs = 0
         self.errors: dict[str, str] = {}
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def __enter__(self) -> "Evaluator":
-        if self.jobs > 1:
+        if self.scheduler is None and self.jobs > 1:
             self._pool = cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
         return self
 
@@ -170,7 +199,9 @@ class Evaluator:
         points = self.problem.points
         jobs = [(points[i].target, points[i].params, points[i].seed, dict(overrides) if points[i].calibrated else {})
                 for i in indexes]
-        if self._pool is None:
+        if self.scheduler is not None:
+            outs = self._run_on_dask(jobs)
+        elif self._pool is None:
             outs = [_run_point(j) for j in jobs]
         else:
             outs = list(self._pool.map(_run_point, jobs))
@@ -183,6 +214,21 @@ class Evaluator:
             else:
                 result[i] = out
         return result
+
+
+    def _run_on_dask(self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]) -> list[dict[str, float] | str]:
+        """One Dask task per point; a task Dask retries after losing its worker returns the same
+        value (a point's run is a pure function of its job), so nothing is counted twice."""
+        from nicbench.experiments.fingerprint import input_hashes
+        from nicbench.experiments.scheduler import EnvironmentMismatch
+
+        client = self.scheduler.client
+        futures = [client.submit(_run_point_checked, job, self.scheduler.fingerprint, input_hashes(job[1]), pure=False)
+                   for job in jobs]
+        try:
+            return client.gather(futures)
+        except EnvironmentMismatch as exc:
+            raise EnvironmentMismatch(str(exc)) from None
 
 
 def model_values(problem: Problem, metrics: dict[int, dict[str, float]]) -> list[float]:

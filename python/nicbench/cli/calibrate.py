@@ -62,13 +62,16 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
 @click.option("--sweeps", type=click.IntRange(1, 20), default=None, help="Coordinate-descent sweeps.")
 @click.option("--line-evals", type=click.IntRange(3, 50), default=None, help="Runs per line search.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
+              help="Run the model evaluations as Dask tasks: a scheduler's address, or local:N to start N local "
+                   "worker processes (default: local processes, --jobs).")
 @click.option("--allow-saturated", is_flag=True,
               help="Fit even with no more independent calibration points than free parameters.")
 @json_option
 def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, ...], output: str | None,
               sets: tuple[str, ...], study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
-              allow_saturated: bool, as_json: bool) -> None:
+              scheduler: str | None, allow_saturated: bool, as_json: bool) -> None:
     """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
 
     Few-shot, for a device the study did not measure:
@@ -88,26 +91,33 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         if not as_json:
             stderr_console.print(f"[dim]{line}[/]")
 
-    if base is not None or measurements or output is not None or sets:
-        _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json)
-        return
-    if len(args) != 1:
+    fewshot_fit = base is not None or measurements or output is not None or sets
+    if not fewshot_fit and len(args) != 1:
         raise click.UsageError("give one NIC profile (or --base PROFILE --measurements FILE... -o OUT.toml)")
-    nic = args[0]
-    if nic == LOCAL_FLOWMETER:
+    if not fewshot_fit and args[0] == LOCAL_FLOWMETER:
+        if scheduler is not None:
+            raise click.UsageError("--scheduler: calibrate flowmeter-local measures this machine; it runs here")
         _calibrate_flowmeter_local(log, as_json)
         return
+    from nicbench.cli.experiments import open_cli_scheduler
+
+    sched = open_cli_scheduler(scheduler, as_json)
+    if fewshot_fit:
+        _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched)
+        return
+    nic = args[0]
     from nicbench.profiles import load
 
     if load(nic).get("fitted_on"):
         from nicbench.calibrate.fewshot import refit
 
-        _print_fewshot(refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log), as_json)
+        _print_fewshot(refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log, scheduler=sched),
+                       as_json)
         return
 
     outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
                               jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,
-                              allow_saturated=allow_saturated, log=log)
+                              allow_saturated=allow_saturated, log=log, scheduler=sched)
     if as_json:
         emit_json(outcome.as_dict())
         return
@@ -148,7 +158,7 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
                          + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
 
 
-def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json) -> None:
+def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:
     from nicbench.calibrate.fewshot import fewshot
 
     if base is None or not measurements or output is None:
@@ -166,7 +176,7 @@ def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run
         if not sep or not name.strip() or not math.isfinite(values[name.strip()]):
             raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set")
     outcome = fewshot(base, list(measurements) + list(args), output, sets=values, study=study,
-                      studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log)
+                      studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log, scheduler=sched)
     _print_fewshot(outcome, as_json)
 
 

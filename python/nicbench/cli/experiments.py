@@ -46,7 +46,7 @@ def _timeout_s(text: str | None) -> float | None:
         raise click.BadParameter(str(exc), param_hint="--timeout") from None
 
 
-def _open_scheduler(address: str | None, quiet: bool) -> Any:
+def open_cli_scheduler(address: str | None, quiet: bool) -> Any:
     """The Dask scheduler of --scheduler (None without it); closed when the command ends."""
     if address is None:
         return None
@@ -122,7 +122,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
                      backend=backend)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
     timeout_s = _timeout_s(timeout)
-    sched = _open_scheduler(scheduler, as_json)
+    sched = open_cli_scheduler(scheduler, as_json)
     try:
         summary = run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
@@ -296,7 +296,7 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     check_sets_apply(selected, overrides)
     known = {study.name: load_known_misses(study.dir) for study in selected}  # bad file: error before running
     timeout_s = _timeout_s(timeout)
-    sched = _open_scheduler(scheduler, as_json)
+    sched = open_cli_scheduler(scheduler, as_json)
     for study in selected:
         try:
             outcome = reproduce_study(study, results=results_dir, reports=reports_dir, jobs=jobs, repeat=repeat,
