@@ -233,7 +233,7 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
     files = [Path(f) for f in measurements]
     if not files:
         raise NicbenchError("--measurements: give at least one file of measurements")
-    refs = load_measurements(files, st)
+    refs = load_measurements(files, st, log)
     points = independent_points(refs)
 
     own, keep_top = _device_facts(output, base_params)

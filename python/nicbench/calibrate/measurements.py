@@ -22,7 +22,7 @@ import importlib.util
 import math
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from nicbench.errors import NicbenchError
 from nicbench.experiments.spec import load_spec
@@ -36,12 +36,22 @@ TIDY_COLUMNS = {"experiment", "metric", "value"}
 DEFAULT_TOLERANCE = ("relative", 0.15)
 
 
-def load_measurements(files: list[str | Path], study: Study) -> list[Reference]:
+def load_measurements(files: list[str | Path], study: Study,
+                      log: Callable[[str], None] = lambda s: None) -> list[Reference]:
     """Every measurement in `files` as a calibration reference of `study` (NicbenchError naming the file
-    and what is wrong when a file is neither format or names no experiment of the study)."""
+    and what is wrong when a file is neither format or names no experiment of the study). Tidy records
+    of metrics the experiment's model does not report (a backend's own counters, such as testpmd's
+    `dpdk_*`) are no measurement of the model: they are left out, and `log` says which."""
     refs: list[Reference] = []
     for f in files:
         path = Path(f)
+        if path.is_dir():
+            entries = _tidy_rows(_result_rows(path), path, study, log)
+            if not entries:
+                raise NicbenchError(f"measurements {path}: no successful scalar record maps to an experiment of "
+                                    f"study {study.name}")
+            refs += [_reference(e, f"m-{path.name}-{i + 1:03d}") for i, e in enumerate(entries)]
+            continue
         try:
             with path.open(newline="") as fh:
                 header = set(next(csv.reader(fh), []))
@@ -50,7 +60,7 @@ def load_measurements(files: list[str | Path], study: Study) -> list[Reference]:
         if DIGITIZED_COLUMNS <= header:
             entries = _digitized(path, study)
         elif TIDY_COLUMNS <= header:
-            entries = _tidy(path, study)
+            entries = _tidy(path, study, log)
         else:
             raise NicbenchError(f"measurements {path}: neither a tidy record export (columns "
                                 f"{', '.join(sorted(TIDY_COLUMNS))}, ...) nor a digitized figure (columns "
@@ -76,31 +86,59 @@ def _digitized(path: Path, study: Study) -> list[dict[str, Any]]:
     return list(mapper(path))
 
 
-def _tidy(path: Path, study: Study) -> list[dict[str, Any]]:
+def _tidy(path: Path, study: Study, log: Callable[[str], None]) -> list[dict[str, Any]]:
+    with path.open(newline="") as fh:
+        return _tidy_rows(((f"{path}:{line}", row) for line, row in enumerate(csv.DictReader(fh), start=2)),
+                          path, study, log)
+
+
+def _result_rows(folder: Path):
+    """A result folder's records (`results/<experiment>[--<backend>]`, what `nicbench run` stores) as
+    the rows `nicbench results export --csv` would write: no export step between a backend run and a
+    fit."""
+    from nicbench.experiments.store import load_results
+
+    try:
+        df = load_results(folder)
+    except (OSError, ValueError) as exc:
+        raise NicbenchError(f"measurements {folder}: not a result folder of `nicbench run` ({exc})") from None
+    for i, row in enumerate(df.to_dict("records")):
+        yield f"{folder} (record {i + 1})", {k: ("" if v is None else str(v)) for k, v in row.items()}
+
+
+def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Tidy records (`where`, row) grouped per experiment, point and metric (the median of the runs)."""
     specs = {s.name: s for s in (load_spec(p) for p in study.experiments)}
     tolerances = {(r.experiment, r.metric): (r.tolerance_kind, r.tolerance) for r in study.references}
     groups: dict[tuple, list[float]] = {}
     units: dict[tuple, str] = {}
-    with path.open(newline="") as fh:
-        for line, row in enumerate(csv.DictReader(fh), start=2):
-            if row.get("status", "ok") not in ("ok", "") or row.get("t", "") not in ("", "nan", "NaN"):
-                continue
-            spec = specs.get(row["experiment"])
-            if spec is None:
-                raise NicbenchError(f"measurements {path}:{line}: experiment {row['experiment']!r} is not one of "
-                                    f"study {study.name}'s ({', '.join(sorted(specs))})")
-            try:
-                value = float(row["value"])
-            except ValueError:
-                raise NicbenchError(f"measurements {path}:{line}: value {row['value']!r} is not a number") from None
-            if not math.isfinite(value):
-                continue
-            # The device is the profile being fitted, not what the run stored.
-            where = {p.name: _number(row[p.name]) for p in spec.target.params
-                     if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
-            key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
-            groups.setdefault(key, []).append(value)
-            units[key] = row.get("unit", "")
+    not_modelled: set[str] = set()
+    for where_text, row in rows:
+        if row.get("status", "ok") not in ("ok", "") or row.get("t", "") not in ("", "nan", "NaN"):
+            continue
+        spec = specs.get(row["experiment"])
+        if spec is None:
+            raise NicbenchError(f"measurements {where_text}: experiment {row['experiment']!r} is not one of "
+                                f"study {study.name}'s ({', '.join(sorted(specs))})")
+        if row["metric"] not in spec.target.metrics:
+            not_modelled.add(row["metric"])
+            continue
+        if row["value"] in ("", "nan", "NaN", "None"):
+            continue  # a metric the run could not give (e.g. a ratio to a missing baseline): no measurement
+        try:
+            value = float(row["value"])
+        except ValueError:
+            raise NicbenchError(f"measurements {where_text}: value {row['value']!r} is not a number") from None
+        if not math.isfinite(value):
+            continue
+        # The device is the profile being fitted, not what the run stored.
+        where = {p.name: _number(row[p.name]) for p in spec.target.params
+                 if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
+        key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
+        groups.setdefault(key, []).append(value)
+        units[key] = row.get("unit", "")
+    if not_modelled:
+        log(f"{path.name}: left out metrics the model does not report: {', '.join(sorted(not_modelled))}")
     out = []
     for (experiment, where, metric), values in sorted(groups.items()):
         kind, tol = tolerances.get((experiment, metric), DEFAULT_TOLERANCE)

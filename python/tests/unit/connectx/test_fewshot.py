@@ -184,3 +184,29 @@ def test_newcomer_path_calibrate_then_simulate_with_the_written_file(tmp_path):
     # The fitted device's NF costs 0.8x the base's per packet: at 64 B it forwards ~1/0.8 as many.
     ratio = json.loads(r2.output)["rx_mpps"] / json.loads(r3.output)["rx_mpps"]
     assert ratio == pytest.approx(1 / 0.8, rel=0.05)
+
+
+def test_a_result_folder_is_read_as_its_csv_export(tmp_path):
+    """`--measurements results/<experiment>[--<backend>]`: the runs `nicbench run` stored are the same
+    measurements as their `nicbench results export --csv` (no export step between a run and a fit)."""
+    from nicbench.calibrate.measurements import load_measurements
+    from nicbench.experiments import parse_spec, run_experiment
+    from nicbench.experiments.study import load_study
+
+    study = load_study(mini_study(tmp_path))
+    spec = parse_spec(SPEC.replace("repeat = 1", "repeat = 2"))
+    run_experiment(spec, results=tmp_path / "r", jobs=1, only={"rate": 1e10})
+    folder = tmp_path / "r" / "mini-fwd"
+    exported = tmp_path / "export.csv"
+    from nicbench.cli import main
+
+    done = CliRunner().invoke(main, ["results", "export", str(folder), "--csv", "-o", str(exported)])
+    assert done.exit_code == 0, done.output
+    from_folder = load_measurements([folder], study)
+    from_csv = load_measurements([exported], study)
+    key = lambda r: (r.experiment, json.dumps(r.where, sort_keys=True), r.metric)  # noqa: E731
+    assert len({key(r)[1] for r in from_folder}) == 4, "the 4 sizes at 10 Gb/s"
+    assert {"rx_mpps", "latency_p50_us"} <= {r.metric for r in from_folder}
+    assert sorted((key(r), r.value) for r in from_folder) == sorted((key(r), r.value) for r in from_csv)
+    with pytest.raises(NicbenchError, match="not a result folder"):
+        load_measurements([tmp_path], study)
