@@ -46,6 +46,7 @@ ACTIONS = ("queue", "mark", "count", "set-tag", "set-meta", "dec-ttl", "set-src-
 # How long one flow-perf run may take before it is stopped [s] (a batch of 65,536 rules takes well
 # under a second on a ConnectX: PAM'21 Fig. 5; the null device refuses the first rule at once).
 TIMEOUT_S = 600.0
+_NOTED: set[str] = set()
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?|inf|nan|-nan)"
 _CORE_RATE = re.compile(r"^:: Port (\d+) :: Core (\d+) :: Rules (insertion|deletion) rate -> " + _NUM + r" K Rule/Sec", re.M)
@@ -147,9 +148,11 @@ def _measure(p: dict[str, Any], ctx: Any, *, op: str, match: str, tag: str) -> d
         refused = report["refused"]
         # The device's answer: recorded as refused, no rate (flow-perf stops at the first refused rule).
         ctx.record(f"dpdk_flow{tag}_rules_refused", 1.0, "rules")
-        print(f"nicbench: note: {FLOW_PERF} on net_null0: the device refused flow "
-              f"{'creation' if refused['op'] == 'insert' else 'deletion'} ({refused['reason']}): "
-              "no rate measured", file=sys.stderr)
+        note = (f"nicbench: note: {FLOW_PERF} on net_null0: the device refused flow "
+                f"{'creation' if refused['op'] == 'insert' else 'deletion'} ({refused['reason']}): no rate measured")
+        if note not in _NOTED:  # once per process, not once per point
+            _NOTED.add(note)
+            print(note, file=sys.stderr)
         return {"install_rules": 0.0, "install_s": math.nan, "install_rate_krules_s": math.nan, "install_complete": 0.0}
     totals = {t["op"]: t for t in report["totals"] if t["port"] == 0}
     if code != 0 or op not in totals:
