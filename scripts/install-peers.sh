@@ -11,7 +11,7 @@ set -u
 # Each peer: the Debian package, then the commands that must be on PATH once it is installed.
 peers=(
     "tcpdump:tcpdump"
-    "dpdk-dev:dpdk-testpmd dpdk-test-acl"
+    "dpdk-dev:dpdk-testpmd dpdk-test-acl dpdk-test-flow-perf"
     "pkgconf:pkg-config"
     "chromium:chromium"
     # Flow-meter peers (issue 6): Argus (server: argus; client: ra, racluster) and nfdump.

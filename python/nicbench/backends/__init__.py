@@ -2,7 +2,8 @@
 
 Every target says which backends it has (`Target.backends`, the first is its default):
 `virtual` (a model answers), `software` (nicbench's own part is the system measured, e.g. the
-classifier) and real ones (`ovs`: a real Open vSwitch on this machine; `dpdk`: dpdk-testpmd). `nicbench run SPEC
+classifier) and real ones (`ovs`: a real Open vSwitch on this machine; `dpdk`: dpdk-testpmd and
+dpdk-test-flow-perf; `perftest`: ib_*_bw / ib_*_lat on an RDMA device). `nicbench run SPEC
 --backend NAME` runs the spec unchanged on another backend: the backend may add parameters of its
 own (settings such as the sender's rate, set with `--set`), says in one line before anything
 starts why it cannot run a point, and its runs go to their own results folder
@@ -60,7 +61,14 @@ def _dpdk() -> Backend:
     return DpdkBackend()
 
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"virtual": _Virtual, "software": _Software, "ovs": _ovs, "dpdk": _dpdk}
+def _perftest() -> Backend:
+    from nicbench.backends.perftest import PerftestBackend
+
+    return PerftestBackend()
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"virtual": _Virtual, "software": _Software, "ovs": _ovs, "dpdk": _dpdk,
+                                              "perftest": _perftest}
 
 
 def get_backend(name: str) -> Backend:

@@ -1,4 +1,5 @@
-"""The `dpdk` backend: a `connectx.forward` point run by `dpdk-testpmd` on DPDK devices.
+"""The `dpdk` backend: a `connectx.forward` point run by `dpdk-testpmd` on DPDK devices, a
+`connectx.install_rate` point by `dpdk-test-flow-perf` (nicbench.backends.flow_perf).
 
 The point's rule set (the PAM'21 layout nicbench generates: `rules`, `groups`, `kind`) is written
 as testpmd `flow create` commands, then testpmd forwards (`io` mode, port 0 ↔ port 1) for
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.backends import Backend
+from nicbench.backends.flow_perf import FLOW_PERF, install_rate, why_not_flow_perf
 from nicbench.experiments.params import Param
 
 __all__ = ["DpdkBackend", "parse_flow_results", "parse_forward_stats", "parse_port_stats", "TESTPMD"]
@@ -70,11 +72,15 @@ class DpdkBackend(Backend):
     params = (
         Param("dpdk_seconds", "float", 2.0, "how long testpmd forwards [s]", minimum=0.1, maximum=600.0),
         Param("dpdk_vdev", "choice", "net_null", "the ports' virtual device driver", choices=("net_null",)),
+        Param("dpdk_flow_cores", "int", 1, "cores inserting/deleting rules (dpdk-test-flow-perf --cores)",
+              minimum=1, maximum=64),
     )
 
     def why_not(self, target_name: str, params: dict[str, Any]) -> str | None:
+        if target_name == "connectx.install_rate":
+            return why_not_flow_perf(params)
         if target_name != "connectx.forward":
-            return f"the dpdk backend runs connectx.forward points, not {target_name}"
+            return f"the dpdk backend runs connectx.forward and connectx.install_rate points, not {target_name}"
         if params.get("rules_file") or params.get("trace"):
             return "the dpdk backend runs generated rule sets and testpmd's own traffic (no rules_file, no trace)"
         if shutil.which(TESTPMD) is None:
@@ -84,6 +90,8 @@ class DpdkBackend(Backend):
         return None
 
     def run(self, target: Any, p: dict[str, Any], ctx: Any) -> dict[str, float]:
+        if target.name == "connectx.install_rate":
+            return install_rate(p, ctx)
         from nicbench.rules import generate_rules
 
         seconds = float(p["dpdk_seconds"])
@@ -113,8 +121,10 @@ class DpdkBackend(Backend):
                 "dropped_imissed": float(sum(s["rx_missed"] for s in ports.values())) if ports else math.nan}
 
     def environment(self) -> dict[str, str]:
-        return {"backend": self.name, "system": "dpdk-testpmd, io forwarding, ports: DPDK null PMD (net_null0/1)",
-                "dpdk_testpmd": shutil.which(TESTPMD) or "not found"}
+        return {"backend": self.name, "system": "dpdk-testpmd, io forwarding, ports: DPDK null PMD (net_null0/1); "
+                "rule insertion: dpdk-test-flow-perf on net_null0",
+                "dpdk_testpmd": shutil.which(TESTPMD) or "not found",
+                "dpdk_test_flow_perf": shutil.which(FLOW_PERF) or "not found"}
 
 
 def _run_testpmd(cmds: Path, seconds: float, workdir: Path) -> tuple[str, float]:

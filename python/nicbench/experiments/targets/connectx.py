@@ -255,6 +255,7 @@ def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) ->
     ],
     metrics={**_INSTALL_METRICS, "install_complete": "", "rate_ratio": "", "sim_wall_s": "s"},
     version=VERSION,
+    backends=("virtual", "dpdk"),
 )
 def install_rate(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 5/6: rule operations per second of one batch (installer on its own core)."""

@@ -140,6 +140,7 @@ def _mix_param() -> Param:
     ],
     metrics=_SINGLE_METRICS,
     version=VERSION,
+    backends=("virtual", "perftest"),
 )
 def single(p: dict, ctx: RunContext) -> dict:
     """Wei et al. Fig. 4/7/8/9/10: one flow on one path; peak throughput, latency, PCIe, bottleneck."""
