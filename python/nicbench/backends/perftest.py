@@ -118,9 +118,9 @@ class PerftestBackend(Backend):
             return f"the perftest backend runs offpath.single points, not {target_name}"
         if (params.get("machines") or 1) > 1:
             return "one perftest client is one requester machine: machines must be 1 or none"
-        for name, what in (("address_range", "an address range"), ("offered", "an offered load")):
+        for name, what in (("address_range", "address range"), ("offered", "offered load")):
             if params.get(name) is not None:
-                return f"perftest has no {what} ({name} must be none)"
+                return f"perftest cannot set an {what} ({name} must be none)"
         if int(params.get("payload", 1)) < 1:
             return "perftest sends at least 1 byte (payload 0)"
         tool = TOOLS[(params.get("verb", "READ"), "bw")]
