@@ -9,10 +9,11 @@ use std::path::Path;
 
 use ahash::AHashSet;
 use nicbench_pcap::PcapSource;
-use nicbench_wire::FlowKey;
+use nicbench_wire::{FlowKey, ParsedFrame};
 use serde::Serialize;
 
-use crate::link::{parse_link, stack_name};
+use crate::link::{parse_link_into, StackKey};
+use crate::packed_key::PackedKey;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
 /// FCS (4 B) + preamble/SFD (8 B) + inter-frame gap (12 B) that a pcap record lacks.
@@ -66,6 +67,23 @@ pub struct TraceSummary {
     pub linktype: String,
 }
 
+/// One more packet of stack `key`; the stack seen most recently is moved to the front.
+#[inline]
+fn count_stack(stacks: &mut Vec<(StackKey, u64)>, key: StackKey) {
+    match stacks.iter().position(|(k, _)| *k == key) {
+        Some(0) => stacks[0].1 += 1,
+        Some(i) => {
+            stacks[i].1 += 1;
+            stacks.swap(0, i);
+        }
+        None => {
+            stacks.push((key, 1));
+            let last = stacks.len() - 1;
+            stacks.swap(0, last);
+        }
+    }
+}
+
 /// Summarize a trace file, streaming. `progress(bytes_read)` is called periodically.
 pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSummary, TraceError> {
     let mut source = PcapSource::open(path)?;
@@ -89,10 +107,12 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         protocols: BTreeMap::new(),
         linktype: source.linktype().map_or_else(|| "unknown".to_string(), |lt| lt.to_string()),
     };
-    let mut flows: AHashSet<FlowKey> = AHashSet::new();
+    let mut flows: AHashSet<PackedKey> = AHashSet::new();
     let mut biflows: AHashSet<FlowKey> = AHashSet::new();
-    // Protocol names are few; count by a small key and name them once at the end.
-    let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+    // Protocol stacks are few: count by a small key (a linear scan, the last one hit first)
+    // and name them once at the end, instead of building a name per packet.
+    let mut stacks: Vec<(StackKey, u64)> = Vec::new();
+    let mut parsed = ParsedFrame::default();
     while let Some(record) = source.next_packet() {
         let pkt = record?;
         s.packets += 1;
@@ -104,11 +124,11 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         if let Some(bucket) = s.size_histogram.iter_mut().find(|b| frame_size >= b.min && frame_size <= b.max) {
             bucket.packets += 1;
         }
-        let parsed = parse_link(pkt.linktype, pkt.data);
-        *stacks.entry(stack_name(&parsed)).or_default() += 1;
+        parse_link_into(pkt.linktype, pkt.data, &mut parsed);
+        count_stack(&mut stacks, StackKey::of(&parsed));
         match FlowKey::from_frame(&parsed) {
             Some(key) => {
-                if flows.insert(key) {
+                if flows.insert(PackedKey::new(&key)) {
                     biflows.insert(key.canonical().0);
                 }
             }
@@ -121,7 +141,9 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
     progress(source.bytes_read());
     s.flows = flows.len() as u64;
     s.biflows = biflows.len() as u64;
-    s.protocols = stacks;
+    for (key, packets) in stacks {
+        *s.protocols.entry(key.name()).or_default() += packets;
+    }
     if let (Some(first), Some(last)) = (s.first_ts_ns, s.last_ts_ns) {
         s.duration_ns = last.saturating_sub(first);
     }
