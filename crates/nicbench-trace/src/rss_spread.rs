@@ -2,13 +2,12 @@
 
 use std::path::Path;
 
-use ahash::AHashSet;
 use nicbench_pcap::PcapSource;
 use nicbench_wire::rss::{hash_flow, Reta, RssFields, Toeplitz};
 use serde::Serialize;
 
 use crate::link::rss_flow_key;
-use crate::packed_key::PackedKey;
+use crate::packed_key::FlowSet;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
 #[derive(Clone, Debug)]
@@ -55,7 +54,7 @@ pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u6
     // A key always hashes to the same queue, so one set of all keys, counting each new key
     // against its queue, gives the distinct flows per queue.
     let mut per_queue_flows = vec![0u64; usize::from(options.queues)];
-    let mut seen: AHashSet<PackedKey> = AHashSet::new();
+    let mut seen = FlowSet::default();
     let (mut packets, mut unhashed) = (0u64, 0u64);
     while let Some(record) = source.next_packet() {
         let pkt = record?;
@@ -63,7 +62,7 @@ pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u6
         let queue = match rss_flow_key(pkt.linktype, pkt.data, options.inner) {
             Some(key) => {
                 let q = usize::from(reta.queue(hash_flow(&toeplitz, &key, fields)));
-                if seen.insert(PackedKey::new(&key)) {
+                if seen.insert(&key) {
                     per_queue_flows[q] += 1;
                 }
                 q

@@ -13,7 +13,7 @@ use nicbench_wire::{FlowKey, ParsedFrame};
 use serde::Serialize;
 
 use crate::link::{parse_link_into, StackKey};
-use crate::packed_key::PackedKey;
+use crate::packed_key::FlowSet;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
 /// FCS (4 B) + preamble/SFD (8 B) + inter-frame gap (12 B) that a pcap record lacks.
@@ -107,7 +107,7 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         protocols: BTreeMap::new(),
         linktype: source.linktype().map_or_else(|| "unknown".to_string(), |lt| lt.to_string()),
     };
-    let mut flows: AHashSet<PackedKey> = AHashSet::new();
+    let mut flows = FlowSet::default();
     let mut biflows: AHashSet<FlowKey> = AHashSet::new();
     // Protocol stacks are few: count by a small key (a linear scan, the last one hit first)
     // and name them once at the end, instead of building a name per packet.
@@ -128,7 +128,7 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         count_stack(&mut stacks, StackKey::of(&parsed));
         match FlowKey::from_frame(&parsed) {
             Some(key) => {
-                if flows.insert(PackedKey::new(&key)) {
+                if flows.insert(&key) {
                     biflows.insert(key.canonical().0);
                 }
             }
