@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use nicbench_pcap::PcapSource;
 use nicbench_wire::{FlowKey, ParsedFrame};
 use serde::Serialize;
@@ -67,19 +67,30 @@ pub struct TraceSummary {
     pub linktype: String,
 }
 
-/// One more packet of stack `key`; the stack seen most recently is moved to the front.
-#[inline]
-fn count_stack(stacks: &mut Vec<(StackKey, u64)>, key: StackKey) {
-    match stacks.iter().position(|(k, _)| *k == key) {
-        Some(0) => stacks[0].1 += 1,
-        Some(i) => {
-            stacks[i].1 += 1;
-            stacks.swap(0, i);
+/// Packets per protocol stack: runs of one stack are counted in place, a run's count goes to
+/// the map when another stack comes (a trace is mostly one stack; a garbage file with many
+/// still costs one hash lookup a packet, never a scan).
+#[derive(Default)]
+struct StackCounts {
+    run: Option<(StackKey, u64)>,
+    totals: AHashMap<StackKey, u64>,
+}
+
+impl StackCounts {
+    #[inline]
+    fn add(&mut self, key: StackKey) {
+        match &mut self.run {
+            Some((run_key, count)) if *run_key == key => *count += 1,
+            _ => {
+                self.flush();
+                self.run = Some((key, 1));
+            }
         }
-        None => {
-            stacks.push((key, 1));
-            let last = stacks.len() - 1;
-            stacks.swap(0, last);
+    }
+
+    fn flush(&mut self) {
+        if let Some((key, count)) = self.run.take() {
+            *self.totals.entry(key).or_default() += count;
         }
     }
 }
@@ -109,9 +120,8 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
     };
     let mut flows = FlowSet::default();
     let mut biflows: AHashSet<FlowKey> = AHashSet::new();
-    // Protocol stacks are few: count by a small key (a linear scan, the last one hit first)
-    // and name them once at the end, instead of building a name per packet.
-    let mut stacks: Vec<(StackKey, u64)> = Vec::new();
+    // Counted by a small key and named once at the end, instead of building a name per packet.
+    let mut stacks = StackCounts::default();
     let mut parsed = ParsedFrame::default();
     while let Some(record) = source.next_packet() {
         let pkt = record?;
@@ -125,7 +135,7 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
             bucket.packets += 1;
         }
         parse_link_into(pkt.linktype, pkt.data, &mut parsed);
-        count_stack(&mut stacks, StackKey::of(&parsed));
+        stacks.add(StackKey::of(&parsed));
         match FlowKey::from_frame(&parsed) {
             Some(key) => {
                 if flows.insert(&key) {
@@ -141,7 +151,8 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
     progress(source.bytes_read());
     s.flows = flows.len() as u64;
     s.biflows = biflows.len() as u64;
-    for (key, packets) in stacks {
+    stacks.flush();
+    for (key, packets) in stacks.totals {
         *s.protocols.entry(key.name()).or_default() += packets;
     }
     if let (Some(first), Some(last)) = (s.first_ts_ns, s.last_ts_ns) {
