@@ -45,5 +45,8 @@ fn main() {
         std::process::exit(1);
     });
     let seconds = start.elapsed().as_secs_f64();
-    println!("{what}: {packets} packets in {seconds:.3} s = {:.2} Mpps", packets as f64 / seconds / 1e6);
+    println!(
+        "{what}: {packets} packets in {seconds:.3} s = {:.2} Mpps",
+        packets as f64 / seconds / 1e6
+    );
 }

@@ -40,7 +40,9 @@ impl FlowSet {
 /// `None` for anything else, including a VLAN id over 12 bits (only a hand-built key has one).
 #[inline]
 pub fn pack_v4(key: &FlowKey) -> Option<u128> {
-    let (IpAddr::V4(src), IpAddr::V4(dst)) = (&key.src, &key.dst) else { return None };
+    let (IpAddr::V4(src), IpAddr::V4(dst)) = (&key.src, &key.dst) else {
+        return None;
+    };
     if key.vni.is_some() {
         return None;
     }
@@ -93,11 +95,8 @@ impl PackedKey {
             .map_or(0, |vid| (1u64 << VLAN_PRESENT_BIT) | (u64::from(vid) << VLAN_SHIFT));
         // A key mixes families only if built by hand; keep both flags apart so packing stays one-to-one.
         let family = (u64::from(src_v6) << IPV6_BIT) | (u64::from(dst_v6) << (IPV6_BIT + 1));
-        let ports = u64::from(key.proto)
-            | (u64::from(key.src_port) << 8)
-            | (u64::from(key.dst_port) << 24)
-            | vlan
-            | family;
+        let ports =
+            u64::from(key.proto) | (u64::from(key.src_port) << 8) | (u64::from(key.dst_port) << 24) | vlan | family;
         let vni = key.vni.map_or(0, |v| (1u64 << 32) | u64::from(v));
         PackedKey { src, dst, ports, vni }
     }
@@ -139,7 +138,15 @@ mod tests {
                 for (src_port, dst_port) in [(0u16, 0u16), (1, 0), (0, 1), (u16::MAX, 80)] {
                     for vlan in [None, Some(0u16), Some(4095), Some(u16::MAX)] {
                         for vni in [None, Some(0u32), Some(1 << 23), Some(u32::MAX)] {
-                            out.push(FlowKey { src, dst, proto, src_port, dst_port, vlan, vni });
+                            out.push(FlowKey {
+                                src,
+                                dst,
+                                proto,
+                                src_port,
+                                dst_port,
+                                vlan,
+                                vni,
+                            });
                         }
                     }
                 }
