@@ -10,6 +10,7 @@
 //! - [`pipeline`]: read → parse → FlowKey → Toeplitz, the benchmarked hot path.
 
 pub mod link;
+mod packed_key;
 pub mod pipeline;
 pub mod rss_spread;
 pub mod summary;

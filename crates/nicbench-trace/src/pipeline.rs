@@ -27,7 +27,7 @@ pub struct PipelineStats {
 pub fn scan_pipeline(path: &Path, key: &[u8]) -> Result<PipelineStats, TraceError> {
     let toeplitz = Toeplitz::new(key).map_err(|e| TraceError::Invalid(e.to_string()))?;
     let start = Instant::now();
-    let mut source = PcapSource::open(path)?;
+    let mut source = PcapSource::open_mapped(path)?;
     let mut stats = PipelineStats::default();
     while let Some(record) = source.next_packet() {
         let pkt = record?;

@@ -2,13 +2,12 @@
 
 use std::path::Path;
 
-use ahash::AHashSet;
 use nicbench_pcap::PcapSource;
 use nicbench_wire::rss::{hash_flow, Reta, RssFields, Toeplitz};
-use nicbench_wire::FlowKey;
 use serde::Serialize;
 
-use crate::link::parse_link;
+use crate::link::rss_flow_key;
+use crate::packed_key::FlowSet;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
 #[derive(Clone, Debug)]
@@ -43,18 +42,6 @@ pub struct RssReport {
     pub flow_imbalance: f64,
 }
 
-/// The key RSS hashes: the outer headers (what a NIC's default RSS sees), or the
-/// inner ones for tunnelled frames when asked.
-fn rss_key(frame: &nicbench_wire::parse::ParsedFrame, inner: bool) -> Option<FlowKey> {
-    if inner || frame.tunnel.is_none() {
-        return FlowKey::from_frame(frame);
-    }
-    let mut outer_only = *frame;
-    outer_only.tunnel = None;
-    outer_only.inner = None;
-    FlowKey::from_frame(&outer_only)
-}
-
 pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u64)) -> Result<RssReport, TraceError> {
     if options.queues == 0 {
         return Err(TraceError::Invalid("the number of queues must be at least 1".into()));
@@ -64,16 +51,20 @@ pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u6
     let fields = if options.with_ports { RssFields::IpPorts } else { RssFields::Ip };
     let mut source = PcapSource::open(path)?;
     let mut per_queue_packets = vec![0u64; usize::from(options.queues)];
-    let mut per_queue_flows: Vec<AHashSet<FlowKey>> = vec![AHashSet::new(); usize::from(options.queues)];
+    // A key always hashes to the same queue, so one set of all keys, counting each new key
+    // against its queue, gives the distinct flows per queue.
+    let mut per_queue_flows = vec![0u64; usize::from(options.queues)];
+    let mut seen = FlowSet::default();
     let (mut packets, mut unhashed) = (0u64, 0u64);
     while let Some(record) = source.next_packet() {
         let pkt = record?;
         packets += 1;
-        let frame = parse_link(pkt.linktype, pkt.data);
-        let queue = match rss_key(&frame, options.inner) {
+        let queue = match rss_flow_key(pkt.linktype, pkt.data, options.inner) {
             Some(key) => {
                 let q = usize::from(reta.queue(hash_flow(&toeplitz, &key, fields)));
-                per_queue_flows[q].insert(key);
+                if seen.insert(&key) {
+                    per_queue_flows[q] += 1;
+                }
                 q
             }
             None => {
@@ -91,7 +82,7 @@ pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u6
         .map(|q| QueueLoad {
             queue: q,
             packets: per_queue_packets[usize::from(q)],
-            flows: per_queue_flows[usize::from(q)].len() as u64,
+            flows: per_queue_flows[usize::from(q)],
         })
         .collect();
     let flows = queues.iter().map(|q| q.flows).sum();

@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use nicbench_pcap::PcapSource;
-use nicbench_wire::FlowKey;
+use nicbench_wire::{FlowKey, ParsedFrame};
 use serde::Serialize;
 
-use crate::link::{parse_link, stack_name};
+use crate::link::{parse_link_into, StackKey};
+use crate::packed_key::FlowSet;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
 /// FCS (4 B) + preamble/SFD (8 B) + inter-frame gap (12 B) that a pcap record lacks.
@@ -66,6 +67,34 @@ pub struct TraceSummary {
     pub linktype: String,
 }
 
+/// Packets per protocol stack: runs of one stack are counted in place, a run's count goes to
+/// the map when another stack comes (a trace is mostly one stack; a garbage file with many
+/// still costs one hash lookup a packet, never a scan).
+#[derive(Default)]
+struct StackCounts {
+    run: Option<(StackKey, u64)>,
+    totals: AHashMap<StackKey, u64>,
+}
+
+impl StackCounts {
+    #[inline]
+    fn add(&mut self, key: StackKey) {
+        match &mut self.run {
+            Some((run_key, count)) if *run_key == key => *count += 1,
+            _ => {
+                self.flush();
+                self.run = Some((key, 1));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((key, count)) = self.run.take() {
+            *self.totals.entry(key).or_default() += count;
+        }
+    }
+}
+
 /// Summarize a trace file, streaming. `progress(bytes_read)` is called periodically.
 pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSummary, TraceError> {
     let mut source = PcapSource::open(path)?;
@@ -89,10 +118,11 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         protocols: BTreeMap::new(),
         linktype: source.linktype().map_or_else(|| "unknown".to_string(), |lt| lt.to_string()),
     };
-    let mut flows: AHashSet<FlowKey> = AHashSet::new();
+    let mut flows = FlowSet::default();
     let mut biflows: AHashSet<FlowKey> = AHashSet::new();
-    // Protocol names are few; count by a small key and name them once at the end.
-    let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+    // Counted by a small key and named once at the end, instead of building a name per packet.
+    let mut stacks = StackCounts::default();
+    let mut parsed = ParsedFrame::default();
     while let Some(record) = source.next_packet() {
         let pkt = record?;
         s.packets += 1;
@@ -104,11 +134,11 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         if let Some(bucket) = s.size_histogram.iter_mut().find(|b| frame_size >= b.min && frame_size <= b.max) {
             bucket.packets += 1;
         }
-        let parsed = parse_link(pkt.linktype, pkt.data);
-        *stacks.entry(stack_name(&parsed)).or_default() += 1;
+        parse_link_into(pkt.linktype, pkt.data, &mut parsed);
+        stacks.add(StackKey::of(&parsed));
         match FlowKey::from_frame(&parsed) {
             Some(key) => {
-                if flows.insert(key) {
+                if flows.insert(&key) {
                     biflows.insert(key.canonical().0);
                 }
             }
@@ -121,7 +151,10 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
     progress(source.bytes_read());
     s.flows = flows.len() as u64;
     s.biflows = biflows.len() as u64;
-    s.protocols = stacks;
+    stacks.flush();
+    for (key, packets) in stacks.totals {
+        *s.protocols.entry(key.name()).or_default() += packets;
+    }
     if let (Some(first), Some(last)) = (s.first_ts_ns, s.last_ts_ns) {
         s.duration_ns = last.saturating_sub(first);
     }

@@ -417,6 +417,19 @@ pub enum RssFields {
 /// RSS hash of a flow key as a NIC configured for `fields` computes it.
 #[inline]
 pub fn hash_flow(toeplitz: &Toeplitz, key: &FlowKey, fields: RssFields) -> u32 {
+    // IPv4 hashed straight from the key's addresses, by reference: building the
+    // `RssInput` first copies both `IpAddr`s (a third of the pipeline's instructions).
+    // Same bytes in the same order as `RssInput::to_bytes` (tested).
+    if let (IpAddr::V4(src), IpAddr::V4(dst)) = (&key.src, &key.dst) {
+        let [s0, s1, s2, s3] = src.octets();
+        let [d0, d1, d2, d3] = dst.octets();
+        if fields == RssFields::IpPorts && has_ports(key.proto) {
+            let [sp0, sp1] = key.src_port.to_be_bytes();
+            let [dp0, dp1] = key.dst_port.to_be_bytes();
+            return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1]);
+        }
+        return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3]);
+    }
     toeplitz.hash_input(&RssInput::from_flow(key, fields))
 }
 
@@ -719,6 +732,23 @@ mod tests {
         ) {
             let toeplitz = Toeplitz::new(&key).unwrap();
             prop_assert_eq!(toeplitz.hash(&input), toeplitz.hash_reference(&input));
+        }
+
+        /// `hash_flow`'s IPv4 shortcut hashes the bytes `RssInput::to_bytes` lays out, by the
+        /// bit-by-bit definition; any key length (a short key cuts the input).
+        #[test]
+        fn prop_hash_flow_matches_reference(
+            key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),
+            (src, dst) in arb_ip_pair(),
+            src_port in any::<u16>(),
+            dst_port in any::<u16>(),
+            proto in prop_oneof![Just(IPPROTO_TCP), Just(IPPROTO_UDP), Just(IPPROTO_SCTP), Just(1u8), any::<u8>()],
+            fields in prop_oneof![Just(RssFields::Ip), Just(RssFields::IpPorts)],
+        ) {
+            let toeplitz = Toeplitz::new(&key).unwrap();
+            let flow = FlowKey { src, dst, proto, src_port, dst_port, vlan: None, vni: None };
+            let bytes = RssInput::from_flow(&flow, fields).to_bytes();
+            prop_assert_eq!(hash_flow(&toeplitz, &flow, fields), toeplitz.hash_reference(bytes.as_slice()));
         }
 
         #[test]
