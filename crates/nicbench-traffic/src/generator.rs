@@ -300,6 +300,27 @@ impl TrafficGen {
             }
             (popularity, sizes) => fill_loop(pacer, rng, end_ns, out, |r| popularity.pick(r), |r| sizes.pick(r)),
         };
+        self.account(out, n)
+    }
+
+    /// As [`TrafficGen::fill_meta`] for a caller to whom the flow of a packet does not matter
+    /// (a simulated NIC that treats every flow alike): the same timestamps and sizes and
+    /// the same summary, but no flow is drawn (`flow_index` is 0), which with fixed sizes
+    /// is most of a packet's cost. `None`, deciding nothing, when sizes are drawn: they share
+    /// the RNG with the flows, so skipping the flow draws would change them. The RNG does not
+    /// advance, so the flows of later packets differ from those of the seeded sequence.
+    pub fn fill_meta_flow_blind(&mut self, out: &mut [PacketMeta]) -> Option<usize> {
+        let SizePicker::Fixed(size) = self.sizes else { return None };
+        let left = self.packet_limit.saturating_sub(self.summary.packets);
+        let max = usize::try_from(left).unwrap_or(usize::MAX).min(out.len());
+        let out = &mut out[..max];
+        let n = fill_loop(&mut self.pacer, &mut self.rng, self.end_ns, out, |_| 0, |_| size);
+        Some(self.account(out, n))
+    }
+
+    /// Adds the `n` packets decided into `out` to the summary; returns `n`.
+    #[inline]
+    fn account(&mut self, out: &[PacketMeta], n: usize) -> usize {
         let s = &mut self.summary;
         if let (Some(first), Some(last)) = (out.first(), out[..n].last()) {
             if s.packets == 0 {
@@ -547,5 +568,35 @@ mod tests {
         assert_eq!(got.len(), 500);
         assert_eq!(got, expected);
         assert_eq!(gen.summary(), reference.summary());
+    }
+    #[test]
+    fn test_fill_meta_flow_blind_keeps_times_sizes_and_summary_and_refuses_drawn_sizes() {
+        let base = TrafficConfig { flows: 333, seed: 42, start_ns: 17, duration_ns: Some(200_000), ..TrafficConfig::default() };
+        for config in [
+            TrafficConfig { size: SizeSpec::Fixed(1500), ..base.clone() },
+            TrafficConfig { popularity: Popularity::Zipf { s: 1.1 }, size: SizeSpec::Fixed(64), rate: Rate::Mpps(7.0), ..base.clone() },
+            TrafficConfig { size: SizeSpec::Uniform { min: 200, max: 200 }, packets: Some(1234), duration_ns: None, ..base.clone() },
+        ] {
+            let mut reference = TrafficGen::new(&config).expect("valid config");
+            let expected: Vec<_> = std::iter::from_fn(|| reference.next_meta()).collect();
+            let mut gen = TrafficGen::new(&config).expect("valid config");
+            let mut got = Vec::new();
+            let mut buf = [PacketMeta { ts_ns: 0, flow_index: 7, frame_size_bytes: 0 }; 40];
+            loop {
+                let n = gen.fill_meta_flow_blind(&mut buf).expect("fixed sizes");
+                got.extend_from_slice(&buf[..n]);
+                if n == 0 {
+                    break;
+                }
+            }
+            assert!(expected.len() > 100 && expected.iter().any(|m| m.flow_index != 0), "{config:?}");
+            let without_flows: Vec<_> = expected.iter().map(|m| PacketMeta { flow_index: 0, ..*m }).collect();
+            assert_eq!(got, without_flows, "{config:?}");
+            assert_eq!(gen.summary(), reference.summary(), "{config:?}");
+        }
+        let mut drawn = TrafficGen::new(&TrafficConfig { size: SizeSpec::Imix, ..base }).expect("valid config");
+        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 4];
+        assert_eq!(drawn.fill_meta_flow_blind(&mut buf), None);
+        assert_eq!(drawn.summary().packets, 0, "nothing decided");
     }
 }
