@@ -229,7 +229,7 @@ fn fresh_generator(config: &TrafficConfig) -> Result<(TrafficGen, Vec<PacketKey>
         return Ok(out);
     }
     drop(cache);
-    let gen = TrafficGen::new(config)?;
+    let gen = TrafficGen::new_meta_only(config)?;
     let (_, max_size) = config.size.min_max()?;
     let keys = flow_packet_keys(gen.flows(), max_size)?;
     let mut cache = FRESH_GENERATORS.lock().unwrap_or_else(|e| e.into_inner());
