@@ -211,9 +211,10 @@ impl Source {
 
 /// Fresh generators (no packet drawn yet) and their flows' keys, by traffic config, most
 /// recent last. A study runs many scenarios with the same traffic (a sweep over rules,
-/// baselines, a few seeds); drawing the flows, building their templates and their keys
-/// took a fifth of a 200 ms run. A clone of a fresh generator is the generator `new`
-/// would build (it is deterministic in its config), so results do not change.
+/// baselines, a few seeds); drawing the flows, building their templates (no longer built:
+/// [`TrafficGen::new_meta_only`]) and their keys took a fifth of a 200 ms run. A clone of a
+/// fresh generator is the generator `new_meta_only` would build (it is deterministic in its
+/// config), so results do not change.
 static FRESH_GENERATORS: Mutex<Vec<(String, TrafficGen, Vec<PacketKey>)>> = Mutex::new(Vec::new());
 /// Configs remembered (a few seeds × a baseline); each entry is ~0.25 KB per flow.
 const FRESH_GENERATORS_KEPT: usize = 8;
