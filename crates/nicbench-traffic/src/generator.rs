@@ -166,7 +166,8 @@ impl FlowPicker {
 pub struct TrafficGen {
     config: TrafficConfig,
     flows: Vec<FlowKey>,
-    templates: TemplateSet,
+    /// `None` until a frame is asked for, for a generator made by [`TrafficGen::new_meta_only`].
+    templates: Option<TemplateSet>,
     sizes: SizePicker,
     popularity: FlowPicker,
     rng: ChaCha8Rng,
@@ -181,22 +182,28 @@ pub struct TrafficGen {
 impl TrafficGen {
     /// Validates `config`, draws the flows and builds their templates.
     pub fn new(config: &TrafficConfig) -> Result<TrafficGen, TrafficError> {
+        let mut gen = TrafficGen::new_meta_only(config)?;
+        gen.ensure_templates()?;
+        Ok(gen)
+    }
+
+    /// As [`TrafficGen::new`] for a caller that needs packets' metadata only (a simulator):
+    /// the same flows and packets, but the frame templates — most of `new`'s time at 10K
+    /// flows — are built only if a frame is asked for. Errors that only building a template
+    /// can find (a flow's headers that cannot be written) then come from the first frame
+    /// method: `next_into` returns them, `next_packet` and `fill_batch` end the stream.
+    pub fn new_meta_only(config: &TrafficConfig) -> Result<TrafficGen, TrafficError> {
         config.validate()?;
         let (min_size, max_size) = config.size.min_max()?;
         let mut flow_rng = ChaCha8Rng::seed_from_u64(config.seed);
         flow_rng.set_stream(FLOW_STREAM);
         let flows = generate_flow_keys(config, &mut flow_rng);
-        // Fixed: templates at that size, never patched. Otherwise at the
-        // largest size (any legal size would do: patching costs the same).
-        let specs: Vec<_> = flows
-            .iter()
-            .map(|k| frame_spec(k, max_size.min(MAX_FRAME_SIZE_BYTES)))
-            .collect();
-        // Both extremes against the headers first, for the precise error message.
+        // Both extremes against the headers first, for the precise error message
+        // (of the first flow; `validate` asks for at least one).
+        let first_spec = frame_spec(&flows[0], max_size.min(MAX_FRAME_SIZE_BYTES));
         for size in [min_size, max_size] {
-            specs[0].check_size(size)?;
+            first_spec.check_size(size)?;
         }
-        let templates = TemplateSet::new(&specs)?;
         let popularity = FlowPicker::new(config.popularity, config.flows)?;
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         rng.set_stream(PACKET_STREAM);
@@ -207,7 +214,7 @@ impl TrafficGen {
         Ok(TrafficGen {
             config: config.clone(),
             flows,
-            templates,
+            templates: None,
             sizes: SizePicker::new(&config.size),
             popularity,
             rng,
@@ -217,6 +224,22 @@ impl TrafficGen {
             summary: Summary::default(),
             buf: vec![0; captured_len(max_size)],
         })
+    }
+
+    /// Builds the flows' frame templates if not built yet.
+    fn ensure_templates(&mut self) -> Result<(), TrafficError> {
+        if self.templates.is_none() {
+            let (_, max_size) = self.config.size.min_max()?;
+            // Fixed: templates at that size, never patched. Otherwise at the
+            // largest size (any legal size would do: patching costs the same).
+            let specs: Vec<_> = self
+                .flows
+                .iter()
+                .map(|k| frame_spec(k, max_size.min(MAX_FRAME_SIZE_BYTES)))
+                .collect();
+            self.templates = Some(TemplateSet::new(&specs)?);
+        }
+        Ok(())
     }
 
     pub fn config(&self) -> &TrafficConfig {
@@ -300,6 +323,27 @@ impl TrafficGen {
             }
             (popularity, sizes) => fill_loop(pacer, rng, end_ns, out, |r| popularity.pick(r), |r| sizes.pick(r)),
         };
+        self.account(out, n)
+    }
+
+    /// As [`TrafficGen::fill_meta`] for a caller to whom the flow of a packet does not matter
+    /// (a simulated NIC that treats every flow alike): the same timestamps and sizes and
+    /// the same summary, but no flow is drawn (`flow_index` is 0), which with fixed sizes
+    /// is most of a packet's cost. `None`, deciding nothing, when sizes are drawn: they share
+    /// the RNG with the flows, so skipping the flow draws would change them. The RNG does not
+    /// advance, so the flows of later packets differ from those of the seeded sequence.
+    pub fn fill_meta_flow_blind(&mut self, out: &mut [PacketMeta]) -> Option<usize> {
+        let SizePicker::Fixed(size) = self.sizes else { return None };
+        let left = self.packet_limit.saturating_sub(self.summary.packets);
+        let max = usize::try_from(left).unwrap_or(usize::MAX).min(out.len());
+        let out = &mut out[..max];
+        let n = fill_loop(&mut self.pacer, &mut self.rng, self.end_ns, out, |_| 0, |_| size);
+        Some(self.account(out, n))
+    }
+
+    /// Adds the `n` packets decided into `out` to the summary; returns `n`.
+    #[inline]
+    fn account(&mut self, out: &[PacketMeta], n: usize) -> usize {
         let s = &mut self.summary;
         if let (Some(first), Some(last)) = (out.first(), out[..n].last()) {
             if s.packets == 0 {
@@ -319,8 +363,9 @@ impl TrafficGen {
     /// The next packet, borrowed until the next call; `None` at the end of the stream.
     #[inline]
     pub fn next_packet(&mut self) -> Option<Packet<'_>> {
+        self.ensure_templates().ok()?;
         let meta = self.next_meta()?;
-        let len = emit_headers(&self.templates, &meta, &mut self.buf)?;
+        let len = emit_headers(self.templates.as_ref()?, &meta, &mut self.buf)?;
         Some(Packet {
             meta,
             data: &self.buf[..len],
@@ -339,9 +384,10 @@ impl TrafficGen {
             }
             .into());
         }
+        self.ensure_templates()?;
         let Some(meta) = self.next_meta() else { return Ok(None) };
-        let len = self
-            .templates
+        let Some(templates) = self.templates.as_ref() else { return Ok(None) };
+        let len = templates
             .write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
         debug_assert_eq!(len, captured_len(meta.frame_size_bytes));
         Ok(Some(meta))
@@ -350,7 +396,11 @@ impl TrafficGen {
     /// Replaces `batch`'s contents with up to `batch.capacity()` next packets;
     /// returns how many (0 at the end of the stream).
     pub fn fill_batch(&mut self, batch: &mut PacketBatch) -> usize {
-        let header_len = self.templates.plan().header_len();
+        batch.metas.clear();
+        if self.ensure_templates().is_err() {
+            return 0;
+        }
+        let Some(header_len) = self.templates.as_ref().map(|t| t.plan().header_len()) else { return 0 };
         let stride = self.buf.len();
         if batch.stride != stride || batch.header_len != header_len {
             // Slots must be zero past the header: (re)initialize for this shape.
@@ -363,7 +413,7 @@ impl TrafficGen {
         for slot in 0..batch.capacity {
             let Some(meta) = self.next_meta() else { break };
             let out = &mut batch.data[slot * stride..(slot + 1) * stride];
-            if emit_headers(&self.templates, &meta, out).is_none() {
+            if self.templates.as_ref().and_then(|t| emit_headers(t, &meta, out)).is_none() {
                 break;
             }
             batch.metas.push(meta);
@@ -547,5 +597,61 @@ mod tests {
         assert_eq!(got.len(), 500);
         assert_eq!(got, expected);
         assert_eq!(gen.summary(), reference.summary());
+    }
+    #[test]
+    fn test_fill_meta_flow_blind_keeps_times_sizes_and_summary_and_refuses_drawn_sizes() {
+        let base = TrafficConfig { flows: 333, seed: 42, start_ns: 17, duration_ns: Some(200_000), ..TrafficConfig::default() };
+        for config in [
+            TrafficConfig { size: SizeSpec::Fixed(1500), ..base.clone() },
+            TrafficConfig { popularity: Popularity::Zipf { s: 1.1 }, size: SizeSpec::Fixed(64), rate: Rate::Mpps(7.0), ..base.clone() },
+            TrafficConfig { size: SizeSpec::Uniform { min: 200, max: 200 }, packets: Some(1234), duration_ns: None, ..base.clone() },
+        ] {
+            let mut reference = TrafficGen::new(&config).expect("valid config");
+            let expected: Vec<_> = std::iter::from_fn(|| reference.next_meta()).collect();
+            let mut gen = TrafficGen::new(&config).expect("valid config");
+            let mut got = Vec::new();
+            let mut buf = [PacketMeta { ts_ns: 0, flow_index: 7, frame_size_bytes: 0 }; 40];
+            loop {
+                let n = gen.fill_meta_flow_blind(&mut buf).expect("fixed sizes");
+                got.extend_from_slice(&buf[..n]);
+                if n == 0 {
+                    break;
+                }
+            }
+            assert!(expected.len() > 100 && expected.iter().any(|m| m.flow_index != 0), "{config:?}");
+            let without_flows: Vec<_> = expected.iter().map(|m| PacketMeta { flow_index: 0, ..*m }).collect();
+            assert_eq!(got, without_flows, "{config:?}");
+            assert_eq!(gen.summary(), reference.summary(), "{config:?}");
+        }
+        let mut drawn = TrafficGen::new(&TrafficConfig { size: SizeSpec::Imix, ..base }).expect("valid config");
+        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 4];
+        assert_eq!(drawn.fill_meta_flow_blind(&mut buf), None);
+        assert_eq!(drawn.summary().packets, 0, "nothing decided");
+    }
+    #[test]
+    fn test_a_meta_only_generator_gives_the_same_packets_and_builds_frames_when_asked() {
+        let config = TrafficConfig { flows: 50, size: SizeSpec::Imix, packets: Some(300), seed: 9, ..TrafficConfig::default() };
+        let mut full = TrafficGen::new(&config).expect("valid config");
+        let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
+        assert!(meta_only.templates.is_none(), "no template before a frame is asked for");
+        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 100];
+        let mut buf2 = buf;
+        assert_eq!(full.fill_meta(&mut buf), meta_only.fill_meta(&mut buf2));
+        assert_eq!(buf, buf2);
+        assert!(meta_only.templates.is_none());
+        for _ in 0..100 {
+            let (a, b) = (full.next_packet().expect("packet"), meta_only.next_packet().expect("packet"));
+            assert_eq!((a.meta, a.data), (b.meta, b.data));
+        }
+        let mut batches = (PacketBatch::with_capacity(32), PacketBatch::with_capacity(32));
+        let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
+        let mut full = TrafficGen::new(&config).expect("valid config");
+        assert_eq!(full.fill_batch(&mut batches.0), meta_only.fill_batch(&mut batches.1));
+        assert!(batches.0.iter().map(|p| p.data.to_vec()).eq(batches.1.iter().map(|p| p.data.to_vec())));
+        let (mut out_a, mut out_b) = (vec![0u8; full.max_captured_len()], vec![0u8; full.max_captured_len()]);
+        let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
+        let mut full = TrafficGen::new(&config).expect("valid config");
+        assert_eq!(full.next_into(&mut out_a).expect("fits"), meta_only.next_into(&mut out_b).expect("fits"));
+        assert_eq!(out_a, out_b);
     }
 }

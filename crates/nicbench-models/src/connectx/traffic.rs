@@ -43,11 +43,13 @@ pub struct GenAhead {
     metas: [PacketMeta; GEN_AHEAD],
     pos: usize,
     len: usize,
+    /// Decide packets without drawing their flows ([`Source::set_flow_blind`]).
+    flow_blind: bool,
 }
 
 impl GenAhead {
     fn new() -> GenAhead {
-        GenAhead { metas: [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; GEN_AHEAD], pos: 0, len: 0 }
+        GenAhead { metas: [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; GEN_AHEAD], pos: 0, len: 0, flow_blind: false }
     }
 
     /// Appends the next burst to `out` (see [`Source::next_burst`]), copying slices of
@@ -57,7 +59,14 @@ impl GenAhead {
         let mut first_ts_ns = None;
         while out.len() < max {
             if self.pos >= self.len {
-                self.len = gen.fill_meta(&mut self.metas);
+                self.len = match self.flow_blind.then(|| gen.fill_meta_flow_blind(&mut self.metas)).flatten() {
+                    Some(n) => n,
+                    None => {
+                        // Sizes are drawn: flows must be drawn too (same RNG).
+                        self.flow_blind = false;
+                        gen.fill_meta(&mut self.metas)
+                    }
+                };
                 self.pos = 0;
                 if self.len == 0 {
                     return;
@@ -149,6 +158,22 @@ impl Source {
         }
     }
 
+    /// From now on, generated packets may all carry flow 0 instead of their drawn flow: for a
+    /// run whose NIC treats every flow alike until its end (no rule ever changes), so the
+    /// flow of a packet cannot change any result. Drawing the flow was a fifth of a packet's
+    /// simulation. Timestamps and sizes stay those of the seeded stream; with drawn sizes
+    /// (which share the RNG with the flows) the flows are drawn as before. No effect on a trace.
+    pub fn set_flow_blind(&mut self, flow_blind: bool) {
+        if let Source::Gen { ahead, .. } = self {
+            ahead.flow_blind = flow_blind;
+        }
+    }
+
+    /// Whether generated packets are decided without their flows (see [`Source::set_flow_blind`]).
+    pub fn is_flow_blind(&self) -> bool {
+        matches!(self, Source::Gen { ahead, .. } if ahead.flow_blind)
+    }
+
     /// The read error that ended a trace early, if any.
     pub fn error(&self) -> Option<&str> {
         match self {
@@ -186,9 +211,10 @@ impl Source {
 
 /// Fresh generators (no packet drawn yet) and their flows' keys, by traffic config, most
 /// recent last. A study runs many scenarios with the same traffic (a sweep over rules,
-/// baselines, a few seeds); drawing the flows, building their templates and their keys
-/// took a fifth of a 200 ms run. A clone of a fresh generator is the generator `new`
-/// would build (it is deterministic in its config), so results do not change.
+/// baselines, a few seeds); drawing the flows, building their templates (no longer built:
+/// [`TrafficGen::new_meta_only`]) and their keys took a fifth of a 200 ms run. A clone of a
+/// fresh generator is the generator `new_meta_only` would build (it is deterministic in its
+/// config), so results do not change.
 static FRESH_GENERATORS: Mutex<Vec<(String, TrafficGen, Vec<PacketKey>)>> = Mutex::new(Vec::new());
 /// Configs remembered (a few seeds × a baseline); each entry is ~0.25 KB per flow.
 const FRESH_GENERATORS_KEPT: usize = 8;
@@ -204,7 +230,7 @@ fn fresh_generator(config: &TrafficConfig) -> Result<(TrafficGen, Vec<PacketKey>
         return Ok(out);
     }
     drop(cache);
-    let gen = TrafficGen::new(config)?;
+    let gen = TrafficGen::new_meta_only(config)?;
     let (_, max_size) = config.size.min_max()?;
     let keys = flow_packet_keys(gen.flows(), max_size)?;
     let mut cache = FRESH_GENERATORS.lock().unwrap_or_else(|e| e.into_inner());

@@ -40,6 +40,10 @@ pub struct Testbed {
     /// Advance the NF core lazily and take the fast lane when it is idle (the normal mode); off,
     /// the core is advanced at every packet — slower, the same results (a test checks it).
     pub(super) defer_core: bool,
+    /// Skip drawing each generated packet's flow when no rule can change during the run and
+    /// every flow takes the same path, queue and fate (the flow cannot matter); off, flows
+    /// are drawn — slower, the same results (a test checks it).
+    pub(super) flow_blind: bool,
 }
 
 impl Testbed {
@@ -129,6 +133,7 @@ impl Testbed {
             rules_refused,
             profile_params: profile.params.clone(),
             defer_core: true,
+            flow_blind: true,
         })
     }
 }

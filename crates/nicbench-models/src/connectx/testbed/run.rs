@@ -40,7 +40,10 @@ impl Testbed {
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
         let (warmup_ns, duration_ns) = (self.warmup_ns, self.duration_ns);
         let end = SimTime::from_ns(duration_ns);
-        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, .. } = *self;
+        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, flow_blind, .. } = *self;
+        // Without an installer the rules never change, so a NIC whose flows all share one
+        // state now keeps it to the end (`Nic::uniform`): a packet's flow cannot matter.
+        source.set_flow_blind(flow_blind && ctl.installer.is_none() && nic.uniform().is_some());
         let wire = rx.wire;
         let propagation = SimDuration::from_ns_f64(p.link_propagation_ns);
         let one_packet = core.cost.burst(1);
@@ -315,6 +318,43 @@ mod tests {
             let (lazy, eager) = (result(case.clone(), true), result(case.clone(), false));
             assert_eq!(lazy, eager, "{case}");
             assert!(exercised(&lazy), "{case}: the case does not exercise what it claims: {:?} {:?}", lazy.dropped, lazy.queues);
+        }
+    }
+
+    #[test]
+    fn test_skipping_flow_draws_gives_identical_results_and_only_when_flows_cannot_matter() {
+        // (scenario, whether the flow draws are skipped)
+        let cases = [
+            // The Fig. 2 scenario: exact rules no flow matches, every flow on the default path.
+            (json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}}}), true),
+            // No rules, 64 B at line rate: the core saturates (imissed), RSS spreads nothing.
+            (json!({"rules": null, "traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), true),
+            // Zipf popularity with fixed sizes, a warm-up and 4 port queues but no rule: RSS per flow
+            // gives flows different queues, so the flows are drawn.
+            (json!({"rules": null, "port_queues": 4, "warmup_ns": 300_000,
+                    "traffic": {"flows": 100, "popularity": {"zipf": {"s": 1.1}}, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}), false),
+            // Sizes drawn (IMIX): they share the RNG with the flows, so the flows are drawn.
+            (json!({"rules": null, "traffic": {"flows": 100, "size": "imix", "rate": {"gbps": 50.0}, "seed": 5}}), false),
+            // Half the flows hit an exact rule: paths differ.
+            (json!({}), false),
+            // An installer changes the rules during the run.
+            (json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}},
+                    "install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}), false),
+        ];
+        for (case, blind) in cases {
+            let run = |flow_blind: bool| {
+                let mut tb = testbed(case.clone());
+                tb.flow_blind = flow_blind;
+                let counts = tb.run(&mut |_| {}).expect("runs");
+                let mut r = tb.summary(&counts, 0.0);
+                r.sim.sim_packets_per_s = 0.0;
+                (r, tb.source.is_flow_blind())
+            };
+            let ((skipping, skipped), (drawing, drew_blind)) = (run(true), run(false));
+            assert_eq!(skipped, blind, "{case}");
+            assert!(!drew_blind, "{case}");
+            assert!(skipping.rx_mpps > 1.0, "{case}: {}", skipping.rx_mpps);
+            assert_eq!(skipping, drawing, "{case}");
         }
     }
 
