@@ -58,6 +58,8 @@ struct Shared {
     /// update was in flight during.
     bursts: AtomicU64,
     bursts_during_updates: AtomicU64,
+    /// Bursts begun by all readers: `started > bursts` while a lookup is in flight.
+    started: AtomicU64,
     /// Per reader: 1 + the last epoch it completed a whole burst in (0: none yet).
     settled: Vec<AtomicU64>,
 }
@@ -96,6 +98,18 @@ impl Writer<'_> {
         let updates = self.shared.finished.load(SeqCst);
         assert!(seen || updates < MAX_UPDATES, "readers and writer never overlapped in {updates} updates");
         seen
+    }
+
+    /// Waits (a bounded spin) until a reader is inside a lookup, so that the next update runs
+    /// while it is: on a loaded 2-core machine the scheduler may otherwise keep the readers off
+    /// the CPU during every update of a short run (single modifies take about a microsecond).
+    fn wait_for_a_burst_in_flight(&self) {
+        for _ in 0..100_000 {
+            if self.shared.started.load(SeqCst) > self.shared.bursts.load(SeqCst) || self.shared.stop.load(SeqCst) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
     }
 
     fn epoch(&self) -> u64 {
@@ -169,6 +183,7 @@ fn with_readers(
         finished: AtomicU64::new(0),
         bursts: AtomicU64::new(0),
         bursts_during_updates: AtomicU64::new(0),
+        started: AtomicU64::new(0),
         settled: (0..readers).map(|_| AtomicU64::new(0)).collect(),
     };
     let (shared, check) = (&shared, &check);
@@ -185,6 +200,7 @@ fn with_readers(
                     shared.start.wait();
                     while !shared.stop.load(SeqCst) {
                         let first = shared.finished.load(SeqCst);
+                        shared.started.fetch_add(1, SeqCst);
                         r.lookup_burst(&keys[offset..], &mut out);
                         shared.bursts.fetch_add(1, SeqCst);
                         let last = shared.begun.load(SeqCst);
@@ -397,6 +413,9 @@ fn test_single_updates_and_table_growth_never_lose_a_rule() {
             }
             let mut m = base[i % BASE].clone();
             m.actions = vec![Action::Queue { index: (i % 7) as u16 }];
+            if i >= EXTRA {
+                w.wait_for_a_burst_in_flight();
+            }
             w.update(|| c.modify(ids[i % BASE], m).unwrap());
             if i < EXTRA && i % 3 == 0 {
                 c.delete(extra_ids.swap_remove(extra_ids.len() / 2)).unwrap();
