@@ -152,26 +152,10 @@ def _run_point_checked(job: tuple[str, dict[str, Any], int, dict[str, float]], f
     """`_run_point` on a Dask worker, after checking that the worker runs the client's code and
     profiles and reads the same files (a few-shot fit's start profile is a temporary file of the
     client: workers on other machines do not have it)."""
-    from nicbench.experiments.fingerprint import input_hashes
-    from nicbench.experiments.scheduler import EnvironmentMismatch, describe_mismatch, environment_fingerprint
+    from nicbench.experiments.scheduler import check_worker
 
-    mine = environment_fingerprint()
-    if mine != fingerprint:
-        raise EnvironmentMismatch(describe_mismatch(_worker_name(), fingerprint, mine))
-    theirs = input_hashes(job[1])
-    for value, digest in inputs.items():
-        if theirs.get(value) != digest:
-            raise EnvironmentMismatch(f"Dask worker {_worker_name()} does not have the client's file {value} "
-                                      f"({'different contents' if value in theirs else 'missing'}): give workers "
-                                      f"the same file at the same path (a few-shot fit's start profile is a "
-                                      f"temporary file: use --scheduler local:N or a shared file system)")
+    check_worker(fingerprint, job[1], inputs)
     return _run_point(job)
-
-
-def _worker_name() -> str:
-    from nicbench.experiments.scheduler import _worker_address
-
-    return _worker_address()
 
 
 class Evaluator:
@@ -214,7 +198,6 @@ class Evaluator:
             else:
                 result[i] = out
         return result
-
 
     def _run_on_dask(self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]) -> list[dict[str, float] | str]:
         """One Dask task per point; a task Dask retries after losing its worker returns the same

@@ -31,11 +31,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.fingerprint import code_fingerprint, file_hash
+from nicbench.experiments.fingerprint import code_fingerprint, file_hash, input_hashes
 from nicbench.experiments.keys import code_version
 from nicbench.experiments.local_pool import timed_out_result
 
-__all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environment_fingerprint", "run_task",
+__all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environment_fingerprint", "check_worker", "run_task",
            "parse_address"]
 
 WAIT_FOR_WORKERS_S = 60.0
@@ -98,11 +98,28 @@ def describe_mismatch(worker: str, client: dict[str, str], mine: dict[str, str])
 
 
 # -- the task --------------------------------------------------------------------------------------
-def run_task(job: dict[str, Any], fingerprint: dict[str, str]) -> dict[str, Any]:
-    """One run on a Dask worker: check the environment, run the target in a child with a deadline."""
+def check_worker(fingerprint: dict[str, str], params: dict[str, Any] | None = None,
+                 inputs: dict[str, str] | None = None) -> None:
+    """On a Dask worker, before a run: `EnvironmentMismatch` when this worker's code or profiles
+    differ from the client's `fingerprint`, or when a file the run's `params` name is missing here
+    or has other contents than the client's (`inputs`: `fingerprint.input_hashes` on the client)."""
     mine = environment_fingerprint()
     if mine != fingerprint:
         raise EnvironmentMismatch(describe_mismatch(_worker_address(), fingerprint, mine))
+    if not inputs:
+        return
+    theirs = input_hashes(params or {})
+    for value, digest in inputs.items():
+        if theirs.get(value) != digest:
+            raise EnvironmentMismatch(f"Dask worker {_worker_address()} does not have the client's file {value} "
+                                      f"({'different contents' if value in theirs else 'missing'}): give workers "
+                                      f"the same file at the same path (a few-shot fit's start profile is a "
+                                      f"temporary file: use --scheduler local:N or a shared file system)")
+
+
+def run_task(job: dict[str, Any], fingerprint: dict[str, str]) -> dict[str, Any]:
+    """One run on a Dask worker: check the environment, run the target in a child with a deadline."""
+    check_worker(fingerprint)
     result = run_with_deadline(job)
     result["meta"]["worker"] = _worker_address()
     return result
