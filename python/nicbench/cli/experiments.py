@@ -168,29 +168,47 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
 @click.argument("exp_dir", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Output HTML (default: reports/<experiment>/index.html).")
+@click.option("--with", "others", multiple=True, metavar="OTHER_DIR",
+              help="Draw another results folder of the same experiment beside DIR (another version, profile or "
+                   "machine), as series of its own, with a point-by-point comparison. Repeatable.")
+@click.option("--acceptable", default="1%", show_default=True, metavar="MARGIN",
+              help="With --with: relative difference of the means that is not flagged.")
 @json_option
-def report(exp_dir: str, output: str | None, as_json: bool) -> None:
+def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable: str, as_json: bool) -> None:
     """Write the HTML report of an experiment's results folder (results/<experiment>)."""
-    from nicbench.experiments.store import ExperimentStore, results_root
-    from nicbench.experiments.study import load_study
-    from nicbench.report import experiment_report
-
-    path = Path(exp_dir)
-    if not (path / "runs").is_dir() and not (path / "failed").is_dir():
-        candidate = results_root() / exp_dir
-        if (candidate / "runs").is_dir():
-            path = candidate
-        else:
-            raise FileNotFoundError(2, "not an experiment results folder (expected results/<experiment>/ "
-                                       "with runs/ inside; run `nicbench run SPEC` first)", str(exp_dir))
-    meta = ExperimentStore(path.parent, path.name).read_json("experiment.json")
-    study = load_study(meta["study"]) if meta.get("study") and Path(meta["study"]).is_dir() else None
+    margin = _fraction(acceptable, "--acceptable")
+    path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
-    page = experiment_report(path, out, study=study)
+    page = _write_report(path, out, [_results_folder(o, "--with") for o in others], margin)
     if as_json:
         emit_json(page.as_dict())
     else:
         stdout_console.print(f"wrote {out} ({page.figures} figures)", highlight=False, soft_wrap=True)
+
+
+def _results_folder(exp_dir: str, option: str | None = None) -> Path:
+    """DIR as given, or results/DIR; an error naming DIR (and the option) when neither holds runs."""
+    from nicbench.experiments.store import results_root
+
+    path = Path(exp_dir)
+    if (path / "runs").is_dir() or (path / "failed").is_dir():
+        return path
+    candidate = results_root() / exp_dir
+    if (candidate / "runs").is_dir():
+        return candidate
+    where = f"{option} {exp_dir}" if option else str(exp_dir)
+    raise FileNotFoundError(2, "not an experiment results folder (expected results/<experiment>/ "
+                               "with runs/ inside; run `nicbench run SPEC` first)", where)
+
+
+def _write_report(path: Path, out: Path, others: list[Path], margin: float, ignore: tuple[str, ...] | None = None):
+    from nicbench.experiments.store import ExperimentStore
+    from nicbench.experiments.study import load_study
+    from nicbench.report import experiment_report
+
+    meta = ExperimentStore(path.parent, path.name).read_json("experiment.json")
+    study = load_study(meta["study"]) if meta.get("study") and Path(meta["study"]).is_dir() else None
+    return experiment_report(path, out, study=study, others=others, acceptable=margin, ignore=ignore)
 
 
 @click.group()
@@ -371,10 +389,14 @@ def _report_gates(gates: list) -> None:
               help="Also draw the relative differences per metric to this PNG.")
 @click.option("--ignore", multiple=True, metavar="PARAM",
               help="Leave a parameter out of the point's identity (e.g. --ignore nic to compare two profiles).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, metavar="HTML",
+              help="Also write the experiment's report with both results drawn as series (as `nicbench report A "
+                   "--with B`).")
 @click.option("--all-rows", is_flag=True, help="Print every compared point, not only the flagged ones.")
 @json_option
 def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str | None, workdir: str,
-            acceptable: str, plot_path: str | None, ignore: tuple[str, ...], all_rows: bool, as_json: bool) -> None:
+            acceptable: str, plot_path: str | None, ignore: tuple[str, ...], report_path: str | None, all_rows: bool,
+            as_json: bool) -> None:
     """Compare two result folders of one experiment point by point; exit 1 on a regression.
 
     RESULTS_A and RESULTS_B are experiment folders (results/<experiment>, e.g. from two versions
@@ -391,12 +413,15 @@ def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str 
     c = compare_results(a, b, acceptable=margin, ignore=ignore)
     if plot_path:
         plot_comparison(c, plot_path)
+    if report_path:
+        _write_report(_results_folder(a), Path(report_path), [_results_folder(b)], margin, ignore)
     if as_json:
         emit_json(c.as_dict())
     else:
         _print_comparison(c, all_rows)
-        if plot_path:
-            stdout_console.print(f"wrote {plot_path}", highlight=False, soft_wrap=True)
+        for written in (plot_path, report_path):
+            if written:
+                stdout_console.print(f"wrote {written}", highlight=False, soft_wrap=True)
     if len(c.regressions):
         raise SystemExit(1)
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from nicbench.experiments.store import PROVENANCE_COLUMNS, RESERVED_NAMES, load_results
 
-__all__ = ["Comparison", "compare_frames", "compare_results", "direction", "plot_comparison"]
+__all__ = ["Comparison", "compare_frames", "compare_results", "direction", "plot_comparison", "settings_that_differ"]
 
 _LOWER_BETTER = re.compile(r"latency|loss|lost|drop|outage|wall|_ns$|_us$|_ms$|_s$|miss|busy|error", re.I)
 _HIGHER_BETTER = re.compile(r"gbps|mpps|kpps|pps|rate|throughput|hit|received|rx_|tx_|speed|per_s", re.I)
@@ -155,6 +155,18 @@ def compare_results(a: str | Path, b: str | Path, *, acceptable: float, ignore: 
     """Compares two experiment result folders (or experiment names in the results root)."""
     return compare_frames(load_results(a), load_results(b), acceptable=acceptable, a_name=str(a), b_name=str(b),
                           ignore=ignore)
+
+
+def settings_that_differ(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, ...]:
+    """Parameters that hold one value in each frame, a different one in each: what the two results
+    compare (a profile, a capacity), not part of a point's identity (what `--ignore` names by hand)."""
+    skip = set(RESERVED_NAMES) | set(PROVENANCE_COLUMNS)
+    out = []
+    for p in sorted((set(a.columns) & set(b.columns)) - skip):
+        va, vb = a[p].astype(str).unique(), b[p].astype(str).unique()
+        if len(va) == 1 and len(vb) == 1 and va[0] != vb[0]:
+            out.append(p)
+    return tuple(out)
 
 
 def plot_comparison(c: Comparison, path: str | Path) -> None:

@@ -20,6 +20,7 @@ Dask and distributed are imported only here, and only when `--scheduler` is give
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import select
@@ -118,8 +119,10 @@ def check_worker(fingerprint: dict[str, str], params: dict[str, Any] | None = No
 
 
 def run_task(job: dict[str, Any], fingerprint: dict[str, str]) -> dict[str, Any]:
-    """One run on a Dask worker: check the environment, run the target in a child with a deadline."""
-    check_worker(fingerprint)
+    """One run on a Dask worker: check the environment (code, profiles, and the files the run's
+    parameters name, against the hashes in its key), run the target in a child with a deadline."""
+    inputs = (job.get("provenance") or {}).get("input_files")
+    check_worker(fingerprint, job["params"], json.loads(inputs) if inputs else None)
     result = run_with_deadline(job)
     result["meta"]["worker"] = _worker_address()
     return result

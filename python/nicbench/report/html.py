@@ -88,10 +88,16 @@ class ExperimentPage:
 
 
 def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None,
-                      prediction: str | None = None) -> ExperimentPage:
+                      prediction: str | None = None, others: Iterable[str | Path] = (),
+                      acceptable: float = 0.01, ignore: tuple[str, ...] | None = None) -> ExperimentPage:
     """Write the report of one experiment folder to `out_html` (+ figures/ next to it); `prediction`
-    names the device when the runs are a prediction for a device the study did not measure."""
+    names the device when the runs are a prediction for a device the study did not measure.
+    `others`: result folders of the same experiment (another version, profile or machine) drawn
+    beside it as series of their own, with a point-by-point comparison (`nicbench compare`'s,
+    differences beyond `acceptable` flagged; `ignore`: as `compare_frames`', None to leave out the
+    parameters that are one different setting on each side)."""
     exp_dir = Path(exp_dir)
+    others = [Path(o) for o in others]
     store = ExperimentStore(exp_dir.parent, exp_dir.name)
     if not store.exists():
         raise FileNotFoundError(2, "not an experiment results folder (no runs/)", str(exp_dir))
@@ -107,6 +113,9 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     refs = [r for r in study.references if r.experiment == spec.name] if study is not None and spec else []
     figures_html, n_figures, rendered_figures = [], 0, []
     drawn, beside = _with_backend_runs(exp_dir, records)
+    labels = source_labels([exp_dir, *others]) if others else []
+    if others:
+        drawn = _with_other_results(drawn, others, labels)
     for fig in spec.figures if spec else []:
         try:
             rendered = render(fig, drawn, fig_dir, units, refs, spec.target)
@@ -154,11 +163,21 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
                                 for label, folder in beside)
                     + ": a real system measured on the machine that ran them (e.g. <code>ovs</code>: Open vSwitch's "
                     "software datapath, no hardware offload), not a model. Tables below are the model's only.</p>")
+    if others:
+        body.append(f'<p class="note">Drawn as series of their own: <b>{html.escape(labels[0])}</b> '
+                    f"(<code>{html.escape(str(exp_dir))}</code>, this page's results: solid lines, published "
+                    "values placed on them) and " + ", ".join(
+                        f"<b>{html.escape(label)}</b> (<code>{html.escape(str(o))}</code>)"
+                        for label, o in zip(labels[1:], others))
+                    + " (dashed, dotted). Tables below the comparison are this page's results only.</p>")
     # The figures first (the paper's values over the model's), then the tables behind them.
     body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
              if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
     if refs:
         body.append(not_drawn_list(refs, rendered_figures, defined=bool(spec and spec.figures)))
+    for label, other in zip(labels[1:], others):
+        body += [f"<h2>{html.escape(labels[0])} vs {html.escape(label)}, point by point</h2>",
+                 results_comparison_section(exp_dir, other, acceptable, ignore)]
     if comparisons:
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
@@ -201,6 +220,71 @@ def _with_backend_runs(exp_dir: Path, records: pd.DataFrame) -> tuple[pd.DataFra
         frames.append(extra)
         beside.append((label, sibling.name))
     return (pd.concat(frames, ignore_index=True) if len(frames) > 1 else records), beside
+
+
+def source_labels(folders: list[Path]) -> list[str]:
+    """Short distinct names for result folders: the path components that tell them apart
+    (`a/dut`, `b/dut` → `a`, `b`; `revisions/abc123/results/dut`, `revisions/def456/...` → the
+    revisions), the whole path when nothing shorter is distinct."""
+    parts = [Path(f).resolve().parts for f in folders]
+    if len(set(parts)) < len(parts):
+        return [f"{Path(f)} ({i + 1})" for i, f in enumerate(folders)]
+    head = 0
+    while all(len(p) > head + 1 for p in parts) and len({p[head] for p in parts}) == 1:
+        head += 1
+    tail = 0
+    while all(len(p) > head + tail + 1 for p in parts) and len({p[-1 - tail] for p in parts}) == 1:
+        tail += 1
+    middles = [p[head:len(p) - tail] for p in parts]
+    # The first differing component is usually enough (a revision, a profile's folder).
+    firsts = [m[0] for m in middles]
+    if len(set(firsts)) == len(firsts):
+        return firsts
+    return ["/".join(m) for m in middles]
+
+
+def _with_other_results(records: pd.DataFrame, others: list[Path], labels: list[str]) -> pd.DataFrame:
+    """This page's records then each other folder's, each tagged with its folder's label (the
+    figures' series dimension, `figures.common.SOURCE`)."""
+    from nicbench.report.figures.common import SOURCE
+
+    frames = [records.assign(**{SOURCE: labels[0]})]
+    for label, other in zip(labels[1:], others):
+        store = ExperimentStore(other.parent, other.name)
+        if not store.exists():
+            raise FileNotFoundError(2, "not an experiment results folder (no runs/)", str(other))
+        frames.append(store.load().assign(**{SOURCE: label}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def results_comparison_section(a: Path, b: Path, acceptable: float, ignore: tuple[str, ...] | None = None) -> str:
+    """`nicbench compare a b`'s verdict counts and the points beyond the margin; `ignore` None: the
+    parameters that are one setting on each side and differ (what the two results compare)."""
+    from nicbench.experiments.compare import compare_frames, settings_that_differ
+    from nicbench.experiments.store import load_results
+
+    fa, fb = load_results(a), load_results(b)
+    if ignore is None:
+        ignore = settings_that_differ(fa, fb)
+    c = compare_frames(fa, fb, acceptable=acceptable, a_name=str(a), b_name=str(b), ignore=ignore)
+    d = c.as_dict()
+    v = d["verdicts"]
+    compared = ("" if not ignore else " Points are matched although the results differ in "
+                + ", ".join(f"<code>{html.escape(p)}</code>" for p in ignore) + " (what they compare).")
+    head = (f'<p class="sub">{d["compared"]:,} point×metric pairs compared (acceptable ±{acceptable:.2%}, and beyond '
+            f"2 standard errors of the repetitions): {v['same']:,} same, {v['better']:,} better, "
+            f"<span class=fail>{v['worse']:,} worse</span>, {v['changed']:,} changed"
+            + (f"; only in one: {d['only_a']:,} / {d['only_b']:,}" if d["only_a"] or d["only_b"] else "") + "."
+            + compared + "</p>")
+    flagged = c.rows[c.rows["verdict"] != "same"]
+    if flagged.empty:
+        return head
+    varying = [p for p in c.params if c.rows[p].nunique() > 1]
+    rows = [[*(str(r[p]) for p in varying), str(r["metric"]), _cell(r["a_mean"]), _cell(r["b_mean"]),
+             f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–", str(r["verdict"])]
+            for r in flagged.head(MAX_SUMMARY_ROWS).to_dict("records")]
+    return head + '<div class="scroll">' + table([*varying, "metric", "A mean", "B mean", "diff", "verdict"], rows,
+                                                 numeric={len(varying) + 1, len(varying) + 2, len(varying) + 3}) + "</div>"
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nicbench.report.figures.common import Drawn, Units, metric_values, where
+from nicbench.report.figures.common import SOURCE, Drawn, Units, main_source, metric_values, sources, where
 
 
 def box_stats(values: np.ndarray, label: str) -> dict:
@@ -30,11 +30,28 @@ BOX_STATS = ("p1", "p25", "median", "p75", "p99")
 def draw(ax, records, figure, units: Units) -> Drawn:
     data = metric_values(records, figure, figure.y)
     keys = [figure.x] + ([figure.hue] if figure.hue else [])
+    folders = sources(data)
     groups = list(data.groupby(keys, dropna=False, sort=True))
-    values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
     points = [k if isinstance(k, tuple) else (k,) for k, _ in groups]
     labels = [", ".join(units.text(n, v) for n, v in zip(keys, point)) for point in points]
-    ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
+    # The report's own boxes (where published values go) are the first of each point's group.
+    own_offset = 0.0 if folders == [None] else -(len(folders) - 1) / 2 * (0.8 / len(folders))
+    if folders == [None]:
+        values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
+        ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
+    else:
+        # Several result folders: side by side at each point, one colour per folder.
+        width = 0.8 / len(folders)
+        for k, src in enumerate(folders):
+            stats = [box_stats(frame.loc[frame[SOURCE] == src, "value"].dropna().to_numpy(float), label)
+                     for (_, frame), label in zip(groups, labels)]
+            offset = (k - (len(folders) - 1) / 2) * width
+            ax.bxp(stats, positions=[i + 1 + offset for i in range(len(stats))], widths=width * 0.9,
+                   showfliers=True, boxprops={"color": f"C{k % 10}"}, medianprops={"color": f"C{k % 10}"},
+                   whiskerprops={"color": f"C{k % 10}"}, capprops={"color": f"C{k % 10}"}, manage_ticks=False)
+            ax.plot([], [], color=f"C{k % 10}", label=str(src))
+        ax.set_xticks(range(1, len(labels) + 1), labels)
+        ax.legend(fontsize=8)
     if len(labels) > 6:
         # Slanted and anchored at their tick's end, so that long labels do not print over each other.
         ax.tick_params(axis="x", labelrotation=45 if len(labels) <= 12 else 60,
@@ -48,10 +65,10 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     def position(x, hue):
         """The box of (x, hue) on the categorical axis (bxp puts box i at i + 1); None: no such box."""
         wanted = (x, hue) if figure.hue else (x,)
-        return next((i + 1.0 for i, point in enumerate(points) if point == wanted), None)
+        return next((i + 1.0 + own_offset for i, point in enumerate(points) if point == wanted), None)
 
     # Boxes have no colour per hue (the position says which point): one colour apart from the
     # boxes' black and the medians' orange.
     hues = {p[1] for p in points} if figure.hue else {None}
     return Drawn("box", figure.y, units.unit(figure.y, data), BOX_STATS, {h: "C3" for h in hues},
-                 where(records, figure), position=position)
+                 main_source(where(records, figure)), position=position)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nicbench.report.figures.common import EmptyFigure, Units, hue_groups, where
+from nicbench.report.figures.common import SOURCE_STYLES, EmptyFigure, Units, hue_groups, source_groups, sources, where
 
 
 def draw(ax, records, figure, units: Units) -> None:
@@ -13,13 +13,16 @@ def draw(ax, records, figure, units: Units) -> None:
     data = scalar if not scalar.empty else data
     if data["value"].notna().sum() == 0:
         raise EmptyFigure(f"no records of metric {figure.x!r}")
-    for _, label, frame in hue_groups(data, figure.hue, units):
-        v = np.sort(frame["value"].dropna().to_numpy(float))
-        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=label)
+    folders = sources(data)
+    for h, (_, label, hue_frame) in enumerate(hue_groups(data, figure.hue, units)):
+        for k, name, frame in source_groups(hue_frame, label, folders):
+            v = np.sort(frame["value"].dropna().to_numpy(float))
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=name, color=f"C{h % 10}",
+                    ls=SOURCE_STYLES[k % 4])
     units.set_axis(ax.xaxis, figure.x, data)
     ax.set_ylabel("fraction of runs ≤ x")
     ax.set_ylim(0, 1.02)
-    if figure.hue:
+    if figure.hue or folders != [None]:
         # A CDF rises from the lower left to the upper right: the lower right is free
         # (and loc="best" would test every step of every curve).
         ax.legend(fontsize=8, loc="lower right")

@@ -120,6 +120,41 @@ def hue_groups(data: pd.DataFrame, hue: str | None, units: Units | None = None):
         yield value, f"{hue}={units.text(hue, value) if units else _fmt(value)}", frame
 
 
+# Records from several result folders drawn on one figure (`nicbench report DIR --with OTHER`,
+# `nicbench compare A B --report`) carry the folder's label here; the report's own records come
+# first in the frame (order of appearance is the folders' order). Not a parameter name a spec can use.
+SOURCE = "_source"
+SOURCE_STYLES = ("-", "--", ":", "-.")
+SOURCE_MARKERS = ("o", "s", "^", "D")
+
+
+def sources(data: pd.DataFrame) -> list:
+    """The result folders in `data`, the report's own first ([None] when it holds one folder only)."""
+    if SOURCE not in data.columns:
+        return [None]
+    found = list(pd.unique(data[SOURCE].dropna()))
+    return found if len(found) > 1 else [None]
+
+
+def source_groups(data: pd.DataFrame, label: str | None, all_sources: list):
+    """(index, series label, frame) per result folder of one series; index 0 is the report's own
+    results (solid line), the others get dashed/dotted lines and their folder's name in the label."""
+    if all_sources == [None]:
+        yield 0, label, data
+        return
+    for i, src in enumerate(all_sources):
+        frame = data[data[SOURCE] == src]
+        if frame.empty:
+            continue
+        yield i, (f"{label} · {src}" if label else str(src)), frame
+
+
+def main_source(data: pd.DataFrame) -> pd.DataFrame:
+    """The report's own records (published values are placed on them only)."""
+    first = sources(data)[0]
+    return data if first is None else data[data[SOURCE] == first]
+
+
 @dataclass
 class Drawn:
     """What a kind drew, so that published values can be put on it (`figures.published`).

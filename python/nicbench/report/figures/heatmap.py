@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from nicbench.experiments.stats import summarize
-from nicbench.report.figures.common import Units, metric_values
+from nicbench.report.figures.common import Units, main_source, metric_values
 
 
 def draw(ax, records, figure, units: Units) -> None:
-    data = metric_values(records, figure, figure.z)
+    # A cell holds one value: the report's own results (the other folders are in its tables).
+    data = main_source(metric_values(records, figure, figure.z))
     summary = summarize(data, by=[figure.x, figure.y])
     grid = summary.pivot_table(index=figure.y, columns=figure.x, values=figure.stat, aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)

@@ -9,29 +9,34 @@ from __future__ import annotations
 import numpy as np
 
 from nicbench.experiments.stats import summarize
-from nicbench.report.figures.common import Drawn, Units, hue_groups, metric_values, where
+from nicbench.report.figures.common import (SOURCE, SOURCE_MARKERS, SOURCE_STYLES, Drawn, Units, hue_groups,
+                                           main_source, metric_values, source_groups, sources, where)
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
     data = metric_values(records, figure, figure.y)
-    by = [figure.x] + ([figure.hue] if figure.hue else [])
+    folders = sources(data)
+    by = [figure.x] + ([figure.hue] if figure.hue else []) + ([SOURCE] if folders != [None] else [])
     summary = summarize(data, by=by)
     summary = summary[summary[figure.x].notna()]
     colors = {}
-    for value, label, frame in hue_groups(summary, figure.hue, units):
-        frame = frame.sort_values(figure.x)
-        y = frame[figure.stat].to_numpy(float)
-        if figure.stat == "mean":
-            err = np.nan_to_num(frame["std"].to_numpy(float))
-            yerr = [err, err]
-        else:
-            yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
-        bars = ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker="o", ms=4, capsize=3, label=label)
-        colors[value] = bars.lines[0].get_color()
+    for value, label, hue_frame in hue_groups(summary, figure.hue, units):
+        # One colour per hue value; each result folder of it its own line style and marker.
+        for i, series, frame in source_groups(hue_frame, label, folders):
+            frame = frame.sort_values(figure.x)
+            y = frame[figure.stat].to_numpy(float)
+            if figure.stat == "mean":
+                err = np.nan_to_num(frame["std"].to_numpy(float))
+                yerr = [err, err]
+            else:
+                yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
+            bars = ax.errorbar(frame[figure.x].to_numpy(float), y, yerr=yerr, marker=SOURCE_MARKERS[i % 4], ms=4,
+                               capsize=3, label=series, color=colors.get(value), ls=SOURCE_STYLES[i % 4])
+            colors.setdefault(value, bars.lines[0].get_color())
     units.set_axis(ax.xaxis, figure.x)
     units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
-    if figure.hue:
+    if figure.hue or folders != [None]:
         ax.legend(fontsize=8)
     # A numeric axis: any x value has its place, swept or not.
-    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors, where(records, figure),
+    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors, main_source(where(records, figure)),
                  position=lambda x, hue: float(x))

@@ -22,6 +22,16 @@ seed = {seed}
 capacity = "{capacity}"
 [sweep]
 rate = ["5Gbps", "20Gbps"]
+[[figure]]
+name = "tput"
+kind = "line"
+x = "rate"
+y = "throughput_gbps"
+[[figure]]
+name = "tput_box"
+kind = "box"
+x = "rate"
+y = "throughput_gbps"
 """
 
 
@@ -72,6 +82,54 @@ def test_differences_within_the_noise_are_the_same(runs):
     lat = c.rows[c.rows["metric"] == "latency_p50_ns"]
     assert (lat["a_mean"] != lat["b_mean"]).any()  # they do differ...
     assert set(lat["verdict"]) == {"same"}  # ...by noise only
+
+
+def test_the_report_draws_both_results_as_series(tmp_path, runs):
+    """`compare --report` (= `report A --with B`): each figure has a series per results folder, named by
+    what tells the folders apart, with that folder's values; the page lists the flagged points."""
+    import matplotlib.pyplot as plt
+
+    from nicbench.experiments.store import ExperimentStore
+    from nicbench.report.figures import draw_figure
+    from nicbench.report.figures.common import Units
+    from nicbench.report.html import _with_other_results, source_labels
+
+    a, b = runs["a"], runs["slow"]
+    out = tmp_path / "cmp" / "index.html"
+    proc = harness("compare", str(a), str(b), "--ignore", "capacity", "--report", str(out))
+    assert proc.returncode == 1, proc.stderr  # still the regression verdict
+    page = out.read_text()
+    assert "a vs slow, point by point" in page and "worse" in page
+    assert page.count("<img") == 2 and (out.parent / "figures" / "tput.svg").exists()
+    # `report A --with B` finds by itself that capacity is what the two folders compare.
+    out2 = tmp_path / "rep" / "index.html"
+    proc = harness("report", str(a), "--with", str(b), "-o", str(out2))
+    assert proc.returncode == 0, proc.stderr
+    assert "differ in <code>capacity</code>" in out2.read_text() and "worse</span>" in out2.read_text()
+    assert " 0 worse" not in out2.read_text()
+
+    labels = source_labels([a, b])
+    assert labels == ["a", "slow"]
+    records = _with_other_results(ExperimentStore(a.parent, a.name).load(), [b], labels)
+    spec = parse_spec((a / "spec.toml").read_text(), "spec.toml")
+    fig, ax = plt.subplots()
+    try:
+        draw_figure(ax, spec.figures[0], records, Units())
+        series = {c.get_label(): c for c in ax.containers}
+        assert set(series) == {"a", "slow"}
+        y = {k: dict(zip(*c.lines[0].get_data())) for k, c in series.items()}
+        # At 20 Gbps offered the slowed device (8 Gbps) forwards less than the reference (10 Gbps);
+        # at 5 Gbps both forward everything.
+        assert y["slow"][20e9] < 0.9 * y["a"][20e9] and y["slow"][5e9] == pytest.approx(y["a"][5e9], rel=0.01)
+        assert series["a"].lines[0].get_linestyle() != series["slow"].lines[0].get_linestyle()
+        assert series["a"].lines[0].get_color() == series["slow"].lines[0].get_color()  # one colour per hue
+    finally:
+        plt.close(fig)
+
+
+def test_report_with_a_missing_folder_is_one_line(tmp_path, runs):
+    assert_one_line_error(harness("report", str(runs["a"]), "--with", str(tmp_path / "nope"), "-o",
+                                  str(tmp_path / "r.html")), "--with", "nope")
 
 
 def test_metric_directions():

@@ -216,6 +216,25 @@ def test_a_task_on_a_worker_with_other_profiles_is_refused(tmp_path):
     assert ok["status"] == "ok" and set(ok["metrics"]) == {"value", "x"} and not ok["stored"]
 
 
+def test_a_task_naming_a_file_with_other_contents_on_the_worker_is_refused(tmp_path):
+    """A profile given by path (`--set nic=mine.toml`) or a rules file: the run's key holds the client's
+    hash of it; a worker whose file at that path differs (or lacks it) refuses the run."""
+    from nicbench.experiments.fingerprint import input_hashes
+
+    mine = environment_fingerprint()
+    mine_toml = tmp_path / "mine.toml"
+    mine_toml.write_text("# the client's profile\n")
+    params = {"x": 1.0, "sleep": 0, "fail": False, "nic": str(mine_toml)}
+    job = {"key": "k", "target": "synthetic.noop", "params": params, "rep": 0, "seed": 1, "keep": None,
+           "timeout_s": 5.0, "provenance": {"input_files": json.dumps(input_hashes(params))}}
+    mine_toml.write_text("# edited on the worker\n")
+    with pytest.raises(EnvironmentMismatch, match=r"mine\.toml \(different contents\)"):
+        run_task(job, mine)
+    mine_toml.unlink()
+    with pytest.raises(EnvironmentMismatch, match=r"mine\.toml \(missing\)"):
+        run_task(job, mine)
+
+
 def test_a_worker_with_changed_profiles_stops_the_sweep_before_it_starts(tmp_path, cluster):
     from nicbench.profiles import profiles_dir
 
