@@ -20,10 +20,11 @@
 //! Skips with a message when `dpdk-test-acl` or the ClassBench files are absent.
 //!
 //! `cargo bench -p nicbench-classify --bench vs_rte_acl [-- SET… ] [--no-acl] [--hybrid-only]
-//! [--acl-timeout=SECONDS] [--check]` (SET: a set name or part of one, e.g. `1k` or `gen`;
+//! [--acl-timeout=SECONDS] [--check] [--keep-files]` (SET: a set name or part of one, e.g. `1k` or `gen`;
 //! `--no-acl` skips the rte_acl runs, `--hybrid-only` the TupleMerge and TupleSpace columns;
 //! `--acl-timeout` bounds each dpdk-test-acl run, default 900 s; `--check` also compares
-//! the rule each side picks for the trace's first 5,000 packets).
+//! the rule each side picks for the trace's first 5,000 packets; `--keep-files` keeps the
+//! rule and trace files written, e.g. to profile dpdk-test-acl on them by hand).
 
 mod common;
 
@@ -309,5 +310,9 @@ fn main() {
     for e in &errors {
         println!("{e}");
     }
-    std::fs::remove_dir_all(&dir).ok();
+    if args.iter().any(|a| a == "--keep-files") {
+        println!("rule and trace files kept in {}", dir.display());
+    } else {
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
