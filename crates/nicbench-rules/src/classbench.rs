@@ -89,6 +89,28 @@ impl ClassBenchFilter {
     }
 }
 
+/// One line of a filter file, `@sip/len\tdip/len\tslo : shi\tdlo : dhi\t0xPP/0xMM`, as
+/// ClassBench writes it and DPDK's `dpdk-test-acl --rulesf` reads it (no flags column: both
+/// readers stop after the protocol).
+impl std::fmt::Display for ClassBenchFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "@{}/{}\t{}/{}\t{} : {}\t{} : {}\t0x{:02X}/0x{:02X}",
+            self.src,
+            self.src_prefix_len,
+            self.dst,
+            self.dst_prefix_len,
+            self.src_ports.0,
+            self.src_ports.1,
+            self.dst_ports.0,
+            self.dst_ports.1,
+            self.proto,
+            self.proto_mask
+        )
+    }
+}
+
 fn parse_line(line: &str) -> Result<ClassBenchFilter, LineError> {
     let mut c = Cursor::new(line);
     let first = c.word("'@' and a source prefix")?;
@@ -159,6 +181,14 @@ mod tests {
         for r in &rules {
             assert_eq!(&crate::testpmd::parse_rule(&r.to_string()).unwrap(), r);
         }
+    }
+
+    #[test]
+    fn test_display_parses_back() {
+        let filters = parse_file(ACL, "acl").unwrap();
+        let text: String = filters.iter().map(|f| format!("{f}\n")).collect();
+        assert_eq!(parse_file(&text, "written").unwrap(), filters);
+        assert_eq!(filters[1].to_string(), "@10.0.0.1/32\t10.0.0.0/8\t1024 : 65535\t53 : 53\t0x11/0xFF");
     }
 
     #[test]
