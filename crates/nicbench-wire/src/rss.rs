@@ -5,7 +5,9 @@
 //! - [`Toeplitz`] hashes with a table per input byte (256 × u32 each, built once
 //!   per key), so hashing an IPv4 4-tuple is 12 table loads and XORs. A
 //!   bit-by-bit implementation of the Microsoft definition,
-//!   [`Toeplitz::hash_reference`], is kept as the test oracle.
+//!   [`Toeplitz::hash_reference`], is kept as the test oracle. IPv4 inputs
+//!   ([`Toeplitz::hash_ipv4`]) take 3 carry-less multiplies instead where the
+//!   CPU has PCLMULQDQ (detected at run time; `clmul`), the tables elsewhere.
 //! - Inputs follow the Microsoft layout in network byte order: source address,
 //!   destination address, then (for the `*Ports` forms) source port,
 //!   destination port. An input may be at most `key_len - 4` bytes long
@@ -18,9 +20,12 @@
 //!   [`Reta::mlx5_of_queues`] builds the table the mlx5 PMD builds for an rte_flow
 //!   `rss` action's queue list; [`MLX5_DEFAULT_KEY`] is that PMD's key when none is given.
 
+mod clmul;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::flowkey::FlowKey;
+use crate::parse::{flow_key, ipv4_rss_fields, ParseStop};
 
 /// The key in Microsoft's "Verifying the RSS Hash Calculation", used by most
 /// drivers' defaults (and DPDK's `test_thash.c`).
@@ -139,6 +144,8 @@ pub struct Toeplitz {
     /// `tables[i][b]`: XOR of the 32-bit key windows selected by the set bits of
     /// byte value `b` at input byte position `i`. `tables.len() == key.len() - 4`.
     tables: Box<[[u32; 256]]>,
+    /// Set where the CPU multiplies carry-less and the key covers 12 bytes.
+    clmul: Option<clmul::ClmulKey>,
 }
 
 impl std::fmt::Debug for Toeplitz {
@@ -170,6 +177,7 @@ impl Toeplitz {
         Ok(Toeplitz {
             key: key.to_vec(),
             tables,
+            clmul: clmul::ClmulKey::new(key),
         })
     }
 
@@ -235,6 +243,26 @@ impl Toeplitz {
                 self.hash_fixed(&bytes)
             }
         }
+    }
+
+    /// Hash of the IPv4 input `addrs` (source address in the high 32 bits,
+    /// destination in the low 32) then `ports` (source port in the high 16 bits):
+    /// the 12 bytes of `RssInput::Ipv4Ports`, big-endian. Zero bytes add nothing
+    /// to a Toeplitz hash, so `ports == 0` gives the 8-byte `RssInput::Ipv4` hash.
+    #[inline]
+    pub fn hash_ipv4(&self, addrs: u64, ports: u32) -> u32 {
+        match &self.clmul {
+            Some(clmul) => clmul.hash_ipv4(addrs, ports),
+            None => self.hash_ipv4_tables(addrs, ports),
+        }
+    }
+
+    /// [`Toeplitz::hash_ipv4`] by the tables (the path without PCLMULQDQ).
+    #[inline]
+    fn hash_ipv4_tables(&self, addrs: u64, ports: u32) -> u32 {
+        let [s0, s1, s2, s3, d0, d1, d2, d3] = addrs.to_be_bytes();
+        let [sp0, sp1, dp0, dp1] = ports.to_be_bytes();
+        self.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1])
     }
 
     /// [`Toeplitz::hash`] for a compile-time length: no bounds checks, unrolled.
@@ -421,16 +449,39 @@ pub fn hash_flow(toeplitz: &Toeplitz, key: &FlowKey, fields: RssFields) -> u32 {
     // `RssInput` first copies both `IpAddr`s (a third of the pipeline's instructions).
     // Same bytes in the same order as `RssInput::to_bytes` (tested).
     if let (IpAddr::V4(src), IpAddr::V4(dst)) = (&key.src, &key.dst) {
-        let [s0, s1, s2, s3] = src.octets();
-        let [d0, d1, d2, d3] = dst.octets();
-        if fields == RssFields::IpPorts && has_ports(key.proto) {
-            let [sp0, sp1] = key.src_port.to_be_bytes();
-            let [dp0, dp1] = key.dst_port.to_be_bytes();
-            return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1]);
-        }
-        return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3]);
+        let addrs = (u64::from(src.to_bits()) << 32) | u64::from(dst.to_bits());
+        let ports = ipv4_ports(fields, key.proto, (u32::from(key.src_port) << 16) | u32::from(key.dst_port));
+        return toeplitz.hash_ipv4(addrs, ports);
     }
     toeplitz.hash_input(&RssInput::from_flow(key, fields))
+}
+
+/// The ports word of an IPv4 input: 0 (which hashes as the 2-tuple) unless
+/// `fields` takes ports and the protocol has them.
+#[inline(always)]
+fn ipv4_ports(fields: RssFields, proto: u8, ports: u32) -> u32 {
+    if fields == RssFields::IpPorts && has_ports(proto) {
+        ports
+    } else {
+        0
+    }
+}
+
+/// RSS hash of an Ethernet frame, or why it has no flow key: the same as
+/// `flow_key(frame).map(|key| hash_flow(toeplitz, &key, fields))` (tested on
+/// random and mutated frames), but IPv4 frames are hashed from their bytes in
+/// place, without building a [`FlowKey`].
+#[inline]
+pub fn hash_frame(toeplitz: &Toeplitz, frame: &[u8], fields: RssFields) -> Result<u32, ParseStop> {
+    match ipv4_rss_fields(frame) {
+        Some(v4) => Ok(toeplitz.hash_ipv4(v4.addrs, ipv4_ports(fields, v4.proto, v4.ports))),
+        None => other_frame_hash(toeplitz, frame, fields),
+    }
+}
+
+#[inline(never)]
+fn other_frame_hash(toeplitz: &Toeplitz, frame: &[u8], fields: RssFields) -> Result<u32, ParseStop> {
+    flow_key(frame).map(|key| hash_flow(toeplitz, &key, fields))
 }
 
 /// Indirection table: hash low bits → receive queue.
@@ -724,7 +775,49 @@ mod tests {
         ]
     }
 
+    /// Both IPv4 paths (carry-less multiply where the CPU has it, tables) on
+    /// Microsoft's vectors, for the 4-tuple and, with ports 0, the 2-tuple.
+    #[test]
+    fn test_known_answers_ipv4_clmul_and_tables() {
+        let toeplitz = Toeplitz::new(&MICROSOFT_KEY).unwrap();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(toeplitz.clmul.is_some(), std::arch::is_x86_feature_detected!("pclmulqdq"));
+        for (src, dst, ip_only, ip_ports) in KNOWN_ANSWERS {
+            let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+            let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else { continue };
+            let addrs = (u64::from(s.to_bits()) << 32) | u64::from(d.to_bits());
+            let ports = (u32::from(src.port()) << 16) | u32::from(dst.port());
+            assert_eq!(toeplitz.hash_ipv4(addrs, ports), ip_ports, "{src} -> {dst}");
+            assert_eq!(toeplitz.hash_ipv4_tables(addrs, ports), ip_ports, "{src} -> {dst} tables");
+            assert_eq!(toeplitz.hash_ipv4(addrs, 0), ip_only, "{src} -> {dst} IP only");
+            assert_eq!(toeplitz.hash_ipv4_tables(addrs, 0), ip_only, "{src} -> {dst} IP only, tables");
+        }
+    }
+
     proptest! {
+        /// The carry-less path, the tables and the bit-by-bit definition agree on
+        /// any 12-byte input, for keys long enough for the carry-less path (16+)
+        /// and shorter ones (which cut the input and keep the tables).
+        #[test]
+        fn prop_hash_ipv4_paths_match_reference(
+            key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),
+            addrs in any::<u64>(),
+            ports in prop_oneof![any::<u32>(), Just(0u32)],
+        ) {
+            let toeplitz = Toeplitz::new(&key).unwrap();
+            #[cfg(target_arch = "x86_64")]
+            prop_assert_eq!(toeplitz.clmul.is_some(), key.len() >= 16 && std::arch::is_x86_feature_detected!("pclmulqdq"));
+            let mut bytes = [0u8; 12];
+            bytes[..8].copy_from_slice(&addrs.to_be_bytes());
+            bytes[8..].copy_from_slice(&ports.to_be_bytes());
+            let reference = toeplitz.hash_reference(&bytes);
+            prop_assert_eq!(toeplitz.hash_ipv4(addrs, ports), reference);
+            prop_assert_eq!(toeplitz.hash_ipv4_tables(addrs, ports), reference);
+            if ports == 0 {
+                prop_assert_eq!(reference, toeplitz.hash_reference(&bytes[..8]));
+            }
+        }
+
         #[test]
         fn prop_table_matches_reference(
             key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),
