@@ -5,9 +5,9 @@
 //! - [`Toeplitz`] hashes with a table per input byte (256 × u32 each, built once
 //!   per key), so hashing an IPv4 4-tuple is 12 table loads and XORs. A
 //!   bit-by-bit implementation of the Microsoft definition,
-//!   [`Toeplitz::hash_reference`], is kept as the test oracle. IPv4 inputs
-//!   ([`Toeplitz::hash_ipv4`]) take 3 carry-less multiplies instead where the
-//!   CPU has PCLMULQDQ (detected at run time; `clmul`), the tables elsewhere.
+//!   [`Toeplitz::hash_reference`], is kept as the test oracle. (A carry-less
+//!   multiply version, PCLMULQDQ, cost as many instructions and was not faster:
+//!   see BENCHMARKS.md, issue 20.)
 //! - Inputs follow the Microsoft layout in network byte order: source address,
 //!   destination address, then (for the `*Ports` forms) source port,
 //!   destination port. An input may be at most `key_len - 4` bytes long
@@ -19,8 +19,6 @@
 //! - [`Reta`]: `queue = table[hash & (size - 1)]`, as NICs use the low bits.
 //!   [`Reta::mlx5_of_queues`] builds the table the mlx5 PMD builds for an rte_flow
 //!   `rss` action's queue list; [`MLX5_DEFAULT_KEY`] is that PMD's key when none is given.
-
-mod clmul;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -144,8 +142,6 @@ pub struct Toeplitz {
     /// `tables[i][b]`: XOR of the 32-bit key windows selected by the set bits of
     /// byte value `b` at input byte position `i`. `tables.len() == key.len() - 4`.
     tables: Box<[[u32; 256]]>,
-    /// Set where the CPU multiplies carry-less and the key covers 12 bytes.
-    clmul: Option<clmul::ClmulKey>,
 }
 
 impl std::fmt::Debug for Toeplitz {
@@ -177,7 +173,6 @@ impl Toeplitz {
         Ok(Toeplitz {
             key: key.to_vec(),
             tables,
-            clmul: clmul::ClmulKey::new(key),
         })
     }
 
@@ -251,15 +246,6 @@ impl Toeplitz {
     /// to a Toeplitz hash, so `ports == 0` gives the 8-byte `RssInput::Ipv4` hash.
     #[inline]
     pub fn hash_ipv4(&self, addrs: u64, ports: u32) -> u32 {
-        match &self.clmul {
-            Some(clmul) => clmul.hash_ipv4(addrs, ports),
-            None => self.hash_ipv4_tables(addrs, ports),
-        }
-    }
-
-    /// [`Toeplitz::hash_ipv4`] by the tables (the path without PCLMULQDQ).
-    #[inline]
-    fn hash_ipv4_tables(&self, addrs: u64, ports: u32) -> u32 {
         let [s0, s1, s2, s3, d0, d1, d2, d3] = addrs.to_be_bytes();
         let [sp0, sp1, dp0, dp1] = ports.to_be_bytes();
         self.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1])
@@ -775,44 +761,36 @@ mod tests {
         ]
     }
 
-    /// Both IPv4 paths (carry-less multiply where the CPU has it, tables) on
-    /// Microsoft's vectors, for the 4-tuple and, with ports 0, the 2-tuple.
+    /// `hash_ipv4` on Microsoft's vectors, for the 4-tuple and, with ports 0, the 2-tuple.
     #[test]
-    fn test_known_answers_ipv4_clmul_and_tables() {
+    fn test_known_answers_hash_ipv4() {
         let toeplitz = Toeplitz::new(&MICROSOFT_KEY).unwrap();
-        #[cfg(target_arch = "x86_64")]
-        assert_eq!(toeplitz.clmul.is_some(), std::arch::is_x86_feature_detected!("pclmulqdq"));
         for (src, dst, ip_only, ip_ports) in KNOWN_ANSWERS {
             let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
             let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else { continue };
             let addrs = (u64::from(s.to_bits()) << 32) | u64::from(d.to_bits());
             let ports = (u32::from(src.port()) << 16) | u32::from(dst.port());
             assert_eq!(toeplitz.hash_ipv4(addrs, ports), ip_ports, "{src} -> {dst}");
-            assert_eq!(toeplitz.hash_ipv4_tables(addrs, ports), ip_ports, "{src} -> {dst} tables");
             assert_eq!(toeplitz.hash_ipv4(addrs, 0), ip_only, "{src} -> {dst} IP only");
-            assert_eq!(toeplitz.hash_ipv4_tables(addrs, 0), ip_only, "{src} -> {dst} IP only, tables");
         }
     }
 
     proptest! {
-        /// The carry-less path, the tables and the bit-by-bit definition agree on
-        /// any 12-byte input, for keys long enough for the carry-less path (16+)
-        /// and shorter ones (which cut the input and keep the tables).
+        /// `hash_ipv4` and the bit-by-bit definition agree on any 12-byte input, for
+        /// keys covering it and shorter ones (which cut the input); ports 0 hash as
+        /// the 8-byte 2-tuple.
         #[test]
-        fn prop_hash_ipv4_paths_match_reference(
+        fn prop_hash_ipv4_matches_reference(
             key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),
             addrs in any::<u64>(),
             ports in prop_oneof![any::<u32>(), Just(0u32)],
         ) {
             let toeplitz = Toeplitz::new(&key).unwrap();
-            #[cfg(target_arch = "x86_64")]
-            prop_assert_eq!(toeplitz.clmul.is_some(), key.len() >= 16 && std::arch::is_x86_feature_detected!("pclmulqdq"));
             let mut bytes = [0u8; 12];
             bytes[..8].copy_from_slice(&addrs.to_be_bytes());
             bytes[8..].copy_from_slice(&ports.to_be_bytes());
             let reference = toeplitz.hash_reference(&bytes);
             prop_assert_eq!(toeplitz.hash_ipv4(addrs, ports), reference);
-            prop_assert_eq!(toeplitz.hash_ipv4_tables(addrs, ports), reference);
             if ports == 0 {
                 prop_assert_eq!(reference, toeplitz.hash_reference(&bytes[..8]));
             }

@@ -605,8 +605,8 @@ fn check_general_vs_fast(f: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// The RSS hash straight from an IPv4 frame's bytes (`ipv4_rss_fields`,
-/// `rss::hash_frame`) equals the bit-by-bit hash of `flow_key`'s key, for keys that take
-/// the carry-less path (40 and 52 bytes) and the tables (8 and 12 bytes), with
+/// `rss::hash_frame`) equals the bit-by-bit hash of `flow_key`'s key, for keys of
+/// the usual lengths (40 and 52 bytes) and short ones that cut the input (8 and 12), with
 /// and without ports; where `ipv4_rss_fields` answers, its fields are the key's.
 fn check_rss_fast_path(f: &[u8]) -> Result<(), TestCaseError> {
     use crate::rss::{hash_frame, RssFields, RssInput, Toeplitz, MICROSOFT_KEY, SYMMETRIC_KEY_52};
