@@ -435,15 +435,20 @@ pub fn hash_flow(toeplitz: &Toeplitz, key: &FlowKey, fields: RssFields) -> u32 {
     // `RssInput` first copies both `IpAddr`s (a third of the pipeline's instructions).
     // Same bytes in the same order as `RssInput::to_bytes` (tested).
     if let (IpAddr::V4(src), IpAddr::V4(dst)) = (&key.src, &key.dst) {
-        let addrs = (u64::from(src.to_bits()) << 32) | u64::from(dst.to_bits());
-        let ports = ipv4_ports(fields, key.proto, (u32::from(key.src_port) << 16) | u32::from(key.dst_port));
-        return toeplitz.hash_ipv4(addrs, ports);
+        let [s0, s1, s2, s3] = src.octets();
+        let [d0, d1, d2, d3] = dst.octets();
+        if fields == RssFields::IpPorts && has_ports(key.proto) {
+            let [sp0, sp1] = key.src_port.to_be_bytes();
+            let [dp0, dp1] = key.dst_port.to_be_bytes();
+            return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1]);
+        }
+        return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3]);
     }
     toeplitz.hash_input(&RssInput::from_flow(key, fields))
 }
 
-/// The ports word of an IPv4 input: 0 (which hashes as the 2-tuple) unless
-/// `fields` takes ports and the protocol has them.
+/// The ports word of an IPv4 input for [`hash_frame`]: 0 (which hashes as the
+/// 2-tuple) unless `fields` takes ports and the protocol has them, as in [`hash_flow`].
 #[inline(always)]
 fn ipv4_ports(fields: RssFields, proto: u8, ports: u32) -> u32 {
     if fields == RssFields::IpPorts && has_ports(proto) {
