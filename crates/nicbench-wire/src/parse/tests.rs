@@ -734,6 +734,10 @@ fn arb_built() -> impl Strategy<Value = Built> {
         .prop_map(|(n_vlans, (vid_a, vid_b), is_v6, (a, b), l4, (sp, dp), payload)| {
             let vid_a = vid_a & 0x0fff;
             let vid_b = vid_b & 0x0fff;
+            // UDP to port 4789 is VXLAN to the parser (an inner frame, truncated here), not
+            // the plain UDP this oracle expects (~0.7% of runs drew it and failed).
+            let not_vxlan = |port: u16| if port == VXLAN_UDP_PORT { port + 1 } else { port };
+            let (sp, dp) = (not_vxlan(sp), not_vxlan(dp));
             let vid = |v: u16| etherparse::VlanId::try_new(v).unwrap_or(etherparse::VlanId::ZERO);
             let link = PacketBuilder::ethernet2(MAC_SRC, MAC_DST);
             let (src, dst) = if is_v6 {
