@@ -5,7 +5,9 @@
 //! - [`Toeplitz`] hashes with a table per input byte (256 × u32 each, built once
 //!   per key), so hashing an IPv4 4-tuple is 12 table loads and XORs. A
 //!   bit-by-bit implementation of the Microsoft definition,
-//!   [`Toeplitz::hash_reference`], is kept as the test oracle.
+//!   [`Toeplitz::hash_reference`], is kept as the test oracle. (A carry-less
+//!   multiply version, PCLMULQDQ, cost as many instructions and was not faster:
+//!   see BENCHMARKS.md, issue 20.)
 //! - Inputs follow the Microsoft layout in network byte order: source address,
 //!   destination address, then (for the `*Ports` forms) source port,
 //!   destination port. An input may be at most `key_len - 4` bytes long
@@ -21,6 +23,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::flowkey::FlowKey;
+use crate::parse::{flow_key, ipv4_rss_fields, ParseStop};
 
 /// The key in Microsoft's "Verifying the RSS Hash Calculation", used by most
 /// drivers' defaults (and DPDK's `test_thash.c`).
@@ -237,6 +240,17 @@ impl Toeplitz {
         }
     }
 
+    /// Hash of the IPv4 input `addrs` (source address in the high 32 bits,
+    /// destination in the low 32) then `ports` (source port in the high 16 bits):
+    /// the 12 bytes of `RssInput::Ipv4Ports`, big-endian. Zero bytes add nothing
+    /// to a Toeplitz hash, so `ports == 0` gives the 8-byte `RssInput::Ipv4` hash.
+    #[inline]
+    pub fn hash_ipv4(&self, addrs: u64, ports: u32) -> u32 {
+        let [s0, s1, s2, s3, d0, d1, d2, d3] = addrs.to_be_bytes();
+        let [sp0, sp1, dp0, dp1] = ports.to_be_bytes();
+        self.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1])
+    }
+
     /// [`Toeplitz::hash`] for a compile-time length: no bounds checks, unrolled.
     #[inline(always)]
     fn hash_fixed<const N: usize>(&self, input: &[u8; N]) -> u32 {
@@ -431,6 +445,34 @@ pub fn hash_flow(toeplitz: &Toeplitz, key: &FlowKey, fields: RssFields) -> u32 {
         return toeplitz.hash_fixed(&[s0, s1, s2, s3, d0, d1, d2, d3]);
     }
     toeplitz.hash_input(&RssInput::from_flow(key, fields))
+}
+
+/// The ports word of an IPv4 input for [`hash_frame`]: 0 (which hashes as the
+/// 2-tuple) unless `fields` takes ports and the protocol has them, as in [`hash_flow`].
+#[inline(always)]
+fn ipv4_ports(fields: RssFields, proto: u8, ports: u32) -> u32 {
+    if fields == RssFields::IpPorts && has_ports(proto) {
+        ports
+    } else {
+        0
+    }
+}
+
+/// RSS hash of an Ethernet frame, or why it has no flow key: the same as
+/// `flow_key(frame).map(|key| hash_flow(toeplitz, &key, fields))` (tested on
+/// random and mutated frames), but IPv4 frames are hashed from their bytes in
+/// place, without building a [`FlowKey`].
+#[inline]
+pub fn hash_frame(toeplitz: &Toeplitz, frame: &[u8], fields: RssFields) -> Result<u32, ParseStop> {
+    match ipv4_rss_fields(frame) {
+        Some(v4) => Ok(toeplitz.hash_ipv4(v4.addrs, ipv4_ports(fields, v4.proto, v4.ports))),
+        None => other_frame_hash(toeplitz, frame, fields),
+    }
+}
+
+#[inline(never)]
+fn other_frame_hash(toeplitz: &Toeplitz, frame: &[u8], fields: RssFields) -> Result<u32, ParseStop> {
+    flow_key(frame).map(|key| hash_flow(toeplitz, &key, fields))
 }
 
 /// Indirection table: hash low bits → receive queue.
@@ -724,7 +766,41 @@ mod tests {
         ]
     }
 
+    /// `hash_ipv4` on Microsoft's vectors, for the 4-tuple and, with ports 0, the 2-tuple.
+    #[test]
+    fn test_known_answers_hash_ipv4() {
+        let toeplitz = Toeplitz::new(&MICROSOFT_KEY).unwrap();
+        for (src, dst, ip_only, ip_ports) in KNOWN_ANSWERS {
+            let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
+            let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else { continue };
+            let addrs = (u64::from(s.to_bits()) << 32) | u64::from(d.to_bits());
+            let ports = (u32::from(src.port()) << 16) | u32::from(dst.port());
+            assert_eq!(toeplitz.hash_ipv4(addrs, ports), ip_ports, "{src} -> {dst}");
+            assert_eq!(toeplitz.hash_ipv4(addrs, 0), ip_only, "{src} -> {dst} IP only");
+        }
+    }
+
     proptest! {
+        /// `hash_ipv4` and the bit-by-bit definition agree on any 12-byte input, for
+        /// keys covering it and shorter ones (which cut the input); ports 0 hash as
+        /// the 8-byte 2-tuple.
+        #[test]
+        fn prop_hash_ipv4_matches_reference(
+            key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),
+            addrs in any::<u64>(),
+            ports in prop_oneof![any::<u32>(), Just(0u32)],
+        ) {
+            let toeplitz = Toeplitz::new(&key).unwrap();
+            let mut bytes = [0u8; 12];
+            bytes[..8].copy_from_slice(&addrs.to_be_bytes());
+            bytes[8..].copy_from_slice(&ports.to_be_bytes());
+            let reference = toeplitz.hash_reference(&bytes);
+            prop_assert_eq!(toeplitz.hash_ipv4(addrs, ports), reference);
+            if ports == 0 {
+                prop_assert_eq!(reference, toeplitz.hash_reference(&bytes[..8]));
+            }
+        }
+
         #[test]
         fn prop_table_matches_reference(
             key in proptest::collection::vec(any::<u8>(), MIN_KEY_BYTES..=60),

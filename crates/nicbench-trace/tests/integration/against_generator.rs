@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use nicbench_traffic::{write_pcap, Popularity, Proto, SizeSpec, TrafficConfig, TrafficGen};
-use nicbench_trace::{rss_spread, summarize, RssOptions};
-use nicbench_wire::rss::{hash_flow, Reta, RssFields, Toeplitz, SYMMETRIC_KEY};
+use nicbench_trace::{rss_spread, scan_pipeline, summarize, RssOptions};
+use nicbench_wire::rss::{hash_flow, Reta, RssFields, RssInput, Toeplitz, MICROSOFT_KEY, SYMMETRIC_KEY};
 use nicbench_wire::FlowKey;
 
 /// What the generator says it emitted, packet by packet.
@@ -117,5 +117,34 @@ fn rss_spread_puts_every_packet_on_its_flows_queue() {
         assert_eq!((report.packets, report.unhashed), (truth.packets.len() as u64, 0), "{name}");
         let max = *packets.iter().max().unwrap() as f64;
         assert_eq!(report.packet_imbalance, max / (truth.packets.len() as f64 / f64::from(QUEUES)), "{name}");
+    }
+}
+
+#[test]
+fn pipeline_hashes_every_packet_as_its_flow() {
+    // The checksum is the XOR of every packet's hash: the bit-by-bit Toeplitz of the
+    // generator's flow, packet by packet, must give the same, whatever path the parser took
+    // (IPv4 straight from the frame's bytes, IPv6 and VXLAN through the flow key).
+    for (name, cfg) in [
+        ("pipe-v4-udp", config(400, false, Proto::Udp, None, None)),
+        ("pipe-vlan-v4-tcp", config(400, false, Proto::Tcp, Some(5), None)),
+        ("pipe-v6-udp", config(200, true, Proto::Udp, None, None)),
+        ("pipe-vxlan-v4-tcp", config(200, false, Proto::Tcp, None, Some(11))),
+    ] {
+        let truth = emitted(&cfg);
+        let path = trace_file(&cfg, name);
+        for key in [&SYMMETRIC_KEY[..], &MICROSOFT_KEY[..]] {
+            let stats = scan_pipeline(&path, key).expect("pipeline");
+            let toeplitz = Toeplitz::new(key).unwrap();
+            let flow_hash: Vec<u32> = truth
+                .flows
+                .iter()
+                .map(|f| toeplitz.hash_reference(RssInput::from_flow(f, RssFields::IpPorts).to_bytes().as_slice()))
+                .collect();
+            let checksum = truth.packets.iter().fold(0, |acc, p| acc ^ flow_hash[p.1 as usize]);
+            let n = truth.packets.len() as u64;
+            assert_eq!((stats.packets, stats.hashed, stats.checksum), (n, n, checksum), "{name}");
+        }
+        std::fs::remove_file(&path).ok();
     }
 }

@@ -41,7 +41,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub use encap::VXLAN_UDP_PORT;
-pub use fast::{flow_headers, flow_key, FlowHeaders};
+pub use fast::{flow_headers, flow_key, ipv4_rss_fields, FlowHeaders, Ipv4RssFields};
 
 /// EtherTypes the parser follows.
 pub mod ethertype {
