@@ -44,6 +44,11 @@ pub struct Testbed {
     /// every flow takes the same path, queue and fate (the flow cannot matter); off, flows
     /// are drawn — slower, the same results (a test checks it).
     pub(super) flow_blind: bool,
+    /// Add up steady stretches instead of simulating them packet by packet, where that is
+    /// exact ([`super::fastforward`]); off — slower, the same results (a test checks it).
+    pub(super) fast_forward: bool,
+    /// Packets the last run's fast-forward added up instead of simulating.
+    pub(super) ff_skipped_packets: u64,
 }
 
 impl Testbed {
@@ -134,6 +139,8 @@ impl Testbed {
             profile_params: profile.params.clone(),
             defer_core: true,
             flow_blind: true,
+            fast_forward: true,
+            ff_skipped_packets: 0,
         })
     }
 }

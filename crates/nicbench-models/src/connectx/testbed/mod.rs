@@ -36,6 +36,7 @@
 
 mod build;
 mod control;
+mod fastforward;
 mod host;
 mod nic;
 mod run;
