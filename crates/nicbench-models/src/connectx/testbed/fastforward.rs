@@ -35,9 +35,9 @@
 
 use super::control::Control;
 use super::host::{advance_core, Core, Pkt, Rx};
-use super::DRAIN;
 use super::nic::Nic;
 use super::run::Counts;
+use super::DRAIN;
 use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime};
 use nicbench_traffic::PacketMeta;
 use std::collections::VecDeque;
@@ -191,7 +191,15 @@ fn shift_time(t: &mut SimTime, by: SimDuration) {
 
 impl FastForward {
     pub(super) fn new(on: bool) -> FastForward {
-        FastForward { on, phase: Phase::Idle, pending: VecDeque::new(), sig: Vec::new(), failed_marks: 0, failed_epoch: 0, skipped_packets: 0 }
+        FastForward {
+            on,
+            phase: Phase::Idle,
+            pending: VecDeque::new(),
+            sig: Vec::new(),
+            failed_marks: 0,
+            failed_epoch: 0,
+            skipped_packets: 0,
+        }
     }
 
     /// The next burst drawn ahead, if any, into `burst`.
@@ -222,7 +230,9 @@ impl FastForward {
         parts: Parts<'_>,
         next_burst: &mut dyn FnMut(&mut Vec<PacketMeta>),
     ) -> Step {
-        let Some(first) = burst.first() else { return Step::Process };
+        let Some(first) = burst.first() else {
+            return Step::Process;
+        };
         let ts_ns = first.ts_ns;
         if self.failed_marks >= FAILED_MARKS_MAX {
             if parts.nic.epoch == self.failed_epoch {
@@ -238,14 +248,27 @@ impl FastForward {
         // The NIC buffer's entries already DMA'd by the next send time are gone, and the lazy
         // core catches up with the packets pushed so far (see the module doc): the state at a
         // boundary then no longer depends on where the lazy steps happened to fall.
-        let gone: Vec<u64> = parts.nic_queue.as_slice().iter().take_while(|&&(t, _)| t <= reference).map(|&(_, b)| b).collect();
+        let gone: Vec<u64> = parts
+            .nic_queue
+            .as_slice()
+            .iter()
+            .take_while(|&&(t, _)| t <= reference)
+            .map(|&(_, b)| b)
+            .collect();
         parts.nic_queue.consume(gone.len());
         clocks.nic_queue_bytes -= gone.iter().sum::<u64>();
         // Not with a same-core installer waiting: a catch-up could run its operation before
         // this burst's control-plane events instead of after (their order matters).
         for c in 0..parts.core.cpus.len() {
             if parts.core.cpus[c].queued > 0 && parts.ctl.next_due.is_none() {
-                advance_core(&mut *parts.core, c, clocks.pcie_free, &mut *parts.nic, &mut *parts.ctl, &mut *parts.rx);
+                advance_core(
+                    &mut *parts.core,
+                    c,
+                    clocks.pcie_free,
+                    &mut *parts.nic,
+                    &mut *parts.ctl,
+                    &mut *parts.rx,
+                );
             }
         }
         if parts.ctl.next_due.is_none() {
@@ -271,7 +294,12 @@ impl FastForward {
                 self.signature(reference, clocks, &parts);
                 if m.bursts > 0 && self.sig == m.sig {
                     self.failed_marks = 0;
-                    let mark = Mark { ts_ns, sig: self.sig.clone(), inv, bursts: 0 };
+                    let mark = Mark {
+                        ts_ns,
+                        sig: self.sig.clone(),
+                        inv,
+                        bursts: 0,
+                    };
                     let tx_min = parts.core.cpus.iter().map(|c| c.tx_free).min().unwrap_or(SimTime::ZERO);
                     Phase::Confirm(Box::new(Confirm {
                         mark,
@@ -304,7 +332,8 @@ impl FastForward {
             Phase::Detect(m) => m.bursts += 1,
             Phase::Confirm(c) => {
                 let start = c.mark.ts_ns;
-                c.input.push(burst.iter().map(|m| (m.ts_ns - start, m.frame_size_bytes)).collect());
+                c.input
+                    .push(burst.iter().map(|m| (m.ts_ns - start, m.frame_size_bytes)).collect());
             }
             Phase::Idle => {}
         }
@@ -313,7 +342,12 @@ impl FastForward {
 
     fn mark(&mut self, ts_ns: u64, inv: Invariants, clocks: &Clocks, parts: &Parts<'_>) -> Phase {
         self.signature(SimTime::from_ns(ts_ns), clocks, parts);
-        Phase::Detect(Mark { ts_ns, sig: self.sig.clone(), inv, bursts: 0 })
+        Phase::Detect(Mark {
+            ts_ns,
+            sig: self.sig.clone(),
+            inv,
+            bursts: 0,
+        })
     }
 
     /// The invariants now, if a stretch from here can be fast-forwarded at all: every flow on
@@ -326,7 +360,12 @@ impl FastForward {
             return None;
         }
         let warmup = parts.rx.warmup;
-        if parts.core.rings.iter().any(|r| r.as_slice().iter().any(|p| p.gen < warmup)) {
+        if parts
+            .core
+            .rings
+            .iter()
+            .any(|r| r.as_slice().iter().any(|p| p.gen < warmup))
+        {
             return None;
         }
         Some(Invariants {
@@ -367,13 +406,22 @@ impl FastForward {
             }
         }
         for cpu in &parts.core.cpus {
-            sig.extend([rel(cpu.t, reference), cpu.rr as u64, rel(cpu.tx_free, reference), cpu.queued as u64]);
+            sig.extend([
+                rel(cpu.t, reference),
+                cpu.rr as u64,
+                rel(cpu.tx_free, reference),
+                cpu.queued as u64,
+            ]);
         }
     }
 
     /// The latest time the state holds: everything a period does happens by then (shifted).
     fn latest(c: &Clocks, parts: &Parts<'_>) -> SimTime {
-        let mut t = (c.link_free + parts.propagation).max(c.steer_free).max(c.last_done).max(c.pcie_free).max(c.core_synced);
+        let mut t = (c.link_free + parts.propagation)
+            .max(c.steer_free)
+            .max(c.last_done)
+            .max(c.pcie_free)
+            .max(c.core_synced);
         for cpu in &parts.core.cpus {
             t = t.max(cpu.t).max(cpu.tx_free + parts.rx.return_time);
         }
@@ -425,14 +473,20 @@ impl FastForward {
                 let got = &drawn[at];
                 let start = c.mark.ts_ns + k * period_ns;
                 let same = got.len() == want.len()
-                    && got.iter().zip(want).all(|(m, &(dt, size))| m.ts_ns == start + dt && m.frame_size_bytes == size && (m.flow_index as usize) < flows);
+                    && got.iter().zip(want).all(|(m, &(dt, size))| {
+                        m.ts_ns == start + dt && m.frame_size_bytes == size && (m.flow_index as usize) < flows
+                    });
                 if !same {
                     break 'periods;
                 }
             }
             whole = k;
         }
-        let taken = if whole > 0 && parts.rx.hist.repeat_since(&c.hist, whole) { whole } else { 0 };
+        let taken = if whole > 0 && parts.rx.hist.repeat_since(&c.hist, whole) {
+            whole
+        } else {
+            0
+        };
         let used = taken as usize * c.period;
         self.pending.extend(drawn.drain(used..));
         if taken == 0 {
@@ -482,7 +536,13 @@ impl FastForward {
         }
         // Every clock and queued packet moves on by k periods.
         let by = period * k;
-        for t in [&mut clocks.link_free, &mut clocks.steer_free, &mut clocks.last_done, &mut clocks.pcie_free, &mut clocks.core_synced] {
+        for t in [
+            &mut clocks.link_free,
+            &mut clocks.steer_free,
+            &mut clocks.last_done,
+            &mut clocks.pcie_free,
+            &mut clocks.core_synced,
+        ] {
             shift_time(t, by);
         }
         // As the skipped bursts would have moved it: past the link's last send by the drain.
