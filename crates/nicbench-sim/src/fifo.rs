@@ -70,14 +70,6 @@ impl<T: Copy> Fifo<T> {
         self.items.get(self.head..).unwrap_or(&[])
     }
 
-    /// The pending items, oldest first, to change in place (a model shifting every
-    /// timestamp it holds by the same amount, say).
-    #[inline]
-    pub fn as_mut_slice(&mut self) -> &mut [T] {
-        let head = self.head;
-        self.items.get_mut(head..).unwrap_or(&mut [])
-    }
-
     /// Removes and returns the oldest item.
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {

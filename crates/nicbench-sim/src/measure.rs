@@ -117,30 +117,6 @@ impl LatencyHistogram {
         self.count
     }
 
-    /// Records again, `times` more times, everything recorded since `before` (an earlier
-    /// clone of this histogram): bucket counts and count grow by `times` × their growth,
-    /// the max stays (the same values again). Exact because every recorded value is a whole
-    /// number of ns, so the f64 sum is an integer, and is added to exactly while it stays
-    /// below 2^53; `false`, changing nothing, when it would not (or `before` is not earlier).
-    pub fn repeat_since(&mut self, before: &LatencyHistogram, times: u64) -> bool {
-        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-        let grown = self.sum_ns - before.sum_ns;
-        let total = grown * times as f64 + self.sum_ns;
-        let integral = |x: f64| x.fract() == 0.0 && (0.0..EXACT).contains(&x);
-        if self.count < before.count || !integral(self.sum_ns) || !integral(before.sum_ns) || !integral(grown * times as f64) || !integral(total) {
-            return false;
-        }
-        if self.front.iter().zip(&before.front).any(|(now, then)| now < then) {
-            return false;
-        }
-        for (now, then) in self.front.iter_mut().zip(&before.front) {
-            *now += (*now - then) * times;
-        }
-        self.count += (self.count - before.count) * times;
-        self.sum_ns = total;
-        true
-    }
-
     /// A recorder for a run of latencies (a burst): counts, sum and max stay in registers
     /// and equal latencies in a row cost one bucket update; the histogram is updated when
     /// the recorder is dropped. The result is identical to [`LatencyHistogram::record_ns`]
@@ -460,36 +436,6 @@ mod tests {
         assert_eq!(a.front, b.front);
         assert_eq!((a.sum_ns.to_bits(), a.max_ns), (b.sum_ns.to_bits(), b.max_ns));
         assert_eq!(a.summary_us(), b.summary_us());
-    }
-
-    #[test]
-    fn test_repeat_since_equals_recording_the_same_values_again() {
-        let mut h = LatencyHistogram::new();
-        h.record_ns(5_000);
-        let before = h.clone();
-        let period: Vec<f64> = (0..40).map(|i| 1_700.3 + f64::from(i % 7) * 13.9).collect();
-        let record = |h: &mut LatencyHistogram| {
-            let mut rec = h.recorder();
-            for &v in &period {
-                rec.record_f64_ns(v);
-            }
-        };
-        record(&mut h);
-        let mut by_hand = h.clone();
-        for _ in 0..1_000 {
-            record(&mut by_hand);
-        }
-        assert!(h.repeat_since(&before, 1_000));
-        assert_eq!((h.count(), &h.front), (by_hand.count(), &by_hand.front));
-        assert_eq!((h.sum_ns.to_bits(), h.max_ns), (by_hand.sum_ns.to_bits(), by_hand.max_ns));
-        assert_eq!(h.summary_us(), by_hand.summary_us());
-        // Refused, unchanged: a sum past 2^53 would round; a "before" that is not earlier.
-        let copy = h.clone();
-        assert!(!h.repeat_since(&before, u64::MAX / 2));
-        let mut later = h.clone();
-        later.record_ns(9);
-        assert!(!h.repeat_since(&later, 1));
-        assert_eq!((h.count(), h.sum_ns.to_bits(), &h.front), (copy.count(), copy.sum_ns.to_bits(), &copy.front));
     }
 
     #[test]

@@ -44,14 +44,6 @@ pub struct Testbed {
     /// every flow takes the same path, queue and fate (the flow cannot matter); off, flows
     /// are drawn — slower, the same results (a test checks it).
     pub(super) flow_blind: bool,
-    /// Add up steady stretches instead of simulating them packet by packet, where that is
-    /// exact ([`super::fastforward`]); the same results either way (a test checks it). Off by
-    /// default: measured on 2026-11-26 it finds no period in the Fig. 2/3 scenarios (the NF
-    /// core near saturation) and, where it does skip (low load: 90% of the packets at 10 Gb/s),
-    /// drawing and comparing the skipped bursts costs more than simulating them (BENCHMARKS.md).
-    pub(super) fast_forward: bool,
-    /// Packets the last run's fast-forward added up instead of simulating.
-    pub(super) ff_skipped_packets: u64,
 }
 
 impl Testbed {
@@ -142,8 +134,6 @@ impl Testbed {
             profile_params: profile.params.clone(),
             defer_core: true,
             flow_blind: true,
-            fast_forward: false,
-            ff_skipped_packets: 0,
         })
     }
 }

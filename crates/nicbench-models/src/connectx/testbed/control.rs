@@ -82,18 +82,6 @@ impl Control {
         self.next_due.filter(|&d| d <= limit)
     }
 
-    /// Until when (exclusive) the control plane does nothing, as things stand: its next event,
-    /// or the same-core installer's next operation. `SimTime::ZERO` when work is owed but not
-    /// scheduled yet (the next [`Control::process_due`] would schedule it, at that arrival).
-    /// A fast-forward of the testbed ends before it.
-    pub(super) fn quiet_until(&self, nic: &Nic) -> SimTime {
-        if (!nic.pending.is_empty() && !self.apply_scheduled) || (nic.timing_dirty && !self.refresh_scheduled) {
-            return SimTime::ZERO;
-        }
-        let next = self.queue.peek_time().unwrap_or(SimTime::MAX);
-        self.next_due.map_or(next, |d| d.min(next))
-    }
-
     /// Runs one installer operation from `start`; returns its end.
     fn run_installer(&mut self, start: SimTime, nic: &mut Nic) -> SimTime {
         let Some(inst) = self.installer.as_mut() else { return start };

@@ -27,10 +27,6 @@
 //! start, so to the end: no rule changes), a packet's flow cannot matter and the generator
 //! skips drawing it (fixed sizes only; a test compares whole results with and without).
 //!
-//! An exact fast-forward of steady stretches ([`fastforward`]: the state seen from the next
-//! send time repeats after some bursts, so whole periods are added up) is a testbed option,
-//! off by default (measured not to pay: see its field in [`Testbed`]).
-//!
 //! Layout: [`build`] makes a [`Testbed`] from a scenario and a profile (flows classified,
 //! rules installed, rings empty); [`run`] is the loop over the generator's bursts (stages:
 //! link → steering → NIC buffer → DMA → rings → NF core → TX), with the NIC's functional and
@@ -40,7 +36,6 @@
 
 mod build;
 mod control;
-mod fastforward;
 mod host;
 mod nic;
 mod run;

@@ -2,7 +2,6 @@
 //! arithmetic on timestamps (see the module doc of [`super`]), until the source ends; then the
 //! packets in flight drain.
 
-use super::fastforward::{Clocks, FastForward, Parts, Step};
 use super::host::{advance_core, transmit, Pkt};
 use super::nic::{buffer_fit_bytes, FlowState, SteerCost};
 use super::{Testbed, BURST_SPAN_NS, CORE_DEFER, CORE_DEFER_PACKETS, DRAIN, PROGRESS_EVERY_NS, RX_BURST_MAX, UNKNOWN};
@@ -41,7 +40,7 @@ impl Testbed {
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
         let (warmup_ns, duration_ns) = (self.warmup_ns, self.duration_ns);
         let end = SimTime::from_ns(duration_ns);
-        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, flow_blind, fast_forward, .. } = *self;
+        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, flow_blind, .. } = *self;
         // Without an installer the rules never change, so a NIC whose flows all share one
         // state now keeps it to the end (`Nic::uniform`): a packet's flow cannot matter.
         source.set_flow_blind(flow_blind && ctl.installer.is_none() && nic.uniform().is_some());
@@ -72,31 +71,11 @@ impl Testbed {
         let mut sent_at = [SimTime::ZERO; RX_BURST_MAX];
         let mut paced_max = SimDuration::ZERO;
         let mut states = [stale; RX_BURST_MAX];
-        let mut ff = FastForward::new(fast_forward);
         loop {
             // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
-            // and bookkeeping checks done once per burst stay fine-grained at low rates), or
-            // one a fast-forward drew ahead.
-            if !ff.take_pending(&mut burst) {
-                source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, &mut burst);
-            }
+            // and bookkeeping checks done once per burst stay fine-grained at low rates).
+            source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, &mut burst);
             let Some(first_gen_ns) = burst.first().map(|m| m.ts_ns) else { break };
-            if ff.on() {
-                // A steady stretch ahead may be added up instead of simulated (`fastforward`):
-                // the loop's state goes out of its registers and back.
-                let mut clocks = Clocks { link_free, steer_free, last_done, pcie_free, core_synced, deferred, nic_queue_bytes, pcie_size };
-                let mut totals = Counts {
-                    packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie,
-                    dropped: dropped.clone(), sent_end: SimTime::ZERO, paced_max,
-                };
-                let parts = Parts { nic: &mut *nic, core: &mut *core, rx: &mut *rx, ctl: &mut *ctl, nic_queue: &mut nic_queue, propagation, one_packet, warmup_ns };
-                let step = ff.boundary(&burst, &mut clocks, &mut totals, parts, &mut |b| source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, b));
-                Clocks { link_free, steer_free, last_done, pcie_free, core_synced, deferred, nic_queue_bytes, pcie_size } = clocks;
-                Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie, dropped, paced_max, .. } = totals;
-                if let Step::Next = step {
-                    continue;
-                }
-            }
             packets += burst.len() as u64;
             if first_gen_ns >= next_progress {
                 progress(first_gen_ns);
@@ -254,7 +233,6 @@ impl Testbed {
                 }
             }
         }
-        self.ff_skipped_packets = ff.skipped_packets;
         if let Some(e) = source.error() {
             return Err(ModelError::Trace(e.to_string()));
         }
@@ -377,72 +355,6 @@ mod tests {
             assert!(!drew_blind, "{case}");
             assert!(skipping.rx_mpps > 1.0, "{case}: {}", skipping.rx_mpps);
             assert_eq!(skipping, drawing, "{case}");
-        }
-    }
-
-    #[test]
-    fn test_fast_forward_gives_identical_results_and_skips_only_steady_stretches() {
-        let fig2 = json!({"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}});
-        let low = json!({"flows": 100, "size": {"fixed": 1500}, "rate": {"gbps": 10.0}, "seed": 5});
-        let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions drop / end\n\
-                    flow create 0 ingress group 0 priority 1 pattern eth / end actions queue index 1 / end\n";
-        // (scenario, whether some packets must be skipped)
-        let cases = [
-            // The Fig. 2 scenario (every flow on the default path) at a tenth of the line rate
-            // (the NF core idles between packets), flows skipped or drawn, with a warm-up, and
-            // with 250 µs timeline bins (stretches end at bins too).
-            (json!({"duration_ns": 5_000_000, "rules": fig2, "traffic": low}), true),
-            (json!({"duration_ns": 5_000_000, "rules": fig2, "traffic": low, "warmup_ns": 1_300_000, "measure": {"timeline_bin_ns": 250_000}}), true),
-            // At the line rate (and at half of it) the NF core is nearly saturated: its busy
-            // periods drift against the arrivals and the state does not repeat within
-            // PERIOD_MAX_BURSTS (nothing skipped).
-            (json!({"duration_ns": 3_000_000, "rules": fig2}), false),
-            (json!({"duration_ns": 3_000_000, "rules": fig2, "traffic": {"flows": 100, "size": {"fixed": 1500}, "rate": {"gbps": 50.0}, "seed": 5}}), false),
-            // Fig. 3's kind: a same-core batch stalls the core at 2.1 ms, the flows drawn all along.
-            (json!({"duration_ns": 5_000_000, "rules": fig2, "traffic": low,
-                    "install": {"mode": "batch", "count": 50, "start_ns": 2_100_000, "group": 0, "core": "same"}}), true),
-            // Fig. 3 itself, shortened: the batch's operations on the forwarding core at line rate
-            // (a catch-up of the lazy core must not run one before the burst's control events).
-            (json!({"duration_ns": 12_000_000, "rules": {"generated": {"kind": "exact5", "count": 0, "groups": 0, "seed": 2}},
-                    "traffic": {"flows": 10000, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}, "seed": 5},
-                    "install": {"mode": "batch", "count": 1000, "start_ns": 3_000_000, "group": 0, "core": "same", "op": "insert", "match": "ipv4", "actions": 1},
-                    "measure": {"timeline_bin_ns": 1_000_000}}), false),
-            // ... and from another core into Table 1.
-            (json!({"duration_ns": 5_000_000, "rules": fig2, "traffic": low,
-                    "install": {"mode": "batch", "count": 50, "start_ns": 2_100_000, "group": 1, "core": "distinct"}}), true),
-            // 64 B at line rate: the core saturates, rings full, imissed.
-            (json!({"duration_ns": 3_000_000, "rules": null, "traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), false),
-            // The steering pipeline saturates (16 chained tables): the NIC buffer drops.
-            (json!({"duration_ns": 3_000_000, "rules": {"generated": {"kind": "exact5", "count": 20000, "groups": 16, "seed": 2}}}), false),
-            // A drop rule for some flows: they do not share one state, nothing is skipped.
-            (json!({"duration_ns": 3_000_000, "rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}), false),
-            // IMIX sizes: no period.
-            (json!({"duration_ns": 3_000_000, "rules": null, "traffic": {"flows": 100, "size": "imix", "rate": {"gbps": 50.0}, "seed": 5}}), false),
-            // Two cores, one idle, at a rate the core keeps up with; no latency histogram.
-            (json!({"duration_ns": 3_000_000, "rules": null, "cores": 2, "measure": {"latency": false},
-                    "traffic": {"flows": 100, "size": {"fixed": 256}, "rate": {"gbps": 40.0}, "seed": 5}}), false),
-        ];
-        for (case, must_skip) in cases {
-            let run = |fast_forward: bool, flow_blind: bool| {
-                let mut tb = testbed(case.clone());
-                tb.fast_forward = fast_forward;
-                tb.flow_blind = flow_blind;
-                let counts = tb.run(&mut |_| {}).expect("runs");
-                let mut r = tb.summary(&counts, 0.0);
-                r.sim.sim_packets_per_s = 0.0;
-                (r, counts, tb.ff_skipped_packets)
-            };
-            let (slow, slow_counts, none) = run(false, true);
-            assert_eq!(none, 0, "{case}");
-            for flow_blind in [true, false] {
-                let (fast, fast_counts, skipped) = run(true, flow_blind);
-                assert_eq!(fast, slow, "{case}, flow_blind {flow_blind}");
-                assert_eq!(fast_counts.sum_hit.to_bits(), slow_counts.sum_hit.to_bits(), "{case}");
-                assert_eq!(fast_counts, slow_counts, "{case}");
-                if must_skip {
-                    assert!(skipped * 4 > fast_counts.packets, "{case}, flow_blind {flow_blind}: {skipped} of {} skipped", fast_counts.packets);
-                }
-            }
         }
     }
 
