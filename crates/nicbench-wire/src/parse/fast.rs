@@ -151,6 +151,21 @@ fn ethernet_vlans(frame: &[u8]) -> Option<(u16, usize, Option<u16>)> {
     Some((ethertype, at, vlan))
 }
 
+/// An IPv4 header at the start of `ip` (version 4, a header length of at least
+/// 20 bytes that the capture holds): its fixed 20 bytes and its length.
+#[inline(always)]
+fn ipv4_header(ip: &[u8]) -> Option<(&[u8; IPV4_MIN_HEADER_LEN], usize)> {
+    let header: &[u8; IPV4_MIN_HEADER_LEN] = ip.get(..IPV4_MIN_HEADER_LEN)?.try_into().ok()?;
+    if header[0] >> 4 != 4 {
+        return None;
+    }
+    let header_len = usize::from(header[0] & 0x0f) * 4;
+    if header_len < IPV4_MIN_HEADER_LEN || ip.len() < header_len {
+        return None;
+    }
+    Some((header, header_len))
+}
+
 /// `OUTER`: whether a VXLAN payload may be followed (one level only).
 #[inline(always)]
 fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
@@ -158,14 +173,7 @@ fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
     let ip = frame.get(at..)?;
     match ethertype {
         et::IPV4 => {
-            let header: &[u8; IPV4_MIN_HEADER_LEN] = ip.get(..IPV4_MIN_HEADER_LEN)?.try_into().ok()?;
-            if header[0] >> 4 != 4 {
-                return None;
-            }
-            let header_len = usize::from(header[0] & 0x0f) * 4;
-            if header_len < IPV4_MIN_HEADER_LEN || ip.len() < header_len {
-                return None;
-            }
+            let (header, header_len) = ipv4_header(ip)?;
             let proto = header[9];
             let src = IpAddr::V4(Ipv4Addr::new(header[12], header[13], header[14], header[15]));
             let dst = IpAddr::V4(Ipv4Addr::new(header[16], header[17], header[18], header[19]));
@@ -235,15 +243,8 @@ pub fn ipv4_rss_fields(frame: &[u8]) -> Option<Ipv4RssFields> {
         return None;
     }
     let ip = frame.get(at..)?;
-    // Same checks, in the same order, as `key_of`'s IPv4 arm.
-    let header: &[u8; IPV4_MIN_HEADER_LEN] = ip.get(..IPV4_MIN_HEADER_LEN)?.try_into().ok()?;
-    if header[0] >> 4 != 4 {
-        return None;
-    }
-    let header_len = usize::from(header[0] & 0x0f) * 4;
-    if header_len < IPV4_MIN_HEADER_LEN || ip.len() < header_len {
-        return None;
-    }
+    // The same header checks as `key_of`'s IPv4 arm.
+    let (header, header_len) = ipv4_header(ip)?;
     let proto = header[9];
     // One 8-byte and one 4-byte load: assembling them byte by byte cost ~30
     // instructions a packet (callgrind).
