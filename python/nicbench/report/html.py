@@ -114,8 +114,9 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     figures_html, n_figures, rendered_figures = [], 0, []
     drawn, beside = _with_backend_runs(exp_dir, records)
     labels = source_labels([exp_dir, *others]) if others else []
+    other_records = _load_others(others)  # read once: drawn, then compared
     if others:
-        drawn = _with_other_results(drawn, others, labels)
+        drawn = _with_other_results(drawn, other_records, labels)
     for fig in spec.figures if spec else []:
         try:
             rendered = render(fig, drawn, fig_dir, units, refs, spec.target)
@@ -175,9 +176,9 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
              if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
     if refs:
         body.append(not_drawn_list(refs, rendered_figures, defined=bool(spec and spec.figures)))
-    for label, other in zip(labels[1:], others):
+    for label, other, other_frame in zip(labels[1:], others, other_records):
         body += [f"<h2>{html.escape(labels[0])} vs {html.escape(label)}, point by point</h2>",
-                 results_comparison_section(exp_dir, other, acceptable, ignore)]
+                 results_comparison_section(records, other_frame, (str(exp_dir), str(other)), acceptable, ignore)]
     if comparisons:
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
@@ -243,30 +244,37 @@ def source_labels(folders: list[Path]) -> list[str]:
     return ["/".join(m) for m in middles]
 
 
-def _with_other_results(records: pd.DataFrame, others: list[Path], labels: list[str]) -> pd.DataFrame:
-    """This page's records then each other folder's, each tagged with its folder's label (the
-    figures' series dimension, `figures.common.SOURCE`)."""
-    from nicbench.report.figures.common import SOURCE
-
-    frames = [records.assign(**{SOURCE: labels[0]})]
-    for label, other in zip(labels[1:], others):
+def _load_others(others: list[Path]) -> list[pd.DataFrame]:
+    """The records of each other results folder."""
+    frames = []
+    for other in others:
         store = ExperimentStore(other.parent, other.name)
         if not store.exists():
             raise FileNotFoundError(2, "not an experiment results folder (no runs/)", str(other))
-        frames.append(store.load().assign(**{SOURCE: label}))
+        frames.append(store.load())
+    return frames
+
+
+def _with_other_results(records: pd.DataFrame, others: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
+    """This page's records then each other folder's (`others`), each tagged with its folder's label
+    (the figures' series dimension, `figures.common.SOURCE`)."""
+    from nicbench.report.figures.common import SOURCE
+
+    frames = [records.assign(**{SOURCE: labels[0]})]
+    frames += [frame.assign(**{SOURCE: label}) for label, frame in zip(labels[1:], others)]
     return pd.concat(frames, ignore_index=True)
 
 
-def results_comparison_section(a: Path, b: Path, acceptable: float, ignore: tuple[str, ...] | None = None) -> str:
-    """`nicbench compare a b`'s verdict counts and the points beyond the margin; `ignore` None: the
-    parameters that are one setting on each side and differ (what the two results compare)."""
+def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[str, str], acceptable: float,
+                               ignore: tuple[str, ...] | None = None) -> str:
+    """`nicbench compare`'s verdict counts and the points beyond the margin, for the records of two
+    folders (`names`: theirs); `ignore` None: the parameters that are one setting on each side and
+    differ (what the two results compare)."""
     from nicbench.experiments.compare import compare_frames, settings_that_differ
-    from nicbench.experiments.store import load_results
 
-    fa, fb = load_results(a), load_results(b)
     if ignore is None:
         ignore = settings_that_differ(fa, fb)
-    c = compare_frames(fa, fb, acceptable=acceptable, a_name=str(a), b_name=str(b), ignore=ignore)
+    c = compare_frames(fa, fb, acceptable=acceptable, a_name=names[0], b_name=names[1], ignore=ignore)
     d = c.as_dict()
     v = d["verdicts"]
     compared = ("" if not ignore else " Points are matched although the results differ in "

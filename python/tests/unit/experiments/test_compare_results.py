@@ -110,7 +110,8 @@ def test_the_report_draws_both_results_as_series(tmp_path, runs):
 
     labels = source_labels([a, b])
     assert labels == ["a", "slow"]
-    records = _with_other_results(ExperimentStore(a.parent, a.name).load(), [b], labels)
+    records = _with_other_results(ExperimentStore(a.parent, a.name).load(),
+                                  [ExperimentStore(b.parent, b.name).load()], labels)
     spec = parse_spec((a / "spec.toml").read_text(), "spec.toml")
     fig, ax = plt.subplots()
     try:
