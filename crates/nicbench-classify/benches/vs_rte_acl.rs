@@ -149,6 +149,14 @@ fn measure(algorithm: Algorithm, rules: &[nicbench_rules::Rule], tuples: &[FiveT
     (from_tuples, from_keys, c.stats().memory_bytes_per_rule)
 }
 
+/// Writes `tuples` as a dpdk-test-acl trace file (`--tracef`): one tab-separated 5-tuple a line.
+fn write_acl_trace(path: &Path, tuples: &[common::Tuple]) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for (s, d, sp, dp, p) in tuples {
+        writeln!(f, "{s}\t{d}\t{sp}\t{dp}\t{p}").unwrap();
+    }
+}
+
 /// Packets of the trace whose rule rte_acl and nicbench's Hybrid must agree on (`--check`).
 const CHECK_PACKETS: usize = 5_000;
 
@@ -158,8 +166,7 @@ const CHECK_PACKETS: usize = 5_000;
 fn check_same_rules(rules_path: &str, rules: &[nicbench_rules::Rule], trace: &[common::Tuple], keys: &[PacketKey], log: &Path, timeout_s: u64) -> String {
     let n = CHECK_PACKETS.min(keys.len());
     let trace_path = log.with_extension("check.trace");
-    let text: String = trace[..n].iter().map(|(s, d, sp, dp, p)| format!("{s}\t{d}\t{sp}\t{dp}\t{p}\n")).collect();
-    std::fs::write(&trace_path, text).unwrap();
+    write_acl_trace(&trace_path, &trace[..n]);
     if let Err(e) = run_acl_with(rules_path, rules.len(), trace_path.to_str().unwrap(), n, 1, 2, log, timeout_s) {
         return format!("rte_acl --verbose=2 failed: {e}");
     }
@@ -236,11 +243,7 @@ fn main() {
         };
         let trace = common::trace(&cb, TRACE, 42);
         let trace_path = dir.join(format!("{name}.trace"));
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&trace_path).unwrap());
-        for (s, d, sp, dp, p) in &trace {
-            writeln!(f, "{s}\t{d}\t{sp}\t{dp}\t{p}").unwrap();
-        }
-        drop(f);
+        write_acl_trace(&trace_path, &trace);
         let mut acl_runs: Vec<f64> = Vec::new();
         let trace_str = trace_path.to_str().unwrap();
         let log = dir.join(format!("{name}.acl.log"));
