@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,11 @@ class Param:
     """One parameter of a target.
 
     `none_word`: a spelling that means "no value" (e.g. `"max"` for an unpaced rate);
-    `default` may then be None. `minimum`/`maximum` are in canonical units.
+    `default` may then be None. `minimum`/`maximum` are in canonical units. `profile_kinds`: the
+    value is a device profile (name or path) whose `kind` must be one of these; it is checked when
+    the spec or `--set` is parsed, so that a wrong profile is refused before anything runs;
+    `profile_role` = (role, parameter) tells two roles of one kind apart (a flow host's capture card
+    declares `link_gbps`, its host does not).
     """
 
     name: str
@@ -72,6 +77,8 @@ class Param:
     maximum: float | None = None
     none_word: str | None = None
     required: bool = False
+    profile_kinds: tuple[str, ...] = ()
+    profile_role: tuple[str, str] | None = None
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -105,6 +112,8 @@ class Param:
         if self.none_word is not None and (raw is None or raw == self.none_word):
             return None
         value = self.parse_magnitude(raw)
+        if self.profile_kinds:
+            _check_profile(value, self.profile_kinds, self.profile_role)
         if self.numeric:
             if self.minimum is not None and value < self.minimum:
                 raise UnitError(f"expected {self.expected()} ≥ {_fmt(self.minimum)}{self.unit}, found {raw!r}")
@@ -198,3 +207,40 @@ class Param:
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
+
+
+def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, str] | None) -> None:
+    """`UnitError` unless `name_or_path` is a readable profile of one of `kinds` (and of `role`)."""
+    from nicbench import profiles  # the native module: imported only when a profile is named
+
+    def fits(declared: frozenset[str]) -> bool:
+        return role is None or role[1] in declared
+
+    def refuse(why: str) -> UnitError:
+        # The known profiles are listed only on an error: listing them reads every profile.
+        what = (f"{role[0]} " if role else "") + "profile of kind " + " or ".join(kinds)
+        known = ", ".join(n for k in kinds for n in profiles.names(k) if fits(profiles.declared(n))) or "none"
+        return UnitError(f"expected a {what} ({known}) or a path to one, found {name_or_path!r}{why}")
+
+    try:
+        path = profiles.resolve(name_or_path)
+    except (OSError, ValueError):  # NicbenchError is a ValueError
+        raise refuse(f", which is neither a profile in {profiles.profiles_dir().resolve()} nor a file") from None
+    try:
+        kind, declared = _profile_facts(str(path), path.stat().st_mtime_ns)
+    except (OSError, ValueError) as exc:
+        raise refuse(f", which cannot be read: {exc}") from None
+    if kind not in kinds:
+        raise refuse(f", a profile of kind {kind}")
+    if not fits(declared):
+        raise refuse(f", which has no {role[1]} (not a {role[0]})")
+
+
+@lru_cache(maxsize=64)
+def _profile_facts(path: str, mtime_ns: int) -> tuple[str, frozenset[str]]:
+    """A profile's kind and declared parameters (a study names its profiles hundreds of times)."""
+    del mtime_ns  # part of the cache key only: a re-written profile (calibration) is read again
+    from nicbench import profiles
+
+    found = profiles.load(path)
+    return found["kind"], frozenset(found["param"])

@@ -125,6 +125,14 @@ CASES: list[tuple[str, list[str], str]] = [
     ("spec timeout word", ["run", "{spec_bad_timeout}", "--results", "{out}/r"], "experiment.timeout"),
     ("run scheduler bad", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "somewhere"],
      "expected a scheduler address such as tcp://HOST:8786"),
+    ("run set nic unknown", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield"],
+     "--set nic': expected a profile of kind connectx (bluefield1, connectx4, connectx5, connectx6)"),
+    ("run set nic of another kind", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield2"],
+     "found 'bluefield2', a profile of kind offpath"),
+    ("run set nic not a profile", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic={empty_toml}"],
+     "which cannot be read"),
+    ("spec nic of another kind", ["run", "{cx_spec_bad_nic}", "--results", "{out}/r"],
+     "found 'argus-host', a profile of kind flowhost"),
     ("run scheduler local 0", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "local:0"], "local:N"),
     ("report missing folder", ["report", "{out}/none"], "not an experiment results folder"),
     ("report acceptable word", ["report", "{out}/none", "--with", "{out}/other", "--acceptable", "lots"],
@@ -227,6 +235,10 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         # Linux cooked v2 (IPv4 protocol) around a minimal IPv4 header: decoded, but not Ethernet.
         "sll2": _write_pcap(d / "cooked.pcap", 276, [struct.pack(">HH16x", 0x0800, 0) + b"\x45" + bytes(19)]),
         "of_rules": text("drop.of", "table=0,priority=1,actions=drop\n"),
+        "cx_spec": text("cx.toml", '[experiment]\nname = "cx"\ntarget = "connectx.forward"\nrepeat = 1\n'),
+        "cx_spec_bad_nic": text("cxbad.toml", '[experiment]\nname = "cxbad"\ntarget = "connectx.forward"\n'
+                                              '[params]\nnic = "argus-host"\n'),
+        "empty_toml": text("empty.toml", ""),
         "noop_spec": text("noop.toml", '[experiment]\nname = "noop"\ntarget = "synthetic.noop"\nrepeat = 1\n'),
         "spec_bad_timeout": text("slow.toml", '[experiment]\nname = "slow"\ntarget = "synthetic.noop"\n'
                                               'timeout = "whenever"\n'),

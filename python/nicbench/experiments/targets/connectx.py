@@ -60,7 +60,8 @@ def _ns(text: str) -> int:
 
 def _traffic_params(*, duration: str, bin_: str = "10ms") -> list[Param]:
     return [
-        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
+        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml",
+              profile_kinds=("connectx",)),
         Param("rules", "count", 1000, "pre-installed rules (PAM'21 layout, exact 5-tuple matches)"),
         Param("kind", "choice", "exact5", "generated rule kind", choices=_KINDS),
         Param("hit_fraction", "fraction", 0.0, "share of traffic that hits a generated rule (0: the default rule)"),
@@ -242,7 +243,8 @@ def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) ->
 @target(
     "connectx.install_rate",
     params=[
-        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml"),
+        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml",
+              profile_kinds=("connectx",)),
         Param("group", "int", 0, "target table (0 = root table)", minimum=0, maximum=64),
         Param("rules", "count", 1000, "rules in the batch (delete/update: pre-installed first)", minimum=1),
         Param("op", "choice", "insert", "rule operation", choices=connectx.OPS),

@@ -30,8 +30,10 @@ _METRICS = {**flowhost.METRICS, "processed_ratio": "", "processed_mbps_per_proce
 @target(
     "flowhost.run",
     params=[
-        Param("card", "str", flowhost.DEFAULT_NIC, "capture-NIC profile (profiles/<card>.toml) or path"),
-        Param("host", "str", flowhost.DEFAULT_HOST, "flow-meter host profile (profiles/<host>.toml) or path"),
+        Param("card", "str", flowhost.DEFAULT_NIC, "capture-NIC profile (profiles/<card>.toml) or path",
+              profile_kinds=("flowhost",), profile_role=("capture card", "link_gbps")),
+        Param("host", "str", flowhost.DEFAULT_HOST, "flow-meter host profile (profiles/<host>.toml) or path",
+              profile_kinds=("flowhost",), profile_role=("host", "cpu_ghz")),
         Param("cores", "int", 8, "physical cores running flow meters (one stream per process)",
               minimum=1, maximum=4096),
         Param("processes_per_core", "int", 1, "flow-meter processes per core (2: SMT siblings)",

@@ -113,7 +113,8 @@ def _fill(template: str, **values: Any) -> str:
 
 
 def _nic_param(default: str = offpath.DEFAULT_NIC, name: str = "nic") -> Param:
-    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml")
+    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml",
+                 profile_kinds=("offpath",))
 
 
 def _mix_param() -> Param:

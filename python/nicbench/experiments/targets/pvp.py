@@ -53,7 +53,8 @@ def run_metrics(result: dict[str, Any]) -> dict[str, float]:
 
 
 def _nic(name: str = "nic", default: str = "connectx5-25g") -> Param:
-    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml")
+    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml",
+                 profile_kinds=("connectx-eswitch", "agilio"))
 
 
 _COMMON = [
