@@ -398,7 +398,20 @@ impl State {
         }
         let mut onward = Onward::new(start);
         for i in 0..m {
-            out[i] = self.first_step(start, i, hits[i], tuples[i].frame_bytes as u32, counters, &mut onward);
+            let (h, bytes) = (hits[i], tuples[i].frame_bytes as u32);
+            // A tree hit that ends the walk (the ClassBench case): what `step` writes for
+            // it, in one store (a miss has no entry, an exact hit carries its action).
+            if h.act == ACT_SLOW {
+                if let Some(e) = self.rules.get(h.slot as usize).filter(|e| e.jump == NO_JUMP) {
+                    if let Some(c) = counters {
+                        c.add(h.slot, bytes);
+                    }
+                    let rule = Some(RuleId::new(h.slot, e.gen));
+                    out[i] = Outcome { verdict: Verdict::Fate(e.fate), mark: e.mark, groups_traversed: 1, last_group: start, rule };
+                    continue;
+                }
+            }
+            out[i] = self.first_step(start, i, h, bytes, counters, &mut onward);
         }
         if onward.any {
             let mut keys = [PacketKey::default(); BURST];
