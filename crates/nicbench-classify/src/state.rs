@@ -387,7 +387,15 @@ impl State {
     /// compact keys. Keys that jump on take the general walk from the step already made,
     /// on full keys written for this burst only then.
     #[inline(always)]
-    fn tuple_first_hop(&self, g: &Group, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+    fn tuple_first_hop(
+        &self,
+        g: &Group,
+        tuples: &[FiveTuple],
+        out: &mut [Outcome],
+        start: u32,
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
         let m = tuples.len().min(out.len()).min(BURST);
         let mut hits = [Hit::NONE; BURST];
         g.tuple_burst(&tuples[..m], &self.rules, &mut hits[..m], x);
@@ -407,7 +415,13 @@ impl State {
                         c.add(h.slot, bytes);
                     }
                     let rule = Some(RuleId::new(h.slot, e.gen));
-                    out[i] = Outcome { verdict: Verdict::Fate(e.fate), mark: e.mark, groups_traversed: 1, last_group: start, rule };
+                    out[i] = Outcome {
+                        verdict: Verdict::Fate(e.fate),
+                        mark: e.mark,
+                        groups_traversed: 1,
+                        last_group: start,
+                        rule,
+                    };
                     continue;
                 }
             }

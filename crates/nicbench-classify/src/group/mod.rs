@@ -34,8 +34,8 @@
 
 use crate::compile::{ones128, CompiledRule, Fate};
 use crate::key::{ones64, FiveTuple, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
-use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use crate::key_view::{BurstKey, Tuple5};
+use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use std::sync::Arc;
 
 pub(crate) mod exact;
