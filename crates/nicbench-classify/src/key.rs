@@ -290,8 +290,9 @@ pub(crate) fn set_ipv4_words(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, l
 /// An IPv4 5-tuple packet in 16 bytes (a [`PacketKey`] is 216): what a trace of packets
 /// from memory should hold, so that a 64K-packet trace (1 MiB) stays in the cache instead
 /// of streaming 14 MiB of keys. [`Reader::lookup_burst_tuples`](crate::Reader::lookup_burst_tuples)
-/// looks them up through the ordinary burst lookup, 32 keys at a time in a key buffer that
-/// stays in L1. Its key is exactly [`PacketKey::ipv4_5tuple`]'s.
+/// looks them up on their 16-byte key words when the start group allows (the tuple fast
+/// path, `crate::key_view`), else through the ordinary burst lookup, 32 keys at a time in a
+/// key buffer that stays in L1. Its key is exactly [`PacketKey::ipv4_5tuple`]'s.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct FiveTuple {
