@@ -273,9 +273,15 @@ const L4_OF_PROTO: [u16; 256] = {
 /// that [`FiveTuple::write_key`] refills, so a reused key buffer never keeps stale words.
 #[inline(always)]
 fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u16, dst_port: u16, proto: u8) {
+    set_ipv4_words(words, src, dst, ipv4_l4_word(src_port, dst_port, proto));
+}
+
+/// [`set_ipv4_5tuple`] with the L4 word already built ([`ipv4_l4_word`]).
+#[inline(always)]
+pub(crate) fn set_ipv4_words(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, l4: u64) {
     words[W_SRC_LO] = src as u64;
     words[W_DST_LO] = dst as u64;
-    words[W_L4] = ipv4_l4_word(src_port, dst_port, proto);
+    words[W_L4] = l4;
     words[W_ETH_DST] = 0x0800 << 48;
     words[W_ETH_SRC] = 64 << 56; // ttl
     words[W_MISC] = 0x45;
@@ -284,8 +290,9 @@ fn set_ipv4_5tuple(words: &mut [u64; KEY_WORDS], src: u32, dst: u32, src_port: u
 /// An IPv4 5-tuple packet in 16 bytes (a [`PacketKey`] is 216): what a trace of packets
 /// from memory should hold, so that a 64K-packet trace (1 MiB) stays in the cache instead
 /// of streaming 14 MiB of keys. [`Reader::lookup_burst_tuples`](crate::Reader::lookup_burst_tuples)
-/// looks them up through the ordinary burst lookup, 32 keys at a time in a key buffer that
-/// stays in L1. Its key is exactly [`PacketKey::ipv4_5tuple`]'s.
+/// looks them up on their 16-byte key words when the start group allows (the tuple fast
+/// path, `crate::key_view`), else through the ordinary burst lookup, 32 keys at a time in a
+/// key buffer that stays in L1. Its key is exactly [`PacketKey::ipv4_5tuple`]'s.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct FiveTuple {

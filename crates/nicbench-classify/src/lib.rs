@@ -37,6 +37,7 @@ pub mod compile;
 mod counters;
 pub mod group;
 pub mod key;
+mod key_view;
 mod report;
 pub mod rss;
 mod state;

@@ -279,6 +279,12 @@ impl State {
     /// the tuples are probed there directly in one software pipeline
     /// ([`Group::exact_tuples`]); a hit whose action is inline and ends the walk is its
     /// `Outcome`, anything else (miss, jump, mark) takes the single-packet lookup.
+    ///
+    /// Tuple fast path: when the start group has no TupleMerge table (a settled Hybrid
+    /// group: tree and exact tables only), its lookup runs on the tuples' compact keys
+    /// ([`Group::tuple_burst`]) and no `PacketKey` is written unless a key jumps on to
+    /// another group ([`tuple_first_hop`](Self::tuple_first_hop)). Otherwise (a delta
+    /// after updates, TupleMerge or TupleSpace) every burst goes through the general path.
     pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
         let n = tuples.len().min(out.len());
         if let Some(g) = self.groups.get(&start).filter(|g| counters.is_none() && g.exact_pipelinable()) {
@@ -301,6 +307,12 @@ impl State {
                         *o = self.lookup(&t.key(), start, None, x);
                     }
                 }
+            }
+            return;
+        }
+        if let Some(g) = self.groups.get(&start).filter(|g| g.tuple_ready()) {
+            for (ts, os) in tuples[..n].chunks(BURST).zip(out[..n].chunks_mut(BURST)) {
+                self.tuple_first_hop(g, ts, os, start, counters, x);
             }
             return;
         }
@@ -366,6 +378,60 @@ impl State {
             out[i] = self.first_step(start, i, hits[i], bytes, counters, &mut onward);
         }
         if onward.any {
+            self.walk_burst(&keys[..m], &mut out[..m], onward.current, onward.pending, counters, x);
+        }
+    }
+
+    /// The tuple fast path for one burst (at most [`BURST`] tuples) whose start group `g` is
+    /// [`Group::tuple_ready`]: as [`first_hop_burst`](Self::first_hop_burst), on the tuples'
+    /// compact keys. Keys that jump on take the general walk from the step already made,
+    /// on full keys written for this burst only then.
+    #[inline(always)]
+    fn tuple_first_hop(
+        &self,
+        g: &Group,
+        tuples: &[FiveTuple],
+        out: &mut [Outcome],
+        start: u32,
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
+        let m = tuples.len().min(out.len()).min(BURST);
+        let mut hits = [Hit::NONE; BURST];
+        g.tuple_burst(&tuples[..m], &self.rules, &mut hits[..m], x);
+        if let Some(c) = counters {
+            for h in &hits[..m] {
+                c.prefetch(h.slot);
+            }
+        }
+        let mut onward = Onward::new(start);
+        for i in 0..m {
+            let (h, bytes) = (hits[i], tuples[i].frame_bytes as u32);
+            // A tree hit that ends the walk (the ClassBench case): what `step` writes for
+            // it, in one store (a miss has no entry, an exact hit carries its action).
+            if h.act == ACT_SLOW {
+                if let Some(e) = self.rules.get(h.slot as usize).filter(|e| e.jump == NO_JUMP) {
+                    if let Some(c) = counters {
+                        c.add(h.slot, bytes);
+                    }
+                    let rule = Some(RuleId::new(h.slot, e.gen));
+                    out[i] = Outcome {
+                        verdict: Verdict::Fate(e.fate),
+                        mark: e.mark,
+                        groups_traversed: 1,
+                        last_group: start,
+                        rule,
+                    };
+                    continue;
+                }
+            }
+            out[i] = self.first_step(start, i, h, bytes, counters, &mut onward);
+        }
+        if onward.any {
+            let mut keys = [PacketKey::default(); BURST];
+            for (k, t) in keys.iter_mut().zip(&tuples[..m]) {
+                t.write_key(k);
+            }
             self.walk_burst(&keys[..m], &mut out[..m], onward.current, onward.pending, counters, x);
         }
     }

@@ -43,7 +43,7 @@
 //! read the old, consistent, deleted entry. Either way no torn entry is ever reported.
 
 use crate::compile::Fate;
-use crate::key::{PacketKey, KEY_WORDS, W_DST_LO, W_L4, W_SRC_LO};
+use crate::key::{KEY_WORDS, W_DST_LO, W_L4, W_SRC_LO};
 use crate::table::prefetch_read;
 use crate::version::{le, low, visible, ALWAYS, NEVER};
 use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
@@ -384,9 +384,9 @@ impl ExactTable {
 
     /// The key of a packet for this table, `None` when the packet cannot hit it.
     #[inline(always)]
-    pub fn key_of(&self, key: &PacketKey) -> Option<[u32; 3]> {
-        let l4 = key.words[W_L4];
-        (l4 & self.hi_mask == self.hi_value).then(|| [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32])
+    pub fn key_of<K: crate::key_view::BurstKey>(&self, key: &K) -> Option<[u32; 3]> {
+        let l4 = key.l4();
+        (l4 & self.hi_mask == self.hi_value).then(|| [key.src(), key.dst(), l4 as u32])
     }
 
     /// The current entry array, for as long as the reader's pin lasts.

@@ -34,8 +34,8 @@
 
 use crate::compile::{ones128, CompiledRule, Fate};
 use crate::key::{ones64, FiveTuple, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
+use crate::key_view::{BurstKey, Tuple5};
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
-use std::borrow::Borrow;
 use std::sync::Arc;
 
 pub(crate) mod exact;
@@ -529,6 +529,39 @@ impl Group {
         }
     }
 
+    /// Whether [`tuple_burst`](Self::tuple_burst) can serve this group: no TupleMerge
+    /// table (the Hybrid delta is empty), so the tree and the exact tables, which read only
+    /// the 5-tuple words, are the whole group.
+    #[inline]
+    pub fn tuple_ready(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// [`lookup_burst`](Self::lookup_burst) of up to [`BURST`] IPv4 5-tuples for a group that
+    /// is [`tuple_ready`](Self::tuple_ready): each tuple's key words are extracted once into a
+    /// 16-byte [`Tuple5`] and the exact tables and the tree run on those, with no
+    /// [`PacketKey`] written. `out[i]` gets the hit or [`Hit::NONE`].
+    #[inline]
+    pub fn tuple_burst(&self, tuples: &[FiveTuple], rules: &[RuleEntry], out: &mut [Hit], x: XCtx<'_>) {
+        debug_assert!(self.tuple_ready());
+        let n = tuples.len().min(BURST).min(out.len());
+        let mut keys = [Tuple5::default(); BURST];
+        for i in 0..n {
+            keys[i] = Tuple5::of(&tuples[i]);
+        }
+        let mut best = [(u64::MAX, u32::MAX); BURST];
+        let mut exact_hits = [Hit::NONE; BURST];
+        if !self.exact.is_empty() {
+            self.exact_burst(&keys[..n], &mut best[..n], &mut exact_hits[..n], x);
+        }
+        if let Some(tree) = &self.tree {
+            tree.lookup_burst(&keys[..n], rules, &mut best[..n]);
+        }
+        for i in 0..n {
+            out[i] = Hit::of(best[i], &exact_hits[i]);
+        }
+    }
+
     /// Whether the group holds exact tables only (no tree, no general table): its burst
     /// lookup is then [`exact_hits_burst`](Self::exact_hits_burst) alone.
     #[inline]
@@ -628,13 +661,13 @@ impl Group {
     /// [`exact_disjoint`](Self::exact_disjoint), chosen without a branch, and the key's
     /// exact-table key.
     #[inline(always)]
-    fn select_exact(&self, key: &PacketKey) -> (usize, [u32; 3]) {
-        let l4 = key.words[W_L4];
+    fn select_exact<K: BurstKey>(&self, key: &K) -> (usize, [u32; 3]) {
+        let l4 = key.l4();
         let mut s = usize::MAX;
         for (j, t) in self.exact.iter().enumerate() {
             s = if l4 & t.hi_mask == t.hi_value { j } else { s };
         }
-        (s, [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32])
+        (s, [key.src(), key.dst(), l4 as u32])
     }
 
     /// The exact-table part of [`lookup_burst`](Self::lookup_burst): improves `best`, and
@@ -644,7 +677,7 @@ impl Group {
     /// one table by its L4 word, so each key is hashed and probed once, with no pass per
     /// table and no branch on its protocol.
     #[inline(always)]
-    fn exact_burst<K: Borrow<PacketKey>>(&self, keys: &[K], best: &mut [(u64, u32)], hits: &mut [Hit], x: XCtx<'_>) {
+    fn exact_burst<K: BurstKey>(&self, keys: &[K], best: &mut [(u64, u32)], hits: &mut [Hit], x: XCtx<'_>) {
         let n = keys.len().min(BURST).min(best.len()).min(hits.len());
         let mut ks = [[0u32; 3]; BURST];
         let mut hs = [0u64; BURST];
@@ -671,7 +704,7 @@ impl Group {
                 // hash and the prefetch follow for those only.
                 for i in 0..n {
                     let s;
-                    (s, ks[i]) = self.select_exact(keys[i].borrow());
+                    (s, ks[i]) = self.select_exact(&keys[i]);
                     sel[i] = s;
                     // `&`, not `&&`: no branch on the protocol (see above).
                     let pass = (s < self.exact.len()) & view(s.min(last)).may_hold(&ks[i]);
@@ -686,7 +719,7 @@ impl Group {
             } else {
                 for i in 0..n {
                     let s;
-                    (s, ks[i]) = self.select_exact(keys[i].borrow());
+                    (s, ks[i]) = self.select_exact(&keys[i]);
                     hs[i] = exact::hash3(&ks[i]);
                     sel[i] = s;
                     // Prefetch now, overlapping the miss with the next keys' hashing (a
@@ -718,7 +751,7 @@ impl Group {
             let buf = view(j);
             for i in 0..n {
                 probe[i] = false;
-                if let Some(k) = t.key_of(keys[i].borrow()) {
+                if let Some(k) = t.key_of(&keys[i]) {
                     ks[i] = k;
                     hs[i] = exact::hash3(&k);
                     buf.prefetch(hs[i]);

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-const V4: [[u8; 4]; 4] = [[10, 1, 1, 1], [10, 1, 2, 3], [10, 2, 0, 1], [192, 168, 1, 1]];
+pub(crate) const V4: [[u8; 4]; 4] = [[10, 1, 1, 1], [10, 1, 2, 3], [10, 2, 0, 1], [192, 168, 1, 1]];
 
 fn v4_field() -> impl Strategy<Value = Option<Field<Ipv4Addr>>> {
     (0..V4.len(), prop::sample::select(vec![0u32, 8, 16, 24, 28, 32]))
@@ -68,7 +68,7 @@ fn actions() -> impl Strategy<Value = Vec<Action>> {
     ]
 }
 
-fn rule() -> impl Strategy<Value = Rule> {
+pub(crate) fn rule() -> impl Strategy<Value = Rule> {
     (0u32..3, 0u32..3, pattern(), actions()).prop_map(|(group, priority, pattern, actions)| Rule {
         attr: Attr { group, priority, ingress: true, ..Default::default() },
         pattern,
@@ -78,7 +78,7 @@ fn rule() -> impl Strategy<Value = Rule> {
 
 /// Exact IPv4 5-tuple rules on the frames' small address and port space (many share a
 /// key: the exact tables' duplicate path), sometimes with the protocol given as well.
-fn exact_rule() -> impl Strategy<Value = Rule> {
+pub(crate) fn exact_rule() -> impl Strategy<Value = Rule> {
     let addr = || (0..2usize).prop_map(|i| Some(Field::exact(Ipv4Addr::from(V4[i]))));
     let port = || (0u16..2).prop_map(|p| Some(Field::exact(p)));
     (0u32..3, 0u32..3, addr(), addr(), any::<bool>(), any::<bool>(), port(), port(), actions()).prop_map(

@@ -5,4 +5,5 @@ mod api;
 mod classbench;
 mod concurrency;
 mod oracle;
+mod tuple_fast_path;
 mod vs_rte_acl;

@@ -33,7 +33,8 @@
 
 use super::RuleEntry;
 use crate::compile::CompiledRule;
-use crate::key::{PacketKey, W_DST_LO, W_L4, W_SRC_LO};
+use crate::key::PacketKey;
+use crate::key_view::BurstKey;
 use std::sync::Arc;
 
 mod build;
@@ -84,10 +85,10 @@ struct Fields {
 
 impl Fields {
     #[inline(always)]
-    fn of(key: &PacketKey) -> Fields {
-        let l4 = key.words[W_L4];
+    fn of<K: BurstKey>(key: &K) -> Fields {
+        let l4 = key.l4();
         Fields {
-            d: [key.words[W_SRC_LO] as u32, key.words[W_DST_LO] as u32, l4 as u32 & 0xffff, (l4 >> 16) as u32 & 0xffff, (l4 >> 32) as u32 & 0xff, 0, 0, 0],
+            d: [key.src(), key.dst(), l4 as u32 & 0xffff, (l4 >> 16) as u32 & 0xffff, (l4 >> 32) as u32 & 0xff, 0, 0, 0],
             hi: (l4 >> 32) as u32,
             ports: l4 as u32,
         }
@@ -269,7 +270,7 @@ impl Tree {
     /// moves on to the next matching lane, then the next blocks.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn resolve(&self, st: &SubTree, end: usize, mut b: usize, mut m: u32, f: &Fields, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
+    fn resolve<K: BurstKey>(&self, st: &SubTree, end: usize, mut b: usize, mut m: u32, f: &Fields, key: &K, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
         while m != 0 {
             while m != 0 {
                 let meta = self.meta_of(st, b, m);
@@ -303,9 +304,10 @@ impl Tree {
     /// descent walks all keys down a subtree in lockstep, then the leaves' first blocks
     /// are prefetched, scanned, and the candidates' rule entries prefetched before they
     /// are validated. Not inlined: one call per burst costs nothing, and profiles then
-    /// show the tree apart from the rest of the walk.
+    /// show the tree apart from the rest of the walk. `keys`: full keys, or the tuple fast
+    /// path's compact ones ([`crate::key_view`]).
     #[inline(never)]
-    pub fn lookup_burst(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+    pub fn lookup_burst<K: BurstKey>(&self, keys: &[K], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: `avx2` is only set when the CPU has AVX2.
@@ -316,12 +318,12 @@ impl Tree {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn burst_avx2(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
+    unsafe fn burst_avx2<K: BurstKey>(&self, keys: &[K], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
         self.burst_with(keys, rules, best, true)
     }
 
     #[inline(always)]
-    fn burst_with(&self, keys: &[&PacketKey], rules: &[RuleEntry], best: &mut [(u64, u32)], avx2: bool) {
+    fn burst_with<K: BurstKey>(&self, keys: &[K], rules: &[RuleEntry], best: &mut [(u64, u32)], avx2: bool) {
         const B: usize = super::BURST;
         // Indices into the burst arrays are masked with `M` (a no-op: they are < B) so the
         // compiler drops the bounds checks of the hot loops.
@@ -330,7 +332,7 @@ impl Tree {
         let n = keys.len().min(B).min(best.len());
         let mut f = [Fields::default(); B];
         for i in 0..n {
-            f[i] = Fields::of(keys[i]);
+            f[i] = Fields::of(&keys[i]);
         }
         let mut cur: [Node; B] = [Node { a: 0, m: LEAF }; B];
         let mut cand = [(0usize, 0u32); B];
@@ -442,7 +444,7 @@ impl Tree {
             for &i in &hit[..nh] {
                 let i = i as usize & M;
                 let (b, m) = cand[i];
-                self.resolve(st, st.blocks_of(&cur[i]).end, b, m, &f[i], keys[i], rules, &mut best[i], avx2);
+                self.resolve(st, st.blocks_of(&cur[i]).end, b, m, &f[i], &keys[i], rules, &mut best[i], avx2);
             }
         }
     }
@@ -450,9 +452,9 @@ impl Tree {
     /// Whether the entry's rule is still this tree's (not deleted or modified since) and,
     /// when the inline check is partial, whether the whole rule matches.
     #[inline(always)]
-    fn valid(&self, m: &Meta, key: &PacketKey, rules: &[RuleEntry]) -> bool {
+    fn valid<K: BurstKey>(&self, m: &Meta, key: &K, rules: &[RuleEntry]) -> bool {
         match rules.get(m.slot as usize) {
-            Some(r) if r.tree == self.id => m.full_check == 0 || r.rule.as_ref().is_some_and(|rule| rule.matches(key)),
+            Some(r) if r.tree == self.id => m.full_check == 0 || r.rule.as_ref().is_some_and(|rule| key.full_match(rule)),
             _ => false,
         }
     }
