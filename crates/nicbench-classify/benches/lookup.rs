@@ -72,13 +72,7 @@ fn bench_tuples(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], k
     g.throughput(Throughput::Elements(keys.len() as u64));
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
-    let tuples: Vec<FiveTuple> = keys
-        .iter()
-        .map(|k| {
-            let l4 = k.words[2];
-            FiveTuple { src: k.words[0] as u32, dst: k.words[1] as u32, src_port: l4 as u16, dst_port: (l4 >> 16) as u16, proto: (l4 >> 32) as u8, frame_bytes: k.frame_bytes as u16 }
-        })
-        .collect();
+    let tuples: Vec<FiveTuple> = keys.iter().map(FiveTuple::of_key).collect();
     assert!(tuples.iter().zip(keys).all(|(t, k)| t.key() == *k), "tuples rebuild the keys");
     let reader = cl.reader();
     let mut out = vec![reader.lookup(&keys[0]); keys.len()];

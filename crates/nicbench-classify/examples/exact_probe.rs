@@ -22,7 +22,7 @@ fn main() {
         let trace: Vec<PacketKey> = (0..1usize << 16).map(|i| keys[i.wrapping_mul(2654435761) % n]).collect();
         let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules).unwrap();
         let reader = cl.reader();
-        let tuples: Vec<FiveTuple> = trace.iter().map(tuple_of).collect();
+        let tuples: Vec<FiveTuple> = trace.iter().map(FiveTuple::of_key).collect();
         assert!(tuples.iter().zip(&trace).all(|(t, k)| t.key() == *k));
         run(&format!("exact5_{n} PacketKey trace"), secs, &reader, |r, out| {
             for (k, o) in trace.chunks(32).zip(out.chunks_mut(32)) {
@@ -31,11 +31,6 @@ fn main() {
         });
         run(&format!("exact5_{n} FiveTuple trace"), secs, &reader, |r, out| r.lookup_burst_tuples(&tuples, out));
     }
-}
-
-fn tuple_of(k: &PacketKey) -> FiveTuple {
-    let l4 = k.words[2];
-    FiveTuple { src: k.words[0] as u32, dst: k.words[1] as u32, src_port: l4 as u16, dst_port: (l4 >> 16) as u16, proto: (l4 >> 32) as u8, frame_bytes: k.frame_bytes as u16 }
 }
 
 fn run(name: &str, secs: f64, reader: &Reader, f: impl Fn(&Reader, &mut [Outcome])) {

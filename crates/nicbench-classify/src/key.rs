@@ -311,6 +311,20 @@ impl FiveTuple {
         FiveTuple { src: u32::from(src), dst: u32::from(dst), src_port, dst_port, frame_bytes, proto }
     }
 
+    /// The tuple of a key made by [`key`](Self::key) or [`PacketKey::ipv4_5tuple`] (its inverse:
+    /// the key's other words are not read; the frame length is kept to 16 bits).
+    pub fn of_key(key: &PacketKey) -> FiveTuple {
+        let l4 = key.words[W_L4];
+        FiveTuple {
+            src: key.words[W_SRC_LO] as u32,
+            dst: key.words[W_DST_LO] as u32,
+            src_port: l4 as u16,
+            dst_port: (l4 >> 16) as u16,
+            proto: (l4 >> 32) as u8,
+            frame_bytes: key.frame_bytes as u16,
+        }
+    }
+
     /// The full key ([`PacketKey::ipv4_5tuple`]).
     pub fn key(&self) -> PacketKey {
         let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes: self.frame_bytes as u32 };

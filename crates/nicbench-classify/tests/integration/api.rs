@@ -219,11 +219,7 @@ fn test_deferred_updates_become_visible_together() {
 #[test]
 fn test_tuple_burst_lookup_agrees_with_single_lookups() {
     let (mut rules, keys) = workload::exact5(3000, 5);
-    let tuple_of = |k: &PacketKey| {
-        let l4 = k.words[2];
-        FiveTuple { src: k.words[0] as u32, dst: k.words[1] as u32, src_port: l4 as u16, dst_port: (l4 >> 16) as u16, proto: (l4 >> 32) as u8, frame_bytes: 64 }
-    };
-    let mut tuples: Vec<FiveTuple> = keys.iter().map(tuple_of).collect();
+    let mut tuples: Vec<FiveTuple> = keys.iter().map(|k| FiveTuple { frame_bytes: 64, ..FiveTuple::of_key(k) }).collect();
     // Misses (another source port), and protocols no exact table holds.
     let n = tuples.len();
     for i in (0..n).step_by(7) {

@@ -377,17 +377,8 @@ mod shape {
             let rules = entries_for(&t, filters.len());
             // Keys rebuilt 32 at a time in a buffer that stays in L1, as the reader does from
             // compact 5-tuples: the trace's 14 MiB of keys would measure memory bandwidth.
-            let tuples: Vec<crate::FiveTuple> = keys
-                .iter()
-                .map(|k| crate::FiveTuple {
-                    src: k.words[0] as u32,
-                    dst: k.words[1] as u32,
-                    src_port: k.words[2] as u16,
-                    dst_port: (k.words[2] >> 16) as u16,
-                    proto: (k.words[2] >> 32) as u8,
-                    frame_bytes: 64,
-                })
-                .collect();
+            let tuples: Vec<crate::FiveTuple> =
+                keys.iter().map(|k| crate::FiveTuple { frame_bytes: 64, ..crate::FiveTuple::of_key(k) }).collect();
             let mut buf = [PacketKey::default(); 32];
             let mut best = vec![(u64::MAX, u32::MAX); 32];
             let mut pass = || {
