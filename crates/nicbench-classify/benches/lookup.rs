@@ -23,22 +23,39 @@ fn wanted(name: &str) -> bool {
 fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey], algos: &[Algorithm]) {
     let mut g = c.benchmark_group("lookup");
     g.throughput(Throughput::Elements(keys.len() as u64));
-    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     for &algorithm in algos {
         for count in [false, true] {
-            let (cl, _) = Classifier::with_rules(ClassifierConfig { algorithm, count, ..Default::default() }, rules.iter().cloned()).unwrap();
+            let (cl, _) = Classifier::with_rules(
+                ClassifierConfig {
+                    algorithm,
+                    count,
+                    ..Default::default()
+                },
+                rules.iter().cloned(),
+            )
+            .unwrap();
             let st = cl.stats();
-            eprintln!("{name} {algorithm:?}: {} rules, tables {:?}, subtrees {:?}, {:.0} B/rule", st.rules, st.tables_per_group, st.subtrees_per_group, st.memory_bytes_per_rule);
+            eprintln!(
+                "{name} {algorithm:?}: {} rules, tables {:?}, subtrees {:?}, {:.0} B/rule",
+                st.rules, st.tables_per_group, st.subtrees_per_group, st.memory_bytes_per_rule
+            );
             let reader = cl.reader();
             let mut out = vec![reader.lookup(&keys[0]); keys.len()];
             let id = format!("{name}/{algorithm:?}{}", if count { "/counted" } else { "" });
-            g.bench_function(BenchmarkId::from_parameter(id), |b| b.iter(|| {
-                for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
-                    reader.lookup_burst(k, o);
-                }
-                std::hint::black_box(&out);
-            }));
-            if !count { continue; }
+            g.bench_function(BenchmarkId::from_parameter(id), |b| {
+                b.iter(|| {
+                    for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
+                        reader.lookup_burst(k, o);
+                    }
+                    std::hint::black_box(&out);
+                })
+            });
+            if !count {
+                continue;
+            }
         }
     }
     g.finish();
@@ -49,18 +66,32 @@ fn bench_set(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys
 fn bench_exact_off(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey]) {
     let mut g = c.benchmark_group("lookup");
     g.throughput(Throughput::Elements(keys.len() as u64));
-    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    let config = ClassifierConfig { count: false, exact_match: false, ..Default::default() };
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let config = ClassifierConfig {
+        count: false,
+        exact_match: false,
+        ..Default::default()
+    };
     let (cl, _) = Classifier::with_rules(config, rules.iter().cloned()).unwrap();
-    eprintln!("{name} Hybrid without exact tables: {:.0} B/rule", cl.stats().memory_bytes_per_rule);
+    eprintln!(
+        "{name} Hybrid without exact tables: {:.0} B/rule",
+        cl.stats().memory_bytes_per_rule
+    );
     let reader = cl.reader();
     let mut out = vec![reader.lookup(&keys[0]); keys.len()];
-    g.bench_function(BenchmarkId::from_parameter(format!("{name}/Hybrid/no_exact_tables")), |b| b.iter(|| {
-        for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
-            reader.lookup_burst(k, o);
-        }
-        std::hint::black_box(&out);
-    }));
+    g.bench_function(
+        BenchmarkId::from_parameter(format!("{name}/Hybrid/no_exact_tables")),
+        |b| {
+            b.iter(|| {
+                for (k, o) in keys.chunks(32).zip(out.chunks_mut(32)) {
+                    reader.lookup_burst(k, o);
+                }
+                std::hint::black_box(&out);
+            })
+        },
+    );
     g.finish();
 }
 
@@ -70,16 +101,30 @@ fn bench_exact_off(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule]
 fn bench_tuples(c: &mut Criterion, name: &str, rules: &[nicbench_rules::Rule], keys: &[PacketKey]) {
     let mut g = c.benchmark_group("lookup");
     g.throughput(Throughput::Elements(keys.len() as u64));
-    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let (cl, _) = Classifier::with_rules(
+        ClassifierConfig {
+            count: false,
+            ..Default::default()
+        },
+        rules.iter().cloned(),
+    )
+    .unwrap();
     let tuples: Vec<FiveTuple> = keys.iter().map(FiveTuple::of_key).collect();
-    assert!(tuples.iter().zip(keys).all(|(t, k)| t.key() == *k), "tuples rebuild the keys");
+    assert!(
+        tuples.iter().zip(keys).all(|(t, k)| t.key() == *k),
+        "tuples rebuild the keys"
+    );
     let reader = cl.reader();
     let mut out = vec![reader.lookup(&keys[0]); keys.len()];
-    g.bench_function(BenchmarkId::from_parameter(format!("{name}/Hybrid/five_tuples")), |b| b.iter(|| {
-        reader.lookup_burst_tuples(&tuples, &mut out);
-        std::hint::black_box(&out);
-    }));
+    g.bench_function(BenchmarkId::from_parameter(format!("{name}/Hybrid/five_tuples")), |b| {
+        b.iter(|| {
+            reader.lookup_burst_tuples(&tuples, &mut out);
+            std::hint::black_box(&out);
+        })
+    });
     g.finish();
 }
 
@@ -88,9 +133,17 @@ fn exact(c: &mut Criterion) {
         let n = 1_000_000usize;
         let (rules, keys) = common::exact5(n, 1);
         // Random order so the trace does not walk the table sequentially.
-        let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS).map(|i| keys[(i.wrapping_mul(2654435761)) % n]).collect();
+        let mut rng_keys: Vec<PacketKey> = (0..TRACE_PACKETS)
+            .map(|i| keys[(i.wrapping_mul(2654435761)) % n])
+            .collect();
         rng_keys.iter_mut().for_each(|k| k.frame_bytes = 64);
-        bench_set(c, &format!("exact5_{n}"), &rules, &rng_keys, &[Algorithm::Hybrid, Algorithm::TupleMerge]);
+        bench_set(
+            c,
+            &format!("exact5_{n}"),
+            &rules,
+            &rng_keys,
+            &[Algorithm::Hybrid, Algorithm::TupleMerge],
+        );
         bench_tuples(c, &format!("exact5_{n}"), &rules, &rng_keys);
         bench_exact_off(c, &format!("exact5_{n}"), &rules, &rng_keys);
     }
@@ -107,9 +160,19 @@ fn classbench(c: &mut Criterion) {
         };
         let rules = common::rules_of(&filters);
         let keys = common::keys_of(&common::trace(&filters, TRACE_PACKETS, 7));
-        bench_set(c, name, &rules, &keys, &[Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace]);
+        bench_set(
+            c,
+            name,
+            &rules,
+            &keys,
+            &[Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace],
+        );
     }
-    for (kind, name) in [(RuleSetKind::Acl, "gen_acl_100k"), (RuleSetKind::Fw, "gen_fw_100k"), (RuleSetKind::Ipc, "gen_ipc_100k")] {
+    for (kind, name) in [
+        (RuleSetKind::Acl, "gen_acl_100k"),
+        (RuleSetKind::Fw, "gen_fw_100k"),
+        (RuleSetKind::Ipc, "gen_ipc_100k"),
+    ] {
         if !wanted(name) {
             continue;
         }

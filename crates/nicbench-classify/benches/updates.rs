@@ -60,12 +60,27 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let n: usize = std::env::var("NICBENCH_UPDATES_RULES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("NICBENCH_UPDATES_RULES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let (all, all_keys) = common::exact5(n + 3 * OPS, 9);
     let (base, extra) = all.split_at(n);
     let t = Instant::now();
-    let (mut c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
-    println!("initial load: {n} rules in one batch: {:.2} s ({:.2} M rules/s), {:.0} B/rule", t.elapsed().as_secs_f64(), rate(n, t.elapsed()) / 1e6, c.stats().memory_bytes_per_rule);
+    let (mut c, ids) = Classifier::with_rules(
+        ClassifierConfig {
+            count: false,
+            ..Default::default()
+        },
+        base.iter().cloned(),
+    )
+    .unwrap();
+    println!(
+        "initial load: {n} rules in one batch: {:.2} s ({:.2} M rules/s), {:.0} B/rule",
+        t.elapsed().as_secs_f64(),
+        rate(n, t.elapsed()) / 1e6,
+        c.stats().memory_bytes_per_rule
+    );
     let _reader = c.reader(); // an idle reader registered, as in a real deployment
 
     println!("\n| operation (table of {n}) | single (rules/s) | batches of {BATCH} (rules/s) | single, deferred publish (rules/s) |\n|---|---|---|---|");
@@ -77,7 +92,9 @@ fn main() {
     let t = Instant::now();
     for chunk in extra[OPS..2 * OPS].chunks(BATCH) {
         let mut b = Batch::new();
-        chunk.iter().for_each(|r| { b.insert(r.clone()); });
+        chunk.iter().for_each(|r| {
+            b.insert(r.clone());
+        });
         new_ids.extend(c.apply(b).unwrap());
     }
     let batch_ins = rate(OPS, t.elapsed());
@@ -85,13 +102,20 @@ fn main() {
     let t = Instant::now();
     let mut def_ids: Vec<RuleId> = Vec::with_capacity(OPS);
     for r in &extra[2 * OPS..3 * OPS] {
-        def_ids.push(c.apply_deferred(one(nicbench_classify::Update::Insert(r.clone()))).unwrap()[0]);
+        def_ids.push(
+            c.apply_deferred(one(nicbench_classify::Update::Insert(r.clone())))
+                .unwrap()[0],
+        );
     }
     c.flush();
     let def_ins = rate(OPS, t.elapsed());
     println!("| insert | {single_ins:.0} | {batch_ins:.0} | {def_ins:.0} |");
     // Modify in place (new actions and pattern of another rule's key space: same cost).
-    let modified = |r: &Rule| { let mut r = r.clone(); r.actions = vec![nicbench_rules::Action::Drop]; r };
+    let modified = |r: &Rule| {
+        let mut r = r.clone();
+        r.actions = vec![nicbench_rules::Action::Drop];
+        r
+    };
     let t = Instant::now();
     for (id, r) in new_ids[..OPS].iter().zip(&extra[..OPS]) {
         c.modify(*id, modified(r)).unwrap();
@@ -100,13 +124,16 @@ fn main() {
     let t = Instant::now();
     for (ids, rs) in new_ids[OPS..].chunks(BATCH).zip(extra[OPS..].chunks(BATCH)) {
         let mut b = Batch::new();
-        ids.iter().zip(rs).for_each(|(id, r)| { b.modify(*id, modified(r)); });
+        ids.iter().zip(rs).for_each(|(id, r)| {
+            b.modify(*id, modified(r));
+        });
         c.apply(b).unwrap();
     }
     let batch_mod = rate(OPS, t.elapsed());
     let t = Instant::now();
     for (id, r) in def_ids.iter().zip(&extra[2 * OPS..]) {
-        c.apply_deferred(one(nicbench_classify::Update::Modify(*id, modified(r)))).unwrap();
+        c.apply_deferred(one(nicbench_classify::Update::Modify(*id, modified(r))))
+            .unwrap();
     }
     c.flush();
     let def_mod = rate(OPS, t.elapsed());
@@ -119,7 +146,9 @@ fn main() {
     let t = Instant::now();
     for ids in new_ids[OPS..].chunks(BATCH) {
         let mut b = Batch::new();
-        ids.iter().for_each(|id| { b.delete(*id); });
+        ids.iter().for_each(|id| {
+            b.delete(*id);
+        });
         c.apply(b).unwrap();
     }
     let batch_del = rate(OPS, t.elapsed());
@@ -133,7 +162,9 @@ fn main() {
 
     // Lookups while updating (nicbench_classify::measure, shared with the harness targets).
     // Keys hit the base rules, in scattered order.
-    let keys: Vec<PacketKey> = (0..1 << 16).map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n]).collect();
+    let keys: Vec<PacketKey> = (0..1 << 16)
+        .map(|i: usize| all_keys[i.wrapping_mul(2654435761) % n])
+        .collect();
     let keys = Arc::new(keys);
     // Every comparison below alternates its two sides in short phases, ROUNDS times, and
     // reports the median of the paired losses with their range: this shared host's speed
@@ -142,9 +173,20 @@ fn main() {
     // traffic; on a VM whose vCPUs share physical cores this is not zero), and when it writes
     // random lines of its own memory (no shared data). No updater on that vCPU does better
     // than the first; one that touches as much memory pays like the second.
-    for (noise, what) in [(Noise::Spin, "spinning"), (Noise::RandomWrites, "writing random lines of a private 64 MiB buffer")] {
-        let p = paired(|| lookup_rate(&c, &keys, SHORT).lookup_mpps, || other_core_busy(noise, || lookup_rate(&c, &keys, SHORT)).lookup_mpps);
-        println!("control: lookups alone {:.2} Mpps; with the other core {what} {:.2} Mpps ({})", p.alone, p.busy, p.loss());
+    for (noise, what) in [
+        (Noise::Spin, "spinning"),
+        (Noise::RandomWrites, "writing random lines of a private 64 MiB buffer"),
+    ] {
+        let p = paired(
+            || lookup_rate(&c, &keys, SHORT).lookup_mpps,
+            || other_core_busy(noise, || lookup_rate(&c, &keys, SHORT)).lookup_mpps,
+        );
+        println!(
+            "control: lookups alone {:.2} Mpps; with the other core {what} {:.2} Mpps ({})",
+            p.alone,
+            p.busy,
+            p.loss()
+        );
     }
     // Fig. 4. Each round looks up alone; with the updater on the other core; with the same
     // updater on the other core modifying a second classifier with the same rules, which
@@ -153,7 +195,14 @@ fn main() {
     // interleaved with the updates on the same core (in this order on even rounds, reversed
     // on odd ones). The alone phases see the table as the updates before them left it, so a
     // loss is that of an updater running.
-    let (mut twin, twin_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).unwrap();
+    let (mut twin, twin_ids) = Classifier::with_rules(
+        ClassifierConfig {
+            count: false,
+            ..Default::default()
+        },
+        base.iter().cloned(),
+    )
+    .unwrap();
     println!("\n| update rate target (rules/s) | lookup Mpps alone | updates achieved, other core (rules/s) | lookup Mpps | loss (range) | loss, other core updating a separate classifier (range) | updates achieved, same core (rules/s) | lookup Mpps, same core interleaved | loss (range) |\n|---|---|---|---|---|---|---|---|---|");
     for target in [10_000.0, 100_000.0, 1_000_000.0] {
         // Phase results: (lookup Mpps, updates/s) of alone, other core, separate, same core.
@@ -166,8 +215,13 @@ fn main() {
                 let r = match p {
                     0 => (lookup_rate(&c, &keys, SHORT).lookup_mpps, 0.0),
                     1 | 3 => {
-                        let placement = if p == 1 { UpdatePlacement::OtherCore } else { UpdatePlacement::SameCore };
-                        let l = lookups_while_updating(&mut c, &ids, base, keys.clone(), target, placement, SHORT).expect("updates apply");
+                        let placement = if p == 1 {
+                            UpdatePlacement::OtherCore
+                        } else {
+                            UpdatePlacement::SameCore
+                        };
+                        let l = lookups_while_updating(&mut c, &ids, base, keys.clone(), target, placement, SHORT)
+                            .expect("updates apply");
                         (l.lookup_mpps, l.updates_per_s)
                     }
                     _ => std::thread::scope(|s| {
@@ -182,9 +236,21 @@ fn main() {
         }
         let mpps = |p: usize| phases[p].iter().map(|r| r.0).collect::<Vec<f64>>();
         let rate = |p: usize| median(&mut phases[p].iter().map(|r| r.1).collect::<Vec<f64>>());
-        let (po, pt, ps) = (Paired::new(&mpps(0), &mpps(1)), Paired::new(&mpps(0), &mpps(2)), Paired::new(&mpps(0), &mpps(3)));
+        let (po, pt, ps) = (
+            Paired::new(&mpps(0), &mpps(1)),
+            Paired::new(&mpps(0), &mpps(2)),
+            Paired::new(&mpps(0), &mpps(3)),
+        );
         let (other_rate, same_rate) = (rate(1), rate(3));
-        println!("| {target:.0} | {:.2} | {other_rate:.0} | {:.2} | {} | {} | {same_rate:.0} | {:.2} | {} |", po.alone, po.busy, po.loss(), pt.loss(), ps.busy, ps.loss());
+        println!(
+            "| {target:.0} | {:.2} | {other_rate:.0} | {:.2} | {} | {} | {same_rate:.0} | {:.2} | {} |",
+            po.alone,
+            po.busy,
+            po.loss(),
+            pt.loss(),
+            ps.busy,
+            ps.loss()
+        );
     }
 }
 
@@ -214,7 +280,11 @@ impl Paired {
     fn new(alone: &[f64], busy: &[f64]) -> Self {
         let mut losses: Vec<f64> = alone.iter().zip(busy).map(|(a, b)| 1.0 - b / a).collect();
         losses.sort_by(f64::total_cmp);
-        Paired { alone: median(&mut alone.to_vec()), busy: median(&mut busy.to_vec()), losses }
+        Paired {
+            alone: median(&mut alone.to_vec()),
+            busy: median(&mut busy.to_vec()),
+            losses,
+        }
     }
 
     /// "median% (min% to max%)" of the paired losses.

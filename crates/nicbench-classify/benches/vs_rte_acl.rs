@@ -28,8 +28,8 @@
 
 mod common;
 
-use nicbench_rules::generate::RuleSetKind;
 use nicbench_classify::{Algorithm, Batch, Classifier, ClassifierConfig, FiveTuple, Outcome, PacketKey, Verdict};
+use nicbench_rules::generate::RuleSetKind;
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
@@ -51,7 +51,14 @@ struct AclRun {
 
 /// Runs dpdk-test-acl on `rules` (`rule_count` lines) and `trace`; Err: why it gave no rate
 /// (its last words, or the time limit), with the wall time and peak RSS it reached.
-fn run_acl(rules: &str, rule_count: usize, trace: &str, iter: usize, log: &Path, timeout_s: u64) -> Result<AclRun, String> {
+fn run_acl(
+    rules: &str,
+    rule_count: usize,
+    trace: &str,
+    iter: usize,
+    log: &Path,
+    timeout_s: u64,
+) -> Result<AclRun, String> {
     run_acl_with(rules, rule_count, trace, TRACE, iter, 1, log, timeout_s)
 }
 
@@ -59,7 +66,16 @@ fn run_acl(rules: &str, rule_count: usize, trace: &str, iter: usize, log: &Path,
 /// test-acl 22.11 dies with SIGSEGV when the file has more) at `--verbose=verbose` (2 prints every
 /// packet's result; then there is no rate line and the run counts as failed, `log` holds it).
 #[allow(clippy::too_many_arguments)]
-fn run_acl_with(rules: &str, rule_count: usize, trace: &str, tracenum: usize, iter: usize, verbose: u32, log: &Path, timeout_s: u64) -> Result<AclRun, String> {
+fn run_acl_with(
+    rules: &str,
+    rule_count: usize,
+    trace: &str,
+    tracenum: usize,
+    iter: usize,
+    verbose: u32,
+    log: &Path,
+    timeout_s: u64,
+) -> Result<AclRun, String> {
     let out = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let t = Instant::now();
@@ -68,9 +84,16 @@ fn run_acl_with(rules: &str, rule_count: usize, trace: &str, tracenum: usize, it
         // No --file-prefix: each prefix leaves ~25 MB of EAL runtime files behind in DPDK's
         // runtime directory; the default prefix's are reused run after run.
         .arg("--")
-        .args([format!("--rulesf={rules}"), format!("--tracef={trace}"), format!("--tracenum={tracenum}")])
+        .args([
+            format!("--rulesf={rules}"),
+            format!("--tracef={trace}"),
+            format!("--tracenum={tracenum}"),
+        ])
         // test-acl loads at most --rulenum lines (default 65536) and silently drops the rest.
-        .args([format!("--rulenum={}", rule_count.max(1 << 16)), format!("--iter={iter}")])
+        .args([
+            format!("--rulenum={}", rule_count.max(1 << 16)),
+            format!("--iter={iter}"),
+        ])
         .args(["--alg=sse".to_string(), format!("--verbose={verbose}")])
         .stdout(out)
         .stderr(err)
@@ -103,23 +126,47 @@ fn run_acl_with(rules: &str, rule_count: usize, trace: &str, tracenum: usize, it
     let rate = text
         .lines()
         .find(|l| l.starts_with("search_ip5tuples ") && l.contains("pkt/sec"))
-        .and_then(|line| line.split(',').next_back()?.split_whitespace().next()?.parse::<f64>().ok());
+        .and_then(|line| {
+            line.split(',')
+                .next_back()?
+                .split_whitespace()
+                .next()?
+                .parse::<f64>()
+                .ok()
+        });
     match rate {
-        _ if verbose >= 2 && !timed_out && status == 0 => Ok(AclRun { mpps: f64::NAN, wall_s, peak_rss_mib }),
-        Some(pps) if !timed_out => Ok(AclRun { mpps: pps / 1e6, wall_s, peak_rss_mib }),
+        _ if verbose >= 2 && !timed_out && status == 0 => Ok(AclRun {
+            mpps: f64::NAN,
+            wall_s,
+            peak_rss_mib,
+        }),
+        Some(pps) if !timed_out => Ok(AclRun {
+            mpps: pps / 1e6,
+            wall_s,
+            peak_rss_mib,
+        }),
         _ => {
             let why = if timed_out {
                 format!("killed at the {timeout_s} s limit")
             } else {
                 let last: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-                format!("exit status {status:#x}: {}", last[last.len().saturating_sub(2)..].join(" / "))
+                format!(
+                    "exit status {status:#x}: {}",
+                    last[last.len().saturating_sub(2)..].join(" / ")
+                )
             };
             Err(format!("{why} (wall {wall_s:.1} s, peak RSS {peak_rss_mib:.0} MiB)"))
         }
     }
 }
 
-const UNMATCHED: Outcome = Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None };
+const UNMATCHED: Outcome = Outcome {
+    verdict: Verdict::Unmatched,
+    mark: None,
+    groups_traversed: 0,
+    last_group: 0,
+    rule: None,
+};
 
 /// Best rate \[Mpps\] of [`PASSES`] timed passes of `pass` over `n` packets, after a warm-up.
 fn best_mpps(n: usize, mut pass: impl FnMut()) -> f64 {
@@ -134,8 +181,21 @@ fn best_mpps(n: usize, mut pass: impl FnMut()) -> f64 {
 }
 
 /// (Mpps from tuples, Mpps from keys, memory [B/rule]) of one algorithm.
-fn measure(algorithm: Algorithm, rules: &[nicbench_rules::Rule], tuples: &[FiveTuple], keys: &[PacketKey]) -> (f64, f64, f64) {
-    let (c, _) = Classifier::with_rules(ClassifierConfig { algorithm, count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
+fn measure(
+    algorithm: Algorithm,
+    rules: &[nicbench_rules::Rule],
+    tuples: &[FiveTuple],
+    keys: &[PacketKey],
+) -> (f64, f64, f64) {
+    let (c, _) = Classifier::with_rules(
+        ClassifierConfig {
+            algorithm,
+            count: false,
+            ..Default::default()
+        },
+        rules.iter().cloned(),
+    )
+    .unwrap();
     let reader = c.reader();
     let mut out = vec![UNMATCHED; keys.len()];
     let from_tuples = best_mpps(tuples.len(), || {
@@ -163,37 +223,72 @@ const CHECK_PACKETS: usize = 5_000;
 /// `--check`: rte_acl's rule for each of the first [`CHECK_PACKETS`] packets (test-acl
 /// `--verbose=2` prints "ipv4_5tuple: N, category: 0, result: LINE", LINE 0-based,
 /// u32::MAX for none) against the Hybrid's; "agree on X of Y" or why it could not tell.
-fn check_same_rules(rules_path: &str, rules: &[nicbench_rules::Rule], trace: &[common::Tuple], keys: &[PacketKey], log: &Path, timeout_s: u64) -> String {
+fn check_same_rules(
+    rules_path: &str,
+    rules: &[nicbench_rules::Rule],
+    trace: &[common::Tuple],
+    keys: &[PacketKey],
+    log: &Path,
+    timeout_s: u64,
+) -> String {
     let n = CHECK_PACKETS.min(keys.len());
     let trace_path = log.with_extension("check.trace");
     write_acl_trace(&trace_path, &trace[..n]);
-    if let Err(e) = run_acl_with(rules_path, rules.len(), trace_path.to_str().unwrap(), n, 1, 2, log, timeout_s) {
+    if let Err(e) = run_acl_with(
+        rules_path,
+        rules.len(),
+        trace_path.to_str().unwrap(),
+        n,
+        1,
+        2,
+        log,
+        timeout_s,
+    ) {
         return format!("rte_acl --verbose=2 failed: {e}");
     }
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let mut theirs: Vec<Option<Option<usize>>> = vec![None; n];
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("ipv4_5tuple: ") else { continue };
+        let Some(rest) = line.strip_prefix("ipv4_5tuple: ") else {
+            continue;
+        };
         let f: Vec<&str> = rest.split(", ").collect();
-        let (Some(i), Some(r)) = (f.first().and_then(|x| x.parse::<usize>().ok()), f.get(2).and_then(|x| x.strip_prefix("result: ")?.parse::<u32>().ok())) else {
+        let (Some(i), Some(r)) = (
+            f.first().and_then(|x| x.parse::<usize>().ok()),
+            f.get(2).and_then(|x| x.strip_prefix("result: ")?.parse::<u32>().ok()),
+        ) else {
             return format!("unexpected dpdk-test-acl line: {line}");
         };
         if let Some(slot) = theirs.get_mut(i.wrapping_sub(1)) {
             *slot = Some((r != u32::MAX).then_some(r as usize));
         }
     }
-    let (c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
+    let (c, ids) = Classifier::with_rules(
+        ClassifierConfig {
+            count: false,
+            ..Default::default()
+        },
+        rules.iter().cloned(),
+    )
+    .unwrap();
     let line_of: std::collections::HashMap<_, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let reader = c.reader();
-    let agree = keys[..n].iter().zip(&theirs).filter(|(k, t)| **t == Some(reader.lookup(k).rule.map(|id| line_of[&id]))).count();
+    let agree = keys[..n]
+        .iter()
+        .zip(&theirs)
+        .filter(|(k, t)| **t == Some(reader.lookup(k).rule.map(|id| line_of[&id])))
+        .count();
     let matched = theirs.iter().filter(|t| matches!(t, Some(Some(_)))).count();
     format!("rte_acl and nicbench Hybrid pick the same rule for {agree} of {n} packets (rte_acl matched {matched})")
 }
 
 /// The ClassBench files compared, then the generated sets (kind, rules, seed as in the `lookup` bench).
 const CLASSBENCH_SETS: [&str; 6] = ["acl1_1k", "acl1_10k", "fw1_1k", "fw1_10k", "ipc1_1k", "ipc1_10k"];
-const GENERATED_SETS: [(RuleSetKind, &str); 3] =
-    [(RuleSetKind::Acl, "gen_acl_100k"), (RuleSetKind::Fw, "gen_fw_100k"), (RuleSetKind::Ipc, "gen_ipc_100k")];
+const GENERATED_SETS: [(RuleSetKind, &str); 3] = [
+    (RuleSetKind::Acl, "gen_acl_100k"),
+    (RuleSetKind::Fw, "gen_fw_100k"),
+    (RuleSetKind::Ipc, "gen_ipc_100k"),
+];
 const GENERATED_RULES: usize = 100_000;
 const GENERATED_SEED: u64 = 3;
 
@@ -210,7 +305,8 @@ fn main() {
             std::process::exit(2)
         }),
     };
-    let have_acl = !args.iter().any(|a| a == "--no-acl") && Command::new("dpdk-test-acl").arg("--help").output().is_ok();
+    let have_acl =
+        !args.iter().any(|a| a == "--no-acl") && Command::new("dpdk-test-acl").arg("--help").output().is_ok();
     if !have_acl {
         println!("dpdk-test-acl not run (--no-acl, or not found: Debian package dpdk-dev): nicbench figures only");
     }
@@ -220,7 +316,10 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let check = args.iter().any(|a| a == "--check");
     let mut errors: Vec<String> = Vec::new();
-    let sets = CLASSBENCH_SETS.iter().map(|&n| (n, None)).chain(GENERATED_SETS.iter().map(|&(k, n)| (n, Some(k))));
+    let sets = CLASSBENCH_SETS
+        .iter()
+        .map(|&n| (n, None))
+        .chain(GENERATED_SETS.iter().map(|&(k, n)| (n, Some(k))));
     for (name, generated) in sets {
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
             continue;
@@ -235,7 +334,10 @@ fn main() {
             }
             None => {
                 let Some(cb) = common::classbench_filters(name) else {
-                    println!("| {name} | skipped: not in {} | | | | | | | | | | | |", common::classbench_dir().display());
+                    println!(
+                        "| {name} | skipped: not in {} | | | | | | | | | | | |",
+                        common::classbench_dir().display()
+                    );
                     continue;
                 };
                 (cb, format!("{}/{name}", common::classbench_dir().display()))
@@ -262,25 +364,52 @@ fn main() {
                 }
         };
         let acl_ok = acl_run(&mut acl_runs);
-        let acl_once = if have_acl && acl_ok { Some(run_acl(&rules_path, cb.len(), trace_str, 1, &log, timeout_s)) } else { None };
+        let acl_once = if have_acl && acl_ok {
+            Some(run_acl(&rules_path, cb.len(), trace_str, 1, &log, timeout_s))
+        } else {
+            None
+        };
 
         let rules = common::rules_of(&cb);
         let keys = common::keys_of(&trace);
-        let tuples: Vec<FiveTuple> =
-            trace.iter().map(|&(s, d, sp, dp, p)| FiveTuple { src: s, dst: d, src_port: sp, dst_port: dp, proto: p, frame_bytes: 64 }).collect();
+        let tuples: Vec<FiveTuple> = trace
+            .iter()
+            .map(|&(s, d, sp, dp, p)| FiveTuple {
+                src: s,
+                dst: d,
+                src_port: sp,
+                dst_port: dp,
+                proto: p,
+                frame_bytes: 64,
+            })
+            .collect();
         let (ours, ours_keys, bytes_per_rule) = measure(Algorithm::Hybrid, &rules, &tuples, &keys);
         if acl_ok {
             acl_run(&mut acl_runs);
         }
         let others = !args.iter().any(|a| a == "--hybrid-only");
-        let (tm, _, _) = if others { measure(Algorithm::TupleMerge, &rules, &tuples, &keys) } else { (f64::NAN, 0.0, 0.0) };
-        let (tss, _, _) =
-            if others && generated.is_none() { measure(Algorithm::TupleSpace, &rules, &tuples, &keys) } else { (f64::NAN, 0.0, 0.0) };
+        let (tm, _, _) = if others {
+            measure(Algorithm::TupleMerge, &rules, &tuples, &keys)
+        } else {
+            (f64::NAN, 0.0, 0.0)
+        };
+        let (tss, _, _) = if others && generated.is_none() {
+            measure(Algorithm::TupleSpace, &rules, &tuples, &keys)
+        } else {
+            (f64::NAN, 0.0, 0.0)
+        };
         while acl_ok && acl_runs.len() < ACL_RUNS && acl_run(&mut acl_runs) {}
         let acl = acl_runs.iter().copied().reduce(f64::max);
 
         // Update cost: modify one rule in place; then a batch of 100 modifies.
-        let (mut c, ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules.iter().cloned()).unwrap();
+        let (mut c, ids) = Classifier::with_rules(
+            ClassifierConfig {
+                count: false,
+                ..Default::default()
+            },
+            rules.iter().cloned(),
+        )
+        .unwrap();
         let t = Instant::now();
         c.modify(ids[ids.len() / 2], rules[ids.len() / 2].clone()).unwrap();
         let one_us = t.elapsed().as_secs_f64() * 1e6;
@@ -292,7 +421,10 @@ fn main() {
         c.apply(b).unwrap();
         let batch_us = t.elapsed().as_secs_f64() * 1e6;
         if check && have_acl {
-            errors.push(format!("{name}: {}", check_same_rules(&rules_path, &rules, &trace, &keys, &log, timeout_s)));
+            errors.push(format!(
+                "{name}: {}",
+                check_same_rules(&rules_path, &rules, &trace, &keys, &log, timeout_s)
+            ));
         }
         let (acl_mpps, ratio) = match acl {
             Some(m) => (format!("{m:.2}"), format!("{:.3}", ours / m)),

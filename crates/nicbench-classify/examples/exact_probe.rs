@@ -16,11 +16,24 @@ fn thread_cpu_s() -> f64 {
 fn main() {
     let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1.5);
     let sizes: Vec<usize> = std::env::args().skip(2).filter_map(|s| s.parse().ok()).collect();
-    let sizes = if sizes.is_empty() { vec![1_000_000usize, 16_384] } else { sizes };
+    let sizes = if sizes.is_empty() {
+        vec![1_000_000usize, 16_384]
+    } else {
+        sizes
+    };
     for n in sizes {
         let (rules, keys) = workload::exact5(n, 1);
-        let trace: Vec<PacketKey> = (0..1usize << 16).map(|i| keys[i.wrapping_mul(2654435761) % n]).collect();
-        let (cl, _) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, rules).unwrap();
+        let trace: Vec<PacketKey> = (0..1usize << 16)
+            .map(|i| keys[i.wrapping_mul(2654435761) % n])
+            .collect();
+        let (cl, _) = Classifier::with_rules(
+            ClassifierConfig {
+                count: false,
+                ..Default::default()
+            },
+            rules,
+        )
+        .unwrap();
         let reader = cl.reader();
         let tuples: Vec<FiveTuple> = trace.iter().map(FiveTuple::of_key).collect();
         assert!(tuples.iter().zip(&trace).all(|(t, k)| t.key() == *k));
@@ -29,7 +42,9 @@ fn main() {
                 r.lookup_burst(k, o);
             }
         });
-        run(&format!("exact5_{n} FiveTuple trace"), secs, &reader, |r, out| r.lookup_burst_tuples(&tuples, out));
+        run(&format!("exact5_{n} FiveTuple trace"), secs, &reader, |r, out| {
+            r.lookup_burst_tuples(&tuples, out)
+        });
     }
 }
 
@@ -46,5 +61,10 @@ fn run(name: &str, secs: f64, reader: &Reader, f: impl Fn(&Reader, &mut [Outcome
     }
     let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_s() - c0);
     std::hint::black_box(&out);
-    println!("{name}: {:.1} Mpps wall, {:.1} Mpps cpu ({:.1} ns/pkt cpu)", done as f64 / wall / 1e6, done as f64 / cpu / 1e6, cpu * 1e9 / done as f64);
+    println!(
+        "{name}: {:.1} Mpps wall, {:.1} Mpps cpu ({:.1} ns/pkt cpu)",
+        done as f64 / wall / 1e6,
+        done as f64 / cpu / 1e6,
+        cpu * 1e9 / done as f64
+    );
 }

@@ -35,7 +35,12 @@ fn timed(name: &str, n: usize, f: impl FnOnce()) {
     let (t0, c0) = (Instant::now(), thread_cpu_s());
     f();
     let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_s() - c0);
-    println!("{name:<28} {:>6.2} M/s wall {:>6.2} M/s cpu ({:.0} ns/op cpu)", n as f64 / wall / 1e6, n as f64 / cpu / 1e6, cpu * 1e9 / n as f64);
+    println!(
+        "{name:<28} {:>6.2} M/s wall {:>6.2} M/s cpu ({:.0} ns/op cpu)",
+        n as f64 / wall / 1e6,
+        n as f64 / cpu / 1e6,
+        cpu * 1e9 / n as f64
+    );
 }
 
 fn main() {
@@ -43,7 +48,14 @@ fn main() {
     let (n, ops, rate_ms) = (arg(1, 1_000_000), arg(2, 100_000), arg(3, 1000));
     let (all, _) = workload::exact5(n + 2 * ops, 9);
     let (base, extra) = all.split_at(n);
-    let (mut c, base_ids) = Classifier::with_rules(ClassifierConfig { count: false, ..Default::default() }, base.iter().cloned()).expect("load");
+    let (mut c, base_ids) = Classifier::with_rules(
+        ClassifierConfig {
+            count: false,
+            ..Default::default()
+        },
+        base.iter().cloned(),
+    )
+    .expect("load");
     let _reader = c.reader();
     let dropped = |r: &Rule| {
         let mut r = r.clone();
@@ -52,30 +64,72 @@ fn main() {
     };
     let singles: Vec<Rule> = extra[..ops].to_vec();
     let mut ids: Vec<RuleId> = Vec::with_capacity(ops);
-    timed("insert, single", ops, || ids.extend(singles.into_iter().map(|r| c.insert(r).expect("insert"))));
+    timed("insert, single", ops, || {
+        ids.extend(singles.into_iter().map(|r| c.insert(r).expect("insert")))
+    });
     let mods: Vec<Rule> = extra[..ops].iter().map(dropped).collect();
-    timed("modify, single", ops, || ids.iter().zip(mods).for_each(|(id, r)| c.modify(*id, r).expect("modify")));
-    timed("delete, single", ops, || ids.iter().for_each(|id| c.delete(*id).expect("delete")));
-    let batches: Vec<Batch> = extra[ops..].chunks(1000).map(|ch| Batch { updates: ch.iter().cloned().map(Update::Insert).collect() }).collect();
+    timed("modify, single", ops, || {
+        ids.iter()
+            .zip(mods)
+            .for_each(|(id, r)| c.modify(*id, r).expect("modify"))
+    });
+    timed("delete, single", ops, || {
+        ids.iter().for_each(|id| c.delete(*id).expect("delete"))
+    });
+    let batches: Vec<Batch> = extra[ops..]
+        .chunks(1000)
+        .map(|ch| Batch {
+            updates: ch.iter().cloned().map(Update::Insert).collect(),
+        })
+        .collect();
     let mut bids: Vec<RuleId> = Vec::with_capacity(ops);
-    timed("insert, batches of 1000", ops, || batches.into_iter().for_each(|b| bids.extend(c.apply(b).expect("batch"))));
+    timed("insert, batches of 1000", ops, || {
+        batches
+            .into_iter()
+            .for_each(|b| bids.extend(c.apply(b).expect("batch")))
+    });
     let batches: Vec<Batch> = bids
         .chunks(1000)
         .zip(extra[ops..].chunks(1000))
-        .map(|(ids, rs)| Batch { updates: ids.iter().zip(rs).map(|(id, r)| Update::Modify(*id, dropped(r))).collect() })
+        .map(|(ids, rs)| Batch {
+            updates: ids
+                .iter()
+                .zip(rs)
+                .map(|(id, r)| Update::Modify(*id, dropped(r)))
+                .collect(),
+        })
         .collect();
     timed("modify, batches of 1000", ops, || modify_batches(&mut c, batches));
-    let batches: Vec<Batch> = bids.chunks(1000).map(|ids| Batch { updates: ids.iter().map(|id| Update::Delete(*id)).collect() }).collect();
-    timed("delete, batches of 1000", ops, || batches.into_iter().for_each(|b| drop(c.apply(b).expect("batch"))));
+    let batches: Vec<Batch> = bids
+        .chunks(1000)
+        .map(|ids| Batch {
+            updates: ids.iter().map(|id| Update::Delete(*id)).collect(),
+        })
+        .collect();
+    timed("delete, batches of 1000", ops, || {
+        batches.into_iter().for_each(|b| drop(c.apply(b).expect("batch")))
+    });
     assert_eq!(c.len(), n);
-    timed("modify, new batches of 200", ops, || caller_batches(&mut c, &base_ids, base, ops, false));
-    timed("modify, refilled batch of 200", ops, || caller_batches(&mut c, &base_ids, base, ops, true));
+    timed("modify, new batches of 200", ops, || {
+        caller_batches(&mut c, &base_ids, base, ops, false)
+    });
+    timed("modify, refilled batch of 200", ops, || {
+        caller_batches(&mut c, &base_ids, base, ops, true)
+    });
     let (applied, cpu_s) = std::thread::scope(|s| {
         let updater = std::thread::Builder::new().name("updater".into());
-        let h = updater.spawn_scoped(s, || updater_at_1m(&mut c, &base_ids, base, Duration::from_millis(rate_ms as u64))).expect("spawn");
+        let h = updater
+            .spawn_scoped(s, || {
+                updater_at_1m(&mut c, &base_ids, base, Duration::from_millis(rate_ms as u64))
+            })
+            .expect("spawn");
         h.join().expect("updater")
     });
-    println!("{:<28} {applied} updates in {rate_ms} ms, {:.0} ns/op cpu", "updater at 1M/s (measure)", cpu_s * 1e9 / applied.max(1) as f64);
+    println!(
+        "{:<28} {applied} updates in {rate_ms} ms, {:.0} ns/op cpu",
+        "updater at 1M/s (measure)",
+        cpu_s * 1e9 / applied.max(1) as f64
+    );
     assert_eq!(c.len(), n);
 }
 

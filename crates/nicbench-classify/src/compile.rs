@@ -15,7 +15,10 @@
 //! A field whose value has bits beyond the header field's width can never match: the rule
 //! compiles to a constraint no packet meets, so it stays listed but never hits.
 
-use crate::key::{field_loc, presence, tunnel_presence, FieldLoc, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, TUNNEL_PRESENCE_SHIFT, W_L4, W_TUN1};
+use crate::key::{
+    field_loc, presence, tunnel_presence, FieldLoc, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, TUNNEL_PRESENCE_SHIFT, W_L4,
+    W_TUN1,
+};
 use nicbench_rules::model::FieldBits;
 use nicbench_rules::{Action, Field, Item, ItemKind, Rule};
 use std::sync::Arc;
@@ -24,18 +27,26 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompileError {
     #[error("pattern item {index} ({item}) is out of header order or repeated: {why}")]
-    UnsupportedPattern { index: usize, item: &'static str, why: &'static str },
+    UnsupportedPattern {
+        index: usize,
+        item: &'static str,
+        why: &'static str,
+    },
 }
 
 /// The packet's fate after the last rule of its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(tag = "fate", rename_all = "snake_case")]
 pub enum Fate {
-    Queue { index: u16 },
+    Queue {
+        index: u16,
+    },
     /// Spread by RSS; the queues are in the rule's actions.
     Rss,
     Drop,
-    PortId { id: u32 },
+    PortId {
+        id: u32,
+    },
     Passthru,
     /// The rule has no fate action (a NIC applies its default).
     NoFate,
@@ -76,7 +87,9 @@ impl CompiledRule {
     /// Whether the key meets every constraint.
     #[inline]
     pub fn matches(&self, key: &crate::PacketKey) -> bool {
-        self.words.iter().all(|w| key.words[w.word as usize] & w.mask == w.value)
+        self.words
+            .iter()
+            .all(|w| key.words[w.word as usize] & w.mask == w.value)
             && self.ranges.iter().all(|r| {
                 let v = r.loc.read(key) & r.mask;
                 r.lo <= v && v <= r.hi
@@ -94,7 +107,11 @@ impl CompiledRule {
         for r in self.ranges.iter() {
             let width = r.loc.width as u32;
             let common = (r.lo ^ r.hi).leading_zeros().saturating_sub(128 - width);
-            let top = if common == 0 { 0 } else { ones128(width) & !ones128(width - common) };
+            let top = if common == 0 {
+                0
+            } else {
+                ones128(width) & !ones128(width - common)
+            };
             let mut vals = [0u64; KEY_WORDS];
             r.loc.place(r.mask & top, 0, &mut m, &mut vals);
         }
@@ -206,7 +223,11 @@ impl Lowered {
     pub fn into_compiled(self, rule: &Rule) -> CompiledRule {
         let words: Box<[WordMatch]> = (0..KEY_WORDS)
             .filter(|&w| self.masks[w] != 0)
-            .map(|w| WordMatch { word: w as u8, mask: self.masks[w], value: self.values[w] })
+            .map(|w| WordMatch {
+                word: w as u8,
+                mask: self.masks[w],
+                value: self.values[w],
+            })
             .collect();
         CompiledRule {
             group: rule.attr.group,
@@ -227,9 +248,21 @@ impl CompiledRule {
     pub fn from_exact5(e: &Exact5, group: u32, priority: u32, actions: &[Action]) -> CompiledRule {
         const LO: u64 = 0xffff_ffff;
         let mut words = [
-            WordMatch { word: crate::key::W_SRC_LO as u8, mask: LO, value: e.key[0] as u64 },
-            WordMatch { word: crate::key::W_DST_LO as u8, mask: LO, value: e.key[1] as u64 },
-            WordMatch { word: W_L4 as u8, mask: e.hi_mask | LO, value: e.hi_value | e.key[2] as u64 },
+            WordMatch {
+                word: crate::key::W_SRC_LO as u8,
+                mask: LO,
+                value: e.key[0] as u64,
+            },
+            WordMatch {
+                word: crate::key::W_DST_LO as u8,
+                mask: LO,
+                value: e.key[1] as u64,
+            },
+            WordMatch {
+                word: W_L4 as u8,
+                mask: e.hi_mask | LO,
+                value: e.hi_value | e.key[2] as u64,
+            },
         ];
         words.sort_unstable_by_key(|w| w.word);
         CompiledRule {
@@ -274,7 +307,8 @@ pub(crate) struct Exact5 {
 /// in full.
 pub(crate) fn lower_exact5(rule: &Rule) -> Option<Exact5> {
     fn full<T: FieldBits + Copy>(f: &Option<Field<T>>, ones: u128) -> Option<u128> {
-        f.filter(|f| f.last.is_none() && f.mask.to_bits() == ones).map(|f| f.value.to_bits())
+        f.filter(|f| f.last.is_none() && f.mask.to_bits() == ones)
+            .map(|f| f.value.to_bits())
     }
     let mut items = rule.pattern.iter();
     let mut item = items.next()?;
@@ -313,7 +347,14 @@ pub(crate) fn lower_exact5(rule: &Rule) -> Option<Exact5> {
         _ => None,
     });
     let hi = p << PRESENCE_SHIFT;
-    Some(Exact5 { hi_mask: hi, hi_value: hi, key: [src, dst, (sport | (dport << 16)) as u32], fate, jump, mark })
+    Some(Exact5 {
+        hi_mask: hi,
+        hi_value: hi,
+        key: [src, dst, (sport | (dport << 16)) as u32],
+        fate,
+        jump,
+        mark,
+    })
 }
 
 /// Compiles `rule` (see the module doc for the semantics).
@@ -336,7 +377,11 @@ pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
     let mut impossible = false;
     for (index, item) in rule.pattern.iter().enumerate() {
         let kind = item.kind();
-        let err = |why| CompileError::UnsupportedPattern { index, item: kind.name(), why };
+        let err = |why| CompileError::UnsupportedPattern {
+            index,
+            item: kind.name(),
+            why,
+        };
         let o = order(kind) as i16;
         let repeatable = matches!(kind, ItemKind::Vlan | ItemKind::Mpls);
         if o < last_order || (o == last_order && !repeatable) {
@@ -377,7 +422,11 @@ pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
                     return Err(err("only one tunnel level is decoded"));
                 }
                 tunnel_seen = true;
-                tun_presence |= if kind == ItemKind::Vxlan { tunnel_presence::VXLAN } else { tunnel_presence::GRE };
+                tun_presence |= if kind == ItemKind::Vxlan {
+                    tunnel_presence::VXLAN
+                } else {
+                    tunnel_presence::GRE
+                };
             }
             ItemKind::GreKey => {
                 if tun_presence & tunnel_presence::GRE == 0 {
@@ -388,7 +437,9 @@ pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
         }
         for (slot, f) in item_fields(item).into_iter().enumerate() {
             let Some((value, mask, last)) = f else { continue };
-            let Some(loc) = field_loc(kind, slot, base, stack_index) else { continue };
+            let Some(loc) = field_loc(kind, slot, base, stack_index) else {
+                continue;
+            };
             let width_ones = ones128(loc.width as u32);
             match last {
                 None => {
@@ -404,7 +455,12 @@ pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
                     if value > hi {
                         impossible = true;
                     } else {
-                        ranges.push(RangeMatch { loc, mask: m, lo: value, hi });
+                        ranges.push(RangeMatch {
+                            loc,
+                            mask: m,
+                            lo: value,
+                            hi,
+                        });
                     }
                 }
             }
@@ -434,7 +490,14 @@ pub(crate) fn lower(rule: &Rule) -> Result<Lowered, CompileError> {
         Action::Mark { id } => Some(*id),
         _ => None,
     });
-    Ok(Lowered { masks, values, ranges, fate, jump, mark })
+    Ok(Lowered {
+        masks,
+        values,
+        ranges,
+        fate,
+        jump,
+        mark,
+    })
 }
 
 /// The first fate action decides: a jump continues in its group.
@@ -462,21 +525,33 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn rule(pattern: Vec<Item>) -> Rule {
-        Rule { pattern, actions: vec![Action::Mark { id: 7 }, Action::Queue { index: 3 }], ..Default::default() }
+        Rule {
+            pattern,
+            actions: vec![Action::Mark { id: 7 }, Action::Queue { index: 3 }],
+            ..Default::default()
+        }
     }
 
     #[test]
     fn test_compile_5tuple_with_range() {
         let r = rule(vec![
             Item::Eth(EthItem::default()),
-            Item::Ipv4(Ipv4Item { src: Field::prefix(Ipv4Addr::new(10, 1, 0, 0), 16), ..Default::default() }),
-            Item::Tcp(TcpItem { dst: Some(Field::range(1000, 2000)), ..Default::default() }),
+            Item::Ipv4(Ipv4Item {
+                src: Field::prefix(Ipv4Addr::new(10, 1, 0, 0), 16),
+                ..Default::default()
+            }),
+            Item::Tcp(TcpItem {
+                dst: Some(Field::range(1000, 2000)),
+                ..Default::default()
+            }),
         ]);
         let c = compile(&r).unwrap();
         assert_eq!(c.fate, Fate::Queue { index: 3 });
         assert_eq!(c.mark, Some(7));
         assert_eq!(c.ranges.len(), 1);
-        let k = |sp, dp, proto| PacketKey::ipv4_5tuple(Ipv4Addr::new(10, 1, 9, 9), Ipv4Addr::new(1, 2, 3, 4), sp, dp, proto, 60);
+        let k = |sp, dp, proto| {
+            PacketKey::ipv4_5tuple(Ipv4Addr::new(10, 1, 9, 9), Ipv4Addr::new(1, 2, 3, 4), sp, dp, proto, 60)
+        };
         assert!(c.matches(&k(5, 1000, 6)));
         assert!(c.matches(&k(5, 2000, 6)));
         assert!(!c.matches(&k(5, 2001, 6)));
@@ -489,23 +564,40 @@ mod tests {
 
     #[test]
     fn test_refuses_out_of_order_and_deep_stacks() {
-        let e = compile(&rule(vec![Item::Udp(UdpItem::default()), Item::Eth(EthItem::default())])).unwrap_err();
+        let e = compile(&rule(vec![
+            Item::Udp(UdpItem::default()),
+            Item::Eth(EthItem::default()),
+        ]))
+        .unwrap_err();
         assert!(matches!(e, CompileError::UnsupportedPattern { index: 1, .. }));
         let v = || Item::Vlan(VlanItem::default());
         assert!(compile(&rule(vec![Item::Eth(EthItem::default()), v(), v()])).is_ok());
         assert!(compile(&rule(vec![Item::Eth(EthItem::default()), v(), v(), v()])).is_err());
         let vx = || Item::Vxlan(VxlanItem::default());
-        assert!(compile(&rule(vec![vx(), Item::Eth(EthItem::default()), Item::Udp(UdpItem::default()), vx()])).is_err());
+        assert!(compile(&rule(vec![
+            vx(),
+            Item::Eth(EthItem::default()),
+            Item::Udp(UdpItem::default()),
+            vx()
+        ]))
+        .is_err());
     }
 
     #[test]
     fn test_value_beyond_width_never_matches() {
-        let r = rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 25, u32::MAX, None), ..Default::default() })]);
+        let r = rule(vec![Item::Vxlan(VxlanItem {
+            vni: Field::new(1 << 25, u32::MAX, None),
+            ..Default::default()
+        })]);
         let c = compile(&r).unwrap();
         let mut k = PacketKey::default();
         k.words[W_L4] = !(presence::IMPOSSIBLE << PRESENCE_SHIFT);
         k.words[W_TUN1] = u64::MAX;
-        let ok = compile(&rule(vec![Item::Vxlan(VxlanItem { vni: Field::new(1 << 20, u32::MAX, None), ..Default::default() })])).unwrap();
+        let ok = compile(&rule(vec![Item::Vxlan(VxlanItem {
+            vni: Field::new(1 << 20, u32::MAX, None),
+            ..Default::default()
+        })]))
+        .unwrap();
         assert!(!ok.matches(&k), "the key's vni bits are all ones, not 1 << 20");
         k.words[crate::key::W_TUN0] = 1 << 20;
         assert!(ok.matches(&k));
@@ -520,7 +612,10 @@ mod tests {
             let mut r = rules[i].clone();
             match i % 4 {
                 0 => r.pattern.remove(0), // no eth item
-                1 => { r.actions = vec![Action::Mark { id: 9 }, Action::Jump { group: 3 }]; r.pattern[0].clone() }
+                1 => {
+                    r.actions = vec![Action::Mark { id: 9 }, Action::Jump { group: 3 }];
+                    r.pattern[0].clone()
+                }
                 _ => r.pattern[0].clone(),
             };
             rules.push(r);
@@ -529,9 +624,26 @@ mod tests {
             let l = lower(r).unwrap();
             let fast = lower_exact5(r).expect("exact shape");
             let (hi_mask, hi_value, key) = l.exact().expect("general lowering agrees it is exact");
-            assert_eq!(fast, Exact5 { hi_mask, hi_value, key, fate: l.fate, jump: l.jump, mark: l.mark }, "{r:?}");
-            let (a, b) = (compile(r).unwrap(), CompiledRule::from_exact5(&fast, r.attr.group, r.attr.priority, &r.actions));
-            assert_eq!((a.group, a.priority, &a.words, a.ranges.len(), a.fate, a.jump, a.mark), (b.group, b.priority, &b.words, 0, b.fate, b.jump, b.mark));
+            assert_eq!(
+                fast,
+                Exact5 {
+                    hi_mask,
+                    hi_value,
+                    key,
+                    fate: l.fate,
+                    jump: l.jump,
+                    mark: l.mark
+                },
+                "{r:?}"
+            );
+            let (a, b) = (
+                compile(r).unwrap(),
+                CompiledRule::from_exact5(&fast, r.attr.group, r.attr.priority, &r.actions),
+            );
+            assert_eq!(
+                (a.group, a.priority, &a.words, a.ranges.len(), a.fate, a.jump, a.mark),
+                (b.group, b.priority, &b.words, 0, b.fate, b.jump, b.mark)
+            );
             assert_eq!(a.actions, b.actions);
         }
         // Shapes that are not the plain exact 5-tuple fall back to the general lowering.
@@ -541,13 +653,32 @@ mod tests {
             f(&mut r);
             lower_exact5(&r)
         };
-        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] { ip.proto = Field::new(6, 0xff, None) }).is_none());
-        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] { ip.src = Field::prefix(Ipv4Addr::new(10, 0, 0, 0), 8) }).is_none());
-        assert!(variant(&|r| if let Item::Eth(e) = &mut r.pattern[0] { e.ether_type = Field::new(0x800, 0xffff, None) }).is_none());
+        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] {
+            ip.proto = Field::new(6, 0xff, None)
+        })
+        .is_none());
+        assert!(variant(&|r| if let Item::Ipv4(ip) = &mut r.pattern[1] {
+            ip.src = Field::prefix(Ipv4Addr::new(10, 0, 0, 0), 8)
+        })
+        .is_none());
+        assert!(variant(&|r| if let Item::Eth(e) = &mut r.pattern[0] {
+            e.ether_type = Field::new(0x800, 0xffff, None)
+        })
+        .is_none());
         assert!(variant(&|r| r.pattern.push(Item::Vxlan(VxlanItem::default()))).is_none());
         assert!(variant(&|r| match &mut r.pattern[2] {
-            Item::Tcp(t) => t.dst = Some(Field { value: 80, mask: 0xffff, last: Some(90) }),
-            Item::Udp(u) => u.dst = Some(Field { value: 80, mask: 0xffff, last: Some(90) }),
+            Item::Tcp(t) =>
+                t.dst = Some(Field {
+                    value: 80,
+                    mask: 0xffff,
+                    last: Some(90)
+                }),
+            Item::Udp(u) =>
+                u.dst = Some(Field {
+                    value: 80,
+                    mask: 0xffff,
+                    last: Some(90)
+                }),
             _ => {}
         })
         .is_none());
@@ -556,7 +687,10 @@ mod tests {
 
     #[test]
     fn test_jump_fate() {
-        let r = Rule { actions: vec![Action::Count, Action::Jump { group: 4 }], ..Default::default() };
+        let r = Rule {
+            actions: vec![Action::Count, Action::Jump { group: 4 }],
+            ..Default::default()
+        };
         let c = compile(&r).unwrap();
         assert_eq!((c.fate, c.jump), (Fate::NoFate, Some(4)));
         assert_eq!(compile(&Rule::default()).unwrap().fate, Fate::NoFate);

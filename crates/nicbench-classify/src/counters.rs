@@ -34,7 +34,9 @@ impl std::fmt::Debug for Counters {
 
 impl Default for Counters {
     fn default() -> Self {
-        Counters { chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect() }
+        Counters {
+            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+        }
     }
 }
 
@@ -78,7 +80,9 @@ impl Counters {
 
     /// (hits, bytes) of a slot.
     pub fn get(&self, slot: u32) -> (u64, u64) {
-        self.cell(slot).map_or((0, 0), |c| (c.hits.load(Ordering::Relaxed), c.bytes.load(Ordering::Relaxed)))
+        self.cell(slot).map_or((0, 0), |c| {
+            (c.hits.load(Ordering::Relaxed), c.bytes.load(Ordering::Relaxed))
+        })
     }
 }
 

@@ -82,7 +82,10 @@ pub struct PacketKey {
 
 impl Default for PacketKey {
     fn default() -> Self {
-        PacketKey { words: [0; KEY_WORDS], frame_bytes: 0 }
+        PacketKey {
+            words: [0; KEY_WORDS],
+            frame_bytes: 0,
+        }
     }
 }
 
@@ -98,7 +101,12 @@ pub(crate) struct FieldLoc {
 
 impl FieldLoc {
     const fn at(base: usize, word: usize, shift: u32, width: u32) -> FieldLoc {
-        FieldLoc { word: (base + word) as u8, shift: shift as u8, width: width as u8, hi_word: None }
+        FieldLoc {
+            word: (base + word) as u8,
+            shift: shift as u8,
+            width: width as u8,
+            hi_word: None,
+        }
     }
 
     /// The field's value in a key.
@@ -143,7 +151,12 @@ pub(crate) const fn ones64(bits: u32) -> u64 {
 /// kind does not have.
 pub(crate) fn field_loc(kind: ItemKind, slot: usize, base: usize, index: usize) -> Option<FieldLoc> {
     let b = base;
-    let wide = |lo: usize, hi: usize| FieldLoc { word: (b + lo) as u8, shift: 0, width: 128, hi_word: Some((b + hi) as u8) };
+    let wide = |lo: usize, hi: usize| FieldLoc {
+        word: (b + lo) as u8,
+        shift: 0,
+        width: 128,
+        hi_word: Some((b + hi) as u8),
+    };
     let i = index as u32;
     let loc = match (kind, slot) {
         (ItemKind::Eth, 0) => FieldLoc::at(b, W_ETH_DST, 0, 48),
@@ -193,7 +206,10 @@ pub(crate) fn field_loc(kind: ItemKind, slot: usize, base: usize, index: usize) 
 impl PacketKey {
     /// Extracts the key of a parsed frame.
     pub fn from_frame(frame: &ParsedFrame) -> PacketKey {
-        let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes: frame.frame_len.min(u32::MAX as usize) as u32 };
+        let mut key = PacketKey {
+            words: [0; KEY_WORDS],
+            frame_bytes: frame.frame_len.min(u32::MAX as usize) as u32,
+        };
         fill_level(&mut key.words[..LEVEL_WORDS], &frame.outer);
         let mut tp = 0u64;
         match frame.tunnel {
@@ -231,16 +247,36 @@ impl PacketKey {
         match linktype.l3_start(data) {
             L3Start::Ethernet => PacketKey::from_ethernet(data),
             L3Start::Ip(offset) => PacketKey::from_frame(&nicbench_wire::parse::parse_ip(&data[offset..])),
-            L3Start::NotIp => PacketKey { frame_bytes: data.len().min(u32::MAX as usize) as u32, ..PacketKey::default() },
+            L3Start::NotIp => PacketKey {
+                frame_bytes: data.len().min(u32::MAX as usize) as u32,
+                ..PacketKey::default()
+            },
         }
     }
 
     /// The key of an Ethernet/IPv4 packet with this 5-tuple, as the parser would see it:
     /// protocol 6/17/132 carry ports in a TCP/UDP/SCTP header, 1 is ICMP (ports ignored),
     /// anything else is bare IPv4. Used to classify ClassBench traces.
-    pub fn ipv4_5tuple(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, dst_port: u16, proto: u8, frame_bytes: u32) -> PacketKey {
-        let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes };
-        set_ipv4_5tuple(&mut key.words, u32::from(src), u32::from(dst), src_port, dst_port, proto);
+    pub fn ipv4_5tuple(
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        src_port: u16,
+        dst_port: u16,
+        proto: u8,
+        frame_bytes: u32,
+    ) -> PacketKey {
+        let mut key = PacketKey {
+            words: [0; KEY_WORDS],
+            frame_bytes,
+        };
+        set_ipv4_5tuple(
+            &mut key.words,
+            u32::from(src),
+            u32::from(dst),
+            src_port,
+            dst_port,
+            proto,
+        );
         key
     }
 }
@@ -308,7 +344,14 @@ pub struct FiveTuple {
 
 impl FiveTuple {
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, dst_port: u16, proto: u8, frame_bytes: u16) -> FiveTuple {
-        FiveTuple { src: u32::from(src), dst: u32::from(dst), src_port, dst_port, frame_bytes, proto }
+        FiveTuple {
+            src: u32::from(src),
+            dst: u32::from(dst),
+            src_port,
+            dst_port,
+            frame_bytes,
+            proto,
+        }
     }
 
     /// The tuple of a key made by [`key`](Self::key) or [`PacketKey::ipv4_5tuple`] (its inverse:
@@ -327,7 +370,10 @@ impl FiveTuple {
 
     /// The full key ([`PacketKey::ipv4_5tuple`]).
     pub fn key(&self) -> PacketKey {
-        let mut key = PacketKey { words: [0; KEY_WORDS], frame_bytes: self.frame_bytes as u32 };
+        let mut key = PacketKey {
+            words: [0; KEY_WORDS],
+            frame_bytes: self.frame_bytes as u32,
+        };
         self.write_key(&mut key);
         key
     }
@@ -342,14 +388,24 @@ impl FiveTuple {
     /// (its other words are zero), into this tuple's key: only the non-zero words are written.
     #[inline(always)]
     pub(crate) fn write_key(&self, key: &mut PacketKey) {
-        set_ipv4_5tuple(&mut key.words, self.src, self.dst, self.src_port, self.dst_port, self.proto);
+        set_ipv4_5tuple(
+            &mut key.words,
+            self.src,
+            self.dst,
+            self.src_port,
+            self.dst_port,
+            self.proto,
+        );
         key.frame_bytes = self.frame_bytes as u32;
     }
 }
 
 /// The GRE `c_rsvd0_ver` word as the parser lets us rebuild it (reserved bits read 0).
 pub(crate) fn gre_c_rsvd0_ver(g: &nicbench_wire::parse::Gre) -> u16 {
-    ((g.checksum_present as u16) << 15) | ((g.key.is_some() as u16) << 13) | ((g.seq.is_some() as u16) << 12) | (g.version as u16 & 7)
+    ((g.checksum_present as u16) << 15)
+        | ((g.key.is_some() as u16) << 13)
+        | ((g.seq.is_some() as u16) << 12)
+        | (g.version as u16 & 7)
 }
 
 fn fill_level(w: &mut [u64], l: &Layers) {
@@ -451,7 +507,8 @@ mod tests {
                 _ => (0, false),
             };
             let want_ports = if ports { 0x1234 | (0xabcd << 16) } else { 0 };
-            let want = ((proto as u64) << 32) | want_ports | ((presence::ETH | presence::IPV4 | l4_bit) << PRESENCE_SHIFT);
+            let want =
+                ((proto as u64) << 32) | want_ports | ((presence::ETH | presence::IPV4 | l4_bit) << PRESENCE_SHIFT);
             assert_eq!(ipv4_l4_word(0x1234, 0xabcd, proto), want, "proto {proto}");
         }
     }

@@ -38,18 +38,21 @@ mod counters;
 pub mod group;
 pub mod key;
 mod key_view;
+pub mod measure;
 mod report;
 pub mod rss;
 mod state;
 mod table;
 mod version;
-pub mod measure;
 pub mod workload;
 
-pub use classifier::{Batch, Classifier, DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError};
+pub use classifier::{
+    Batch, Classifier, ClassifierConfig, ClassifierStats, Reader, RuleInfo, Snapshot, Update, UpdateError,
+    DEFERRED_MAX_DELAY, DEFERRED_MAX_OPS,
+};
 pub use compile::{CompileError, Fate};
 pub use group::Algorithm;
 pub use key::{FiveTuple, PacketKey};
-pub use rss::{QueueResolver, RssQueuePicker, RssRuleError, RssSetupError};
 pub use report::{classify_pcap, ClassifyError, ClassifyReport, RuleHits};
+pub use rss::{QueueResolver, RssQueuePicker, RssRuleError, RssSetupError};
 pub use state::{Hop, Outcome, RuleId, Verdict};

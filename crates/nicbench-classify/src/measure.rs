@@ -75,7 +75,13 @@ pub fn lookup_rate(classifier: &Classifier, keys: &[PacketKey], duration: Durati
     }
     let reader = classifier.reader();
     let (packets, elapsed) = lookup_until(&reader, keys, duration, &AtomicBool::new(false));
-    LookupLoad { packets, elapsed_s: elapsed.as_secs_f64(), lookup_mpps: mpps(packets, elapsed), updates_per_s: 0.0, updates: 0 }
+    LookupLoad {
+        packets,
+        elapsed_s: elapsed.as_secs_f64(),
+        lookup_mpps: mpps(packets, elapsed),
+        updates_per_s: 0.0,
+        updates: 0,
+    }
 }
 
 /// Alternates rule `i` between its original actions and `drop`. As a real controller
@@ -90,7 +96,12 @@ struct Modifier<'a> {
 
 impl<'a> Modifier<'a> {
     fn new(ids: &'a [RuleId], rules: &'a [Rule]) -> Self {
-        Modifier { ids, rules, next: 0, batch: Batch::new() }
+        Modifier {
+            ids,
+            rules,
+            next: 0,
+            batch: Batch::new(),
+        }
     }
 
     /// Applies the next `count` modifies as one batch.
@@ -111,8 +122,19 @@ pub fn nth_modify(ids: &[RuleId], rules: &[Rule], k: usize) -> (RuleId, Rule) {
     let j = k % ids.len();
     let src = &rules[j];
     // Build the new rule directly (no clone of actions about to be replaced).
-    let actions = if (k / ids.len()) % 2 == 0 { vec![Action::Drop] } else { src.actions.clone() };
-    (ids[j], Rule { attr: src.attr.clone(), pattern: src.pattern.clone(), actions })
+    let actions = if (k / ids.len()) % 2 == 0 {
+        vec![Action::Drop]
+    } else {
+        src.actions.clone()
+    };
+    (
+        ids[j],
+        Rule {
+            attr: src.attr.clone(),
+            pattern: src.pattern.clone(),
+            actions,
+        },
+    )
 }
 
 /// How many updates are due `elapsed` into the run at `rate_per_s`, beyond `applied`.
@@ -168,8 +190,7 @@ pub fn lookups_while_updating(
             let stop = Arc::new(AtomicBool::new(false));
             let (reader, lookup_keys, lookup_stop) = (classifier.reader(), keys.clone(), stop.clone());
             // The lookup thread runs until told to stop; the run length is this thread's.
-            let handle =
-                std::thread::spawn(move || lookup_until(&reader, &lookup_keys, Duration::MAX, &lookup_stop));
+            let handle = std::thread::spawn(move || lookup_until(&reader, &lookup_keys, Duration::MAX, &lookup_stop));
             let result = modify_at_rate(classifier, ids, rules, rate_per_s, duration);
             stop.store(true, Ordering::Relaxed);
             let (packets, elapsed) = handle.join().expect("lookup thread");
@@ -231,7 +252,9 @@ mod tests {
     /// Keys of `keys` whose lookup drops the packet.
     fn dropped(c: &Classifier, keys: &[PacketKey]) -> usize {
         let reader = c.reader();
-        keys.iter().filter(|k| matches!(reader.lookup(k).verdict, Verdict::Fate(Fate::Drop))).count()
+        keys.iter()
+            .filter(|k| matches!(reader.lookup(k).verdict, Verdict::Fate(Fate::Drop)))
+            .count()
     }
 
     /// Rules of exact5 that the `n` first modifies of [`nth_modify`]'s sequence leave
@@ -240,7 +263,11 @@ mod tests {
     /// others the pass before's.
     fn expected_drops(n: usize, rules: usize) -> usize {
         let (passes, rem) = (n / rules, n % rules);
-        if passes % 2 == 0 { rem } else { rules - rem }
+        if passes % 2 == 0 {
+            rem
+        } else {
+            rules - rem
+        }
     }
 
     #[test]
@@ -254,7 +281,11 @@ mod tests {
         assert_eq!(load.packets, 4096, "{load:?}");
         assert_eq!(load.updates, 0);
         assert_eq!(load.lookup_mpps, load.packets as f64 / load.elapsed_s.max(1e-9) / 1e6);
-        assert_eq!(lookup_rate(&c, &[], Duration::from_secs(1)).packets, 0, "no keys, no lookups");
+        assert_eq!(
+            lookup_rate(&c, &[], Duration::from_secs(1)).packets,
+            0,
+            "no keys, no lookups"
+        );
     }
 
     #[test]
@@ -276,8 +307,16 @@ mod tests {
         for k in 0..12 {
             let (id, rule) = nth_modify(&ids, &rules, k);
             assert_eq!(id, ids[k % 3], "k {k}");
-            assert_eq!((&rule.attr, &rule.pattern), (&rules[k % 3].attr, &rules[k % 3].pattern), "k {k}");
-            let want = if (k / 3) % 2 == 0 { vec![Action::Drop] } else { rules[k % 3].actions.clone() };
+            assert_eq!(
+                (&rule.attr, &rule.pattern),
+                (&rules[k % 3].attr, &rules[k % 3].pattern),
+                "k {k}"
+            );
+            let want = if (k / 3) % 2 == 0 {
+                vec![Action::Drop]
+            } else {
+                rules[k % 3].actions.clone()
+            };
             assert_eq!(rule.actions, want, "k {k}");
         }
     }
@@ -306,8 +345,7 @@ mod tests {
         const RATE_PER_S: f64 = 20_000.0;
         let (rules, keys) = exact5(RULES, 2);
         for placement in [UpdatePlacement::OtherCore, UpdatePlacement::SameCore] {
-            let (mut c, ids) =
-                Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
+            let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
             let load = lookups_while_updating(
                 &mut c,
                 &ids,
@@ -326,11 +364,23 @@ mod tests {
                 assert!(load.packets >= 4096, "{placement:?}: {load:?}");
             }
             // Every update the run counted, and no other, reached the rules.
-            assert_eq!(dropped(&c, &keys), expected_drops(load.updates as usize, RULES), "{placement:?}: {load:?}");
+            assert_eq!(
+                dropped(&c, &keys),
+                expected_drops(load.updates as usize, RULES),
+                "{placement:?}: {load:?}"
+            );
         }
         let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules.clone()).expect("rules load");
-        let none = lookups_while_updating(&mut c, &ids, &rules, Arc::new(Vec::new()), RATE_PER_S, UpdatePlacement::SameCore, Duration::from_secs(1))
-            .expect("nothing to apply");
+        let none = lookups_while_updating(
+            &mut c,
+            &ids,
+            &rules,
+            Arc::new(Vec::new()),
+            RATE_PER_S,
+            UpdatePlacement::SameCore,
+            Duration::from_secs(1),
+        )
+        .expect("nothing to apply");
         assert_eq!((none.packets, none.updates), (0, 0), "no keys: nothing runs");
     }
 }

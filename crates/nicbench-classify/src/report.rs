@@ -115,8 +115,14 @@ pub fn classify_pcap(
     let mut reader = classifier.reader();
     reader.set_counting(true);
     let ids = classifier.rule_ids();
-    let before: Vec<(u64, u64)> = ids.iter().map(|&id| classifier.counters(id).unwrap_or_default()).collect();
-    let mut report = ClassifyReport { port_queues, ..ClassifyReport::default() };
+    let before: Vec<(u64, u64)> = ids
+        .iter()
+        .map(|&id| classifier.counters(id).unwrap_or_default())
+        .collect();
+    let mut report = ClassifyReport {
+        port_queues,
+        ..ClassifyReport::default()
+    };
     let mut rss_failure: Option<RssRuleError> = None;
     let start = Instant::now();
     let mut keys: Vec<PacketKey> = Vec::with_capacity(BURST_PACKETS);
@@ -135,7 +141,12 @@ pub fn classify_pcap(
     };
     let mut source = match PcapSource::open(path) {
         Ok(s) => s,
-        Err(source) => return Err(ClassifyError::Pcap { source, partial: Box::default() }),
+        Err(source) => {
+            return Err(ClassifyError::Pcap {
+                source,
+                partial: Box::default(),
+            })
+        }
     };
     let mut failure = None;
     while let Some(next) = source.next_packet() {
@@ -160,7 +171,11 @@ pub fn classify_pcap(
         flush(&mut keys, &mut report);
     }
     report.elapsed_s = start.elapsed().as_secs_f64();
-    report.mpps = if report.elapsed_s > 0.0 { report.packets as f64 / report.elapsed_s / 1e6 } else { 0.0 };
+    report.mpps = if report.elapsed_s > 0.0 {
+        report.packets as f64 / report.elapsed_s / 1e6
+    } else {
+        0.0
+    };
     for (id, (h0, b0)) in ids.iter().zip(before) {
         let (h, b) = classifier.counters(*id).unwrap_or_default();
         if h > h0 {
@@ -178,7 +193,10 @@ pub fn classify_pcap(
         return Err(ClassifyError::Rss(e));
     }
     match failure {
-        Some(source) => Err(ClassifyError::Pcap { source, partial: Box::new(report) }),
+        Some(source) => Err(ClassifyError::Pcap {
+            source,
+            partial: Box::new(report),
+        }),
         None => Ok(report),
     }
 }

@@ -103,8 +103,16 @@ impl HashTypes {
             (t.ipv4, t.ipv6) = (true, true);
         }
         // rte_eth_rss_hf_refine: SRC_ONLY and DST_ONLY together mean both.
-        (t.l3_src, t.l3_dst) = if l3_src_only == l3_dst_only { (true, true) } else { (l3_src_only, l3_dst_only) };
-        (t.l4_src, t.l4_dst) = if l4_src_only == l4_dst_only { (true, true) } else { (l4_src_only, l4_dst_only) };
+        (t.l3_src, t.l3_dst) = if l3_src_only == l3_dst_only {
+            (true, true)
+        } else {
+            (l3_src_only, l3_dst_only)
+        };
+        (t.l4_src, t.l4_dst) = if l4_src_only == l4_dst_only {
+            (true, true)
+        } else {
+            (l4_src_only, l4_dst_only)
+        };
         t
     }
 }
@@ -138,7 +146,9 @@ impl RssQueuePicker {
             // No key: the PMD's default key, if the length (when given) is one mlx5 accepts
             // (mlx5_flow_validate_action_rss refuses a key_len that is neither 0 nor 40).
             (None, Some(len)) if len != 0 && len as usize != MLX5_KEY_BYTES => {
-                return Err(RssSetupError::KeyLength { len_bytes: len as usize })
+                return Err(RssSetupError::KeyLength {
+                    len_bytes: len as usize,
+                })
             }
             (None, _) => MLX5_DEFAULT_KEY.to_vec(),
         };
@@ -154,7 +164,13 @@ impl RssQueuePicker {
         let toeplitz = Toeplitz::new(&key).expect("a 40-byte key is in range");
         let types = HashTypes::of(action.types.as_deref().unwrap_or(&[]));
         let base = if action.level.unwrap_or(0) >= 2 { INNER_BASE } else { 0 };
-        Ok(RssQueuePicker { toeplitz, reta, types, symmetric, base })
+        Ok(RssQueuePicker {
+            toeplitz,
+            reta,
+            types,
+            symmetric,
+            base,
+        })
     }
 
     /// The port's default RSS over `port_queues` queues: default key, types `ip`, Toeplitz.
@@ -253,9 +269,17 @@ impl QueueResolver {
     /// Pickers for every `rss` rule installed in `classifier`, built now so that a bad action
     /// is reported before any packet; `port_queues`: the port's rx queues (default RSS).
     pub fn new(classifier: &Classifier, port_queues: u16) -> Result<QueueResolver, RssRuleError> {
-        let port = RssQueuePicker::port_default(port_queues)
-            .map_err(|source| RssRuleError { rule: None, group: 0, priority: 0, source })?;
-        let mut resolver = QueueResolver { port_queues, port, by_rule: AHashMap::new() };
+        let port = RssQueuePicker::port_default(port_queues).map_err(|source| RssRuleError {
+            rule: None,
+            group: 0,
+            priority: 0,
+            source,
+        })?;
+        let mut resolver = QueueResolver {
+            port_queues,
+            port,
+            by_rule: AHashMap::new(),
+        };
         for id in classifier.rule_ids() {
             resolver.picker(classifier, id)?;
         }
@@ -266,18 +290,31 @@ impl QueueResolver {
     /// rule has no `rss` fate.
     fn picker(&mut self, classifier: &Classifier, id: RuleId) -> Result<Option<&RssQueuePicker>, RssRuleError> {
         if !self.by_rule.contains_key(&id) {
-            let Some(info) = classifier.rule_info(id) else { return Ok(None) };
+            let Some(info) = classifier.rule_info(id) else {
+                return Ok(None);
+            };
             // The first fate action decides (compile::fate_of).
-            let Some(Action::Rss(rss)) = info.actions.iter().find(|a| a.is_fate()) else { return Ok(None) };
-            let picker = RssQueuePicker::new(rss, self.port_queues)
-                .map_err(|source| RssRuleError { rule: Some(id), group: info.group, priority: info.priority, source })?;
+            let Some(Action::Rss(rss)) = info.actions.iter().find(|a| a.is_fate()) else {
+                return Ok(None);
+            };
+            let picker = RssQueuePicker::new(rss, self.port_queues).map_err(|source| RssRuleError {
+                rule: Some(id),
+                group: info.group,
+                priority: info.priority,
+                source,
+            })?;
             self.by_rule.insert(id, picker);
         }
         Ok(self.by_rule.get(&id))
     }
 
     /// The queue `outcome` delivers the packet with `key` to, `None` for drops and other ports.
-    pub fn queue(&mut self, classifier: &Classifier, outcome: &Outcome, key: &PacketKey) -> Result<Option<u16>, RssRuleError> {
+    pub fn queue(
+        &mut self,
+        classifier: &Classifier,
+        outcome: &Outcome,
+        key: &PacketKey,
+    ) -> Result<Option<u16>, RssRuleError> {
         Ok(match outcome.verdict {
             Verdict::Fate(Fate::Queue { index }) => Some(index),
             Verdict::Fate(Fate::Drop | Fate::PortId { .. }) => None,
@@ -303,7 +340,11 @@ mod tests {
     }
 
     fn action(types: &[RssType], queues: &[u16]) -> RssAction {
-        RssAction { types: Some(types.to_vec()), queues: Some(queues.to_vec()), ..Default::default() }
+        RssAction {
+            types: Some(types.to_vec()),
+            queues: Some(queues.to_vec()),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -317,7 +358,11 @@ mod tests {
         assert_eq!(p.hash(&k), t.hash(&all[..8]), "ipv4 alone: addresses only");
         let p = RssQueuePicker::new(&action(&[RssType::Ipv4Udp, RssType::L3SrcOnly], &[0, 1]), 1).unwrap();
         assert_eq!(p.hash(&k), t.hash(&[66, 9, 149, 187, 0x0a, 0xea, 0x06, 0xe6]));
-        let p = RssQueuePicker::new(&action(&[RssType::Ipv4Udp, RssType::L3SrcOnly, RssType::L3DstOnly], &[0, 1]), 1).unwrap();
+        let p = RssQueuePicker::new(
+            &action(&[RssType::Ipv4Udp, RssType::L3SrcOnly, RssType::L3DstOnly], &[0, 1]),
+            1,
+        )
+        .unwrap();
         assert_eq!(p.hash(&k), t.hash(&all), "both only-flags: both sides");
         // TCP with a UDP type: addresses only; IPv6 types on IPv4: nothing, queue 0's entry.
         let tcp = PacketKey::ipv4_5tuple(Ipv4Addr::new(1, 2, 3, 4), Ipv4Addr::new(5, 6, 7, 8), 1, 2, 6, 64);
@@ -333,7 +378,10 @@ mod tests {
         let spec = FrameSpec {
             ip_src: Ipv4Addr::new(10, 1, 2, 3).into(),
             ip_dst: Ipv4Addr::new(10, 4, 5, 6).into(),
-            l4: L4Spec::Udp { src_port: 1111, dst_port: 2222 },
+            l4: L4Spec::Udp {
+                src_port: 1111,
+                dst_port: 2222,
+            },
             vxlan: Some(VxlanSpec::new(42)),
             frame_size_bytes: 128,
             ..FrameSpec::default()
@@ -344,36 +392,80 @@ mod tests {
         let outer = [192, 168, 0, 1, 192, 168, 0, 2, 0xc0, 0x00, 0x12, 0xb5];
         let inner = [10, 1, 2, 3, 10, 4, 5, 6, 0x04, 0x57, 0x08, 0xae];
         for (level, want) in [(None, outer), (Some(1), outer), (Some(2), inner)] {
-            let a = RssAction { level, ..action(&[RssType::Ipv4Udp], &[0, 1]) };
-            assert_eq!(RssQueuePicker::new(&a, 1).unwrap().hash(&key), t.hash(&want), "level {level:?}");
+            let a = RssAction {
+                level,
+                ..action(&[RssType::Ipv4Udp], &[0, 1])
+            };
+            assert_eq!(
+                RssQueuePicker::new(&a, 1).unwrap().hash(&key),
+                t.hash(&want),
+                "level {level:?}"
+            );
         }
     }
 
     #[test]
     fn test_symmetric_gives_both_directions_one_hash() {
-        let a = RssAction { func: Some(RssFunc::SymmetricToeplitz), ..action(&[RssType::Ipv4Udp], &[0, 1, 2]) };
+        let a = RssAction {
+            func: Some(RssFunc::SymmetricToeplitz),
+            ..action(&[RssType::Ipv4Udp], &[0, 1, 2])
+        };
         let p = RssQueuePicker::new(&a, 1).unwrap();
         let plain = RssQueuePicker::new(&action(&[RssType::Ipv4Udp], &[0, 1, 2]), 1).unwrap();
-        let (fwd, rev) = (udp([10, 0, 0, 1], [10, 9, 8, 7], 1000, 53), udp([10, 9, 8, 7], [10, 0, 0, 1], 53, 1000));
+        let (fwd, rev) = (
+            udp([10, 0, 0, 1], [10, 9, 8, 7], 1000, 53),
+            udp([10, 9, 8, 7], [10, 0, 0, 1], 53, 1000),
+        );
         assert_eq!(p.hash(&fwd), p.hash(&rev));
         assert_ne!(plain.hash(&fwd), plain.hash(&rev));
     }
 
     #[test]
     fn test_key_len_func_and_queue_errors() {
-        let short = RssAction { key: Some(vec![0x6d; 8]), ..Default::default() };
-        assert_eq!(RssQueuePicker::new(&short, 4).unwrap_err(), RssSetupError::KeyLength { len_bytes: 8 });
-        let padded = RssAction { key: Some(vec![0x6d; 8]), key_len: Some(40), ..Default::default() };
-        assert!(RssQueuePicker::new(&padded, 4).is_ok(), "key_len pads with zeros as testpmd's buffer does");
-        let too_long = RssAction { key_len: Some(64), ..Default::default() };
-        assert_eq!(RssQueuePicker::new(&too_long, 4).unwrap_err(), RssSetupError::KeyLength { len_bytes: 64 });
-        let key_len_only = RssAction { key_len: Some(40), ..Default::default() };
+        let short = RssAction {
+            key: Some(vec![0x6d; 8]),
+            ..Default::default()
+        };
+        assert_eq!(
+            RssQueuePicker::new(&short, 4).unwrap_err(),
+            RssSetupError::KeyLength { len_bytes: 8 }
+        );
+        let padded = RssAction {
+            key: Some(vec![0x6d; 8]),
+            key_len: Some(40),
+            ..Default::default()
+        };
+        assert!(
+            RssQueuePicker::new(&padded, 4).is_ok(),
+            "key_len pads with zeros as testpmd's buffer does"
+        );
+        let too_long = RssAction {
+            key_len: Some(64),
+            ..Default::default()
+        };
+        assert_eq!(
+            RssQueuePicker::new(&too_long, 4).unwrap_err(),
+            RssSetupError::KeyLength { len_bytes: 64 }
+        );
+        let key_len_only = RssAction {
+            key_len: Some(40),
+            ..Default::default()
+        };
         let default = RssQueuePicker::port_default(4).unwrap();
         let k = udp([1, 1, 1, 1], [2, 2, 2, 2], 3, 4);
-        assert_eq!(RssQueuePicker::new(&key_len_only, 4).unwrap().hash(&k), default.hash(&k));
-        let xor = RssAction { func: Some(RssFunc::SimpleXor), ..Default::default() };
+        assert_eq!(
+            RssQueuePicker::new(&key_len_only, 4).unwrap().hash(&k),
+            default.hash(&k)
+        );
+        let xor = RssAction {
+            func: Some(RssFunc::SimpleXor),
+            ..Default::default()
+        };
         assert_eq!(RssQueuePicker::new(&xor, 4).unwrap_err(), RssSetupError::SimpleXor);
         assert!(RssQueuePicker::new(&action(&[], &[]), 4).is_err());
-        assert_eq!(RssQueuePicker::port_default(0).unwrap_err(), RssSetupError::NoPortQueues);
+        assert_eq!(
+            RssQueuePicker::port_default(0).unwrap_err(),
+            RssSetupError::NoPortQueues
+        );
     }
 }

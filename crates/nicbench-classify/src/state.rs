@@ -68,8 +68,13 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub(crate) const START: Outcome =
-        Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None };
+    pub(crate) const START: Outcome = Outcome {
+        verdict: Verdict::Unmatched,
+        mark: None,
+        groups_traversed: 0,
+        last_group: 0,
+        rule: None,
+    };
 }
 
 /// One step of a lookup's path.
@@ -83,12 +88,26 @@ pub struct Hop {
 pub(crate) enum Op {
     /// Install `rule` in `slot` (`exact`: the writer put its entry in one of the group's
     /// exact tables; the copy keeps the rule entry for what does not fit the entry).
-    Put { slot: u32, gen: u32, seq: u32, rule: Arc<CompiledRule>, exact: bool },
-    Remove { slot: u32 },
+    Put {
+        slot: u32,
+        gen: u32,
+        seq: u32,
+        rule: Arc<CompiledRule>,
+        exact: bool,
+    },
+    Remove {
+        slot: u32,
+    },
     /// Install a decision tree built by the writer for `group` (shared by both copies).
-    InstallTree { group: u32, tree: Arc<Tree> },
+    InstallTree {
+        group: u32,
+        tree: Arc<Tree>,
+    },
     /// List a new exact table of `group` (shared by both copies, filled by the writer).
-    AddExact { group: u32, table: Arc<ExactTable> },
+    AddExact {
+        group: u32,
+        table: Arc<ExactTable>,
+    },
     /// The version of the batch this copy now reflects.
     Floor(u64),
 }
@@ -138,7 +157,14 @@ impl Clone for Until {
 
 impl State {
     pub fn new(algorithm: Algorithm, ranks: Arc<Ranks>) -> State {
-        State { rules: Vec::new(), groups: Default::default(), algorithm, ranks, floor: 0, until: Until::default() }
+        State {
+            rules: Vec::new(),
+            groups: Default::default(),
+            algorithm,
+            ranks,
+            floor: 0,
+            until: Until::default(),
+        }
     }
 
     fn remove(&mut self, slot: u32) {
@@ -184,7 +210,13 @@ impl State {
 
     fn apply(&mut self, op: &Op) {
         match op {
-            Op::Put { slot, gen, seq, rule, exact } => self.put(*slot, *gen, *seq, rule, *exact),
+            Op::Put {
+                slot,
+                gen,
+                seq,
+                rule,
+                exact,
+            } => self.put(*slot, *gen, *seq, rule, *exact),
             Op::Remove { slot } => self.remove(*slot),
             Op::InstallTree { group, tree } => self.install_tree(*group, tree),
             Op::AddExact { group, table } => self.groups.entry(*group).or_default().add_exact(table.clone()),
@@ -247,7 +279,11 @@ impl State {
         let mut out = Outcome::START;
         let mut group = start;
         for _ in 0..self.max_hops() {
-            let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules, x)).unwrap_or(Hit::NONE);
+            let hit = self
+                .groups
+                .get(&group)
+                .and_then(|g| g.lookup(key, &self.rules, x))
+                .unwrap_or(Hit::NONE);
             match self.step(&mut out, group, hit, key.frame_bytes, counters) {
                 Some(next) => group = next,
                 None => break,
@@ -263,7 +299,16 @@ impl State {
         for _ in 0..self.max_hops() {
             let hit = self.groups.get(&group).and_then(|g| g.lookup(key, &self.rules, x));
             // An exact hit carries its generation (the copy may not hold the rule entry).
-            hops.push(Hop { group, rule: hit.map(|h| if h.act != ACT_SLOW { RuleId::new(h.slot, h.gen) } else { self.id(h.slot) }) });
+            hops.push(Hop {
+                group,
+                rule: hit.map(|h| {
+                    if h.act != ACT_SLOW {
+                        RuleId::new(h.slot, h.gen)
+                    } else {
+                        self.id(h.slot)
+                    }
+                }),
+            });
             match self.step(&mut out, group, hit.unwrap_or(Hit::NONE), key.frame_bytes, None) {
                 Some(next) => group = next,
                 None => break,
@@ -285,15 +330,32 @@ impl State {
     /// ([`Group::tuple_burst`]) and no `PacketKey` is written unless a key jumps on to
     /// another group ([`tuple_first_hop`](Self::tuple_first_hop)). Otherwise (a delta
     /// after updates, TupleMerge or TupleSpace) every burst goes through the general path.
-    pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+    pub fn lookup_burst_tuples(
+        &self,
+        tuples: &[FiveTuple],
+        out: &mut [Outcome],
+        start: u32,
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
         let n = tuples.len().min(out.len());
-        if let Some(g) = self.groups.get(&start).filter(|g| counters.is_none() && g.exact_pipelinable()) {
+        if let Some(g) = self
+            .groups
+            .get(&start)
+            .filter(|g| counters.is_none() && g.exact_pipelinable())
+        {
             let mut slow = false;
             let out = &mut out[..n];
             g.exact_tuples(&tuples[..n], x, |i, h| {
                 if h.act != ACT_SLOW {
                     if let (fate, None) = unpack_action(h.act) {
-                        out[i] = Outcome { verdict: Verdict::Fate(fate), mark: None, groups_traversed: 1, last_group: start, rule: Some(RuleId::new(h.slot, h.gen)) };
+                        out[i] = Outcome {
+                            verdict: Verdict::Fate(fate),
+                            mark: None,
+                            groups_traversed: 1,
+                            last_group: start,
+                            rule: Some(RuleId::new(h.slot, h.gen)),
+                        };
                         return;
                     }
                 }
@@ -332,9 +394,20 @@ impl State {
     /// is inline and ends the walk is written straight into its `Outcome`; only misses,
     /// jumps and actions kept in the rule entry (marks) take the general walk, starting
     /// from the step already made.
-    pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+    pub fn lookup_burst(
+        &self,
+        keys: &[PacketKey],
+        out: &mut [Outcome],
+        start: u32,
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
         let n = keys.len().min(out.len());
-        let exact_start = if counters.is_none() { self.groups.get(&start).filter(|g| g.exact_only()) } else { None };
+        let exact_start = if counters.is_none() {
+            self.groups.get(&start).filter(|g| g.exact_only())
+        } else {
+            None
+        };
         for base in (0..n).step_by(BURST) {
             let m = (n - base).min(BURST);
             let keys = &keys[base..base + m];
@@ -356,7 +429,14 @@ impl State {
     /// scan; only keys that jump on take [`walk_burst`](Self::walk_burst). The ClassBench
     /// sets (one group, no jumps) end here.
     #[inline(always)]
-    fn first_hop_burst(&self, keys: &[PacketKey], out: &mut [Outcome], start: u32, counters: Option<&Counters>, x: XCtx<'_>) {
+    fn first_hop_burst(
+        &self,
+        keys: &[PacketKey],
+        out: &mut [Outcome],
+        start: u32,
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
         let m = keys.len().min(out.len()).min(BURST);
         if m == 0 {
             return;
@@ -439,7 +519,15 @@ impl State {
     /// Key `i`'s outcome after its first hop (group `start`, hit `h`), noting in `onward`
     /// where it goes next if it jumps on.
     #[inline(always)]
-    fn first_step(&self, start: u32, i: usize, h: Hit, bytes: u32, counters: Option<&Counters>, onward: &mut Onward) -> Outcome {
+    fn first_step(
+        &self,
+        start: u32,
+        i: usize,
+        h: Hit,
+        bytes: u32,
+        counters: Option<&Counters>,
+        onward: &mut Onward,
+    ) -> Outcome {
         let mut o = Outcome::START;
         if let Some(next) = self.step(&mut o, start, h, bytes, counters) {
             if o.groups_traversed < self.max_hops() {
@@ -486,7 +574,15 @@ impl State {
     /// The general group walk of one burst (at most [`BURST`] keys): packet `i` is in group
     /// `current[i]` with `out[i]` so far while `pending[i]`; packets in the same group go
     /// through it together.
-    fn walk_burst(&self, keys: &[PacketKey], out: &mut [Outcome], mut current: [u32; BURST], mut pending: [bool; BURST], counters: Option<&Counters>, x: XCtx<'_>) {
+    fn walk_burst(
+        &self,
+        keys: &[PacketKey],
+        out: &mut [Outcome],
+        mut current: [u32; BURST],
+        mut pending: [bool; BURST],
+        counters: Option<&Counters>,
+        x: XCtx<'_>,
+    ) {
         let m = keys.len().min(out.len()).min(BURST);
         if m == 0 {
             return;
@@ -495,7 +591,9 @@ impl State {
         let mut refs: [&PacketKey; BURST] = [&keys[0]; BURST];
         let mut hits = [Hit::NONE; BURST];
         for _ in 0..(self.max_hops() as usize * m) {
-            let Some(first) = (0..m).find(|&i| pending[i]) else { break };
+            let Some(first) = (0..m).find(|&i| pending[i]) else {
+                break;
+            };
             let group = current[first];
             let mut k = 0;
             for i in first..m {
@@ -538,7 +636,11 @@ struct Onward {
 impl Onward {
     #[inline(always)]
     fn new(start: u32) -> Onward {
-        Onward { current: [start; BURST], pending: [false; BURST], any: false }
+        Onward {
+            current: [start; BURST],
+            pending: [false; BURST],
+            any: false,
+        }
     }
 }
 

@@ -24,7 +24,11 @@ struct Slot {
     value: u32,
 }
 
-const FREE: Slot = Slot { key: [0; HASH_WORDS], tag: 0, value: EMPTY };
+const FREE: Slot = Slot {
+    key: [0; HASH_WORDS],
+    tag: 0,
+    value: EMPTY,
+};
 
 #[derive(Clone, Debug)]
 pub(crate) struct HashTable {
@@ -55,7 +59,11 @@ impl Default for HashTable {
 impl HashTable {
     pub fn with_capacity(n: usize) -> HashTable {
         let cap = (n * 8 / 5).max(8).next_power_of_two();
-        HashTable { slots: SlotBuf::new(cap, FREE), len: 0, shift: 64 - cap.trailing_zeros() }
+        HashTable {
+            slots: SlotBuf::new(cap, FREE),
+            len: 0,
+            shift: 64 - cap.trailing_zeros(),
+        }
     }
 
     #[cfg(test)]
@@ -218,7 +226,11 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 impl<T: Copy> SlotBuf<T> {
     fn layout(len: usize) -> std::alloc::Layout {
         let bytes = len * std::mem::size_of::<T>();
-        let align = if bytes >= HUGE_PAGE_BYTES { HUGE_PAGE_BYTES } else { std::mem::align_of::<T>().max(64) };
+        let align = if bytes >= HUGE_PAGE_BYTES {
+            HUGE_PAGE_BYTES
+        } else {
+            std::mem::align_of::<T>().max(64)
+        };
         std::alloc::Layout::from_size_align(bytes.max(1), align).expect("slot table layout")
     }
 
@@ -248,7 +260,10 @@ impl<T: Copy> SlotBuf<T> {
             unsafe { raw.add(i).write(fill) };
         }
         // SAFETY: `alloc` never returns null.
-        SlotBuf { ptr: unsafe { std::ptr::NonNull::new_unchecked(raw) }, len }
+        SlotBuf {
+            ptr: unsafe { std::ptr::NonNull::new_unchecked(raw) },
+            len,
+        }
     }
 }
 
@@ -274,7 +289,10 @@ impl<T: Copy> Clone for SlotBuf<T> {
         // returns null.
         unsafe {
             std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), raw, self.len);
-            SlotBuf { ptr: std::ptr::NonNull::new_unchecked(raw), len: self.len }
+            SlotBuf {
+                ptr: std::ptr::NonNull::new_unchecked(raw),
+                len: self.len,
+            }
         }
     }
 }

@@ -82,7 +82,10 @@ impl Pinned<'_> {
     /// has passed) for all of `'a`, and `v` was read as [`Clock::pin`] returned it.
     #[inline(always)]
     pub unsafe fn assume(v: u64) -> Self {
-        Pinned { v: low(v), _pin: std::marker::PhantomData }
+        Pinned {
+            v: low(v),
+            _pin: std::marker::PhantomData,
+        }
     }
 }
 
@@ -103,7 +106,11 @@ pub(crate) struct Clock {
 
 impl Default for Clock {
     fn default() -> Self {
-        Clock { published: AtomicU64::new(1), rules: AtomicUsize::new(0), pins: Mutex::new(Vec::new()) }
+        Clock {
+            published: AtomicU64::new(1),
+            rules: AtomicUsize::new(0),
+            pins: Mutex::new(Vec::new()),
+        }
     }
 }
 
@@ -125,7 +132,9 @@ impl Clock {
 
     /// A new reader's pin (idle).
     pub fn register(&self) -> Arc<Pin> {
-        let pin = Arc::new(Pin { v: AtomicU64::new(IDLE) });
+        let pin = Arc::new(Pin {
+            v: AtomicU64::new(IDLE),
+        });
         self.pins.lock().unwrap_or_else(|e| e.into_inner()).push(pin.clone());
         pin
     }
@@ -133,7 +142,10 @@ impl Clock {
     /// Forgets a dropped reader's pin.
     pub fn unregister(&self, pin: &Arc<Pin>) {
         pin.v.store(IDLE, Ordering::SeqCst);
-        self.pins.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| !Arc::ptr_eq(p, pin));
+        self.pins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| !Arc::ptr_eq(p, pin));
     }
 
     /// Pins `pin` at the published version, or at `floor` if that is newer (a left-right
@@ -163,7 +175,9 @@ impl Clock {
         std::sync::atomic::fence(Ordering::SeqCst);
         let g = self.published.load(Ordering::SeqCst);
         let pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        pins.iter().map(|p| p.v.load(Ordering::SeqCst)).fold(g, |m, v| if v == IDLE { m } else { m.min(v) })
+        pins.iter()
+            .map(|p| p.v.load(Ordering::SeqCst))
+            .fold(g, |m, v| if v == IDLE { m } else { m.min(v) })
     }
 
     /// Waits until no reader uses a version older than `v` (at most one burst per reader,

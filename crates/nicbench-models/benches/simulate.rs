@@ -21,9 +21,15 @@ fn bench(c: &mut Criterion) {
     g.measurement_time(std::time::Duration::from_secs(8));
     // 200 ms of virtual 100 GbE = 1.64 M packets of 1500 B.
     g.throughput(Throughput::Elements(1_644_737));
-    for (name, groups, count) in [("table0_1k", 0, 1000), ("table1_1k", 1, 1000), ("tables16_100k", 16, 100_000)] {
+    for (name, groups, count) in [
+        ("table0_1k", 0, 1000),
+        ("table1_1k", 1, 1000),
+        ("tables16_100k", 16, 100_000),
+    ] {
         let s = scenario(groups, count, 200_000_000);
-        g.bench_function(name, |b| b.iter(|| simulate_json(&s, &mut |_| {}).map(|r| r.len()).unwrap_or(0)));
+        g.bench_function(name, |b| {
+            b.iter(|| simulate_json(&s, &mut |_| {}).map(|r| r.len()).unwrap_or(0))
+        });
     }
     g.finish();
 }

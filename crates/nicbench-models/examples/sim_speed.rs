@@ -9,15 +9,20 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
     let (groups, rules, seconds) = (arg(1, 1.0) as u32, arg(2, 1000.0) as u64, arg(3, 1.0));
-    let from_file = args.get(1).filter(|a| a.ends_with(".json")).map(|path| std::fs::read_to_string(path).unwrap_or_default());
-    let scenario = from_file.unwrap_or_else(|| json!({
-        "nic": "connectx5",
-        "profiles_dir": concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles"),
-        "duration_ns": (seconds * 1e9) as u64,
-        "traffic": {"flows": 10000, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}},
-        "rules": {"generated": {"kind": "exact5", "count": rules, "groups": groups}},
-    })
-    .to_string());
+    let from_file = args
+        .get(1)
+        .filter(|a| a.ends_with(".json"))
+        .map(|path| std::fs::read_to_string(path).unwrap_or_default());
+    let scenario = from_file.unwrap_or_else(|| {
+        json!({
+            "nic": "connectx5",
+            "profiles_dir": concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles"),
+            "duration_ns": (seconds * 1e9) as u64,
+            "traffic": {"flows": 10000, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}},
+            "rules": {"generated": {"kind": "exact5", "count": rules, "groups": groups}},
+        })
+        .to_string()
+    });
     let wall = std::time::Instant::now();
     match simulate_json(&scenario, &mut |_| {}) {
         Ok(out) => {

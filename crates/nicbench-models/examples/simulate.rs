@@ -14,7 +14,16 @@ fn main() {
         Ok(json) if full => println!("{json}"),
         Ok(json) => {
             let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-            for key in ["offered_gbps", "rx_gbps", "loss_ratio", "dropped", "latency_us", "install", "model", "sim"] {
+            for key in [
+                "offered_gbps",
+                "rx_gbps",
+                "loss_ratio",
+                "dropped",
+                "latency_us",
+                "install",
+                "model",
+                "sim",
+            ] {
                 println!("{key}: {}", v[key]);
             }
         }

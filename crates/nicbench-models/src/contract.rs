@@ -54,10 +54,19 @@ mod tests {
             assert_eq!(v["type"], "object", "{name}");
             assert!(v["properties"].as_object().is_some_and(|p| p.len() >= 3), "{name}: {v}");
         }
-        let scenario: serde_json::Value = serde_json::from_str(&schema_json("connectx.scenario").expect("known")).expect("json");
-        let required: Vec<&str> = scenario["required"].as_array().expect("required").iter().filter_map(|r| r.as_str()).collect();
+        let scenario: serde_json::Value =
+            serde_json::from_str(&schema_json("connectx.scenario").expect("known")).expect("json");
+        let required: Vec<&str> = scenario["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .filter_map(|r| r.as_str())
+            .collect();
         assert_eq!(required, ["nic", "duration_ns"], "only what has no default is required");
-        assert_eq!(scenario["additionalProperties"], false, "unknown fields are refused (deny_unknown_fields)");
+        assert_eq!(
+            scenario["additionalProperties"], false,
+            "unknown fields are refused (deny_unknown_fields)"
+        );
         assert!(schema("nope.request").is_none());
     }
 }

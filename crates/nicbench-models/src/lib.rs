@@ -36,7 +36,10 @@ pub(crate) fn check_profile(p: &Profile) -> Result<(), ModelError> {
         flowhost::KIND => flowhost::params::role(p).map(drop),
         connectx::eswitch::KIND => p.params::<connectx::eswitch::EswitchParams>().map(drop),
         agilio::KIND => p.params::<agilio::AgilioParams>().map(drop),
-        other => Err(p.error(format_args!("kind '{other}' names no model (kinds: {})", profile::KINDS.join(", ")))),
+        other => Err(p.error(format_args!(
+            "kind '{other}' names no model (kinds: {})",
+            profile::KINDS.join(", ")
+        ))),
     }
 }
 

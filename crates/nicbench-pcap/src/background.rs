@@ -59,7 +59,11 @@ impl BackgroundFile {
                 file.flush()
             })
             .expect("spawning the pcap writer thread");
-        BackgroundFile { jobs: Some(jobs), recycled, thread: Some(thread) }
+        BackgroundFile {
+            jobs: Some(jobs),
+            recycled,
+            thread: Some(thread),
+        }
     }
 
     /// The writer thread has stopped (it only stops early on an I/O error): its error.
@@ -73,7 +77,9 @@ impl BackgroundFile {
     }
 
     fn send(&mut self, job: Job) -> io::Result<()> {
-        let Some(jobs) = &self.jobs else { return Err(io::Error::other("pcap writer already failed")) };
+        let Some(jobs) = &self.jobs else {
+            return Err(io::Error::other("pcap writer already failed"));
+        };
         if jobs.send(job).is_err() {
             return Err(self.thread_error());
         }
@@ -135,10 +141,14 @@ mod tests {
     #[test]
     fn test_write_error_surfaces() {
         // /dev/full accepts open but fails every write with ENOSPC.
-        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            return;
+        };
         let mut sink = BackgroundFile::new(full);
         let first = sink.write_all(&[0u8; 4096]);
-        let err = first.and_then(|()| sink.flush()).expect_err("a write to /dev/full fails");
+        let err = first
+            .and_then(|()| sink.flush())
+            .expect_err("a write to /dev/full fails");
         assert_eq!(err.raw_os_error(), Some(28), "{err}");
     }
 }

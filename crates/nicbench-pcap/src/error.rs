@@ -114,7 +114,10 @@ pub enum PcapError {
     },
 
     /// The capture's link type is none nicbench decodes ([`crate::LinkType::DECODED`]).
-    #[error("link type {linktype} is not supported: nicbench decodes {}", crate::linktype::decoded_list())]
+    #[error(
+        "link type {linktype} is not supported: nicbench decodes {}",
+        crate::linktype::decoded_list()
+    )]
     UnsupportedLinkType { linktype: crate::LinkType },
 
     /// A writer was asked for a snaplen no reader would accept.

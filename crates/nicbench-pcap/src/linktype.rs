@@ -92,7 +92,9 @@ impl LinkType {
             LinkType::LINUX_SLL => ip_if_ethertype(14, LINUX_SLL_HEADER_BYTES),
             LinkType::LINUX_SLL2 => ip_if_ethertype(0, LINUX_SLL2_HEADER_BYTES),
             LinkType::NULL | LinkType::LOOP => {
-                let Some(word) = data.get(..NULL_HEADER_BYTES) else { return L3Start::NotIp };
+                let Some(word) = data.get(..NULL_HEADER_BYTES) else {
+                    return L3Start::NotIp;
+                };
                 let word = [word[0], word[1], word[2], word[3]];
                 // NULL: the family in the capturing host's byte order, which the file does not
                 // record (libpcap tries both too); LOOP: network order.
@@ -141,7 +143,11 @@ impl LinkType {
 
 /// "EN10MB (1), RAW (101), …": the decoded link types, for messages.
 pub(crate) fn decoded_list() -> String {
-    LinkType::DECODED.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    LinkType::DECODED
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl fmt::Display for LinkType {

@@ -153,7 +153,8 @@ impl<W: Write> PcapWriter<W> {
             .out
             .into_inner()
             .map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err.into_error()))?;
-        sink.flush().map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err))?;
+        sink.flush()
+            .map_err(|err| PcapError::io(path.as_deref(), offset_bytes, err))?;
         Ok(sink)
     }
 

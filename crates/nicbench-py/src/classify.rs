@@ -13,8 +13,8 @@ use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, Classi
 use nicbench_rules::ruleset;
 
 use crate::errors::{classifier_error, invalid, pcap_error, rss_rule_error, rules_load_error};
-use crate::rules::syntax_arg;
 use crate::progress::Progress;
+use crate::rules::syntax_arg;
 
 #[derive(serde::Serialize)]
 struct Output {
@@ -54,7 +54,11 @@ fn classify_pcap(
         ClassifyError::Rss(e) => rss_rule_error(&name, &ids, &lines, e),
     })?;
     let rule_lines = ids.iter().zip(&lines).map(|(id, line)| (id.0, *line)).collect();
-    let output = Output { report, rule_lines, rules_loaded: lines.len() };
+    let output = Output {
+        report,
+        rule_lines,
+        rules_loaded: lines.len(),
+    };
     serde_json::to_string(&output).map_err(invalid)
 }
 
@@ -71,7 +75,9 @@ fn algorithm(name: &str) -> PyResult<Algorithm> {
         "hybrid" => Ok(Algorithm::Hybrid),
         "tuplemerge" => Ok(Algorithm::TupleMerge),
         "tss" | "tuplespace" => Ok(Algorithm::TupleSpace),
-        other => Err(invalid(format!("unknown classifier algorithm {other:?}: expected hybrid, tuplemerge or tss"))),
+        other => Err(invalid(format!(
+            "unknown classifier algorithm {other:?}: expected hybrid, tuplemerge or tss"
+        ))),
     }
 }
 
@@ -90,11 +96,19 @@ fn classifier_load(
     update_rate_per_s: f64,
     placement: &str,
 ) -> PyResult<String> {
-    let config = ClassifierConfig { algorithm: algorithm(algorithm_name)?, count: false, ..ClassifierConfig::default() };
+    let config = ClassifierConfig {
+        algorithm: algorithm(algorithm_name)?,
+        count: false,
+        ..ClassifierConfig::default()
+    };
     let placement = match placement {
         "other_core" => UpdatePlacement::OtherCore,
         "same_core" => UpdatePlacement::SameCore,
-        other => return Err(invalid(format!("unknown placement {other:?}: expected other_core or same_core"))),
+        other => {
+            return Err(invalid(format!(
+                "unknown placement {other:?}: expected other_core or same_core"
+            )))
+        }
     };
     let duration = std::time::Duration::from_secs_f64(duration_s.max(0.001));
     let workload = workload.to_string();
@@ -103,12 +117,24 @@ fn classifier_load(
         let (mut classifier, ids) = Classifier::with_rules(config, rules.clone()).map_err(|e| e.to_string())?;
         let memory_bytes_per_rule = classifier.stats().memory_bytes_per_rule;
         let load = if update_rate_per_s > 0.0 {
-            lookups_while_updating(&mut classifier, &ids, &rules, Arc::new(keys), update_rate_per_s, placement, duration)
-                .map_err(|e| e.to_string())?
+            lookups_while_updating(
+                &mut classifier,
+                &ids,
+                &rules,
+                Arc::new(keys),
+                update_rate_per_s,
+                placement,
+                duration,
+            )
+            .map_err(|e| e.to_string())?
         } else {
             lookup_rate(&classifier, &keys, duration)
         };
-        Ok(LoadOutput { load, rules: rules.len(), memory_bytes_per_rule })
+        Ok(LoadOutput {
+            load,
+            rules: rules.len(),
+            memory_bytes_per_rule,
+        })
     });
     serde_json::to_string(&output.map_err(invalid)?).map_err(invalid)
 }

@@ -8,7 +8,10 @@ use crate::errors::invalid;
 #[pyfunction]
 fn contract_schema(name: &str) -> PyResult<String> {
     nicbench_models::contract::schema_json(name).ok_or_else(|| {
-        invalid(format!("unknown contract {name:?} (known: {})", nicbench_models::contract::CONTRACTS.join(", ")))
+        invalid(format!(
+            "unknown contract {name:?} (known: {})",
+            nicbench_models::contract::CONTRACTS.join(", ")
+        ))
     })
 }
 

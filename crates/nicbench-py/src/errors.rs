@@ -7,13 +7,26 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::PyErr;
 
-create_exception!(_native, NicbenchError, PyValueError, "Bad input or an impossible request.");
-create_exception!(_native, PcapError, NicbenchError, "A pcap/pcapng file could not be read or written.");
+create_exception!(
+    _native,
+    NicbenchError,
+    PyValueError,
+    "Bad input or an impossible request."
+);
+create_exception!(
+    _native,
+    PcapError,
+    NicbenchError,
+    "A pcap/pcapng file could not be read or written."
+);
 create_exception!(_native, RuleError, NicbenchError, "A rule or rule file is invalid.");
 
 pub fn pcap_error(err: nicbench_pcap::PcapError) -> PyErr {
     // I/O errors carry the path in their message already; keep them OSErrors for callers that care.
-    if matches!(err, nicbench_pcap::PcapError::Open { .. } | nicbench_pcap::PcapError::Io { .. }) {
+    if matches!(
+        err,
+        nicbench_pcap::PcapError::Open { .. } | nicbench_pcap::PcapError::Io { .. }
+    ) {
         return PyOSError::new_err(err.to_string());
     }
     PcapError::new_err(err.to_string())
@@ -74,7 +87,10 @@ pub fn rss_rule_error(
     lines: &[usize],
     err: nicbench_classify::RssRuleError,
 ) -> PyErr {
-    let line = err.rule.and_then(|id| ids.iter().position(|&i| i == id)).and_then(|i| lines.get(i));
+    let line = err
+        .rule
+        .and_then(|id| ids.iter().position(|&i| i == id))
+        .and_then(|i| lines.get(i));
     match line {
         Some(line) => RuleError::new_err(format!("{file}:{line}: {}", err.source)),
         None => invalid(format!("--queues: {}", err.source)),
@@ -100,9 +116,16 @@ pub fn flow_error(err: nicbench_flowmeter::FlowError) -> PyErr {
 /// Syntax errors of a file (at least one): a `RuleError` with the first
 /// (`file:line:col: message`) and how many more there are.
 pub fn parse_errors(errors: &[nicbench_rules::ParseError]) -> PyErr {
-    let first = errors.first().map(ToString::to_string).unwrap_or_else(|| "no error".into());
+    let first = errors
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| "no error".into());
     match errors.len() {
         0 | 1 => RuleError::new_err(first),
-        n => RuleError::new_err(format!("{first} (and {} more error{})", n - 1, if n == 2 { "" } else { "s" })),
+        n => RuleError::new_err(format!(
+            "{first} (and {} more error{})",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        )),
     }
 }

@@ -8,7 +8,8 @@ use crate::errors::model_error;
 /// Runs one flow-host request (JSON) without the GIL; returns the result JSON.
 #[pyfunction]
 fn flowhost_simulate(py: Python<'_>, request_json: String) -> PyResult<String> {
-    py.allow_threads(|| nicbench_models::flowhost::simulate_json(&request_json)).map_err(model_error)
+    py.allow_threads(|| nicbench_models::flowhost::simulate_json(&request_json))
+        .map_err(model_error)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -38,11 +38,18 @@ impl Settings {
         if let Some(max_flows) = self.max_flows {
             config.max_flows = max_flows;
         }
-        let active_ns = if self.no_active { None } else { self.active_ns.or(config.timeouts.active_ns) };
+        let active_ns = if self.no_active {
+            None
+        } else {
+            self.active_ns.or(config.timeouts.active_ns)
+        };
         config.timeouts = match self.idle_ns {
             // One idle timeout for every protocol (`--idle`), as Argus' `-T` style override.
             Some(idle_ns) => Timeouts::uniform_idle(idle_ns, active_ns),
-            None => Timeouts { active_ns, ..config.timeouts },
+            None => Timeouts {
+                active_ns,
+                ..config.timeouts
+            },
         };
         config.validate().map_err(flow_error)?;
         Ok(config)
@@ -83,7 +90,11 @@ impl Ticks {
             if let Some(callback) = callback {
                 if self.error.is_none() && !self.interrupted_by_user {
                     // pcap: bytes of input read (a file-size progress bar); live: packets.
-                    let done = if live { progress.packets } else { progress.input_bytes_read };
+                    let done = if live {
+                        progress.packets
+                    } else {
+                        progress.input_bytes_read
+                    };
                     if let Err(e) = callback.call1(py, (done, progress.packets, progress.records)) {
                         self.note(py, e);
                     }
@@ -137,12 +148,25 @@ fn flows_meter(
     let compat_value: Compat = match compat {
         "nicbench" => Compat::Nicbench,
         "argus" => Compat::Argus,
-        other => return Err(invalid(format!("unknown compat mode {other:?}: expected nicbench or argus"))),
+        other => {
+            return Err(invalid(format!(
+                "unknown compat mode {other:?}: expected nicbench or argus"
+            )))
+        }
     };
     if !matches!(format, "csv" | "jsonl") {
-        return Err(invalid(format!("unknown record format {format:?}: expected csv or jsonl")));
+        return Err(invalid(format!(
+            "unknown record format {format:?}: expected csv or jsonl"
+        )));
     }
-    let settings = Settings { compat: compat_value, workers, max_flows, idle_ns, active_ns, no_active };
+    let settings = Settings {
+        compat: compat_value,
+        workers,
+        max_flows,
+        idle_ns,
+        active_ns,
+        no_active,
+    };
     let config = settings.config()?;
     let format = format.to_string();
     let (result, ticks) = py.allow_threads(move || {
@@ -156,7 +180,13 @@ fn flows_meter(
                 let duration = duration_ns.map(Duration::from_nanos);
                 run_live(&source, duration, &config, sink.as_mut(), &stop, &mut on_progress)
             } else {
-                run_pcap(std::path::Path::new(&source), &config, sink.as_mut(), &stop, &mut on_progress)
+                run_pcap(
+                    std::path::Path::new(&source),
+                    &config,
+                    sink.as_mut(),
+                    &stop,
+                    &mut on_progress,
+                )
             }
         });
         (result.map(|stats| (stats, config)), ticks)
@@ -168,7 +198,10 @@ fn flows_meter(
     let mut value = serde_json::to_value(&stats).map_err(invalid)?;
     if let Some(map) = value.as_object_mut() {
         map.insert("compat".into(), compat.into());
-        map.insert("interrupted".into(), (stats.interrupted || ticks.interrupted_by_user).into());
+        map.insert(
+            "interrupted".into(),
+            (stats.interrupted || ticks.interrupted_by_user).into(),
+        );
         map.insert("mpps".into(), stats.mpps().into());
         map.insert(
             "config".into(),

@@ -25,7 +25,11 @@ fn openflow_load(path: PathBuf) -> PyResult<String> {
     if !report.errors.is_empty() {
         return Err(parse_errors(&report.errors));
     }
-    let rules: Vec<NumberedRule> = report.parsed.into_iter().map(|(line, rule)| NumberedRule { line, rule }).collect();
+    let rules: Vec<NumberedRule> = report
+        .parsed
+        .into_iter()
+        .map(|(line, rule)| NumberedRule { line, rule })
+        .collect();
     serde_json::to_string(&rules).map_err(invalid_rule)
 }
 

@@ -14,8 +14,11 @@ use crate::errors::{invalid, invalid_rule, os_error, rules_load_error};
 pub(crate) fn syntax_arg(syntax: Option<&str>) -> PyResult<Option<Syntax>> {
     syntax
         .map(|name| {
-            Syntax::from_name(name)
-                .ok_or_else(|| invalid(format!("unknown rule syntax {name:?}: expected testpmd, tc or classbench")))
+            Syntax::from_name(name).ok_or_else(|| {
+                invalid(format!(
+                    "unknown rule syntax {name:?}: expected testpmd, tc or classbench"
+                ))
+            })
         })
         .transpose()
 }
@@ -57,7 +60,8 @@ fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResul
 }
 
 fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
-    let syntax = Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
+    let syntax =
+        Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
     let text = ruleset::write(rules, syntax, port, dev).map_err(invalid_rule)?;
     std::fs::write(out, text).map_err(|e| os_error(out, e))
 }
@@ -67,9 +71,11 @@ fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> Py
 #[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
 fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
     let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
-    let to_syntax = Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
+    let to_syntax =
+        Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
     // Errors name the line of the rule the target syntax cannot express.
-    let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev).map_err(invalid_rule)?;
+    let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev)
+        .map_err(invalid_rule)?;
     std::fs::write(&out, text).map_err(|e| os_error(&out, e))?;
     Ok(file.rules.len())
 }
@@ -94,7 +100,11 @@ fn rules_generate(
         "acl" => RuleSetKind::Acl,
         "fw" => RuleSetKind::Fw,
         "ipc" => RuleSetKind::Ipc,
-        other => return Err(invalid(format!("unknown rule-set kind {other:?}: expected exact5, acl, fw or ipc"))),
+        other => {
+            return Err(invalid(format!(
+                "unknown rule-set kind {other:?}: expected exact5, acl, fw or ipc"
+            )))
+        }
     };
     let rules = py.allow_threads(|| generate(kind, count, groups, seed));
     write_rules(&rules, to, &out, port, dev)?;

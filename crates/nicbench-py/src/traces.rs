@@ -30,7 +30,13 @@ fn rss_spread(
     inner: bool,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    let options = nicbench_trace::RssOptions { queues, key, with_ports, reta_size, inner };
+    let options = nicbench_trace::RssOptions {
+        queues,
+        key,
+        with_ports,
+        reta_size,
+        inner,
+    };
     let mut reporter = Progress::new(progress);
     let report = py.allow_threads(|| nicbench_trace::rss_spread(&path, &options, &mut |b| reporter.report(b)));
     reporter.finish()?;
@@ -40,7 +46,9 @@ fn rss_spread(
 /// (packets, elapsed_ns) of read → parse → FlowKey → Toeplitz over the file.
 #[pyfunction]
 fn scan_pipeline(py: Python<'_>, path: PathBuf, key: Vec<u8>) -> PyResult<(u64, u64)> {
-    let stats = py.allow_threads(|| nicbench_trace::scan_pipeline(&path, &key)).map_err(trace_error)?;
+    let stats = py
+        .allow_threads(|| nicbench_trace::scan_pipeline(&path, &key))
+        .map_err(trace_error)?;
     Ok((stats.packets, stats.elapsed_ns))
 }
 

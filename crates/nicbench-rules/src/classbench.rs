@@ -74,9 +74,17 @@ impl ClassBenchFilter {
         };
         let (sp, dp) = (port(self.src_ports), port(self.dst_ports));
         let l4 = match self.l4_item() {
-            Some(6) => Some(Item::Tcp(TcpItem { src: sp, dst: dp, flags: None })),
+            Some(6) => Some(Item::Tcp(TcpItem {
+                src: sp,
+                dst: dp,
+                flags: None,
+            })),
             Some(17) => Some(Item::Udp(UdpItem { src: sp, dst: dp })),
-            Some(_) => Some(Item::Sctp(SctpItem { src: sp, dst: dp, ..Default::default() })),
+            Some(_) => Some(Item::Sctp(SctpItem {
+                src: sp,
+                dst: dp,
+                ..Default::default()
+            })),
             None if self.proto_mask == 0xff && self.proto == 1 => Some(Item::Icmp(IcmpItem::default())),
             None => {
                 ip.proto = Field::new(self.proto, self.proto_mask, None);
@@ -85,7 +93,15 @@ impl ClassBenchFilter {
         };
         let mut pattern = vec![Item::Eth(EthItem::default()), Item::Ipv4(ip)];
         pattern.extend(l4);
-        Rule { attr: Attr { priority, ingress: true, ..Default::default() }, pattern, actions: Vec::<Action>::new() }
+        Rule {
+            attr: Attr {
+                priority,
+                ingress: true,
+                ..Default::default()
+            },
+            pattern,
+            actions: Vec::<Action>::new(),
+        }
     }
 }
 
@@ -124,13 +140,28 @@ fn parse_line(line: &str) -> Result<ClassBenchFilter, LineError> {
     let dst_ports = port_range(&mut c, "destination")?;
     let t = c.word("a protocol 'value/mask'")?;
     let pm = t.text.split_once('/').and_then(|(v, m)| {
-        Some((u8::try_from(parse_c_uint(v)?).ok()?, u8::try_from(parse_c_uint(m)?).ok()?))
+        Some((
+            u8::try_from(parse_c_uint(v)?).ok()?,
+            u8::try_from(parse_c_uint(m)?).ok()?,
+        ))
     });
     let Some((proto, proto_mask)) = pm else {
-        return Err(c.error_prev(format!("expected a protocol 'value/mask' such as 0x06/0xFF, found '{}'", t.text)));
+        return Err(c.error_prev(format!(
+            "expected a protocol 'value/mask' such as 0x06/0xFF, found '{}'",
+            t.text
+        )));
     };
     // Remaining columns (TCP flags, extensions) are not part of the 5-tuple model.
-    Ok(ClassBenchFilter { src, src_prefix_len, dst, dst_prefix_len, src_ports, dst_ports, proto, proto_mask })
+    Ok(ClassBenchFilter {
+        src,
+        src_prefix_len,
+        dst,
+        dst_prefix_len,
+        src_ports,
+        dst_ports,
+        proto,
+        proto_mask,
+    })
 }
 
 fn prefix(c: &Cursor<'_>, text: &str, which: &str) -> Result<(Ipv4Addr, u8), LineError> {
@@ -144,8 +175,12 @@ fn prefix(c: &Cursor<'_>, text: &str, which: &str) -> Result<(Ipv4Addr, u8), Lin
 fn port_range(c: &mut Cursor<'_>, which: &str) -> Result<(u16, u16), LineError> {
     // Messages are built only on error: this runs twice per line of 10k-line files.
     let num = |c: &mut Cursor<'_>| -> Result<u16, LineError> {
-        let Some(t) = c.next() else { return Err(c.expected(&format!("a {which} port"))) };
-        t.text.parse().map_err(|_| c.error_prev(format!("expected a {which} port (0-65535), found '{}'", t.text)))
+        let Some(t) = c.next() else {
+            return Err(c.expected(&format!("a {which} port")));
+        };
+        t.text
+            .parse()
+            .map_err(|_| c.error_prev(format!("expected a {which} port (0-65535), found '{}'", t.text)))
     };
     let lo = num(c)?;
     if !c.eat(":") {
@@ -167,13 +202,28 @@ mod tests {
     fn test_parse_and_map() {
         let f = parse_file(ACL, "acl").unwrap();
         assert_eq!(f.len(), 3);
-        assert_eq!((f[0].src, f[0].src_prefix_len, f[0].dst_ports), (Ipv4Addr::new(205, 174, 0, 0), 16, (1521, 1521)));
+        assert_eq!(
+            (f[0].src, f[0].src_prefix_len, f[0].dst_ports),
+            (Ipv4Addr::new(205, 174, 0, 0), 16, (1521, 1521))
+        );
         let rules = parse_rules(ACL, "acl").unwrap();
         assert_eq!(rules[1].attr.priority, 1);
         let Item::Ipv4(ip) = &rules[0].pattern[1] else { panic!() };
         assert_eq!(ip.dst, None, "/0 matches anything");
-        assert_eq!(rules[0].pattern[2], Item::Tcp(TcpItem { dst: Some(Field::exact(1521)), ..Default::default() }));
-        assert_eq!(rules[1].pattern[2], Item::Udp(UdpItem { src: Some(Field::range(1024, 65535)), dst: Some(Field::exact(53)) }));
+        assert_eq!(
+            rules[0].pattern[2],
+            Item::Tcp(TcpItem {
+                dst: Some(Field::exact(1521)),
+                ..Default::default()
+            })
+        );
+        assert_eq!(
+            rules[1].pattern[2],
+            Item::Udp(UdpItem {
+                src: Some(Field::range(1024, 65535)),
+                dst: Some(Field::exact(53))
+            })
+        );
         assert!(!f[1].widens_in_rte_flow());
         assert!(f[2].widens_in_rte_flow());
         assert_eq!(rules[2].pattern.len(), 2);
@@ -188,7 +238,10 @@ mod tests {
         let filters = parse_file(ACL, "acl").unwrap();
         let text: String = filters.iter().map(|f| format!("{f}\n")).collect();
         assert_eq!(parse_file(&text, "written").unwrap(), filters);
-        assert_eq!(filters[1].to_string(), "@10.0.0.1/32\t10.0.0.0/8\t1024 : 65535\t53 : 53\t0x11/0xFF");
+        assert_eq!(
+            filters[1].to_string(),
+            "@10.0.0.1/32\t10.0.0.0/8\t1024 : 65535\t53 : 53\t0x11/0xFF"
+        );
     }
 
     #[test]
@@ -196,7 +249,10 @@ mod tests {
         let e = parse_file("@1.2.3.4/33\t0.0.0.0/0\t0 : 1\t0 : 1\t0x06/0xFF\n", "x").unwrap_err();
         assert_eq!((e.line, e.column), (1, 1));
         let e = parse_file("@1.2.3.4/32 0.0.0.0/0 0 - 1 0 : 1 0x06/0xFF\n", "x").unwrap_err();
-        assert_eq!(e.to_string(), "x:1:25: expected ':' between the source port bounds, found '-'");
+        assert_eq!(
+            e.to_string(),
+            "x:1:25: expected ':' between the source port bounds, found '-'"
+        );
         let r = parse_file_all("junk\n@1.2.3.4/32 0.0.0.0/0 0 : 1 0 : 1 0x06/0xFF\n", "x");
         assert_eq!((r.parsed.len(), r.errors.len()), (1, 1));
     }

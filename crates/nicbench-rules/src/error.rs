@@ -15,7 +15,14 @@ pub struct ParseError {
 impl fmt::Display for ParseError {
     /// The message's long words (a 1 MB bad token) are cut: see [`cut_long_words`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, cut_long_words(&self.message))
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file,
+            self.line,
+            self.column,
+            cut_long_words(&self.message)
+        )
     }
 }
 
@@ -54,7 +61,12 @@ pub(crate) struct LineError {
 
 impl LineError {
     pub fn at(self, file: &str, line: usize) -> ParseError {
-        ParseError { file: file.to_string(), line, column: self.column, message: self.message }
+        ParseError {
+            file: file.to_string(),
+            line,
+            column: self.column,
+            message: self.message,
+        }
     }
 }
 
@@ -78,11 +90,27 @@ mod tests {
     #[test]
     fn test_long_token_cut_in_display() {
         let token = "x".repeat(1 << 20);
-        let e = ParseError { file: "r.flow".into(), line: 3, column: 7, message: format!("expected 'flow', found '{token}'") };
+        let e = ParseError {
+            file: "r.flow".into(),
+            line: 3,
+            column: 7,
+            message: format!("expected 'flow', found '{token}'"),
+        };
         let shown = e.to_string();
-        assert_eq!(shown, format!("r.flow:3:7: expected 'flow', found '{}...'", "x".repeat(CUT_WORD_KEEP_CHARS - 1)));
+        assert_eq!(
+            shown,
+            format!(
+                "r.flow:3:7: expected 'flow', found '{}...'",
+                "x".repeat(CUT_WORD_KEEP_CHARS - 1)
+            )
+        );
         assert!(shown.len() < 100);
-        let short = ParseError { file: "r".into(), line: 1, column: 1, message: "expected 'flow', found 'x'".into() };
+        let short = ParseError {
+            file: "r".into(),
+            line: 1,
+            column: 1,
+            message: "expected 'flow', found 'x'".into(),
+        };
         assert_eq!(short.to_string(), "r:1:1: expected 'flow', found 'x'");
     }
 }

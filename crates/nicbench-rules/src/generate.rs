@@ -50,7 +50,9 @@ pub fn generate(kind: RuleSetKind, count: usize, groups: u32, seed: u64) -> Vec<
             .collect(),
     };
     for (i, r) in rules.iter_mut().enumerate() {
-        r.actions = vec![Action::Queue { index: (i % GENERATED_QUEUES as usize) as u16 }];
+        r.actions = vec![Action::Queue {
+            index: (i % GENERATED_QUEUES as usize) as u16,
+        }];
     }
     if groups == 0 {
         return rules;
@@ -67,17 +69,34 @@ pub fn generate(kind: RuleSetKind, count: usize, groups: u32, seed: u64) -> Vec<
     }
     let any = || vec![Item::Eth(EthItem::default())];
     let mut out = Vec::with_capacity(rules.len() + t + 1);
-    out.push(Rule { attr: attr(0, 0), pattern: any(), actions: vec![Action::Jump { group: 1 }] });
+    out.push(Rule {
+        attr: attr(0, 0),
+        pattern: any(),
+        actions: vec![Action::Jump { group: 1 }],
+    });
     out.extend(rules);
     for (g, &lowest_priority) in lowest.iter().enumerate().skip(1) {
-        let fate = if g == t { Action::Queue { index: 0 } } else { Action::Jump { group: g as u32 + 1 } };
-        out.push(Rule { attr: attr(g as u32, lowest_priority), pattern: any(), actions: vec![fate] });
+        let fate = if g == t {
+            Action::Queue { index: 0 }
+        } else {
+            Action::Jump { group: g as u32 + 1 }
+        };
+        out.push(Rule {
+            attr: attr(g as u32, lowest_priority),
+            pattern: any(),
+            actions: vec![fate],
+        });
     }
     out
 }
 
 fn attr(group: u32, priority: u32) -> Attr {
-    Attr { group, priority, ingress: true, ..Default::default() }
+    Attr {
+        group,
+        priority,
+        ingress: true,
+        ..Default::default()
+    }
 }
 
 fn exact5(rng: &mut StdRng, count: usize) -> Vec<Rule> {
@@ -95,9 +114,16 @@ fn exact5(rng: &mut StdRng, count: usize) -> Vec<Rule> {
             ..Default::default()
         };
         let l4 = if tcp {
-            Item::Tcp(TcpItem { src: Some(Field::exact(sp)), dst: Some(Field::exact(dp)), flags: None })
+            Item::Tcp(TcpItem {
+                src: Some(Field::exact(sp)),
+                dst: Some(Field::exact(dp)),
+                flags: None,
+            })
         } else {
-            Item::Udp(UdpItem { src: Some(Field::exact(sp)), dst: Some(Field::exact(dp)) })
+            Item::Udp(UdpItem {
+                src: Some(Field::exact(sp)),
+                dst: Some(Field::exact(dp)),
+            })
         };
         out.push(Rule {
             attr: attr(0, 0),
@@ -172,11 +198,15 @@ fn filter(rng: &mut StdRng, style: RuleSetKind) -> ClassBenchFilter {
     let (sp, dp) = if proto.1 == 0 {
         (Ports::Any, Ports::Any)
     } else if fw {
-        (pick(rng, &[(Ports::Any, 70), (Ports::Range, 20), (Ports::Exact, 10)]),
-         pick(rng, &[(Ports::Range, 40), (Ports::Exact, 40), (Ports::Any, 20)]))
+        (
+            pick(rng, &[(Ports::Any, 70), (Ports::Range, 20), (Ports::Exact, 10)]),
+            pick(rng, &[(Ports::Range, 40), (Ports::Exact, 40), (Ports::Any, 20)]),
+        )
     } else {
-        (pick(rng, &[(Ports::Any, 90), (Ports::Exact, 10)]),
-         pick(rng, &[(Ports::Exact, 60), (Ports::Range, 20), (Ports::Any, 20)]))
+        (
+            pick(rng, &[(Ports::Any, 90), (Ports::Exact, 10)]),
+            pick(rng, &[(Ports::Exact, 60), (Ports::Range, 20), (Ports::Any, 20)]),
+        )
     };
     let addr = |rng: &mut StdRng, len: u8| {
         let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
@@ -202,7 +232,9 @@ mod tests {
     fn test_root_table_layout() {
         let rules = generate(RuleSetKind::Exact5, 100, 0, 7);
         assert_eq!(rules.len(), 100);
-        assert!(rules.iter().all(|r| r.attr.group == 0 && r.attr.priority == 0 && r.pattern.len() == 3));
+        assert!(rules
+            .iter()
+            .all(|r| r.attr.group == 0 && r.attr.priority == 0 && r.pattern.len() == 3));
         let distinct: HashSet<_> = rules.iter().map(|r| r.pattern.clone()).collect();
         assert_eq!(distinct.len(), 100);
         assert_eq!(rules, generate(RuleSetKind::Exact5, 100, 0, 7), "seeded");
@@ -215,15 +247,23 @@ mod tests {
         assert_eq!(rules.len(), 10 + 1 + 4);
         assert_eq!(rules[0].attr.group, 0);
         assert_eq!(rules[0].actions, vec![Action::Jump { group: 1 }]);
-        let per_group: Vec<usize> =
-            (1..=4).map(|g| rules[1..11].iter().filter(|r| r.attr.group == g).count()).collect();
+        let per_group: Vec<usize> = (1..=4)
+            .map(|g| rules[1..11].iter().filter(|r| r.attr.group == g).count())
+            .collect();
         assert_eq!(per_group, vec![3, 3, 2, 2]);
         let defaults = &rules[11..];
         for (g, d) in defaults.iter().enumerate() {
             let g = g as u32 + 1;
             assert_eq!(d.attr.group, g);
-            assert!(rules[1..11].iter().filter(|r| r.attr.group == g).all(|r| r.attr.priority < d.attr.priority));
-            let want = if g == 4 { Action::Queue { index: 0 } } else { Action::Jump { group: g + 1 } };
+            assert!(rules[1..11]
+                .iter()
+                .filter(|r| r.attr.group == g)
+                .all(|r| r.attr.priority < d.attr.priority));
+            let want = if g == 4 {
+                Action::Queue { index: 0 }
+            } else {
+                Action::Jump { group: g + 1 }
+            };
             assert_eq!(d.actions, vec![want]);
         }
     }
@@ -235,13 +275,23 @@ mod tests {
             assert_eq!(rules.len(), 500);
             assert!(rules.windows(2).all(|w| w[0].attr.priority < w[1].attr.priority));
             let ranges = rules.iter().filter(|r| r.to_string().contains(" last ")).count();
-            let wild_src = rules.iter().filter(|r| matches!(&r.pattern[1], Item::Ipv4(ip) if ip.src.is_none())).count();
+            let wild_src = rules
+                .iter()
+                .filter(|r| matches!(&r.pattern[1], Item::Ipv4(ip) if ip.src.is_none()))
+                .count();
             // Share of rules with a port range, from the weights in `filter`: Acl 0.95 (not a
             // wildcard protocol) x 0.2 (destination range) = 0.19; Fw 0.85 x (1 - 0.8 x 0.6)
             // = 0.442; Ipc half of each = 0.316. 500 rules: one standard deviation is ~0.02.
-            let expected = match kind { RuleSetKind::Acl => 0.19, RuleSetKind::Fw => 0.442, _ => 0.316 };
+            let expected = match kind {
+                RuleSetKind::Acl => 0.19,
+                RuleSetKind::Fw => 0.442,
+                _ => 0.316,
+            };
             let share = ranges as f64 / rules.len() as f64;
-            assert!((share - expected).abs() < 0.06, "{kind:?}: {ranges} of 500 rules have a port range");
+            assert!(
+                (share - expected).abs() < 0.06,
+                "{kind:?}: {ranges} of 500 rules have a port range"
+            );
             if kind == RuleSetKind::Fw {
                 assert!(wild_src > 100, "fw has many wildcards: {wild_src}");
             }
@@ -264,7 +314,10 @@ mod tests {
             // ...and the wildcard protocol does occur (Acl 5%, Fw 15% of filters).
             let wild = filters.iter().filter(|f| f.proto_mask == 0).count();
             let expected = if style == RuleSetKind::Acl { 250.0 } else { 750.0 };
-            assert!((wild as f64 - expected).abs() < expected * 0.25, "{style:?}: {wild} wildcard protocols");
+            assert!(
+                (wild as f64 - expected).abs() < expected * 0.25,
+                "{style:?}: {wild} wildcard protocols"
+            );
         }
     }
 }

@@ -20,7 +20,10 @@ pub(crate) fn tokenize(line: &str) -> Vec<Token<'_>> {
         let sep = c == ' ' || c == '\t' || c == '\r' || c == '\n';
         match (sep, start) {
             (true, Some((b, col))) => {
-                out.push(Token { text: &line[b..byte], column: col });
+                out.push(Token {
+                    text: &line[b..byte],
+                    column: col,
+                });
                 start = None;
             }
             (false, None) => start = Some((byte, column)),
@@ -28,7 +31,10 @@ pub(crate) fn tokenize(line: &str) -> Vec<Token<'_>> {
         }
     }
     if let Some((b, col)) = start {
-        out.push(Token { text: &line[b..], column: col });
+        out.push(Token {
+            text: &line[b..],
+            column: col,
+        });
     }
     out
 }
@@ -42,7 +48,11 @@ pub(crate) struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     pub fn new(line: &'a str) -> Self {
         let eol_column = line.trim_end().chars().count() + 1;
-        Cursor { toks: tokenize(line), pos: 0, eol_column }
+        Cursor {
+            toks: tokenize(line),
+            pos: 0,
+            eol_column,
+        }
     }
 
     pub fn peek(&self) -> Option<Token<'a>> {
@@ -78,8 +88,14 @@ impl<'a> Cursor<'a> {
     /// Error at the current token: "expected {what}, found '{tok}'".
     pub fn expected(&self, what: &str) -> LineError {
         match self.peek() {
-            Some(t) => LineError { column: t.column, message: format!("expected {what}, found '{}'", t.text) },
-            None => LineError { column: self.eol_column, message: format!("expected {what}, found end of line") },
+            Some(t) => LineError {
+                column: t.column,
+                message: format!("expected {what}, found '{}'", t.text),
+            },
+            None => LineError {
+                column: self.eol_column,
+                message: format!("expected {what}, found end of line"),
+            },
         }
     }
 
@@ -130,7 +146,10 @@ pub(crate) fn parse_lines_all<T>(
     file: &str,
     mut parse: impl FnMut(&str) -> Result<T, LineError>,
 ) -> ParseReport<T> {
-    let mut report = ParseReport { parsed: Vec::new(), errors: Vec::new() };
+    let mut report = ParseReport {
+        parsed: Vec::new(),
+        errors: Vec::new(),
+    };
     for (i, line) in text.lines().enumerate() {
         if is_blank_or_comment(line) {
             continue;
@@ -199,7 +218,10 @@ mod tests {
         assert_eq!(e.message, "expected 'is' after field, found 'iz'");
         c.next();
         let e = c.expected("a port");
-        assert_eq!((e.column, e.message.as_str()), (8, "expected a port, found end of line"));
+        assert_eq!(
+            (e.column, e.message.as_str()),
+            (8, "expected a port, found end of line")
+        );
     }
 
     #[test]
@@ -220,7 +242,16 @@ mod tests {
     #[test]
     fn test_line_loops() {
         let text = "# c\n\nok\nbad\nok\n";
-        let f = |l: &str| if l == "ok" { Ok(1) } else { Err(LineError { column: 1, message: "no".into() }) };
+        let f = |l: &str| {
+            if l == "ok" {
+                Ok(1)
+            } else {
+                Err(LineError {
+                    column: 1,
+                    message: "no".into(),
+                })
+            }
+        };
         let r = parse_lines_all(text, "f", f);
         assert_eq!(r.parsed, vec![(3, 1), (5, 1)]);
         assert_eq!(r.errors[0].to_string(), "f:4:1: no");

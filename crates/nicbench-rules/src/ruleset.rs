@@ -53,7 +53,10 @@ impl Syntax {
             _ => None,
         });
         by_extension.or_else(|| {
-            let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'))?;
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))?;
             if first.starts_with('@') {
                 Some(Syntax::ClassBench)
             } else if first.split_whitespace().next() == Some("tc") {
@@ -110,7 +113,12 @@ pub fn strip_bom(text: &str) -> &str {
 }
 
 fn load_lines(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Result<RuleFile, Vec<ParseError>> {
-    let mut out = RuleFile { syntax, rules: Vec::new(), commands: BTreeMap::new(), widened: 0 };
+    let mut out = RuleFile {
+        syntax,
+        rules: Vec::new(),
+        commands: BTreeMap::new(),
+        widened: 0,
+    };
     match syntax {
         Syntax::Testpmd => {
             let report = testpmd::parse_file_all(text, file);
@@ -132,7 +140,11 @@ fn load_lines(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Resul
             let mut devices = tc::DeviceTable::new();
             let report = tc::parse_file_all(text, file, &mut devices);
             check(report.errors, keep_going)?;
-            out.rules = report.parsed.into_iter().map(|(line, cmd)| NumberedRule { line, rule: cmd.rule }).collect();
+            out.rules = report
+                .parsed
+                .into_iter()
+                .map(|(line, cmd)| NumberedRule { line, rule: cmd.rule })
+                .collect();
         }
         Syntax::ClassBench => {
             let report = classbench::parse_file_all(text, file);
@@ -141,7 +153,10 @@ fn load_lines(text: &str, file: &str, syntax: Syntax, keep_going: bool) -> Resul
                 out.widened += u64::from(filter.widens_in_rte_flow());
                 // File order is priority order: the first line wins.
                 let priority = u32::try_from(index).unwrap_or(u32::MAX);
-                out.rules.push(NumberedRule { line, rule: filter.to_rule(priority) });
+                out.rules.push(NumberedRule {
+                    line,
+                    rule: filter.to_rule(priority),
+                });
             }
         }
     }
@@ -200,7 +215,10 @@ pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Resul
     refuse_special_file(path, &name)?;
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
     let text = strip_bom(&text);
-    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
         return Err(LoadError::NoRules(name));
     }
     let syntax = match syntax {
@@ -225,7 +243,9 @@ fn refuse_special_file(path: &Path, name: &str) -> Result<(), LoadError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        let Ok(meta) = std::fs::metadata(path) else { return Ok(()) }; // the read names the problem
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Ok(());
+        }; // the read names the problem
         let t = meta.file_type();
         let what = if t.is_fifo() {
             "a named pipe (FIFO)"
@@ -236,7 +256,9 @@ fn refuse_special_file(path: &Path, name: &str) -> Result<(), LoadError> {
         } else {
             return Ok(());
         };
-        return Err(LoadError::Io(format!("{name}: {what}, not a rule file: give a regular file (rule files are read whole)")));
+        return Err(LoadError::Io(format!(
+            "{name}: {what}, not a rule file: give a regular file (rule files are read whole)"
+        )));
     }
     #[allow(unreachable_code)]
     Ok(())
@@ -361,7 +383,13 @@ pub fn write(rules: &[Rule], syntax: Syntax, port: u16, dev: &str) -> Result<Str
 
 /// [`write`] for the rules of a file: an error names the file and line of the rule that
 /// cannot be written (`r.flow:12: tc cannot express …`).
-pub fn write_numbered(rules: &[NumberedRule], file: &str, syntax: Syntax, port: u16, dev: &str) -> Result<String, WriteError> {
+pub fn write_numbered(
+    rules: &[NumberedRule],
+    file: &str,
+    syntax: Syntax,
+    port: u16,
+    dev: &str,
+) -> Result<String, WriteError> {
     let plain: Vec<Rule> = rules.iter().map(|r| r.rule.clone()).collect();
     write_with(&plain, syntax, port, dev, |i| format!("{file}:{}: ", rules[i].line))
 }
@@ -379,7 +407,13 @@ fn write_with(
     match syntax {
         Syntax::Testpmd => {
             for (i, rule) in rules.iter().enumerate() {
-                out.push_str(&testpmd::command_to_string(&Command::Create { port, rule: rule.clone() }).map_err(at(i))?);
+                out.push_str(
+                    &testpmd::command_to_string(&Command::Create {
+                        port,
+                        rule: rule.clone(),
+                    })
+                    .map_err(at(i))?,
+                );
                 out.push('\n');
             }
         }
@@ -399,13 +433,20 @@ fn write_with(
                 }
             }
             for (i, rule) in rules.iter().enumerate() {
-                let cmd = tc::TcCommand { dev: dev.to_string(), rule: rule.clone(), skip_sw: false, skip_hw: false };
+                let cmd = tc::TcCommand {
+                    dev: dev.to_string(),
+                    rule: rule.clone(),
+                    skip_sw: false,
+                    skip_hw: false,
+                };
                 out.push_str(&tc::command_to_string(&cmd, &devices).map_err(at(i))?);
                 out.push('\n');
             }
         }
         Syntax::ClassBench => {
-            return Err(WriteError("writing ClassBench filter sets is not supported; convert to testpmd or tc".into()))
+            return Err(WriteError(
+                "writing ClassBench filter sets is not supported; convert to testpmd or tc".into(),
+            ))
         }
     }
     Ok(out)
@@ -434,8 +475,13 @@ mod tests {
             std::fs::write(&path, text).expect("write");
             let err = load_path(&path, syntax, false).expect_err(name);
             assert_eq!(err, LoadError::NoRules(path.display().to_string()), "{name}");
-            assert!(err.to_string().ends_with("no rules in the file (it is empty or holds only blank lines and comments); \
-                                              a rule file needs at least one rule"), "{err}");
+            assert!(
+                err.to_string().ends_with(
+                    "no rules in the file (it is empty or holds only blank lines and comments); \
+                                              a rule file needs at least one rule"
+                ),
+                "{err}"
+            );
         }
         // A testpmd file of commands only (no `flow create`) is still a file of rules to check.
         let path = dir.join("destroy.flow");
@@ -448,8 +494,17 @@ mod tests {
     fn test_detect_by_extension_and_content() {
         assert_eq!(Syntax::detect(Path::new("a.flow"), ""), Some(Syntax::Testpmd));
         assert_eq!(Syntax::detect(Path::new("a.tc"), ""), Some(Syntax::Tc));
-        assert_eq!(Syntax::detect(Path::new("acl1_1k"), "@1.2.3.4/32 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF"), Some(Syntax::ClassBench));
-        assert_eq!(Syntax::detect(Path::new("rules.txt"), "\n# c\ntc filter add dev eth0 ingress"), Some(Syntax::Tc));
+        assert_eq!(
+            Syntax::detect(
+                Path::new("acl1_1k"),
+                "@1.2.3.4/32 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF"
+            ),
+            Some(Syntax::ClassBench)
+        );
+        assert_eq!(
+            Syntax::detect(Path::new("rules.txt"), "\n# c\ntc filter add dev eth0 ingress"),
+            Some(Syntax::Tc)
+        );
         assert_eq!(Syntax::detect(Path::new("rules.txt"), TESTPMD), Some(Syntax::Testpmd));
         assert_eq!(Syntax::detect(Path::new("rules.txt"), "hello"), None);
     }
@@ -469,9 +524,15 @@ mod tests {
         assert!(err.to_string().ends_with("pass --syntax"), "{err}");
         // A given syntax wins over detection: ClassBench cannot read testpmd lines.
         let err = load_path(&good, Some(Syntax::ClassBench), true).expect_err("not classbench");
-        assert!(matches!(&err, LoadError::Parse(errors) if errors.len() == 3 && errors[0].line == 2), "{err:?}");
+        assert!(
+            matches!(&err, LoadError::Parse(errors) if errors.len() == 3 && errors[0].line == 2),
+            "{err:?}"
+        );
         let err = load_path(&dir.join("missing.flow"), None, false).expect_err("no file");
-        assert!(matches!(&err, LoadError::Io(m) if m.contains("missing.flow")), "{err:?}");
+        assert!(
+            matches!(&err, LoadError::Io(m) if m.contains("missing.flow")),
+            "{err:?}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -520,8 +581,12 @@ mod tests {
     #[test]
     fn test_tc_cannot_express_queue() {
         let src = "flow create 0 ingress pattern eth / end actions queue index 1 / end\n";
-        let rules: Vec<Rule> =
-            load(src, "r.flow", Syntax::Testpmd, false).expect("parses").rules.into_iter().map(|r| r.rule).collect();
+        let rules: Vec<Rule> = load(src, "r.flow", Syntax::Testpmd, false)
+            .expect("parses")
+            .rules
+            .into_iter()
+            .map(|r| r.rule)
+            .collect();
         let err = write(&rules, Syntax::Tc, 0, "eth0").unwrap_err();
         assert!(err.to_string().contains("queue"), "{err}");
     }
@@ -538,7 +603,19 @@ mod tests {
     #[test]
     fn test_bom_accepted_by_load_and_detection() {
         let src = "\u{feff}flow create 0 ingress pattern eth / end actions drop / end\n";
-        assert_eq!(load(src, "r", Syntax::Testpmd, false).expect("a BOM is skipped").rules.len(), 1);
-        assert_eq!(Syntax::detect(Path::new("r.txt"), strip_bom("\u{feff}@1.0.0.0/8 0.0.0.0/0 0 : 1 0 : 1 0x00/0x00")), Some(Syntax::ClassBench));
+        assert_eq!(
+            load(src, "r", Syntax::Testpmd, false)
+                .expect("a BOM is skipped")
+                .rules
+                .len(),
+            1
+        );
+        assert_eq!(
+            Syntax::detect(
+                Path::new("r.txt"),
+                strip_bom("\u{feff}@1.0.0.0/8 0.0.0.0/0 0 : 1 0 : 1 0x00/0x00")
+            ),
+            Some(Syntax::ClassBench)
+        );
     }
 }

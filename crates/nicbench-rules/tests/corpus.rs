@@ -15,7 +15,10 @@ fn corpus(name: &str) -> String {
 }
 
 fn command_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
 }
 
 #[test]
@@ -65,7 +68,11 @@ fn tc_valid_corpus_round_trips() {
         assert_eq!(&again, cmd, "{written}");
         // serde round trip too (the inline VXLAN tunnels are only here).
         let json = serde_json::to_string(&cmd.rule).unwrap();
-        assert_eq!(serde_json::from_str::<nicbench_rules::Rule>(&json).unwrap(), cmd.rule, "{json}");
+        assert_eq!(
+            serde_json::from_str::<nicbench_rules::Rule>(&json).unwrap(),
+            cmd.rule,
+            "{json}"
+        );
         // The same rule written as testpmd parses back too (inline tunnels aside).
         if let Ok(s) = testpmd::rule_to_string(&cmd.rule) {
             assert_eq!(testpmd::parse_rule(&s).unwrap(), cmd.rule, "{s}");
@@ -82,14 +89,19 @@ fn tc_invalid_corpus_fails_naming_the_token() {
     let report = tc::parse_file_all(&text, "tc_invalid.txt", &mut devices);
     assert!(report.parsed.is_empty(), "{:?}", report.parsed);
     assert_eq!(report.errors.len(), command_lines(&text).count());
-    assert_eq!(report.errors[0].to_string(), "tc_invalid.txt:2:58: tc action 'ct' has no rte_flow equivalent");
+    assert_eq!(
+        report.errors[0].to_string(),
+        "tc_invalid.txt:2:58: tc action 'ct' has no rte_flow equivalent"
+    );
     assert!(report.errors[5].message.contains("'police'"), "{}", report.errors[5]);
     assert!(report.errors[6].message.contains("'handle'"), "{}", report.errors[6]);
 }
 
 #[test]
 fn classbench_files_parse_completely() {
-    let Some(dir) = nicbench_testenv::classbench_or_skip("classbench_files_parse_completely") else { return };
+    let Some(dir) = nicbench_testenv::classbench_or_skip("classbench_files_parse_completely") else {
+        return;
+    };
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     // The published sets (shared/data/README.md): {acl1..4, fw1..4, ipc1} x {1k, 10k}.
@@ -98,13 +110,20 @@ fn classbench_files_parse_completely() {
         .flat_map(|set| [format!("{set}_10k"), format!("{set}_1k")])
         .collect();
     expected.sort();
-    let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, expected, "ClassBench files in {}", dir.display());
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let filters = classbench::parse_file(&text, &name).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(filters.len(), text.lines().filter(|l| !l.trim().is_empty()).count(), "{name}");
+        assert_eq!(
+            filters.len(),
+            text.lines().filter(|l| !l.trim().is_empty()).count(),
+            "{name}"
+        );
         let rules = classbench::parse_rules(&text, &name).unwrap();
         assert_eq!(rules.len(), filters.len());
         assert_eq!(rules.last().unwrap().attr.priority as usize, rules.len() - 1);
@@ -124,7 +143,11 @@ fn field_u8() -> impl Strategy<Value = Option<Field<u8>>> {
 }
 fn field_v4() -> impl Strategy<Value = Option<Field<Ipv4Addr>>> {
     (any::<u32>(), 0u32..=32, any::<bool>(), any::<u32>()).prop_map(|(v, len, arbitrary, m)| {
-        if arbitrary { Field::new(Ipv4Addr::from(v), Ipv4Addr::from(m), None) } else { Field::prefix(Ipv4Addr::from(v), len) }
+        if arbitrary {
+            Field::new(Ipv4Addr::from(v), Ipv4Addr::from(m), None)
+        } else {
+            Field::prefix(Ipv4Addr::from(v), len)
+        }
     })
 }
 fn field_v6() -> impl Strategy<Value = Option<Field<Ipv6Addr>>> {
@@ -133,18 +156,38 @@ fn field_v6() -> impl Strategy<Value = Option<Field<Ipv6Addr>>> {
 
 fn item() -> impl Strategy<Value = Item> {
     prop_oneof![
-        (proptest::option::of(any::<[u8; 6]>()), field_u16())
-            .prop_map(|(m, t)| Item::Eth(EthItem { dst: m.map(|b| Field::exact(MacAddr(b))), ether_type: t, ..Default::default() })),
-        (field_u16(), field_u16()).prop_map(|(tci, inner)| Item::Vlan(VlanItem { tci, inner_type: inner, ..Default::default() })),
-        (field_v4(), field_v4(), field_u8(), field_u8())
-            .prop_map(|(src, dst, proto, tos)| Item::Ipv4(Ipv4Item { src, dst, proto, tos, ..Default::default() })),
-        (field_v6(), field_v6(), field_u8(), (any::<u32>(), any::<u32>()))
-            .prop_map(|(src, dst, tc, (fl, fm))| Item::Ipv6(Box::new(Ipv6Item {
-                src, dst, tc, flow_label: Field::new(fl & 0xf_ffff, fm & 0xf_ffff, None), ..Default::default()
-            }))),
+        (proptest::option::of(any::<[u8; 6]>()), field_u16()).prop_map(|(m, t)| Item::Eth(EthItem {
+            dst: m.map(|b| Field::exact(MacAddr(b))),
+            ether_type: t,
+            ..Default::default()
+        })),
+        (field_u16(), field_u16()).prop_map(|(tci, inner)| Item::Vlan(VlanItem {
+            tci,
+            inner_type: inner,
+            ..Default::default()
+        })),
+        (field_v4(), field_v4(), field_u8(), field_u8()).prop_map(|(src, dst, proto, tos)| Item::Ipv4(Ipv4Item {
+            src,
+            dst,
+            proto,
+            tos,
+            ..Default::default()
+        })),
+        (field_v6(), field_v6(), field_u8(), (any::<u32>(), any::<u32>())).prop_map(|(src, dst, tc, (fl, fm))| {
+            Item::Ipv6(Box::new(Ipv6Item {
+                src,
+                dst,
+                tc,
+                flow_label: Field::new(fl & 0xf_ffff, fm & 0xf_ffff, None),
+                ..Default::default()
+            }))
+        }),
         (field_u16(), field_u16(), field_u8()).prop_map(|(src, dst, flags)| Item::Tcp(TcpItem { src, dst, flags })),
         (field_u16(), field_u16()).prop_map(|(src, dst)| Item::Udp(UdpItem { src, dst })),
-        (0u32..1 << 24).prop_map(|v| Item::Vxlan(VxlanItem { vni: Field::new(v, 0xff_ffff, None), ..Default::default() })),
+        (0u32..1 << 24).prop_map(|v| Item::Vxlan(VxlanItem {
+            vni: Field::new(v, 0xff_ffff, None),
+            ..Default::default()
+        })),
     ]
 }
 
@@ -157,23 +200,46 @@ fn action() -> impl Strategy<Value = Action> {
         any::<u32>().prop_map(|id| Action::Mark { id }),
         any::<u32>().prop_map(|id| Action::PortId { id }),
         any::<[u8; 6]>().prop_map(|b| Action::SetMacDst { mac: MacAddr(b) }),
-        any::<u32>().prop_map(|a| Action::SetIpv4Src { addr: Ipv4Addr::from(a) }),
+        any::<u32>().prop_map(|a| Action::SetIpv4Src {
+            addr: Ipv4Addr::from(a)
+        }),
         any::<u16>().prop_map(|port| Action::SetTpDst { port }),
         any::<u16>().prop_map(|vid| Action::OfSetVlanVid { vid }),
-        (proptest::option::of(proptest::collection::vec(any::<u16>(), 0..5)),
-         proptest::option::of(proptest::collection::vec(any::<u8>(), 1..64)),
-         proptest::option::of(proptest::sample::subsequence(RssType::ALL.to_vec(), 0..4)))
-            .prop_map(|(queues, key, types)| Action::Rss(Box::new(RssAction { queues, key, types, ..Default::default() }))),
+        (
+            proptest::option::of(proptest::collection::vec(any::<u16>(), 0..5)),
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 1..64)),
+            proptest::option::of(proptest::sample::subsequence(RssType::ALL.to_vec(), 0..4))
+        )
+            .prop_map(|(queues, key, types)| Action::Rss(Box::new(RssAction {
+                queues,
+                key,
+                types,
+                ..Default::default()
+            }))),
     ]
 }
 
 fn rule() -> impl Strategy<Value = Rule> {
-    (any::<u32>(), any::<u32>(), any::<[bool; 3]>(), proptest::collection::vec(item(), 0..5), proptest::collection::vec(action(), 0..4))
-        .prop_map(|(group, priority, [ingress, egress, transfer], pattern, actions)| Rule {
-            attr: Attr { group, priority, ingress, egress, transfer },
-            pattern,
-            actions,
-        })
+    (
+        any::<u32>(),
+        any::<u32>(),
+        any::<[bool; 3]>(),
+        proptest::collection::vec(item(), 0..5),
+        proptest::collection::vec(action(), 0..4),
+    )
+        .prop_map(
+            |(group, priority, [ingress, egress, transfer], pattern, actions)| Rule {
+                attr: Attr {
+                    group,
+                    priority,
+                    ingress,
+                    egress,
+                    transfer,
+                },
+                pattern,
+                actions,
+            },
+        )
 }
 
 proptest! {

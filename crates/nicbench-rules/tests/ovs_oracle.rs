@@ -32,7 +32,9 @@ fn command_lines(text: &str) -> Vec<(usize, &str)> {
 }
 
 fn tools_or_skip(test: &str, tools: &[&str]) -> bool {
-    tools.iter().all(|t| nicbench_testenv::tool_or_skip(test, t, PACKAGE).is_some())
+    tools
+        .iter()
+        .all(|t| nicbench_testenv::tool_or_skip(test, t, PACKAGE).is_some())
 }
 
 /// `ovs-ofctl parse-flow` of one line in each protocol that can express it (OpenFlow 1.5,
@@ -45,20 +47,35 @@ fn ovs_parse_flow(line: &str) -> Result<Vec<String>, String> {
     let mut readings = Vec::new();
     let mut error = String::new();
     for args in [&["-O", "OpenFlow15", "parse-flow"][..], &["parse-flow"][..]] {
-        let out = Command::new("ovs-ofctl").args(args).arg(line).output().expect("run ovs-ofctl");
+        let out = Command::new("ovs-ofctl")
+            .args(args)
+            .arg(line)
+            .output()
+            .expect("run ovs-ofctl");
         if !out.status.success() {
             error = String::from_utf8_lossy(&out.stderr).trim().to_string();
             continue;
         }
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let mod_line = stdout.lines().find(|l| l.contains("FLOW_MOD")).ok_or_else(|| format!("no FLOW_MOD in {stdout}"))?;
-        let body = mod_line.split_once(": ADD ").ok_or_else(|| format!("not an ADD: {mod_line}"))?.1;
+        let mod_line = stdout
+            .lines()
+            .find(|l| l.contains("FLOW_MOD"))
+            .ok_or_else(|| format!("no FLOW_MOD in {stdout}"))?;
+        let body = mod_line
+            .split_once(": ADD ")
+            .ok_or_else(|| format!("not an ADD: {mod_line}"))?
+            .1;
         // The flow-mod print-out names a few things differently from add-flow.
         let pieces: Vec<String> = body
             .split(' ')
             .filter(|p| !p.is_empty())
             .map(|p| {
-                for (from, to) in [("table:", "table="), ("cookie:", "cookie="), ("idle:", "idle_timeout="), ("hard:", "hard_timeout=")] {
+                for (from, to) in [
+                    ("table:", "table="),
+                    ("cookie:", "cookie="),
+                    ("idle:", "idle_timeout="),
+                    ("hard:", "hard_timeout="),
+                ] {
                     if let Some(rest) = p.strip_prefix(from) {
                         return format!("{to}{rest}");
                     }
@@ -110,7 +127,9 @@ fn openflow_reading_agrees_with_ovs_ofctl() {
         let written = openflow::rule_to_string(&ours).expect("write");
         match ovs_parse_flow(&written) {
             Ok(readings) if agrees(&readings, &ours) => {}
-            other => problems.push(format!("valid:{no}: OVS reads nicbench's text differently: {written}\n  {other:?}")),
+            other => problems.push(format!(
+                "valid:{no}: OVS reads nicbench's text differently: {written}\n  {other:?}"
+            )),
         }
     }
     for (file, ovs_accepts) in [("openflow_invalid.of", false), ("openflow_stricter.of", true)] {
@@ -121,7 +140,10 @@ fn openflow_reading_agrees_with_ovs_ofctl() {
             }
             let ovs = ovs_parse_flow(line);
             if ovs.is_ok() != ovs_accepts {
-                problems.push(format!("{file}:{no}: ovs-ofctl accepts={}, expected {ovs_accepts}: {ovs:?}\n  {line}", ovs.is_ok()));
+                problems.push(format!(
+                    "{file}:{no}: ovs-ofctl accepts={}, expected {ovs_accepts}: {ovs:?}\n  {line}",
+                    ovs.is_ok()
+                ));
             }
         }
     }
@@ -130,7 +152,10 @@ fn openflow_reading_agrees_with_ovs_ofctl() {
     // parenthesized form with max_len (a truncating output, which nicbench refuses).
     let lenient = "actions=output(port=2)";
     assert!(openflow::parse_rule(lenient).is_ok());
-    assert!(ovs_parse_flow(lenient).is_err(), "ovs-ofctl now accepts {lenient}: drop this note");
+    assert!(
+        ovs_parse_flow(lenient).is_err(),
+        "ovs-ofctl now accepts {lenient}: drop this note"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -193,7 +218,14 @@ impl Ovs {
         let mut owned: Vec<String> = Vec::new();
         for s in &sets {
             owned.extend(["--".into(), "add-port".into(), "br0".into(), s[0].clone()]);
-            owned.extend(["--".into(), "set".into(), "interface".into(), s[0].clone(), s[1].clone(), s[2].clone()]);
+            owned.extend([
+                "--".into(),
+                "set".into(),
+                "interface".into(),
+                s[0].clone(),
+                s[1].clone(),
+                s[2].clone(),
+            ]);
         }
         args.extend(owned.iter().map(String::as_str));
         ovs.vsctl(&args);
@@ -214,7 +246,11 @@ impl Ovs {
 
     fn ok(&self, bin: &str, args: &[&str]) -> String {
         let out = self.cmd(bin, args);
-        assert!(out.status.success(), "{bin} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{bin} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -252,7 +288,11 @@ impl Drop for Ovs {
     fn drop(&mut self) {
         // Stop exactly our two daemons, through their own control sockets.
         for ctl in ["vswitchd.ctl", "ovsdb.ctl"] {
-            let _ = Command::new("ovs-appctl").arg("-t").arg(self.dir.join(ctl)).arg("exit").output();
+            let _ = Command::new("ovs-appctl")
+                .arg("-t")
+                .arg(self.dir.join(ctl))
+                .arg("exit")
+                .output();
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -313,8 +353,14 @@ fn mod_vlan_vid_as_of10(rule: &OfRule) -> OfRule {
     let mut i = 0;
     while i < r.actions.len() {
         let is_push = r.actions[i] == OfAction::PushVlan { tpid: 0x8100 };
-        let next_sets_vid =
-            matches!(r.actions.get(i + 1), Some(OfAction::SetField { field: OfField::VlanTci, mask: 0x1fff | 0xf000, .. }));
+        let next_sets_vid = matches!(
+            r.actions.get(i + 1),
+            Some(OfAction::SetField {
+                field: OfField::VlanTci,
+                mask: 0x1fff | 0xf000,
+                ..
+            })
+        );
         if is_push && next_sets_vid {
             i += 1; // keep the set_field only
         }
@@ -326,13 +372,29 @@ fn mod_vlan_vid_as_of10(rule: &OfRule) -> OfRule {
 }
 
 fn strip_volatile(f: &DpFlow) -> DpFlow {
-    DpFlow { ufid: None, other_keys: Vec::new(), placement: Default::default(), dp_extra_info: None, ..f.clone() }
+    DpFlow {
+        ufid: None,
+        other_keys: Vec::new(),
+        placement: Default::default(),
+        dp_extra_info: None,
+        ..f.clone()
+    }
 }
 
 #[test]
 fn real_vswitchd_rules_and_megaflows_round_trip() {
     const TEST: &str = "real_vswitchd_rules_and_megaflows_round_trip";
-    if !tools_or_skip(TEST, &["ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"]) {
+    if !tools_or_skip(
+        TEST,
+        &[
+            "ovsdb-tool",
+            "ovsdb-server",
+            "ovs-vswitchd",
+            "ovs-vsctl",
+            "ovs-ofctl",
+            "ovs-appctl",
+        ],
+    ) {
         return;
     }
     let ovs = Ovs::start("a");
@@ -352,7 +414,10 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
     for (args, want) in [
         (&["dump-flows", "--no-names", "br0"][..], &want_numbers),
         (&["dump-flows", "--names", "br0"][..], &want_names),
-        (&["-O", "OpenFlow13", "dump-flows", "--no-names", "br0"][..], &want_numbers),
+        (
+            &["-O", "OpenFlow13", "dump-flows", "--no-names", "br0"][..],
+            &want_numbers,
+        ),
         (&["-O", "OpenFlow15", "dump-flows", "--names", "br0"][..], &want_names),
     ] {
         let flag = args.join(" ");
@@ -378,17 +443,52 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
     }
     // What the megaflows say, read through nicbench's types.
     use openflow::{DpAction, FieldMatch, OfField};
-    let has = |f: &DpFlow, field: OfField, value: u128, mask: u128| f.masked_keys().contains(&FieldMatch { field, value, mask });
-    assert!(flows.iter().any(|f| has(f, OfField::NwSrc, 0x0a00_0000, 0xff00_0000) && f.actions == vec![DpAction::Output { port: 2 }]), "{dump}");
-    assert!(flows.iter().any(|f| has(f, OfField::VlanTci, 0x7005, 0xffff) && f.actions.contains(&DpAction::PopVlan)), "{dump}");
-    assert!(flows.iter().any(|f| f.actions.contains(&DpAction::Set { field: OfField::NwDst, value: 0xc0a8_0101, mask: 0xffff_ffff })), "{dump}");
-    assert!(flows.iter().any(|f| f.actions.iter().any(|a| matches!(a, DpAction::Ct { .. }))), "{dump}");
-    assert!(flows.iter().any(|f| f.actions.iter().any(|a| matches!(a, DpAction::PushVlan { tci, .. } if tci & 0xfff == 7))), "{dump}");
+    let has = |f: &DpFlow, field: OfField, value: u128, mask: u128| {
+        f.masked_keys().contains(&FieldMatch { field, value, mask })
+    };
+    assert!(
+        flows.iter().any(
+            |f| has(f, OfField::NwSrc, 0x0a00_0000, 0xff00_0000) && f.actions == vec![DpAction::Output { port: 2 }]
+        ),
+        "{dump}"
+    );
+    assert!(
+        flows
+            .iter()
+            .any(|f| has(f, OfField::VlanTci, 0x7005, 0xffff) && f.actions.contains(&DpAction::PopVlan)),
+        "{dump}"
+    );
+    assert!(
+        flows.iter().any(|f| f.actions.contains(&DpAction::Set {
+            field: OfField::NwDst,
+            value: 0xc0a8_0101,
+            mask: 0xffff_ffff
+        })),
+        "{dump}"
+    );
+    assert!(
+        flows
+            .iter()
+            .any(|f| f.actions.iter().any(|a| matches!(a, DpAction::Ct { .. }))),
+        "{dump}"
+    );
+    assert!(
+        flows.iter().any(|f| f
+            .actions
+            .iter()
+            .any(|a| matches!(a, DpAction::PushVlan { tci, .. } if tci & 0xfff == 7))),
+        "{dump}"
+    );
 
     // Verbose dump: same flows (ufid, dp:, wildcarded keys and extra info aside).
     let verbose = ovs.dump_when(flows.len(), &["-m", "--no-names"]);
     let vflows = openflow::parse_dp_flows(&verbose, "dpctl -m").unwrap_or_else(|e| panic!("{e}\n{verbose}"));
-    assert!(vflows.iter().all(|f| f.ufid.is_some() && f.placement.dp.as_deref() == Some("ovs")), "{verbose}");
+    assert!(
+        vflows
+            .iter()
+            .all(|f| f.ufid.is_some() && f.placement.dp.as_deref() == Some("ovs")),
+        "{verbose}"
+    );
     let mut a: Vec<String> = flows.iter().map(|f| format!("{:?}", strip_volatile(f))).collect();
     let mut b: Vec<String> = vflows.iter().map(|f| format!("{:?}", strip_volatile(f))).collect();
     a.sort();
@@ -406,7 +506,11 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
         let line = openflow::dp_flow_to_string(f).expect("write");
         let (keys, rest) = line.split_once(", packets:").expect("keys");
         let actions = rest.split_once("actions:").expect("actions").1;
-        let keys = if keys.contains("eth(") { keys.to_string() } else { keys.replacen("eth_type(", "eth(),eth_type(", 1) };
+        let keys = if keys.contains("eth(") {
+            keys.to_string()
+        } else {
+            keys.replacen("eth_type(", "eth(),eth_type(", 1)
+        };
         let t = format!("{}/vswitchd.ctl", ovs.dir.display());
         let out = ovs.cmd("ovs-appctl", &["-t", &t, "dpctl/add-flow", &keys, actions]);
         if out.status.success() {
@@ -414,13 +518,26 @@ fn real_vswitchd_rules_and_megaflows_round_trip() {
         } else if f.keys.iter().any(|k| k.field == OfField::CtState) {
             refused_ct += 1;
         } else {
-            panic!("dpctl/add-flow {keys} {actions}: {}", String::from_utf8_lossy(&out.stderr));
+            panic!(
+                "dpctl/add-flow {keys} {actions}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
-    assert!(added.len() >= flows.len() - refused_ct && added.len() >= 5, "{} added, {refused_ct} refused", added.len());
+    assert!(
+        added.len() >= flows.len() - refused_ct && added.len() >= 5,
+        "{} added, {refused_ct} refused",
+        added.len()
+    );
     let again = openflow::parse_dp_flows(&ovs.dump_when(added.len(), &[]), "dpctl").expect("parse");
-    let mut x: Vec<String> = added.iter().map(|f| format!("{:?}{:?}", f.masked_keys(), f.actions)).collect();
-    let mut y: Vec<String> = again.iter().map(|f| format!("{:?}{:?}", f.masked_keys(), f.actions)).collect();
+    let mut x: Vec<String> = added
+        .iter()
+        .map(|f| format!("{:?}{:?}", f.masked_keys(), f.actions))
+        .collect();
+    let mut y: Vec<String> = again
+        .iter()
+        .map(|f| format!("{:?}{:?}", f.masked_keys(), f.actions))
+        .collect();
     x.sort();
     y.sort();
     assert_eq!(x, y);
@@ -466,16 +583,51 @@ fn vxlan_frame(dst_mac: [u8; 6], vni: u32) -> Vec<u8> {
 #[test]
 fn real_vxlan_megaflows_round_trip() {
     const TEST: &str = "real_vxlan_megaflows_round_trip";
-    if !tools_or_skip(TEST, &["ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"]) {
+    if !tools_or_skip(
+        TEST,
+        &[
+            "ovsdb-tool",
+            "ovsdb-server",
+            "ovs-vswitchd",
+            "ovs-vsctl",
+            "ovs-ofctl",
+            "ovs-appctl",
+        ],
+    ) {
         return;
     }
     let ovs = Ovs::start("vx");
     // Underlay bridge brx (IP 1.1.2.88, peer 1.1.2.92 resolved by hand) with physical port p0;
     // br0's VXLAN port vx0 (ofport 4) with the VNI from the flow, as OVS's tunnel tests do.
     ovs.vsctl(&[
-        "add-br", "brx", "--", "set", "bridge", "brx", "datapath_type=dummy", "--", "add-port", "brx", "p0", "--", "set",
-        "interface", "p0", "type=dummy", "--", "add-port", "br0", "vx0", "--", "set", "interface", "vx0", "type=vxlan",
-        "options:remote_ip=1.1.2.92", "options:key=flow", "ofport_request=4",
+        "add-br",
+        "brx",
+        "--",
+        "set",
+        "bridge",
+        "brx",
+        "datapath_type=dummy",
+        "--",
+        "add-port",
+        "brx",
+        "p0",
+        "--",
+        "set",
+        "interface",
+        "p0",
+        "type=dummy",
+        "--",
+        "add-port",
+        "br0",
+        "vx0",
+        "--",
+        "set",
+        "interface",
+        "vx0",
+        "type=vxlan",
+        "options:remote_ip=1.1.2.92",
+        "options:key=flow",
+        "ofport_request=4",
     ]);
     ovs.appctl(&["netdev-dummy/ip4addr", "brx", "1.1.2.88/24"]);
     ovs.appctl(&["ovs/route/add", "1.1.2.92/24", "brx"]);
@@ -492,7 +644,12 @@ fn real_vxlan_megaflows_round_trip() {
         "eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.2,dst=10.0.0.9,proto=17,tos=0,ttl=64,frag=no),udp(src=8,dst=9)",
     ]);
     let mac_text = ovs.vsctl(&["get", "interface", "brx", "mac_in_use"]);
-    let mac: Vec<u8> = mac_text.trim().trim_matches('"').split(':').map(|b| u8::from_str_radix(b, 16).expect("mac")).collect();
+    let mac: Vec<u8> = mac_text
+        .trim()
+        .trim_matches('"')
+        .split(':')
+        .map(|b| u8::from_str_radix(b, 16).expect("mac"))
+        .collect();
     let frame = vxlan_frame(mac.try_into().expect("6 bytes"), 42);
     let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
     ovs.appctl(&["netdev-dummy/receive", "p0", &hex]);
@@ -504,12 +661,26 @@ fn real_vxlan_megaflows_round_trip() {
         assert_eq!(openflow::dp_flow_to_string(f).expect("write"), *line);
     }
     use openflow::{DpAction, OfField};
-    let tnl = |f: &DpFlow, prefix: &str| f.actions.iter().any(|a| matches!(a, DpAction::Tunnel { text } if text.starts_with(prefix)));
-    assert!(flows.iter().any(|f| tnl(f, "tnl_push(") && f.actions.iter().any(|a| matches!(a, DpAction::Tunnel { text } if text.contains("vni=0x2a")))), "{dump}");
+    let tnl = |f: &DpFlow, prefix: &str| {
+        f.actions
+            .iter()
+            .any(|a| matches!(a, DpAction::Tunnel { text } if text.starts_with(prefix)))
+    };
+    assert!(
+        flows.iter().any(|f| tnl(f, "tnl_push(")
+            && f.actions
+                .iter()
+                .any(|a| matches!(a, DpAction::Tunnel { text } if text.contains("vni=0x2a")))),
+        "{dump}"
+    );
     assert!(flows.iter().any(|f| tnl(f, "tnl_pop(")), "{dump}");
     assert!(
-        flows.iter().any(|f| f.keys.iter().any(|k| k.field == OfField::TunId && k.value == 42)
-            && f.keys.iter().any(|k| k.field == OfField::TunSrc && k.value == 0x0101_025c)),
+        flows
+            .iter()
+            .any(|f| f.keys.iter().any(|k| k.field == OfField::TunId && k.value == 42)
+                && f.keys
+                    .iter()
+                    .any(|k| k.field == OfField::TunSrc && k.value == 0x0101_025c)),
         "{dump}"
     );
     let verbose = ovs.dump_when(flows.len(), &["-m", "--no-names"]);

@@ -39,7 +39,15 @@ fn run_testpmd(text: &str, tag: &str) -> Vec<(usize, String, bool)> {
     let out = Command::new("timeout")
         .arg("60")
         .arg("dpdk-testpmd")
-        .args(["--no-huge", "-m", "1024", "--no-pci", "--vdev", "net_null0", "--log-level=error"])
+        .args([
+            "--no-huge",
+            "-m",
+            "1024",
+            "--no-pci",
+            "--vdev",
+            "net_null0",
+            "--log-level=error",
+        ])
         .arg(format!("--file-prefix=nicbench_{}_{tag}", std::process::id()))
         .args(["--", "-i", "--total-num-mbufs=2048"])
         .arg(format!("--cmdline-file={}", file.display()))
@@ -52,7 +60,11 @@ fn run_testpmd(text: &str, tag: &str) -> Vec<(usize, String, bool)> {
     for l in stderr.lines() {
         if l.contains("Caught PMD error") || l.trim_end().ends_with("Invalid port 99") {
             seen = true;
-        } else if let Some(n) = l.trim().strip_prefix("Invalid port ").and_then(|n| n.parse::<usize>().ok()) {
+        } else if let Some(n) = l
+            .trim()
+            .strip_prefix("Invalid port ")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
             if let Some(slot) = n.checked_sub(MARKER_BASE).and_then(|k| accepted.get_mut(k)) {
                 *slot = Some(seen);
             }
@@ -90,7 +102,9 @@ fn testpmd_accepts_exactly_what_nicbench_accepts() {
         for (no, line, testpmd_ok) in results {
             let ours = testpmd::parse_command(&line);
             if ours.is_ok() != testpmd_ok || testpmd_ok != expect_ok {
-                mismatches.push(format!("{name}:{no}: testpmd accepts={testpmd_ok}, nicbench={ours:?}\n  {line}"));
+                mismatches.push(format!(
+                    "{name}:{no}: testpmd accepts={testpmd_ok}, nicbench={ours:?}\n  {line}"
+                ));
             }
         }
     }

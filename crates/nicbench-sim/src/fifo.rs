@@ -22,7 +22,10 @@ pub struct Fifo<T> {
 
 impl<T> Default for Fifo<T> {
     fn default() -> Self {
-        Fifo { items: Vec::new(), head: 0 }
+        Fifo {
+            items: Vec::new(),
+            head: 0,
+        }
     }
 }
 
@@ -32,7 +35,10 @@ impl<T: Copy> Fifo<T> {
     }
 
     pub fn with_capacity(capacity: usize) -> Self {
-        Fifo { items: Vec::with_capacity(capacity), head: 0 }
+        Fifo {
+            items: Vec::with_capacity(capacity),
+            head: 0,
+        }
     }
 
     /// Appends `item` at the back.
@@ -140,7 +146,11 @@ mod tests {
             assert_eq!(f.front(), d.front());
             assert_eq!(f.len(), d.len());
         }
-        assert!(f.items.len() <= 2 * f.len().max(COMPACT_MIN) + 64, "storage bounded: {}", f.items.len());
+        assert!(
+            f.items.len() <= 2 * f.len().max(COMPACT_MIN) + 64,
+            "storage bounded: {}",
+            f.items.len()
+        );
         assert!(f.as_slice().iter().eq(d.iter()));
     }
 }

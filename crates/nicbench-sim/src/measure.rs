@@ -92,7 +92,13 @@ impl LatencyHistogram {
     pub fn new() -> LatencyHistogram {
         // Bounds are constants satisfying the crate's preconditions (low ≥ 1, high ≥ 2·low, sigfig ≤ 5).
         let hist = Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid constant histogram bounds");
-        LatencyHistogram { hist, front: vec![0; FRONT_BUCKETS], count: 0, sum_ns: 0.0, max_ns: 0 }
+        LatencyHistogram {
+            hist,
+            front: vec![0; FRONT_BUCKETS],
+            count: 0,
+            sum_ns: 0.0,
+            max_ns: 0,
+        }
     }
 
     /// Records one latency \[ns\].
@@ -209,7 +215,11 @@ impl Recorder<'_> {
         if latency_ns >= self.lo_ns && latency_ns < self.hi_ns {
             self.run += 1;
             self.sum_ns += latency_ns as i64 as f64;
-            self.max_fast_ns = if latency_ns > self.max_fast_ns { latency_ns } else { self.max_fast_ns };
+            self.max_fast_ns = if latency_ns > self.max_fast_ns {
+                latency_ns
+            } else {
+                self.max_fast_ns
+            };
             return;
         }
         // Clamped in the f64 domain: the same value as truncating then clamping to
@@ -341,7 +351,10 @@ impl Timeline {
             self.cur_end_ns = self.cur_start_ns.saturating_add(self.bin_ns);
         }
         // The bins only grow, so the cached one stays in range.
-        if let (Some(p), Some(b)) = (self.packets.get_mut(self.cur_bin), self.wire_bytes.get_mut(self.cur_bin)) {
+        if let (Some(p), Some(b)) = (
+            self.packets.get_mut(self.cur_bin),
+            self.wire_bytes.get_mut(self.cur_bin),
+        ) {
             *p += packets;
             *b += wire_bytes;
         }
@@ -405,15 +418,20 @@ mod tests {
         assert!((s.p50 - 505.0).abs() < 2.0, "{s:?}");
         assert!((s.p1 - 11.0).abs() < 0.1, "{s:?}");
         assert!((s.max - 5000.0).abs() / 5000.0 < 1e-3, "{s:?}");
-        assert!(s.p999 > 4990.0 && s.p99 < 1000.0 * 1.003, "front end: ≤ 0.2% extra error {s:?}");
+        assert!(
+            s.p999 > 4990.0 && s.p99 < 1000.0 * 1.003,
+            "front end: ≤ 0.2% extra error {s:?}"
+        );
         h.record_ns(u64::MAX); // saturates, no panic
         assert_eq!(h.count(), 1011);
     }
 
     #[test]
     fn test_recorder_equals_record_ns() {
-        let mut values: Vec<f64> =
-            vec![0.0, 0.4, 1.0, 1.9, 1.2, 37_000.2, 37_001.7, 37_001.9, 40_000.0, 37_000.0, 5e15, 3.6e12, 511.99, 512.0, -3.0];
+        let mut values: Vec<f64> = vec![
+            0.0, 0.4, 1.0, 1.9, 1.2, 37_000.2, 37_001.7, 37_001.9, 40_000.0, 37_000.0, 5e15, 3.6e12, 511.99, 512.0,
+            -3.0,
+        ];
         // Runs within buckets (the fast path), rising and falling.
         values.extend((0..300).map(|i| 36_900.0 + f64::from(i) * 0.77));
         values.extend((0..300).map(|i| 90_000.0 - f64::from(i) * 1.3));
@@ -440,17 +458,34 @@ mod tests {
 
     #[test]
     fn test_front_buckets_round_trip_within_resolution() {
-        for v in [1u64, 511, 512, 513, 1000, 28_123, 5_000_000, 123_456_789_012, MAX_LATENCY_NS] {
+        for v in [
+            1u64,
+            511,
+            512,
+            513,
+            1000,
+            28_123,
+            5_000_000,
+            123_456_789_012,
+            MAX_LATENCY_NS,
+        ] {
             let i = front_index(v);
             assert!(i < FRONT_BUCKETS, "{v}");
             let back = front_value(i);
-            assert!((back as f64 - v as f64).abs() <= v as f64 / 256.0, "{v} -> {i} -> {back}");
+            assert!(
+                (back as f64 - v as f64).abs() <= v as f64 / 256.0,
+                "{v} -> {i} -> {back}"
+            );
         }
         assert!((1..5000u64).all(|v| front_index(v) <= front_index(v + 1)), "monotone");
         for v in (1..100_000u64).chain([MAX_LATENCY_NS - 1, MAX_LATENCY_NS, 1 << 40]) {
             let (lo, hi) = front_range(front_index(v));
             assert!(lo <= v && v < hi, "{v}: [{lo}, {hi})");
-            assert_eq!((front_index(lo), front_index(hi - 1)), (front_index(v), front_index(v)), "{v}");
+            assert_eq!(
+                (front_index(lo), front_index(hi - 1)),
+                (front_index(v), front_index(v)),
+                "{v}"
+            );
         }
         let mut h = LatencyHistogram::new();
         h.record_n_ns(28_000, 3);

@@ -40,7 +40,10 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+        }
     }
 }
 
@@ -51,7 +54,11 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `at`.
     pub fn push(&mut self, at: SimTime, event: E) {
-        self.heap.push(Entry { at, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            at,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 
@@ -98,7 +105,13 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            vec![(SimTime::from_ns(10), "a1"), (SimTime::from_ns(10), "a2"), (SimTime::from_ns(10), "a3"), (SimTime::from_ns(20), "b"), (SimTime::from_ns(30), "c")]
+            vec![
+                (SimTime::from_ns(10), "a1"),
+                (SimTime::from_ns(10), "a2"),
+                (SimTime::from_ns(10), "a3"),
+                (SimTime::from_ns(20), "b"),
+                (SimTime::from_ns(30), "c")
+            ]
         );
         assert!(q.is_empty());
     }

@@ -38,11 +38,22 @@ mod tests {
     #[test]
     fn test_streams_reproducible_and_independent() {
         let s = RngStreams::new(42);
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(1), |r, _: u64| Some(r.random::<u64>())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(1), |r, _: u64| Some(r.random::<u64>())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(s.stream(2), |r, _: u64| Some(r.random::<u64>())).collect();
-        let d: Vec<u64> =
-            (0..4).map(|_| 0).scan(RngStreams::new(43).stream(1), |r, _: u64| Some(r.random::<u64>())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(s.stream(1), |r, _: u64| Some(r.random::<u64>()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(s.stream(1), |r, _: u64| Some(r.random::<u64>()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(s.stream(2), |r, _: u64| Some(r.random::<u64>()))
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(RngStreams::new(43).stream(1), |r, _: u64| Some(r.random::<u64>()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

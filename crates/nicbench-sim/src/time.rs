@@ -223,7 +223,12 @@ mod tests {
         assert_eq!(d, SimDuration::from_ps(3));
         assert_eq!(t - SimDuration::from_ns(5_000), SimTime::ZERO);
         assert_eq!(SimDuration::from_ps(3) - SimDuration::from_ps(5), SimDuration::ZERO);
-        assert_eq!([SimDuration::from_ps(4), SimDuration::from_ps(5)].into_iter().sum::<SimDuration>(), SimDuration::from_ps(9));
+        assert_eq!(
+            [SimDuration::from_ps(4), SimDuration::from_ps(5)]
+                .into_iter()
+                .sum::<SimDuration>(),
+            SimDuration::from_ps(9)
+        );
     }
 
     #[test]
@@ -232,7 +237,11 @@ mod tests {
         assert_eq!(SimDuration::from_ns_f64(84.0 * 8.0 / 100.0).as_ps(), 6_720);
         assert_eq!(SimTime::from_ps(1_999).as_ns(), 1, "whole ns round down");
         assert_eq!(SimTime::from_ns_f64(1.0004), SimTime::from_ps(1_000));
-        assert_eq!(SimTime::from_ns_f64(1.0005), SimTime::from_ps(1_001), "to the nearest ps");
+        assert_eq!(
+            SimTime::from_ns_f64(1.0005),
+            SimTime::from_ps(1_001),
+            "to the nearest ps"
+        );
         assert_eq!(SimTime::from_secs_f64(1.5e-12), SimTime::from_ps(2));
         assert_eq!(SimDuration::from_ns_f64(-3.0), SimDuration::ZERO);
         assert_eq!(SimDuration::from_ns_f64(f64::NAN), SimDuration::ZERO);

@@ -87,7 +87,10 @@ pub fn tool_or_skip(test: &str, bin: &str, package: &str) -> Option<PathBuf> {
     if let Some(path) = find_on_path(bin) {
         return Some(path);
     }
-    missing(test, &format!("peer tool {bin} not on PATH (Debian package {package}; `make peers` installs it)"));
+    missing(
+        test,
+        &format!("peer tool {bin} not on PATH (Debian package {package}; `make peers` installs it)"),
+    );
     None
 }
 
@@ -108,7 +111,13 @@ mod tests {
     /// other tests of this binary).
     fn run_probe(ci: &str) -> (bool, String) {
         let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "tests::probe_missing_classbench", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "tests::probe_missing_classbench",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("CI", ci)
             .env(CLASSBENCH_ENV, "/nonexistent/classbench")
             .output()
@@ -126,10 +135,16 @@ mod tests {
     fn test_missing_data_fails_in_ci_and_skips_outside() {
         let (ok, stderr) = run_probe("true");
         assert!(!ok, "CI=true must fail: {stderr}");
-        assert!(stderr.contains("ClassBench data not found at /nonexistent/classbench"), "{stderr}");
+        assert!(
+            stderr.contains("ClassBench data not found at /nonexistent/classbench"),
+            "{stderr}"
+        );
         let (ok, stderr) = run_probe("false");
         assert!(ok, "outside CI the probe returns: {stderr}");
-        assert!(stderr.contains("SKIP probe: ClassBench data not found at /nonexistent/classbench"), "{stderr}");
+        assert!(
+            stderr.contains("SKIP probe: ClassBench data not found at /nonexistent/classbench"),
+            "{stderr}"
+        );
     }
 
     #[test]

@@ -111,7 +111,11 @@ impl StackKey {
             None => TunnelKind::None,
         };
         let layers = frame.innermost();
-        let vlan_tags = if frame.inner.is_none() { layers.vlan_count.min(2) } else { 0 };
+        let vlan_tags = if frame.inner.is_none() {
+            layers.vlan_count.min(2)
+        } else {
+            0
+        };
         let (l3, proto) = match layers.ip {
             Some(Ip::V4(_)) => (L3Kind::V4, layers.ip.map_or(0, |ip| ip.upper_proto())),
             Some(Ip::V6(_)) => (L3Kind::V6, layers.ip.map_or(0, |ip| ip.upper_proto())),
@@ -130,7 +134,14 @@ impl StackKey {
         // Only what the name shows is kept, so that stacks with one name have one key.
         let ethertype = if l3 == L3Kind::None { layers.ethertype } else { 0 };
         let proto = if l4 == L4Kind::Other { proto } else { 0 };
-        StackKey { tunnel, vlan_tags, ethertype, l3, l4, proto }
+        StackKey {
+            tunnel,
+            vlan_tags,
+            ethertype,
+            l3,
+            l4,
+            proto,
+        }
     }
 
     /// "IPv4/UDP", "VLAN IPv6/TCP", "VXLAN IPv4/UDP", "ARP", "EtherType 0x88cc", …
@@ -232,20 +243,51 @@ mod tests {
     /// each with single bytes of its first 96 overwritten by values that matter to a parser
     /// (EtherTypes, IP versions, protocol numbers, fragment bits, VXLAN flags, lengths).
     fn frames() -> Vec<Vec<u8>> {
-        let v4 = (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)));
-        let v6 = (IpAddr::V6(Ipv6Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 2)));
+        let v4 = (
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        );
+        let v6 = (
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 2)),
+        );
         let mut built = Vec::new();
         for (ip_src, ip_dst) in [v4, v6] {
-            for l4 in [L4Spec::udp(1024, 80), L4Spec::tcp(1, 2, Default::default()), L4Spec::IcmpEcho { id: 1, seq: 2 }] {
-                for vlan in [VlanTags::None, VlanTags::Single(5), VlanTags::Double { outer: 6, inner: 7 }] {
-                    for vxlan in [None, Some(VxlanSpec { vni: 42, ..VxlanSpec::new(0) })] {
-                        let spec = FrameSpec { ip_src, ip_dst, l4, vlan, vxlan, frame_size_bytes: 160, ..FrameSpec::default() };
+            for l4 in [
+                L4Spec::udp(1024, 80),
+                L4Spec::tcp(1, 2, Default::default()),
+                L4Spec::IcmpEcho { id: 1, seq: 2 },
+            ] {
+                for vlan in [
+                    VlanTags::None,
+                    VlanTags::Single(5),
+                    VlanTags::Double { outer: 6, inner: 7 },
+                ] {
+                    for vxlan in [
+                        None,
+                        Some(VxlanSpec {
+                            vni: 42,
+                            ..VxlanSpec::new(0)
+                        }),
+                    ] {
+                        let spec = FrameSpec {
+                            ip_src,
+                            ip_dst,
+                            l4,
+                            vlan,
+                            vxlan,
+                            frame_size_bytes: 160,
+                            ..FrameSpec::default()
+                        };
                         built.push(spec.build().expect("the spec builds"));
                     }
                 }
             }
         }
-        let values = [0x00u8, 0x01, 0x06, 0x08, 0x11, 0x12, 0x20, 0x2c, 0x2f, 0x3a, 0x45, 0x60, 0x81, 0x84, 0x86, 0x88, 0xa8, 0xdd, 0xff];
+        let values = [
+            0x00u8, 0x01, 0x06, 0x08, 0x11, 0x12, 0x20, 0x2c, 0x2f, 0x3a, 0x45, 0x60, 0x81, 0x84, 0x86, 0x88, 0xa8,
+            0xdd, 0xff,
+        ];
         let mut out = built.clone();
         for frame in &built {
             for at in 0..96.min(frame.len()) {
@@ -275,7 +317,10 @@ mod tests {
         }
         // One key per name: counting by key then naming merges nothing and splits nothing.
         assert_eq!(names_by_key.len(), distinct_names.len(), "{distinct_names:?}");
-        assert!(distinct_names.len() >= 12, "the fixture covers many stacks: {distinct_names:?}");
+        assert!(
+            distinct_names.len() >= 12,
+            "the fixture covers many stacks: {distinct_names:?}"
+        );
     }
 
     #[test]
@@ -289,11 +334,18 @@ mod tests {
                 tunnelled += usize::from(parsed.tunnel.is_some());
                 for inner in [false, true] {
                     let got = rss_flow_key(linktype, &frame, inner);
-                    assert_eq!(got, rss_key_of_frame(&parsed, inner), "inner {inner}, frame {frame:02x?}");
+                    assert_eq!(
+                        got,
+                        rss_key_of_frame(&parsed, inner),
+                        "inner {inner}, frame {frame:02x?}"
+                    );
                     with_key += usize::from(got.is_some());
                 }
             }
         }
-        assert!(with_key > 1000 && tunnelled > 100, "{with_key} keyed, {tunnelled} tunnelled");
+        assert!(
+            with_key > 1000 && tunnelled > 100,
+            "{with_key} keyed, {tunnelled} tunnelled"
+        );
     }
 }

@@ -48,7 +48,11 @@ pub fn rss_spread(path: &Path, options: &RssOptions, progress: &mut dyn FnMut(u6
     }
     let toeplitz = Toeplitz::new(&options.key).map_err(|e| TraceError::Invalid(e.to_string()))?;
     let reta = Reta::round_robin(options.queues, options.reta_size).map_err(|e| TraceError::Invalid(e.to_string()))?;
-    let fields = if options.with_ports { RssFields::IpPorts } else { RssFields::Ip };
+    let fields = if options.with_ports {
+        RssFields::IpPorts
+    } else {
+        RssFields::Ip
+    };
     let mut source = PcapSource::open(path)?;
     let mut per_queue_packets = vec![0u64; usize::from(options.queues)];
     // A key always hashes to the same queue, so one set of all keys, counting each new key

@@ -113,10 +113,17 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         unparsed: 0,
         size_histogram: SIZE_BUCKETS
             .iter()
-            .map(|&(min, max, label)| SizeBucket { label, min, max, packets: 0 })
+            .map(|&(min, max, label)| SizeBucket {
+                label,
+                min,
+                max,
+                packets: 0,
+            })
             .collect(),
         protocols: BTreeMap::new(),
-        linktype: source.linktype().map_or_else(|| "unknown".to_string(), |lt| lt.to_string()),
+        linktype: source
+            .linktype()
+            .map_or_else(|| "unknown".to_string(), |lt| lt.to_string()),
     };
     let mut flows = FlowSet::default();
     let mut biflows: AHashSet<FlowKey> = AHashSet::new();
@@ -131,7 +138,11 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         s.first_ts_ns.get_or_insert(pkt.ts_ns);
         s.last_ts_ns = Some(pkt.ts_ns);
         let frame_size = pkt.orig_len.saturating_add(4);
-        if let Some(bucket) = s.size_histogram.iter_mut().find(|b| frame_size >= b.min && frame_size <= b.max) {
+        if let Some(bucket) = s
+            .size_histogram
+            .iter_mut()
+            .find(|b| frame_size >= b.min && frame_size <= b.max)
+        {
             bucket.packets += 1;
         }
         parse_link_into(pkt.linktype, pkt.data, &mut parsed);
@@ -167,4 +178,3 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
     }
     Ok(s)
 }
-

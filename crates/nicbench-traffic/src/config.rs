@@ -295,14 +295,27 @@ mod tests {
 
     #[test]
     fn test_expected_packets() {
-        let base = TrafficConfig { duration_ns: Some(1_000_000), ..TrafficConfig::default() };
+        let base = TrafficConfig {
+            duration_ns: Some(1_000_000),
+            ..TrafficConfig::default()
+        };
         // 64 B at 100 Gb/s: 148.8 Mpps, 148,809 packets in 1 ms.
         assert_eq!(base.expected_packets(), Some(148_809));
-        let capped = TrafficConfig { packets: Some(1000), ..base.clone() };
+        let capped = TrafficConfig {
+            packets: Some(1000),
+            ..base.clone()
+        };
         assert_eq!(capped.expected_packets(), Some(1000));
-        let pps = TrafficConfig { rate: Rate::Mpps(2.0), ..base.clone() };
+        let pps = TrafficConfig {
+            rate: Rate::Mpps(2.0),
+            ..base.clone()
+        };
         assert_eq!(pps.expected_packets(), Some(2000));
-        let endless = TrafficConfig { duration_ns: None, rate: Rate::Unlimited, ..base };
+        let endless = TrafficConfig {
+            duration_ns: None,
+            rate: Rate::Unlimited,
+            ..base
+        };
         assert_eq!(endless.expected_packets(), None);
     }
 

@@ -333,7 +333,9 @@ impl TrafficGen {
     /// the RNG with the flows, so skipping the flow draws would change them. The RNG does not
     /// advance, so the flows of later packets differ from those of the seeded sequence.
     pub fn fill_meta_flow_blind(&mut self, out: &mut [PacketMeta]) -> Option<usize> {
-        let SizePicker::Fixed(size) = self.sizes else { return None };
+        let SizePicker::Fixed(size) = self.sizes else {
+            return None;
+        };
         let left = self.packet_limit.saturating_sub(self.summary.packets);
         let max = usize::try_from(left).unwrap_or(usize::MAX).min(out.len());
         let out = &mut out[..max];
@@ -386,9 +388,10 @@ impl TrafficGen {
         }
         self.ensure_templates()?;
         let Some(meta) = self.next_meta() else { return Ok(None) };
-        let Some(templates) = self.templates.as_ref() else { return Ok(None) };
-        let len = templates
-            .write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
+        let Some(templates) = self.templates.as_ref() else {
+            return Ok(None);
+        };
+        let len = templates.write_frame(meta.flow_index as usize, meta.frame_size_bytes, out)?;
         debug_assert_eq!(len, captured_len(meta.frame_size_bytes));
         Ok(Some(meta))
     }
@@ -400,7 +403,9 @@ impl TrafficGen {
         if self.ensure_templates().is_err() {
             return 0;
         }
-        let Some(header_len) = self.templates.as_ref().map(|t| t.plan().header_len()) else { return 0 };
+        let Some(header_len) = self.templates.as_ref().map(|t| t.plan().header_len()) else {
+            return 0;
+        };
         let stride = self.buf.len();
         if batch.stride != stride || batch.header_len != header_len {
             // Slots must be zero past the header: (re)initialize for this shape.
@@ -413,7 +418,12 @@ impl TrafficGen {
         for slot in 0..batch.capacity {
             let Some(meta) = self.next_meta() else { break };
             let out = &mut batch.data[slot * stride..(slot + 1) * stride];
-            if self.templates.as_ref().and_then(|t| emit_headers(t, &meta, out)).is_none() {
+            if self
+                .templates
+                .as_ref()
+                .and_then(|t| emit_headers(t, &meta, out))
+                .is_none()
+            {
                 break;
             }
             batch.metas.push(meta);
@@ -534,7 +544,14 @@ mod tests {
         let mut one = TrafficGen::new(config).expect("valid config");
         let singles: Vec<_> = std::iter::from_fn(|| one.next_meta()).collect();
         let mut burst = TrafficGen::new(config).expect("valid config");
-        let mut buf = vec![PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 300];
+        let mut buf = vec![
+            PacketMeta {
+                ts_ns: 0,
+                flow_index: 0,
+                frame_size_bytes: 0
+            };
+            300
+        ];
         let mut bursts = Vec::new();
         for &len in chunks.iter().cycle() {
             let n = burst.fill_meta(&mut buf[..len]);
@@ -560,15 +577,33 @@ mod tests {
         };
         let configs = [
             base.clone(),
-            TrafficConfig { popularity: Popularity::Zipf { s: 1.1 }, size: SizeSpec::Fixed(1500), ..base.clone() },
-            TrafficConfig { size: SizeSpec::Imix, rate: Rate::Mpps(7.0), ..base.clone() },
+            TrafficConfig {
+                popularity: Popularity::Zipf { s: 1.1 },
+                size: SizeSpec::Fixed(1500),
+                ..base.clone()
+            },
+            TrafficConfig {
+                size: SizeSpec::Imix,
+                rate: Rate::Mpps(7.0),
+                ..base.clone()
+            },
             TrafficConfig {
                 size: SizeSpec::Uniform { min: 64, max: 1518 },
                 popularity: Popularity::Zipf { s: 0.9 },
                 ..base.clone()
             },
-            TrafficConfig { size: SizeSpec::List(vec![64, 128, 9000]), packets: Some(1234), duration_ns: None, ..base.clone() },
-            TrafficConfig { rate: Rate::Unlimited, packets: Some(777), duration_ns: None, ..base.clone() },
+            TrafficConfig {
+                size: SizeSpec::List(vec![64, 128, 9000]),
+                packets: Some(1234),
+                duration_ns: None,
+                ..base.clone()
+            },
+            TrafficConfig {
+                rate: Rate::Unlimited,
+                packets: Some(777),
+                duration_ns: None,
+                ..base.clone()
+            },
         ];
         for config in &configs {
             for chunks in [&[1usize][..], &[32], &[300], &[0, 5, 64, 1, 255]] {
@@ -582,12 +617,20 @@ mod tests {
 
     #[test]
     fn test_fill_meta_interleaves_with_next_meta() {
-        let config = TrafficConfig { size: SizeSpec::Imix, packets: Some(500), ..TrafficConfig::default() };
+        let config = TrafficConfig {
+            size: SizeSpec::Imix,
+            packets: Some(500),
+            ..TrafficConfig::default()
+        };
         let mut reference = TrafficGen::new(&config).expect("valid config");
         let expected: Vec<_> = std::iter::from_fn(|| reference.next_meta()).collect();
         let mut gen = TrafficGen::new(&config).expect("valid config");
         let mut got = Vec::new();
-        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 40];
+        let mut buf = [PacketMeta {
+            ts_ns: 0,
+            flow_index: 0,
+            frame_size_bytes: 0,
+        }; 40];
         loop {
             let n = gen.fill_meta(&mut buf);
             got.extend_from_slice(&buf[..n]);
@@ -600,17 +643,40 @@ mod tests {
     }
     #[test]
     fn test_fill_meta_flow_blind_keeps_times_sizes_and_summary_and_refuses_drawn_sizes() {
-        let base = TrafficConfig { flows: 333, seed: 42, start_ns: 17, duration_ns: Some(200_000), ..TrafficConfig::default() };
+        let base = TrafficConfig {
+            flows: 333,
+            seed: 42,
+            start_ns: 17,
+            duration_ns: Some(200_000),
+            ..TrafficConfig::default()
+        };
         for config in [
-            TrafficConfig { size: SizeSpec::Fixed(1500), ..base.clone() },
-            TrafficConfig { popularity: Popularity::Zipf { s: 1.1 }, size: SizeSpec::Fixed(64), rate: Rate::Mpps(7.0), ..base.clone() },
-            TrafficConfig { size: SizeSpec::Uniform { min: 200, max: 200 }, packets: Some(1234), duration_ns: None, ..base.clone() },
+            TrafficConfig {
+                size: SizeSpec::Fixed(1500),
+                ..base.clone()
+            },
+            TrafficConfig {
+                popularity: Popularity::Zipf { s: 1.1 },
+                size: SizeSpec::Fixed(64),
+                rate: Rate::Mpps(7.0),
+                ..base.clone()
+            },
+            TrafficConfig {
+                size: SizeSpec::Uniform { min: 200, max: 200 },
+                packets: Some(1234),
+                duration_ns: None,
+                ..base.clone()
+            },
         ] {
             let mut reference = TrafficGen::new(&config).expect("valid config");
             let expected: Vec<_> = std::iter::from_fn(|| reference.next_meta()).collect();
             let mut gen = TrafficGen::new(&config).expect("valid config");
             let mut got = Vec::new();
-            let mut buf = [PacketMeta { ts_ns: 0, flow_index: 7, frame_size_bytes: 0 }; 40];
+            let mut buf = [PacketMeta {
+                ts_ns: 0,
+                flow_index: 7,
+                frame_size_bytes: 0,
+            }; 40];
             loop {
                 let n = gen.fill_meta_flow_blind(&mut buf).expect("fixed sizes");
                 got.extend_from_slice(&buf[..n]);
@@ -618,40 +684,71 @@ mod tests {
                     break;
                 }
             }
-            assert!(expected.len() > 100 && expected.iter().any(|m| m.flow_index != 0), "{config:?}");
+            assert!(
+                expected.len() > 100 && expected.iter().any(|m| m.flow_index != 0),
+                "{config:?}"
+            );
             let without_flows: Vec<_> = expected.iter().map(|m| PacketMeta { flow_index: 0, ..*m }).collect();
             assert_eq!(got, without_flows, "{config:?}");
             assert_eq!(gen.summary(), reference.summary(), "{config:?}");
         }
-        let mut drawn = TrafficGen::new(&TrafficConfig { size: SizeSpec::Imix, ..base }).expect("valid config");
-        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 4];
+        let mut drawn = TrafficGen::new(&TrafficConfig {
+            size: SizeSpec::Imix,
+            ..base
+        })
+        .expect("valid config");
+        let mut buf = [PacketMeta {
+            ts_ns: 0,
+            flow_index: 0,
+            frame_size_bytes: 0,
+        }; 4];
         assert_eq!(drawn.fill_meta_flow_blind(&mut buf), None);
         assert_eq!(drawn.summary().packets, 0, "nothing decided");
     }
     #[test]
     fn test_a_meta_only_generator_gives_the_same_packets_and_builds_frames_when_asked() {
-        let config = TrafficConfig { flows: 50, size: SizeSpec::Imix, packets: Some(300), seed: 9, ..TrafficConfig::default() };
+        let config = TrafficConfig {
+            flows: 50,
+            size: SizeSpec::Imix,
+            packets: Some(300),
+            seed: 9,
+            ..TrafficConfig::default()
+        };
         let mut full = TrafficGen::new(&config).expect("valid config");
         let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
         assert!(meta_only.templates.is_none(), "no template before a frame is asked for");
-        let mut buf = [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; 100];
+        let mut buf = [PacketMeta {
+            ts_ns: 0,
+            flow_index: 0,
+            frame_size_bytes: 0,
+        }; 100];
         let mut buf2 = buf;
         assert_eq!(full.fill_meta(&mut buf), meta_only.fill_meta(&mut buf2));
         assert_eq!(buf, buf2);
         assert!(meta_only.templates.is_none());
         for _ in 0..100 {
-            let (a, b) = (full.next_packet().expect("packet"), meta_only.next_packet().expect("packet"));
+            let (a, b) = (
+                full.next_packet().expect("packet"),
+                meta_only.next_packet().expect("packet"),
+            );
             assert_eq!((a.meta, a.data), (b.meta, b.data));
         }
         let mut batches = (PacketBatch::with_capacity(32), PacketBatch::with_capacity(32));
         let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
         let mut full = TrafficGen::new(&config).expect("valid config");
         assert_eq!(full.fill_batch(&mut batches.0), meta_only.fill_batch(&mut batches.1));
-        assert!(batches.0.iter().map(|p| p.data.to_vec()).eq(batches.1.iter().map(|p| p.data.to_vec())));
+        assert!(batches
+            .0
+            .iter()
+            .map(|p| p.data.to_vec())
+            .eq(batches.1.iter().map(|p| p.data.to_vec())));
         let (mut out_a, mut out_b) = (vec![0u8; full.max_captured_len()], vec![0u8; full.max_captured_len()]);
         let mut meta_only = TrafficGen::new_meta_only(&config).expect("valid config");
         let mut full = TrafficGen::new(&config).expect("valid config");
-        assert_eq!(full.next_into(&mut out_a).expect("fits"), meta_only.next_into(&mut out_b).expect("fits"));
+        assert_eq!(
+            full.next_into(&mut out_a).expect("fits"),
+            meta_only.next_into(&mut out_b).expect("fits")
+        );
         assert_eq!(out_a, out_b);
     }
 }

@@ -28,7 +28,11 @@ fn udp_ipv4_64(i: usize) -> Vec<u8> {
     let mut f = Vec::with_capacity(60);
     let i = i as u32;
     PacketBuilder::ethernet2(MAC_A, MAC_B)
-        .ipv4((0x0a00_0000 | i).to_be_bytes(), (0x0a80_0000 | (i * 7)).to_be_bytes(), 64)
+        .ipv4(
+            (0x0a00_0000 | i).to_be_bytes(),
+            (0x0a80_0000 | (i * 7)).to_be_bytes(),
+            64,
+        )
         .udp(1024 + i as u16, 53)
         .write(&mut f, &[0u8; 18])
         .expect("build UDP/IPv4");
@@ -57,7 +61,11 @@ fn vxlan(i: usize) -> Vec<u8> {
     let i32_ = i as u32;
     let mut inner = Vec::new();
     PacketBuilder::ethernet2(MAC_A, MAC_B)
-        .ipv4((0xac10_0000 | i32_).to_be_bytes(), (0xac20_0000 | (i32_ * 3)).to_be_bytes(), 64)
+        .ipv4(
+            (0xac10_0000 | i32_).to_be_bytes(),
+            (0xac20_0000 | (i32_ * 3)).to_be_bytes(),
+            64,
+        )
         .tcp(30000 + i as u16, 80, 1, 1024)
         .write(&mut inner, &[0u8; 10])
         .expect("build inner frame");
@@ -83,7 +91,10 @@ struct FrameSet {
 
 impl FrameSet {
     fn new(frames: impl Iterator<Item = Vec<u8>>) -> FrameSet {
-        let mut set = FrameSet { bytes: Vec::new(), ranges: Vec::new() };
+        let mut set = FrameSet {
+            bytes: Vec::new(),
+            ranges: Vec::new(),
+        };
         for f in frames {
             let start = set.bytes.len();
             set.bytes.extend_from_slice(&f);
@@ -98,11 +109,15 @@ impl FrameSet {
 
 fn bench_set(c: &mut Criterion, name: &str, frames: &FrameSet) {
     // Every frame must produce a key, or the benchmark measures the wrong path.
-    assert!(frames.iter().all(|f| flow_key(f).is_ok() && parse_ethernet(f).stop.is_none()));
+    assert!(frames
+        .iter()
+        .all(|f| flow_key(f).is_ok() && parse_ethernet(f).stop.is_none()));
     let n_frames = frames.ranges.len();
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(n_frames as u64));
-    g.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
     g.bench_function("parse+from_frame", |b| {
         b.iter(|| {
             for f in frames.iter() {

@@ -192,13 +192,11 @@ mod tests {
     }
 
     fn arb_key() -> impl Strategy<Value = FlowKey> {
-        let v4 = (any::<[u8; 4]>(), any::<[u8; 4]>())
-            .prop_map(|(a, b)| (IpAddr::V4(a.into()), IpAddr::V4(b.into())));
-        let v6 = (any::<[u8; 16]>(), any::<[u8; 16]>())
-            .prop_map(|(a, b)| (IpAddr::V6(a.into()), IpAddr::V6(b.into())));
+        let v4 = (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(a, b)| (IpAddr::V4(a.into()), IpAddr::V4(b.into())));
+        let v6 = (any::<[u8; 16]>(), any::<[u8; 16]>()).prop_map(|(a, b)| (IpAddr::V6(a.into()), IpAddr::V6(b.into())));
         // Small value ranges make equal addresses / ports likely enough.
-        let small_v4 = (0u8..3, 0u8..3)
-            .prop_map(|(a, b)| (IpAddr::V4([10, 0, 0, a].into()), IpAddr::V4([10, 0, 0, b].into())));
+        let small_v4 =
+            (0u8..3, 0u8..3).prop_map(|(a, b)| (IpAddr::V4([10, 0, 0, a].into()), IpAddr::V4([10, 0, 0, b].into())));
         (
             prop_oneof![v4, v6, small_v4],
             any::<u8>(),

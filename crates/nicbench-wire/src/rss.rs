@@ -512,9 +512,16 @@ impl Reta {
         if n == 0 {
             return Err(RssError::NoQueues);
         }
-        let size = if n.is_power_of_two() { n } else { MLX5_IND_TABLE_MAX_SIZE };
+        let size = if n.is_power_of_two() {
+            n
+        } else {
+            MLX5_IND_TABLE_MAX_SIZE
+        };
         if n > size {
-            return Err(RssError::TooManyQueues { n_queues: n, max: MLX5_IND_TABLE_MAX_SIZE });
+            return Err(RssError::TooManyQueues {
+                n_queues: n,
+                max: MLX5_IND_TABLE_MAX_SIZE,
+            });
         }
         let entries = (0..size).map(|index| queues[index % n]).collect();
         Ok(Reta {
@@ -731,7 +738,10 @@ mod tests {
         assert_eq!(reta.queue(511), 511 % 3);
         assert_eq!(reta.queue(512), 0, "index is hash mod 512, then mod 3");
         assert_eq!(Reta::mlx5_of_queues(&[]), Err(RssError::NoQueues));
-        assert!(matches!(Reta::mlx5_of_queues(&vec![0; 513]), Err(RssError::TooManyQueues { .. })));
+        assert!(matches!(
+            Reta::mlx5_of_queues(&vec![0; 513]),
+            Err(RssError::TooManyQueues { .. })
+        ));
         assert_eq!(Reta::mlx5_of_queues(&[9]).unwrap().queue(0xdead_beef), 9);
     }
 
@@ -772,7 +782,9 @@ mod tests {
         let toeplitz = Toeplitz::new(&MICROSOFT_KEY).unwrap();
         for (src, dst, ip_only, ip_ports) in KNOWN_ANSWERS {
             let (src, dst): (SocketAddr, SocketAddr) = (src.parse().unwrap(), dst.parse().unwrap());
-            let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else { continue };
+            let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else {
+                continue;
+            };
             let addrs = (u64::from(s.to_bits()) << 32) | u64::from(d.to_bits());
             let ports = (u32::from(src.port()) << 16) | u32::from(dst.port());
             assert_eq!(toeplitz.hash_ipv4(addrs, ports), ip_ports, "{src} -> {dst}");

@@ -57,7 +57,9 @@ impl UpdateError {
     /// The index of the batch operation the error is about, if it is about one.
     pub fn op(&self) -> Option<usize> {
         match self {
-            UpdateError::Compile { op, .. } | UpdateError::UnknownRule { op, .. } | UpdateError::JumpCycle { op, .. } => Some(*op),
+            UpdateError::Compile { op, .. }
+            | UpdateError::UnknownRule { op, .. }
+            | UpdateError::JumpCycle { op, .. } => Some(*op),
             UpdateError::TooManyRules => None,
         }
     }
@@ -85,7 +87,12 @@ fn yes() -> bool {
 
 impl Default for ClassifierConfig {
     fn default() -> Self {
-        ClassifierConfig { algorithm: Algorithm::Hybrid, start_group: 0, count: true, exact_match: true }
+        ClassifierConfig {
+            algorithm: Algorithm::Hybrid,
+            start_group: 0,
+            count: true,
+            exact_match: true,
+        }
     }
 }
 
@@ -249,9 +256,14 @@ impl Classifier {
     }
 
     /// A classifier holding `rules`, installed as one batch.
-    pub fn with_rules(config: ClassifierConfig, rules: impl IntoIterator<Item = Rule>) -> Result<(Classifier, Vec<RuleId>), UpdateError> {
+    pub fn with_rules(
+        config: ClassifierConfig,
+        rules: impl IntoIterator<Item = Rule>,
+    ) -> Result<(Classifier, Vec<RuleId>), UpdateError> {
         let mut c = Classifier::new(config);
-        let batch = Batch { updates: rules.into_iter().map(Update::Insert).collect() };
+        let batch = Batch {
+            updates: rules.into_iter().map(Update::Insert).collect(),
+        };
         let ids = c.apply(batch)?;
         c.settle();
         Ok((c, ids))
@@ -310,7 +322,10 @@ impl Classifier {
 
     fn install(&mut self, group: u32, t: Tree) {
         self.tree_rules.insert(group, t.members.len());
-        self.w.append(Op::InstallTree { group, tree: Arc::new(t) });
+        self.w.append(Op::InstallTree {
+            group,
+            tree: Arc::new(t),
+        });
         self.lr_dirty = true;
     }
 
@@ -324,7 +339,10 @@ impl Classifier {
             .filter(|&(g, &n)| {
                 let built = self.tree_rules.get(g).copied().unwrap_or(0);
                 n >= min_changes.max(if min_changes > 1 { built / 4 } else { 1 })
-                    && state.groups.get(g).is_some_and(|grp| grp.subtree_count() > 0 || grp.table_count() >= TREE_MIN_TABLES)
+                    && state
+                        .groups
+                        .get(g)
+                        .is_some_and(|grp| grp.subtree_count() > 0 || grp.table_count() >= TREE_MIN_TABLES)
             })
             .map(|(g, _)| *g)
             .collect();
@@ -340,7 +358,11 @@ impl Classifier {
             .filter_map(|(slot, m)| {
                 // Exact 5-tuple rules live in the group's exact tables, never in a tree.
                 let r = m.rule.as_ref().filter(|r| r.head.group == group && r.wild())?;
-                Some((slot as u32, ((r.head.priority as u64) << 32) | m.seq as u64, r.compiled.clone()?))
+                Some((
+                    slot as u32,
+                    ((r.head.priority as u64) << 32) | m.seq as u64,
+                    r.compiled.clone()?,
+                ))
             })
             .collect()
     }
@@ -351,11 +373,16 @@ impl Classifier {
         if self.build.is_some() {
             return;
         }
-        let Some(&group) = self.groups_wanting_tree(TREE_MIN_CHANGES).first() else { return };
+        let Some(&group) = self.groups_wanting_tree(TREE_MIN_CHANGES).first() else {
+            return;
+        };
         self.changes.remove(&group);
         let rules = self.snapshot(group);
         let id = self.next_tree_id();
-        match std::thread::Builder::new().name("nicbench-tree".into()).spawn(move || tree::build(id, rules)) {
+        match std::thread::Builder::new()
+            .name("nicbench-tree".into())
+            .spawn(move || tree::build(id, rules))
+        {
             Ok(handle) => self.build = Some(PendingBuild { group, handle }),
             Err(_) => {
                 let t = tree::build(id, self.snapshot(group));
@@ -461,7 +488,14 @@ impl Classifier {
     pub fn rule_info(&self, id: RuleId) -> Option<RuleInfo> {
         let r = self.live_rule(id)?;
         let h = r.head;
-        Some(RuleInfo { id, group: h.group, priority: h.priority, fate: h.fate, jump: h.jump, actions: r.actions.to_vec() })
+        Some(RuleInfo {
+            id,
+            group: h.group,
+            priority: h.priority,
+            fate: h.fate,
+            jump: h.jump,
+            actions: r.actions.to_vec(),
+        })
     }
 
     /// Ids of all installed rules, in slot order.
@@ -476,7 +510,9 @@ impl Classifier {
 
     /// Statistics of the published rule set.
     pub fn stats(&self) -> ClassifierStats {
-        let Some(g) = self.w.enter() else { return ClassifierStats::default() };
+        let Some(g) = self.w.enter() else {
+            return ClassifierStats::default();
+        };
         let mut tables = std::collections::BTreeMap::new();
         let mut subtrees = std::collections::BTreeMap::new();
         let mut bytes = g.rules.capacity() * std::mem::size_of::<crate::group::RuleEntry>();
@@ -490,7 +526,12 @@ impl Classifier {
             bytes += grp.memory_bytes();
         }
         // Constraints behind the Arcs (shared by both copies, counted once).
-        let shared: usize = self.slots.iter().filter_map(|m| m.rule.as_ref()).map(|r| r.heap_bytes()).sum();
+        let shared: usize = self
+            .slots
+            .iter()
+            .filter_map(|m| m.rule.as_ref())
+            .map(|r| r.heap_bytes())
+            .sum();
         let total = 2 * bytes + exact_bytes + shared + self.slots.capacity() * std::mem::size_of::<SlotMeta>();
         ClassifierStats {
             rules: self.live,
@@ -498,7 +539,11 @@ impl Classifier {
             tables_per_group: tables,
             subtrees_per_group: subtrees,
             memory_bytes: total,
-            memory_bytes_per_rule: if self.live == 0 { 0.0 } else { total as f64 / self.live as f64 },
+            memory_bytes_per_rule: if self.live == 0 {
+                0.0
+            } else {
+                total as f64 / self.live as f64
+            },
         }
     }
 }
@@ -530,19 +575,32 @@ mod tests {
         let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules[..200].to_vec()).expect("load");
         let mut b = Batch::new();
         for (id, r) in ids.iter().zip(&rules) {
-            b.modify(*id, Rule { actions: vec![Action::Drop], ..r.clone() });
+            b.modify(
+                *id,
+                Rule {
+                    actions: vec![Action::Drop],
+                    ..r.clone()
+                },
+            );
         }
         let cap = b.updates.capacity();
         assert!(c.apply_from(&mut b).expect("modifies").is_empty());
         assert!(b.is_empty());
         assert_eq!(b.updates.capacity(), cap);
         let reader = c.reader();
-        let drops = |keys: &[crate::PacketKey]| keys.iter().filter(|k| reader.lookup(k).verdict == Verdict::Fate(Fate::Drop)).count();
+        let drops = |keys: &[crate::PacketKey]| {
+            keys.iter()
+                .filter(|k| reader.lookup(k).verdict == Verdict::Fate(Fate::Drop))
+                .count()
+        };
         assert_eq!(drops(&keys[..200]), 200);
         // Refused (the second delete names a rule the batch deleted): nothing applied, the
         // batch emptied all the same.
         b.delete(ids[0]).delete(ids[0]);
-        assert!(matches!(c.apply_from(&mut b), Err(UpdateError::UnknownRule { op: 1, .. })));
+        assert!(matches!(
+            c.apply_from(&mut b),
+            Err(UpdateError::UnknownRule { op: 1, .. })
+        ));
         assert!(b.is_empty());
         assert_eq!(c.len(), 200);
         // What the refused batch touched did not outlive it.

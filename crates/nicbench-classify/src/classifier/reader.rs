@@ -150,25 +150,41 @@ impl Reader {
             let _scope = PinScope { r: self };
             // SAFETY: the outermost section holds the pin at `pinned` until it ends.
             let pin = unsafe { Pinned::assume(self.pinned.get()) };
-            return Some(f(state, XCtx { pin, ranks: &state.ranks }));
+            return Some(f(
+                state,
+                XCtx {
+                    pin,
+                    ranks: &state.ranks,
+                },
+            ));
         }
         let (guard, scope, v) = self.enter_pinned()?;
         // SAFETY: `scope` holds the pin at `v` until it drops, after `f` returns.
         let pin = unsafe { Pinned::assume(v) };
-        let r = f(&guard, XCtx { pin, ranks: &guard.ranks });
+        let r = f(
+            &guard,
+            XCtx {
+                pin,
+                ranks: &guard.ranks,
+            },
+        );
         drop(scope);
         Some(r)
     }
 
     pub fn lookup(&self, key: &PacketKey) -> Outcome {
-        self.run(|s, x| s.lookup(key, self.start_group, self.counters(), x)).unwrap_or(Outcome::START)
+        self.run(|s, x| s.lookup(key, self.start_group, self.counters(), x))
+            .unwrap_or(Outcome::START)
     }
 
     /// Looks up every key under one snapshot (one read guard, one pinned version): all
     /// results come from the same rule set. Work is done 32 packets at a time with
     /// prefetching.
     pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {
-        if self.run(|s, x| s.lookup_burst(keys, out, self.start_group, self.counters(), x)).is_none() {
+        if self
+            .run(|s, x| s.lookup_burst(keys, out, self.start_group, self.counters(), x))
+            .is_none()
+        {
             out.iter_mut().for_each(|o| *o = Outcome::START);
         }
     }
@@ -177,14 +193,18 @@ impl Reader {
     /// one snapshot: the same lookup, fed from a trace 14× smaller than its `PacketKey`s.
     /// `out[i]` is the outcome of `tuples[i]`'s key ([`FiveTuple::key`]).
     pub fn lookup_burst_tuples(&self, tuples: &[FiveTuple], out: &mut [Outcome]) {
-        if self.run(|s, x| s.lookup_burst_tuples(tuples, out, self.start_group, self.counters(), x)).is_none() {
+        if self
+            .run(|s, x| s.lookup_burst_tuples(tuples, out, self.start_group, self.counters(), x))
+            .is_none()
+        {
             out.iter_mut().for_each(|o| *o = Outcome::START);
         }
     }
 
     /// The full path of one lookup (no counting).
     pub fn trace(&self, key: &PacketKey) -> (Vec<Hop>, Outcome) {
-        self.run(|s, x| s.trace(key, self.start_group, x)).unwrap_or((Vec::new(), Outcome::START))
+        self.run(|s, x| s.trace(key, self.start_group, x))
+            .unwrap_or((Vec::new(), Outcome::START))
     }
 
     /// Runs `f` with a snapshot: every lookup inside sees the same rule set.
@@ -196,17 +216,32 @@ impl Reader {
             self.depth.set(self.depth.get() + 1);
             let _scope = PinScope { r: self };
             let pin = unsafe { Pinned::assume(self.pinned.get()) };
-            return f(&Snapshot { state, reader: self, pin, rules: self.clock.rules() });
+            return f(&Snapshot {
+                state,
+                reader: self,
+                pin,
+                rules: self.clock.rules(),
+            });
         }
         match self.enter_pinned() {
             Some((guard, _scope, v)) => {
                 // SAFETY: `_scope` holds the pin at `v` until the end of this arm, and the
                 // snapshot (hence the token) cannot escape `f`.
                 let pin = unsafe { Pinned::assume(v) };
-                f(&Snapshot { state: Some(&guard), reader: self, pin, rules: self.clock.rules() })
+                f(&Snapshot {
+                    state: Some(&guard),
+                    reader: self,
+                    pin,
+                    rules: self.clock.rules(),
+                })
             }
             // The classifier was dropped: nothing to pin.
-            None => f(&Snapshot { state: None, reader: self, pin: unsafe { Pinned::assume(0) }, rules: 0 }),
+            None => f(&Snapshot {
+                state: None,
+                reader: self,
+                pin: unsafe { Pinned::assume(0) },
+                rules: 0,
+            }),
         }
     }
 }
@@ -221,11 +256,21 @@ pub struct Snapshot<'a> {
 
 impl Snapshot<'_> {
     fn x(&self) -> Option<(&State, XCtx<'_>)> {
-        self.state.map(|s| (s, XCtx { pin: self.pin, ranks: &s.ranks }))
+        self.state.map(|s| {
+            (
+                s,
+                XCtx {
+                    pin: self.pin,
+                    ranks: &s.ranks,
+                },
+            )
+        })
     }
 
     pub fn lookup(&self, key: &PacketKey) -> Outcome {
-        self.x().map_or(Outcome::START, |(s, x)| s.lookup(key, self.reader.start_group, self.reader.counters(), x))
+        self.x().map_or(Outcome::START, |(s, x)| {
+            s.lookup(key, self.reader.start_group, self.reader.counters(), x)
+        })
     }
 
     pub fn lookup_burst(&self, keys: &[PacketKey], out: &mut [Outcome]) {

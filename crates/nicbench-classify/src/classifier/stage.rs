@@ -11,9 +11,9 @@ use crate::compile::{lower, lower_exact5, CompiledRule, Exact5, Fate};
 use crate::group::exact::{pack_action, ExactWriter, ACT_SLOW};
 use crate::group::Algorithm;
 use crate::state::{Op, RuleId};
+use crate::table::prefetch_read;
 use crate::version::{next_version, MAX_LAG_VERSIONS, SWEEP_VERSIONS};
 use nicbench_rules::{Action, Rule};
-use crate::table::prefetch_read;
 use std::sync::Arc;
 
 /// Operations of a batch looked ahead to prefetch what they will touch.
@@ -56,7 +56,9 @@ impl Installed {
     pub fn heap_bytes(&self) -> usize {
         let actions = self.actions.capacity() * std::mem::size_of::<Action>();
         actions
-            + self.compiled.as_ref().map_or(0, |r| std::mem::size_of::<CompiledRule>() + r.words.len() * 24 + r.ranges.len() * 64 + r.actions.len() * 32)
+            + self.compiled.as_ref().map_or(0, |r| {
+                std::mem::size_of::<CompiledRule>() + r.words.len() * 24 + r.ranges.len() * 64 + r.actions.len() * 32
+            })
     }
 }
 
@@ -89,7 +91,11 @@ pub(super) struct NewRule {
 pub(super) enum Form {
     /// Exact 5-tuple with an inline action: not compiled unless it must go elsewhere.
     /// `table`: its exact table if it exists already.
-    Exact { e: Exact5, act: u32, table: Option<u32> },
+    Exact {
+        e: Exact5,
+        act: u32,
+        table: Option<u32>,
+    },
     General(Arc<CompiledRule>),
 }
 
@@ -150,9 +156,19 @@ impl Classifier {
     fn plan_rule(&self, rule: Rule, op: usize) -> Result<NewRule, UpdateError> {
         let (group, priority) = (rule.attr.group, rule.attr.priority);
         let exact = |e: Exact5, act: u32, actions: Vec<Action>| {
-            let head = Head { group, priority, fate: e.fate, jump: e.jump, mark: e.mark };
+            let head = Head {
+                group,
+                priority,
+                fate: e.fate,
+                jump: e.jump,
+                mark: e.mark,
+            };
             let table = self.exact_index.get(&(group, e.hi_mask, e.hi_value)).copied();
-            NewRule { actions, head, form: Form::Exact { e, act, table } }
+            NewRule {
+                actions,
+                head,
+                form: Form::Exact { e, act, table },
+            }
         };
         let inline = |e: &Exact5| Some(pack_action(e.fate, e.jump, e.mark)).filter(|&a| a != ACT_SLOW);
         let fast = self.exact_enabled().then(|| lower_exact5(&rule)).flatten();
@@ -165,22 +181,45 @@ impl Classifier {
         if self.exact_enabled() && fast.is_none() {
             // Other spellings of an exact 5-tuple.
             if let Some((hi_mask, hi_value, key)) = l.exact() {
-                let e = Exact5 { hi_mask, hi_value, key, fate: l.fate, jump: l.jump, mark: l.mark };
+                let e = Exact5 {
+                    hi_mask,
+                    hi_value,
+                    key,
+                    fate: l.fate,
+                    jump: l.jump,
+                    mark: l.mark,
+                };
                 if let Some(act) = inline(&e) {
                     return Ok(exact(e, act, rule.actions));
                 }
             }
         }
-        let head = Head { group, priority, fate: l.fate, jump: l.jump, mark: l.mark };
+        let head = Head {
+            group,
+            priority,
+            fate: l.fate,
+            jump: l.jump,
+            mark: l.mark,
+        };
         let c = Arc::new(l.into_compiled(&rule));
-        Ok(NewRule { actions: rule.actions, head, form: Form::General(c) })
+        Ok(NewRule {
+            actions: rule.actions,
+            head,
+            form: Form::General(c),
+        })
     }
 
     /// Validates operation `op` of a batch (`touched`: what the batch did before it to the
     /// rules it named — deleted (`None`) or modified into a rule with this head); appends its
     /// jump-edge changes to `edges`. A rule's head is its latest in the batch: a modify then
     /// a delete of one rule removes the modified rule's jump edge, not the original's twice.
-    fn plan_op(&self, op: usize, u: Update, touched: Option<&ahash::AHashMap<RuleId, Option<Head>>>, edges: &mut EdgeDelta) -> Result<Planned, UpdateError> {
+    fn plan_op(
+        &self,
+        op: usize,
+        u: Update,
+        touched: Option<&ahash::AHashMap<RuleId, Option<Head>>>,
+        edges: &mut EdgeDelta,
+    ) -> Result<Planned, UpdateError> {
         let existing = |id: RuleId| {
             let head = match touched.and_then(|t| t.get(&id)) {
                 Some(latest) => *latest,
@@ -252,7 +291,12 @@ impl Classifier {
     }
 
     /// [`stage`](Self::stage) with its buffers (empty on entry; left to the caller to clear).
-    fn stage_with(&mut self, updates: &mut [Update], plan: &mut Vec<Planned>, touched: &mut ahash::AHashMap<RuleId, Option<Head>>) -> Result<Vec<RuleId>, UpdateError> {
+    fn stage_with(
+        &mut self,
+        updates: &mut [Update],
+        plan: &mut Vec<Planned>,
+        touched: &mut ahash::AHashMap<RuleId, Option<Head>>,
+    ) -> Result<Vec<RuleId>, UpdateError> {
         let ops = updates.len();
         // 1. Validate and lower, without touching anything.
         plan.reserve(ops);
@@ -302,7 +346,9 @@ impl Classifier {
     /// Brings the exact-table lines a planned operation will touch towards the cache.
     fn prefetch_planned(&self, p: &Planned) {
         let rule = match p {
-            Planned::Delete(id) | Planned::Modify(id, _) => self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()),
+            Planned::Delete(id) | Planned::Modify(id, _) => {
+                self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref())
+            }
             Planned::Insert(_) => None,
         };
         if let Some(r) = rule.filter(|r| r.actions.capacity() > 0) {
@@ -333,7 +379,12 @@ impl Classifier {
             prefetch_read(r.actions.as_ptr() as *const u8);
         }
         if let Update::Delete(id) | Update::Modify(id, _) = u {
-            if let Some(loc) = self.slots.get(id.slot() as usize).and_then(|m| m.rule.as_ref()).and_then(|r| r.exact) {
+            if let Some(loc) = self
+                .slots
+                .get(id.slot() as usize)
+                .and_then(|m| m.rule.as_ref())
+                .and_then(|r| r.exact)
+            {
                 if let Some(x) = self.exact.get(loc.table as usize) {
                     x.prefetch(&loc.key);
                 }
@@ -393,7 +444,9 @@ impl Classifier {
     pub(super) fn stage_insert_fast(&mut self, rule: Rule) -> Result<RuleId, Rule> {
         // The actions' miss overlaps the pattern's (the lowering reads both).
         prefetch_read(rule.actions.as_ptr() as *const u8);
-        let Some((e, act, xi)) = self.fast_form(&rule) else { return Err(rule) };
+        let Some((e, act, xi)) = self.fast_form(&rule) else {
+            return Err(rule);
+        };
         if self.slots.len() >= MAX_RULE_SLOTS + self.free.len() {
             return Err(rule); // the general path reclaims or refuses
         }
@@ -402,17 +455,46 @@ impl Classifier {
         let Rule { attr, pattern, actions } = rule;
         drop(pattern);
         let (slot, gen, seq) = self.new_slot();
-        let head = Head { group: attr.group, priority: attr.priority, fate: e.fate, jump: None, mark: e.mark };
+        let head = Head {
+            group: attr.group,
+            priority: attr.priority,
+            fate: e.fate,
+            jump: None,
+            mark: e.mark,
+        };
         let staged = self.staged;
         let inst = match self.exact[xi as usize].place(&e.key, staged, self.min_pinned) {
             Some(at) => {
                 let cell = self.take_cell(slot, ((head.priority as u64) << 32) | seq as u64, None);
                 self.exact[xi as usize].fill(at, &e.key, act, slot, cell, gen, staged);
-                let exact = Some(ExactLoc { table: xi, key: e.key, cell, since: staged });
-                Installed { head, actions, compiled: None, exact, exact_shape: true }
+                let exact = Some(ExactLoc {
+                    table: xi,
+                    key: e.key,
+                    cell,
+                    since: staged,
+                });
+                Installed {
+                    head,
+                    actions,
+                    compiled: None,
+                    exact,
+                    exact_shape: true,
+                }
             }
             // A rule is live on the key: the general path's placement (general tables).
-            None => self.place(slot, NewRule { actions, head, form: Form::Exact { e, act, table: Some(xi) } }, None),
+            None => self.place(
+                slot,
+                NewRule {
+                    actions,
+                    head,
+                    form: Form::Exact {
+                        e,
+                        act,
+                        table: Some(xi),
+                    },
+                },
+                None,
+            ),
         };
         if self.config.algorithm == Algorithm::Hybrid && inst.wild() {
             *self.changes.entry(inst.head.group).or_insert(0) += 1;
@@ -430,15 +512,21 @@ impl Classifier {
     /// changed, when it does not apply.
     pub(super) fn stage_modify_fast(&mut self, id: RuleId, rule: Rule) -> Result<(), Rule> {
         let slot = id.slot();
-        let Some(old) = self.live_rule(id) else { return Err(rule) };
-        let Some(oloc) = old.exact.filter(|_| old.compiled.is_none() && old.head.jump.is_none()) else { return Err(rule) };
+        let Some(old) = self.live_rule(id) else {
+            return Err(rule);
+        };
+        let Some(oloc) = old.exact.filter(|_| old.compiled.is_none() && old.head.jump.is_none()) else {
+            return Err(rule);
+        };
         let old_priority = old.head.priority;
         // The old entry's miss and the new actions' overlap the lowering.
         if let Some(x) = self.exact.get(oloc.table as usize) {
             x.prefetch(&oloc.key);
         }
         prefetch_read(rule.actions.as_ptr() as *const u8);
-        let Some((e, act, xi)) = self.fast_form(&rule) else { return Err(rule) };
+        let Some((e, act, xi)) = self.fast_form(&rule) else {
+            return Err(rule);
+        };
         if xi != oloc.table || e.key != oloc.key {
             self.exact[xi as usize].prefetch(&e.key);
         }
@@ -446,7 +534,13 @@ impl Classifier {
         let Rule { attr, pattern, actions } = rule;
         drop(pattern);
         self.kill_exact(slot, oloc);
-        let head = Head { group: attr.group, priority: attr.priority, fate: e.fate, jump: None, mark: e.mark };
+        let head = Head {
+            group: attr.group,
+            priority: attr.priority,
+            fate: e.fate,
+            jump: None,
+            mark: e.mark,
+        };
         let prev = Some((oloc, old_priority));
         let staged = self.staged;
         match self.exact[xi as usize].place(&e.key, staged, self.min_pinned) {
@@ -459,14 +553,31 @@ impl Classifier {
                 if let Some(inst) = self.slots[slot as usize].rule.as_mut() {
                     inst.head = head;
                     inst.actions = actions;
-                    inst.exact = Some(ExactLoc { table: xi, key: e.key, cell, since: staged });
+                    inst.exact = Some(ExactLoc {
+                        table: xi,
+                        key: e.key,
+                        cell,
+                        since: staged,
+                    });
                 }
             }
             // Another rule is live on the new key: the general path's placement (general
             // tables).
             None => {
                 let old = self.slots[slot as usize].rule.take();
-                let inst = self.place(slot, NewRule { actions, head, form: Form::Exact { e, act, table: Some(xi) } }, prev);
+                let inst = self.place(
+                    slot,
+                    NewRule {
+                        actions,
+                        head,
+                        form: Form::Exact {
+                            e,
+                            act,
+                            table: Some(xi),
+                        },
+                    },
+                    prev,
+                );
                 if self.config.algorithm == Algorithm::Hybrid && inst.wild() {
                     *self.changes.entry(inst.head.group).or_insert(0) += 1;
                 }
@@ -479,7 +590,9 @@ impl Classifier {
     }
 
     fn end_stage(&mut self, ops: usize) {
-        if self.config.algorithm == Algorithm::Hybrid && (self.lr_dirty || self.build.is_some() || !self.changes.is_empty()) {
+        if self.config.algorithm == Algorithm::Hybrid
+            && (self.lr_dirty || self.build.is_some() || !self.changes.is_empty())
+        {
             self.maintain_trees();
         }
         self.deferred_ops += ops;
@@ -502,7 +615,9 @@ impl Classifier {
             }
             Planned::Delete(id) => {
                 let slot = id.slot();
-                let Some(old) = self.slots[slot as usize].rule.take() else { return id };
+                let Some(old) = self.slots[slot as usize].rule.take() else {
+                    return id;
+                };
                 if hybrid && old.wild() {
                     *self.changes.entry(old.head.group).or_insert(0) += 1;
                 }
@@ -519,13 +634,18 @@ impl Classifier {
             }
             Planned::Modify(id, n) => {
                 let slot = id.slot();
-                let Some(old) = self.slots[slot as usize].rule.take() else { return id };
+                let Some(old) = self.slots[slot as usize].rule.take() else {
+                    return id;
+                };
                 if let Some(loc) = old.exact {
                     self.kill_exact(slot, loc);
                 }
                 let inst = self.place(slot, n, old.exact.map(|l| (l, old.head.priority)));
                 if hybrid {
-                    let (a, b) = (old.wild().then_some(old.head.group), inst.wild().then_some(inst.head.group));
+                    let (a, b) = (
+                        old.wild().then_some(old.head.group),
+                        inst.wild().then_some(inst.head.group),
+                    );
                     for g in a.into_iter().chain(b.filter(|&g| Some(g) != a)) {
                         *self.changes.entry(g).or_insert(0) += 1;
                     }
@@ -550,7 +670,10 @@ impl Classifier {
             }
             edges.retain(|_, c| *c > 0);
             if let Some((from, to)) = find_cycle(&edges) {
-                let op = edge_delta.iter().find(|&&(e, d, _)| e == (from, to) && d > 0).map_or(0, |x| x.2);
+                let op = edge_delta
+                    .iter()
+                    .find(|&&(e, d, _)| e == (from, to) && d > 0)
+                    .map_or(0, |x| x.2);
                 return Err(UpdateError::JumpCycle { op, from, to });
             }
             self.edges = edges;
@@ -592,7 +715,10 @@ impl Classifier {
             return xi;
         }
         let x = ExactWriter::new(hi_mask, hi_value, self.staged);
-        self.w.append(Op::AddExact { group, table: x.table.clone() });
+        self.w.append(Op::AddExact {
+            group,
+            table: x.table.clone(),
+        });
         self.lr_dirty = true;
         self.exact.push(x);
         let xi = (self.exact.len() - 1) as u32;
@@ -653,8 +779,19 @@ impl Classifier {
                 if let Some(at) = self.exact[xi as usize].place(&key, staged, min) {
                     let cell = self.take_cell(slot, rank, old);
                     self.exact[xi as usize].fill(at, &key, act, slot, cell, gen, staged);
-                    let loc = ExactLoc { table: xi, key, cell, since: self.staged };
-                    return Installed { head, actions, compiled: None, exact: Some(loc), exact_shape: true };
+                    let loc = ExactLoc {
+                        table: xi,
+                        key,
+                        cell,
+                        since: self.staged,
+                    };
+                    return Installed {
+                        head,
+                        actions,
+                        compiled: None,
+                        exact: Some(loc),
+                        exact_shape: true,
+                    };
                 }
                 // A second rule on this key: the general tables.
                 let c = CompiledRule::from_exact5(&e, head.group, head.priority, &actions);
@@ -675,12 +812,29 @@ impl Classifier {
             if let Some(at) = self.exact[xi as usize].place(&key, staged, min) {
                 let cell = self.take_cell(slot, rank, old);
                 self.exact[xi as usize].fill(at, &key, act, slot, cell, gen, staged);
-                exact = Some(ExactLoc { table: xi, key, cell, since: self.staged });
+                exact = Some(ExactLoc {
+                    table: xi,
+                    key,
+                    cell,
+                    since: self.staged,
+                });
             }
         }
-        self.w.append(Op::Put { slot, gen, seq, rule: compiled.clone(), exact: exact.is_some() });
+        self.w.append(Op::Put {
+            slot,
+            gen,
+            seq,
+            rule: compiled.clone(),
+            exact: exact.is_some(),
+        });
         self.lr_dirty = true;
-        Installed { head, actions, compiled: Some(compiled), exact, exact_shape: shape.is_some() }
+        Installed {
+            head,
+            actions,
+            compiled: Some(compiled),
+            exact,
+            exact_shape: shape.is_some(),
+        }
     }
 
     /// Makes the staged version visible: a left-right publish first if the copies changed

@@ -92,9 +92,16 @@ pub(crate) fn unpack_action(act: u32) -> (Fate, Option<u32>) {
 /// The table-selecting part (`hi_mask`, `hi_value`) and the 12-byte key of an exact 5-tuple
 /// rule, given its per-word equality masks and values, if it is one (`ranges`: whether it
 /// also has range constraints).
-pub(crate) fn exact_form(masks: &[u64; KEY_WORDS], values: &[u64; KEY_WORDS], ranges: bool) -> Option<(u64, u64, [u32; 3])> {
+pub(crate) fn exact_form(
+    masks: &[u64; KEY_WORDS],
+    values: &[u64; KEY_WORDS],
+    ranges: bool,
+) -> Option<(u64, u64, [u32; 3])> {
     const LO: u64 = 0xffff_ffff;
-    let only_three = masks.iter().enumerate().all(|(w, &m)| m == 0 || w == W_SRC_LO || w == W_DST_LO || w == W_L4);
+    let only_three = masks
+        .iter()
+        .enumerate()
+        .all(|(w, &m)| m == 0 || w == W_SRC_LO || w == W_DST_LO || w == W_L4);
     let shape = !ranges && only_three && masks[W_SRC_LO] == LO && masks[W_DST_LO] == LO && masks[W_L4] & LO == LO;
     let (s, d, l4) = (values[W_SRC_LO] & LO, values[W_DST_LO] & LO, values[W_L4] & masks[W_L4]);
     shape.then(|| (masks[W_L4] & !LO, l4 & !LO, [s as u32, d as u32, l4 as u32]))
@@ -205,22 +212,43 @@ impl Buf {
             let total = bytes + HUGE_PAGE_BYTES;
             // SAFETY: a fresh private anonymous mapping (zero-filled); checked below.
             let raw = unsafe {
-                libc::mmap(std::ptr::null_mut(), total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    total,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
             };
             if raw != libc::MAP_FAILED {
                 let start = (raw as usize).next_multiple_of(HUGE_PAGE_BYTES);
                 // SAFETY: advice on our own mapping, before first touch; failure is harmless.
                 unsafe { libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
                 if let Some(entries) = std::ptr::NonNull::new(start as *mut Entry) {
-                    return Box::new(Buf { entries, len, shift, map: Some((raw as usize, total)), filter: Self::empty_filter(len) });
+                    return Box::new(Buf {
+                        entries,
+                        len,
+                        shift,
+                        map: Some((raw as usize, total)),
+                        filter: Self::empty_filter(len),
+                    });
                 }
             }
         }
         let layout = Self::small_layout(len);
         // SAFETY: the layout has a non-zero size; all-zero bytes are valid (free) entries.
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let Some(entries) = std::ptr::NonNull::new(raw as *mut Entry) else { std::alloc::handle_alloc_error(layout) };
-        Box::new(Buf { entries, len, shift, map: None, filter: Self::empty_filter(len) })
+        let Some(entries) = std::ptr::NonNull::new(raw as *mut Entry) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        Box::new(Buf {
+            entries,
+            len,
+            shift,
+            map: None,
+            filter: Self::empty_filter(len),
+        })
     }
 
     /// Whether a buffer of `len` entries keeps a real key filter (else all ones).
@@ -302,7 +330,12 @@ impl Buf {
                 // further on must then be seen (pairs with the fence after the copy).
                 let ins = e.ins.load(Acquire);
                 if visible(v, ins, del) {
-                    return Some(ExactHit { slot: (tag & !CELL_BIT) - 1, gen, act, cell: tag >> 31 });
+                    return Some(ExactHit {
+                        slot: (tag & !CELL_BIT) - 1,
+                        gen,
+                        act,
+                        cell: tag >> 31,
+                    });
                 }
             }
             i = (i + 1) & mask;
@@ -349,7 +382,13 @@ struct WriterSide {
 
 impl std::fmt::Debug for ExactTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ExactTable({:#x}/{:#x}, {} live)", self.hi_value, self.hi_mask, self.len())
+        write!(
+            f,
+            "ExactTable({:#x}/{:#x}, {} live)",
+            self.hi_value,
+            self.hi_mask,
+            self.len()
+        )
     }
 }
 
@@ -370,7 +409,11 @@ impl ExactTable {
             hi_mask,
             hi_value,
             buf: AtomicPtr::new(Box::into_raw(buf)),
-            w: WriterSide { retired: Mutex::new(Vec::new()), live: AtomicUsize::new(0), bytes: AtomicUsize::new(bytes) },
+            w: WriterSide {
+                retired: Mutex::new(Vec::new()),
+                live: AtomicUsize::new(0),
+                bytes: AtomicUsize::new(bytes),
+            },
         }
     }
 
@@ -431,7 +474,15 @@ pub(crate) struct ExactWriter {
 
 impl ExactWriter {
     pub fn new(hi_mask: u64, hi_value: u64, now: u64) -> ExactWriter {
-        ExactWriter { table: Arc::new(ExactTable::new(hi_mask, hi_value)), live: 0, used: 0, cap: MIN_ENTRIES, filter_bits: 0, built_at: now, handover: None }
+        ExactWriter {
+            table: Arc::new(ExactTable::new(hi_mask, hi_value)),
+            live: 0,
+            used: 0,
+            cap: MIN_ENTRIES,
+            filter_bits: 0,
+            built_at: now,
+            handover: None,
+        }
     }
 
     #[cfg(test)]
@@ -457,7 +508,11 @@ impl ExactWriter {
                 return None;
             }
             let owner = (tag & !CELL_BIT).wrapping_sub(1);
-            if e.del.load(Relaxed) == NEVER && slot.is_none_or(|s| s == owner) && e.key01.load(Relaxed) == key01(k) && e.key2.load(Relaxed) == k[2] {
+            if e.del.load(Relaxed) == NEVER
+                && slot.is_none_or(|s| s == owner)
+                && e.key01.load(Relaxed) == key01(k)
+                && e.key2.load(Relaxed) == k[2]
+            {
                 return Some(i);
             }
             i = (i + 1) & mask;
@@ -557,7 +612,9 @@ impl ExactWriter {
 
     /// Deletes rule `slot`'s entry on `k` as of version `w`; `false` if there is none.
     pub fn kill(&mut self, k: &[u32; 3], slot: u32, w: u64) -> bool {
-        let Some(i) = self.find_live(k, Some(slot)) else { return false };
+        let Some(i) = self.find_live(k, Some(slot)) else {
+            return false;
+        };
         self.buf().entries()[i].del.store(low(w), Relaxed);
         self.live -= 1;
         self.table.w.live.store(self.live, Relaxed);
@@ -641,7 +698,8 @@ impl ExactWriter {
                 d.key2.store(key[2], Relaxed);
                 d.act.store(e.act.load(Relaxed), Relaxed);
                 d.gen.store(e.gen.load(Relaxed), Relaxed);
-                d.ins.store(if ins != ALWAYS && le(ins, m) { ALWAYS } else { ins }, Relaxed);
+                d.ins
+                    .store(if ins != ALWAYS && le(ins, m) { ALWAYS } else { ins }, Relaxed);
                 d.del.store(del, Relaxed);
                 d.tag.store(tag, Relaxed);
                 used += 1;
@@ -652,7 +710,12 @@ impl ExactWriter {
         // SAFETY: `old` came from Box::into_raw and is no longer reachable through `buf`;
         // it is freed only when no reader can hold it (see `free_retired`).
         let old = unsafe { Box::from_raw(old) };
-        self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner()).push((w, old));
+        self.table
+            .w
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((w, old));
         self.cap = cap;
         self.used = used;
         self.filter_bits = filter_bits;
@@ -676,7 +739,13 @@ impl ExactWriter {
 
     /// Whether buffers wait to be freed.
     pub fn has_retired(&self) -> bool {
-        !self.table.w.retired.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !self
+            .table
+            .w
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 }
 
@@ -694,7 +763,11 @@ const RANK_CHUNK: usize = 1 << RANK_CHUNK_BITS;
 
 impl Default for Ranks {
     fn default() -> Self {
-        Ranks { chunks: (0..crate::counters::MAX_RULE_SLOTS / RANK_CHUNK).map(|_| OnceLock::new()).collect() }
+        Ranks {
+            chunks: (0..crate::counters::MAX_RULE_SLOTS / RANK_CHUNK)
+                .map(|_| OnceLock::new())
+                .collect(),
+        }
     }
 }
 
@@ -709,7 +782,11 @@ impl Ranks {
     pub fn set(&self, slot: u32, cell: u32, rank: u64) {
         let s = slot as usize;
         if let Some(chunk) = self.chunks.get(s >> RANK_CHUNK_BITS) {
-            let c = chunk.get_or_init(|| (0..RANK_CHUNK).map(|_| [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)]).collect());
+            let c = chunk.get_or_init(|| {
+                (0..RANK_CHUNK)
+                    .map(|_| [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)])
+                    .collect()
+            });
             c[s & (RANK_CHUNK - 1)][cell as usize & 1].store(rank, Relaxed);
         }
     }
@@ -769,12 +846,16 @@ mod tests {
                     (Some(slot), 0) => {
                         assert!(w.kill(&k, slot, staged), "round {round}");
                         live.remove(&k);
-                        hist.iter_mut().filter(|e| e.1 == slot && e.3 == u64::MAX).for_each(|e| e.3 = staged);
+                        hist.iter_mut()
+                            .filter(|e| e.1 == slot && e.3 == u64::MAX)
+                            .for_each(|e| e.3 = staged);
                     }
                     (Some(slot), _) => {
                         // Modify in place: same rule slot, new entry.
                         assert!(w.kill(&k, slot, staged));
-                        hist.iter_mut().filter(|e| e.1 == slot && e.3 == u64::MAX).for_each(|e| e.3 = staged);
+                        hist.iter_mut()
+                            .filter(|e| e.1 == slot && e.3 == u64::MAX)
+                            .for_each(|e| e.3 = staged);
                         assert!(w.insert(&k, 5, slot, 1, 1, staged, min_pin));
                         hist.push((k, slot, staged, u64::MAX));
                     }
@@ -797,8 +878,15 @@ mod tests {
                 let k = [(probe * 7 + round) % key_space as u32, 9, probe & 1];
                 for &pv in published.iter().rev().take(5).chain([&(first)]) {
                     let got = w.buf().get(&k, hash3(&k), low(pv)).map(|h| h.slot);
-                    assert_eq!(got, model_get(&hist, &k, pv), "round {round} key {k:?} at version {pv} (staged {staged})");
-                    assert!(got.is_none() || w.buf().may_hold(&k), "round {round}: the filter dropped a readable key {k:?}");
+                    assert_eq!(
+                        got,
+                        model_get(&hist, &k, pv),
+                        "round {round} key {k:?} at version {pv} (staged {staged})"
+                    );
+                    assert!(
+                        got.is_none() || w.buf().may_hold(&k),
+                        "round {round}: the filter dropped a readable key {k:?}"
+                    );
                 }
                 let staged_view = w.buf().get(&k, hash3(&k), low(next_version(v)));
                 assert!(staged_view.is_none_or(|h| live.get(&k) == Some(&h.slot)));
@@ -817,10 +905,19 @@ mod tests {
         for (slot, k) in placed.iter().enumerate() {
             assert!(w.insert(k, 5, slot as u32, 0, 1, 2, 1));
         }
-        assert!(w.cap > MIN_ENTRIES && w.cap <= FILTER_MAX_ENTRIES, "grew by rebuilds: {}", w.cap);
+        assert!(
+            w.cap > MIN_ENTRIES && w.cap <= FILTER_MAX_ENTRIES,
+            "grew by rebuilds: {}",
+            w.cap
+        );
         assert!(placed.iter().all(|k| w.buf().may_hold(k)));
-        let passed = (1000..11_000u32).filter(|&i| w.buf().may_hold(&[i, i ^ 0x5555, 80])).count();
-        assert!(passed < 300, "40 keys in 4096 bits: ~1% false positives, got {passed} of 10000");
+        let passed = (1000..11_000u32)
+            .filter(|&i| w.buf().may_hold(&[i, i ^ 0x5555, 80]))
+            .count();
+        assert!(
+            passed < 300,
+            "40 keys in 4096 bits: ~1% false positives, got {passed} of 10000"
+        );
         let big = Buf::new(4 * FILTER_MAX_ENTRIES);
         assert!((0..100u32).all(|i| big.may_hold(&[i, i, i])));
     }
@@ -840,7 +937,12 @@ mod tests {
                 assert!(w.kill(&key(i - LIVE), i - LIVE, v));
             }
         }
-        assert!(w.cap <= FILTER_MAX_ENTRIES && w.filter_bits <= FILTER_REBUILD_BITS + 1, "cap {} bits {}", w.cap, w.filter_bits);
+        assert!(
+            w.cap <= FILTER_MAX_ENTRIES && w.filter_bits <= FILTER_REBUILD_BITS + 1,
+            "cap {} bits {}",
+            w.cap,
+            w.filter_bits
+        );
         assert!((20_000 - LIVE..20_000).all(|i| w.buf().may_hold(&key(i))));
         let passed = (100_000..110_000u32).filter(|&i| w.buf().may_hold(&key(i))).count();
         assert!(passed < 1_500, "{passed} of 10000 absent keys pass");
@@ -855,8 +957,14 @@ mod tests {
             assert_eq!(w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), v), None);
         }
         assert!(w.insert(&[1, 2, 3], 7, 11, 1, 4, 4, 3));
-        assert!(!w.insert(&[1, 2, 3], 7, 12, 0, 4, 4, 3), "a second live rule on a key is refused");
-        let h = w.buf().get(&[1, 2, 3], hash3(&[1, 2, 3]), 4).expect("visible at its version");
+        assert!(
+            !w.insert(&[1, 2, 3], 7, 12, 0, 4, 4, 3),
+            "a second live rule on a key is refused"
+        );
+        let h = w
+            .buf()
+            .get(&[1, 2, 3], hash3(&[1, 2, 3]), 4)
+            .expect("visible at its version");
         assert_eq!((h.slot, h.gen, h.act, h.cell), (11, 4, 7, 1));
         assert!(!w.kill(&[1, 2, 3], 10, 5), "only the owning rule slot deletes");
     }
@@ -875,7 +983,10 @@ mod tests {
             assert_eq!(at.index, first.index, "round {round}: the live entry stays put");
             w.fill(at, &k, 7 + ver as u32, 10, 0, 1, ver);
             for v in 3..=ver {
-                let h = w.buf().get(&k, hash3(&k), low(v)).expect("every version finds its entry");
+                let h = w
+                    .buf()
+                    .get(&k, hash3(&k), low(v))
+                    .expect("every version finds its entry");
                 assert_eq!(h.act, if v == 3 { 7 } else { 7 + v as u32 }, "version {v}");
             }
         }
@@ -891,7 +1002,10 @@ mod tests {
         m[W_L4] = 0xff_0000_0000 | 0xffff_ffff;
         v[W_SRC_LO] = 1;
         v[W_L4] = (6 << 32) | 0x0050_1234;
-        assert_eq!(exact_form(&m, &v, false), Some((0xff_0000_0000, 6 << 32, [1, 0, 0x0050_1234])));
+        assert_eq!(
+            exact_form(&m, &v, false),
+            Some((0xff_0000_0000, 6 << 32, [1, 0, 0x0050_1234]))
+        );
         assert_eq!(exact_form(&m, &v, true), None, "ranges");
         m[W_DST_LO] = 0xffff_ff00;
         assert_eq!(exact_form(&m, &v, false), None, "a prefix");
@@ -922,7 +1036,11 @@ mod tests {
             assert_ne!(a, ACT_SLOW);
             assert_eq!(unpack_action(a), (fate, jump));
         }
-        assert_eq!(pack_action(Fate::Drop, None, Some(1)), ACT_SLOW, "marks are read from the rule");
+        assert_eq!(
+            pack_action(Fate::Drop, None, Some(1)),
+            ACT_SLOW,
+            "marks are read from the rule"
+        );
         assert_eq!(pack_action(Fate::PortId { id: u32::MAX }, None, None), ACT_SLOW);
         assert_eq!(pack_action(Fate::NoFate, Some(1 << 28), None), ACT_SLOW);
     }

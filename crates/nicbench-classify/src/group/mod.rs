@@ -33,15 +33,17 @@
 //! the baseline; a tree install is O(rules of the group).
 
 use crate::compile::{ones128, CompiledRule, Fate};
-use crate::key::{ones64, FiveTuple, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
+use crate::key::{
+    ones64, FiveTuple, PacketKey, INNER_BASE, KEY_WORDS, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO,
+};
 use crate::key_view::{BurstKey, Tuple5};
 use crate::table::{hash_key, prefetch_read, HashKey, HashTable, HASH_WORDS};
 use std::sync::Arc;
 
 pub(crate) mod exact;
 pub(crate) mod tree;
-use exact::{ExactTable, Ranks, ACT_SLOW};
 use crate::version::Pinned;
+use exact::{ExactTable, Ranks, ACT_SLOW};
 
 /// What a lookup needs to read the exact tables: its pinned version and the rank cells.
 #[derive(Clone, Copy, Debug)]
@@ -90,7 +92,11 @@ pub(crate) struct Hit {
 }
 
 impl Hit {
-    pub const NONE: Hit = Hit { slot: u32::MAX, gen: 0, act: ACT_SLOW };
+    pub const NONE: Hit = Hit {
+        slot: u32::MAX,
+        gen: 0,
+        act: ACT_SLOW,
+    };
 
     /// The hit for `best` (rank, slot): the exact table's if that is what won.
     #[inline(always)]
@@ -98,7 +104,11 @@ impl Hit {
         if best.1 == exact.slot {
             *exact
         } else {
-            Hit { slot: best.1, gen: 0, act: ACT_SLOW }
+            Hit {
+                slot: best.1,
+                gen: 0,
+                act: ACT_SLOW,
+            }
         }
     }
 }
@@ -121,8 +131,16 @@ pub(crate) struct RuleEntry {
 }
 
 impl RuleEntry {
-    pub const FREE: RuleEntry =
-        RuleEntry { rank: u64::MAX, fate: Fate::NoFate, jump: NO_JUMP, mark: None, table: NO_TABLE, gen: 0, tree: NO_TREE, rule: None };
+    pub const FREE: RuleEntry = RuleEntry {
+        rank: u64::MAX,
+        fate: Fate::NoFate,
+        jump: NO_JUMP,
+        mark: None,
+        table: NO_TABLE,
+        gen: 0,
+        tree: NO_TREE,
+        rule: None,
+    };
 }
 
 #[derive(Clone, Debug)]
@@ -147,7 +165,16 @@ impl MaskTable {
             .filter(|&i| words[i] as usize == W_L4)
             .map(|i| masks[i] & (0xffffu64 << PRESENCE_SHIFT))
             .fold(0, |a, b| a | b);
-        MaskTable { words, masks, require, best_rank: u64::MAX, rules: 0, hash: HashTable::default(), lists: Vec::new(), free_lists: Vec::new() }
+        MaskTable {
+            words,
+            masks,
+            require,
+            best_rank: u64::MAX,
+            rules: 0,
+            hash: HashTable::default(),
+            lists: Vec::new(),
+            free_lists: Vec::new(),
+        }
     }
 
     #[inline(always)]
@@ -230,7 +257,9 @@ impl MaskTable {
         }
         let li = (p & !LIST_BIT) as usize;
         let list = &mut self.lists[li];
-        let Some(at) = list.iter().position(|e| e.1 == slot) else { return };
+        let Some(at) = list.iter().position(|e| e.1 == slot) else {
+            return;
+        };
         list.remove(at);
         self.rules -= 1;
         if list.len() == 1 {
@@ -310,7 +339,6 @@ impl Group {
         self.exact.push(table);
     }
 
-
     fn find_or_add_table(&mut self, words: [u8; HASH_WORDS], masks: [u64; HASH_WORDS]) -> usize {
         if let Some(i) = self.tables.iter().position(|t| t.words == words && t.masks == masks) {
             return i;
@@ -338,7 +366,11 @@ impl Group {
     /// `exact`: the writer put the rule's entry in one of the group's exact tables (it is
     /// only counted here).
     pub fn insert(&mut self, slot: u32, rules: &[RuleEntry], algo: Algorithm, exact: bool) -> u32 {
-        let table = if exact { EXACT_TABLE } else { self.insert_tables(slot, rules, algo) };
+        let table = if exact {
+            EXACT_TABLE
+        } else {
+            self.insert_tables(slot, rules, algo)
+        };
         self.rules += 1;
         table
     }
@@ -441,7 +473,10 @@ impl Group {
         // Members of the old tree the new one does not hold go back to the tables.
         if let Some(prev) = self.tree.take() {
             for (slot, _) in prev.members.iter() {
-                if rules.get(*slot as usize).is_some_and(|e| e.tree == old && e.rule.is_some()) {
+                if rules
+                    .get(*slot as usize)
+                    .is_some_and(|e| e.tree == old && e.rule.is_some())
+                {
                     rules[*slot as usize].tree = NO_TREE;
                     let t = self.insert_tables(*slot, rules, algo);
                     rules[*slot as usize].table = t;
@@ -484,7 +519,11 @@ impl Group {
                 let rank = if need_rank { x.ranks.get(h.slot, h.cell) } else { 0 };
                 if rank < best.0 {
                     best = (rank, h.slot);
-                    exact_hit = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                    exact_hit = Hit {
+                        slot: h.slot,
+                        gen: h.gen,
+                        act: h.act,
+                    };
                 }
             }
         }
@@ -628,7 +667,14 @@ impl Group {
             if i >= PIPE_DISTANCE {
                 let (j, r) = (i - PIPE_DISTANCE, (i - PIPE_DISTANCE) % RING);
                 let hit = sel[r].and_then(|b| b.get(&ks[r], hs[r], x.pin.v));
-                f(j, hit.map_or(Hit::NONE, |h| Hit { slot: h.slot, gen: h.gen, act: h.act }));
+                f(
+                    j,
+                    hit.map_or(Hit::NONE, |h| Hit {
+                        slot: h.slot,
+                        gen: h.gen,
+                        act: h.act,
+                    }),
+                );
             }
         }
     }
@@ -686,7 +732,13 @@ impl Group {
         for (v, t) in views.iter_mut().zip(&self.exact) {
             *v = Some(t.view(x.pin));
         }
-        let view = |j: usize| views.get(j).copied().flatten().unwrap_or_else(|| self.exact[j].view(x.pin));
+        let view = |j: usize| {
+            views
+                .get(j)
+                .copied()
+                .flatten()
+                .unwrap_or_else(|| self.exact[j].view(x.pin))
+        };
         let ranked = !self.exact_only();
         if self.exact_disjoint() {
             // `sel[i]`: the one table key `i` can hit (`usize::MAX`: none). The keys that
@@ -696,7 +748,9 @@ impl Group {
             let mut sel = [usize::MAX; BURST];
             let mut idx = [0u8; BURST];
             let mut cnt = 0usize;
-            let Some(last) = self.exact.len().checked_sub(1) else { return };
+            let Some(last) = self.exact.len().checked_sub(1) else {
+                return;
+            };
             if ranked {
                 // Beside a tree or hash tables the exact tables are often small (ipc1 1K has
                 // two exact rules): their key filter lets most keys skip the hash and the
@@ -738,7 +792,11 @@ impl Group {
                     let rank = if ranked { x.ranks.get(h.slot, h.cell) } else { 0 };
                     if rank < best[i].0 {
                         best[i] = (rank, h.slot);
-                        hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                        hits[i] = Hit {
+                            slot: h.slot,
+                            gen: h.gen,
+                            act: h.act,
+                        };
                     }
                 }
             }
@@ -767,7 +825,11 @@ impl Group {
                         if best[i].1 == u32::MAX {
                             best[i] = (0, h.slot);
                             cells[i] = h.cell;
-                            hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                            hits[i] = Hit {
+                                slot: h.slot,
+                                gen: h.gen,
+                                act: h.act,
+                            };
                             continue;
                         }
                         if best[i].0 == 0 {
@@ -777,7 +839,11 @@ impl Group {
                     let rank = x.ranks.get(h.slot, h.cell);
                     if rank < best[i].0 {
                         best[i] = (rank, h.slot);
-                        hits[i] = Hit { slot: h.slot, gen: h.gen, act: h.act };
+                        hits[i] = Hit {
+                            slot: h.slot,
+                            gen: h.gen,
+                            act: h.act,
+                        };
                     }
                 }
             }
@@ -869,7 +935,11 @@ fn relax(h: &[u64; KEY_WORDS]) -> [u64; KEY_WORDS] {
             let width = if w == W_SRC_LO || w == W_DST_LO { 32 } else { 64 };
             let top = (m << (64 - width)).leading_ones();
             let keep = top / 8 * 8;
-            out[base + w] = if keep == 0 { 0 } else { (ones64(width) & !ones64(width - keep)) & m } | (m & !ones64(width));
+            out[base + w] = if keep == 0 {
+                0
+            } else {
+                (ones64(width) & !ones64(width - keep)) & m
+            } | (m & !ones64(width));
         }
         // L4 word: keep presence and protocol; keep a port only when it is exact.
         let m = h[base + W_L4];
@@ -922,7 +992,11 @@ pub(crate) fn range_to_prefixes(lo: u64, hi: u64, width: u32) -> Vec<(u64, u64)>
     let hi = hi as u128;
     while cur <= hi {
         // Largest aligned block starting at `cur` that stays within `hi`.
-        let mut size_bits = if cur == 0 { width } else { (cur.trailing_zeros()).min(width) };
+        let mut size_bits = if cur == 0 {
+            width
+        } else {
+            (cur.trailing_zeros()).min(width)
+        };
         while size_bits > 0 && cur + (1u128 << size_bits) - 1 > hi {
             size_bits -= 1;
         }
@@ -939,9 +1013,20 @@ mod tests {
 
     #[test]
     fn test_range_to_prefixes_covers_exactly() {
-        for &(lo, hi) in &[(0u64, 65535u64), (1024, 65535), (1, 1), (3, 12), (1000, 2000), (0, 0), (65535, 65535)] {
+        for &(lo, hi) in &[
+            (0u64, 65535u64),
+            (1024, 65535),
+            (1, 1),
+            (3, 12),
+            (1000, 2000),
+            (0, 0),
+            (65535, 65535),
+        ] {
             let p = range_to_prefixes(lo, hi, 16);
-            for x in (0..=65535u64).step_by(7).chain([lo, hi, lo.saturating_sub(1), (hi + 1).min(65535)]) {
+            for x in (0..=65535u64)
+                .step_by(7)
+                .chain([lo, hi, lo.saturating_sub(1), (hi + 1).min(65535)])
+            {
                 let covered = p.iter().filter(|&&(v, m)| x & m == v).count();
                 assert_eq!(covered, (lo..=hi).contains(&x) as usize, "{lo}-{hi} at {x}");
             }
@@ -960,6 +1045,10 @@ mod tests {
         let r = relax(&h);
         assert_eq!(r[W_SRC_LO], 0xffff_ff00);
         assert_eq!(r[W_DST_LO], 0xffff_ffff);
-        assert_eq!(r[W_L4], (0x1ff << PRESENCE_SHIFT) | (0xff << 32) | 0xffff_0000, "exact dport kept, partial sport dropped");
+        assert_eq!(
+            r[W_L4],
+            (0x1ff << PRESENCE_SHIFT) | (0xff << 32) | 0xffff_0000,
+            "exact dport kept, partial sport dropped"
+        );
     }
 }

@@ -2,7 +2,9 @@
 //! packet, for both algorithms, singly and in burst.
 
 use crate::oracle;
-use nicbench_classify::{Algorithm, Batch, Classifier, ClassifierConfig, PacketKey, RuleId, Update, UpdateError, Verdict};
+use nicbench_classify::{
+    Algorithm, Batch, Classifier, ClassifierConfig, PacketKey, RuleId, Update, UpdateError, Verdict,
+};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem, VlanItem, VxlanItem};
 use nicbench_rules::{Action, Attr, Field, Item, Rule};
 use nicbench_wire::parse::{Eth, Ip, Ipv4, Ipv6, Layers, ParsedFrame, Tcp, Tunnel, Udp, Vlan, L4};
@@ -28,10 +30,24 @@ fn port_field() -> impl Strategy<Value = Option<Field<u16>>> {
 }
 
 fn l3l4() -> impl Strategy<Value = Vec<Item>> {
-    let ip4 = (v4_field(), v4_field(), prop::option::of(prop::sample::select(vec![6u8, 17])))
-        .prop_map(|(src, dst, proto)| Item::Ipv4(Ipv4Item { src, dst, proto: proto.map(Field::exact), ..Default::default() }));
+    let ip4 = (
+        v4_field(),
+        v4_field(),
+        prop::option::of(prop::sample::select(vec![6u8, 17])),
+    )
+        .prop_map(|(src, dst, proto)| {
+            Item::Ipv4(Ipv4Item {
+                src,
+                dst,
+                proto: proto.map(Field::exact),
+                ..Default::default()
+            })
+        });
     let ip6 = (0u8..3, prop::sample::select(vec![0u32, 64, 120, 128])).prop_map(|(a, len)| {
-        Item::Ipv6(Box::new(Ipv6Item { src: Field::prefix(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, a as u16), len), ..Default::default() }))
+        Item::Ipv6(Box::new(Ipv6Item {
+            src: Field::prefix(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, a as u16), len),
+            ..Default::default()
+        }))
     });
     let ip = prop::option::of(prop_oneof![4 => ip4, 1 => ip6]);
     let l4 = prop::option::of(prop_oneof![
@@ -43,14 +59,30 @@ fn l3l4() -> impl Strategy<Value = Vec<Item>> {
 
 fn pattern() -> impl Strategy<Value = Vec<Item>> {
     let vlan = prop::option::of(prop::option::of(1u16..3)).prop_map(|v| {
-        v.map(|vid| Item::Vlan(VlanItem { tci: vid.and_then(|vid| Field::new(vid, 0x0fff, None)), ..Default::default() }))
+        v.map(|vid| {
+            Item::Vlan(VlanItem {
+                tci: vid.and_then(|vid| Field::new(vid, 0x0fff, None)),
+                ..Default::default()
+            })
+        })
     });
     let plain = (any::<bool>(), vlan, l3l4()).prop_map(|(eth, vlan, rest)| {
-        eth.then(|| Item::Eth(EthItem::default())).into_iter().chain(vlan).chain(rest).collect::<Vec<_>>()
+        eth.then(|| Item::Eth(EthItem::default()))
+            .into_iter()
+            .chain(vlan)
+            .chain(rest)
+            .collect::<Vec<_>>()
     });
     let tunnel = (prop::option::of(0u32..3), l3l4()).prop_map(|(vni, inner)| {
-        let mut p = vec![Item::Eth(EthItem::default()), Item::Ipv4(Ipv4Item::default()), Item::Udp(UdpItem::default())];
-        p.push(Item::Vxlan(VxlanItem { vni: vni.map(Field::exact), ..Default::default() }));
+        let mut p = vec![
+            Item::Eth(EthItem::default()),
+            Item::Ipv4(Ipv4Item::default()),
+            Item::Udp(UdpItem::default()),
+        ];
+        p.push(Item::Vxlan(VxlanItem {
+            vni: vni.map(Field::exact),
+            ..Default::default()
+        }));
         p.push(Item::Eth(EthItem::default()));
         p.extend(inner);
         p
@@ -70,7 +102,12 @@ fn actions() -> impl Strategy<Value = Vec<Action>> {
 
 pub(crate) fn rule() -> impl Strategy<Value = Rule> {
     (0u32..3, 0u32..3, pattern(), actions()).prop_map(|(group, priority, pattern, actions)| Rule {
-        attr: Attr { group, priority, ingress: true, ..Default::default() },
+        attr: Attr {
+            group,
+            priority,
+            ingress: true,
+            ..Default::default()
+        },
         pattern,
         actions,
     })
@@ -81,17 +118,48 @@ pub(crate) fn rule() -> impl Strategy<Value = Rule> {
 pub(crate) fn exact_rule() -> impl Strategy<Value = Rule> {
     let addr = || (0..2usize).prop_map(|i| Some(Field::exact(Ipv4Addr::from(V4[i]))));
     let port = || (0u16..2).prop_map(|p| Some(Field::exact(p)));
-    (0u32..3, 0u32..3, addr(), addr(), any::<bool>(), any::<bool>(), port(), port(), actions()).prop_map(
-        |(group, priority, src, dst, tcp, with_proto, sp, dp, actions)| {
+    (
+        0u32..3,
+        0u32..3,
+        addr(),
+        addr(),
+        any::<bool>(),
+        any::<bool>(),
+        port(),
+        port(),
+        actions(),
+    )
+        .prop_map(|(group, priority, src, dst, tcp, with_proto, sp, dp, actions)| {
             let proto = with_proto.then(|| Field::exact(if tcp { 6u8 } else { 17 }));
-            let l4 = if tcp { Item::Tcp(TcpItem { src: sp, dst: dp, flags: None }) } else { Item::Udp(UdpItem { src: sp, dst: dp }) };
+            let l4 = if tcp {
+                Item::Tcp(TcpItem {
+                    src: sp,
+                    dst: dp,
+                    flags: None,
+                })
+            } else {
+                Item::Udp(UdpItem { src: sp, dst: dp })
+            };
             Rule {
-                attr: Attr { group, priority, ingress: true, ..Default::default() },
-                pattern: vec![Item::Eth(EthItem::default()), Item::Ipv4(Ipv4Item { src, dst, proto, ..Default::default() }), l4],
+                attr: Attr {
+                    group,
+                    priority,
+                    ingress: true,
+                    ..Default::default()
+                },
+                pattern: vec![
+                    Item::Eth(EthItem::default()),
+                    Item::Ipv4(Ipv4Item {
+                        src,
+                        dst,
+                        proto,
+                        ..Default::default()
+                    }),
+                    l4,
+                ],
                 actions,
             }
-        },
-    )
+        })
 }
 
 /// Updates biased to exact 5-tuple rules, with some wildcard ones in the same groups.
@@ -145,17 +213,42 @@ fn layers_in(addrs: usize, ports: u16) -> impl Strategy<Value = Layers> {
         1 => Just(None),
     ];
     (vlans, ip, 0..ports, 0..ports).prop_map(|(vlans, ip, sp, dp)| {
-        let mut l = Layers { eth: Some(Eth { dst: [2, 0, 0, 0, 0, 1], src: [2, 0, 0, 0, 0, 2], ethertype: 0x0800 }), ..Default::default() };
+        let mut l = Layers {
+            eth: Some(Eth {
+                dst: [2, 0, 0, 0, 0, 1],
+                src: [2, 0, 0, 0, 0, 2],
+                ethertype: 0x0800,
+            }),
+            ..Default::default()
+        };
         for (i, vid) in vlans.iter().take(2).enumerate() {
-            l.vlans[i] = Some(Vlan { tpid: 0x8100, vid: *vid, pcp: 0, dei: false, inner_ethertype: 0x0800 });
+            l.vlans[i] = Some(Vlan {
+                tpid: 0x8100,
+                vid: *vid,
+                pcp: 0,
+                dei: false,
+                inner_ethertype: 0x0800,
+            });
         }
         l.vlan_count = vlans.len() as u8;
         if let Some((ip, proto)) = ip {
             l.ip = Some(ip);
             l.l4 = Some(if proto == 6 {
-                L4::Tcp(Tcp { src_port: sp, dst_port: dp, seq: 0, ack: 0, flags: 0x10, header_len: 20, window: 0 })
+                L4::Tcp(Tcp {
+                    src_port: sp,
+                    dst_port: dp,
+                    seq: 0,
+                    ack: 0,
+                    flags: 0x10,
+                    header_len: 20,
+                    window: 0,
+                })
             } else {
-                L4::Udp(Udp { src_port: sp, dst_port: dp, len: 8 })
+                L4::Udp(Udp {
+                    src_port: sp,
+                    dst_port: dp,
+                    len: 8,
+                })
             });
         }
         l
@@ -164,12 +257,31 @@ fn layers_in(addrs: usize, ports: u16) -> impl Strategy<Value = Layers> {
 
 pub fn frame() -> impl Strategy<Value = ParsedFrame> {
     (layers(), prop::option::of((0u32..3, layers()))).prop_map(|(mut outer, tun)| {
-        let mut f = ParsedFrame { frame_len: 100, ..Default::default() };
+        let mut f = ParsedFrame {
+            frame_len: 100,
+            ..Default::default()
+        };
         if let Some((vni, inner)) = tun {
-            outer.l4 = Some(L4::Udp(Udp { src_port: 5, dst_port: 4789, len: 60 }));
+            outer.l4 = Some(L4::Udp(Udp {
+                src_port: 5,
+                dst_port: 4789,
+                len: 60,
+            }));
             if outer.ip.is_none() {
-                outer.ip = Some(Ip::V4(Ipv4 { src: Ipv4Addr::from(V4[0]), dst: Ipv4Addr::from(V4[1]), proto: 17, upper_proto: 17,
-                    tos: 0, ttl: 64, ihl: 5, total_len: 80, id: 1, dont_frag: false, more_frags: false, frag_offset: 0 }));
+                outer.ip = Some(Ip::V4(Ipv4 {
+                    src: Ipv4Addr::from(V4[0]),
+                    dst: Ipv4Addr::from(V4[1]),
+                    proto: 17,
+                    upper_proto: 17,
+                    tos: 0,
+                    ttl: 64,
+                    ihl: 5,
+                    total_len: 80,
+                    id: 1,
+                    dont_frag: false,
+                    more_frags: false,
+                    frag_offset: 0,
+                }));
             }
             f.tunnel = Some(Tunnel::Vxlan { vni, flags: 8 });
             f.inner = Some(inner);
@@ -206,7 +318,16 @@ fn check(c: &Classifier, live: &Live, frames: &[ParsedFrame]) -> Result<(), Test
     let rules: Vec<(usize, &Rule)> = live.iter().map(|(s, _, r)| (*s, r)).collect();
     let reader = c.reader();
     let keys: Vec<PacketKey> = frames.iter().map(PacketKey::from_frame).collect();
-    let mut burst = vec![nicbench_classify::Outcome { verdict: Verdict::Unmatched, mark: None, groups_traversed: 0, last_group: 0, rule: None }; keys.len()];
+    let mut burst = vec![
+        nicbench_classify::Outcome {
+            verdict: Verdict::Unmatched,
+            mark: None,
+            groups_traversed: 0,
+            last_group: 0,
+            rule: None
+        };
+        keys.len()
+    ];
     reader.lookup_burst(&keys, &mut burst);
     for (i, f) in frames.iter().enumerate() {
         let (verdict, path, mark) = oracle::classify(&rules, f, 0);
@@ -215,7 +336,11 @@ fn check(c: &Classifier, live: &Live, frames: &[ParsedFrame]) -> Result<(), Test
         prop_assert_eq!(got.verdict, verdict, "packet {}: {:?}", i, f);
         prop_assert_eq!(got.groups_traversed as usize, path.len());
         prop_assert_eq!(got.mark, mark);
-        let want_rule = path.last().copied().flatten().map(|seq| live.iter().find(|l| l.0 == seq).map(|l| l.1));
+        let want_rule = path
+            .last()
+            .copied()
+            .flatten()
+            .map(|seq| live.iter().find(|l| l.0 == seq).map(|l| l.1));
         prop_assert_eq!(got.rule, want_rule.flatten());
         let (hops, o) = reader.trace(&keys[i]);
         prop_assert_eq!(o.verdict, got.verdict);
@@ -224,19 +349,45 @@ fn check(c: &Classifier, live: &Live, frames: &[ParsedFrame]) -> Result<(), Test
     Ok(())
 }
 
-fn run(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
+fn run(
+    algorithm: Algorithm,
+    steps: Vec<Step>,
+    batch_every: usize,
+    frames: Vec<ParsedFrame>,
+) -> Result<(), TestCaseError> {
     run_settling(algorithm, steps, batch_every, &[], frames)
 }
 
 /// [`run`], calling `settle()` (which builds the Hybrid trees) after the batches whose
 /// index is in `settle_after`, and checking against the oracle right after each settle,
 /// so later updates land on a tree (tombstones, delta) before the final check.
-fn run_settling(algorithm: Algorithm, steps: Vec<Step>, batch_every: usize, settle_after: &[usize], frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
-    run_with(ClassifierConfig { algorithm, ..Default::default() }, steps, batch_every, settle_after, frames)
+fn run_settling(
+    algorithm: Algorithm,
+    steps: Vec<Step>,
+    batch_every: usize,
+    settle_after: &[usize],
+    frames: Vec<ParsedFrame>,
+) -> Result<(), TestCaseError> {
+    run_with(
+        ClassifierConfig {
+            algorithm,
+            ..Default::default()
+        },
+        steps,
+        batch_every,
+        settle_after,
+        frames,
+    )
 }
 
 /// [`run_settling`] with any configuration.
-fn run_with(config: ClassifierConfig, steps: Vec<Step>, batch_every: usize, settle_after: &[usize], frames: Vec<ParsedFrame>) -> Result<(), TestCaseError> {
+fn run_with(
+    config: ClassifierConfig,
+    steps: Vec<Step>,
+    batch_every: usize,
+    settle_after: &[usize],
+    frames: Vec<ParsedFrame>,
+) -> Result<(), TestCaseError> {
     let mut c = Classifier::new(config);
     let mut live: Live = Vec::new();
     let mut seq = 0usize;
@@ -357,15 +508,21 @@ proptest! {
 #[test]
 fn test_collision_lists_and_many_tables() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let rules: Vec<Rule> = (0..300).map(|_| rule().new_tree(&mut runner).unwrap().current()).collect();
-    let frames: Vec<ParsedFrame> = (0..300).map(|_| frame().new_tree(&mut runner).unwrap().current()).collect();
+    let rules: Vec<Rule> = (0..300)
+        .map(|_| rule().new_tree(&mut runner).unwrap().current())
+        .collect();
+    let frames: Vec<ParsedFrame> = (0..300)
+        .map(|_| frame().new_tree(&mut runner).unwrap().current())
+        .collect();
     for algorithm in [Algorithm::TupleMerge, Algorithm::TupleSpace] {
         let steps: Vec<Step> = rules.iter().cloned().map(Step::Insert).collect();
         run(algorithm, steps, 17, frames.clone()).unwrap();
     }
     // Hybrid: trees built after some batches, then more inserts, deletes and modifies
     // land on them; background rebuilds (every 64 changes) run as well.
-    let steps: Vec<Step> = (0..600).map(|_| step().new_tree(&mut runner).unwrap().current()).collect();
+    let steps: Vec<Step> = (0..600)
+        .map(|_| step().new_tree(&mut runner).unwrap().current())
+        .collect();
     run_settling(Algorithm::Hybrid, steps.clone(), 7, &[10, 30, 50, 80], frames.clone()).unwrap();
     run_settling(Algorithm::Hybrid, steps, 1, &[100, 300], frames).unwrap();
     // The settles above must really have built trees for this to test anything.
@@ -373,6 +530,16 @@ fn test_collision_lists_and_many_tables() {
         r.actions = vec![Action::Queue { index: 0 }];
         r
     });
-    let (c, _) = Classifier::with_rules(ClassifierConfig { algorithm: Algorithm::Hybrid, ..Default::default() }, no_jumps).unwrap();
-    assert!(!c.stats().subtrees_per_group.is_empty(), "300 random rules give some group a tree");
+    let (c, _) = Classifier::with_rules(
+        ClassifierConfig {
+            algorithm: Algorithm::Hybrid,
+            ..Default::default()
+        },
+        no_jumps,
+    )
+    .unwrap();
+    assert!(
+        !c.stats().subtrees_per_group.is_empty(),
+        "300 random rules give some group a tree"
+    );
 }

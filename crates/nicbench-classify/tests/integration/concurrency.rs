@@ -23,7 +23,9 @@ fn keys_for(rules: &[Rule]) -> Vec<PacketKey> {
     rules
         .iter()
         .map(|r| {
-            let (Item::Ipv4(ip), l4) = (&r.pattern[1], &r.pattern[2]) else { panic!() };
+            let (Item::Ipv4(ip), l4) = (&r.pattern[1], &r.pattern[2]) else {
+                panic!()
+            };
             let (sp, dp, proto) = match l4 {
                 Item::Tcp(t) => (t.src.unwrap().value, t.dst.unwrap().value, 6),
                 Item::Udp(u) => (u.src.unwrap().value, u.dst.unwrap().value, 17),
@@ -96,7 +98,10 @@ impl Writer<'_> {
     fn overlapped(&self) -> bool {
         let seen = self.updates_with_bursts > 0 && self.shared.bursts_during_updates.load(SeqCst) > 0;
         let updates = self.shared.finished.load(SeqCst);
-        assert!(seen || updates < MAX_UPDATES, "readers and writer never overlapped in {updates} updates");
+        assert!(
+            seen || updates < MAX_UPDATES,
+            "readers and writer never overlapped in {updates} updates"
+        );
         seen
     }
 
@@ -140,7 +145,10 @@ impl Report {
             "{} updates; reader bursts {bursts:?}, {} during an update; {} updates saw a burst complete",
             self.updates, self.bursts_during_updates, self.updates_with_bursts
         );
-        assert!(self.bursts_during_updates > 0, "no reader burst ran while an update was in flight");
+        assert!(
+            self.bursts_during_updates > 0,
+            "no reader burst ran while an update was in flight"
+        );
         assert!(self.updates_with_bursts > 0, "no update saw a reader burst complete");
     }
 }
@@ -196,7 +204,11 @@ fn with_readers(
                     let offset = (t * 89) % keys.len();
                     let n = keys.len() - offset;
                     let mut out = vec![r.lookup(&keys[0]); n];
-                    let mut log = ReaderLog { bursts: 0, per_queue: BTreeMap::new(), whole_epochs: BTreeSet::new() };
+                    let mut log = ReaderLog {
+                        bursts: 0,
+                        per_queue: BTreeMap::new(),
+                        whole_epochs: BTreeSet::new(),
+                    };
                     shared.start.wait();
                     while !shared.stop.load(SeqCst) {
                         let first = shared.finished.load(SeqCst);
@@ -219,14 +231,20 @@ fn with_readers(
                 })
             })
             .collect();
-        let mut writer = Writer { shared, updates_with_bursts: 0 };
+        let mut writer = Writer {
+            shared,
+            updates_with_bursts: 0,
+        };
         {
             let _stop = StopOnDrop(&shared.stop);
             shared.start.wait();
             writer.settle();
             write(c, &mut writer);
         }
-        let logs = handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect();
+        let logs = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
         Report {
             readers: logs,
             updates: shared.finished.load(SeqCst),
@@ -240,9 +258,15 @@ fn with_readers(
 /// the burst may have seen (`queue_of(epoch)`).
 fn one_queue_per_burst(out: &[Outcome], first: u64, last: u64, queue_of: impl Fn(u64) -> u16) -> Option<u16> {
     let q = queue(&out[0]);
-    assert!(out.iter().all(|o| queue(o) == q), "mixed snapshot in states {first}..={last}");
+    assert!(
+        out.iter().all(|o| queue(o) == q),
+        "mixed snapshot in states {first}..={last}"
+    );
     let q = q.unwrap_or_else(|| panic!("{:?} in states {first}..={last}", out[0].verdict));
-    assert!((first..=last).any(|e| queue_of(e) == q), "queue {q} in states {first}..={last}");
+    assert!(
+        (first..=last).any(|e| queue_of(e) == q),
+        "queue {q} in states {first}..={last}"
+    );
     Some(q)
 }
 
@@ -256,16 +280,27 @@ fn assert_every_state_seen(report: &Report, queue_of: impl Fn(u64) -> u16) {
         *states_per_queue.entry(queue_of(*e)).or_default() += 1;
     }
     for (t, log) in report.readers.iter().enumerate() {
-        assert_eq!(log.whole_epochs, all, "reader {t} completed a whole burst in every state");
+        assert_eq!(
+            log.whole_epochs, all,
+            "reader {t} completed a whole burst in every state"
+        );
         assert_eq!(
             log.per_queue.keys().collect::<Vec<_>>(),
             states_per_queue.keys().collect::<Vec<_>>(),
             "reader {t}: queues seen"
         );
         for (q, states) in &states_per_queue {
-            assert!(log.per_queue[q] >= *states, "reader {t}: {} bursts on queue {q} for {states} states", log.per_queue[q]);
+            assert!(
+                log.per_queue[q] >= *states,
+                "reader {t}: {} bursts on queue {q} for {states} states",
+                log.per_queue[q]
+            );
         }
-        assert_eq!(log.per_queue.values().sum::<u64>(), log.bursts, "reader {t}: every burst showed one queue");
+        assert_eq!(
+            log.per_queue.values().sum::<u64>(),
+            log.bursts,
+            "reader {t}: every burst showed one queue"
+        );
     }
 }
 
@@ -275,10 +310,13 @@ fn test_batches_are_atomic_for_concurrent_readers() {
     const MIN_BATCHES: u64 = 60;
     let set = generate(RuleSetKind::Exact5, RULES, 0, 11);
     let with_queue = |q: u16| -> Vec<Rule> {
-        set.iter().cloned().map(|mut r| {
-            r.actions = vec![Action::Queue { index: q }];
-            r
-        }).collect()
+        set.iter()
+            .cloned()
+            .map(|mut r| {
+                r.actions = vec![Action::Queue { index: q }];
+                r
+            })
+            .collect()
     };
     let (a, b) = (with_queue(1), with_queue(2));
     let keys = keys_for(&set);
@@ -332,7 +370,10 @@ fn exact_at(set: &[Rule], prio: u32, q: u16) -> Vec<Rule> {
 /// A rule matching every Ethernet frame at priority 2, sending to queue `q`.
 fn wildcard(q: u16) -> Rule {
     Rule {
-        attr: nicbench_rules::Attr { priority: 2, ..Default::default() },
+        attr: nicbench_rules::Attr {
+            priority: 2,
+            ..Default::default()
+        },
         pattern: vec![Item::Eth(Default::default())],
         actions: vec![Action::Queue { index: q }],
     }
@@ -360,7 +401,11 @@ fn test_priority_changing_modifies_with_a_wildcard_are_atomic() {
     let check = |out: &[Outcome], _: usize, first, last| one_queue_per_burst(out, first, last, queue_of);
     let report = with_readers(&mut c, &keys, 2, check, |c, w| {
         while w.epoch() < MIN_BATCHES || !w.overlapped() {
-            let (rules, wc) = if w.epoch() % 2 == 0 { (&b, wildcard(9)) } else { (&a, wildcard(8)) };
+            let (rules, wc) = if w.epoch() % 2 == 0 {
+                (&b, wildcard(9))
+            } else {
+                (&a, wildcard(8))
+            };
             let mut batch = Batch::new();
             batch.modify(wid, wc);
             for (id, r) in ids.iter().zip(rules) {
@@ -385,22 +430,32 @@ fn test_single_updates_and_table_growth_never_lose_a_rule() {
     let set = generate(RuleSetKind::Exact5, BASE + EXTRA, 0, 13);
     let (base, extra) = set.split_at(BASE);
     let keys = keys_for(base);
-    let initial: Vec<u16> = base.iter().map(|r| match r.actions[..] {
-        [Action::Queue { index }] => index,
-        ref other => panic!("exact5 rules send to a queue: {other:?}"),
-    }).collect();
+    let initial: Vec<u16> = base
+        .iter()
+        .map(|r| match r.actions[..] {
+            [Action::Queue { index }] => index,
+            ref other => panic!("exact5 rules send to a queue: {other:?}"),
+        })
+        .collect();
     // Modify i sends base rule i % BASE to queue i % 7; epochs count the modifies only
     // (inserts and deletes of the extra rules change no base key's outcome).
     let queue_after = |key: usize, modifies: u64| -> u16 {
         let m = modifies as usize;
-        if m <= key { initial[key] } else { ((key + BASE * ((m - 1 - key) / BASE)) % 7) as u16 }
+        if m <= key {
+            initial[key]
+        } else {
+            ((key + BASE * ((m - 1 - key) / BASE)) % 7) as u16
+        }
     };
     let (mut c, ids) = Classifier::with_rules(Default::default(), base.to_vec()).unwrap();
     let check = |out: &[Outcome], offset: usize, first: u64, last: u64| -> Option<u16> {
         for (k, o) in out.iter().enumerate() {
             let key = offset + k;
             let q = queue(o).unwrap_or_else(|| panic!("base rule {key} went missing: {:?}", o.verdict));
-            assert!((first..=last).any(|e| queue_after(key, e) == q), "key {key}: queue {q} in states {first}..={last}");
+            assert!(
+                (first..=last).any(|e| queue_after(key, e) == q),
+                "key {key}: queue {q} in states {first}..={last}"
+            );
         }
         None
     };
@@ -446,7 +501,8 @@ fn test_lookups_nested_in_a_snapshot_keep_its_rule_set() {
     let set = generate(RuleSetKind::Exact5, 50, 0, 14);
     let exact = |prio: u32, q: u16| exact_at(&set, prio, q);
     let keys = keys_for(&set);
-    let (mut c, ids) = Classifier::with_rules(Default::default(), exact(3, 2).into_iter().chain([wildcard(8)])).unwrap();
+    let (mut c, ids) =
+        Classifier::with_rules(Default::default(), exact(3, 2).into_iter().chain([wildcard(8)])).unwrap();
     let (ids, wid) = (ids[..set.len()].to_vec(), ids[set.len()]);
     let r = c.reader();
     r.with_snapshot(|snap| {
@@ -464,5 +520,9 @@ fn test_lookups_nested_in_a_snapshot_keep_its_rule_set() {
             assert_eq!(queue(&r.lookup(k)), Some(8), "a nested lookup left the snapshot");
         }
     });
-    assert_eq!(queue(&r.lookup(&keys[0])), Some(1), "after the snapshot: the new rule set");
+    assert_eq!(
+        queue(&r.lookup(&keys[0])),
+        Some(1),
+        "after the snapshot: the new rule set"
+    );
 }

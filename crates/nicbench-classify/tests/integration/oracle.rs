@@ -12,13 +12,23 @@ fn ok<T: nicbench_rules::model::FieldBits>(f: &Option<nicbench_rules::Field<T>>,
 fn item_matches(item: &Item, l: &Layers, vlan_i: usize, mpls_i: usize) -> bool {
     match item {
         Item::Eth(i) => l.eth.is_some_and(|e| {
-            ok(&i.dst, MacAddr(e.dst)) && ok(&i.src, MacAddr(e.src)) && ok(&i.ether_type, e.ethertype) && ok(&i.has_vlan, (l.vlan_count > 0) as u8)
+            ok(&i.dst, MacAddr(e.dst))
+                && ok(&i.src, MacAddr(e.src))
+                && ok(&i.ether_type, e.ethertype)
+                && ok(&i.has_vlan, (l.vlan_count > 0) as u8)
         }),
         Item::Vlan(i) => l.vlans.get(vlan_i).copied().flatten().is_some_and(|v| {
             let tci = ((v.pcp as u16) << 13) | ((v.dei as u16) << 12) | v.vid;
-            ok(&i.tci, tci) && ok(&i.inner_type, v.inner_ethertype) && ok(&i.has_more_vlan, ((vlan_i + 1) < l.vlan_count as usize) as u8)
+            ok(&i.tci, tci)
+                && ok(&i.inner_type, v.inner_ethertype)
+                && ok(&i.has_more_vlan, ((vlan_i + 1) < l.vlan_count as usize) as u8)
         }),
-        Item::Mpls(i) => l.mpls.get(mpls_i).copied().flatten().is_some_and(|m| ok(&i.label, m.label) && ok(&i.tc, m.tc) && ok(&i.s, m.bottom_of_stack as u8)),
+        Item::Mpls(i) => l
+            .mpls
+            .get(mpls_i)
+            .copied()
+            .flatten()
+            .is_some_and(|m| ok(&i.label, m.label) && ok(&i.tc, m.tc) && ok(&i.s, m.bottom_of_stack as u8)),
         Item::Ipv4(i) => match l.ip {
             Some(Ip::V4(h)) => {
                 let frag = ((h.dont_frag as u16) << 14) | ((h.more_frags as u16) << 13) | h.frag_offset;
@@ -45,10 +55,16 @@ fn item_matches(item: &Item, l: &Layers, vlan_i: usize, mpls_i: usize) -> bool {
             }
             _ => false,
         },
-        Item::Tcp(i) => matches!(l.l4, Some(L4::Tcp(t)) if ok(&i.src, t.src_port) && ok(&i.dst, t.dst_port) && ok(&i.flags, t.flags)),
+        Item::Tcp(i) => {
+            matches!(l.l4, Some(L4::Tcp(t)) if ok(&i.src, t.src_port) && ok(&i.dst, t.dst_port) && ok(&i.flags, t.flags))
+        }
         Item::Udp(i) => matches!(l.l4, Some(L4::Udp(u)) if ok(&i.src, u.src_port) && ok(&i.dst, u.dst_port)),
-        Item::Sctp(i) => matches!(l.l4, Some(L4::Sctp(s)) if ok(&i.src, s.src_port) && ok(&i.dst, s.dst_port) && ok(&i.tag, s.vtag) && ok(&i.cksum, 0)),
-        Item::Icmp(i) => matches!(l.l4, Some(L4::Icmpv4(c)) if ok(&i.icmp_type, c.icmp_type) && ok(&i.code, c.code) && ok(&i.ident, 0) && ok(&i.seq, 0)),
+        Item::Sctp(i) => {
+            matches!(l.l4, Some(L4::Sctp(s)) if ok(&i.src, s.src_port) && ok(&i.dst, s.dst_port) && ok(&i.tag, s.vtag) && ok(&i.cksum, 0))
+        }
+        Item::Icmp(i) => {
+            matches!(l.l4, Some(L4::Icmpv4(c)) if ok(&i.icmp_type, c.icmp_type) && ok(&i.code, c.code) && ok(&i.ident, 0) && ok(&i.seq, 0))
+        }
         Item::Icmp6(i) => matches!(l.l4, Some(L4::Icmpv6(c)) if ok(&i.icmp_type, c.icmp_type) && ok(&i.code, c.code)),
         Item::Vxlan(_) | Item::Gre(_) | Item::GreKey(_) => unreachable!("tunnel items are matched by the walk"),
     }
@@ -61,7 +77,9 @@ pub fn rule_matches(rule: &Rule, f: &ParsedFrame) -> bool {
     for item in &rule.pattern {
         match item {
             Item::Vxlan(i) => {
-                let Some(Tunnel::Vxlan { vni, .. }) = f.tunnel else { return false };
+                let Some(Tunnel::Vxlan { vni, .. }) = f.tunnel else {
+                    return false;
+                };
                 if !(ok(&i.vni, vni) && ok(&i.last_rsvd, 0)) {
                     return false;
                 }
@@ -70,7 +88,10 @@ pub fn rule_matches(rule: &Rule, f: &ParsedFrame) -> bool {
             }
             Item::Gre(i) => {
                 let Some(Tunnel::Gre(g)) = f.tunnel else { return false };
-                let word = ((g.checksum_present as u16) << 15) | ((g.key.is_some() as u16) << 13) | ((g.seq.is_some() as u16) << 12) | g.version as u16;
+                let word = ((g.checksum_present as u16) << 15)
+                    | ((g.key.is_some() as u16) << 13)
+                    | ((g.seq.is_some() as u16) << 12)
+                    | g.version as u16;
                 if !(ok(&i.c_rsvd0_ver, word) && ok(&i.protocol, g.protocol)) {
                     return false;
                 }
@@ -109,8 +130,14 @@ pub fn classify(rules: &[(usize, &Rule)], f: &ParsedFrame, start: u32) -> (Verdi
             .filter(|(_, r)| r.attr.group == group && rule_matches(r, f))
             .min_by_key(|(seq, r)| (r.attr.priority, *seq));
         path.push(best.map(|b| b.0));
-        let Some((_, r)) = best else { return (Verdict::Unmatched, path, mark) };
-        if let Some(m) = r.actions.iter().find_map(|a| if let Action::Mark { id } = a { Some(*id) } else { None }) {
+        let Some((_, r)) = best else {
+            return (Verdict::Unmatched, path, mark);
+        };
+        if let Some(m) = r
+            .actions
+            .iter()
+            .find_map(|a| if let Action::Mark { id } = a { Some(*id) } else { None })
+        {
             mark = Some(m);
         }
         let fate = r.actions.iter().find(|a| a.is_fate());

@@ -29,31 +29,51 @@ fn rte_acl_results(rules: &std::path::Path, trace: &std::path::Path, tag: &str) 
         .arg("--")
         .arg(format!("--rulesf={}", rules.display()))
         .arg(format!("--tracef={}", trace.display()))
-        .args([format!("--tracenum={PACKETS}"), "--iter=1".into(), "--alg=scalar".into(), "--verbose=2".into()])
+        .args([
+            format!("--tracenum={PACKETS}"),
+            "--iter=1".into(),
+            "--alg=scalar".into(),
+            "--verbose=2".into(),
+        ])
         .output()
         .expect("run dpdk-test-acl");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "dpdk-test-acl failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "dpdk-test-acl failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // "ipv4_5tuple: 17, category: 0, result: 938" (test-acl stores line + 1 as the rule's
     // userdata, 0 being reserved, and prints userdata - 1: no match shows as 4294967295).
     let mut results = vec![None; PACKETS];
     for line in stdout.lines() {
-        let Some(rest) = line.strip_prefix("ipv4_5tuple: ") else { continue };
+        let Some(rest) = line.strip_prefix("ipv4_5tuple: ") else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split(", ").collect();
         let (Some(index), Some(result)) = (
             fields.first().and_then(|f| f.parse::<usize>().ok()),
-            fields.get(2).and_then(|f| f.strip_prefix("result: ")).and_then(|r| r.parse::<u32>().ok()),
+            fields
+                .get(2)
+                .and_then(|f| f.strip_prefix("result: "))
+                .and_then(|r| r.parse::<u32>().ok()),
         ) else {
             panic!("unexpected dpdk-test-acl line: {line}");
         };
         results[index - 1] = Some((result != u32::MAX).then_some(result as usize));
     }
-    results.into_iter().enumerate().map(|(i, r)| r.unwrap_or_else(|| panic!("no rte_acl result for packet {}", i + 1))).collect()
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.unwrap_or_else(|| panic!("no rte_acl result for packet {}", i + 1)))
+        .collect()
 }
 
 #[test]
 fn test_classbench_sets_classify_like_rte_acl() {
-    let Some(dir) = nicbench_testenv::classbench_or_skip(TEST) else { return };
+    let Some(dir) = nicbench_testenv::classbench_or_skip(TEST) else {
+        return;
+    };
     if nicbench_testenv::tool_or_skip(TEST, "dpdk-test-acl", "dpdk-dev").is_none()
         || nicbench_testenv::tool_or_skip(TEST, "timeout", "coreutils").is_none()
     {
@@ -69,24 +89,44 @@ fn test_classbench_sets_classify_like_rte_acl() {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let filters = classbench::parse_file(&text, name).expect("ClassBench set parses");
         assert_eq!(filters.len(), lines.len(), "{name}");
-        let (kept_lines, kept): (Vec<&str>, Vec<_>) =
-            lines.iter().zip(filters).filter(|(_, f)| !f.widens_in_rte_flow()).unzip();
-        assert_eq!(lines.len() - kept.len(), widening, "{name}: filters that widen in rte_flow");
+        let (kept_lines, kept): (Vec<&str>, Vec<_>) = lines
+            .iter()
+            .zip(filters)
+            .filter(|(_, f)| !f.widens_in_rte_flow())
+            .unzip();
+        assert_eq!(
+            lines.len() - kept.len(),
+            widening,
+            "{name}: filters that widen in rte_flow"
+        );
 
         let rules_path = tmp.join(format!("{name}.rules"));
         std::fs::write(&rules_path, kept_lines.join("\n") + "\n").expect("write rules");
         let packets = trace(&kept, PACKETS, 0xac1);
         let trace_path = tmp.join(format!("{name}.trace"));
-        let trace_text: String = packets.iter().map(|(s, d, sp, dp, p)| format!("{s}\t{d}\t{sp}\t{dp}\t{p}\n")).collect();
+        let trace_text: String = packets
+            .iter()
+            .map(|(s, d, sp, dp, p)| format!("{s}\t{d}\t{sp}\t{dp}\t{p}\n"))
+            .collect();
         std::fs::write(&trace_path, trace_text).expect("write trace");
         let theirs = rte_acl_results(&rules_path, &trace_path, name);
         let matched = theirs.iter().filter(|r| r.is_some()).count();
         // 90% of the trace are points inside a filter: rte_acl must match at least those.
-        assert!(matched >= PACKETS * 9 / 10, "{name}: rte_acl matched {matched} of {PACKETS}");
+        assert!(
+            matched >= PACKETS * 9 / 10,
+            "{name}: rte_acl matched {matched} of {PACKETS}"
+        );
 
         let keys = keys_of(&packets);
         for algorithm in [Algorithm::Hybrid, Algorithm::TupleMerge, Algorithm::TupleSpace] {
-            let (c, ids) = Classifier::with_rules(ClassifierConfig { algorithm, ..Default::default() }, rules_of(&kept)).unwrap();
+            let (c, ids) = Classifier::with_rules(
+                ClassifierConfig {
+                    algorithm,
+                    ..Default::default()
+                },
+                rules_of(&kept),
+            )
+            .unwrap();
             let line_of: HashMap<RuleId, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
             let reader = c.reader();
             let mismatches: Vec<String> = keys

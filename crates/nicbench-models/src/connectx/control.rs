@@ -76,7 +76,13 @@ pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
             ..Default::default()
         })
     };
-    let tcp = || Item::Tcp(TcpItem { src: Some(Field::exact(1)), dst: Some(Field::exact(2)), flags: None });
+    let tcp = || {
+        Item::Tcp(TcpItem {
+            src: Some(Field::exact(1)),
+            dst: Some(Field::exact(2)),
+            flags: None,
+        })
+    };
     let mut rule = exact_flow_rule(&flow, group, 0, 0);
     rule.pattern = match match_type {
         MatchType::Ipv4 => rule.pattern,
@@ -87,11 +93,17 @@ pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
                 dst: Some(Field::exact(Ipv6Addr::LOCALHOST)),
                 ..Default::default()
             })),
-            Item::Udp(UdpItem { src: Some(Field::exact(1)), dst: Some(Field::exact(2)) }),
+            Item::Udp(UdpItem {
+                src: Some(Field::exact(1)),
+                dst: Some(Field::exact(2)),
+            }),
         ],
         MatchType::Vlan => vec![
             Item::Eth(EthItem::default()),
-            Item::Vlan(VlanItem { tci: Some(Field::exact(7)), ..Default::default() }),
+            Item::Vlan(VlanItem {
+                tci: Some(Field::exact(7)),
+                ..Default::default()
+            }),
             ipv4(),
             tcp(),
         ],
@@ -99,7 +111,10 @@ pub fn template_rule(match_type: MatchType, group: u32) -> Rule {
             Item::Eth(EthItem::default()),
             Item::Ipv4(Ipv4Item::default()),
             Item::Udp(UdpItem::default()),
-            Item::Vxlan(VxlanItem { vni: Some(Field::exact(42)), ..Default::default() }),
+            Item::Vxlan(VxlanItem {
+                vni: Some(Field::exact(42)),
+                ..Default::default()
+            }),
             Item::Eth(EthItem::default()),
             ipv4(),
             tcp(),
@@ -207,7 +222,8 @@ impl Installer {
         } else {
             0.0
         };
-        (per_match + f64::from(self.spec.actions.saturating_sub(1)) * p.insert_per_extra_action_us + overflow) * self.fw_stretch(fw_pps)
+        (per_match + f64::from(self.spec.actions.saturating_sub(1)) * p.insert_per_extra_action_us + overflow)
+            * self.fw_stretch(fw_pps)
     }
 
     fn delete_us(&self, fw_pps: f64) -> f64 {
@@ -226,7 +242,10 @@ impl Installer {
         }
         match ctx.tables.add_entry(self.matcher) {
             Some(r) => {
-                ctx.events.push((at, format!("matcher rehash to {} entries (group {})", r.new_buckets, r.group)));
+                ctx.events.push((
+                    at,
+                    format!("matcher rehash to {} entries (group {})", r.new_buckets, r.group),
+                ));
                 r.new_buckets as f64 * self.params.rehash_ns_per_ste
             }
             None => 0.0,
@@ -274,7 +293,10 @@ impl Installer {
                 super::scenario::InstallCore::Same => "same core",
                 super::scenario::InstallCore::Distinct => "distinct core",
             };
-            ctx.events.push((start, format!("{what} (group {}, {core})", self.spec.group).to_lowercase()));
+            ctx.events.push((
+                start,
+                format!("{what} (group {}, {core})", self.spec.group).to_lowercase(),
+            ));
         }
         if self.spec.mode == InstallMode::Batch && self.issued == 0 {
             cost_ns += self.params.install_batch_overhead_us * 1e3;
@@ -294,7 +316,12 @@ impl Installer {
                         ctx.tables.remove_entry(m);
                         if let Some(slot) = slot {
                             let (id, _, _) = ctx.targets.functional.remove(slot);
-                            ctx.pending.push(PendingUpdate { at: at(cost_ns), update: Update::Delete(id), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate {
+                                at: at(cost_ns),
+                                update: Update::Delete(id),
+                                insert_of: None,
+                                group,
+                            });
                         }
                     }
                     None => self.refused += 1,
@@ -308,7 +335,12 @@ impl Installer {
                     Some((slot, _m)) => {
                         if let Some(slot) = slot {
                             let (id, rule, m) = ctx.targets.functional[slot].clone();
-                            ctx.pending.push(PendingUpdate { at: deleted_at, update: Update::Delete(id), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate {
+                                at: deleted_at,
+                                update: Update::Delete(id),
+                                insert_of: None,
+                                group,
+                            });
                             ctx.pending.push(PendingUpdate {
                                 at: at(cost_ns),
                                 update: Update::Insert(rule),
@@ -323,12 +355,21 @@ impl Installer {
                 }
             }
             InstallOp::UpdateInplace => {
-                cost_ns += if self.fw { self.insert_us(ctx.tables, ctx.fw_pps) } else { self.params.nonroot_update_inplace_us } * 1e3;
+                cost_ns += if self.fw {
+                    self.insert_us(ctx.tables, ctx.fw_pps)
+                } else {
+                    self.params.nonroot_update_inplace_us
+                } * 1e3;
                 match self.next_target(ctx, false) {
                     Some((Some(slot), _)) => {
                         let (id, rule, _) = ctx.targets.functional[slot].clone();
                         if id != RuleId(u64::MAX) {
-                            ctx.pending.push(PendingUpdate { at: at(cost_ns), update: Update::Modify(id, rule), insert_of: None, group });
+                            ctx.pending.push(PendingUpdate {
+                                at: at(cost_ns),
+                                update: Update::Modify(id, rule),
+                                insert_of: None,
+                                group,
+                            });
                         }
                     }
                     Some((None, _)) => {}
@@ -342,7 +383,8 @@ impl Installer {
         self.last_end = end;
         self.completed += 1;
         if self.issued == self.total && self.spec.mode == InstallMode::Batch {
-            ctx.events.push((end, format!("batch of {} operations done (group {group})", self.total)));
+            ctx.events
+                .push((end, format!("batch of {} operations done (group {group})", self.total)));
         }
         end
     }
@@ -369,14 +411,25 @@ mod tests {
         }
     }
 
-    fn run(op: InstallOp, group: u32, count: u64, targets: &mut GroupTargets) -> (Installer, Tables, Vec<(SimTime, String)>) {
+    fn run(
+        op: InstallOp,
+        group: u32,
+        count: u64,
+        targets: &mut GroupTargets,
+    ) -> (Installer, Tables, Vec<(SimTime, String)>) {
         let p = test_params();
         let mut tables = Tables::new(&p);
         let mut inst = Installer::new(&spec(op, group, count), &p, &mut tables);
         let (mut pending, mut events) = (Vec::new(), Vec::new());
         let mut t = SimTime::ZERO;
         while inst.next_due().is_some() {
-            let mut ctx = ControlCtx { tables: &mut tables, targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
+            let mut ctx = ControlCtx {
+                tables: &mut tables,
+                targets,
+                pending: &mut pending,
+                events: &mut events,
+                fw_pps: 0.0,
+            };
             t = inst.run_one(t, &mut ctx);
         }
         (inst, tables, events)
@@ -387,9 +440,18 @@ mod tests {
         let p = test_params();
         let (inst, tables, events) = run(InstallOp::Insert, 0, 1000, &mut GroupTargets::default());
         let want_ns = p.install_batch_overhead_us * 1e3 + 1000.0 * p.root_insert_ipv4_us * 1e3;
-        assert!((inst.busy.as_ns_f64() - want_ns).abs() < 1.0, "{:?} vs {want_ns}", inst.busy);
+        assert!(
+            (inst.busy.as_ns_f64() - want_ns).abs() < 1.0,
+            "{:?} vs {want_ns}",
+            inst.busy
+        );
         assert_eq!(tables.group_entries(0), 1000);
-        assert!(events[0].1.contains("batch of 1000 insert operations starts (group 0, same core)"), "{events:?}");
+        assert!(
+            events[0]
+                .1
+                .contains("batch of 1000 insert operations starts (group 0, same core)"),
+            "{events:?}"
+        );
         let (inst, tables, _) = run(InstallOp::Insert, 0, 70_000, &mut GroupTargets::default());
         assert_eq!(tables.group_entries(0), p.root_table_capacity as u64);
         assert_eq!(inst.refused, 70_000 - p.root_table_capacity as u64);
@@ -405,9 +467,18 @@ mod tests {
         let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
         let mut inst = Installer::new(&spec, &p, &mut tables);
         assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000)));
-        let mut ctx = ControlCtx { tables: &mut tables, targets: &mut targets, pending: &mut pending, events: &mut events, fw_pps: 0.0 };
+        let mut ctx = ControlCtx {
+            tables: &mut tables,
+            targets: &mut targets,
+            pending: &mut pending,
+            events: &mut events,
+            fw_pps: 0.0,
+        };
         let end = inst.run_one(SimTime::from_ns(1000), &mut ctx);
-        assert_eq!(end, SimTime::from_ns(1000) + SimDuration::from_ns_f64(p.root_insert_ipv4_us * 1e3));
+        assert_eq!(
+            end,
+            SimTime::from_ns(1000) + SimDuration::from_ns_f64(p.root_insert_ipv4_us * 1e3)
+        );
         // The timer is re-armed when the insertion returns: 1 ms after its end, not after its start.
         assert_eq!(inst.next_due(), Some(end + SimDuration::from_ms(1)));
         inst.spec.pacing = Pacing::Schedule;
@@ -441,7 +512,8 @@ mod tests {
         let v4 = inst.insert_us(&tables, 0.0);
         inst.spec.match_type = MatchType::Ipv6;
         let v6 = inst.insert_us(&tables, 0.0);
-        let want = p.root_insert_ipv4_us + p.root_insert_overflow_us_per_entry * spilled + p.root_insert_spill_us * chance;
+        let want =
+            p.root_insert_ipv4_us + p.root_insert_overflow_us_per_entry * spilled + p.root_insert_spill_us * chance;
         assert!((v4 - want).abs() < 1e-6);
         assert_eq!(v6, p.root_insert_ipv6_us);
     }
@@ -455,10 +527,23 @@ mod tests {
         let (root, _, _) = run(InstallOp::Insert, 0, 10_000, &mut GroupTargets::default());
         // Firmware commands vs direct rule writes: the calibrated costs (Fig. 5a/5b) make the root
         // table several times slower even with the fast table's rehashes counted.
-        assert!(root.busy.as_ns_f64() > 5.0 * fast_ns, "root {:?} vs fast {}", root.busy, fast_ns);
-        let mut targets = GroupTargets { functional: vec![], counted: vec![(0, 5_000)] };
+        assert!(
+            root.busy.as_ns_f64() > 5.0 * fast_ns,
+            "root {:?} vs fast {}",
+            root.busy,
+            fast_ns
+        );
+        let mut targets = GroupTargets {
+            functional: vec![],
+            counted: vec![(0, 5_000)],
+        };
         let (di, _, _) = run(InstallOp::Update, 1, 5_000, &mut targets);
         let (ip, _, _) = run(InstallOp::UpdateInplace, 1, 5_000, &mut targets);
-        assert!(ip.busy.as_ns_f64() < di.busy.as_ns_f64() * 0.7, "in-place {:?} vs delete+insert {:?}", ip.busy, di.busy);
+        assert!(
+            ip.busy.as_ns_f64() < di.busy.as_ns_f64() * 0.7,
+            "in-place {:?} vs delete+insert {:?}",
+            ip.busy,
+            di.busy
+        );
     }
 }

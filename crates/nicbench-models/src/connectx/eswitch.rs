@@ -210,8 +210,14 @@ mod tests {
             ..p.clone()
         };
         let load = MegaflowLoad::pvp(16_384, false);
-        assert!(pvp_cost(&bigger, &load, 16_384, FlowOrder::Random).service_ns < pvp_cost(&p, &load, 16_384, FlowOrder::Random).service_ns);
-        assert_eq!(pvp_cost(&bigger, &load, 16_384, FlowOrder::Random).detail["steering_cache_hit_rate"], 1.0);
+        assert!(
+            pvp_cost(&bigger, &load, 16_384, FlowOrder::Random).service_ns
+                < pvp_cost(&p, &load, 16_384, FlowOrder::Random).service_ns
+        );
+        assert_eq!(
+            pvp_cost(&bigger, &load, 16_384, FlowOrder::Random).detail["steering_cache_hit_rate"],
+            1.0
+        );
     }
 
     #[test]
@@ -233,7 +239,10 @@ mod tests {
             pvp_cost(&p, &MegaflowLoad::pvp(flows, false), flows, order).detail["steering_misses_per_packet"]
         };
         assert_eq!(misses(8_000, FlowOrder::RoundRobin), 0.0);
-        let (rr16, rr64) = (misses(16_000, FlowOrder::RoundRobin), misses(64_000, FlowOrder::RoundRobin));
+        let (rr16, rr64) = (
+            misses(16_000, FlowOrder::RoundRobin),
+            misses(64_000, FlowOrder::RoundRobin),
+        );
         let (ir16, ir64) = (misses(16_000, FlowOrder::Random), misses(64_000, FlowOrder::Random));
         assert!(rr16 > ir16, "{rr16} vs {ir16}");
         assert!(rr64 / rr16 < ir64 / ir16, "{rr64}/{rr16} vs {ir64}/{ir16}");

@@ -128,10 +128,16 @@ impl ConnectxParams {
         ];
         require_positive(&positive)?;
         if self.root_cmd_ns_per_packet < 0.0 {
-            return Err(ModelError::Profile(format!("parameter 'root_cmd_ns_per_packet' must be >= 0, got {}", self.root_cmd_ns_per_packet)));
+            return Err(ModelError::Profile(format!(
+                "parameter 'root_cmd_ns_per_packet' must be >= 0, got {}",
+                self.root_cmd_ns_per_packet
+            )));
         }
         if self.ste_rehash_growth <= 1.0 {
-            return Err(ModelError::Profile(format!("parameter 'ste_rehash_growth' must be > 1, got {}", self.ste_rehash_growth)));
+            return Err(ModelError::Profile(format!(
+                "parameter 'ste_rehash_growth' must be > 1, got {}",
+                self.ste_rehash_growth
+            )));
         }
         if self.root_collision_pool_entries < 0.0 {
             return Err(ModelError::Profile(format!(
@@ -164,7 +170,9 @@ pub(crate) mod tests {
 
     /// The ConnectX-5 profile's parameters (tests hold whatever calibration does within bounds).
     pub(crate) fn test_params() -> ConnectxParams {
-        Profile::load("connectx5", &dir()).and_then(|p| p.params()).expect("connectx5 profile loads")
+        Profile::load("connectx5", &dir())
+            .and_then(|p| p.params())
+            .expect("connectx5 profile loads")
     }
 
     #[test]
@@ -172,7 +180,11 @@ pub(crate) mod tests {
         for want in ["bluefield1", "connectx4", "connectx5", "connectx6"] {
             let p = Profile::load(want, &dir()).expect("loads");
             assert_eq!(p.kind, KIND);
-            assert_eq!(p.params.len(), ConnectxParams::NAMES.len(), "{want}: every parameter declared");
+            assert_eq!(
+                p.params.len(),
+                ConnectxParams::NAMES.len(),
+                "{want}: every parameter declared"
+            );
             p.params::<ConnectxParams>().expect("valid");
         }
     }
@@ -182,12 +194,26 @@ pub(crate) mod tests {
         let mut p = Profile::load("connectx5", &dir()).expect("loads");
         let o: BTreeMap<String, f64> = [("root_collision_pool_entries".to_string(), 12_000.0)].into();
         p.apply_overrides(&o).expect("known parameter");
-        assert_eq!(p.params::<ConnectxParams>().expect("valid").root_collision_pool_entries, 12_000.0);
+        assert_eq!(
+            p.params::<ConnectxParams>().expect("valid").root_collision_pool_entries,
+            12_000.0
+        );
         let out_of_range: BTreeMap<String, f64> = [("root_collision_pool_entries".to_string(), -1.0)].into();
-        let msg = p.apply_overrides(&out_of_range).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("'root_collision_pool_entries' must be >= 0, got -1"), "{msg}");
-        let missing = "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n";
-        let msg = Profile::from_toml(missing, "x.toml").err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = p
+            .apply_overrides(&out_of_range)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("'root_collision_pool_entries' must be >= 0, got -1"),
+            "{msg}"
+        );
+        let missing =
+            "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n";
+        let msg = Profile::from_toml(missing, "x.toml")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.starts_with("profile x.toml: missing parameter"), "{msg}");
     }
 

@@ -128,7 +128,9 @@ fn kind_from_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleSetKind,
         "acl" => Ok(RuleSetKind::Acl),
         "fw" => Ok(RuleSetKind::Fw),
         "ipc" => Ok(RuleSetKind::Ipc),
-        other => Err(serde::de::Error::custom(format!("unknown rule set kind '{other}' (exact5, acl, fw, ipc)"))),
+        other => Err(serde::de::Error::custom(format!(
+            "unknown rule set kind '{other}' (exact5, acl, fw, ipc)"
+        ))),
     }
 }
 
@@ -244,7 +246,11 @@ fn yes() -> bool {
 
 impl Default for MeasureSpec {
     fn default() -> Self {
-        MeasureSpec { timeline_bin_ns: default_bin(), latency: true, queues: true }
+        MeasureSpec {
+            timeline_bin_ns: default_bin(),
+            latency: true,
+            queues: true,
+        }
     }
 }
 
@@ -264,7 +270,10 @@ impl Scenario {
             return bad("port_queues must be at least 1".into());
         }
         if self.warmup_ns >= self.duration_ns {
-            return bad(format!("warmup_ns ({}) must be < duration_ns ({})", self.warmup_ns, self.duration_ns));
+            return bad(format!(
+                "warmup_ns ({}) must be < duration_ns ({})",
+                self.warmup_ns, self.duration_ns
+            ));
         }
         if self.cores == 0 || self.cores > MAX_CORES {
             return bad(format!("cores: got {}, allowed 1..={MAX_CORES}", self.cores));
@@ -290,10 +299,16 @@ impl Scenario {
         }
         if let Some(RulesSpec::Generated(g)) = &self.rules {
             if g.count > MAX_RULES {
-                return bad(format!("rules.generated.count: {} is too many, at most {MAX_RULES}", g.count));
+                return bad(format!(
+                    "rules.generated.count: {} is too many, at most {MAX_RULES}",
+                    g.count
+                ));
             }
             if !(0.0..=1.0).contains(&g.hit_fraction) {
-                return bad(format!("rules.generated.hit_fraction must be in [0, 1], got {}", g.hit_fraction));
+                return bad(format!(
+                    "rules.generated.hit_fraction must be in [0, 1], got {}",
+                    g.hit_fraction
+                ));
             }
         }
         if let Some(i) = &self.install {
@@ -304,7 +319,10 @@ impl Scenario {
                 return bad("install.count is required in batch mode".into());
             }
             if i.count.is_some_and(|n| n > MAX_RULES) {
-                return bad(format!("install.count: {} is too many, at most {MAX_RULES}", i.count.unwrap_or_default()));
+                return bad(format!(
+                    "install.count: {} is too many, at most {MAX_RULES}",
+                    i.count.unwrap_or_default()
+                ));
             }
             if i.actions == 0 {
                 return bad("install.actions must be >= 1".into());

@@ -9,15 +9,15 @@
 //! rules (exact copies of traffic flows) plus the jump/default rules go to the
 //! classifier. Other rule sets (ClassBench-like kinds, files, text) are installed whole.
 
-use crate::error::ModelError;
 use super::params::ConnectxParams;
 use super::scenario::{GeneratedRules, RulesSpec};
 use super::steering::{MatcherId, Tables};
+use crate::error::ModelError;
 use ahash::AHashMap;
 use nicbench_classify::{Classifier, ClassifierConfig, PacketKey, RuleId};
 use nicbench_rules::generate::{generate, RuleSetKind, GENERATED_QUEUES};
-use nicbench_rules::ruleset::{self, Syntax};
 use nicbench_rules::model::{EthItem, Ipv4Item, Ipv6Item, TcpItem, UdpItem};
+use nicbench_rules::ruleset::{self, Syntax};
 use nicbench_rules::{Action, Attr, Field, Item, Rule};
 use nicbench_wire::FlowKey;
 use std::net::IpAddr;
@@ -42,7 +42,9 @@ pub fn rule_signature(rule: &Rule) -> (String, bool) {
     strip(&mut value);
     let varies = match &value {
         serde_json::Value::Array(items) => items.iter().any(|item| {
-            let fields = item.as_object().map_or(0, |o| o.keys().filter(|k| k.as_str() != "type").count());
+            let fields = item
+                .as_object()
+                .map_or(0, |o| o.keys().filter(|k| k.as_str() != "type").count());
             item.get("type").and_then(|t| t.as_str()) != Some("eth") && fields > 0
         }),
         _ => false,
@@ -51,7 +53,12 @@ pub fn rule_signature(rule: &Rule) -> (String, bool) {
 }
 
 fn attr(group: u32, priority: u32) -> Attr {
-    Attr { group, priority, ingress: true, ..Default::default() }
+    Attr {
+        group,
+        priority,
+        ingress: true,
+        ..Default::default()
+    }
 }
 
 /// An exact rule on a flow's addresses, protocol and ports.
@@ -71,9 +78,16 @@ pub fn exact_flow_rule(flow: &FlowKey, group: u32, priority: u32, queue: u16) ->
         _ => Item::Ipv4(Ipv4Item::default()),
     };
     let l4 = if flow.proto == 6 {
-        Item::Tcp(TcpItem { src: Some(Field::exact(flow.src_port)), dst: Some(Field::exact(flow.dst_port)), flags: None })
+        Item::Tcp(TcpItem {
+            src: Some(Field::exact(flow.src_port)),
+            dst: Some(Field::exact(flow.dst_port)),
+            flags: None,
+        })
     } else {
-        Item::Udp(UdpItem { src: Some(Field::exact(flow.src_port)), dst: Some(Field::exact(flow.dst_port)) })
+        Item::Udp(UdpItem {
+            src: Some(Field::exact(flow.src_port)),
+            dst: Some(Field::exact(flow.dst_port)),
+        })
     };
     Rule {
         attr: attr(group, priority),
@@ -117,7 +131,8 @@ fn rules_error(e: impl std::fmt::Display) -> ModelError {
 fn check_rss_actions(file: &str, rules: &[ruleset::NumberedRule]) -> Result<(), ModelError> {
     for n in rules {
         if let Some(Action::Rss(rss)) = n.rule.actions.iter().find(|a| a.is_fate()) {
-            nicbench_classify::RssQueuePicker::new(rss, 1).map_err(|e| ModelError::Rules(format!("{file}:{}: {e}", n.line)))?;
+            nicbench_classify::RssQueuePicker::new(rss, 1)
+                .map_err(|e| ModelError::Rules(format!("{file}:{}: {e}", n.line)))?;
         }
     }
     Ok(())
@@ -144,7 +159,8 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
         }
         Some(RulesSpec::Text(text)) => {
             // Inline text is testpmd `flow create` lines (the scenario contract).
-            let file = ruleset::load(text, "<text>", Syntax::Testpmd, false).map_err(|errors| rules_error(ruleset::LoadError::Parse(errors)))?;
+            let file = ruleset::load(text, "<text>", Syntax::Testpmd, false)
+                .map_err(|errors| rules_error(ruleset::LoadError::Parse(errors)))?;
             check_rss_actions("<text>", &file.rules)?;
             functional = file.rules.into_iter().map(|n| n.rule).collect();
         }
@@ -200,19 +216,32 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
         }
         *totals.entry(id).or_default() += counted_totals.get(&id).copied().unwrap_or(0);
     }
-    let config = ClassifierConfig { count: false, ..ClassifierConfig::default() };
+    let config = ClassifierConfig {
+        count: false,
+        ..ClassifierConfig::default()
+    };
     let (classifier, ids) = Classifier::with_rules(config, kept_rules.iter().cloned()).map_err(rules_error)?;
     let mut rule_matcher = AHashMap::with_capacity(ids.len());
     for ((id, rule), m) in ids.into_iter().zip(kept_rules).zip(kept_matchers) {
         rule_matcher.insert(id, m);
-        targets.entry(rule.attr.group).or_default().functional.push((id, rule, m));
+        targets
+            .entry(rule.attr.group)
+            .or_default()
+            .functional
+            .push((id, rule, m));
     }
     let mut sorted: Vec<_> = totals.into_iter().collect();
     sorted.sort_unstable();
     for (id, n) in sorted {
         tables.set_entries(id, n);
     }
-    Ok(Installed { classifier, tables, rule_matcher, targets, refused })
+    Ok(Installed {
+        classifier,
+        tables,
+        rule_matcher,
+        targets,
+        refused,
+    })
 }
 
 /// The PAM'21 layout of `nicbench_rules::generate` for `exact5`, with `hit_fraction`.
@@ -224,7 +253,9 @@ fn generated_exact5(
 ) -> Result<(), ModelError> {
     let hits = ((g.hit_fraction * flows.keys.len() as f64).round() as u64).min(g.count);
     if hits > 0 && flows.flow_keys.len() < hits as usize {
-        return Err(ModelError::Rules("hit_fraction needs generated traffic (flow keys)".into()));
+        return Err(ModelError::Rules(
+            "hit_fraction needs generated traffic (flow keys)".into(),
+        ));
     }
     let t = u64::from(g.groups);
     let group_of = |i: u64| if t == 0 { 0 } else { 1 + (i % t) as u32 };
@@ -266,8 +297,16 @@ fn generated_exact5(
         counted.push((grp, tcp_sig.clone(), 0, true, n / 2));
         counted.push((grp, udp_sig.clone(), 0, true, n - n / 2));
         if t > 0 {
-            let fate = if u64::from(grp) == t { Action::Queue { index: 0 } } else { Action::Jump { group: grp + 1 } };
-            functional.push(Rule { attr: attr(grp, 1), pattern: vec![Item::Eth(EthItem::default())], actions: vec![fate] });
+            let fate = if u64::from(grp) == t {
+                Action::Queue { index: 0 }
+            } else {
+                Action::Jump { group: grp + 1 }
+            };
+            functional.push(Rule {
+                attr: attr(grp, 1),
+                pattern: vec![Item::Eth(EthItem::default())],
+                actions: vec![fate],
+            });
         }
     }
     Ok(())
@@ -280,7 +319,11 @@ mod tests {
     use nicbench_classify::Verdict;
 
     fn flows(n: u32) -> Flows {
-        let config = nicbench_traffic::TrafficConfig { flows: n, size: nicbench_traffic::SizeSpec::Fixed(128), ..Default::default() };
+        let config = nicbench_traffic::TrafficConfig {
+            flows: n,
+            size: nicbench_traffic::SizeSpec::Fixed(128),
+            ..Default::default()
+        };
         let gen = nicbench_traffic::TrafficGen::new(&config).expect("config");
         let flow_keys = gen.flows().to_vec();
         let keys = flow_keys
@@ -297,7 +340,11 @@ mod tests {
         let (b, _) = rule_signature(&exact_flow_rule(&f.flow_keys[1], 1, 0, 3));
         assert_eq!(a, b);
         assert!(va);
-        let default = Rule { attr: attr(1, 1), pattern: vec![Item::Eth(EthItem::default())], actions: vec![] };
+        let default = Rule {
+            attr: attr(1, 1),
+            pattern: vec![Item::Eth(EthItem::default())],
+            actions: vec![],
+        };
         let (d, vd) = rule_signature(&default);
         assert_ne!(a, d);
         assert!(!vd);
@@ -307,9 +354,16 @@ mod tests {
     fn test_counted_layout_agrees_with_generate() {
         // The functional classification of the traffic equals the one with the full set.
         let f = flows(50);
-        let spec = GeneratedRules { kind: RuleSetKind::Exact5, count: 400, groups: 4, seed: 3, hit_fraction: 0.0 };
+        let spec = GeneratedRules {
+            kind: RuleSetKind::Exact5,
+            count: 400,
+            groups: 4,
+            seed: 3,
+            hit_fraction: 0.0,
+        };
         let inst = install(Some(&RulesSpec::Generated(spec)), &f, &test_params()).expect("install");
-        let (full, _) = Classifier::with_rules(ClassifierConfig::default(), generate(RuleSetKind::Exact5, 400, 4, 3)).expect("full");
+        let (full, _) = Classifier::with_rules(ClassifierConfig::default(), generate(RuleSetKind::Exact5, 400, 4, 3))
+            .expect("full");
         let (a, b) = (inst.classifier.reader(), full.reader());
         for k in &f.keys {
             let (x, y) = (a.lookup(k), b.lookup(k));
@@ -324,12 +378,22 @@ mod tests {
     fn test_hit_fraction_and_root_capacity() {
         let f = flows(100);
         let p = test_params();
-        let spec = GeneratedRules { kind: RuleSetKind::Exact5, count: 100_000, groups: 0, seed: 1, hit_fraction: 0.25 };
+        let spec = GeneratedRules {
+            kind: RuleSetKind::Exact5,
+            count: 100_000,
+            groups: 0,
+            seed: 1,
+            hit_fraction: 0.25,
+        };
         let inst = install(Some(&RulesSpec::Generated(spec)), &f, &p).expect("install");
         assert_eq!(inst.tables.group_entries(0), p.root_table_capacity as u64);
         assert_eq!(inst.refused, 100_000 - p.root_table_capacity as u64);
         let r = inst.classifier.reader();
-        let hit = f.keys.iter().filter(|k| matches!(r.lookup(k).verdict, Verdict::Fate(_))).count();
+        let hit = f
+            .keys
+            .iter()
+            .filter(|k| matches!(r.lookup(k).verdict, Verdict::Fate(_)))
+            .count();
         assert_eq!(hit, 25);
     }
 }

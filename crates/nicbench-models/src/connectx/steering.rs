@@ -64,7 +64,9 @@ fn survival(j: f64, a: f64) -> f64 {
     let n = 256;
     let f = |g: f64| (j - 1.0) * (1.0 - g).powf(j - 2.0) * (-a * g).exp();
     let h = 1.0 / n as f64;
-    let inner: f64 = (1..n).map(|k| f(k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 }).sum();
+    let inner: f64 = (1..n)
+        .map(|k| f(k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 })
+        .sum();
     (f(0.0) + inner + f(1.0)) * h / 3.0
 }
 
@@ -121,7 +123,12 @@ pub struct PathCost {
 
 impl Tables {
     pub fn new(params: &ConnectxParams) -> Tables {
-        Tables { params: params.clone(), matchers: Vec::new(), total_flows: 0, by_signature: BTreeMap::new() }
+        Tables {
+            params: params.clone(),
+            matchers: Vec::new(),
+            total_flows: 0,
+            by_signature: BTreeMap::new(),
+        }
     }
 
     /// Whether `group` is a firmware-managed table.
@@ -182,7 +189,10 @@ impl Tables {
             return None;
         }
         m.buckets = ((m.buckets as f64 * p.ste_rehash_growth) as u64).min(max.max(1));
-        Some(Rehash { group: m.group, new_buckets: m.buckets })
+        Some(Rehash {
+            group: m.group,
+            new_buckets: m.buckets,
+        })
     }
 
     /// One entry fewer (tables never shrink, like mlx5dr).
@@ -194,7 +204,11 @@ impl Tables {
 
     /// Entries in `group` (all matchers).
     pub fn group_entries(&self, group: u32) -> u64 {
-        self.matchers.iter().filter(|m| m.group == group).map(|m| m.entries).sum()
+        self.matchers
+            .iter()
+            .filter(|m| m.group == group)
+            .map(|m| m.entries)
+            .sum()
     }
 
     /// Occupancy of a firmware table (entries / capacity), may exceed 1 in requests but
@@ -355,7 +369,9 @@ impl Tables {
             }
         }
         for (i, c) in &classes {
-            let (r, h) = c.iter().fold((0.0, 0.0), |(r, h), &(n, j)| (r + n * j, h + n * j * survival(j, hi / cache)));
+            let (r, h) = c.iter().fold((0.0, 0.0), |(r, h), &(n, j)| {
+                (r + n * j, h + n * j * survival(j, hi / cache))
+            });
             if r > 0.0 {
                 rates[*i] = h / r;
             }
@@ -388,7 +404,10 @@ impl Tables {
     /// Cost of a path: for each table visited, the matchers probed there.
     pub fn path_cost(&self, hops: &[(u32, Vec<MatcherId>)], hit_rates: &[f64]) -> PathCost {
         let p = &self.params;
-        let mut cost = PathCost { tables: hops.len() as u32, ..PathCost::default() };
+        let mut cost = PathCost {
+            tables: hops.len() as u32,
+            ..PathCost::default()
+        };
         for (group, probed) in hops {
             if self.is_fw_group(*group) {
                 cost.fw_ns += p.root_lookup_base_ns
@@ -436,7 +455,10 @@ mod tests {
             used[b] = true;
             if n % 10_000 == 0 {
                 let want = expected_collisions(n as f64, buckets as f64);
-                assert!((collisions as f64 - want).abs() < 4.0 * want.sqrt() + 5.0, "{n}: {collisions} vs {want}");
+                assert!(
+                    (collisions as f64 - want).abs() < 4.0 * want.sqrt() + 5.0,
+                    "{n}: {collisions} vs {want}"
+                );
             }
         }
         assert_eq!(expected_collisions(0.0, 10.0), 0.0);
@@ -459,12 +481,21 @@ mod tests {
         assert!(expected_collisions(base as f64 - 500.0, p.root_table_buckets) <= knee);
         assert!(expected_collisions(base as f64, p.root_table_buckets) > knee);
         // Twice the buckets: fewer collisions for the same entries, the collapse moves up.
-        let wider = ConnectxParams { root_table_buckets: 2.0 * p.root_table_buckets, ..p.clone() };
+        let wider = ConnectxParams {
+            root_table_buckets: 2.0 * p.root_table_buckets,
+            ..p.clone()
+        };
         assert!(first_spill(&wider).expect("spills") > base + 10_000);
         // A larger pool moves it up too; no pool: the first collision overflows.
-        let deeper = ConnectxParams { root_collision_pool_entries: 2.0 * knee, ..p.clone() };
+        let deeper = ConnectxParams {
+            root_collision_pool_entries: 2.0 * knee,
+            ..p.clone()
+        };
         assert!(first_spill(&deeper).expect("spills") > base);
-        let none = ConnectxParams { root_collision_pool_entries: 0.0, ..p };
+        let none = ConnectxParams {
+            root_collision_pool_entries: 0.0,
+            ..p
+        };
         assert_eq!(first_spill(&none), Some(500));
     }
 
@@ -476,7 +507,10 @@ mod tests {
         assert_eq!(t.buckets_for(0), init);
         let b = t.buckets_for(10_000);
         assert!(b as f64 * p.ste_rehash_load >= 10_000.0);
-        assert!((b as f64 / p.ste_rehash_growth) * p.ste_rehash_load < 10_000.0, "smallest size that fits");
+        assert!(
+            (b as f64 / p.ste_rehash_growth) * p.ste_rehash_load < 10_000.0,
+            "smallest size that fits"
+        );
         assert_eq!(t.buckets_for(u32::MAX as u64), p.ste_hash_max_entries as u64);
     }
 
@@ -489,7 +523,10 @@ mod tests {
         let threshold = (p.ste_rehash_load * p.ste_hash_initial_entries) as u64;
         let rehashes: Vec<_> = (0..=threshold).filter_map(|_| t.add_entry(fast)).collect();
         assert_eq!(rehashes.len(), 1);
-        assert_eq!(rehashes[0].new_buckets, (p.ste_hash_initial_entries * p.ste_rehash_growth) as u64);
+        assert_eq!(
+            rehashes[0].new_buckets,
+            (p.ste_hash_initial_entries * p.ste_rehash_growth) as u64
+        );
         assert!((0..=threshold).all(|_| t.add_entry(root).is_none()));
         assert_eq!(t.group_entries(0), threshold + 1);
     }
@@ -512,7 +549,10 @@ mod tests {
         t.set_entries(m, 50_000_000);
         let rates = t.cache_hit_rates();
         assert!(rates[m as usize] < 0.1, "{rates:?}");
-        assert!(rates[hot as usize] > 0.99, "a default STE every packet reads stays cached: {rates:?}");
+        assert!(
+            rates[hot as usize] > 0.99,
+            "a default STE every packet reads stays cached: {rates:?}"
+        );
         let hops = vec![(0, vec![]), (1, vec![m, hot])];
         let c = t.path_cost(&hops, &rates);
         assert_eq!(c.tables, 2);
@@ -531,7 +571,10 @@ mod tests {
 
     fn check_round_robin_against_simulation(cache: f64) {
         use rand::{Rng, SeedableRng};
-        let p = ConnectxParams { steering_cache_entries: cache, ..test_params() };
+        let p = ConnectxParams {
+            steering_cache_entries: cache,
+            ..test_params()
+        };
         let flows = 5_000u64;
         let mut t = Tables::new(&p);
         let (a, b) = (t.matcher(1, "a", 0, true), t.matcher(1, "b", 1, true));
@@ -545,7 +588,8 @@ mod tests {
 
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         // Each flow's key hashes to a bucket (an STE) of each matcher; the hot STE is one line.
-        let bucket = |rng: &mut rand_chacha::ChaCha8Rng, m: MatcherId| rng.random_range(0..t.matchers[m as usize].buckets);
+        let bucket =
+            |rng: &mut rand_chacha::ChaCha8Rng, m: MatcherId| rng.random_range(0..t.matchers[m as usize].buckets);
         let keys: Vec<[u64; 2]> = (0..flows).map(|_| [bucket(&mut rng, a), bucket(&mut rng, b)]).collect();
         let lines = p.steering_cache_entries as usize;
         let mut held: Vec<u64> = Vec::with_capacity(lines);
@@ -580,6 +624,9 @@ mod tests {
                 "cache {cache}, matcher {id}: simulated {simulated}, predicted {predicted}"
             );
         }
-        assert!(analytic[a as usize] < 0.3 && analytic[hot as usize] > 0.99, "{analytic:?}");
+        assert!(
+            analytic[a as usize] < 0.3 && analytic[hot as usize] > 0.99,
+            "{analytic:?}"
+        );
     }
 }

@@ -7,8 +7,8 @@
 //! memory and reports progress from its first packet). A read error ends the stream and
 //! is kept in [`Source::error`] with the packet index, so the caller decides what to do.
 
-use crate::error::ModelError;
 use super::scenario::Scenario;
+use crate::error::ModelError;
 use ahash::AHashMap;
 use nicbench_classify::PacketKey;
 use nicbench_traffic::{PacketMeta, TrafficConfig, TrafficGen};
@@ -22,7 +22,11 @@ use std::sync::Mutex;
 const GEN_AHEAD: usize = 256;
 
 pub enum Source {
-    Gen { gen: Box<TrafficGen>, keys: Vec<PacketKey>, ahead: Box<GenAhead> },
+    Gen {
+        gen: Box<TrafficGen>,
+        keys: Vec<PacketKey>,
+        ahead: Box<GenAhead>,
+    },
     Trace(Box<TraceReplay>),
 }
 
@@ -49,7 +53,16 @@ pub struct GenAhead {
 
 impl GenAhead {
     fn new() -> GenAhead {
-        GenAhead { metas: [PacketMeta { ts_ns: 0, flow_index: 0, frame_size_bytes: 0 }; GEN_AHEAD], pos: 0, len: 0, flow_blind: false }
+        GenAhead {
+            metas: [PacketMeta {
+                ts_ns: 0,
+                flow_index: 0,
+                frame_size_bytes: 0,
+            }; GEN_AHEAD],
+            pos: 0,
+            len: 0,
+            flow_blind: false,
+        }
     }
 
     /// Appends the next burst to `out` (see [`Source::next_burst`]), copying slices of
@@ -59,7 +72,11 @@ impl GenAhead {
         let mut first_ts_ns = None;
         while out.len() < max {
             if self.pos >= self.len {
-                self.len = match self.flow_blind.then(|| gen.fill_meta_flow_blind(&mut self.metas)).flatten() {
+                self.len = match self
+                    .flow_blind
+                    .then(|| gen.fill_meta_flow_blind(&mut self.metas))
+                    .flatten()
+                {
                     Some(n) => n,
                     None => {
                         // Sizes are drawn: flows must be drawn too (same RNG).
@@ -76,7 +93,11 @@ impl GenAhead {
             let limit_ns = first_ts_ns.get_or_insert(ahead[0].ts_ns).saturating_add(span_ns);
             let room = max - out.len();
             // The burst ends after `room` packets or at the first one `span_ns` past its start.
-            let take = ahead.iter().take(room).position(|m| m.ts_ns >= limit_ns).map_or(room.min(ahead.len()), |i| i + 1);
+            let take = ahead
+                .iter()
+                .take(room)
+                .position(|m| m.ts_ns >= limit_ns)
+                .map_or(room.min(ahead.len()), |i| i + 1);
             out.extend_from_slice(&ahead[..take]);
             self.pos += take;
             if out.last().is_some_and(|m| m.ts_ns >= limit_ns) {
@@ -130,10 +151,17 @@ impl Source {
         }
         let mut config: TrafficConfig = scn.traffic.clone().unwrap_or_default();
         // The run's duration bounds the stream unless the traffic ends earlier.
-        let end = config.duration_ns.unwrap_or(u64::MAX).min(scn.duration_ns.saturating_sub(config.start_ns));
+        let end = config
+            .duration_ns
+            .unwrap_or(u64::MAX)
+            .min(scn.duration_ns.saturating_sub(config.start_ns));
         config.duration_ns = Some(end);
         let (gen, keys) = fresh_generator(&config)?;
-        Ok(Source::Gen { gen: Box::new(gen), keys, ahead: Box::new(GenAhead::new()) })
+        Ok(Source::Gen {
+            gen: Box::new(gen),
+            keys,
+            ahead: Box::new(GenAhead::new()),
+        })
     }
 
     fn from_pcap(path: &str, duration_ns: u64) -> Result<Source, ModelError> {
@@ -198,8 +226,14 @@ impl Source {
             Source::Gen { gen, ahead, .. } => ahead.next_burst(gen, max, span_ns, out),
             Source::Trace(t) => {
                 while out.len() < max {
-                    let Some((ts_ns, flow_index, frame_size_bytes)) = t.next() else { break };
-                    out.push(PacketMeta { ts_ns, flow_index, frame_size_bytes });
+                    let Some((ts_ns, flow_index, frame_size_bytes)) = t.next() else {
+                        break;
+                    };
+                    out.push(PacketMeta {
+                        ts_ns,
+                        flow_index,
+                        frame_size_bytes,
+                    });
                     if out.first().is_some_and(|m| ts_ns >= m.ts_ns.saturating_add(span_ns)) {
                         break;
                     }
@@ -249,10 +283,16 @@ fn fresh_generator(config: &TrafficConfig) -> Result<(TrafficGen, Vec<PacketKey>
 fn flow_packet_keys(flows: &[FlowKey], frame_size_bytes: u32) -> Result<Vec<PacketKey>, ModelError> {
     let build = |k: &FlowKey, size: Option<u32>| {
         let mut spec = nicbench_traffic::flows::frame_spec(k, frame_size_bytes);
-        spec.frame_size_bytes = size.unwrap_or_else(|| spec.min_frame_size_bytes()).min(frame_size_bytes);
-        spec.build().map(|frame| PacketKey::from_ethernet(&frame)).map_err(|e| ModelError::Scenario(format!("traffic: {e}")))
+        spec.frame_size_bytes = size
+            .unwrap_or_else(|| spec.min_frame_size_bytes())
+            .min(frame_size_bytes);
+        spec.build()
+            .map(|frame| PacketKey::from_ethernet(&frame))
+            .map_err(|e| ModelError::Scenario(format!("traffic: {e}")))
     };
-    let Some(first) = flows.first() else { return Ok(Vec::new()) };
+    let Some(first) = flows.first() else {
+        return Ok(Vec::new());
+    };
     let frame_bytes = build(first, Some(frame_size_bytes))?.frame_bytes;
     flows
         .iter()
@@ -271,7 +311,15 @@ mod tests {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
     fn flow(src: IpAddr, dst: IpAddr, proto: u8, vlan: Option<u16>, vni: Option<u32>) -> FlowKey {
-        FlowKey { src, dst, proto, src_port: 1234, dst_port: 80, vlan, vni }
+        FlowKey {
+            src,
+            dst,
+            proto,
+            src_port: 1234,
+            dst_port: 80,
+            vlan,
+            vni,
+        }
     }
 
     #[test]
@@ -311,7 +359,12 @@ mod tests {
 
     #[test]
     fn test_fresh_generators_are_reused_unchanged() {
-        let config = TrafficConfig { flows: 50, seed: 77, duration_ns: Some(100_000), ..Default::default() };
+        let config = TrafficConfig {
+            flows: 50,
+            seed: 77,
+            duration_ns: Some(100_000),
+            ..Default::default()
+        };
         let (mut a, keys_a) = fresh_generator(&config).expect("first");
         let (mut b, keys_b) = fresh_generator(&config).expect("cached");
         let mut direct = TrafficGen::new(&config).expect("direct");
@@ -322,7 +375,10 @@ mod tests {
         assert!(!dd.is_empty());
         assert_eq!(da, dd, "a clone of the cached generator starts from the beginning");
         assert_eq!(db, dd);
-        let other = TrafficConfig { seed: 78, ..config.clone() };
+        let other = TrafficConfig {
+            seed: 78,
+            ..config.clone()
+        };
         assert_ne!(fresh_generator(&other).expect("other").0.flows(), a.flows());
     }
 
@@ -331,7 +387,12 @@ mod tests {
         use nicbench_traffic::Rate;
         // 100 Gb/s of 64 B (6.7 ns apart) and 0.15 Mpps (~6.7 µs apart): full bursts, span-cut bursts.
         for (rate, full) in [(Rate::Gbps(100.0), true), (Rate::Mpps(0.15), false)] {
-            let config = TrafficConfig { flows: 100, rate, duration_ns: Some(2_000_000), ..Default::default() };
+            let config = TrafficConfig {
+                flows: 100,
+                rate,
+                duration_ns: Some(2_000_000),
+                ..Default::default()
+            };
             let bursts = bursts(&config, 10_000);
             let mut reference = TrafficGen::new(&config).expect("gen");
             let expected: Vec<PacketMeta> = std::iter::from_fn(|| reference.next_meta()).collect();

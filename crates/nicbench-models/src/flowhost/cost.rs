@@ -168,13 +168,16 @@ pub fn available_fraction(host: &HostParams) -> f64 {
 mod tests {
     use super::super::flows::FlowSet;
     use super::super::params::HostParams;
-    use crate::profile::Profile;
     use super::*;
+    use crate::profile::Profile;
     use std::path::Path;
 
     fn host() -> HostParams {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
-        Profile::load("argus-host", &dir).expect("profile").params::<HostParams>().expect("params")
+        Profile::load("argus-host", &dir)
+            .expect("profile")
+            .params::<HostParams>()
+            .expect("params")
     }
 
     #[test]
@@ -222,7 +225,10 @@ mod tests {
         assert!((core_rate_per_ns(1, 100.0, 300.0) - 1.0 / 300.0).abs() < 1e-15);
         assert!((core_rate_per_ns(2, 100.0, 300.0) - 2.0 / 300.0).abs() < 1e-15);
         assert!((core_rate_per_ns(2, 200.0, 300.0) - 1.0 / 200.0).abs() < 1e-15);
-        assert!((core_rate_per_ns(2, 300.0, 300.0) - 1.0 / 300.0).abs() < 1e-15, "no stalls: no gain");
+        assert!(
+            (core_rate_per_ns(2, 300.0, 300.0) - 1.0 / 300.0).abs() < 1e-15,
+            "no stalls: no gain"
+        );
     }
 
     #[test]
@@ -232,7 +238,9 @@ mod tests {
             let loads = FlowSet::generate(flows, 1, 0.0, true).expect("flows").assign(32);
             let one = process_costs(host, &Placement::new(host, 32, 1), &loads);
             let two = process_costs(host, &Placement::new(host, 16, 2), &loads);
-            assert!(one.iter().all(|c| c.smt_gain == 1.0 && (c.rate_per_ns * c.packet_ns - 1.0).abs() < 1e-12));
+            assert!(one
+                .iter()
+                .all(|c| c.smt_gain == 1.0 && (c.rate_per_ns * c.packet_ns - 1.0).abs() < 1e-12));
             let c = two[0];
             // What the core gives its two processes, from their own busy and exposed parts.
             let want = (2.0_f64).min(c.packet_ns / c.busy_ns);

@@ -119,11 +119,21 @@ impl Stalls {
     fn new(mut rng: ChaCha8Rng, interval: SimDuration, mean: SimDuration) -> Stalls {
         let (interval_ns, mean_ns) = (interval.as_ns_f64(), mean.as_ns_f64());
         if mean == SimDuration::ZERO {
-            return Stalls { rng, interval_ns, mean_ns, stall: None };
+            return Stalls {
+                rng,
+                interval_ns,
+                mean_ns,
+                stall: None,
+            };
         }
         let start = SimTime::ZERO + SimDuration::from_ns_f64(exponential(&mut rng, interval_ns));
         let end = start + SimDuration::from_ns_f64(exponential(&mut rng, mean_ns));
-        Stalls { rng, interval_ns, mean_ns, stall: Some((start, end)) }
+        Stalls {
+            rng,
+            interval_ns,
+            mean_ns,
+            stall: Some((start, end)),
+        }
     }
 
     /// Stalled time within [from, to); advances past stalls that end before `to`.
@@ -135,7 +145,10 @@ impl Stalls {
                 break;
             }
             let next = end + SimDuration::from_ns_f64(exponential(&mut self.rng, self.interval_ns));
-            self.stall = Some((next, next + SimDuration::from_ns_f64(exponential(&mut self.rng, self.mean_ns))));
+            self.stall = Some((
+                next,
+                next + SimDuration::from_ns_f64(exponential(&mut self.rng, self.mean_ns)),
+            ));
         }
         stalled
     }
@@ -151,7 +164,11 @@ pub fn run(input: &EngineInput) -> EngineOutput {
     let mut arrivals_rng: Vec<ChaCha8Rng> = (0..n).map(|p| streams.stream(ARRIVAL_STREAM + p as u64)).collect();
     let mut stalls: Vec<Stalls> = (0..n)
         .map(|p| {
-            Stalls::new(streams.stream(STALL_STREAM + p as u64), input.stall_interval, input.stall_mean)
+            Stalls::new(
+                streams.stream(STALL_STREAM + p as u64),
+                input.stall_interval,
+                input.stall_mean,
+            )
         })
         .collect();
     let mut out: Vec<ProcessOutput> = vec![ProcessOutput::default(); n];
@@ -178,7 +195,11 @@ pub fn run(input: &EngineInput) -> EngineOutput {
             o.offered_packets += arrivals;
             o.processed_packets += served;
             o.dropped_packets += dropped;
-            let serving = if proc_in.rate_per_ns > 0.0 { served / proc_in.rate_per_ns } else { 0.0 };
+            let serving = if proc_in.rate_per_ns > 0.0 {
+                served / proc_in.rate_per_ns
+            } else {
+                0.0
+            };
             busy[p] += stalled + SimDuration::from_ns_f64(serving);
             stalled_total[p] += stalled;
             in_window[p] += served;

@@ -334,7 +334,6 @@ pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
     serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
 }
 
-
 pub fn simulate(req: &Request) -> Result<FlowHostResult, ModelError> {
     req.validate()?;
     let started = Instant::now();

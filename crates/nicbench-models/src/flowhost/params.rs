@@ -127,7 +127,6 @@ impl CaptureNicParams {
         Ok(())
     }
 
-
     /// Bytes a captured frame occupies in a host buffer and on PCIe.
     pub fn stored_bytes(&self, frame_bytes: f64, slice_bytes: Option<f64>) -> f64 {
         let kept = slice_bytes.map_or(frame_bytes, |s| frame_bytes.min(s));
@@ -152,7 +151,10 @@ mod tests {
         expect_role(&host, Role::Host, "host").expect("host role");
         assert_eq!(host.calibration_study.as_deref(), Some("argus100g"));
         host.params::<HostParams>().expect("host params");
-        let msg = expect_role(&nic, Role::Host, "host").err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = expect_role(&nic, Role::Host, "host")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.contains("capture-NIC profile") && msg.contains("'host'"), "{msg}");
     }
 
@@ -168,8 +170,15 @@ mod tests {
         assert!(msg.contains("missing parameter 'wire_overhead_bytes'"), "{msg}");
         let mut host = Profile::load("argus-host", &dir()).expect("host");
         host.set("ooo_hidden_latency_cycles", -1.0).expect("finite");
-        let msg = host.params::<HostParams>().err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("'ooo_hidden_latency_cycles' = -1 is out of range"), "{msg}");
+        let msg = host
+            .params::<HostParams>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("'ooo_hidden_latency_cycles' = -1 is out of range"),
+            "{msg}"
+        );
         assert!(host.set("nope", 1.0).is_err());
         assert!(host.set("ooo_hidden_latency_cycles", f64::NAN).is_err());
     }

@@ -14,8 +14,8 @@
 //!   NIC cores that endpoint can use, while the other endpoint's reserved cores idle.
 
 use super::demand::{Demand, Resource};
-use super::pcie;
 use super::params::OffpathParams;
+use super::pcie;
 use super::request::{Advice, Flow, Requester};
 use super::solve::{Limit, Solution};
 
@@ -89,10 +89,7 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
             && matches!(sol.flow_limits[i], Limit::Resource(r) if is_pcie(r)
                 && (0..flows.len()).any(|j| flows[j].path.is_intra() && demands[j].load[r.index()] > 0.0))
     });
-    if has_client
-        && flows.iter().any(|f| f.path.is_intra())
-        && (intra_gbps > p_minus_n.max(0.0) || client_pcie_bound)
-    {
+    if has_client && flows.iter().any(|f| f.path.is_intra()) && (intra_gbps > p_minus_n.max(0.0) || client_pcie_bound) {
         out.push(Advice {
             id: "bound_h2s_to_p_minus_n",
             text: format!(
@@ -285,9 +282,18 @@ mod tests {
                 .any(|a| a.id == id)
         };
         let (clients, threads) = (r#","machines":5"#, r#","threads":24"#);
-        assert!(has(&[f("client->host", "READ", 4096, clients), f("host->soc", "READ", 4096, threads)]));
-        assert!(!has(&[f("client->host", "READ", 4096, ""), f("client->soc", "WRITE", 4096, "")]));
-        assert!(!has(&[f("client->host", "READ", 4096, ""), f("host->soc", "READ", 64, "")]));
+        assert!(has(&[
+            f("client->host", "READ", 4096, clients),
+            f("host->soc", "READ", 4096, threads)
+        ]));
+        assert!(!has(&[
+            f("client->host", "READ", 4096, ""),
+            f("client->soc", "WRITE", 4096, "")
+        ]));
+        assert!(!has(&[
+            f("client->host", "READ", 4096, ""),
+            f("host->soc", "READ", 64, "")
+        ]));
     }
 
     #[test]

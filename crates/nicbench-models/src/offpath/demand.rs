@@ -27,8 +27,8 @@
 //!   (§3.2: SEND to the SoC is 21-30% slower); requesters post by MMIO, one per
 //!   request (BlueFlame) or one doorbell per batch plus a DMA fetch per WQE (§3.3, Fig. 10).
 
-use super::pcie::{self, LinkDir, PcieLoad};
 use super::params::OffpathParams;
+use super::pcie::{self, LinkDir, PcieLoad};
 use super::request::{CommPath, Endpoint, Flow, Requester, Verb};
 use crate::error::ModelError;
 
@@ -503,7 +503,12 @@ pub fn demand(p: &OffpathParams, flow: &Flow) -> Result<Demand, ModelError> {
     let shared_ns = host_ctx_ns + soc_ctx_ns - (1.0 - p.nic_stall_shared_fraction) * b.stall_ns;
     load[Resource::NicCores.index()] = shared_ns.max(0.0) * 1e-9 / contexts;
     // An RNIC has one endpoint: it may use every context (its pool is the whole of nic_cores).
-    let pool = contexts * if p.soc_present() { p.nic_core_endpoint_fraction } else { 1.0 };
+    let pool = contexts
+        * if p.soc_present() {
+            p.nic_core_endpoint_fraction
+        } else {
+            1.0
+        };
     load[Resource::NicCoresHost.index()] = host_ctx_ns * 1e-9 / pool;
     load[Resource::NicCoresSoc.index()] = soc_ctx_ns * 1e-9 / pool;
     let link = pcie::link_bytes_per_s(p);
@@ -547,7 +552,12 @@ fn message_latency_ns(p: &OffpathParams, mem: Endpoint) -> f64 {
         Endpoint::Host => p.host_ddio_bytes,
         Endpoint::Soc => p.soc_ddio_bytes,
     };
-    message_ns(p, mem) + if ddio_bytes > 0.0 { 0.0 } else { 2.0 * memory_read_ns(p, mem) }
+    message_ns(p, mem)
+        + if ddio_bytes > 0.0 {
+            0.0
+        } else {
+            2.0 * memory_read_ns(p, mem)
+        }
 }
 
 /// The CPU next to a memory, as a poster of MMIO writes.
@@ -682,7 +692,10 @@ pub(crate) mod tests {
         // the 22.7 M/s): 6 / 264 ns = 22.7 M/s.
         assert_eq!(skewed.soc_write_banks, Some(6.0));
         let soc_rate = 1.0 / skewed.load[Resource::SocDram.index()];
-        assert!((soc_rate - 6.0 / (p.soc_dram_bank_write_ns * 1e-9)).abs() < 1e-3, "{soc_rate}");
+        assert!(
+            (soc_rate - 6.0 / (p.soc_dram_bank_write_ns * 1e-9)).abs() < 1e-3,
+            "{soc_rate}"
+        );
         assert!((soc_rate / 22.7e6 - 1.0).abs() < 0.02, "{soc_rate}");
         f.address_range_bytes = 48.0 * 1024.0;
         let wide = demand(&p, &f).expect("demand");
@@ -698,7 +711,10 @@ pub(crate) mod tests {
         let mut r = flow(CommPath::ClientSoc, Verb::Read, 64.0);
         r.address_range_bytes = 1536.0;
         let read_rate = 1.0 / demand(&p, &r).expect("demand").load[Resource::SocDram.index()];
-        assert!((read_rate / 50e6 - 1.0).abs() < 0.02 && read_rate > soc_rate, "{read_rate}");
+        assert!(
+            (read_rate / 50e6 - 1.0).abs() < 0.02 && read_rate > soc_rate,
+            "{read_rate}"
+        );
     }
 
     #[test]
@@ -730,7 +746,11 @@ pub(crate) mod tests {
         let soc = demand(&p, &flow(CommPath::ClientSoc, Verb::Read, big)).expect("demand");
         assert_eq!(soc.overflow_tlps, 131072.0 - p.completion_buffer_entries);
         let at = |p: &OffpathParams, path, n: f64| demand(p, &flow(path, Verb::Read, n)).expect("demand").overflow_tlps;
-        assert_eq!(at(&p, CommPath::ClientSoc, 9.0 * 1024.0 * 1024.0), 0.0, "9 MiB: not collapsed yet");
+        assert_eq!(
+            at(&p, CommPath::ClientSoc, 9.0 * 1024.0 * 1024.0),
+            0.0,
+            "9 MiB: not collapsed yet"
+        );
         assert!(at(&p, CommPath::ClientSoc, 9.0 * 1024.0 * 1024.0 + 128.0) > 0.0);
         // The threshold is a TLP count: it moves with the MTU. A SoC with 256-B completions collapses
         // at twice the payload; host READs (512 B) only at 4x, above Fig. 8's range.

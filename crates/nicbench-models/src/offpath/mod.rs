@@ -23,8 +23,8 @@
 
 pub mod advice;
 pub mod demand;
-pub mod pcie;
 pub mod params;
+pub mod pcie;
 pub mod request;
 pub mod solve;
 
@@ -250,7 +250,10 @@ mod tests {
         assert!((0.15..0.40).contains(&read_drop), "{read_drop}");
         let write_drop =
             1.0 - mpps("bluefield2", "client->host", "WRITE", 64) / mpps("connectx6-rnic", "client->host", "WRITE", 64);
-        assert!((0.10..0.25).contains(&write_drop) && write_drop < read_drop, "{write_drop}");
+        assert!(
+            (0.10..0.25).contains(&write_drop) && write_drop < read_drop,
+            "{write_drop}"
+        );
         // §3.2: SNIC 2 READ beats SNIC 1 (1.08–1.48x; the study's ±15% on the upper end). (The seed's
         // "even observably higher than RNIC ①" is a study prediction the fitted profile misses: 0.93x.)
         let two_over_one =
@@ -351,8 +354,8 @@ mod tests {
             "{both} {alone}"
         );
         assert!((both / 195.0 - 1.0).abs() < 0.02, "{both}"); // a calibration entry (seed §4)
-        // §4: small READs to both endpoints beat the slower path by up to 1.45x (the study's ±15%)
-        // and the faster one too ("typically faster than each of them").
+                                                              // §4: small READs to both endpoints beat the slower path by up to 1.45x (the study's ±15%)
+                                                              // and the faster one too ("typically faster than each of them").
         let r1 = one("bluefield2", "client->host", "READ", 64).total_mpps;
         let r2 = one("bluefield2", "client->soc", "READ", 64).total_mpps;
         let r12 = pair(
@@ -526,7 +529,11 @@ mod tests {
         );
         assert_eq!(mixed.flows[1].bottleneck, "requester");
         // The host's posting rate, fitted to the seed's 51.2 M READ/s (a calibration entry).
-        assert!((mixed.flows[1].mpps / 51.2 - 1.0).abs() < 0.02, "{}", mixed.flows[1].mpps);
+        assert!(
+            (mixed.flows[1].mpps / 51.2 - 1.0).abs() < 0.02,
+            "{}",
+            mixed.flows[1].mpps
+        );
         assert!(mixed.flows[0].mpps > mixed.flows[1].mpps && mixed.flows[0].bottleneck.starts_with("nic_cores"));
         let shares = run_mix(
             "shares",
@@ -549,7 +556,10 @@ mod tests {
         assert!((qp.flows[0].share - 60.0 / 84.0).abs() < 1e-12, "{}", qp.flows[0].share);
         let alone = run_mix("max_min", &[flow_json("client->host", "READ", 64, r#","machines":5"#)]);
         let drop = 1.0 - qp.flows[0].mpps / alone.flows[0].mpps;
-        assert!((0.0..0.2).contains(&drop) && qp.flows[1].mpps < qp.flows[0].mpps, "{drop}");
+        assert!(
+            (0.0..0.2).contains(&drop) && qp.flows[1].mpps < qp.flows[0].mpps,
+            "{drop}"
+        );
         // One flow alone: both modes agree.
         let a = run_mix("max_min", &[flow_json("client->host", "WRITE", 4096, "")]);
         let b = run_mix("shares", &[flow_json("client->host", "WRITE", 4096, "")]);

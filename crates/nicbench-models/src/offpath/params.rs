@@ -258,10 +258,21 @@ pub(crate) mod tests {
             let p = load(name);
             assert_eq!(p.kind, KIND);
             assert_eq!(p.calibration_study.as_deref(), Some("offpath"));
-            assert_eq!(p.params.len(), OffpathParams::NAMES.len(), "{name}: every parameter declared");
-            let fitted = p.params.values().filter(|x| x.provenance.starts_with("fitted: offpath calibration set")).count();
+            assert_eq!(
+                p.params.len(),
+                OffpathParams::NAMES.len(),
+                "{name}: every parameter declared"
+            );
+            let fitted = p
+                .params
+                .values()
+                .filter(|x| x.provenance.starts_with("fitted: offpath calibration set"))
+                .count();
             // The RNIC has the fitted values it shares with the BlueField-2 (NIC cores, host, clients).
-            assert!(fitted >= if name == "bluefield2" { 15 } else { 5 }, "{name}: {fitted} fitted params");
+            assert!(
+                fitted >= if name == "bluefield2" { 15 } else { 5 },
+                "{name}: {fitted} fitted params"
+            );
         }
         assert!(params("bluefield2").soc_present());
         assert!(!params("connectx6-rnic").soc_present());
@@ -272,15 +283,32 @@ pub(crate) mod tests {
         let mut p = load("bluefield2");
         let o: BTreeMap<String, f64> = [("completion_overflow_ns".to_string(), 1000.0)].into();
         p.apply_overrides(&o).expect("known parameter");
-        assert_eq!(p.params::<OffpathParams>().expect("valid").completion_overflow_ns, 1000.0);
-        assert!(p.params["completion_overflow_ns"].provenance.starts_with("override (was: fitted"));
+        assert_eq!(
+            p.params::<OffpathParams>().expect("valid").completion_overflow_ns,
+            1000.0
+        );
+        assert!(p.params["completion_overflow_ns"]
+            .provenance
+            .starts_with("override (was: fitted"));
         let negative: BTreeMap<String, f64> = [("nic_tlp_ns".to_string(), -1.0)].into();
-        let msg = p.apply_overrides(&negative).err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = p
+            .apply_overrides(&negative)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.contains("'nic_tlp_ns' must be >= 0"), "{msg}");
-        let msg = load("connectx5").params::<OffpathParams>().err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = load("connectx5")
+            .params::<OffpathParams>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.contains("not the offpath model"), "{msg}");
-        let missing = "name = \"x\"\nkind = \"offpath\"\n[param.has_soc]\nvalue = 1.0\nunit = \"bool\"\nprovenance = \"t\"\n";
-        let msg = Profile::from_toml(missing, "x.toml").err().map(|e| e.to_string()).unwrap_or_default();
+        let missing =
+            "name = \"x\"\nkind = \"offpath\"\n[param.has_soc]\nvalue = 1.0\nunit = \"bool\"\nprovenance = \"t\"\n";
+        let msg = Profile::from_toml(missing, "x.toml")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.starts_with("profile x.toml: missing parameter"), "{msg}");
     }
 }

@@ -117,7 +117,10 @@ pub fn resolve(name_or_path: &str, dir: &Path) -> Result<PathBuf, ModelError> {
     let path = dir.join(format!("{name_or_path}.toml"));
     if !path.is_file() {
         let known = names(dir).join(", ");
-        return Err(ModelError::Profile(format!("'{name_or_path}' not found in {} (known: {known})", dir.display())));
+        return Err(ModelError::Profile(format!(
+            "'{name_or_path}' not found in {} (known: {known})",
+            dir.display()
+        )));
     }
     Ok(path)
 }
@@ -165,13 +168,17 @@ impl Profile {
     /// Loads `name_or_path` (see [`resolve`]) from `dir`.
     pub fn load(name_or_path: &str, dir: &Path) -> Result<Profile, ModelError> {
         let path = resolve(name_or_path, dir)?;
-        let text = std::fs::read_to_string(&path).map_err(|e| ModelError::Profile(format!("{}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| ModelError::Profile(format!("{}: {e}", path.display())))?;
         Profile::from_toml(&text, &path.display().to_string())
     }
 
     /// Where the profile came from, for messages: its file, else its name.
     pub fn origin(&self) -> String {
-        self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| self.name.clone())
+        self.path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| self.name.clone())
     }
 
     /// An error about this profile, naming its origin.
@@ -186,7 +193,11 @@ impl Profile {
 
     /// A declared parameter's value; it must be finite.
     pub fn value(&self, name: &str) -> Result<f64, ModelError> {
-        let v = self.params.get(name).ok_or_else(|| self.error(format_args!("missing parameter '{name}'")))?.value;
+        let v = self
+            .params
+            .get(name)
+            .ok_or_else(|| self.error(format_args!("missing parameter '{name}'")))?
+            .value;
         if v.is_finite() {
             Ok(v)
         } else {
@@ -197,7 +208,9 @@ impl Profile {
     /// Replaces one declared parameter's value (the provenance says it was overridden).
     pub fn set(&mut self, name: &str, value: f64) -> Result<(), ModelError> {
         if !value.is_finite() {
-            return Err(ModelError::Profile(format!("override {name} = {value} is not a finite number")));
+            return Err(ModelError::Profile(format!(
+                "override {name} = {value} is not a finite number"
+            )));
         }
         let param = self
             .params
@@ -237,10 +250,15 @@ impl Profile {
         for (name, p) in &self.params {
             if let Some([low, high]) = p.bounds {
                 if low.is_nan() || high.is_nan() || low > high {
-                    return Err(self.error(format_args!("parameter '{name}' has bounds [{low}, {high}]: need low <= high")));
+                    return Err(self.error(format_args!(
+                        "parameter '{name}' has bounds [{low}, {high}]: need low <= high"
+                    )));
                 }
                 if !(low..=high).contains(&p.value) {
-                    return Err(self.error(format_args!("parameter '{name}' = {} is outside its bounds [{low}, {high}]", p.value)));
+                    return Err(self.error(format_args!(
+                        "parameter '{name}' = {} is outside its bounds [{low}, {high}]",
+                        p.value
+                    )));
                 }
             }
         }
@@ -276,7 +294,10 @@ pub(crate) mod tests {
             assert_eq!(&p.name, name, "the name inside the file is its file name");
             assert!(KINDS.contains(&p.kind.as_str()), "{name}: kind {}", p.kind);
             for (pname, param) in &p.params {
-                assert!(!param.provenance.trim().is_empty() && !param.unit.is_empty(), "{name}.{pname}");
+                assert!(
+                    !param.provenance.trim().is_empty() && !param.unit.is_empty(),
+                    "{name}.{pname}"
+                );
             }
         }
         for kind in KINDS {
@@ -293,7 +314,10 @@ pub(crate) mod tests {
         let msg = err(Profile::from_toml("name = [", "bad.toml"));
         assert!(msg.starts_with("profile bad.toml:"), "{msg}");
         let msg = err(Profile::from_toml("name = \"x\"\nkind = \"warp\"\n[param]\n", "x.toml"));
-        assert!(msg.contains("kind 'warp'") && msg.contains("connectx, offpath, flowhost"), "{msg}");
+        assert!(
+            msg.contains("kind 'warp'") && msg.contains("connectx, offpath, flowhost"),
+            "{msg}"
+        );
         let msg = err(Profile::from_toml("name = \"x\"\n[param]\n", "x.toml"));
         assert!(msg.contains("missing field `kind`"), "{msg}");
         // A BOM (as some editors write) is not part of the TOML.
@@ -314,10 +338,24 @@ pub(crate) mod tests {
         assert!(p.set("nf_packet_ns", f64::NAN).is_err());
         p.params.get_mut("nf_packet_ns").expect("declared").bounds = Some([10.0, 100.0]);
         let too_big: BTreeMap<String, f64> = [("nf_packet_ns".to_string(), 500.0)].into();
-        let msg = p.apply_overrides(&too_big).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("'nf_packet_ns' = 500 is outside its bounds [10, 100]"), "{msg}");
+        let msg = p
+            .apply_overrides(&too_big)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("'nf_packet_ns' = 500 is outside its bounds [10, 100]"),
+            "{msg}"
+        );
         let offpath = Profile::load("bluefield2", &dir()).expect("loads");
-        let msg = offpath.params::<crate::connectx::ConnectxParams>().err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("is for the offpath model, not the connectx model"), "{msg}");
+        let msg = offpath
+            .params::<crate::connectx::ConnectxParams>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("is for the offpath model, not the connectx model"),
+            "{msg}"
+        );
     }
 }

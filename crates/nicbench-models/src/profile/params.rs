@@ -43,7 +43,9 @@ pub fn check_names(p: &Profile, names: &[&str]) -> Result<(), ModelError> {
 /// Checks a value against a model-declared range (used by [`model_params!`]).
 pub fn check_range(p: &Profile, name: &str, value: f64, low: f64, high: f64) -> Result<(), ModelError> {
     if value < low || value > high {
-        return Err(p.error(format_args!("parameter '{name}' = {value} is out of range [{low}, {high}]")));
+        return Err(p.error(format_args!(
+            "parameter '{name}' = {value} is out of range [{low}, {high}]"
+        )));
     }
     Ok(())
 }

@@ -144,16 +144,23 @@ pub enum Datapath {
 
 /// The variant of `all` (in `NAMES` order) named `text`, else a one-line error naming `field`.
 fn choice<T: Copy>(field: &str, text: &str, names: &[&str], all: &[T]) -> Result<T, ModelError> {
-    names.iter().position(|&n| n == text).map(|i| all[i]).ok_or_else(|| {
-        ModelError::Scenario(format!("{field}: unknown '{text}' (allowed: {})", names.join(", ")))
-    })
+    names
+        .iter()
+        .position(|&n| n == text)
+        .map(|i| all[i])
+        .ok_or_else(|| ModelError::Scenario(format!("{field}: unknown '{text}' (allowed: {})", names.join(", "))))
 }
 
 impl Datapath {
     pub const NAMES: [&'static str; 3] = ["tc-offload", "kernel", "dpdk"];
 
     pub fn parse(text: &str) -> Result<Datapath, ModelError> {
-        choice("datapath", text, &Datapath::NAMES, &[Datapath::TcOffload, Datapath::Kernel, Datapath::Dpdk])
+        choice(
+            "datapath",
+            text,
+            &Datapath::NAMES,
+            &[Datapath::TcOffload, Datapath::Kernel, Datapath::Dpdk],
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -176,7 +183,12 @@ impl FlowOrder {
     pub const NAMES: [&'static str; 2] = ["round-robin", "random"];
 
     pub fn parse(text: &str) -> Result<FlowOrder, ModelError> {
-        choice("flow_order", text, &FlowOrder::NAMES, &[FlowOrder::RoundRobin, FlowOrder::Random])
+        choice(
+            "flow_order",
+            text,
+            &FlowOrder::NAMES,
+            &[FlowOrder::RoundRobin, FlowOrder::Random],
+        )
     }
 
     pub fn name(self) -> &'static str {

@@ -32,8 +32,8 @@ pub mod tunnel;
 
 use std::collections::{BTreeMap, HashSet};
 
-use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, OfField, OfRule, PortRef};
 use key::Fields;
+use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, OfField, OfRule, PortRef};
 use nicbench_sim::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -175,8 +175,8 @@ fn u128_from_json(v: &serde_json::Value) -> Result<u128, String> {
 }
 
 fn rule_from_json(mut v: serde_json::Value) -> Result<OfRule, String> {
-    use nicbench_rules::openflow::OfAction;
     use nicbench_rules::openflow::FieldMatch;
+    use nicbench_rules::openflow::OfAction;
     let actions = v.get_mut("actions").map(serde_json::Value::take).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
         obj.insert("actions".into(), serde_json::Value::Array(Vec::new()));
@@ -265,8 +265,16 @@ impl Datapath<'_> {
     /// megaflow use the datapath port `in_dp` (unique across bridges, as in OVS). Returns the
     /// datapath actions the packet got.
     #[allow(clippy::too_many_arguments)]
-    fn pass(&mut self, bridge: &mut pipeline::Bridge, walker: Walker, k: &Fields, in_dp: u32, len: u64, now: SimTime,
-            index: u64) -> Vec<DpAction> {
+    fn pass(
+        &mut self,
+        bridge: &mut pipeline::Bridge,
+        walker: Walker,
+        k: &Fields,
+        in_dp: u32,
+        len: u64,
+        now: SimTime,
+        index: u64,
+    ) -> Vec<DpAction> {
         let mut ck = *k;
         ck[OfField::InPort] = u128::from(in_dp);
         if let Some(i) = self.cache.lookup(&ck) {
@@ -309,7 +317,8 @@ impl Datapath<'_> {
                 let offloaded_now = self.cache.n_offloaded();
                 let (caps, masks_hw) = (&self.caps, &self.masks_hw);
                 offload::decide(req.hw_offload, req.tc_policy, ovs, || {
-                    caps.as_ref().and_then(|c| offload::nic_refusal(c, k, &flow, masks_hw, offloaded_now))
+                    caps.as_ref()
+                        .and_then(|c| offload::nic_refusal(c, k, &flow, masks_hw, offloaded_now))
                 })
             }
         };
@@ -410,14 +419,28 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
         }
         let actions = dp.pass(&mut bridge, Walker::Underlay, &k, in_dp, len, now, index);
         // tnl_pop: the inner packet goes through the datapath again, from the tunnel port.
-        let Some(udp_port) = tnl_pop_port(&actions) else { continue };
+        let Some(udp_port) = tnl_pop_port(&actions) else {
+            continue;
+        };
         let Some(d) = tunnel::parse_vxlan(p.data) else { continue };
-        let Some(port) = bridge.tunnel_port_for(udp_port, d.src, d.vni).cloned() else { continue };
+        let Some(port) = bridge.tunnel_port_for(udp_port, d.src, d.vni).cloned() else {
+            continue;
+        };
         let inner = tunnel::overlay_key(&d, port.ofport);
         let inner_len = len.saturating_sub(tunnel::VXLAN_HEADER_BYTES as u64);
         dp.pass(&mut bridge, Walker::Bridge, &inner, port.dp_port, inner_len, now, index);
     }
-    let Datapath { cache, stats, refusals, upcalls, limit_hits, hw_packets, sw_packets, caps, .. } = dp;
+    let Datapath {
+        cache,
+        stats,
+        refusals,
+        upcalls,
+        limit_hits,
+        hw_packets,
+        sw_packets,
+        caps,
+        ..
+    } = dp;
     let duration_s = now.as_secs_f64();
     let megaflows: Vec<MegaflowOut> = cache
         .entries

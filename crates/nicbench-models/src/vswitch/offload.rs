@@ -488,7 +488,15 @@ mod tests {
         let mut m = Fields::default();
         m[TpSrc] = 0xff;
         assert_eq!(ovs_tc_refusal(&k, &m, &[]), None, "OVS 3.1 puts icmp_type into flower");
-        let (_, f) = flow(&[(RecircId, 0, 0xffff_ffff), (DlType, 0x0800, 0xffff), (NwProto, 1, 0xff), (TpSrc, 8, 0xff)], vec![DpAction::Output { port: 3 }]);
+        let (_, f) = flow(
+            &[
+                (RecircId, 0, 0xffff_ffff),
+                (DlType, 0x0800, 0xffff),
+                (NwProto, 1, 0xff),
+                (TpSrc, 8, 0xff),
+            ],
+            vec![DpAction::Output { port: 3 }],
+        );
         let none = HashSet::new();
         assert_eq!(nic_refusal(&agilio_cx_25g(), &k, &f, &none, 0), None);
         assert_eq!(

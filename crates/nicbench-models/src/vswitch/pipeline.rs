@@ -160,7 +160,11 @@ impl Bridge {
                         p.name
                     )));
                 }
-                let dst_ports: Vec<u16> = tunnels.iter().filter_map(|p| p.tunnel.as_ref()).map(|t| t.dst_port).collect();
+                let dst_ports: Vec<u16> = tunnels
+                    .iter()
+                    .filter_map(|p| p.tunnel.as_ref())
+                    .map(|t| t.dst_port)
+                    .collect();
                 for t in tunnels {
                     let dst_port = t.tunnel.as_ref().map(|o| o.dst_port).unwrap_or_default();
                     if t.dp_port != u32::from(dst_port) {
@@ -435,7 +439,12 @@ impl Bridge {
         if target == in_port && !(reserved && ofport == 0xfff8) {
             return;
         }
-        if let Some(opts) = self.ports.iter().find(|p| p.ofport == target).and_then(|p| p.tunnel.clone()) {
+        if let Some(opts) = self
+            .ports
+            .iter()
+            .find(|p| p.ofport == target)
+            .and_then(|p| p.tunnel.clone())
+        {
             return self.tunnel_output(w, &opts);
         }
         let Some(dp) = self

@@ -120,7 +120,11 @@ pub fn parse_mac(text: &str) -> Result<u128, String> {
 }
 
 fn fmt_mac(v: u128) -> String {
-    (0..6).rev().map(|i| format!("{:02x}", (v >> (8 * i)) & 0xff)).collect::<Vec<_>>().join(":")
+    (0..6)
+        .rev()
+        .map(|i| format!("{:02x}", (v >> (8 * i)) & 0xff))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// C's `%#x`: `0`, `0x20`.
@@ -176,11 +180,20 @@ impl UnderlayBridge {
                     value[f] = v;
                     mask[f] = if f == NwFrag { key::NW_FRAG_MASK } else { f.full_mask() };
                 }
-                ClsRule { priority: 0, value, mask, id }
+                ClsRule {
+                    priority: 0,
+                    value,
+                    mask,
+                    id,
+                }
             })
             .collect();
         // No prefix tries: tnl-ports.c sets no prefix fields on its classifier.
-        let config = LookupConfig { prefix_tries: false, prefix_fields: Vec::new(), ..LookupConfig::default() };
+        let config = LookupConfig {
+            prefix_tries: false,
+            prefix_fields: Vec::new(),
+            ..LookupConfig::default()
+        };
         Ok(UnderlayBridge {
             cfg: cfg.clone(),
             mac,
@@ -215,7 +228,9 @@ impl UnderlayBridge {
             Some(r) => vec![DpAction::Tunnel {
                 text: format!("tnl_pop({})", self.dst_ports[self.tnl_ports.rule(r).id]),
             }],
-            None => vec![DpAction::Output { port: self.cfg.bridge_dp_port }],
+            None => vec![DpAction::Output {
+                port: self.cfg.bridge_dp_port,
+            }],
         };
         (wc, actions)
     }
@@ -293,7 +308,9 @@ pub fn tunnel_wildcards(k: &Fields, wc: &mut Fields) {
 
 /// Moves the tunnel TOS and flags out of the `TunDst` key into `tunnel(tos=..,flags(..))`.
 pub fn print_tunnel_meta(flow: &mut DpFlow) {
-    let Some(dst) = flow.keys.iter_mut().find(|m| m.field == OfField::TunDst) else { return };
+    let Some(dst) = flow.keys.iter_mut().find(|m| m.field == OfField::TunDst) else {
+        return;
+    };
     let (value, mask) = (dst.value, dst.mask);
     dst.value &= 0xffff_ffff;
     dst.mask &= 0xffff_ffff;

@@ -35,7 +35,10 @@ fn test_parse_vxlan_reads_the_outer_headers() {
     let inner = ipv4_frame([10, 0, 0, 1], [20, 0, 0, 1], 6, 1000, 80, None);
     let f = vxlan_frame(0x64, 4789, 0x20, 0xbeef, &inner);
     let d = parse_vxlan(&f).expect("vxlan");
-    assert_eq!((d.vni, d.src, d.dst, d.tos, d.csum), (0x64, 0xac1f_0102, 0xac1f_0101, 0x20, true));
+    assert_eq!(
+        (d.vni, d.src, d.dst, d.tos, d.csum),
+        (0x64, 0xac1f_0102, 0xac1f_0101, 0x20, true)
+    );
     assert_eq!(d.inner, &inner[..]);
     assert!(parse_vxlan(&inner).is_none(), "a TCP frame is no VXLAN frame");
 }
@@ -50,8 +53,16 @@ fn test_underlay_pops_vxlan_to_its_ip_and_unwildcards_the_stages_reached() {
     let mut u = UnderlayBridge::new(&underlay(), &[4789]).expect("underlay");
     let inner = ipv4_frame([10, 0, 0, 1], [20, 0, 0, 1], 6, 1000, 80, None);
     let (wc, actions) = walk(&mut u, &vxlan_frame(100, 4789, 0, 0, &inner));
-    assert_eq!(actions, vec![DpAction::Tunnel { text: "tnl_pop(4789)".into() }]);
-    assert_eq!((wc[NwDst], wc[NwProto], wc[TpDst], wc[NwSrc]), (0xffff_ffff, 0xff, 0xffff, 0));
+    assert_eq!(
+        actions,
+        vec![DpAction::Tunnel {
+            text: "tnl_pop(4789)".into()
+        }]
+    );
+    assert_eq!(
+        (wc[NwDst], wc[NwProto], wc[TpDst], wc[NwSrc]),
+        (0xffff_ffff, 0xff, 0xffff, 0)
+    );
     // UDP to 53: the ports trie needs 4 bits to tell 53 (0x0035) from 4789 (0x12b5).
     let mut dns = vxlan_frame(100, 53, 0, 0, &inner);
     dns.truncate(14 + 20 + 8);
@@ -81,15 +92,26 @@ fn test_overlay_key_and_its_printed_tunnel_metadata() {
     assert_eq!(wc[NwTos], 0, "ECN of the outer header is not CE");
     let mut flow = DpFlow {
         keys: vec![
-            nicbench_rules::openflow::FieldMatch { field: TunId, value: k[TunId], mask: wc[TunId] },
-            nicbench_rules::openflow::FieldMatch { field: TunDst, value: k[TunDst] & wc[TunDst], mask: wc[TunDst] },
+            nicbench_rules::openflow::FieldMatch {
+                field: TunId,
+                value: k[TunId],
+                mask: wc[TunId],
+            },
+            nicbench_rules::openflow::FieldMatch {
+                field: TunDst,
+                value: k[TunDst] & wc[TunDst],
+                mask: wc[TunDst],
+            },
         ],
         ..DpFlow::default()
     };
     print_tunnel_meta(&mut flow);
     assert_eq!(flow.keys[1].value, 0xac1f_0101);
     assert_eq!(flow.keys[1].mask, 0xffff_ffff);
-    assert_eq!(flow.other_keys, vec!["tunnel(tos=0x20,flags(-df-csum+key))".to_string()]);
+    assert_eq!(
+        flow.other_keys,
+        vec!["tunnel(tos=0x20,flags(-df-csum+key))".to_string()]
+    );
     // Outer ECN CE: the inner ECN bits are consulted.
     let ce = overlay_key(&parse_vxlan(&vxlan_frame(1, 4789, 0x03, 1, &inner)).expect("vxlan"), 2);
     let mut wc = Fields::default();

@@ -27,7 +27,11 @@ fn contract_schemas_in_docs_are_current() {
             Err(e) => stale.push(format!("{}: {e}", path.display())),
         }
     }
-    assert!(stale.is_empty(), "stale contract schemas (rewrite with NICBENCH_BLESS=1):\n  {}", stale.join("\n  "));
+    assert!(
+        stale.is_empty(),
+        "stale contract schemas (rewrite with NICBENCH_BLESS=1):\n  {}",
+        stale.join("\n  ")
+    );
     // Every committed schema is a contract (no leftovers of a renamed type).
     for entry in std::fs::read_dir(contracts_dir()).expect("docs/contracts").flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();

@@ -14,7 +14,10 @@ fn same_seed_gives_identical_results() {
     b.sim.sim_packets_per_s = 0.0;
     assert_eq!(serde_json::to_string(&a).ok(), serde_json::to_string(&b).ok());
     assert!(a.sim.packets > 50_000);
-    assert_eq!(a.queues.values().map(|q| q.packets).sum::<u64>(), (a.rx_mpps * 1e6 * 0.01).round() as u64);
+    assert_eq!(
+        a.queues.values().map(|q| q.packets).sum::<u64>(),
+        (a.rx_mpps * 1e6 * 0.01).round() as u64
+    );
 }
 
 #[test]
@@ -22,13 +25,26 @@ fn hit_rules_steer_to_their_queues() {
     let mut s = fig2(1000, 2, 1500, 50.0, 10);
     s["rules"]["generated"]["hit_fraction"] = json!(0.5);
     let r = run(&s);
-    assert!(r.queues.len() > 8, "hits spread over the generated queues: {:?}", r.queues);
-    assert!(r.model.tables_traversed_mean < 3.0, "hits end the chain early: {}", r.model.tables_traversed_mean);
+    assert!(
+        r.queues.len() > 8,
+        "hits spread over the generated queues: {:?}",
+        r.queues
+    );
+    assert!(
+        r.model.tables_traversed_mean < 3.0,
+        "hits end the chain early: {}",
+        r.model.tables_traversed_mean
+    );
 }
 
 #[test]
 fn bad_scenarios_have_one_line_errors() {
-    let err = |v: serde_json::Value| simulate_json(&v.to_string(), &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = |v: serde_json::Value| {
+        simulate_json(&v.to_string(), &mut |_| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
     let mut s = fig2(10, 0, 64, 1.0, 1);
     s["nic"] = json!("connectx99");
     assert!(err(s).contains("'connectx99' not found"));
@@ -51,9 +67,10 @@ fn bad_scenarios_have_one_line_errors() {
 #[test]
 fn streamed_trace_replays_like_the_generator_and_reports_truncation() {
     use nicbench_traffic::{SizeSpec, TrafficConfig, TrafficGen};
-    let config: TrafficConfig =
-        serde_json::from_value(json!({"flows": 200, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "duration_ns": 2_000_000}))
-            .expect("traffic config");
+    let config: TrafficConfig = serde_json::from_value(
+        json!({"flows": 200, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "duration_ns": 2_000_000}),
+    )
+    .expect("traffic config");
     assert!(matches!(config.size, SizeSpec::Fixed(512)));
     let dir = std::env::temp_dir().join(format!("nicbench-models-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tmp dir");
@@ -62,7 +79,8 @@ fn streamed_trace_replays_like_the_generator_and_reports_truncation() {
     let mut w = nicbench_pcap::PcapWriter::create(&path, 65535).expect("pcap");
     let mut packets = 0u64;
     while let Some(p) = gen.next_packet() {
-        w.write_packet(p.meta.ts_ns, p.meta.frame_size_bytes - 4, p.data).expect("write");
+        w.write_packet(p.meta.ts_ns, p.meta.frame_size_bytes - 4, p.data)
+            .expect("write");
         packets += 1;
     }
     w.finish().expect("finish");
@@ -72,14 +90,27 @@ fn streamed_trace_replays_like_the_generator_and_reports_truncation() {
     s["trace"] = json!(path.to_string_lossy());
     let traced = run(&s);
     assert_eq!(traced.sim.packets, packets);
-    assert!((traced.rx_mpps - generated.rx_mpps).abs() / generated.rx_mpps < 0.01, "{} vs {}", traced.rx_mpps, generated.rx_mpps);
-    assert!((traced.latency_us.p50 - generated.latency_us.p50).abs() < 0.5, "{:?} vs {:?}", traced.latency_us, generated.latency_us);
+    assert!(
+        (traced.rx_mpps - generated.rx_mpps).abs() / generated.rx_mpps < 0.01,
+        "{} vs {}",
+        traced.rx_mpps,
+        generated.rx_mpps
+    );
+    assert!(
+        (traced.latency_us.p50 - generated.latency_us.p50).abs() < 0.5,
+        "{:?} vs {:?}",
+        traced.latency_us,
+        generated.latency_us
+    );
     // A truncated file: an error naming the packet where reading stopped.
     let bytes = std::fs::read(&path).expect("read");
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 100]).expect("write cut");
     s["trace"] = json!(cut.to_string_lossy());
-    let err = simulate_json(&s.to_string(), &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = simulate_json(&s.to_string(), &mut |_| {})
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains(&format!("packet {}", packets - 1)), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

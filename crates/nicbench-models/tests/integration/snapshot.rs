@@ -20,7 +20,9 @@ pub struct Case {
 }
 
 fn snapshot_path(model: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(format!("{model}.tsv"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{model}.tsv"))
 }
 
 fn digest(v: &Value) -> String {
@@ -42,7 +44,11 @@ fn field(v: &Value, path: &str) -> String {
 }
 
 fn headline(case: &Case) -> String {
-    case.headline.iter().map(|h| format!("{h}={}", field(&case.result, h))).collect::<Vec<_>>().join(" ")
+    case.headline
+        .iter()
+        .map(|h| format!("{h}={}", field(&case.result, h)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Compares `cases` with the model's snapshot file (or rewrites it under `NICBENCH_BLESS=1`).
@@ -56,10 +62,15 @@ pub fn check(model: &str, cases: &[Case]) {
         }
     }
     let path = snapshot_path(model);
-    let lines: Vec<String> = cases.iter().map(|c| format!("{}\t{}\t{}", c.name, digest(&c.result), headline(c))).collect();
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{}\t{}\t{}", c.name, digest(&c.result), headline(c)))
+        .collect();
     if std::env::var("NICBENCH_BLESS").is_ok_and(|v| v == "1") {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("snapshots dir");
-        let mut text = format!("# {model} snapshot: case, SHA-256 (first 128 bits) of the canonical result JSON, headline numbers.\n");
+        let mut text = format!(
+            "# {model} snapshot: case, SHA-256 (first 128 bits) of the canonical result JSON, headline numbers.\n"
+        );
         text.push_str("# Rewritten by NICBENCH_BLESS=1 cargo test -p nicbench-models snapshot (see tests/integration/snapshot.rs).\n");
         for l in &lines {
             text.push_str(l);
@@ -83,9 +94,11 @@ pub fn check(model: &str, cases: &[Case]) {
         let got_hash = line.split('\t').nth(1).unwrap_or_default();
         match want.get(c.name.as_str()) {
             None => problems.push(format!("{}: not in the snapshot (new case: bless it)", c.name)),
-            Some((hash, head)) if *hash != got_hash => {
-                problems.push(format!("{}: result changed\n    was: {head}\n    now: {}", c.name, headline(c)))
-            }
+            Some((hash, head)) if *hash != got_hash => problems.push(format!(
+                "{}: result changed\n    was: {head}\n    now: {}",
+                c.name,
+                headline(c)
+            )),
             Some(_) => {}
         }
     }

@@ -128,9 +128,16 @@ fn open_input(path: &Path) -> io::Result<File> {
         use std::os::fd::AsRawFd;
         use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
         if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
-            let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)?;
             let fd = file.as_raw_fd();
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: `pfd` is one valid pollfd for a descriptor `file` owns, alive for the call.
             let ready = unsafe { libc::poll(&mut pfd, 1, FIFO_WRITER_WAIT_MS) };
             if ready < 0 {
@@ -139,7 +146,10 @@ fn open_input(path: &Path) -> io::Result<File> {
             if ready == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("a named pipe (FIFO) that no writer wrote to within {} s", FIFO_WRITER_WAIT_MS / 1000),
+                    format!(
+                        "a named pipe (FIFO) that no writer wrote to within {} s",
+                        FIFO_WRITER_WAIT_MS / 1000
+                    ),
                 ));
             }
             // SAFETY: fcntl on a descriptor `file` owns; only O_NONBLOCK is cleared.

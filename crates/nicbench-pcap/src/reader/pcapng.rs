@@ -108,7 +108,9 @@ impl NgState {
                 if let Some(idb) = self.parser.interfaces().last() {
                     let interface = interface_from_idb(idb);
                     if !interface.linktype.is_decoded() {
-                        return Err(PcapError::UnsupportedLinkType { linktype: interface.linktype });
+                        return Err(PcapError::UnsupportedLinkType {
+                            linktype: interface.linktype,
+                        });
                     }
                     self.interfaces.push(interface);
                 }

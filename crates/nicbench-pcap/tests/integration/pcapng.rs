@@ -248,11 +248,30 @@ fn undecoded_link_types_refused_by_name_and_number() {
             None => panic!("the 802.11 interface was not refused"),
         }
     };
-    assert!(matches!(err, PcapError::UnsupportedLinkType { linktype: LinkType(105) }), "{err}");
-    assert!(err.to_string().starts_with("link type IEEE802_11 (105) is not supported: nicbench decodes EN10MB (1)"));
+    assert!(
+        matches!(
+            err,
+            PcapError::UnsupportedLinkType {
+                linktype: LinkType(105)
+            }
+        ),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("link type IEEE802_11 (105) is not supported: nicbench decodes EN10MB (1)"));
 
-    for (linktype, refused) in [(105u32, true), (4242, true), (276, false), (113, false), (0, false), (101, false)] {
-        let mut classic = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0];
+    for (linktype, refused) in [
+        (105u32, true),
+        (4242, true),
+        (276, false),
+        (113, false),
+        (0, false),
+        (101, false),
+    ] {
+        let mut classic = vec![
+            0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0,
+        ];
         classic.extend_from_slice(&linktype.to_le_bytes());
         let opened = nicbench_pcap::PcapSource::from_reader(std::io::Cursor::new(classic));
         match opened {

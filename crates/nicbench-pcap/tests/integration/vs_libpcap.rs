@@ -28,7 +28,8 @@ fn essentials(packets: &[OwnedPacket]) -> Vec<(u64, u32, Vec<u8>)> {
 /// What libpcap reads from `bytes`: (packets, tcpdump's stderr). `None` without tcpdump.
 fn read_with_libpcap(test: &str, name: &str, bytes: &[u8]) -> Option<(Vec<OwnedPacket>, String)> {
     let tcpdump = nicbench_testenv::tool_or_skip(test, "tcpdump", "tcpdump")?;
-    let (input, output): (PathBuf, PathBuf) = (temp_path(&format!("{name}.in")), temp_path(&format!("{name}.out.pcap")));
+    let (input, output): (PathBuf, PathBuf) =
+        (temp_path(&format!("{name}.in")), temp_path(&format!("{name}.out.pcap")));
     std::fs::write(&input, bytes).expect("write input");
     let out = Command::new(tcpdump)
         .args(["-n", "--time-stamp-precision=nano", "-r"])
@@ -38,7 +39,8 @@ fn read_with_libpcap(test: &str, name: &str, bytes: &[u8]) -> Option<(Vec<OwnedP
         .output()
         .expect("run tcpdump");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let written = std::fs::read(&output).unwrap_or_else(|e| panic!("tcpdump wrote no {} ({e}): {stderr}", output.display()));
+    let written =
+        std::fs::read(&output).unwrap_or_else(|e| panic!("tcpdump wrote no {} ({e}): {stderr}", output.display()));
     let _ = (std::fs::remove_file(&input), std::fs::remove_file(&output));
     Some((read_with_pcap_file(&written), stderr))
 }
@@ -53,7 +55,11 @@ fn idb(snaplen: u32, tsresol: Option<u8>, ts_offset_s: Option<u64>) -> Block<'st
     options.extend(tsresol.map(InterfaceDescriptionOption::IfTsResol));
     options.extend(ts_offset_s.map(InterfaceDescriptionOption::IfTsOffset));
     // One link type for all: libpcap refuses files whose interfaces differ in link type.
-    Block::InterfaceDescription(InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen, options })
+    Block::InterfaceDescription(InterfaceDescriptionBlock {
+        linktype: DataLink::ETHERNET,
+        snaplen,
+        options,
+    })
 }
 
 /// Four interfaces — default µs; ns with a 10 s offset; ms; 2^-20 s — and 64 packets spread
@@ -69,7 +75,10 @@ fn multi_interface_pcapng(endianness: Endianness) -> Vec<u8> {
     for i in 0..64u32 {
         let interface_id = i % 4;
         // Tick counts an interface's resolution makes plausible: seconds since 2023 in its unit.
-        ticks = ticks.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) >> 20;
+        ticks = ticks
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            >> 20;
         let ts = match interface_id {
             0 => 1_700_000_000_000_000 + ticks % 1_000_000_000,
             1 => 1_700_000_000_000_000_000 + ticks % 1_000_000_000_000,
@@ -96,13 +105,25 @@ fn pcapng_reads_like_libpcap() {
     const TEST: &str = "pcapng_reads_like_libpcap";
     for endianness in [Endianness::Little, Endianness::Big] {
         let bytes = multi_interface_pcapng(endianness);
-        let Some((theirs, stderr)) = read_with_libpcap(TEST, &format!("multi-{endianness:?}"), &bytes) else { return };
+        let Some((theirs, stderr)) = read_with_libpcap(TEST, &format!("multi-{endianness:?}"), &bytes) else {
+            return;
+        };
         let (ours, err) = read_with_nicbench(&bytes);
         assert!(err.is_none(), "{endianness:?}: {err:?}");
         assert_eq!(ours.len(), 64, "{endianness:?}");
-        assert_eq!(theirs.len(), 64, "{endianness:?}: libpcap read {} packets; tcpdump: {stderr}", theirs.len());
+        assert_eq!(
+            theirs.len(),
+            64,
+            "{endianness:?}: libpcap read {} packets; tcpdump: {stderr}",
+            theirs.len()
+        );
         for (i, (a, b)) in essentials(&ours).iter().zip(essentials(&theirs)).enumerate() {
-            assert_eq!(a.0, b.0, "{endianness:?} packet {i} (interface {}): timestamp [ns]", i % 4);
+            assert_eq!(
+                a.0,
+                b.0,
+                "{endianness:?} packet {i} (interface {}): timestamp [ns]",
+                i % 4
+            );
             assert_eq!((a.1, &a.2), (b.1, &b.2), "{endianness:?} packet {i}: length and bytes");
         }
     }
@@ -114,7 +135,9 @@ fn our_writer_reads_back_in_libpcap() {
     // Steps that are not whole microseconds: the nanoseconds must survive.
     let written = packets(200, &[60, 1514, 17, 9000, 64], 1_234_567);
     let bytes = write_ours(&written);
-    let Some((theirs, stderr)) = read_with_libpcap(TEST, "ours", &bytes) else { return };
+    let Some((theirs, stderr)) = read_with_libpcap(TEST, "ours", &bytes) else {
+        return;
+    };
     assert_eq!(essentials(&theirs), essentials(&written), "tcpdump: {stderr}");
 }
 
@@ -126,12 +149,21 @@ fn a_cut_file_ends_after_the_same_packets_as_in_libpcap() {
     // Cut in the middle of packet 12's data: 24-byte header, 16-byte record headers.
     let start_12: usize = 24 + written[..12].iter().map(|p| 16 + p.data.len()).sum::<usize>();
     let cut = &bytes[..start_12 + 16 + 10];
-    let Some((theirs, stderr)) = read_with_libpcap(TEST, "cut", cut) else { return };
+    let Some((theirs, stderr)) = read_with_libpcap(TEST, "cut", cut) else {
+        return;
+    };
     let (ours, err) = read_with_nicbench(cut);
     assert!(stderr.contains("truncated"), "tcpdump reports the cut: {stderr}");
     let err = err.expect("nicbench reports the cut");
-    assert_eq!((err.packet_index(), err.offset_bytes()), (Some(12), Some(start_12 as u64)), "{err}");
+    assert_eq!(
+        (err.packet_index(), err.offset_bytes()),
+        (Some(12), Some(start_12 as u64)),
+        "{err}"
+    );
     assert_eq!(essentials(&ours), essentials(&written[..12]));
-    assert_eq!(essentials(&theirs), essentials(&ours), "both stop after the same 12 packets");
+    assert_eq!(
+        essentials(&theirs),
+        essentials(&ours),
+        "both stop after the same 12 packets"
+    );
 }
-

@@ -13,39 +13,71 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
     /// Deliver to one rx queue.
-    Queue { index: u16 },
+    Queue {
+        index: u16,
+    },
     /// Spread over queues by hash.
     Rss(Box<RssAction>),
     /// Continue matching in another group (table).
-    Jump { group: u32 },
+    Jump {
+        group: u32,
+    },
     Drop,
     /// Attach a 32-bit mark to the packet (mbuf FDIR id, skb mark in tc).
-    Mark { id: u32 },
+    Mark {
+        id: u32,
+    },
     /// Count hits (packets and bytes) of the rule.
     Count,
     /// Send to another DPDK port (tc: `mirred egress redirect dev`).
-    PortId { id: u32 },
+    PortId {
+        id: u32,
+    },
     /// Let the packet continue as if no rule matched (tc: `pass`).
     Passthru,
-    SetMacSrc { mac: MacAddr },
-    SetMacDst { mac: MacAddr },
-    SetIpv4Src { addr: Ipv4Addr },
-    SetIpv4Dst { addr: Ipv4Addr },
-    SetIpv6Src { addr: Ipv6Addr },
-    SetIpv6Dst { addr: Ipv6Addr },
+    SetMacSrc {
+        mac: MacAddr,
+    },
+    SetMacDst {
+        mac: MacAddr,
+    },
+    SetIpv4Src {
+        addr: Ipv4Addr,
+    },
+    SetIpv4Dst {
+        addr: Ipv4Addr,
+    },
+    SetIpv6Src {
+        addr: Ipv6Addr,
+    },
+    SetIpv6Dst {
+        addr: Ipv6Addr,
+    },
     /// Rewrite the L4 (TCP/UDP) source port.
-    SetTpSrc { port: u16 },
-    SetTpDst { port: u16 },
+    SetTpSrc {
+        port: u16,
+    },
+    SetTpDst {
+        port: u16,
+    },
     /// Decrement IPv4 TTL / IPv6 hop limit.
     DecTtl,
-    OfPushVlan { ethertype: u16 },
+    OfPushVlan {
+        ethertype: u16,
+    },
     OfPopVlan,
     /// testpmd does not range-check the VID, so it is kept as 16 bits.
-    OfSetVlanVid { vid: u16 },
-    OfSetVlanPcp { pcp: u8 },
+    OfSetVlanVid {
+        vid: u16,
+    },
+    OfSetVlanPcp {
+        pcp: u8,
+    },
     /// VXLAN encapsulation. testpmd takes the tunnel from a separate `set vxlan` command
     /// (`tunnel: None`); tc `tunnel_key set` gives it inline.
-    VxlanEncap { tunnel: Option<Box<VxlanTunnel>> },
+    VxlanEncap {
+        tunnel: Option<Box<VxlanTunnel>>,
+    },
     VxlanDecap,
 }
 
@@ -88,8 +120,12 @@ pub enum RssFunc {
 }
 
 impl RssFunc {
-    pub const ALL: [RssFunc; 4] =
-        [RssFunc::Default, RssFunc::Toeplitz, RssFunc::SimpleXor, RssFunc::SymmetricToeplitz];
+    pub const ALL: [RssFunc; 4] = [
+        RssFunc::Default,
+        RssFunc::Toeplitz,
+        RssFunc::SimpleXor,
+        RssFunc::SymmetricToeplitz,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             RssFunc::Default => "default",

@@ -75,7 +75,11 @@ impl FieldBits for MacAddr {
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5])
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        )
     }
 }
 
@@ -84,9 +88,8 @@ impl MacAddr {
     /// `allow_three_groups`) three groups of four digits (`0011:2233:4455`).
     pub(crate) fn parse_groups(s: &str, min_digits: usize, allow_three_groups: bool) -> Option<Self> {
         let groups: Vec<&str> = s.split(':').collect();
-        let hex_ok = |g: &str, lo: usize, hi: usize| {
-            (lo..=hi).contains(&g.len()) && g.bytes().all(|c| c.is_ascii_hexdigit())
-        };
+        let hex_ok =
+            |g: &str, lo: usize, hi: usize| (lo..=hi).contains(&g.len()) && g.bytes().all(|c| c.is_ascii_hexdigit());
         let mut bytes = [0u8; 6];
         if groups.len() == 6 {
             for (b, g) in bytes.iter_mut().zip(&groups) {
@@ -156,13 +159,16 @@ pub struct Field<T> {
 impl<T: FieldBits> Field<T> {
     /// The canonical field for (value, mask, last); `None` when the mask is all zero.
     pub fn new(value: T, mask: T, last: Option<T>) -> Option<Self> {
-        Field::<u128>::canonical(value.to_bits(), mask.to_bits(), last.map(T::to_bits))
-            .map(Field::from_raw)
+        Field::<u128>::canonical(value.to_bits(), mask.to_bits(), last.map(T::to_bits)).map(Field::from_raw)
     }
 
     /// Exact match on the whole type width.
     pub fn exact(value: T) -> Self {
-        Field { value, mask: T::from_bits(ones(T::BITS)), last: None }
+        Field {
+            value,
+            mask: T::from_bits(ones(T::BITS)),
+            last: None,
+        }
     }
 
     /// `value/len`: the top `len` bits of the type must equal those of `value`.
@@ -174,7 +180,11 @@ impl<T: FieldBits> Field<T> {
     pub fn range(lo: T, hi: T) -> Self {
         let full = T::from_bits(ones(T::BITS));
         // A full mask is never zero, so `new` always returns Some here.
-        Self::new(lo, full, Some(hi)).unwrap_or(Field { value: lo, mask: full, last: None })
+        Self::new(lo, full, Some(hi)).unwrap_or(Field {
+            value: lo,
+            mask: full,
+            last: None,
+        })
     }
 
     /// Whether a packet's field value satisfies this match.
@@ -195,11 +205,19 @@ impl<T: FieldBits> Field<T> {
     }
 
     pub(crate) fn to_raw(self) -> Field<u128> {
-        Field { value: self.value.to_bits(), mask: self.mask.to_bits(), last: self.last.map(T::to_bits) }
+        Field {
+            value: self.value.to_bits(),
+            mask: self.mask.to_bits(),
+            last: self.last.map(T::to_bits),
+        }
     }
 
     pub(crate) fn from_raw(raw: Field<u128>) -> Self {
-        Field { value: T::from_bits(raw.value), mask: T::from_bits(raw.mask), last: raw.last.map(T::from_bits) }
+        Field {
+            value: T::from_bits(raw.value),
+            mask: T::from_bits(raw.mask),
+            last: raw.last.map(T::from_bits),
+        }
     }
 }
 
@@ -222,7 +240,14 @@ mod tests {
     fn test_canonical_drops_zero_mask_and_trivial_last() {
         assert_eq!(Field::new(5u16, 0, None), None);
         let f = Field::new(0x1234u16, 0xff00, Some(0x1234)).unwrap();
-        assert_eq!(f, Field { value: 0x1200, mask: 0xff00, last: None });
+        assert_eq!(
+            f,
+            Field {
+                value: 0x1200,
+                mask: 0xff00,
+                last: None
+            }
+        );
         assert_eq!(Field::new(7u16, 0xffff, Some(0)).unwrap().last, None);
         assert_eq!(Field::new(7u16, 0xffff, Some(9)).unwrap().last, Some(9));
     }

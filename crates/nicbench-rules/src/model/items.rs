@@ -38,7 +38,12 @@ pub(crate) struct SlotDesc {
 }
 
 const fn slot(name: &'static str, width_bits: u32, default_mask: u128, kind: ValueKind) -> SlotDesc {
-    SlotDesc { name, width_bits, default_mask, kind }
+    SlotDesc {
+        name,
+        width_bits,
+        default_mask,
+        kind,
+    }
 }
 
 macro_rules! item_struct {
@@ -128,11 +133,15 @@ item_struct!(
 impl VlanItem {
     /// VLAN id part of the TCI match: (value, mask), 12 bits each.
     pub fn vid(&self) -> Option<(u16, u16)> {
-        self.tci.map(|f| (f.value & 0x0fff, f.mask & 0x0fff)).filter(|&(_, m)| m != 0)
+        self.tci
+            .map(|f| (f.value & 0x0fff, f.mask & 0x0fff))
+            .filter(|&(_, m)| m != 0)
     }
     /// Priority (PCP) part of the TCI match: (value, mask), 3 bits each.
     pub fn pcp(&self) -> Option<(u8, u8)> {
-        self.tci.map(|f| ((f.value >> 13) as u8, (f.mask >> 13) as u8)).filter(|&(_, m)| m != 0)
+        self.tci
+            .map(|f| ((f.value >> 13) as u8, (f.mask >> 13) as u8))
+            .filter(|&(_, m)| m != 0)
     }
 }
 
@@ -215,8 +224,11 @@ const IPV6_SLOTS: &[SlotDesc] = &[
     slot("dst", 128, u128::MAX, V6),
     slot("has_frag_ext", 1, 0, Dec),
 ];
-const TCP_SLOTS: &[SlotDesc] =
-    &[slot("src", 16, 0xffff, Dec), slot("dst", 16, 0xffff, Dec), slot("flags", 8, 0, Hex)];
+const TCP_SLOTS: &[SlotDesc] = &[
+    slot("src", 16, 0xffff, Dec),
+    slot("dst", 16, 0xffff, Dec),
+    slot("flags", 8, 0, Hex),
+];
 const UDP_SLOTS: &[SlotDesc] = &[slot("src", 16, 0xffff, Dec), slot("dst", 16, 0xffff, Dec)];
 const SCTP_SLOTS: &[SlotDesc] = &[
     slot("src", 16, 0xffff, Dec),
@@ -234,8 +246,11 @@ const ICMP6_SLOTS: &[SlotDesc] = &[slot("icmp_type", 8, 0xff, Dec), slot("code",
 const VXLAN_SLOTS: &[SlotDesc] = &[slot("vni", 24, 0xff_ffff, Dec), slot("last_rsvd", 8, 0, Dec)];
 const GRE_SLOTS: &[SlotDesc] = &[slot("c_rsvd0_ver", 16, 0, Hex), slot("protocol", 16, 0xffff, Hex)];
 const GRE_KEY_SLOTS: &[SlotDesc] = &[slot("value", 32, 0xffff_ffff, Dec)];
-const MPLS_SLOTS: &[SlotDesc] =
-    &[slot("label", 20, 0xf_ffff, Dec), slot("tc", 3, 0, Dec), slot("s", 1, 0, Dec)];
+const MPLS_SLOTS: &[SlotDesc] = &[
+    slot("label", 20, 0xf_ffff, Dec),
+    slot("tc", 3, 0, Dec),
+    slot("s", 1, 0, Dec),
+];
 
 impl ItemKind {
     pub const ALL: [ItemKind; 13] = [
@@ -381,7 +396,10 @@ mod tests {
 
     #[test]
     fn test_vlan_views() {
-        let v = VlanItem { tci: Field::new(0x6005, 0xefff, None), ..Default::default() };
+        let v = VlanItem {
+            tci: Field::new(0x6005, 0xefff, None),
+            ..Default::default()
+        };
         assert_eq!(v.vid(), Some((5, 0x0fff)));
         assert_eq!(v.pcp(), Some((3, 7)));
         assert!(!Item::Vlan(v).is_presence_only());

@@ -10,8 +10,8 @@ mod items;
 pub use actions::{Action, RssAction, RssFunc, RssType, VxlanTunnel};
 pub use field::{Field, FieldBits, MacAddr};
 pub use items::{
-    EthItem, GreItem, GreKeyItem, Icmp6Item, IcmpItem, Ipv4Item, Ipv6Item, Item, ItemKind, MplsItem,
-    SctpItem, TcpItem, UdpItem, VlanItem, VxlanItem,
+    EthItem, GreItem, GreKeyItem, Icmp6Item, IcmpItem, Ipv4Item, Ipv6Item, Item, ItemKind, MplsItem, SctpItem, TcpItem,
+    UdpItem, VlanItem, VxlanItem,
 };
 
 pub(crate) use field::{mask_prefix_len, ones, prefix_mask};

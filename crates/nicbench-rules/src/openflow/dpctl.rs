@@ -32,7 +32,10 @@ pub fn parse_dp_flows(text: &str, file: &str) -> Result<Vec<DpFlow>, ParseError>
 
 /// Parses `dpctl/dump-flows` output, collecting every error.
 pub fn parse_dp_flows_all(text: &str, file: &str) -> ParseReport<DpFlow> {
-    let mut report = ParseReport { parsed: Vec::new(), errors: Vec::new() };
+    let mut report = ParseReport {
+        parsed: Vec::new(),
+        errors: Vec::new(),
+    };
     for (i, line) in text.lines().enumerate() {
         if is_blank_or_comment(line) || line.trim_start().starts_with("flow-dump from") {
             continue;
@@ -89,9 +92,15 @@ impl KeyAcc {
 }
 
 fn parse_line(line: &str) -> Result<DpFlow, LineError> {
-    let eol = LineError { column: line.trim_end().chars().count() + 1, message: String::new() };
+    let eol = LineError {
+        column: line.trim_end().chars().count() + 1,
+        message: String::new(),
+    };
     let Some((act_at, act_body)) = find_actions(line) else {
-        return Err(LineError { message: "missing 'actions:' (a dpctl/dump-flows line ends with actions:...)".into(), ..eol });
+        return Err(LineError {
+            message: "missing 'actions:' (a dpctl/dump-flows line ends with actions:...)".into(),
+            ..eol
+        });
     };
     let mut flow = DpFlow {
         ufid: None,
@@ -146,7 +155,10 @@ fn parse_line(line: &str) -> Result<DpFlow, LineError> {
         }
     }
     if !(saw_packets && saw_bytes) {
-        return Err(LineError { column: column_of(line, act_at), message: "expected 'packets:N, bytes:N' before 'actions:'".into() });
+        return Err(LineError {
+            column: column_of(line, act_at),
+            message: "expected 'packets:N, bytes:N' before 'actions:'".into(),
+        });
     }
     finish_keys(&mut flow, acc).map_err(|m| LineError { column: 1, message: m })?;
     let mut act_end = line.trim_end().len();
@@ -177,7 +189,10 @@ fn name_inner<'a>(p: &Piece<'a>) -> Result<(&'a str, &'a str, usize), LineError>
 fn sub_pieces<'a>(p: &Piece<'a>, inner: &'a str, inner_off: usize) -> Vec<Piece<'a>> {
     split_pieces(inner, 0, inner.len(), false)
         .into_iter()
-        .map(|s| Piece { text: s.text, column: p.column + inner_off + s.column - 1 })
+        .map(|s| Piece {
+            text: s.text,
+            column: p.column + inner_off + s.column - 1,
+        })
         .collect()
 }
 
@@ -198,7 +213,9 @@ fn parse_key(p: &Piece, acc: &mut KeyAcc, in_encap: bool) -> Result<(), LineErro
     }
     if let Some(spec) = keys::single(name) {
         if name == "in_port" && !inner.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(p.err(format!("in_port({inner}): datapath ports must be numbers (dump with --no-names)")));
+            return Err(p.err(format!(
+                "in_port({inner}): datapath ports must be numbers (dump with --no-names)"
+            )));
         }
         let (value, mask) = sub_value(&spec, inner).map_err(|m| p.err(format!("{name}: {m}")))?;
         if name == "eth_type" {
@@ -209,12 +226,26 @@ fn parse_key(p: &Piece, acc: &mut KeyAcc, in_encap: bool) -> Result<(), LineErro
             }
             return Ok(());
         }
-        return acc.push(p, FieldMatch { field: spec.field.expect("single keys have a field"), value, mask });
+        return acc.push(
+            p,
+            FieldMatch {
+                field: spec.field.expect("single keys have a field"),
+                value,
+                mask,
+            },
+        );
     }
     if name == "vlan" {
         acc.vlan_seen = true;
         let (value, mask) = parse_vlan(p, inner, off)?;
-        return acc.push(p, FieldMatch { field: OfField::VlanTci, value, mask });
+        return acc.push(
+            p,
+            FieldMatch {
+                field: OfField::VlanTci,
+                value,
+                mask,
+            },
+        );
     }
     let Some(spec) = keys::structured(name) else {
         acc.other.push(p.text.to_string());
@@ -226,9 +257,18 @@ fn parse_key(p: &Piece, acc: &mut KeyAcc, in_encap: bool) -> Result<(), LineErro
         let sub_name = s.text.split(['=', '(']).next().unwrap_or("");
         match spec.iter().find(|x| x.name == sub_name && x.field.is_some()) {
             Some(sub) => {
-                let v = s.text[sub_name.len()..].strip_prefix('=').ok_or_else(|| s.err(format!("expected {sub_name}=VALUE")))?;
+                let v = s.text[sub_name.len()..]
+                    .strip_prefix('=')
+                    .ok_or_else(|| s.err(format!("expected {sub_name}=VALUE")))?;
                 let (value, mask) = sub_value(sub, v).map_err(|m| s.err(format!("{name}({sub_name}): {m}")))?;
-                acc.push(&s, FieldMatch { field: sub.field.expect("checked"), value, mask })?;
+                acc.push(
+                    &s,
+                    FieldMatch {
+                        field: sub.field.expect("checked"),
+                        value,
+                        mask,
+                    },
+                )?;
                 known += 1;
             }
             None => residue.push(s.text),
@@ -245,7 +285,10 @@ fn parse_key(p: &Piece, acc: &mut KeyAcc, in_encap: bool) -> Result<(), LineErro
 fn parse_vlan(p: &Piece, inner: &str, off: usize) -> Result<(u128, u128), LineError> {
     let (mut value, mut mask) = (0x1000u128, 0x1000u128);
     for s in sub_pieces(p, inner, off) {
-        let (k, v) = s.text.split_once('=').ok_or_else(|| s.err("expected vid=, pcp= or cfi="))?;
+        let (k, v) = s
+            .text
+            .split_once('=')
+            .ok_or_else(|| s.err("expected vid=, pcp= or cfi="))?;
         let (shift, bits) = match k {
             "vid" => (0, 12),
             "pcp" => (13, 3),
@@ -301,7 +344,10 @@ pub(crate) fn sub_value(sub: &Sub, text: &str) -> Result<(u128, u128), String> {
                 let mut v = 0;
                 for n in text.split('|') {
                     let bit = names.iter().find(|(x, _)| *x == n).map(|(_, b)| *b).ok_or_else(|| {
-                        format!("unknown flag '{n}' (allowed: {})", names.iter().map(|x| x.0).collect::<Vec<_>>().join(", "))
+                        format!(
+                            "unknown flag '{n}' (allowed: {})",
+                            names.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")
+                        )
                     })?;
                     v |= bit;
                 }
@@ -315,11 +361,17 @@ fn finish_keys(flow: &mut DpFlow, mut acc: KeyAcc) -> Result<(), String> {
     if acc.vlan_seen {
         if let Some((v, m, _)) = acc.outer_eth_type {
             if v != 0x8100 || m != 0xffff {
-                return Err(format!("a vlan(...) key needs eth_type(0x8100) before it, found {v:#06x}"));
+                return Err(format!(
+                    "a vlan(...) key needs eth_type(0x8100) before it, found {v:#06x}"
+                ));
             }
         }
         if let Some((v, m)) = acc.inner_eth_type {
-            acc.fields.push(FieldMatch { field: OfField::DlType, value: v, mask: m });
+            acc.fields.push(FieldMatch {
+                field: OfField::DlType,
+                value: v,
+                mask: m,
+            });
         }
     } else {
         if acc.inner_eth_type.is_some() {
@@ -327,7 +379,11 @@ fn finish_keys(flow: &mut DpFlow, mut acc: KeyAcc) -> Result<(), String> {
         }
         if let Some((v, m, _)) = acc.outer_eth_type {
             if m != 0 {
-                acc.fields.push(FieldMatch { field: OfField::DlType, value: v, mask: m });
+                acc.fields.push(FieldMatch {
+                    field: OfField::DlType,
+                    value: v,
+                    mask: m,
+                });
             }
         }
     }
@@ -346,7 +402,10 @@ fn parse_actions(line: &str, start: usize, end: usize) -> Result<Vec<DpAction>, 
         out.extend(parse_action(&p)?);
     }
     if out.is_empty() {
-        return Err(LineError { column: column_of(line, start), message: "empty action list (OVS prints actions:drop)".into() });
+        return Err(LineError {
+            column: column_of(line, start),
+            message: "empty action list (OVS prints actions:drop)".into(),
+        });
     }
     Ok(out)
 }
@@ -387,7 +446,10 @@ fn parse_one_action(p: &Piece) -> Result<DpAction, LineError> {
         "push_vlan" => {
             let (mut tpid, mut tci) = (0x8100u128, 0x1000u128);
             for s in sub_pieces(p, inner, inner_off) {
-                let (k, v) = s.text.split_once('=').ok_or_else(|| s.err("expected tpid=, vid=, pcp= or cfi="))?;
+                let (k, v) = s
+                    .text
+                    .split_once('=')
+                    .ok_or_else(|| s.err("expected tpid=, vid=, pcp= or cfi="))?;
                 let (shift, bits) = match k {
                     "tpid" => {
                         tpid = values::uint(v, 16).map_err(|m| s.err(format!("push_vlan(tpid): {m}")))?;
@@ -399,9 +461,16 @@ fn parse_one_action(p: &Piece) -> Result<DpAction, LineError> {
                     _ => return Err(s.err(format!("unknown push_vlan field '{k}' (allowed: tpid, vid, pcp, cfi)"))),
                 };
                 let x = values::uint(v, bits).map_err(|m| s.err(format!("push_vlan({k}): {m}")))?;
-                tci = if k == "cfi" { (tci & !0x1000) | (x << 12) } else { tci | (x << shift) };
+                tci = if k == "cfi" {
+                    (tci & !0x1000) | (x << 12)
+                } else {
+                    tci | (x << shift)
+                };
             }
-            DpAction::PushVlan { tpid: tpid as u16, tci: tci as u16 }
+            DpAction::PushVlan {
+                tpid: tpid as u16,
+                tci: tci as u16,
+            }
         }
         "recirc" => DpAction::Recirc {
             id: parse_c_uint(inner)
@@ -437,7 +506,10 @@ fn balanced(t: &str) -> bool {
 /// `set(KEY(..))`: one [`DpAction::Set`] per field when nicbench reads every sub-field,
 /// `SetTunnel` for a tunnel of just id, src and dst; otherwise kept as text.
 fn parse_set(p: &Piece, inner: &str, off: usize) -> Result<Vec<DpAction>, LineError> {
-    let kp = Piece { text: inner, column: p.column + off };
+    let kp = Piece {
+        text: inner,
+        column: p.column + off,
+    };
     let mut acc = KeyAcc::default();
     parse_key(&kp, &mut acc, false)?;
     let (name, _, _) = name_inner(&kp)?;
@@ -446,14 +518,34 @@ fn parse_set(p: &Piece, inner: &str, off: usize) -> Result<Vec<DpAction>, LineEr
         return Ok(text);
     }
     if name == "tunnel" {
-        let get = |f: OfField| acc.fields.iter().find(|m| m.field == f && m.mask == f.full_mask()).map(|m| m.value);
-        if let (Some(id), Some(src), Some(dst), 3) =
-            (get(OfField::TunId), get(OfField::TunSrc), get(OfField::TunDst), acc.fields.len())
-        {
-            return Ok(vec![DpAction::SetTunnel { id: id as u64, src: src as u32, dst: dst as u32 }]);
+        let get = |f: OfField| {
+            acc.fields
+                .iter()
+                .find(|m| m.field == f && m.mask == f.full_mask())
+                .map(|m| m.value)
+        };
+        if let (Some(id), Some(src), Some(dst), 3) = (
+            get(OfField::TunId),
+            get(OfField::TunSrc),
+            get(OfField::TunDst),
+            acc.fields.len(),
+        ) {
+            return Ok(vec![DpAction::SetTunnel {
+                id: id as u64,
+                src: src as u32,
+                dst: dst as u32,
+            }]);
         }
     }
     // One Set per field, in the key's sub-field order; the writer joins consecutive Sets of
     // one key back into one set(), as OVS commits them.
-    Ok(acc.fields.iter().map(|f| DpAction::Set { field: f.field, value: f.value, mask: f.mask }).collect())
+    Ok(acc
+        .fields
+        .iter()
+        .map(|f| DpAction::Set {
+            field: f.field,
+            value: f.value,
+            mask: f.mask,
+        })
+        .collect())
 }

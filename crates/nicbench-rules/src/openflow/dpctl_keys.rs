@@ -42,7 +42,10 @@ const fn sub(name: &'static str, field: Option<OfField>, fmt: Fmt, bits: u32) ->
 
 use OfField as F;
 
-pub(crate) const ETH: &[Sub] = &[sub("src", Some(F::DlSrc), Fmt::Mac, 48), sub("dst", Some(F::DlDst), Fmt::Mac, 48)];
+pub(crate) const ETH: &[Sub] = &[
+    sub("src", Some(F::DlSrc), Fmt::Mac, 48),
+    sub("dst", Some(F::DlDst), Fmt::Mac, 48),
+];
 pub(crate) const IPV4: &[Sub] = &[
     sub("src", Some(F::NwSrc), Fmt::V4, 32),
     sub("dst", Some(F::NwDst), Fmt::V4, 32),
@@ -60,9 +63,15 @@ pub(crate) const IPV6: &[Sub] = &[
     sub("hlimit", Some(F::NwTtl), Fmt::Dec, 8),
     sub("frag", Some(F::NwFrag), Fmt::Frag, 8),
 ];
-pub(crate) const PORTS: &[Sub] = &[sub("src", Some(F::TpSrc), Fmt::Dec, 16), sub("dst", Some(F::TpDst), Fmt::Dec, 16)];
+pub(crate) const PORTS: &[Sub] = &[
+    sub("src", Some(F::TpSrc), Fmt::Dec, 16),
+    sub("dst", Some(F::TpDst), Fmt::Dec, 16),
+];
 /// ICMP type and code live in the transport-port fields, as in OVS's `struct flow`.
-pub(crate) const ICMP: &[Sub] = &[sub("type", Some(F::TpSrc), Fmt::Dec, 8), sub("code", Some(F::TpDst), Fmt::Dec, 8)];
+pub(crate) const ICMP: &[Sub] = &[
+    sub("type", Some(F::TpSrc), Fmt::Dec, 8),
+    sub("code", Some(F::TpDst), Fmt::Dec, 8),
+];
 pub(crate) const TUNNEL: &[Sub] = &[
     sub("tun_id", Some(F::TunId), Fmt::Hex, 64),
     sub("src", Some(F::TunSrc), Fmt::V4, 32),

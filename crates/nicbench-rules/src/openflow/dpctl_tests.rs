@@ -75,7 +75,13 @@ fn test_keys_and_actions_read() {
     let v6 = &flows[4];
     assert!(v6.keys.contains(&fm(OfField::VlanTci, 0x5005, 0xf00f)));
     assert!(v6.keys.contains(&fm(OfField::NwFrag, 1, 3)));
-    assert_eq!(v6.actions[0], DpAction::PushVlan { tpid: 0x8100, tci: 0x3007 });
+    assert_eq!(
+        v6.actions[0],
+        DpAction::PushVlan {
+            tpid: 0x8100,
+            tci: 0x3007
+        }
+    );
     // Verbose: same keys; ufid, dp and the extra info kept.
     let verbose = parse_dp_flows(DUMP_VERBOSE, "v.txt").unwrap();
     assert_eq!(verbose[0].keys, flows[2].keys);
@@ -85,10 +91,27 @@ fn test_keys_and_actions_read() {
     let tun = &flows[6];
     assert!(tun.keys.contains(&fm(OfField::TunId, 0x2a, u64::MAX as u128)));
     assert!(tun.keys.contains(&fm(OfField::TunSrc, 0x0101_025c, 0xffff_ffff)));
-    assert_eq!(tun.other_keys, vec!["tunnel(flags(-df-csum+key))".to_string(), "packet_type(ns=0,id=0)".to_string()]);
+    assert_eq!(
+        tun.other_keys,
+        vec![
+            "tunnel(flags(-df-csum+key))".to_string(),
+            "packet_type(ns=0,id=0)".to_string()
+        ]
+    );
     assert!(matches!(&flows[5].actions[0], DpAction::Tunnel { text } if text.starts_with("tnl_push(tnl_port(4789)")));
-    assert_eq!(flows[7].actions, vec![DpAction::Tunnel { text: "tnl_pop(4789)".into() }]);
-    assert_eq!(verbose[0].placement, DpPlacement { offloaded: None, dp: Some("ovs".into()) });
+    assert_eq!(
+        flows[7].actions,
+        vec![DpAction::Tunnel {
+            text: "tnl_pop(4789)".into()
+        }]
+    );
+    assert_eq!(
+        verbose[0].placement,
+        DpPlacement {
+            offloaded: None,
+            dp: Some("ovs".into())
+        }
+    );
     assert_eq!(verbose[0].dp_extra_info.as_deref(), Some("miniflow_bits(5,4)"));
     assert_eq!(verbose[2].ufid.as_deref(), Some("49d9d0e3-4fdd-465c-8168-14c0edab4a7b"));
 }
@@ -98,7 +121,13 @@ fn test_datapath_actions() {
     let line = "ufid:1, tunnel(tun_id=0x5,src=1.1.1.1,dst=2.2.2.2,ttl=64,flags(-df+csum+key)),recirc_id(0),in_port(3),eth(src=00:00:00:00:00:01),eth_type(0x0800),ipv4(frag=no), packets:12, bytes:840, used:0.512s, flags:S., offloaded:yes, dp:tc, actions:set(ipv4(src=1.2.3.4,dst=5.6.7.8)),set(eth(dst=00:00:00:00:00:09)),set(ipv4(tos=0x8/0xfc)),set(tunnel(tun_id=0x5,src=1.1.1.1,dst=2.2.2.2)),set(tunnel(tun_id=0x6,src=1.1.1.1,dst=2.2.2.3,ttl=64,tp_dst=4789,flags(df|key))),tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=00:00:00:00:00:02,src=00:00:00:00:00:01,dl_type=0x0800),ipv4(src=1.1.1.1,dst=2.2.2.2,proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x5)),out_port(2)),tnl_pop(4),ct(commit,zone=5,nat(src=10.0.0.1)),recirc(0x2),userspace(pid=0,slow_path(controller)),clone(pop_vlan,3),push_vlan(tpid=0x88a8,vid=7,pcp=1,cfi=0),drop";
     let f = parse_dp_flow(line).unwrap();
     assert_eq!(dp_flow_to_string(&f).unwrap(), line);
-    assert_eq!(f.placement, DpPlacement { offloaded: Some(true), dp: Some("tc".into()) });
+    assert_eq!(
+        f.placement,
+        DpPlacement {
+            offloaded: Some(true),
+            dp: Some("tc".into())
+        }
+    );
     assert_eq!(f.tcp_flags_seen.as_deref(), Some("S."));
     assert_eq!(f.other_keys, vec!["tunnel(ttl=64,flags(-df+csum+key))".to_string()]);
     assert!(f.keys.contains(&fm(OfField::TunId, 5, u64::MAX as u128)));
@@ -106,38 +135,98 @@ fn test_datapath_actions() {
     assert_eq!(
         &f.actions[..6],
         &[
-            Set { field: OfField::NwSrc, value: 0x0102_0304, mask: 0xffff_ffff },
-            Set { field: OfField::NwDst, value: 0x0506_0708, mask: 0xffff_ffff },
-            Set { field: OfField::DlDst, value: 9, mask: 0xffff_ffff_ffff },
-            Set { field: OfField::NwTos, value: 8, mask: 0xfc },
-            SetTunnel { id: 5, src: 0x0101_0101, dst: 0x0202_0202 },
-            Other { text: "set(tunnel(tun_id=0x6,src=1.1.1.1,dst=2.2.2.3,ttl=64,tp_dst=4789,flags(df|key)))".into() },
+            Set {
+                field: OfField::NwSrc,
+                value: 0x0102_0304,
+                mask: 0xffff_ffff
+            },
+            Set {
+                field: OfField::NwDst,
+                value: 0x0506_0708,
+                mask: 0xffff_ffff
+            },
+            Set {
+                field: OfField::DlDst,
+                value: 9,
+                mask: 0xffff_ffff_ffff
+            },
+            Set {
+                field: OfField::NwTos,
+                value: 8,
+                mask: 0xfc
+            },
+            SetTunnel {
+                id: 5,
+                src: 0x0101_0101,
+                dst: 0x0202_0202
+            },
+            Other {
+                text: "set(tunnel(tun_id=0x6,src=1.1.1.1,dst=2.2.2.3,ttl=64,tp_dst=4789,flags(df|key)))".into()
+            },
         ]
     );
     assert!(matches!(&f.actions[6], Tunnel { text } if text.starts_with("tnl_push(")));
-    assert_eq!(f.actions[8], Ct { text: "ct(commit,zone=5,nat(src=10.0.0.1))".into() });
+    assert_eq!(
+        f.actions[8],
+        Ct {
+            text: "ct(commit,zone=5,nat(src=10.0.0.1))".into()
+        }
+    );
     assert_eq!(f.actions[9], Recirc { id: 2 });
-    assert_eq!(f.actions[12], PushVlan { tpid: 0x88a8, tci: 0x2007 });
+    assert_eq!(
+        f.actions[12],
+        PushVlan {
+            tpid: 0x88a8,
+            tci: 0x2007
+        }
+    );
 }
 
 #[test]
 fn test_dpctl_errors() {
-    let e = parse_dp_flow("recirc_id(0),in_port(p1),eth_type(0x0800), packets:0, bytes:0, used:never, actions:p2").unwrap_err();
+    let e = parse_dp_flow("recirc_id(0),in_port(p1),eth_type(0x0800), packets:0, bytes:0, used:never, actions:p2")
+        .unwrap_err();
     assert_eq!(e.column, 14);
     assert!(e.message.contains("dump with --no-names"), "{}", e.message);
     let e = parse_dp_flow("in_port(1),ipv4(src=10.0.0.300), packets:0, bytes:0, actions:1").unwrap_err();
     assert_eq!(e.column, 17);
     assert!(e.message.contains("not an IPv4 address"), "{}", e.message);
-    assert!(parse_dp_flow("in_port(1), packets:0, bytes:0").unwrap_err().message.contains("missing 'actions:'"));
-    assert!(parse_dp_flow("in_port(1), packets:0, bytes:0, actions:p2").unwrap_err().message.contains("unknown datapath action 'p2'"));
-    assert!(parse_dp_flow("in_port(1),ipv4(frag=maybe), packets:0, bytes:0, actions:1").unwrap_err().message.contains("bad frag"));
-    assert!(parse_dp_flow("in_port(1),tcp_flags(syn|bogus), packets:0, bytes:0, actions:1").unwrap_err().message.contains("unknown flag 'bogus'"));
+    assert!(parse_dp_flow("in_port(1), packets:0, bytes:0")
+        .unwrap_err()
+        .message
+        .contains("missing 'actions:'"));
+    assert!(parse_dp_flow("in_port(1), packets:0, bytes:0, actions:p2")
+        .unwrap_err()
+        .message
+        .contains("unknown datapath action 'p2'"));
+    assert!(
+        parse_dp_flow("in_port(1),ipv4(frag=maybe), packets:0, bytes:0, actions:1")
+            .unwrap_err()
+            .message
+            .contains("bad frag")
+    );
+    assert!(
+        parse_dp_flow("in_port(1),tcp_flags(syn|bogus), packets:0, bytes:0, actions:1")
+            .unwrap_err()
+            .message
+            .contains("unknown flag 'bogus'")
+    );
     assert!(parse_dp_flow("in_port(1, packets:0, bytes:0, actions:1").is_err());
     assert!(parse_dp_flow("in_port(1),packets:0,bytes:0,actions:clone(1").is_err());
-    let report = parse_dp_flows_all("flow-dump from pmd on cpu core: 0\nin_port(1), packets:0, bytes:0, actions:1\nbad\n", "d.txt");
+    let report = parse_dp_flows_all(
+        "flow-dump from pmd on cpu core: 0\nin_port(1), packets:0, bytes:0, actions:1\nbad\n",
+        "d.txt",
+    );
     assert_eq!(report.parsed.len(), 1);
     assert_eq!((report.errors[0].line, report.errors[0].file.as_str()), (3, "d.txt"));
-    for garbage in ["", "actions:", ",,, actions:1", "x(, packets:0, bytes:0, actions:1", "ipv4(src=), packets:0, bytes:0, actions:set(", "eth_type(0x8100),encap(eth_type(0x0800)), packets:0, bytes:0, actions:1"] {
+    for garbage in [
+        "",
+        "actions:",
+        ",,, actions:1",
+        "x(, packets:0, bytes:0, actions:1",
+        "ipv4(src=), packets:0, bytes:0, actions:set(",
+        "eth_type(0x8100),encap(eth_type(0x0800)), packets:0, bytes:0, actions:1",
+    ] {
         let _ = parse_dp_flow(garbage);
     }
 }

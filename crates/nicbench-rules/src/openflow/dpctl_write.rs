@@ -47,7 +47,10 @@ pub fn dp_flows_to_string(flows: &[DpFlow]) -> Result<String, WriteError> {
 }
 
 fn exact(flow_keys: &[FieldMatch], f: OfField) -> Option<u128> {
-    flow_keys.iter().find(|m| m.field == f && m.mask == f.full_mask()).map(|m| m.value)
+    flow_keys
+        .iter()
+        .find(|m| m.field == f && m.mask == f.full_mask())
+        .map(|m| m.value)
 }
 
 /// The datapath key a field is printed in, given the flow's other keys.
@@ -101,18 +104,44 @@ pub(crate) fn sub_text(sub: &Sub, value: u128, mask: u128) -> Result<String, Wri
                 Fmt::V4 => values::fmt_ipv4,
                 _ => values::fmt_ipv6,
             };
-            if is_exact { f(value) } else { format!("{}/{}", f(value), f(mask)) }
+            if is_exact {
+                f(value)
+            } else {
+                format!("{}/{}", f(value), f(mask))
+            }
         }
-        Fmt::Dec => if is_exact { value.to_string() } else { format!("{value}/{}", hex(mask)) },
-        Fmt::Hex => if is_exact { hex(value) } else { format!("{}/{}", hex(value), hex(mask)) },
-        Fmt::Hex4 => if is_exact { format!("{value:#06x}") } else { format!("{value:#06x}/{mask:#06x}") },
+        Fmt::Dec => {
+            if is_exact {
+                value.to_string()
+            } else {
+                format!("{value}/{}", hex(mask))
+            }
+        }
+        Fmt::Hex => {
+            if is_exact {
+                hex(value)
+            } else {
+                format!("{}/{}", hex(value), hex(mask))
+            }
+        }
+        Fmt::Hex4 => {
+            if is_exact {
+                format!("{value:#06x}")
+            } else {
+                format!("{value:#06x}/{mask:#06x}")
+            }
+        }
         Fmt::Frag => {
             let name = FRAG
                 .iter()
                 .find(|(_, v)| *v == value)
                 .map(|(n, _)| *n)
                 .ok_or_else(|| WriteError(format!("frag value {value} is none of no (0), first (1), later (3)")))?;
-            if mask == 3 { name.to_string() } else { format!("{name}/{}", hex(mask & 3)) }
+            if mask == 3 {
+                name.to_string()
+            } else {
+                format!("{name}/{}", hex(mask & 3))
+            }
         }
         Fmt::Flags(names) => {
             if is_exact {
@@ -120,7 +149,12 @@ pub(crate) fn sub_text(sub: &Sub, value: u128, mask: u128) -> Result<String, Wri
                 if value == 0 {
                     "0".into()
                 } else if value & !named == 0 {
-                    names.iter().filter(|(_, b)| value & b != 0).map(|(n, _)| *n).collect::<Vec<_>>().join("|")
+                    names
+                        .iter()
+                        .filter(|(_, b)| value & b != 0)
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join("|")
                 } else {
                     format!("{}/{}", hex(value), hex(mask))
                 }
@@ -136,16 +170,26 @@ pub(crate) fn sub_text(sub: &Sub, value: u128, mask: u128) -> Result<String, Wri
 
 fn vlan_text(value: u128, mask: u128) -> Result<String, WriteError> {
     if mask & 0x1000 == 0 {
-        return Err(WriteError("a datapath vlan(...) key matches the CFI bit exactly (mask 0x1000)".into()));
+        return Err(WriteError(
+            "a datapath vlan(...) key matches the CFI bit exactly (mask 0x1000)".into(),
+        ));
     }
     let (vid, vid_m) = (value & 0xfff, mask & 0xfff);
     let (pcp, pcp_m) = ((value >> 13) & 7, (mask >> 13) & 7);
     let mut parts = Vec::new();
     if vid != 0 || vid_m != 0 {
-        parts.push(if vid_m == 0xfff { format!("vid={vid}") } else { format!("vid={vid}/{vid_m:#x}") });
+        parts.push(if vid_m == 0xfff {
+            format!("vid={vid}")
+        } else {
+            format!("vid={vid}/{vid_m:#x}")
+        });
     }
     if pcp != 0 || pcp_m != 0 {
-        parts.push(if pcp_m == 7 { format!("pcp={pcp}") } else { format!("pcp={pcp}/{pcp_m:#x}") });
+        parts.push(if pcp_m == 7 {
+            format!("pcp={pcp}")
+        } else {
+            format!("pcp={pcp}/{pcp_m:#x}")
+        });
     }
     if value & 0x1000 == 0 {
         parts.push("cfi=0".into());
@@ -162,12 +206,13 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
     // (rank, text) of each top-level key.
     let mut entries: Vec<(usize, String)> = Vec::new();
     let mut structured: Vec<(&'static str, Vec<(usize, String)>)> = Vec::new();
-    let add_sub = |structured: &mut Vec<(&'static str, Vec<(usize, String)>)>, key: &'static str, pos: usize, text: String| {
-        match structured.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push((pos, text)),
-            None => structured.push((key, vec![(pos, text)])),
-        }
-    };
+    let add_sub =
+        |structured: &mut Vec<(&'static str, Vec<(usize, String)>)>, key: &'static str, pos: usize, text: String| {
+            match structured.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push((pos, text)),
+                None => structured.push((key, vec![(pos, text)])),
+            }
+        };
     let vlan = flow.keys.iter().find(|k| k.field == OfField::VlanTci);
     for m in &flow.keys {
         let key = key_of(m.field, &flow.keys)?;
@@ -184,7 +229,12 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
             .enumerate()
             .find(|(_, s)| s.field == Some(m.field))
             .ok_or_else(|| WriteError(format!("{:?} has no place in {key}(...)", m.field)))?;
-        add_sub(&mut structured, key, pos, format!("{}={}", sub.name, sub_text(sub, m.value, m.mask)?));
+        add_sub(
+            &mut structured,
+            key,
+            pos,
+            format!("{}={}", sub.name, sub_text(sub, m.value, m.mask)?),
+        );
     }
     let mut empty_encap = false;
     for o in &flow.other_keys {
@@ -195,14 +245,24 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
         }
         match keys::structured(name).filter(|_| name != "vlan") {
             Some(spec) => {
-                let key = keys::KEY_ORDER.iter().copied().find(|k| *k == name).expect("structured keys are ordered");
-                let inner = o.strip_prefix(name).and_then(|r| r.strip_prefix('(')).and_then(|r| r.strip_suffix(')'));
+                let key = keys::KEY_ORDER
+                    .iter()
+                    .copied()
+                    .find(|k| *k == name)
+                    .expect("structured keys are ordered");
+                let inner = o
+                    .strip_prefix(name)
+                    .and_then(|r| r.strip_prefix('('))
+                    .and_then(|r| r.strip_suffix(')'));
                 let inner = inner.ok_or_else(|| WriteError(format!("other key '{o}' is not NAME(...)")))?;
                 if inner.is_empty() && !structured.iter().any(|(k, _)| *k == key) {
                     structured.push((key, Vec::new()));
                 }
                 for piece in split_pieces(inner, 0, inner.len(), false) {
-                    let pos = spec.iter().position(|s| s.name == residue_name(piece.text)).unwrap_or(spec.len());
+                    let pos = spec
+                        .iter()
+                        .position(|s| s.name == residue_name(piece.text))
+                        .unwrap_or(spec.len());
                     add_sub(&mut structured, key, pos, piece.text.to_string());
                 }
             }
@@ -231,7 +291,10 @@ fn keys_text(flow: &DpFlow) -> Result<String, WriteError> {
     parts.push("eth_type(0x8100)".into());
     parts.push(vlan_text(v.value, v.mask)?);
     if !inner.is_empty() || empty_encap {
-        parts.push(format!("encap({})", inner.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")));
+        parts.push(format!(
+            "encap({})",
+            inner.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")
+        ));
     }
     Ok(parts.join(","))
 }
@@ -245,16 +308,25 @@ fn actions_text(flow: &DpFlow) -> Result<String, WriteError> {
     let mut pending: PendingSet = None;
     let flush = |out: &mut Vec<String>, pending: &mut PendingSet| {
         if let Some((key, _, subs)) = pending.take() {
-            out.push(format!("set({key}({}))", subs.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")));
+            out.push(format!(
+                "set({key}({}))",
+                subs.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")
+            ));
         }
     };
     for a in &flow.actions {
         if let DpAction::Set { field, value, mask } = a {
             let key = key_of(*field, &flow.keys)?;
-            let spec = keys::structured(key)
-                .filter(|_| key != "vlan")
-                .ok_or_else(|| WriteError(format!("{field:?} cannot be set with set(...) (use push_vlan/pop_vlan for VLANs)")))?;
-            let (pos, sub) = spec.iter().enumerate().find(|(_, s)| s.field == Some(*field)).expect("field in its key");
+            let spec = keys::structured(key).filter(|_| key != "vlan").ok_or_else(|| {
+                WriteError(format!(
+                    "{field:?} cannot be set with set(...) (use push_vlan/pop_vlan for VLANs)"
+                ))
+            })?;
+            let (pos, sub) = spec
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.field == Some(*field))
+                .expect("field in its key");
             let text = format!("{}={}", sub.name, sub_text(sub, *value, *mask)?);
             match &mut pending {
                 Some((k, last, subs)) if *k == key && *last < *field => {
@@ -329,7 +401,9 @@ fn checked_text(text: &str, prefixes: &[&str]) -> Result<String, WriteError> {
         })
     };
     if text.is_empty() || !ok_parens || top_comma || !prefixes.iter().any(|p| text.starts_with(p)) {
-        return Err(WriteError(format!("datapath action text '{text}' cannot be written as one action")));
+        return Err(WriteError(format!(
+            "datapath action text '{text}' cannot be written as one action"
+        )));
     }
     Ok(text.to_string())
 }

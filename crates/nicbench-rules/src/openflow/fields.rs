@@ -128,8 +128,13 @@ pub(crate) const SHORTHANDS: &[(&str, u16, Option<u8>)] = &[
 ];
 
 /// `nw_frag` names: (name, value, mask); bit 0 = fragment, bit 1 = later fragment.
-pub(crate) const FRAG_NAMES: &[(&str, u128, u128)] =
-    &[("no", 0, 3), ("yes", 1, 1), ("first", 1, 3), ("later", 3, 3), ("not_later", 0, 2)];
+pub(crate) const FRAG_NAMES: &[(&str, u128, u128)] = &[
+    ("no", 0, 3),
+    ("yes", 1, 1),
+    ("first", 1, 3),
+    ("later", 3, 3),
+    ("not_later", 0, 2),
+];
 
 pub(crate) const VLAN_CFI: u128 = 0x1000;
 pub(crate) const VLAN_VID_MASK: u128 = 0x0fff;
@@ -163,7 +168,11 @@ pub(crate) fn parse_value(name: &FieldName, text: &str) -> Result<(u128, u128), 
             match v {
                 0xffff => (0, VLAN_CFI | VLAN_VID_MASK),
                 0..=0xfff => (VLAN_CFI | v, VLAN_CFI | VLAN_VID_MASK),
-                _ => return Err(format!("dl_vlan {text} is neither a VLAN id 0..4095 nor 0xffff (no VLAN)")),
+                _ => {
+                    return Err(format!(
+                        "dl_vlan {text} is neither a VLAN id 0..4095 nor 0xffff (no VLAN)"
+                    ))
+                }
             }
         }
         S::VlanPcp => {
@@ -197,7 +206,11 @@ pub(crate) fn parse_value(name: &FieldName, text: &str) -> Result<(u128, u128), 
         S::IcmpByte => (values::uint(text, 8)?, 0xff),
         S::Frag => match FRAG_NAMES.iter().find(|(n, _, _)| *n == text) {
             Some(&(_, v, m)) => (v, m),
-            None => return Err(format!("bad nw_frag '{text}' (allowed: no, yes, first, later, not_later)")),
+            None => {
+                return Err(format!(
+                    "bad nw_frag '{text}' (allowed: no, yes, first, later, not_later)"
+                ))
+            }
         },
         S::Flags(names) => {
             if text.starts_with(['+', '-']) {
@@ -214,7 +227,11 @@ pub(crate) fn parse_value(name: &FieldName, text: &str) -> Result<(u128, u128), 
 
 fn check_inside(v: u128, m: u128, fmt: impl Fn(u128) -> String) -> Result<(), String> {
     if v & !m != 0 {
-        return Err(format!("value {} has bits outside mask {} (write the value with those bits cleared)", fmt(v), fmt(m)));
+        return Err(format!(
+            "value {} has bits outside mask {} (write the value with those bits cleared)",
+            fmt(v),
+            fmt(m)
+        ));
     }
     Ok(())
 }

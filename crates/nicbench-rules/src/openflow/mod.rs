@@ -81,7 +81,11 @@ impl OfField {
     /// All ones in the field's width: an exact match.
     pub fn full_mask(self) -> u128 {
         let bits = self.bits();
-        if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 }
+        if bits == 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        }
     }
 }
 
@@ -118,23 +122,43 @@ pub struct OfMatch {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
 pub enum OfAction {
-    Output { port: PortRef },
+    Output {
+        port: PortRef,
+    },
     /// `drop`, or an empty action list.
     Drop,
     /// `normal`: the L2 learning switch.
     Normal,
     /// `mod_dl_src:`, `mod_nw_dst:`, `mod_tp_src:`, `mod_vlan_vid:`, `set_field:V->F`, ...
-    SetField { field: OfField, value: u128, mask: u128 },
-    PushVlan { tpid: u16 },
+    SetField {
+        field: OfField,
+        value: u128,
+        mask: u128,
+    },
+    PushVlan {
+        tpid: u16,
+    },
     /// `strip_vlan` / `pop_vlan`.
     PopVlan,
     /// `set_tunnel:` / `set_tunnel64:` (the tunnel id, i.e. VNI).
-    SetTunnel { id: u64 },
+    SetTunnel {
+        id: u64,
+    },
     /// `resubmit:PORT`, `resubmit(,TABLE)`, `resubmit(PORT,TABLE)`.
-    Resubmit { port: Option<PortRef>, table: Option<u8> },
-    GotoTable { table: u8 },
+    Resubmit {
+        port: Option<PortRef>,
+        table: Option<u8>,
+    },
+    GotoTable {
+        table: u8,
+    },
     /// `ct(commit,zone=N,table=T,nat...)`: the options nicbench models, the rest kept as text.
-    Ct { commit: bool, zone: Option<u16>, table: Option<u8>, other: Vec<String> },
+    Ct {
+        commit: bool,
+        zone: Option<u16>,
+        table: Option<u8>,
+        other: Vec<String>,
+    },
     DecTtl,
     Controller,
 }
@@ -157,23 +181,44 @@ pub struct OfRule {
 #[serde(rename_all = "snake_case", tag = "action")]
 pub enum DpAction {
     /// A datapath port number.
-    Output { port: u32 },
+    Output {
+        port: u32,
+    },
     Drop,
-    PushVlan { tpid: u16, tci: u16 },
+    PushVlan {
+        tpid: u16,
+        tci: u16,
+    },
     PopVlan,
     /// `set(...)` / masked set of header fields: one per field (`set(ipv4(src=..,dst=..))` is
     /// two, in sub-field order; the writer joins consecutive ones of one key back).
-    Set { field: OfField, value: u128, mask: u128 },
+    Set {
+        field: OfField,
+        value: u128,
+        mask: u128,
+    },
     /// `set(tunnel(tun_id=..,src=..,dst=..,...))`: tunnel metadata for an encap on output.
-    SetTunnel { id: u64, src: u32, dst: u32 },
+    SetTunnel {
+        id: u64,
+        src: u32,
+        dst: u32,
+    },
     /// `tnl_pop(N)` (userspace datapath decap) / `tnl_push(...)`, kept as text (the whole
     /// action as printed, e.g. `tnl_pop(4789)`).
-    Tunnel { text: String },
+    Tunnel {
+        text: String,
+    },
     /// `ct(...)`, kept as text (the whole action, e.g. `ct(commit,zone=5)`).
-    Ct { text: String },
-    Recirc { id: u32 },
+    Ct {
+        text: String,
+    },
+    Recirc {
+        id: u32,
+    },
     /// `userspace(...)`, `sample(...)`, `clone(...)`, `hash(...)`, ...: kept as text.
-    Other { text: String },
+    Other {
+        text: String,
+    },
 }
 
 /// Where a datapath flow runs, from `offloaded:` and `dp:` (`dpctl/dump-flows -m` or
@@ -220,7 +265,10 @@ pub struct DpFlow {
 impl FieldMatch {
     /// The value with the bits outside the mask cleared.
     pub fn masked(&self) -> FieldMatch {
-        FieldMatch { value: self.value & self.mask, ..*self }
+        FieldMatch {
+            value: self.value & self.mask,
+            ..*self
+        }
     }
 }
 
@@ -246,8 +294,8 @@ pub use ofctl::{looks_like_openflow, parse_file, parse_file_all, parse_rule, DEF
 pub use ofctl_write::{rule_to_string, rules_to_string};
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod dpctl_tests;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests;

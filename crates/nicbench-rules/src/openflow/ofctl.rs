@@ -13,8 +13,8 @@
 //! and a field whose prerequisite is missing (`tp_dst=80` without `tcp`) are errors, where
 //! `ovs-ofctl` silently clears the bits or drops the field.
 
-use super::ofctl_actions::parse_actions;
 use super::fields::{self, FieldName, SHORTHANDS};
+use super::ofctl_actions::parse_actions;
 use super::{FieldMatch, OfField, OfMatch, OfRule, PortRef};
 use crate::error::{LineError, ParseError, ParseReport};
 use crate::lex::{is_blank_or_comment, parse_c_uint};
@@ -40,7 +40,10 @@ pub fn parse_file(text: &str, file: &str) -> Result<Vec<OfRule>, ParseError> {
 pub fn parse_file_all(text: &str, file: &str) -> ParseReport<OfRule> {
     // A UTF-8 byte-order mark (Windows editors write one) is no part of the first rule.
     let text = crate::ruleset::strip_bom(text);
-    let mut report = ParseReport { parsed: Vec::new(), errors: Vec::new() };
+    let mut report = ParseReport {
+        parsed: Vec::new(),
+        errors: Vec::new(),
+    };
     for (i, line) in text.lines().enumerate() {
         if is_blank_or_comment(line) || is_reply_header(line) {
             continue;
@@ -56,7 +59,11 @@ pub fn parse_file_all(text: &str, file: &str) -> ParseReport<OfRule> {
 /// Whether a file reads as OpenFlow rules (`ovs-ofctl add-flows` or `dump-flows` output):
 /// its first meaningful line is a flow-stats reply header or carries `actions=`.
 pub fn looks_like_openflow(text: &str) -> bool {
-    let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')) else {
+    let Some(first) = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
         return false;
     };
     is_reply_header(first) || find_actions(first).is_some_and(|(_, body)| first.as_bytes()[body - 1] == b'=')
@@ -77,7 +84,10 @@ pub(crate) struct Piece<'a> {
 
 impl Piece<'_> {
     pub fn err(&self, message: impl Into<String>) -> LineError {
-        LineError { column: self.column, message: message.into() }
+        LineError {
+            column: self.column,
+            message: message.into(),
+        }
     }
 }
 
@@ -97,7 +107,10 @@ pub(crate) fn split_pieces(line: &str, start: usize, end: usize, blanks_split: b
         let sep = depth == 0 && (c == b',' || (blanks_split && (c == b' ' || c == b'\t' || c == b'\r')));
         if sep {
             if let Some(s) = piece_start.take() {
-                out.push(Piece { text: line[s..i].trim(), column: column_of(line, s) });
+                out.push(Piece {
+                    text: line[s..i].trim(),
+                    column: column_of(line, s),
+                });
             }
             continue;
         }
@@ -111,7 +124,10 @@ pub(crate) fn split_pieces(line: &str, start: usize, end: usize, blanks_split: b
         }
     }
     if let Some(s) = piece_start {
-        out.push(Piece { text: line[s..end].trim(), column: column_of(line, s) });
+        out.push(Piece {
+            text: line[s..end].trim(),
+            column: column_of(line, s),
+        });
     }
     out
 }
@@ -177,8 +193,13 @@ pub(crate) fn parse_port(text: &str) -> Result<PortRef, String> {
     if let Some((name, _)) = RESERVED_PORTS.iter().find(|(name, _)| *name == upper) {
         return Ok(PortRef::Reserved(name.to_string()));
     }
-    if let Some(c) = text.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
-        return Err(format!("port name '{text}' has '{c}' (names are letters, digits, '_', '-', '.')"));
+    if let Some(c) = text
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "port name '{text}' has '{c}' (names are letters, digits, '_', '-', '.')"
+        ));
     }
     Ok(PortRef::Name(text.to_string()))
 }
@@ -211,8 +232,14 @@ fn number<T: TryFrom<u64>>(p: &Piece, key: &str, v: Option<&str>, what: &str) ->
 
 /// Flow-mod flags and `dump-flows` statistics: read, not modelled.
 const IGNORED_KEYS: &[&str] = &["duration", "n_packets", "n_bytes", "idle_age", "hard_age", "importance"];
-const IGNORED_FLAGS: &[&str] =
-    &["send_flow_rem", "check_overlap", "reset_counts", "no_packet_counts", "no_byte_counts", "no_readonly_table"];
+const IGNORED_FLAGS: &[&str] = &[
+    "send_flow_rem",
+    "check_overlap",
+    "reset_counts",
+    "no_packet_counts",
+    "no_byte_counts",
+    "no_readonly_table",
+];
 
 fn parse_line(line: &str) -> Result<OfRule, LineError> {
     let Some((act_at, act_body)) = find_actions(line) else {
@@ -249,7 +276,9 @@ fn parse_line(line: &str) -> Result<OfRule, LineError> {
             "priority" => rule.priority = number(&p, key, value, "0..65535")?,
             "cookie" => {
                 if value.is_some_and(|v| v.contains('/')) {
-                    return Err(p.err("a cookie mask only selects flows to modify or delete; add-flow takes 'cookie=V'"));
+                    return Err(
+                        p.err("a cookie mask only selects flows to modify or delete; add-flow takes 'cookie=V'")
+                    );
                 }
                 rule.cookie = number(&p, key, value, "a 64-bit number")?;
             }
@@ -284,7 +313,10 @@ fn parse_line(line: &str) -> Result<OfRule, LineError> {
 }
 
 pub(crate) fn exact(m: &OfMatch, field: OfField) -> Option<u128> {
-    m.fields.iter().find(|f| f.field == field && f.mask == field.full_mask()).map(|f| f.value)
+    m.fields
+        .iter()
+        .find(|f| f.field == field && f.mask == field.full_mask())
+        .map(|f| f.value)
 }
 
 /// OVS's prerequisites (ovs-fields(7)): an L3 field needs its `dl_type`, an L4 field its
@@ -295,20 +327,32 @@ pub(crate) fn check_prerequisite(m: &OfMatch, name: &FieldName) -> Result<(), St
     let proto = exact(m, NwProto);
     let is_ip = matches!(dl, Some(0x0800) | Some(0x86dd));
     let (ok, need) = match name.field {
-        NwSrc | NwDst => (matches!(dl, Some(0x0800) | Some(0x0806) | Some(0x8035)), "'ip' or 'arp'"),
+        NwSrc | NwDst => (
+            matches!(dl, Some(0x0800) | Some(0x0806) | Some(0x8035)),
+            "'ip' or 'arp'",
+        ),
         Ipv6Src | Ipv6Dst => (dl == Some(0x86dd), "'ipv6'"),
-        NwProto => (is_ip || matches!(dl, Some(0x0806) | Some(0x8035)), "'ip', 'ipv6' or 'arp'"),
+        NwProto => (
+            is_ip || matches!(dl, Some(0x0806) | Some(0x8035)),
+            "'ip', 'ipv6' or 'arp'",
+        ),
         NwTos | NwTtl | NwFrag => (is_ip, "'ip' or 'ipv6'"),
         TpSrc | TpDst if name.name.starts_with("icmp") => {
             (is_ip && matches!(proto, Some(1) | Some(58)), "'icmp' or 'icmp6'")
         }
-        TpSrc | TpDst => (is_ip && matches!(proto, Some(6) | Some(17) | Some(132)), "'tcp', 'udp' or 'sctp' (or their '6' forms)"),
+        TpSrc | TpDst => (
+            is_ip && matches!(proto, Some(6) | Some(17) | Some(132)),
+            "'tcp', 'udp' or 'sctp' (or their '6' forms)",
+        ),
         TcpFlags => (is_ip && proto == Some(6), "'tcp' or 'tcp6'"),
         _ => (true, ""),
     };
     if ok {
         Ok(())
     } else {
-        Err(format!("'{}' needs {need} in the same flow (ovs-ofctl would silently ignore it)", name.name))
+        Err(format!(
+            "'{}' needs {need} in the same flow (ovs-ofctl would silently ignore it)",
+            name.name
+        ))
     }
 }

@@ -12,9 +12,9 @@
 //! tag already (matched or pushed). A datapath model should read the set that way.
 
 use super::fields::{self, VLAN_CFI, VLAN_PCP_MASK, VLAN_VID_MASK};
+use super::ofctl::check_prerequisite;
 use super::ofctl::{parse_port, reserved_port, split_pieces, Piece};
 use super::values::{self, Addr};
-use super::ofctl::check_prerequisite;
 use super::{OfAction, OfField, OfMatch, PortRef};
 use crate::error::LineError;
 use crate::lex::parse_c_uint;
@@ -57,7 +57,10 @@ fn split_action(text: &str) -> Result<(&str, Option<&str>, bool), String> {
         Some(i) if text.as_bytes()[i] == b':' => Ok((&text[..i], Some(&text[i + 1..]), false)),
         Some(i) => {
             if !text.ends_with(')') {
-                return Err(format!("'{}(' is not closed by ')' at the end of the action", &text[..i]));
+                return Err(format!(
+                    "'{}(' is not closed by ')' at the end of the action",
+                    &text[..i]
+                ));
             }
             Ok((&text[..i], Some(&text[i + 1..text.len() - 1]), true))
         }
@@ -75,7 +78,9 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
         // `output(port=P)`: output:P. ovs-ofctl 3.1 takes the parenthesized form only with
         // `max_len` (truncation, not modelled): nicbench is more lenient here, on purpose.
         ("output", Some(a)) if parens => {
-            let port = a.strip_prefix("port=").ok_or_else(|| need("'port=PORT' (other output options are not modelled)"))?;
+            let port = a
+                .strip_prefix("port=")
+                .ok_or_else(|| need("'port=PORT' (other output options are not modelled)"))?;
             if port.contains(',') {
                 return Err(p.err("output(...): only 'port=PORT' is modelled (max_len truncation is not)"));
             }
@@ -120,8 +125,12 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
             OfAction::PushVlan { tpid: tpid as u16 }
         }
         ("strip_vlan" | "pop_vlan", None) => OfAction::PopVlan,
-        ("set_tunnel", Some(a)) => OfAction::SetTunnel { id: values::uint(a, 32).map_err(e)? as u64 },
-        ("set_tunnel64", Some(a)) => OfAction::SetTunnel { id: values::uint(a, 64).map_err(e)? as u64 },
+        ("set_tunnel", Some(a)) => OfAction::SetTunnel {
+            id: values::uint(a, 32).map_err(e)? as u64,
+        },
+        ("set_tunnel64", Some(a)) => OfAction::SetTunnel {
+            id: values::uint(a, 64).map_err(e)? as u64,
+        },
         ("resubmit", Some(a)) if parens => {
             let parts: Vec<&str> = a.split(',').map(str::trim).collect();
             if parts.len() > 2 {
@@ -140,8 +149,13 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
             }
             OfAction::Resubmit { port, table }
         }
-        ("resubmit", Some(a)) => OfAction::Resubmit { port: Some(parse_port(a).map_err(e)?), table: None },
-        ("goto_table", Some(a)) => OfAction::GotoTable { table: table_number(a).map_err(e)? },
+        ("resubmit", Some(a)) => OfAction::Resubmit {
+            port: Some(parse_port(a).map_err(e)?),
+            table: None,
+        },
+        ("goto_table", Some(a)) => OfAction::GotoTable {
+            table: table_number(a).map_err(e)?,
+        },
         ("ct", arg) => parse_ct(arg.unwrap_or("")).map_err(e)?,
         ("dec_ttl", None) => OfAction::DecTtl,
         ("dec_ttl", Some(_)) => return Err(p.err("dec_ttl(ID,...): controller ids are not modelled; write dec_ttl")),
@@ -158,9 +172,12 @@ fn parse_action(p: &Piece) -> Result<OfAction, LineError> {
 }
 
 fn is_known(name: &str) -> bool {
-    ACTIONS_ALLOWED
-        .split(", ")
-        .any(|a| a.trim_end_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_').split([':', '(']).next() == Some(name))
+    ACTIONS_ALLOWED.split(", ").any(|a| {
+        a.trim_end_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .split([':', '('])
+            .next()
+            == Some(name)
+    })
 }
 
 /// `output:NORMAL`/`output:CONTROLLER` are the `normal`/`controller` actions.
@@ -189,26 +206,44 @@ fn set_field_prerequisite(m: &OfMatch, action: &OfAction, pushed_vlan: bool) -> 
         _ => return Ok(()),
     };
     if field == OfField::VlanTci {
-        let tagged = m.fields.iter().any(|f| f.field == OfField::VlanTci && f.mask & VLAN_CFI != 0 && f.value & VLAN_CFI != 0);
+        let tagged = m
+            .fields
+            .iter()
+            .any(|f| f.field == OfField::VlanTci && f.mask & VLAN_CFI != 0 && f.value & VLAN_CFI != 0);
         return if tagged || pushed_vlan {
             Ok(())
         } else {
             Err("setting a VLAN field needs a VLAN: match one (dl_vlan=..) or push_vlan first (ovs-ofctl: actions are invalid with specified match)".into())
         };
     }
-    let name = fields::FIELDS.iter().find(|f| f.field == field && matches!(f.name, "nw_src" | "nw_dst" | "ipv6_src" | "ipv6_dst" | "nw_tos" | "nw_ttl" | "tp_src" | "tp_dst"));
+    let name = fields::FIELDS.iter().find(|f| {
+        f.field == field
+            && matches!(
+                f.name,
+                "nw_src" | "nw_dst" | "ipv6_src" | "ipv6_dst" | "nw_tos" | "nw_ttl" | "tp_src" | "tp_dst"
+            )
+    });
     match name {
-        Some(name) => check_prerequisite(m, name).map_err(|e| format!("set_field: {e}").replace("(ovs-ofctl would silently ignore it)", "(ovs-ofctl: actions are invalid with specified match)")),
+        Some(name) => check_prerequisite(m, name).map_err(|e| {
+            format!("set_field: {e}").replace(
+                "(ovs-ofctl would silently ignore it)",
+                "(ovs-ofctl: actions are invalid with specified match)",
+            )
+        }),
         None => Ok(()),
     }
 }
 
 /// `VALUE[/MASK]->FIELD`.
 fn parse_set_field(arg: &str) -> Result<OfAction, String> {
-    let (v, f) = arg.rsplit_once("->").ok_or("expected VALUE->FIELD (e.g. set_field:10.0.0.1->nw_dst)")?;
+    let (v, f) = arg
+        .rsplit_once("->")
+        .ok_or("expected VALUE->FIELD (e.g. set_field:10.0.0.1->nw_dst)")?;
     let name = fields::lookup(f).ok_or_else(|| format!("unknown field '{f}' (allowed: {})", fields::names_list()))?;
     if matches!(name.field, OfField::CtState | OfField::CtZone | OfField::CtMark) {
-        return Err(format!("{f} cannot be set outside of ct(...) (e.g. ct(commit,exec(set_field:1->ct_mark)))"));
+        return Err(format!(
+            "{f} cannot be set outside of ct(...) (e.g. ct(commit,exec(set_field:1->ct_mark)))"
+        ));
     }
     if name.field == OfField::TcpFlags {
         return Err("tcp_flags is read-only".into());
@@ -225,7 +260,11 @@ fn parse_set_field(arg: &str) -> Result<OfAction, String> {
     if name.field == OfField::TunId && mask == OfField::TunId.full_mask() {
         return Ok(OfAction::SetTunnel { id: value as u64 });
     }
-    Ok(OfAction::SetField { field: name.field, value, mask })
+    Ok(OfAction::SetField {
+        field: name.field,
+        value,
+        mask,
+    })
 }
 
 /// `ct(commit,zone=N,table=T,...)`: options other than these kept as text, in order.
@@ -237,12 +276,19 @@ fn parse_ct(arg: &str) -> Result<OfAction, String> {
             None if p.text == "commit" => commit = true,
             Some(("zone", z)) if z.starts_with(|c: char| c.is_ascii_digit()) => {
                 zone = Some(
-                    parse_c_uint(z).and_then(|n| u16::try_from(n).ok()).ok_or_else(|| format!("bad zone '{z}' (0..65535)"))?,
+                    parse_c_uint(z)
+                        .and_then(|n| u16::try_from(n).ok())
+                        .ok_or_else(|| format!("bad zone '{z}' (0..65535)"))?,
                 )
             }
             Some(("table", t)) => table = Some(table_number(t)?),
             _ => other.push(p.text.to_string()),
         }
     }
-    Ok(OfAction::Ct { commit, zone, table, other })
+    Ok(OfAction::Ct {
+        commit,
+        zone,
+        table,
+        other,
+    })
 }

@@ -30,7 +30,11 @@ pub fn rule_to_string(rule: &OfRule) -> Result<String, WriteError> {
     let shorthand = SHORTHANDS
         .iter()
         .find(|(_, t, p)| Some(*t as u128) == dl_type && *p == nw_proto.map(|p| p as u8))
-        .or_else(|| SHORTHANDS.iter().find(|(_, t, p)| Some(*t as u128) == dl_type && p.is_none()));
+        .or_else(|| {
+            SHORTHANDS
+                .iter()
+                .find(|(_, t, p)| Some(*t as u128) == dl_type && p.is_none())
+        });
     let (mut wrote_type, mut wrote_proto) = (false, false);
     if let Some((name, _, p)) = shorthand {
         parts.push(name.to_string());
@@ -50,7 +54,15 @@ pub fn rule_to_string(rule: &OfRule) -> Result<String, WriteError> {
     if actions.len() > 1 && rule.actions.contains(&OfAction::Drop) {
         return Err(WriteError("'drop' cannot be combined with other actions".into()));
     }
-    Ok(format!("{},actions={}", parts.join(","), if actions.is_empty() { "drop".into() } else { actions.join(",") }))
+    Ok(format!(
+        "{},actions={}",
+        parts.join(","),
+        if actions.is_empty() {
+            "drop".into()
+        } else {
+            actions.join(",")
+        }
+    ))
 }
 
 /// Rules one per line.
@@ -71,9 +83,12 @@ fn port_text(p: &PortRef) -> Result<String, WriteError> {
             let ok = !n.is_empty()
                 && !n.starts_with(|c: char| c.is_ascii_digit())
                 && !super::ofctl::reserved_port(n)
-                && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
             if !ok {
-                return Err(WriteError(format!("port name '{n}' cannot be written (letters, digits, '_', '-', '.'; not a number or reserved name)")));
+                return Err(WriteError(format!(
+                    "port name '{n}' cannot be written (letters, digits, '_', '-', '.'; not a number or reserved name)"
+                )));
             }
             n.clone()
         }
@@ -99,13 +114,21 @@ fn int(name: &str, m: &FieldMatch, maskable: bool) -> Result<String, WriteError>
     } else if maskable {
         Ok(format!("{name}={}/{}", hex(m.value), hex(m.mask)))
     } else {
-        Err(WriteError(format!("{name} cannot be masked in OpenFlow (mask {})", hex(m.mask))))
+        Err(WriteError(format!(
+            "{name} cannot be masked in OpenFlow (mask {})",
+            hex(m.mask)
+        )))
     }
 }
 
 fn inside(m: &FieldMatch) -> Result<(), WriteError> {
     if m.value & !m.mask != 0 || m.mask & !m.field.full_mask() != 0 {
-        return Err(WriteError(format!("{:?}: value {} has bits outside mask {}", m.field, hex(m.value), hex(m.mask))));
+        return Err(WriteError(format!(
+            "{:?}: value {} has bits outside mask {}",
+            m.field,
+            hex(m.value),
+            hex(m.mask)
+        )));
     }
     Ok(())
 }
@@ -129,7 +152,12 @@ fn match_text(m: &FieldMatch, nw_proto: Option<u128>) -> Result<String, WriteErr
             0xfc => format!("nw_tos={}", m.value),
             0x03 => format!("nw_ecn={}", m.value),
             0xff => format!("nw_tos={},nw_ecn={}", m.value & 0xfc, m.value & 0x03),
-            _ => return Err(WriteError(format!("TOS mask {} is neither DSCP (0xfc), ECN (0x03) nor both", hex(m.mask)))),
+            _ => {
+                return Err(WriteError(format!(
+                    "TOS mask {} is neither DSCP (0xfc), ECN (0x03) nor both",
+                    hex(m.mask)
+                )))
+            }
         },
         NwTtl => int("nw_ttl", m, false)?,
         NwFrag => match FRAG_NAMES.iter().find(|(_, v, k)| *v == m.value && *k == m.mask) {
@@ -145,7 +173,10 @@ fn match_text(m: &FieldMatch, nw_proto: Option<u128>) -> Result<String, WriteErr
                 (false, true) => "icmpv6_code",
             };
             if m.mask != 0xff {
-                return Err(WriteError(format!("{name} is one byte matched exactly (mask 0xff), found mask {}", hex(m.mask))));
+                return Err(WriteError(format!(
+                    "{name} is one byte matched exactly (mask 0xff), found mask {}",
+                    hex(m.mask)
+                )));
             }
             format!("{name}={}", m.value)
         }
@@ -166,7 +197,10 @@ fn match_text(m: &FieldMatch, nw_proto: Option<u128>) -> Result<String, WriteErr
         CtMark => masked_hex("ct_mark", m),
         Metadata => masked_hex("metadata", m),
         RecircId | InPort => {
-            return Err(WriteError(format!("{:?} is a datapath key, not an OpenFlow match field", m.field)))
+            return Err(WriteError(format!(
+                "{:?} is a datapath key, not an OpenFlow match field",
+                m.field
+            )))
         }
     })
 }
@@ -185,7 +219,11 @@ fn vlan_text(value: u128, mask: u128) -> String {
     let vid_mask = mask & VLAN_VID_MASK;
     let pcp_mask = mask & VLAN_PCP_MASK;
     let tagged = mask & VLAN_CFI != 0 && value & VLAN_CFI != 0;
-    if tagged && (vid_mask == 0 || vid_mask == VLAN_VID_MASK) && (pcp_mask == 0 || pcp_mask == VLAN_PCP_MASK) && (vid_mask | pcp_mask) != 0 {
+    if tagged
+        && (vid_mask == 0 || vid_mask == VLAN_VID_MASK)
+        && (pcp_mask == 0 || pcp_mask == VLAN_PCP_MASK)
+        && (vid_mask | pcp_mask) != 0
+    {
         let mut s = Vec::new();
         if vid_mask != 0 {
             s.push(format!("dl_vlan={}", value & VLAN_VID_MASK));
@@ -204,17 +242,26 @@ fn vlan_text(value: u128, mask: u128) -> String {
 
 fn action_text(a: &OfAction) -> Result<String, WriteError> {
     Ok(match a {
-        OfAction::Output { port: PortRef::Reserved(r) } if r == "IN_PORT" => "in_port".into(),
+        OfAction::Output {
+            port: PortRef::Reserved(r),
+        } if r == "IN_PORT" => "in_port".into(),
         OfAction::Output { port } => format!("output:{}", port_text(port)?),
         OfAction::Drop => "drop".into(),
         OfAction::Normal => "normal".into(),
         OfAction::Controller => "controller".into(),
         OfAction::SetField { field, value, mask } => set_field_text(*field, *value, *mask)?,
         OfAction::PushVlan { tpid } if *tpid == 0x8100 || *tpid == 0x88a8 => format!("push_vlan:{tpid:#06x}"),
-        OfAction::PushVlan { tpid } => return Err(WriteError(format!("push_vlan TPID {tpid:#06x} is neither 0x8100 nor 0x88a8"))),
+        OfAction::PushVlan { tpid } => {
+            return Err(WriteError(format!(
+                "push_vlan TPID {tpid:#06x} is neither 0x8100 nor 0x88a8"
+            )))
+        }
         OfAction::PopVlan => "pop_vlan".into(),
         OfAction::SetTunnel { id } => format!("set_tunnel64:{id:#x}"),
-        OfAction::Resubmit { port: None, table: None } => return Err(WriteError("resubmit needs a port or a table".into())),
+        OfAction::Resubmit {
+            port: None,
+            table: None,
+        } => return Err(WriteError("resubmit needs a port or a table".into())),
         OfAction::Resubmit { port, table } => {
             let port = port.as_ref().map(port_text).transpose()?.unwrap_or_default();
             match table {
@@ -223,7 +270,12 @@ fn action_text(a: &OfAction) -> Result<String, WriteError> {
             }
         }
         OfAction::GotoTable { table } => format!("goto_table:{}", table_text(*table)?),
-        OfAction::Ct { commit, zone, table, other } => {
+        OfAction::Ct {
+            commit,
+            zone,
+            table,
+            other,
+        } => {
             let mut opts = Vec::new();
             if *commit {
                 opts.push("commit".to_string());
@@ -235,7 +287,12 @@ fn action_text(a: &OfAction) -> Result<String, WriteError> {
                 opts.push(format!("table={}", table_text(*t)?));
             }
             for o in other {
-                if o.is_empty() || o == "commit" || o.starts_with("table=") || o.split_once('=').is_some_and(|(k, v)| k == "zone" && v.starts_with(|c: char| c.is_ascii_digit())) {
+                if o.is_empty()
+                    || o == "commit"
+                    || o.starts_with("table=")
+                    || o.split_once('=')
+                        .is_some_and(|(k, v)| k == "zone" && v.starts_with(|c: char| c.is_ascii_digit()))
+                {
                     return Err(WriteError(format!("ct option '{o}' belongs in the typed fields")));
                 }
                 opts.push(o.clone());
@@ -259,10 +316,18 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
     inside(&m)?;
     let full = mask == field.full_mask();
     let v = |kind: Addr| {
-        if full { kind.format(value) } else { format!("{}/{}", kind.format(value), kind.format(mask)) }
+        if full {
+            kind.format(value)
+        } else {
+            format!("{}/{}", kind.format(value), kind.format(mask))
+        }
     };
     let n = |name: &str| {
-        if full { format!("set_field:{}->{name}", hex(value)) } else { format!("set_field:{}/{}->{name}", hex(value), hex(mask)) }
+        if full {
+            format!("set_field:{}->{name}", hex(value))
+        } else {
+            format!("set_field:{}/{}->{name}", hex(value), hex(mask))
+        }
     };
     // The mod_* forms where they exist: unlike set_field they need no protocol in the match.
     Ok(match field {
@@ -278,7 +343,9 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
         TunDst => format!("set_field:{}->tun_dst", v(Addr::V4)),
         Ipv6Src => format!("set_field:{}->ipv6_src", v(Addr::V6)),
         Ipv6Dst => format!("set_field:{}->ipv6_dst", v(Addr::V6)),
-        VlanTci if mask == VLAN_CFI | VLAN_VID_MASK && value & VLAN_CFI != 0 => format!("mod_vlan_vid:{}", value & VLAN_VID_MASK),
+        VlanTci if mask == VLAN_CFI | VLAN_VID_MASK && value & VLAN_CFI != 0 => {
+            format!("mod_vlan_vid:{}", value & VLAN_VID_MASK)
+        }
         VlanTci if mask == VLAN_CFI | VLAN_PCP_MASK && value & VLAN_CFI != 0 => {
             format!("mod_vlan_pcp:{}", (value & VLAN_PCP_MASK) >> 13)
         }
@@ -286,12 +353,20 @@ fn set_field_text(field: OfField, value: u128, mask: u128) -> Result<String, Wri
         VlanTci => n("vlan_tci"),
         NwTos if mask == 0xfc => format!("mod_nw_tos:{value}"),
         NwTos if mask == 0x03 => format!("mod_nw_ecn:{value}"),
-        NwTos => return Err(WriteError(format!("a TOS set with mask {} is neither DSCP nor ECN", hex(mask)))),
+        NwTos => {
+            return Err(WriteError(format!(
+                "a TOS set with mask {} is neither DSCP nor ECN",
+                hex(mask)
+            )))
+        }
         NwTtl if full => format!("mod_nw_ttl:{value}"),
         TpSrc if full => format!("mod_tp_src:{value}"),
         TpDst if full => format!("mod_tp_dst:{value}"),
         DlType | NwProto | NwTtl | NwFrag | TpSrc | TpDst | CtState | CtZone | RecircId | InPort => {
-            return Err(WriteError(format!("{field:?} cannot be set{} in OpenFlow", if full { "" } else { " under a mask" })))
+            return Err(WriteError(format!(
+                "{field:?} cannot be set{} in OpenFlow",
+                if full { "" } else { " under a mask" }
+            )))
         }
         TunId => n("tun_id"),
         Metadata => n("metadata"),

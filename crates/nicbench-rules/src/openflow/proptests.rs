@@ -65,7 +65,8 @@ fn of_match() -> impl Strategy<Value = OfMatch> {
             masked(32).prop_map(|vm| (OfField::NwDst, vm)),
             masked(128).prop_map(|vm| (OfField::Ipv6Src, vm)),
             masked(128).prop_map(|vm| (OfField::Ipv6Dst, vm)),
-            prop::sample::select(vec![0xfcu128, 0x03, 0xff]).prop_flat_map(|m| any::<u8>().prop_map(move |v| (OfField::NwTos, (v as u128 & m, m)))),
+            prop::sample::select(vec![0xfcu128, 0x03, 0xff])
+                .prop_flat_map(|m| any::<u8>().prop_map(move |v| (OfField::NwTos, (v as u128 & m, m)))),
             any::<u8>().prop_map(|v| (OfField::NwTtl, (v as u128, 0xff))),
             prop::sample::select(fields::FRAG_NAMES.to_vec()).prop_map(|(_, v, m)| (OfField::NwFrag, (v, m))),
             masked(16).prop_map(|vm| (OfField::TpSrc, vm)),
@@ -86,10 +87,18 @@ fn of_match() -> impl Strategy<Value = OfMatch> {
             }
         };
         if let Some(dl) = dl {
-            put(FieldMatch { field: OfField::DlType, value: dl as u128, mask: 0xffff });
+            put(FieldMatch {
+                field: OfField::DlType,
+                value: dl as u128,
+                mask: 0xffff,
+            });
         }
         if let Some(p) = proto {
-            put(FieldMatch { field: OfField::NwProto, value: p as u128, mask: 0xff });
+            put(FieldMatch {
+                field: OfField::NwProto,
+                value: p as u128,
+                mask: 0xff,
+            });
         }
         for f in generic.into_iter().map(fm) {
             put(f);
@@ -129,14 +138,19 @@ fn of_action() -> impl Strategy<Value = OfAction> {
         (0u128..4).prop_map(|e| (OfField::NwTos, e, 0x03)),
         any::<u8>().prop_map(|t| (OfField::NwTtl, t as u128, 0xff)),
         any::<u16>().prop_map(|p| (OfField::TpDst, p as u128, 0xffff)),
-        masked(64).prop_filter("full tun_id is set_tunnel", |(_, m)| *m != u64::MAX as u128).prop_map(|(v, m)| (OfField::TunId, v, m)),
+        masked(64)
+            .prop_filter("full tun_id is set_tunnel", |(_, m)| *m != u64::MAX as u128)
+            .prop_map(|(v, m)| (OfField::TunId, v, m)),
         masked(32).prop_map(|(v, m)| (OfField::TunSrc, v, m)),
         masked(64).prop_map(|(v, m)| (OfField::Metadata, v, m)),
     ]
     .prop_map(|(field, value, mask)| SetField { field, value, mask });
     prop_oneof![
         of_port()
-            .prop_filter("normal/controller are their own actions", |p| !matches!(p, PortRef::Reserved(r) if r == "NORMAL" || r == "CONTROLLER"))
+            .prop_filter(
+                "normal/controller are their own actions",
+                |p| !matches!(p, PortRef::Reserved(r) if r == "NORMAL" || r == "CONTROLLER")
+            )
             .prop_map(|port| Output { port }),
         Just(Normal),
         Just(Controller),
@@ -148,24 +162,55 @@ fn of_action() -> impl Strategy<Value = OfAction> {
             .prop_filter("resubmit needs a port or a table", |(p, t)| p.is_some() || t.is_some())
             .prop_map(|(port, table)| Resubmit { port, table }),
         (0u8..255).prop_map(|table| GotoTable { table }),
-        (any::<bool>(), proptest::option::of(any::<u16>()), proptest::option::of(0u8..255), prop::sample::subsequence(vec!["nat", "nat(src=10.0.0.1-10.0.0.9)", "exec(set_field:1->ct_mark)", "zone=NXM_NX_REG0[0..15]"], 0..3))
-            .prop_map(|(commit, zone, table, other)| Ct { commit, zone, table, other: other.into_iter().map(String::from).collect() }),
+        (
+            any::<bool>(),
+            proptest::option::of(any::<u16>()),
+            proptest::option::of(0u8..255),
+            prop::sample::subsequence(
+                vec![
+                    "nat",
+                    "nat(src=10.0.0.1-10.0.0.9)",
+                    "exec(set_field:1->ct_mark)",
+                    "zone=NXM_NX_REG0[0..15]"
+                ],
+                0..3
+            )
+        )
+            .prop_map(|(commit, zone, table, other)| Ct {
+                commit,
+                zone,
+                table,
+                other: other.into_iter().map(String::from).collect()
+            }),
         Just(DecTtl),
     ]
 }
 
 fn of_rule() -> impl Strategy<Value = OfRule> {
-    (0u8..255, any::<u16>(), any::<u64>(), any::<u16>(), any::<u16>(), of_match(), prop::collection::vec(of_action(), 0..5)).prop_map(
-        |(table, priority, cookie, idle_timeout_s, hard_timeout_s, matches, actions)| OfRule {
-            table,
-            priority,
-            cookie,
-            idle_timeout_s,
-            hard_timeout_s,
-            matches,
-            actions: if actions.is_empty() { vec![OfAction::Drop] } else { actions },
-        },
+    (
+        0u8..255,
+        any::<u16>(),
+        any::<u64>(),
+        any::<u16>(),
+        any::<u16>(),
+        of_match(),
+        prop::collection::vec(of_action(), 0..5),
     )
+        .prop_map(
+            |(table, priority, cookie, idle_timeout_s, hard_timeout_s, matches, actions)| OfRule {
+                table,
+                priority,
+                cookie,
+                idle_timeout_s,
+                hard_timeout_s,
+                matches,
+                actions: if actions.is_empty() {
+                    vec![OfAction::Drop]
+                } else {
+                    actions
+                },
+            },
+        )
 }
 
 fn nonzero_masked(bits: u32) -> impl Strategy<Value = (u128, u128)> {
@@ -215,25 +260,57 @@ fn dp_flow() -> impl Strategy<Value = DpFlow> {
         0..4,
     );
     let other = prop::sample::subsequence(
-        vec!["skb_priority(0x1)", "skb_mark(0/0)", "ct_label(0x1/0x1)", "dp_hash(0x5/0xf)", "packet_type(ns=0,id=0)", "arp(sip=1.2.3.4)"],
+        vec![
+            "skb_priority(0x1)",
+            "skb_mark(0/0)",
+            "ct_label(0x1/0x1)",
+            "dp_hash(0x5/0xf)",
+            "packet_type(ns=0,id=0)",
+            "arp(sip=1.2.3.4)",
+        ],
         0..4,
     );
     let actions = prop::collection::vec(
         prop_oneof![
             any::<u32>().prop_map(|port| DpAction::Output { port }),
             Just(DpAction::Drop),
-            (prop::sample::select(vec![0x8100u16, 0x88a8]), any::<u16>()).prop_map(|(tpid, tci)| DpAction::PushVlan { tpid, tci }),
+            (prop::sample::select(vec![0x8100u16, 0x88a8]), any::<u16>())
+                .prop_map(|(tpid, tci)| DpAction::PushVlan { tpid, tci }),
             Just(DpAction::PopVlan),
-            nonzero_masked(48).prop_map(|(value, mask)| DpAction::Set { field: DlSrc, value, mask }),
-            nonzero_masked(32).prop_map(|(value, mask)| DpAction::Set { field: NwDst, value, mask }),
-            nonzero_masked(32).prop_map(|(value, mask)| DpAction::Set { field: NwSrc, value, mask }),
-            nonzero_masked(128).prop_map(|(value, mask)| DpAction::Set { field: Ipv6Dst, value, mask }),
+            nonzero_masked(48).prop_map(|(value, mask)| DpAction::Set {
+                field: DlSrc,
+                value,
+                mask
+            }),
+            nonzero_masked(32).prop_map(|(value, mask)| DpAction::Set {
+                field: NwDst,
+                value,
+                mask
+            }),
+            nonzero_masked(32).prop_map(|(value, mask)| DpAction::Set {
+                field: NwSrc,
+                value,
+                mask
+            }),
+            nonzero_masked(128).prop_map(|(value, mask)| DpAction::Set {
+                field: Ipv6Dst,
+                value,
+                mask
+            }),
             (any::<u64>(), any::<u32>(), any::<u32>()).prop_map(|(id, src, dst)| DpAction::SetTunnel { id, src, dst }),
             any::<u32>().prop_map(|id| DpAction::Recirc { id }),
-            Just(DpAction::Tunnel { text: "tnl_pop(4)".into() }),
-            Just(DpAction::Ct { text: "ct(commit,zone=5,nat(src=10.0.0.1))".into() }),
-            Just(DpAction::Other { text: "userspace(pid=0,slow_path(controller))".into() }),
-            Just(DpAction::Other { text: "clone(pop_vlan,3)".into() }),
+            Just(DpAction::Tunnel {
+                text: "tnl_pop(4)".into()
+            }),
+            Just(DpAction::Ct {
+                text: "ct(commit,zone=5,nat(src=10.0.0.1))".into()
+            }),
+            Just(DpAction::Other {
+                text: "userspace(pid=0,slow_path(controller))".into()
+            }),
+            Just(DpAction::Other {
+                text: "clone(pop_vlan,3)".into()
+            }),
         ],
         1..6,
     );
@@ -255,13 +332,25 @@ fn dp_flow() -> impl Strategy<Value = DpFlow> {
             }
         };
         if let Some(t) = dl {
-            put(FieldMatch { field: DlType, value: t, mask: 0xffff });
+            put(FieldMatch {
+                field: DlType,
+                value: t,
+                mask: 0xffff,
+            });
         }
         if let Some((v, m)) = vlan {
-            put(FieldMatch { field: VlanTci, value: v, mask: m });
+            put(FieldMatch {
+                field: VlanTci,
+                value: v,
+                mask: m,
+            });
         }
         if let Some(p) = proto {
-            put(FieldMatch { field: NwProto, value: p, mask: 0xff });
+            put(FieldMatch {
+                field: NwProto,
+                value: p,
+                mask: 0xff,
+            });
         }
         for f in common.into_iter().map(fm) {
             put(f);
@@ -280,7 +369,10 @@ fn dp_flow() -> impl Strategy<Value = DpFlow> {
             packets: st.0,
             bytes: st.1,
             used: st.2.map(String::from),
-            placement: DpPlacement { offloaded: st.4, dp: st.5.map(String::from) },
+            placement: DpPlacement {
+                offloaded: st.4,
+                dp: st.5.map(String::from),
+            },
             actions,
             tcp_flags_seen: st.3.map(String::from),
             dp_extra_info: st.7.map(String::from),

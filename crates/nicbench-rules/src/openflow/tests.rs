@@ -19,9 +19,17 @@ fn test_parse_add_flow_example() {
     assert_eq!((r.table, r.priority, r.cookie), (0, 10, 0));
     assert_eq!(
         r.matches.fields,
-        vec![fm(OfField::DlType, 0x0800, 0xffff), fm(OfField::NwSrc, 0x0a00_0000, 0xff00_0000)]
+        vec![
+            fm(OfField::DlType, 0x0800, 0xffff),
+            fm(OfField::NwSrc, 0x0a00_0000, 0xff00_0000)
+        ]
     );
-    assert_eq!(r.actions, vec![OfAction::Output { port: PortRef::Name("v1p".into()) }]);
+    assert_eq!(
+        r.actions,
+        vec![OfAction::Output {
+            port: PortRef::Name("v1p".into())
+        }]
+    );
     assert_eq!(parse_rule("actions=drop").unwrap().priority, DEFAULT_PRIORITY);
 }
 
@@ -42,7 +50,15 @@ fn test_parse_dump_flows_output() {
             fm(OfField::TpDst, 80, 0xffff),
         ]
     );
-    assert_eq!(r.actions, vec![OfAction::PopVlan, OfAction::Output { port: PortRef::Number(2) }]);
+    assert_eq!(
+        r.actions,
+        vec![
+            OfAction::PopVlan,
+            OfAction::Output {
+                port: PortRef::Number(2)
+            }
+        ]
+    );
     assert_eq!(rules[1].actions, vec![OfAction::Normal]);
 }
 
@@ -50,15 +66,39 @@ fn test_parse_dump_flows_output() {
 fn test_spellings_ovs_treats_as_one() {
     // Pairs `ovs-ofctl parse-flow` prints the same way (checked against OVS 3.1 in tests/ovs_oracle.rs).
     let same = [
-        ("dl_vlan=5,actions=mod_vlan_vid:7", "vlan_tci=0x1005/0x1fff,actions=set_field:4103->vlan_vid"),
-        ("ip,actions=set_tunnel:5", "dl_type=0x0800,actions=set_field:0x5->tun_id"),
-        ("udp,udp_src=53,actions=strip_vlan", "ip,nw_proto=17,tp_src=53,actions=pop_vlan"),
-        ("ct_state=+trk-new,actions=in_port", "ct_state=0x20/0x21,actions=output:IN_PORT"),
-        ("ip,nw_src=10.0.0.7/255.255.255.0,actions=local", "ip,nw_src=10.0.0.0/24,actions=output:65534"),
+        (
+            "dl_vlan=5,actions=mod_vlan_vid:7",
+            "vlan_tci=0x1005/0x1fff,actions=set_field:4103->vlan_vid",
+        ),
+        (
+            "ip,actions=set_tunnel:5",
+            "dl_type=0x0800,actions=set_field:0x5->tun_id",
+        ),
+        (
+            "udp,udp_src=53,actions=strip_vlan",
+            "ip,nw_proto=17,tp_src=53,actions=pop_vlan",
+        ),
+        (
+            "ct_state=+trk-new,actions=in_port",
+            "ct_state=0x20/0x21,actions=output:IN_PORT",
+        ),
+        (
+            "ip,nw_src=10.0.0.7/255.255.255.0,actions=local",
+            "ip,nw_src=10.0.0.0/24,actions=output:65534",
+        ),
         ("in_port=LOCAL,actions=", "in_port=local,actions=drop"),
-        ("tcp,tcp_flags=+syn-ack,actions=NORMAL", "tcp,tcp_flags=0x002/0x012,actions=output:normal"),
-        ("ip,nw_tos=16,actions=mod_nw_tos:8", "ip,ip_dscp=4,actions=set_field:2->ip_dscp"),
-        ("dl_vlan=0xffff,actions=controller", "vlan_tci=0/0x1fff,actions=CONTROLLER:65535"),
+        (
+            "tcp,tcp_flags=+syn-ack,actions=NORMAL",
+            "tcp,tcp_flags=0x002/0x012,actions=output:normal",
+        ),
+        (
+            "ip,nw_tos=16,actions=mod_nw_tos:8",
+            "ip,ip_dscp=4,actions=set_field:2->ip_dscp",
+        ),
+        (
+            "dl_vlan=0xffff,actions=controller",
+            "vlan_tci=0/0x1fff,actions=CONTROLLER:65535",
+        ),
     ];
     for (a, b) in same {
         assert_eq!(round_trip(a), round_trip(b), "{a} vs {b}");
@@ -75,16 +115,42 @@ fn test_actions_forms() {
         vec![
             Output { port: p(4) },
             Output { port: p(5) },
-            Resubmit { port: Some(p(6)), table: None },
-            Resubmit { port: None, table: Some(2) },
-            Resubmit { port: Some(p(7)), table: Some(3) },
+            Resubmit {
+                port: Some(p(6)),
+                table: None
+            },
+            Resubmit {
+                port: None,
+                table: Some(2)
+            },
+            Resubmit {
+                port: Some(p(7)),
+                table: Some(3)
+            },
             GotoTable { table: 4 },
-            Ct { commit: true, zone: Some(5), table: Some(3), other: vec!["nat(src=10.0.0.1)".into()] },
+            Ct {
+                commit: true,
+                zone: Some(5),
+                table: Some(3),
+                other: vec!["nat(src=10.0.0.1)".into()]
+            },
             DecTtl,
             PushVlan { tpid: 0x8100 },
-            SetField { field: OfField::VlanTci, value: 0x7000, mask: 0xf000 },
-            SetField { field: OfField::DlDst, value: 0x0011_2233_4455, mask: 0xffff_ffff_ffff },
-            SetField { field: OfField::Metadata, value: 0x10, mask: 0xff },
+            SetField {
+                field: OfField::VlanTci,
+                value: 0x7000,
+                mask: 0xf000
+            },
+            SetField {
+                field: OfField::DlDst,
+                value: 0x0011_2233_4455,
+                mask: 0xffff_ffff_ffff
+            },
+            SetField {
+                field: OfField::Metadata,
+                value: 0x10,
+                mask: 0xff
+            },
             SetTunnel { id: 0x12_3456_7890 },
         ]
     );
@@ -103,43 +169,93 @@ fn err(line: &str) -> ParseError {
 fn test_errors_point_at_the_piece() {
     let e = err("priority=10,ip,nw_srx=10.0.0.1,actions=drop");
     assert_eq!(e.column, 16);
-    assert!(e.message.starts_with("unknown match field 'nw_srx' (allowed: table, priority"), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("unknown match field 'nw_srx' (allowed: table, priority"),
+        "{}",
+        e.message
+    );
     let e = err("ip,nw_src=10.0.0.1");
     assert_eq!((e.column, e.message.contains("missing 'actions='")), (19, true));
     let e = err("tcp,tp_dst=0x51/0xfff0,actions=drop");
     assert_eq!(e.column, 5);
     assert!(e.message.contains("bits outside mask"), "{}", e.message);
     let e = err("tp_dst=80,actions=drop");
-    assert!(e.message.contains("'tp_dst' needs 'tcp', 'udp' or 'sctp'"), "{}", e.message);
+    assert!(
+        e.message.contains("'tp_dst' needs 'tcp', 'udp' or 'sctp'"),
+        "{}",
+        e.message
+    );
     let e = err("ip,actions=output:1,frobnicate");
     assert_eq!(e.column, 21);
-    assert!(e.message.starts_with("unknown action 'frobnicate' (allowed: output:PORT"), "{}", e.message);
-    assert!(err("ip,actions=drop,output:1").message.contains("\"drop\" must not be accompanied"));
-    assert!(err("priority=70000,actions=drop").message.contains("bad priority '70000'"));
+    assert!(
+        e.message
+            .starts_with("unknown action 'frobnicate' (allowed: output:PORT"),
+        "{}",
+        e.message
+    );
+    assert!(err("ip,actions=drop,output:1")
+        .message
+        .contains("\"drop\" must not be accompanied"));
+    assert!(err("priority=70000,actions=drop")
+        .message
+        .contains("bad priority '70000'"));
     assert!(err("dl_vlan=4096,actions=drop").message.contains("neither a VLAN id"));
     assert!(err("ip,nw_tos=3,actions=drop").message.contains("multiple of 4"));
-    assert!(err("ct_state=+trk+foo,actions=drop").message.contains("unknown flag 'foo'"));
-    assert!(err("actions=set_field:1->nope").message.contains("unknown field 'nope'"));
-    assert!(err("actions=set_field:1.2.3.4->ip_src").message.contains("needs 'ip' or 'arp'"));
+    assert!(err("ct_state=+trk+foo,actions=drop")
+        .message
+        .contains("unknown flag 'foo'"));
+    assert!(err("actions=set_field:1->nope")
+        .message
+        .contains("unknown field 'nope'"));
+    assert!(err("actions=set_field:1.2.3.4->ip_src")
+        .message
+        .contains("needs 'ip' or 'arp'"));
     assert!(err("actions=set_field:5->vlan_pcp").message.contains("needs a VLAN"));
-    assert!(err("tcp,actions=set_field:0x2->tcp_flags").message.contains("read-only"));
-    assert!(err("actions=set_field:1->ct_mark").message.contains("outside of ct(...)"));
+    assert!(err("tcp,actions=set_field:0x2->tcp_flags")
+        .message
+        .contains("read-only"));
+    assert!(err("actions=set_field:1->ct_mark")
+        .message
+        .contains("outside of ct(...)"));
     // mod_* have no prerequisite; set_field after push_vlan or with a VLAN match is fine.
     round_trip("actions=mod_nw_src:1.2.3.4,mod_tp_dst:80,mod_nw_tos:4,mod_vlan_pcp:3");
     round_trip("actions=push_vlan:0x8100,set_field:4101->vlan_vid");
     round_trip("dl_vlan=5,actions=set_field:5->vlan_pcp");
     assert!(err("actions=resubmit(,255)").message.contains("bad table '255'"));
-    assert!(err("actions=output:v1p,mod_dl_src:zz").message.contains("not a MAC address"));
+    assert!(err("actions=output:v1p,mod_dl_src:zz")
+        .message
+        .contains("not a MAC address"));
     assert!(err("actions=ct(commit").message.contains("not closed"));
-    let report = parse_file_all("ip,actions=drop\nbogus,actions=drop\n\nip,actions=output:1\nip,nw_src=1.2.3.4.5,actions=drop\n", "r.of");
+    let report = parse_file_all(
+        "ip,actions=drop\nbogus,actions=drop\n\nip,actions=output:1\nip,nw_src=1.2.3.4.5,actions=drop\n",
+        "r.of",
+    );
     assert_eq!(report.parsed.iter().map(|(l, _)| *l).collect::<Vec<_>>(), vec![1, 4]);
-    let lines: Vec<String> = report.errors.iter().map(|e| format!("{}:{}:{}", e.file, e.line, e.column)).collect();
+    let lines: Vec<String> = report
+        .errors
+        .iter()
+        .map(|e| format!("{}:{}:{}", e.file, e.line, e.column))
+        .collect();
     assert_eq!(lines, vec!["r.of:2:1", "r.of:5:4"]);
 }
 
 #[test]
 fn test_parse_never_panics_on_garbage() {
-    for line in ["", "actions", "=,=,actions=", "actions=(", "actions=)))", "in_port=,actions=", "actions=set_field:->", "é,actions=drop", "actions=resubmit()", "ct_state=+,actions=drop", "actions=output(port=)", "nw_src=/,ip,actions=drop"] {
+    for line in [
+        "",
+        "actions",
+        "=,=,actions=",
+        "actions=(",
+        "actions=)))",
+        "in_port=,actions=",
+        "actions=set_field:->",
+        "é,actions=drop",
+        "actions=resubmit()",
+        "ct_state=+,actions=drop",
+        "actions=output(port=)",
+        "nw_src=/,ip,actions=drop",
+    ] {
         let _ = parse_rule(line);
     }
 }
@@ -147,15 +263,24 @@ fn test_parse_never_panics_on_garbage() {
 #[test]
 fn test_looks_like_openflow() {
     assert!(looks_like_openflow("# rules\n\npriority=1,ip,actions=drop\n"));
-    assert!(looks_like_openflow("NXST_FLOW reply (xid=0x4):\n cookie=0x0, priority=0 actions=NORMAL\n"));
-    assert!(!looks_like_openflow("recirc_id(0),in_port(1), packets:0, bytes:0, used:never, actions:2\n"));
-    assert!(!looks_like_openflow("flow create 0 ingress pattern eth / end actions drop / end\n"));
+    assert!(looks_like_openflow(
+        "NXST_FLOW reply (xid=0x4):\n cookie=0x0, priority=0 actions=NORMAL\n"
+    ));
+    assert!(!looks_like_openflow(
+        "recirc_id(0),in_port(1), packets:0, bytes:0, used:never, actions:2\n"
+    ));
+    assert!(!looks_like_openflow(
+        "flow create 0 ingress pattern eth / end actions drop / end\n"
+    ));
     let dir = std::env::temp_dir().join(format!("nicbench_of_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("rules.txt");
     std::fs::write(&path, "priority=1,ip,actions=drop\n").unwrap();
     let err = crate::ruleset::load_path(&path, None, false).unwrap_err().to_string();
-    assert!(err.contains("Open vSwitch OpenFlow rules") && err.contains("nicbench vswitch --openflow"), "{err}");
+    assert!(
+        err.contains("Open vSwitch OpenFlow rules") && err.contains("nicbench vswitch --openflow"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

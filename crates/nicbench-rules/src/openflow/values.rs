@@ -18,12 +18,20 @@ pub(crate) fn uint(text: &str, bits: u32) -> Result<u128, String> {
 }
 
 pub(crate) fn ones(bits: u32) -> u128 {
-    if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 }
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
 }
 
 /// High `len` bits of a `bits`-wide mask.
 pub(crate) fn prefix_mask(bits: u32, len: u32) -> u128 {
-    if len == 0 { 0 } else { ones(bits) & !ones(bits - len) }
+    if len == 0 {
+        0
+    } else {
+        ones(bits) & !ones(bits - len)
+    }
 }
 
 /// Prefix length if `mask` is a prefix mask of a `bits`-wide field.
@@ -51,12 +59,17 @@ pub(crate) fn ipv4(text: &str) -> Result<u128, String> {
 }
 
 pub(crate) fn ipv6(text: &str) -> Result<u128, String> {
-    text.parse::<Ipv6Addr>().map(u128::from).map_err(|_| format!("'{text}' is not an IPv6 address"))
+    text.parse::<Ipv6Addr>()
+        .map(u128::from)
+        .map_err(|_| format!("'{text}' is not an IPv6 address"))
 }
 
 pub(crate) fn fmt_mac(v: u128) -> String {
     let b = (v as u64).to_be_bytes();
-    format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[2], b[3], b[4], b[5], b[6], b[7])
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        b[2], b[3], b[4], b[5], b[6], b[7]
+    )
 }
 
 pub(crate) fn fmt_ipv4(v: u128) -> String {
@@ -103,7 +116,9 @@ impl Addr {
 /// (callers decide whether bits outside the mask are an error) and the mask.
 pub(crate) fn addr_masked(kind: Addr, text: &str) -> Result<(u128, u128), String> {
     let bits = kind.bits();
-    let Some((v, m)) = text.split_once('/') else { return Ok((kind.parse(text)?, ones(bits))) };
+    let Some((v, m)) = text.split_once('/') else {
+        return Ok((kind.parse(text)?, ones(bits)));
+    };
     let value = kind.parse(v)?;
     if kind != Addr::Mac && !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()) {
         let len: u32 = m.parse().map_err(|_| format!("bad prefix length '{m}'"))?;
@@ -201,7 +216,11 @@ pub(crate) fn fmt_flags_plus_minus(value: u128, mask: u128, names: FlagNames) ->
 
 /// `0x..` hex, or `0` for zero (C `%#x`).
 pub(crate) fn hex(v: u128) -> String {
-    if v == 0 { "0".into() } else { format!("{v:#x}") }
+    if v == 0 {
+        "0".into()
+    } else {
+        format!("{v:#x}")
+    }
 }
 
 #[cfg(test)]
@@ -211,10 +230,18 @@ mod tests {
     #[test]
     fn test_addr_forms() {
         assert_eq!(addr_masked(Addr::V4, "10.0.0.1/8").unwrap(), (0x0a000001, 0xff000000));
-        assert_eq!(addr_masked(Addr::V4, "10.0.0.0/255.255.0.0").unwrap(), (0x0a000000, 0xffff0000));
-        assert_eq!(addr_masked(Addr::Mac, "01:00:00:00:00:00/01:00:00:00:00:00").unwrap().1, 0x010000000000);
+        assert_eq!(
+            addr_masked(Addr::V4, "10.0.0.0/255.255.0.0").unwrap(),
+            (0x0a000000, 0xffff0000)
+        );
+        assert_eq!(
+            addr_masked(Addr::Mac, "01:00:00:00:00:00/01:00:00:00:00:00").unwrap().1,
+            0x010000000000
+        );
         assert_eq!(addr_masked(Addr::V6, "2001:db8::/32").unwrap().1, prefix_mask(128, 32));
-        assert!(addr_masked(Addr::V4, "10.0.0.1/33").unwrap_err().contains("prefix length 33"));
+        assert!(addr_masked(Addr::V4, "10.0.0.1/33")
+            .unwrap_err()
+            .contains("prefix length 33"));
         assert!(mac("01:02:03:04:05").is_err());
         assert_eq!(fmt_mac(0x0011_2233_4455), "00:11:22:33:44:55");
         assert_eq!(mask_prefix_len(32, 0xffffff00), Some(24));
@@ -224,7 +251,9 @@ mod tests {
     #[test]
     fn test_flags() {
         assert_eq!(flags_plus_minus("+trk-new", CT_STATE_FLAGS).unwrap(), (0x20, 0x21));
-        assert!(flags_plus_minus("+trk+foo", CT_STATE_FLAGS).unwrap_err().contains("allowed: new, est"));
+        assert!(flags_plus_minus("+trk+foo", CT_STATE_FLAGS)
+            .unwrap_err()
+            .contains("allowed: new, est"));
         assert!(flags_plus_minus("trk", CT_STATE_FLAGS).is_err());
         assert_eq!(fmt_flags_plus_minus(0x12, 0x13, TCP_FLAGS).unwrap(), "-fin+syn+ack");
         assert_eq!(fmt_flags_plus_minus(0x0, 0x800, TCP_FLAGS), None);

@@ -22,8 +22,8 @@ pub use write::command_to_string;
 use crate::error::{LineError, ParseError, ParseReport};
 use crate::lex::{self, parse_c_uint, Cursor};
 use crate::model::{
-    ones, prefix_mask, Action, EthItem, Field, FieldBits, Icmp6Item, IcmpItem, Ipv4Item, Ipv6Item, Item,
-    MacAddr, Rule, SctpItem, TcpItem, UdpItem, VlanItem, VxlanItem, VxlanTunnel,
+    ones, prefix_mask, Action, EthItem, Field, FieldBits, Icmp6Item, IcmpItem, Ipv4Item, Ipv6Item, Item, MacAddr, Rule,
+    SctpItem, TcpItem, UdpItem, VlanItem, VxlanItem, VxlanTunnel,
 };
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -40,7 +40,9 @@ impl DeviceTable {
     }
     /// Table with fixed names: `names[i]` is port `i`.
     pub fn with_names<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
-        DeviceTable { names: names.into_iter().map(Into::into).collect() }
+        DeviceTable {
+            names: names.into_iter().map(Into::into).collect(),
+        }
     }
     /// Port id of `name`, registering it if new.
     pub fn port_id(&mut self, name: &str) -> u32 {
@@ -107,7 +109,9 @@ impl AutoPrio {
             Some(p) => p,
             None => match self.lowest.get(&key) {
                 None => TC_FIRST_AUTO_PRIO,
-                Some(&1) => return Err("no automatic priority is left below prio 1 in this chain: give 'prio N'".into()),
+                Some(&1) => {
+                    return Err("no automatic priority is left below prio 1 in this chain: give 'prio N'".into())
+                }
                 Some(&low) => low - 1,
             },
         };
@@ -201,8 +205,8 @@ fn parse_line(line: &str, devices: &mut DeviceTable, auto: &mut AutoPrio) -> Res
             }
             "protocol" => {
                 let p = c.word("a protocol")?;
-                protocol = protocol_value(p.text)
-                    .ok_or_else(|| c.error_prev(format!("unknown protocol '{}'", p.text)))?;
+                protocol =
+                    protocol_value(p.text).ok_or_else(|| c.error_prev(format!("unknown protocol '{}'", p.text)))?;
             }
             "prio" | "pref" => prio = Some(read_num(&mut c, "a priority", 16)? as u32),
             "chain" => rule.attr.group = read_num(&mut c, "a chain index", 32)? as u32,
@@ -216,15 +220,25 @@ fn parse_line(line: &str, devices: &mut DeviceTable, auto: &mut AutoPrio) -> Res
             }
         }
     }
-    let Some(dev) = dev else { return Err(c.error_prev("expected 'dev NAME' before 'flower'".into())) };
+    let Some(dev) = dev else {
+        return Err(c.error_prev("expected 'dev NAME' before 'flower'".into()));
+    };
     if !rule.attr.ingress && !rule.attr.egress {
         return Err(c.error_prev("expected 'ingress', 'egress' or 'parent ffff:' before 'flower'".into()));
     }
     // tc prio 1 is the first a filter can take (0 asks for an automatic one); rte_flow's
     // priority 0 is its first: priority = prio - 1, so conversions keep the order exactly.
-    let tc_prio = auto.assign(&dev, rule.attr.ingress, rule.attr.group, prio).map_err(|m| c.error_prev(m))?;
+    let tc_prio = auto
+        .assign(&dev, rule.attr.ingress, rule.attr.group, prio)
+        .map_err(|m| c.error_prev(m))?;
     rule.attr.priority = tc_prio - 1;
-    let mut b = Builder { eth: EthItem::default(), vlan: None, l3: None, l4: None, enc: None };
+    let mut b = Builder {
+        eth: EthItem::default(),
+        vlan: None,
+        l3: None,
+        l4: None,
+        enc: None,
+    };
     match protocol {
         ETH_P_8021Q | ETH_P_8021AD => {
             b.vlan = Some(VlanItem::default());
@@ -252,7 +266,12 @@ fn parse_line(line: &str, devices: &mut DeviceTable, auto: &mut AutoPrio) -> Res
     }
     rule.pattern = build_pattern(b);
     rule.actions = parse_actions(&mut c, devices)?;
-    Ok(TcCommand { dev, rule, skip_sw, skip_hw })
+    Ok(TcCommand {
+        dev,
+        rule,
+        skip_sw,
+        skip_hw,
+    })
 }
 
 fn read_num(c: &mut Cursor<'_>, what: &str, bits: u32) -> Result<u64, LineError> {
@@ -274,7 +293,10 @@ fn read_masked(c: &mut Cursor<'_>, key: &str, bits: u32) -> Result<Option<Field<
         (Some(v), Some(m)) if (v as u128) <= ones(bits) && (m as u128) <= ones(bits) => {
             Ok(Field::<u128>::canonical(v as u128, m as u128, None))
         }
-        _ => Err(c.error_prev(format!("expected VALUE[/MASK] ({bits}-bit numbers) for '{key}', found '{}'", t.text))),
+        _ => Err(c.error_prev(format!(
+            "expected VALUE[/MASK] ({bits}-bit numbers) for '{key}', found '{}'",
+            t.text
+        ))),
     }
 }
 
@@ -304,17 +326,29 @@ fn ip_field(addr: IpAddr, len: u32) -> Option<Field<u128>> {
 
 fn set_ip(c: &Cursor<'_>, l3: &mut Option<L3>, key: &str, addr: IpAddr, len: u32, src: bool) -> Result<(), LineError> {
     if l3.is_none() {
-        *l3 = Some(if addr.is_ipv4() { L3::V4(Ipv4Item::default()) } else { L3::V6(Ipv6Item::default()) });
+        *l3 = Some(if addr.is_ipv4() {
+            L3::V4(Ipv4Item::default())
+        } else {
+            L3::V6(Ipv6Item::default())
+        });
     }
     let f = ip_field(addr, len);
     match (l3, addr) {
         (Some(L3::V4(ip)), IpAddr::V4(_)) => {
             let f = f.map(Field::from_raw);
-            if src { ip.src = f } else { ip.dst = f }
+            if src {
+                ip.src = f
+            } else {
+                ip.dst = f
+            }
         }
         (Some(L3::V6(ip)), IpAddr::V6(_)) => {
             let f = f.map(Field::from_raw);
-            if src { ip.src = f } else { ip.dst = f }
+            if src {
+                ip.src = f
+            } else {
+                ip.dst = f
+            }
         }
         _ => return Err(c.error_prev(format!("'{key}' address family does not match the protocol"))),
     }
@@ -337,7 +371,11 @@ fn flower_key(c: &mut Cursor<'_>, b: &mut Builder, key: &str) -> Result<(), Line
                 },
             };
             let f = Field::new(addr, MacAddr::from_bits(mask), None);
-            if key == "src_mac" { b.eth.src = f } else { b.eth.dst = f }
+            if key == "src_mac" {
+                b.eth.src = f
+            } else {
+                b.eth.dst = f
+            }
         }
         "vlan_id" | "vlan_prio" => {
             let (bits, shift) = if key == "vlan_id" { (12, 0) } else { (3, 13) };
@@ -345,7 +383,11 @@ fn flower_key(c: &mut Cursor<'_>, b: &mut Builder, key: &str) -> Result<(), Line
             let Some(vlan) = b.vlan.as_mut() else {
                 return Err(c.error_prev(format!("'{key}' needs 'protocol 802.1q' or 'protocol 802.1ad'")));
             };
-            let old = vlan.tci.unwrap_or(Field { value: 0, mask: 0, last: None });
+            let old = vlan.tci.unwrap_or(Field {
+                value: 0,
+                mask: 0,
+                last: None,
+            });
             let m = (ones(bits) as u16) << shift;
             vlan.tci = Field::new((old.value & !m) | (v << shift), old.mask | m, None);
         }
@@ -368,9 +410,11 @@ fn flower_key(c: &mut Cursor<'_>, b: &mut Builder, key: &str) -> Result<(), Line
                 "sctp" => 132,
                 "icmp" => 1,
                 "icmpv6" => 58,
-                s => parse_c_uint(s)
-                    .and_then(|v| u8::try_from(v).ok())
-                    .ok_or_else(|| c.error_prev(format!("expected tcp, udp, sctp, icmp, icmpv6 or a number, found '{s}'")))?,
+                s => parse_c_uint(s).and_then(|v| u8::try_from(v).ok()).ok_or_else(|| {
+                    c.error_prev(format!(
+                        "expected tcp, udp, sctp, icmp, icmpv6 or a number, found '{s}'"
+                    ))
+                })?,
             };
             b.l4 = match proto {
                 6 => Some(Item::Tcp(TcpItem::default())),
@@ -417,9 +461,27 @@ fn flower_key(c: &mut Cursor<'_>, b: &mut Builder, key: &str) -> Result<(), Line
             };
             let src = key == "src_port";
             match b.l4.as_mut() {
-                Some(Item::Tcp(i)) => if src { i.src = Some(f) } else { i.dst = Some(f) },
-                Some(Item::Udp(i)) => if src { i.src = Some(f) } else { i.dst = Some(f) },
-                Some(Item::Sctp(i)) => if src { i.src = Some(f) } else { i.dst = Some(f) },
+                Some(Item::Tcp(i)) => {
+                    if src {
+                        i.src = Some(f)
+                    } else {
+                        i.dst = Some(f)
+                    }
+                }
+                Some(Item::Udp(i)) => {
+                    if src {
+                        i.src = Some(f)
+                    } else {
+                        i.dst = Some(f)
+                    }
+                }
+                Some(Item::Sctp(i)) => {
+                    if src {
+                        i.src = Some(f)
+                    } else {
+                        i.dst = Some(f)
+                    }
+                }
                 _ => return Err(c.error_prev(format!("'{key}' needs 'ip_proto tcp', 'udp' or 'sctp' before it"))),
             }
         }
@@ -469,7 +531,10 @@ fn build_pattern(b: Builder) -> Vec<Item> {
     if let Some(enc) = b.enc {
         out.push(Item::Eth(EthItem::default()));
         out.push(enc.l3.unwrap_or(L3::V4(Ipv4Item::default())).into_item());
-        out.push(Item::Udp(UdpItem { dst: enc.dst_port.map(Field::exact), ..Default::default() }));
+        out.push(Item::Udp(UdpItem {
+            dst: enc.dst_port.map(Field::exact),
+            ..Default::default()
+        }));
         out.push(Item::Vxlan(VxlanItem {
             vni: enc.vni.and_then(|v| Field::new(v, 0xff_ffff, None)),
             ..Default::default()
@@ -489,13 +554,19 @@ fn parse_actions(c: &mut Cursor<'_>, devices: &mut DeviceTable) -> Result<Vec<Ac
             return Err(c.expected("'action'"));
         }
         let t = c.word("an action")?;
-        let name = if t.text == "gact" { c.word("a gact control ('drop', 'pass', 'goto')")?.text } else { t.text };
+        let name = if t.text == "gact" {
+            c.word("a gact control ('drop', 'pass', 'goto')")?.text
+        } else {
+            t.text
+        };
         match name {
             "drop" | "shot" => out.push(Action::Drop),
             "pass" | "ok" => out.push(Action::Passthru),
             "goto" => {
                 c.expect("chain", " after 'goto'")?;
-                out.push(Action::Jump { group: read_num(c, "a chain index", 32)? as u32 });
+                out.push(Action::Jump {
+                    group: read_num(c, "a chain index", 32)? as u32,
+                });
             }
             "mirred" => {
                 let dir = c.word("'egress'")?.text;
@@ -505,7 +576,9 @@ fn parse_actions(c: &mut Cursor<'_>, devices: &mut DeviceTable) -> Result<Vec<Ac
                 }
                 c.expect("dev", " after 'mirred egress redirect'")?;
                 let dev = c.word("a device name")?.text;
-                out.push(Action::PortId { id: devices.port_id(dev) });
+                out.push(Action::PortId {
+                    id: devices.port_id(dev),
+                });
             }
             "pedit" => {
                 c.expect("ex", " after 'pedit' (only 'pedit ex munge' is supported)")?;
@@ -523,20 +596,32 @@ fn parse_actions(c: &mut Cursor<'_>, devices: &mut DeviceTable) -> Result<Vec<Ac
                     let (mut vid, mut pcp, mut ethertype) = (None, None, ETH_P_8021Q);
                     loop {
                         match c.peek_text() {
-                            Some("id") => { c.next(); vid = Some(read_num(c, "a VLAN id", 12)? as u16) }
-                            Some("priority") => { c.next(); pcp = Some(read_num(c, "a VLAN priority", 3)? as u8) }
+                            Some("id") => {
+                                c.next();
+                                vid = Some(read_num(c, "a VLAN id", 12)? as u16)
+                            }
+                            Some("priority") => {
+                                c.next();
+                                pcp = Some(read_num(c, "a VLAN priority", 3)? as u8)
+                            }
                             Some("protocol") => {
                                 c.next();
                                 let p = c.word("'802.1q' or '802.1ad'")?;
                                 ethertype = match protocol_value(p.text) {
                                     Some(v @ (ETH_P_8021Q | ETH_P_8021AD)) => v,
-                                    _ => return Err(c.error_prev(format!("expected '802.1q' or '802.1ad', found '{}'", p.text))),
+                                    _ => {
+                                        return Err(
+                                            c.error_prev(format!("expected '802.1q' or '802.1ad', found '{}'", p.text))
+                                        )
+                                    }
                                 };
                             }
                             _ => break,
                         }
                     }
-                    let Some(vid) = vid else { return Err(c.expected(&format!("'id' for 'vlan {verb}'"))) };
+                    let Some(vid) = vid else {
+                        return Err(c.expected(&format!("'id' for 'vlan {verb}'")));
+                    };
                     if verb == "push" {
                         out.push(Action::OfPushVlan { ethertype });
                     }
@@ -554,21 +639,37 @@ fn parse_actions(c: &mut Cursor<'_>, devices: &mut DeviceTable) -> Result<Vec<Ac
                             Some(k @ ("src_ip" | "dst_ip")) => {
                                 c.next();
                                 let v = c.word("an address")?;
-                                let a: IpAddr = v.text.parse().map_err(|_| c.error_prev(format!("expected an IP address for '{k}', found '{}'", v.text)))?;
-                                if k == "src_ip" { tun.src_ip = Some(a) } else { tun.dst_ip = Some(a) }
+                                let a: IpAddr = v.text.parse().map_err(|_| {
+                                    c.error_prev(format!("expected an IP address for '{k}', found '{}'", v.text))
+                                })?;
+                                if k == "src_ip" {
+                                    tun.src_ip = Some(a)
+                                } else {
+                                    tun.dst_ip = Some(a)
+                                }
                             }
-                            Some("id") => { c.next(); tun.vni = Some(read_num(c, "a VNI", 24)? as u32) }
-                            Some("dst_port") => { c.next(); tun.dst_port = Some(read_num(c, "a UDP port", 16)? as u16) }
+                            Some("id") => {
+                                c.next();
+                                tun.vni = Some(read_num(c, "a VNI", 24)? as u32)
+                            }
+                            Some("dst_port") => {
+                                c.next();
+                                tun.dst_port = Some(read_num(c, "a UDP port", 16)? as u16)
+                            }
                             _ => break,
                         }
                     }
-                    out.push(Action::VxlanEncap { tunnel: Some(Box::new(tun)) });
+                    out.push(Action::VxlanEncap {
+                        tunnel: Some(Box::new(tun)),
+                    });
                 }
                 other => return Err(c.error_prev(format!("expected 'set' or 'unset', found '{other}'"))),
             },
             "skbedit" => {
                 c.expect("mark", " after 'skbedit' (only 'skbedit mark' maps to rte_flow)")?;
-                out.push(Action::Mark { id: read_num(c, "a mark", 32)? as u32 });
+                out.push(Action::Mark {
+                    id: read_num(c, "a mark", 32)? as u32,
+                });
             }
             other => return Err(c.error_prev(format!("tc action '{other}' has no rte_flow equivalent"))),
         }
@@ -592,11 +693,20 @@ fn pedit_munge(c: &mut Cursor<'_>) -> Result<Action, LineError> {
         return Err(c.error_prev(format!("expected 'set' or 'dec', found '{op}'")));
     }
     let v = c.word("a value after 'set'")?;
-    let bad = |what: &str| c.error_prev(format!("expected {what} for 'pedit {hdr} {field} set', found '{}'", v.text));
+    let bad = |what: &str| {
+        c.error_prev(format!(
+            "expected {what} for 'pedit {hdr} {field} set', found '{}'",
+            v.text
+        ))
+    };
     let mac = || MacAddr::parse_groups(v.text, 1, false).ok_or_else(|| bad("a MAC address"));
     let v4 = || v.text.parse::<Ipv4Addr>().map_err(|_| bad("an IPv4 address"));
     let v6 = || v.text.parse::<Ipv6Addr>().map_err(|_| bad("an IPv6 address"));
-    let port = || parse_c_uint(v.text).and_then(|p| u16::try_from(p).ok()).ok_or_else(|| bad("a port"));
+    let port = || {
+        parse_c_uint(v.text)
+            .and_then(|p| u16::try_from(p).ok())
+            .ok_or_else(|| bad("a port"))
+    };
     Ok(match (hdr, field) {
         ("eth", "src") => Action::SetMacSrc { mac: mac()? },
         ("eth", "dst") => Action::SetMacDst { mac: mac()? },

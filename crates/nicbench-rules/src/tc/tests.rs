@@ -18,13 +18,27 @@ fn test_parse_brief_example() {
     );
     assert_eq!(cmd.dev, "eth0");
     assert!(cmd.skip_sw && !cmd.skip_hw);
-    assert_eq!(cmd.rule.attr, Attr { priority: 0, ingress: true, ..Default::default() }, "tc prio 1 is rte_flow priority 0");
+    assert_eq!(
+        cmd.rule.attr,
+        Attr {
+            priority: 0,
+            ingress: true,
+            ..Default::default()
+        },
+        "tc prio 1 is rte_flow priority 0"
+    );
     assert_eq!(
         cmd.rule.pattern,
         vec![
             Item::Eth(EthItem::default()),
-            Item::Ipv4(Ipv4Item { dst: Field::prefix(Ipv4Addr::new(10, 0, 0, 0), 24), ..Default::default() }),
-            Item::Udp(UdpItem { dst: Some(Field::exact(80)), ..Default::default() }),
+            Item::Ipv4(Ipv4Item {
+                dst: Field::prefix(Ipv4Addr::new(10, 0, 0, 0), 24),
+                ..Default::default()
+            }),
+            Item::Udp(UdpItem {
+                dst: Some(Field::exact(80)),
+                ..Default::default()
+            }),
         ]
     );
     assert_eq!(cmd.rule.actions, vec![Action::Drop]);
@@ -33,10 +47,19 @@ fn test_parse_brief_example() {
 #[test]
 fn test_devices_first_seen_order() {
     let mut dev = DeviceTable::new();
-    let cmd = round_trip("tc filter add dev eth0 ingress protocol all flower action mirred egress redirect dev eth1", &mut dev);
+    let cmd = round_trip(
+        "tc filter add dev eth0 ingress protocol all flower action mirred egress redirect dev eth1",
+        &mut dev,
+    );
     assert_eq!(cmd.rule.actions, vec![Action::PortId { id: 1 }]);
     assert_eq!((dev.name(0), dev.name(1)), (Some("eth0"), Some("eth1")));
-    let unknown = TcCommand { rule: Rule { actions: vec![Action::PortId { id: 9 }], ..cmd.rule.clone() }, ..cmd };
+    let unknown = TcCommand {
+        rule: Rule {
+            actions: vec![Action::PortId { id: 9 }],
+            ..cmd.rule.clone()
+        },
+        ..cmd
+    };
     assert!(command_to_string(&unknown, &dev).unwrap_err().0.contains("port id 9"));
 }
 
@@ -46,7 +69,9 @@ fn test_vlan_tunnel_and_actions() {
     let cmd = round_trip("tc filter add dev vxlan0 ingress protocol 802.1q chain 2 flower enc_key_id 42 enc_dst_ip 192.0.2.1 enc_dst_port 4789 vlan_id 10 vlan_prio 3 vlan_ethtype ip ip_proto tcp src_port 1000-2000 tcp_flags 0x02/0x12 action vlan pop action tunnel_key unset action goto chain 3", &mut dev);
     assert_eq!(cmd.rule.attr.group, 2);
     assert_eq!(cmd.rule.pattern.len(), 8);
-    let Item::Vlan(v) = &cmd.rule.pattern[5] else { panic!("{:?}", cmd.rule.pattern) };
+    let Item::Vlan(v) = &cmd.rule.pattern[5] else {
+        panic!("{:?}", cmd.rule.pattern)
+    };
     assert_eq!((v.vid(), v.pcp()), (Some((10, 0xfff)), Some((3, 7))));
     let Item::Tcp(t) = &cmd.rule.pattern[7] else { panic!() };
     assert_eq!(t.src, Some(Field::range(1000, 2000)));
@@ -58,16 +83,35 @@ fn test_vlan_tunnel_and_actions() {
 #[test]
 fn test_errors_name_the_token() {
     let mut dev = DeviceTable::new();
-    let e = parse_command("tc filter add dev eth0 ingress protocol ip flower action ct commit", &mut dev).unwrap_err();
+    let e = parse_command(
+        "tc filter add dev eth0 ingress protocol ip flower action ct commit",
+        &mut dev,
+    )
+    .unwrap_err();
     assert_eq!(e.message, "tc action 'ct' has no rte_flow equivalent");
     assert_eq!(e.column, 58);
-    let e = parse_command("tc filter add dev eth0 ingress protocol ip flower dst_port 80 action drop", &mut dev).unwrap_err();
+    let e = parse_command(
+        "tc filter add dev eth0 ingress protocol ip flower dst_port 80 action drop",
+        &mut dev,
+    )
+    .unwrap_err();
     assert!(e.message.contains("'dst_port' needs 'ip_proto"), "{}", e.message);
-    let e = parse_command("tc filter add dev eth0 ingress protocol ip flower ct_state +trk action drop", &mut dev).unwrap_err();
+    let e = parse_command(
+        "tc filter add dev eth0 ingress protocol ip flower ct_state +trk action drop",
+        &mut dev,
+    )
+    .unwrap_err();
     assert!(e.message.starts_with("tc flower key 'ct_state'"), "{}", e.message);
     let queue = TcCommand {
         dev: "eth0".into(),
-        rule: Rule { attr: Attr { ingress: true, ..Default::default() }, pattern: vec![], actions: vec![Action::Queue { index: 1 }] },
+        rule: Rule {
+            attr: Attr {
+                ingress: true,
+                ..Default::default()
+            },
+            pattern: vec![],
+            actions: vec![Action::Queue { index: 1 }],
+        },
         skip_sw: false,
         skip_hw: false,
     };
@@ -96,5 +140,8 @@ fn test_filters_without_prio_get_the_kernels_automatic_priorities() {
     let low = "tc filter add dev eth0 ingress protocol ip prio 1 flower action drop\n\
                tc filter add dev eth0 ingress protocol ip flower action drop\n";
     let e = parse_file(low, "f.tc", &mut dev).expect_err("nothing below prio 1");
-    assert!(e.to_string().contains("f.tc:2") && e.to_string().contains("below prio 1"), "{e}");
+    assert!(
+        e.to_string().contains("f.tc:2") && e.to_string().contains("below prio 1"),
+        "{e}"
+    );
 }

@@ -29,7 +29,9 @@ pub fn command_to_string(cmd: &TcCommand, devices: &DeviceTable) -> Result<Strin
     let mut keys = String::new();
     if let Some(vx) = items.iter().position(|i| matches!(i, Item::Vxlan(_))) {
         if vx != 3 {
-            return err("tc flower expresses a vxlan item only as 'eth / ipv4|ipv6 / udp / vxlan' before the inner headers");
+            return err(
+                "tc flower expresses a vxlan item only as 'eth / ipv4|ipv6 / udp / vxlan' before the inner headers",
+            );
         }
         write_enc(&mut keys, &items[..4])?;
         items = &items[4..];
@@ -50,9 +52,17 @@ pub fn command_to_string(cmd: &TcCommand, devices: &DeviceTable) -> Result<Strin
         _ => None,
     };
     let l3 = rest.next_if(|i| matches!(i, Item::Ipv4(_) | Item::Ipv6(_)));
-    let l4 = rest.next_if(|i| matches!(i, Item::Tcp(_) | Item::Udp(_) | Item::Sctp(_) | Item::Icmp(_) | Item::Icmp6(_)));
+    let l4 = rest.next_if(|i| {
+        matches!(
+            i,
+            Item::Tcp(_) | Item::Udp(_) | Item::Sctp(_) | Item::Icmp(_) | Item::Icmp6(_)
+        )
+    });
     if let Some(extra) = rest.next() {
-        return err(format!("tc flower cannot express item '{}' at this place in the pattern", extra.kind().name()));
+        return err(format!(
+            "tc flower cannot express item '{}' at this place in the pattern",
+            extra.kind().name()
+        ));
     }
     if l4.is_some() && l3.is_none() {
         return err("tc flower needs an ipv4 or ipv6 item before an L4 item");
@@ -72,7 +82,11 @@ pub fn command_to_string(cmd: &TcCommand, devices: &DeviceTable) -> Result<Strin
             if t.is_some_and(|t| t != l3) {
                 return err(format!("eth type {:#06x} contradicts the L3 item", t.unwrap_or(0)));
             }
-            if l3 == ETH_P_IP { "ip".into() } else { "ipv6".into() }
+            if l3 == ETH_P_IP {
+                "ip".into()
+            } else {
+                "ipv6".into()
+            }
         }
         (None, Some(t), None) => format!("{t:#06x}"),
         (None, None, None) => "all".into(),
@@ -81,7 +95,10 @@ pub fn command_to_string(cmd: &TcCommand, devices: &DeviceTable) -> Result<Strin
     // Always explicit: without `prio` the kernel would pick one (below the chain's first) and the
     // rule's place in the order would depend on what was added before. tc prio = priority + 1.
     if a.priority >= u16::MAX as u32 {
-        return err(format!("tc prio is 16 bits (1-65535); priority {} does not fit", a.priority));
+        return err(format!(
+            "tc prio is 16 bits (1-65535); priority {} does not fit",
+            a.priority
+        ));
     }
     write!(s, " prio {}", a.priority + 1).ok();
     if a.group != 0 {
@@ -121,12 +138,20 @@ fn none(present: bool, what: &str) -> Result<(), WriteError> {
     }
 }
 
-fn write_prefix<T: FieldBits + std::fmt::Display>(s: &mut String, key: &str, f: &Option<Field<T>>) -> Result<(), WriteError> {
+fn write_prefix<T: FieldBits + std::fmt::Display>(
+    s: &mut String,
+    key: &str,
+    f: &Option<Field<T>>,
+) -> Result<(), WriteError> {
     let Some(f) = f else { return Ok(()) };
     match f.prefix_len() {
         Some(len) if len == T::BITS => write!(s, " {key} {}", f.value).ok(),
         Some(len) => write!(s, " {key} {}/{len}", f.value).ok(),
-        None => return err(format!("tc flower '{key}' takes a prefix; mask or range not expressible")),
+        None => {
+            return err(format!(
+                "tc flower '{key}' takes a prefix; mask or range not expressible"
+            ))
+        }
     };
     Ok(())
 }
@@ -136,7 +161,10 @@ fn write_enc(s: &mut String, outer: &[Item]) -> Result<(), WriteError> {
     let (Item::Eth(eth), Item::Udp(udp), Item::Vxlan(vx)) = (&outer[0], &outer[2], &outer[3]) else {
         return err("tc flower expresses a vxlan item only as 'eth / ipv4|ipv6 / udp / vxlan'");
     };
-    none(!Item::Eth(eth.clone()).is_presence_only(), "fields of the outer eth item")?;
+    none(
+        !Item::Eth(eth.clone()).is_presence_only(),
+        "fields of the outer eth item",
+    )?;
     none(udp.src.is_some(), "the outer udp source port")?;
     none(vx.last_rsvd.is_some(), "vxlan last_rsvd")?;
     if let Some(vni) = exact(&vx.vni.map(|f| f.to_raw()), 24, "the vni")? {
@@ -191,7 +219,8 @@ fn write_vlan(s: &mut String, v: &VlanItem, l3_type: Option<u16>) -> Result<(), 
     none(v.has_more_vlan.is_some(), "vlan has_more_vlan")?;
     if let Some(tci) = v.tci {
         let (vid_m, pcp_m) = (tci.mask & 0x0fff, tci.mask & 0xe000);
-        if tci.last.is_some() || tci.mask & 0x1000 != 0 || !matches!(vid_m, 0 | 0x0fff) || !matches!(pcp_m, 0 | 0xe000) {
+        if tci.last.is_some() || tci.mask & 0x1000 != 0 || !matches!(vid_m, 0 | 0x0fff) || !matches!(pcp_m, 0 | 0xe000)
+        {
             return err("tc flower matches vlan id and priority only exactly (no DEI, masks or ranges)");
         }
         if vid_m != 0 {
@@ -231,7 +260,11 @@ fn write_port(s: &mut String, key: &str, f: &Option<Field<u16>>) -> Result<(), W
     match (f.mask, f.last) {
         (0xffff, None) => write!(s, " {key} {}", f.value).ok(),
         (0xffff, Some(hi)) if hi >= f.value => write!(s, " {key} {}-{hi}", f.value).ok(),
-        _ => return err(format!("tc flower '{key}' takes a port or an ascending range, not a mask")),
+        _ => {
+            return err(format!(
+                "tc flower '{key}' takes a port or an ascending range, not a mask"
+            ))
+        }
     };
     Ok(())
 }

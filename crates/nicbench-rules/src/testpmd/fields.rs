@@ -5,8 +5,8 @@
 //! number and keep the low `width` bits, as testpmd's bit-field filler does (`vid is 4096`
 //! is accepted and matches VID 0); boolean tokens take 0/1/on/off/true/false/yes/no.
 
-use crate::model::{ones, prefix_mask, ItemKind, MacAddr, SlotDesc, ValueKind};
 use crate::lex::parse_c_uint;
+use crate::model::{ones, prefix_mask, ItemKind, MacAddr, SlotDesc, ValueKind};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,17 +26,39 @@ pub(crate) struct TokenDesc {
 }
 
 const fn plain(name: &'static str, slot: usize, width: u32) -> TokenDesc {
-    TokenDesc { name, slot, shift: 0, width, form: Form::Plain }
+    TokenDesc {
+        name,
+        slot,
+        shift: 0,
+        width,
+        form: Form::Plain,
+    }
 }
 const fn bits(name: &'static str, slot: usize, shift: u32, width: u32) -> TokenDesc {
-    TokenDesc { name, slot, shift, width, form: Form::Bitfield }
+    TokenDesc {
+        name,
+        slot,
+        shift,
+        width,
+        form: Form::Bitfield,
+    }
 }
 const fn boolean(name: &'static str, slot: usize, shift: u32) -> TokenDesc {
-    TokenDesc { name, slot, shift, width: 1, form: Form::Boolean }
+    TokenDesc {
+        name,
+        slot,
+        shift,
+        width: 1,
+        form: Form::Boolean,
+    }
 }
 
-const ETH: &[TokenDesc] =
-    &[plain("dst", 0, 48), plain("src", 1, 48), plain("type", 2, 16), bits("has_vlan", 3, 0, 1)];
+const ETH: &[TokenDesc] = &[
+    plain("dst", 0, 48),
+    plain("src", 1, 48),
+    plain("type", 2, 16),
+    bits("has_vlan", 3, 0, 1),
+];
 const VLAN: &[TokenDesc] = &[
     plain("tci", 0, 16),
     bits("pcp", 0, 13, 3),
@@ -66,10 +88,18 @@ const IPV6: &[TokenDesc] = &[
 ];
 const TCP: &[TokenDesc] = &[plain("src", 0, 16), plain("dst", 1, 16), plain("flags", 2, 8)];
 const UDP: &[TokenDesc] = &[plain("src", 0, 16), plain("dst", 1, 16)];
-const SCTP: &[TokenDesc] =
-    &[plain("src", 0, 16), plain("dst", 1, 16), plain("tag", 2, 32), plain("cksum", 3, 32)];
-const ICMP: &[TokenDesc] =
-    &[plain("type", 0, 8), plain("code", 1, 8), plain("ident", 2, 16), plain("seq", 3, 16)];
+const SCTP: &[TokenDesc] = &[
+    plain("src", 0, 16),
+    plain("dst", 1, 16),
+    plain("tag", 2, 32),
+    plain("cksum", 3, 32),
+];
+const ICMP: &[TokenDesc] = &[
+    plain("type", 0, 8),
+    plain("code", 1, 8),
+    plain("ident", 2, 16),
+    plain("seq", 3, 16),
+];
 const ICMP6: &[TokenDesc] = &[plain("type", 0, 8), plain("code", 1, 8)];
 const VXLAN: &[TokenDesc] = &[plain("vni", 0, 24), plain("last_rsvd", 1, 8)];
 const GRE: &[TokenDesc] = &[
@@ -121,15 +151,21 @@ pub(crate) fn read_value(tok: &TokenDesc, desc: &SlotDesc, text: &str) -> Result
             .map_err(|_| format!("expected an IPv6 address for field '{}', found '{text}'", tok.name)),
         ValueKind::Dec | ValueKind::Hex => {
             if tok.form == Form::Boolean {
-                return read_bool(text)
-                    .map(u128::from)
-                    .ok_or_else(|| format!("expected a boolean (0, 1, on, off, true, false, yes, no) for field '{}', found '{text}'", tok.name));
+                return read_bool(text).map(u128::from).ok_or_else(|| {
+                    format!(
+                        "expected a boolean (0, 1, on, off, true, false, yes, no) for field '{}', found '{text}'",
+                        tok.name
+                    )
+                });
             }
             let v = parse_c_uint(text)
                 .ok_or_else(|| format!("expected a number for field '{}', found '{text}'", tok.name))?
                 as u128;
             if tok.form == Form::Plain && v > ones(tok.width) {
-                return Err(format!("value {text} does not fit field '{}' ({} bits)", tok.name, tok.width));
+                return Err(format!(
+                    "value {text} does not fit field '{}' ({} bits)",
+                    tok.name, tok.width
+                ));
             }
             Ok(v & ones(tok.width))
         }
@@ -140,8 +176,14 @@ pub(crate) fn read_value(tok: &TokenDesc, desc: &SlotDesc, text: &str) -> Result
 pub(crate) fn read_prefix(tok: &TokenDesc, text: &str) -> Result<u128, String> {
     match parse_c_uint(text) {
         Some(len) if len <= tok.width as u64 => Ok(prefix_mask(len as u32, tok.width)),
-        Some(_) => Err(format!("prefix {text} is longer than field '{}' ({} bits)", tok.name, tok.width)),
-        None => Err(format!("expected a prefix length for field '{}', found '{text}'", tok.name)),
+        Some(_) => Err(format!(
+            "prefix {text} is longer than field '{}' ({} bits)",
+            tok.name, tok.width
+        )),
+        None => Err(format!(
+            "expected a prefix length for field '{}', found '{text}'",
+            tok.name
+        )),
     }
 }
 
@@ -167,7 +209,11 @@ mod tests {
             }
             // Every slot is reachable by a token covering it whole.
             for (i, s) in slots.iter().enumerate() {
-                assert!(tokens(kind).iter().any(|t| t.slot == i && t.width == s.width_bits), "{kind:?}.{}", s.name);
+                assert!(
+                    tokens(kind).iter().any(|t| t.slot == i && t.width == s.width_bits),
+                    "{kind:?}.{}",
+                    s.name
+                );
             }
         }
     }
@@ -176,12 +222,21 @@ mod tests {
     fn test_read_values() {
         let slots = ItemKind::Udp.slots();
         assert_eq!(read_value(&UDP[1], &slots[1], "0x50"), Ok(80));
-        assert!(read_value(&UDP[1], &slots[1], "65536").unwrap_err().contains("does not fit"));
+        assert!(read_value(&UDP[1], &slots[1], "65536")
+            .unwrap_err()
+            .contains("does not fit"));
         let vs = ItemKind::Vlan.slots();
-        assert_eq!(read_value(&VLAN[3], &vs[0], "4097"), Ok(1), "bit-fields truncate like testpmd");
+        assert_eq!(
+            read_value(&VLAN[3], &vs[0], "4097"),
+            Ok(1),
+            "bit-fields truncate like testpmd"
+        );
         assert_eq!(read_value(&GRE[1], &ItemKind::Gre.slots()[0], "on"), Ok(1));
         assert!(read_value(&GRE[1], &ItemKind::Gre.slots()[0], "2").is_err());
-        assert_eq!(read_value(&IPV4[6], &ItemKind::Ipv4.slots()[6], "10.0.0.1"), Ok(0x0a00_0001));
+        assert_eq!(
+            read_value(&IPV4[6], &ItemKind::Ipv4.slots()[6], "10.0.0.1"),
+            Ok(0x0a00_0001)
+        );
         assert!(read_value(&IPV4[6], &ItemKind::Ipv4.slots()[6], "10.0.0.256").is_err());
         assert_eq!(read_prefix(&IPV4[6], "24"), Ok(0xffff_ff00));
         assert!(read_prefix(&IPV4[6], "33").is_err());

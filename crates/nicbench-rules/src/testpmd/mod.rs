@@ -20,8 +20,7 @@ pub(crate) use write::{write_command, write_rule};
 use crate::error::{LineError, ParseError, ParseReport};
 use crate::lex::{self, parse_c_uint, Cursor};
 use crate::model::{
-    ones, Action, Attr, Command, Field, Item, ItemKind, MacAddr, RawSlots, RssAction, RssFunc, RssType,
-    Rule, MAX_SLOTS,
+    ones, Action, Attr, Command, Field, Item, ItemKind, MacAddr, RawSlots, RssAction, RssFunc, RssType, Rule, MAX_SLOTS,
 };
 use fields::{item_kind, read_prefix, read_value, tokens};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -75,7 +74,9 @@ pub(crate) fn parse_line(line: &str) -> Result<Command, LineError> {
             }
             Command::Destroy { port, rule_ids }
         }
-        "flush" => Command::Flush { port: read_uint(&mut c, "a port id", 16)? as u16 },
+        "flush" => Command::Flush {
+            port: read_uint(&mut c, "a port id", 16)? as u16,
+        },
         other => {
             return Err(c.error_prev(format!(
                 "expected 'create', 'validate', 'destroy' or 'flush', found '{other}'"
@@ -115,9 +116,7 @@ fn parse_rule_body(c: &mut Cursor<'_>) -> Result<Rule, LineError> {
                 c.next();
                 break;
             }
-            _ => {
-                return Err(c.expected("'group', 'priority', 'ingress', 'egress', 'transfer' or 'pattern'"))
-            }
+            _ => return Err(c.expected("'group', 'priority', 'ingress', 'egress', 'transfer' or 'pattern'")),
         }
     }
     let pattern = parse_pattern(c)?;
@@ -205,8 +204,12 @@ fn parse_pattern(c: &mut Cursor<'_>) -> Result<Vec<Item>, LineError> {
             };
             c.next();
             let v = c.word(&format!("a value for field '{}'", tok.name))?;
-            let value = if how == "prefix" { read_prefix(tok, v.text) } else { read_value(tok, desc, v.text) }
-                .map_err(|m| c.error_prev(m))?;
+            let value = if how == "prefix" {
+                read_prefix(tok, v.text)
+            } else {
+                read_value(tok, desc, v.text)
+            }
+            .map_err(|m| c.error_prev(m))?;
             let s = tok.slot;
             match how {
                 "is" => {
@@ -286,25 +289,43 @@ fn parse_actions(c: &mut Cursor<'_>) -> Result<Vec<Action>, LineError> {
                     mac = v.text.parse().map_err(|e: String| c.error_prev(e))?;
                     Ok(())
                 })?;
-                if name == "set_mac_src" { Action::SetMacSrc { mac } } else { Action::SetMacDst { mac } }
+                if name == "set_mac_src" {
+                    Action::SetMacSrc { mac }
+                } else {
+                    Action::SetMacDst { mac }
+                }
             }
             "set_ipv4_src" | "set_ipv4_dst" => {
                 let mut addr = Ipv4Addr::UNSPECIFIED;
                 params(c, name, &["ipv4_addr"], |c, _| {
                     let v = c.word("an IPv4 address")?;
-                    addr = v.text.parse().map_err(|_| c.error_prev(format!("expected an IPv4 address, found '{}'", v.text)))?;
+                    addr = v
+                        .text
+                        .parse()
+                        .map_err(|_| c.error_prev(format!("expected an IPv4 address, found '{}'", v.text)))?;
                     Ok(())
                 })?;
-                if name == "set_ipv4_src" { Action::SetIpv4Src { addr } } else { Action::SetIpv4Dst { addr } }
+                if name == "set_ipv4_src" {
+                    Action::SetIpv4Src { addr }
+                } else {
+                    Action::SetIpv4Dst { addr }
+                }
             }
             "set_ipv6_src" | "set_ipv6_dst" => {
                 let mut addr = Ipv6Addr::UNSPECIFIED;
                 params(c, name, &["ipv6_addr"], |c, _| {
                     let v = c.word("an IPv6 address")?;
-                    addr = v.text.parse().map_err(|_| c.error_prev(format!("expected an IPv6 address, found '{}'", v.text)))?;
+                    addr = v
+                        .text
+                        .parse()
+                        .map_err(|_| c.error_prev(format!("expected an IPv6 address, found '{}'", v.text)))?;
                     Ok(())
                 })?;
-                if name == "set_ipv6_src" { Action::SetIpv6Src { addr } } else { Action::SetIpv6Dst { addr } }
+                if name == "set_ipv6_src" {
+                    Action::SetIpv6Src { addr }
+                } else {
+                    Action::SetIpv6Dst { addr }
+                }
             }
             "set_tp_src" | "set_tp_dst" => {
                 let mut port = 0;
@@ -312,7 +333,11 @@ fn parse_actions(c: &mut Cursor<'_>) -> Result<Vec<Action>, LineError> {
                     port = read_uint(c, "a port number", 16)? as u16;
                     Ok(())
                 })?;
-                if name == "set_tp_src" { Action::SetTpSrc { port } } else { Action::SetTpDst { port } }
+                if name == "set_tp_src" {
+                    Action::SetTpSrc { port }
+                } else {
+                    Action::SetTpDst { port }
+                }
             }
             "of_push_vlan" => {
                 let mut ethertype = 0;
@@ -351,7 +376,9 @@ fn parse_actions(c: &mut Cursor<'_>) -> Result<Vec<Action>, LineError> {
                 }
             }
             other => {
-                return Err(c.error_prev(format!("unknown action '{other}'; expected one of {ACTION_NAMES} or 'end'")))
+                return Err(c.error_prev(format!(
+                    "unknown action '{other}'; expected one of {ACTION_NAMES} or 'end'"
+                )))
             }
         };
         actions.push(action);
@@ -385,59 +412,66 @@ fn params<'a>(
 
 fn parse_rss(c: &mut Cursor<'_>) -> Result<RssAction, LineError> {
     let mut rss = RssAction::default();
-    params(c, "rss", &["func", "level", "types", "key", "key_len", "queues"], |c, p| {
-        match p {
-            "func" => {
-                let t = c.word("an RSS function")?;
-                rss.func = Some(RssFunc::ALL.into_iter().find(|f| f.name() == t.text).ok_or_else(|| {
-                    c.error_prev(format!(
-                        "expected 'default', 'toeplitz', 'simple_xor' or 'symmetric_toeplitz', found '{}'",
-                        t.text
-                    ))
-                })?);
-            }
-            "level" => rss.level = Some(read_uint(c, "an encapsulation level", 32)? as u32),
-            "types" => {
-                let mut types = Vec::new();
-                loop {
-                    let t = c.word("an RSS type or 'end'")?;
-                    if t.text == "end" {
-                        break;
+    params(
+        c,
+        "rss",
+        &["func", "level", "types", "key", "key_len", "queues"],
+        |c, p| {
+            match p {
+                "func" => {
+                    let t = c.word("an RSS function")?;
+                    rss.func = Some(RssFunc::ALL.into_iter().find(|f| f.name() == t.text).ok_or_else(|| {
+                        c.error_prev(format!(
+                            "expected 'default', 'toeplitz', 'simple_xor' or 'symmetric_toeplitz', found '{}'",
+                            t.text
+                        ))
+                    })?);
+                }
+                "level" => rss.level = Some(read_uint(c, "an encapsulation level", 32)? as u32),
+                "types" => {
+                    let mut types = Vec::new();
+                    loop {
+                        let t = c.word("an RSS type or 'end'")?;
+                        if t.text == "end" {
+                            break;
+                        }
+                        types.push(
+                            RssType::from_name(t.text)
+                                .ok_or_else(|| c.error_prev(format!("unknown RSS type '{}'", t.text)))?,
+                        );
                     }
-                    types.push(
-                        RssType::from_name(t.text)
-                            .ok_or_else(|| c.error_prev(format!("unknown RSS type '{}'", t.text)))?,
-                    );
+                    rss.types = Some(types);
                 }
-                rss.types = Some(types);
-            }
-            "key" => {
-                let t = c.word("an RSS key in hex")?;
-                rss.key = Some(read_hex_key(t.text).map_err(|m| c.error_prev(m))?);
-                // testpmd's ACTION_RSS_KEY writes key_len too: an earlier key_len is void.
-                rss.key_len = None;
-            }
-            "key_len" => {
-                // testpmd's ACTION_RSS_KEY_LEN: ARGS_ENTRY_ARB_BOUNDED(0, RSS_HASH_KEY_LENGTH = 64).
-                let len = read_uint(c, "a key length in bytes", 32)?;
-                if len > MAX_RSS_KEY_BYTES as u64 {
-                    return Err(c.error_prev(format!("RSS key_len {len} is out of range (0..={MAX_RSS_KEY_BYTES} bytes)")));
+                "key" => {
+                    let t = c.word("an RSS key in hex")?;
+                    rss.key = Some(read_hex_key(t.text).map_err(|m| c.error_prev(m))?);
+                    // testpmd's ACTION_RSS_KEY writes key_len too: an earlier key_len is void.
+                    rss.key_len = None;
                 }
-                rss.key_len = Some(len as u32);
-            }
-            _ => {
-                let mut queues = Vec::new();
-                while !c.eat("end") {
-                    if queues.len() == 128 {
-                        return Err(c.expected("'end' (at most 128 queues)"));
+                "key_len" => {
+                    // testpmd's ACTION_RSS_KEY_LEN: ARGS_ENTRY_ARB_BOUNDED(0, RSS_HASH_KEY_LENGTH = 64).
+                    let len = read_uint(c, "a key length in bytes", 32)?;
+                    if len > MAX_RSS_KEY_BYTES as u64 {
+                        return Err(c.error_prev(format!(
+                            "RSS key_len {len} is out of range (0..={MAX_RSS_KEY_BYTES} bytes)"
+                        )));
                     }
-                    queues.push(read_uint(c, "a queue index or 'end'", 16)? as u16);
+                    rss.key_len = Some(len as u32);
                 }
-                rss.queues = Some(queues);
+                _ => {
+                    let mut queues = Vec::new();
+                    while !c.eat("end") {
+                        if queues.len() == 128 {
+                            return Err(c.expected("'end' (at most 128 queues)"));
+                        }
+                        queues.push(read_uint(c, "a queue index or 'end'", 16)? as u16);
+                    }
+                    rss.queues = Some(queues);
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(rss)
 }
 
@@ -447,14 +481,21 @@ const MAX_RSS_KEY_BYTES: usize = 64;
 /// testpmd's hex string: optional `0x`, at most 64 bytes; an odd digit count makes the
 /// first digit a byte of its own (as testpmd's `parse_hex_string` does).
 fn read_hex_key(text: &str) -> Result<Vec<u8>, String> {
-    let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
+    let hex = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
     if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("expected an RSS key in hex, found '{text}'"));
     }
     if hex.len() > 128 {
         return Err(format!("RSS key '{text}' is longer than 64 bytes"));
     }
-    let padded = if hex.len() % 2 == 1 { format!("0{hex}") } else { hex.to_string() };
+    let padded = if hex.len() % 2 == 1 {
+        format!("0{hex}")
+    } else {
+        hex.to_string()
+    };
     (0..padded.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string()))

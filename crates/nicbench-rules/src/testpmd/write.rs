@@ -29,7 +29,11 @@ pub fn rule_to_string(rule: &Rule) -> Result<String, WriteError> {
 }
 
 fn check_expressible(rule: &Rule) -> Result<(), WriteError> {
-    if rule.actions.iter().any(|a| matches!(a, Action::VxlanEncap { tunnel: Some(_) })) {
+    if rule
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::VxlanEncap { tunnel: Some(_) }))
+    {
         return Err(WriteError(
             "testpmd 'vxlan_encap' takes its tunnel from 'set vxlan'; an inline tunnel cannot be written".into(),
         ));
@@ -65,7 +69,11 @@ pub(crate) fn write_rule(f: &mut fmt::Formatter<'_>, rule: &Rule) -> fmt::Result
     if a.priority != 0 {
         write!(f, "priority {} ", a.priority)?;
     }
-    for (on, word) in [(a.ingress, "ingress "), (a.egress, "egress "), (a.transfer, "transfer ")] {
+    for (on, word) in [
+        (a.ingress, "ingress "),
+        (a.egress, "egress "),
+        (a.transfer, "transfer "),
+    ] {
         if on {
             f.write_str(word)?;
         }
@@ -89,8 +97,10 @@ fn write_item(f: &mut fmt::Formatter<'_>, item: &Item) -> fmt::Result {
     let toks = tokens(kind);
     for (i, (slot, desc)) in item.to_slots().iter().zip(kind.slots()).enumerate() {
         let Some(field) = slot else { continue };
-        let views: Vec<&TokenDesc> =
-            toks.iter().filter(|t| t.slot == i && t.width < desc.width_bits).collect();
+        let views: Vec<&TokenDesc> = toks
+            .iter()
+            .filter(|t| t.slot == i && t.width < desc.width_bits)
+            .collect();
         if field.last.is_none() && !views.is_empty() {
             let covered = views.iter().filter(|t| field.mask & view_mask(t) != 0);
             let whole = covered.clone().all(|t| field.mask & view_mask(t) == view_mask(t));

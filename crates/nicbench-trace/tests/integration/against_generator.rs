@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use nicbench_traffic::{write_pcap, Popularity, Proto, SizeSpec, TrafficConfig, TrafficGen};
 use nicbench_trace::{rss_spread, scan_pipeline, summarize, RssOptions};
+use nicbench_traffic::{write_pcap, Popularity, Proto, SizeSpec, TrafficConfig, TrafficGen};
 use nicbench_wire::rss::{hash_flow, Reta, RssFields, RssInput, Toeplitz, MICROSOFT_KEY, SYMMETRIC_KEY};
 use nicbench_wire::FlowKey;
 
@@ -22,9 +22,17 @@ fn emitted(config: &TrafficConfig) -> Emitted {
     let mut generator = TrafficGen::new(config).expect("valid config");
     let mut packets = Vec::new();
     while let Some(p) = generator.next_packet() {
-        packets.push((p.meta.ts_ns, p.meta.flow_index, p.meta.frame_size_bytes, p.data.len() as u64));
+        packets.push((
+            p.meta.ts_ns,
+            p.meta.flow_index,
+            p.meta.frame_size_bytes,
+            p.data.len() as u64,
+        ));
     }
-    Emitted { flows: generator.flows().to_vec(), packets }
+    Emitted {
+        flows: generator.flows().to_vec(),
+        packets,
+    }
 }
 
 fn trace_file(config: &TrafficConfig, name: &str) -> PathBuf {
@@ -53,8 +61,16 @@ fn config(flows: u32, ipv6: bool, proto: Proto, vlan: Option<u16>, vxlan_vni: Op
 #[test]
 fn summary_counts_what_the_generator_emitted() {
     for (name, cfg, stack) in [
-        ("vlan-v4-udp", config(300, false, Proto::Udp, Some(3), None), "VLAN IPv4/UDP"),
-        ("vxlan-v6-tcp", config(300, true, Proto::Tcp, None, Some(42)), "VXLAN IPv6/TCP"),
+        (
+            "vlan-v4-udp",
+            config(300, false, Proto::Udp, Some(3), None),
+            "VLAN IPv4/UDP",
+        ),
+        (
+            "vxlan-v6-tcp",
+            config(300, true, Proto::Tcp, None, Some(42)),
+            "VXLAN IPv6/TCP",
+        ),
     ] {
         let truth = emitted(&cfg);
         let path = trace_file(&cfg, name);
@@ -67,18 +83,38 @@ fn summary_counts_what_the_generator_emitted() {
         let bytes: u64 = truth.packets.iter().map(|p| p.3).sum();
         assert_eq!((s.packets, s.bytes, s.captured_bytes), (n, bytes, bytes), "{name}");
         let (first, last) = (truth.packets[0].0, truth.packets[truth.packets.len() - 1].0);
-        assert_eq!((s.first_ts_ns, s.last_ts_ns, s.duration_ns), (Some(first), Some(last), last - first), "{name}");
+        assert_eq!(
+            (s.first_ts_ns, s.last_ts_ns, s.duration_ns),
+            (Some(first), Some(last), last - first),
+            "{name}"
+        );
         // Zipf popularity: not every flow need appear; exactly the ones emitted do.
         let used: BTreeSet<u32> = truth.packets.iter().map(|p| p.1).collect();
-        assert_eq!((s.flows, s.biflows, s.unparsed), (used.len() as u64, used.len() as u64, 0), "{name}");
+        assert_eq!(
+            (s.flows, s.biflows, s.unparsed),
+            (used.len() as u64, used.len() as u64, 0),
+            "{name}"
+        );
         assert_eq!(s.protocols, BTreeMap::from([(stack.to_string(), n)]), "{name}");
         // RMON buckets of the frame size (with FCS), counted from the generator's sizes.
         for bucket in &s.size_histogram {
-            let want = truth.packets.iter().filter(|p| p.2 >= bucket.min && p.2 <= bucket.max).count() as u64;
+            let want = truth
+                .packets
+                .iter()
+                .filter(|p| p.2 >= bucket.min && p.2 <= bucket.max)
+                .count() as u64;
             assert_eq!(bucket.packets, want, "{name}: bucket {}", bucket.label);
         }
-        assert_eq!(s.size_histogram.iter().map(|b| b.packets).sum::<u64>(), n, "{name}: every packet in one bucket");
-        assert_eq!(s.l2_gbps, bytes as f64 * 8.0 / (s.duration_ns as f64 / 1e9) / 1e9, "{name}");
+        assert_eq!(
+            s.size_histogram.iter().map(|b| b.packets).sum::<u64>(),
+            n,
+            "{name}: every packet in one bucket"
+        );
+        assert_eq!(
+            s.l2_gbps,
+            bytes as f64 * 8.0 / (s.duration_ns as f64 / 1e9) / 1e9,
+            "{name}"
+        );
         // Fewer packets than one progress step: one report, at the end, of the whole file.
         assert_eq!(progress, [file_bytes], "{name}");
     }
@@ -91,32 +127,55 @@ fn rss_spread_puts_every_packet_on_its_flows_queue() {
         ("spread-v4-udp", config(500, false, Proto::Udp, None, None), false),
         ("spread-v6-tcp", config(500, true, Proto::Tcp, Some(9), None), false),
         // Inner headers of VXLAN frames: the generator's flow keys are the inner 5-tuples.
-        ("spread-vxlan-inner", config(500, false, Proto::Udp, None, Some(7)), true),
+        (
+            "spread-vxlan-inner",
+            config(500, false, Proto::Udp, None, Some(7)),
+            true,
+        ),
     ] {
         let truth = emitted(&cfg);
         let path = trace_file(&cfg, name);
-        let options = RssOptions { queues: QUEUES, key: SYMMETRIC_KEY.to_vec(), with_ports: true, reta_size: 128, inner };
+        let options = RssOptions {
+            queues: QUEUES,
+            key: SYMMETRIC_KEY.to_vec(),
+            with_ports: true,
+            reta_size: 128,
+            inner,
+        };
         let report = rss_spread(&path, &options, &mut |_| {}).expect("rss spread");
         std::fs::remove_file(&path).ok();
 
         let toeplitz = Toeplitz::new(&SYMMETRIC_KEY).unwrap();
         let reta = Reta::round_robin(QUEUES, 128).unwrap();
-        let queue_of = |flow: u32| usize::from(reta.queue(hash_flow(&toeplitz, &truth.flows[flow as usize], RssFields::IpPorts)));
+        let queue_of =
+            |flow: u32| usize::from(reta.queue(hash_flow(&toeplitz, &truth.flows[flow as usize], RssFields::IpPorts)));
         let mut packets = vec![0u64; usize::from(QUEUES)];
         let mut flows = vec![BTreeSet::new(); usize::from(QUEUES)];
         for p in &truth.packets {
             packets[queue_of(p.1)] += 1;
             flows[queue_of(p.1)].insert(p.1);
         }
-        assert_eq!(report.queues.iter().map(|q| q.packets).collect::<Vec<_>>(), packets, "{name}: packets per queue");
+        assert_eq!(
+            report.queues.iter().map(|q| q.packets).collect::<Vec<_>>(),
+            packets,
+            "{name}: packets per queue"
+        );
         assert_eq!(
             report.queues.iter().map(|q| q.flows).collect::<Vec<_>>(),
             flows.iter().map(|f| f.len() as u64).collect::<Vec<_>>(),
             "{name}: flows per queue"
         );
-        assert_eq!((report.packets, report.unhashed), (truth.packets.len() as u64, 0), "{name}");
+        assert_eq!(
+            (report.packets, report.unhashed),
+            (truth.packets.len() as u64, 0),
+            "{name}"
+        );
         let max = *packets.iter().max().unwrap() as f64;
-        assert_eq!(report.packet_imbalance, max / (truth.packets.len() as f64 / f64::from(QUEUES)), "{name}");
+        assert_eq!(
+            report.packet_imbalance,
+            max / (truth.packets.len() as f64 / f64::from(QUEUES)),
+            "{name}"
+        );
     }
 }
 
@@ -143,7 +202,11 @@ fn pipeline_hashes_every_packet_as_its_flow() {
                 .collect();
             let checksum = truth.packets.iter().fold(0, |acc, p| acc ^ flow_hash[p.1 as usize]);
             let n = truth.packets.len() as u64;
-            assert_eq!((stats.packets, stats.hashed, stats.checksum), (n, n, checksum), "{name}");
+            assert_eq!(
+                (stats.packets, stats.hashed, stats.checksum),
+                (n, n, checksum),
+                "{name}"
+            );
         }
         std::fs::remove_file(&path).ok();
     }

@@ -75,12 +75,26 @@ fn check_round_trip(spec: &FrameSpec) -> Result<(), TestCaseError> {
             p.outer
         }
         Some(vx) => {
-            prop_assert_eq!(p.tunnel, Some(Tunnel::Vxlan { vni: vx.vni, flags: 0x08 }));
+            prop_assert_eq!(
+                p.tunnel,
+                Some(Tunnel::Vxlan {
+                    vni: vx.vni,
+                    flags: 0x08
+                })
+            );
             let outer_eth = p.outer.eth.unwrap();
             prop_assert_eq!((outer_eth.src, outer_eth.dst), (vx.outer_eth_src, vx.outer_eth_dst));
-            let Some(Ip::V4(outer_ip)) = p.outer.ip else { return Err(TestCaseError::fail("outer not IPv4")) };
-            prop_assert_eq!((outer_ip.src, outer_ip.dst, outer_ip.ttl), (vx.outer_ip_src, vx.outer_ip_dst, vx.outer_ttl));
-            prop_assert_eq!(p.outer.l4.and_then(|l| l.ports()), Some((vx.outer_src_port, VXLAN_UDP_PORT)));
+            let Some(Ip::V4(outer_ip)) = p.outer.ip else {
+                return Err(TestCaseError::fail("outer not IPv4"));
+            };
+            prop_assert_eq!(
+                (outer_ip.src, outer_ip.dst, outer_ip.ttl),
+                (vx.outer_ip_src, vx.outer_ip_dst, vx.outer_ttl)
+            );
+            prop_assert_eq!(
+                p.outer.l4.and_then(|l| l.ports()),
+                Some((vx.outer_src_port, VXLAN_UDP_PORT))
+            );
             let inner = p.inner.expect("inner frame");
             prop_assert_eq!(inner.vlan_count, 0);
             inner
@@ -99,7 +113,17 @@ fn check_round_trip(spec: &FrameSpec) -> Result<(), TestCaseError> {
         (L4Spec::Udp { src_port, dst_port }, L4::Udp(u)) => {
             prop_assert_eq!((u.src_port, u.dst_port), (src_port, dst_port));
         }
-        (L4Spec::Tcp { src_port, dst_port, flags, seq, ack, window }, L4::Tcp(t)) => {
+        (
+            L4Spec::Tcp {
+                src_port,
+                dst_port,
+                flags,
+                seq,
+                ack,
+                window,
+            },
+            L4::Tcp(t),
+        ) => {
             prop_assert_eq!((t.src_port, t.dst_port, t.flags), (src_port, dst_port, flags.0));
             prop_assert_eq!((t.seq, t.ack, t.window), (seq, ack, window));
         }

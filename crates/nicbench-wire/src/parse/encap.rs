@@ -31,7 +31,10 @@ const GRE_VERSION_MASK: u16 = 0x0007;
 
 #[inline]
 fn truncated(needed_bytes: usize, available_bytes: usize) -> StopReason {
-    StopReason::Truncated { needed_bytes, available_bytes }
+    StopReason::Truncated {
+        needed_bytes,
+        available_bytes,
+    }
 }
 
 #[inline]
@@ -102,8 +105,7 @@ pub fn decode_gre(data: &[u8]) -> Result<(Gre, usize), StopReason> {
     if version == 1 && (!has_key || checksum_present) {
         return Err(StopReason::Malformed("PPTP GRE needs K set and C clear"));
     }
-    let len = BASE_LEN
-        + 4 * (checksum_present as usize + has_key as usize + has_seq as usize + has_ack as usize);
+    let len = BASE_LEN + 4 * (checksum_present as usize + has_key as usize + has_seq as usize + has_ack as usize);
     if data.len() < len {
         return Err(truncated(len, data.len()));
     }
@@ -112,7 +114,16 @@ pub fn decode_gre(data: &[u8]) -> Result<(Gre, usize), StopReason> {
     let key = has_key.then(|| be32(data, at));
     at += 4 * has_key as usize;
     let seq = has_seq.then(|| be32(data, at));
-    Ok((Gre { protocol, key, seq, checksum_present, version }, len))
+    Ok((
+        Gre {
+            protocol,
+            key,
+            seq,
+            checksum_present,
+            version,
+        },
+        len,
+    ))
 }
 
 /// Decodes the SCTP common header.
@@ -120,7 +131,11 @@ pub fn decode_sctp(data: &[u8]) -> Result<Sctp, StopReason> {
     if data.len() < SCTP_HEADER_LEN {
         return Err(truncated(SCTP_HEADER_LEN, data.len()));
     }
-    Ok(Sctp { src_port: be16(data, 0), dst_port: be16(data, 2), vtag: be32(data, 4) })
+    Ok(Sctp {
+        src_port: be16(data, 0),
+        dst_port: be16(data, 2),
+        vtag: be32(data, 4),
+    })
 }
 
 #[cfg(test)]
@@ -132,7 +147,15 @@ mod tests {
         // label 0x12345, tc 5, bos, ttl 64
         let word: u32 = (0x12345 << 12) | (5 << 9) | (1 << 8) | 64;
         let e = decode_mpls(&word.to_be_bytes()).unwrap();
-        assert_eq!(e, MplsEntry { label: 0x12345, tc: 5, bottom_of_stack: true, ttl: 64 });
+        assert_eq!(
+            e,
+            MplsEntry {
+                label: 0x12345,
+                tc: 5,
+                bottom_of_stack: true,
+                ttl: 64
+            }
+        );
         let e = decode_mpls(&[0xff, 0xff, 0xfe, 0x01]).unwrap();
         assert_eq!((e.label, e.tc, e.bottom_of_stack, e.ttl), (0xfffff, 7, false, 1));
         assert_eq!(decode_mpls(&[1, 2, 3]), Err(truncated(4, 3)));
@@ -152,7 +175,16 @@ mod tests {
         // No options, protocol IPv4.
         let (g, len) = decode_gre(&[0x00, 0x00, 0x08, 0x00]).unwrap();
         assert_eq!(len, 4);
-        assert_eq!(g, Gre { protocol: 0x0800, key: None, seq: None, checksum_present: false, version: 0 });
+        assert_eq!(
+            g,
+            Gre {
+                protocol: 0x0800,
+                key: None,
+                seq: None,
+                checksum_present: false,
+                version: 0
+            }
+        );
         // C + K + S, TEB: checksum word, key 0xdeadbeef, seq 7.
         let h = [
             0xb0, 0x00, 0x65, 0x58, 0x12, 0x34, 0x00, 0x00, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 7,
@@ -172,10 +204,16 @@ mod tests {
 
     #[test]
     fn test_gre_rejects_bad_versions_and_routing() {
-        assert!(matches!(decode_gre(&[0x00, 0x02, 0x08, 0x00]), Err(StopReason::Malformed(_))));
+        assert!(matches!(
+            decode_gre(&[0x00, 0x02, 0x08, 0x00]),
+            Err(StopReason::Malformed(_))
+        ));
         assert_eq!(decode_gre(&[0x40, 0x00, 0x08, 0x00]), Err(StopReason::Unsupported));
         // PPTP without key is malformed; with key + ack it is 12 bytes.
-        assert!(matches!(decode_gre(&[0x00, 0x01, 0x88, 0x0b]), Err(StopReason::Malformed(_))));
+        assert!(matches!(
+            decode_gre(&[0x00, 0x01, 0x88, 0x0b]),
+            Err(StopReason::Malformed(_))
+        ));
         let pptp = [0x20, 0x81, 0x88, 0x0b, 0x00, 0x10, 0x00, 0x05, 0, 0, 0, 9];
         let (g, len) = decode_gre(&pptp).unwrap();
         assert_eq!((g.version, g.key, len), (1, Some(0x0010_0005), 12));
@@ -184,7 +222,14 @@ mod tests {
     #[test]
     fn test_sctp() {
         let h = [0x0b, 0x59, 0x00, 0x50, 0x01, 0x02, 0x03, 0x04, 0, 0, 0, 0];
-        assert_eq!(decode_sctp(&h), Ok(Sctp { src_port: 2905, dst_port: 80, vtag: 0x01020304 }));
+        assert_eq!(
+            decode_sctp(&h),
+            Ok(Sctp {
+                src_port: 2905,
+                dst_port: 80,
+                vtag: 0x01020304
+            })
+        );
         assert_eq!(decode_sctp(&h[..11]), Err(truncated(12, 11)));
     }
 }

@@ -10,15 +10,14 @@
 
 use etherparse::err::{self as eperr, LenError};
 use etherparse::{
-    Ethernet2HeaderSlice, Icmpv4Slice, Icmpv6Slice, IpAuthHeaderSlice, Ipv4HeaderSlice,
-    Ipv6FragmentHeaderSlice, Ipv6HeaderSlice, Ipv6RawExtHeaderSlice, SingleVlanHeaderSlice,
-    TcpHeaderSlice, UdpHeaderSlice,
+    Ethernet2HeaderSlice, Icmpv4Slice, Icmpv6Slice, IpAuthHeaderSlice, Ipv4HeaderSlice, Ipv6FragmentHeaderSlice,
+    Ipv6HeaderSlice, Ipv6RawExtHeaderSlice, SingleVlanHeaderSlice, TcpHeaderSlice, UdpHeaderSlice,
 };
 
 use super::encap::{self, MPLS_ENTRY_LEN, VXLAN_HEADER_LEN, VXLAN_UDP_PORT};
 use super::{
-    ethertype as et, ip_proto as ipp, Eth, Icmp, Ip, Ipv4, Ipv6, Ipv6Frag, L4, Layer, Layers,
-    ParseStop, ParsedFrame, StopReason, Tcp, Tunnel, Udp, Vlan,
+    ethertype as et, ip_proto as ipp, Eth, Icmp, Ip, Ipv4, Ipv6, Ipv6Frag, Layer, Layers, ParseStop, ParsedFrame,
+    StopReason, Tcp, Tunnel, Udp, Vlan, L4,
 };
 
 /// Where a buffer starts.
@@ -38,15 +37,27 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     #[inline]
     fn advance(self, n_bytes: usize) -> Cursor<'a> {
-        Cursor { data: self.data.get(n_bytes..).unwrap_or(&[]), at: self.at + n_bytes }
+        Cursor {
+            data: self.data.get(n_bytes..).unwrap_or(&[]),
+            at: self.at + n_bytes,
+        }
     }
 }
 
 /// What the end of a header chain carries.
 enum Encap<'a> {
     None,
-    Vxlan { vni: u32, flags: u8, header_at: usize, inner: Cursor<'a> },
-    Gre { gre: super::Gre, header_at: usize, inner: Cursor<'a> },
+    Vxlan {
+        vni: u32,
+        flags: u8,
+        header_at: usize,
+        inner: Cursor<'a>,
+    },
+    Gre {
+        gre: super::Gre,
+        header_at: usize,
+        inner: Cursor<'a>,
+    },
 }
 
 #[inline]
@@ -59,7 +70,10 @@ fn len_stop(layer: Layer, offset: usize, e: &LenError) -> ParseStop {
     stop(
         layer,
         offset,
-        StopReason::Truncated { needed_bytes: e.required_len, available_bytes: e.len },
+        StopReason::Truncated {
+            needed_bytes: e.required_len,
+            available_bytes: e.len,
+        },
     )
 }
 
@@ -70,7 +84,10 @@ fn unsupported(layer: Layer, offset: usize) -> ParseStop {
 
 /// Parses `frame` into `out`, overwriting all of it.
 pub(super) fn parse_into(frame: &[u8], start: Start, out: &mut ParsedFrame) {
-    *out = ParsedFrame { frame_len: frame.len(), ..ParsedFrame::default() };
+    *out = ParsedFrame {
+        frame_len: frame.len(),
+        ..ParsedFrame::default()
+    };
     let cur = Cursor { data: frame, at: 0 };
     let chain = match start {
         Start::Ethernet => link(cur, &mut out.outer),
@@ -82,13 +99,19 @@ pub(super) fn parse_into(frame: &[u8], start: Start, out: &mut ParsedFrame) {
         Ok(Encap::Vxlan { vni, flags, inner, .. }) => {
             out.tunnel = Some(Tunnel::Vxlan { vni, flags });
             out.inner_offset = inner.at;
-            let mut layers = Layers { payload_offset: inner.at, ..Layers::default() };
+            let mut layers = Layers {
+                payload_offset: inner.at,
+                ..Layers::default()
+            };
             out.stop = nested(link(inner, &mut layers));
             out.inner = Some(layers);
         }
         Ok(Encap::Gre { gre, inner, .. }) => {
             out.tunnel = Some(Tunnel::Gre(gre));
-            let mut layers = Layers { payload_offset: inner.at, ..Layers::default() };
+            let mut layers = Layers {
+                payload_offset: inner.at,
+                ..Layers::default()
+            };
             let chain = match gre.protocol {
                 et::TEB => Some(link(inner, &mut layers)),
                 et::IPV4 | et::IPV6 | et::MPLS_UNICAST | et::MPLS_MULTICAST => {
@@ -127,16 +150,18 @@ fn nested(chain: Result<Encap<'_>, ParseStop>) -> Option<ParseStop> {
 }
 
 fn link<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop> {
-    let eth = Ethernet2HeaderSlice::from_slice(cur.data)
-        .map_err(|e| len_stop(Layer::Ethernet, cur.at, &e))?;
+    let eth = Ethernet2HeaderSlice::from_slice(cur.data).map_err(|e| len_stop(Layer::Ethernet, cur.at, &e))?;
     let mut ethertype = eth.ether_type().0;
-    layers.eth = Some(Eth { dst: eth.destination(), src: eth.source(), ethertype });
+    layers.eth = Some(Eth {
+        dst: eth.destination(),
+        src: eth.source(),
+        ethertype,
+    });
     let mut cur = cur.advance(eth.slice().len());
     layers.payload_offset = cur.at;
     let mut from = Layer::Ethernet;
     while matches!(ethertype, et::VLAN | et::QINQ | et::QINQ_LEGACY) {
-        let tag = SingleVlanHeaderSlice::from_slice(cur.data)
-            .map_err(|e| len_stop(Layer::Vlan, cur.at, &e))?;
+        let tag = SingleVlanHeaderSlice::from_slice(cur.data).map_err(|e| len_stop(Layer::Vlan, cur.at, &e))?;
         let inner_ethertype = tag.ether_type().0;
         if let Some(slot) = layers.vlans.get_mut(usize::from(layers.vlan_count)) {
             *slot = Some(Vlan {
@@ -157,12 +182,7 @@ fn link<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop
 }
 
 /// Dispatches on an EtherType; `from` is the layer that named it.
-fn network<'a>(
-    cur: Cursor<'a>,
-    ethertype: u16,
-    from: Layer,
-    layers: &mut Layers,
-) -> Result<Encap<'a>, ParseStop> {
+fn network<'a>(cur: Cursor<'a>, ethertype: u16, from: Layer, layers: &mut Layers) -> Result<Encap<'a>, ParseStop> {
     layers.ethertype = ethertype;
     match ethertype {
         et::IPV4 => ipv4(cur, layers),
@@ -206,7 +226,14 @@ fn mpls<'a>(mut cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, Parse
         Some(4) => ipv4(cur, layers),
         Some(6) => ipv6(cur, layers),
         Some(_) => Err(unsupported(Layer::Mpls, cur.at)),
-        None => Err(stop(Layer::Mpls, cur.at, StopReason::Truncated { needed_bytes: 1, available_bytes: 0 })),
+        None => Err(stop(
+            Layer::Mpls,
+            cur.at,
+            StopReason::Truncated {
+                needed_bytes: 1,
+                available_bytes: 0,
+            },
+        )),
     }
 }
 
@@ -259,7 +286,10 @@ fn ipv4<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop
         frag_offset: h.fragments_offset().value(),
     };
     layers.l3_offset = cur.at;
-    let mut payload = Cursor { data: cur.data.get(header_len..end).unwrap_or(&[]), at: cur.at + header_len };
+    let mut payload = Cursor {
+        data: cur.data.get(header_len..end).unwrap_or(&[]),
+        at: cur.at + header_len,
+    };
     layers.payload_offset = payload.at;
     if v4.frag_offset != 0 {
         // Non-first fragment: the payload continues an earlier one.
@@ -289,13 +319,15 @@ fn ipv6<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop
     use eperr::ipv6::HeaderSliceError;
     let h = Ipv6HeaderSlice::from_slice(cur.data).map_err(|e| match e {
         HeaderSliceError::Len(l) => len_stop(Layer::Ipv6, cur.at, &l),
-        HeaderSliceError::Content(_) => {
-            stop(Layer::Ipv6, cur.at, StopReason::Malformed("IPv6 version field != 6"))
-        }
+        HeaderSliceError::Content(_) => stop(Layer::Ipv6, cur.at, StopReason::Malformed("IPv6 version field != 6")),
     })?;
     let header_len = h.slice().len();
     // Payload length 0 means a jumbogram (or TSO): use the capture.
-    let end = lax_end(header_len + usize::from(h.payload_length()), header_len + 1, cur.data.len());
+    let end = lax_end(
+        header_len + usize::from(h.payload_length()),
+        header_len + 1,
+        cur.data.len(),
+    );
     let header_next_header = h.next_header().0;
     let mut v6 = Ipv6 {
         src: h.source_addr(),
@@ -310,22 +342,26 @@ fn ipv6<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop
         fragment: None,
     };
     layers.l3_offset = cur.at;
-    let mut payload = Cursor { data: cur.data.get(header_len..end).unwrap_or(&[]), at: cur.at + header_len };
+    let mut payload = Cursor {
+        data: cur.data.get(header_len..end).unwrap_or(&[]),
+        at: cur.at + header_len,
+    };
     let exts_start = payload.at;
     let mut from = Layer::Ipv6;
     let mut next = header_next_header;
     let mut non_first_fragment = false;
     let exts: Result<(), ParseStop> = loop {
         match next {
-            ipp::HOP_BY_HOP | ipp::IPV6_ROUTE | ipp::IPV6_DEST_OPTS | ipp::MOBILITY | ipp::HIP
-            | ipp::SHIM6 => match Ipv6RawExtHeaderSlice::from_slice(payload.data) {
-                Ok(x) => {
-                    next = x.next_header().0;
-                    payload = payload.advance(x.slice().len());
-                    from = Layer::Ipv6Ext;
+            ipp::HOP_BY_HOP | ipp::IPV6_ROUTE | ipp::IPV6_DEST_OPTS | ipp::MOBILITY | ipp::HIP | ipp::SHIM6 => {
+                match Ipv6RawExtHeaderSlice::from_slice(payload.data) {
+                    Ok(x) => {
+                        next = x.next_header().0;
+                        payload = payload.advance(x.slice().len());
+                        from = Layer::Ipv6Ext;
+                    }
+                    Err(e) => break Err(len_stop(Layer::Ipv6Ext, payload.at, &e)),
                 }
-                Err(e) => break Err(len_stop(Layer::Ipv6Ext, payload.at, &e)),
-            },
+            }
             ipp::IPV6_FRAG => match Ipv6FragmentHeaderSlice::from_slice(payload.data) {
                 Ok(f) => {
                     let frag = Ipv6Frag {
@@ -366,21 +402,14 @@ fn ipv6<'a>(cur: Cursor<'a>, layers: &mut Layers) -> Result<Encap<'a>, ParseStop
     transport(payload, next, from, layers)
 }
 
-fn transport<'a>(
-    cur: Cursor<'a>,
-    proto: u8,
-    from: Layer,
-    layers: &mut Layers,
-) -> Result<Encap<'a>, ParseStop> {
+fn transport<'a>(cur: Cursor<'a>, proto: u8, from: Layer, layers: &mut Layers) -> Result<Encap<'a>, ParseStop> {
     use eperr::tcp::HeaderSliceError;
     layers.l4_offset = cur.at;
     match proto {
         ipp::TCP => {
             let t = TcpHeaderSlice::from_slice(cur.data).map_err(|e| match e {
                 HeaderSliceError::Len(l) => len_stop(Layer::Tcp, cur.at, &l),
-                HeaderSliceError::Content(_) => {
-                    stop(Layer::Tcp, cur.at, StopReason::Malformed("TCP data offset < 5"))
-                }
+                HeaderSliceError::Content(_) => stop(Layer::Tcp, cur.at, StopReason::Malformed("TCP data offset < 5")),
             })?;
             let bytes = t.slice();
             layers.l4 = Some(L4::Tcp(Tcp {
@@ -398,25 +427,39 @@ fn transport<'a>(
         ipp::UDP => {
             let u = UdpHeaderSlice::from_slice(cur.data).map_err(|e| len_stop(Layer::Udp, cur.at, &e))?;
             let dst_port = u.destination_port();
-            layers.l4 = Some(L4::Udp(Udp { src_port: u.source_port(), dst_port, len: u.length() }));
+            layers.l4 = Some(L4::Udp(Udp {
+                src_port: u.source_port(),
+                dst_port,
+                len: u.length(),
+            }));
             let payload = cur.advance(u.slice().len());
             layers.payload_offset = payload.at;
             if dst_port != VXLAN_UDP_PORT {
                 return Ok(Encap::None);
             }
-            let (vni, flags) =
-                encap::decode_vxlan(payload.data).map_err(|r| stop(Layer::Vxlan, payload.at, r))?;
-            Ok(Encap::Vxlan { vni, flags, header_at: payload.at, inner: payload.advance(VXLAN_HEADER_LEN) })
+            let (vni, flags) = encap::decode_vxlan(payload.data).map_err(|r| stop(Layer::Vxlan, payload.at, r))?;
+            Ok(Encap::Vxlan {
+                vni,
+                flags,
+                header_at: payload.at,
+                inner: payload.advance(VXLAN_HEADER_LEN),
+            })
         }
         ipp::ICMP => {
             let i = Icmpv4Slice::from_slice(cur.data).map_err(|e| len_stop(Layer::Icmpv4, cur.at, &e))?;
-            layers.l4 = Some(L4::Icmpv4(Icmp { icmp_type: i.type_u8(), code: i.code_u8() }));
+            layers.l4 = Some(L4::Icmpv4(Icmp {
+                icmp_type: i.type_u8(),
+                code: i.code_u8(),
+            }));
             layers.payload_offset = cur.at + i.header_len();
             Ok(Encap::None)
         }
         ipp::ICMPV6 => {
             let i = Icmpv6Slice::from_slice(cur.data).map_err(|e| len_stop(Layer::Icmpv6, cur.at, &e))?;
-            layers.l4 = Some(L4::Icmpv6(Icmp { icmp_type: i.type_u8(), code: i.code_u8() }));
+            layers.l4 = Some(L4::Icmpv6(Icmp {
+                icmp_type: i.type_u8(),
+                code: i.code_u8(),
+            }));
             layers.payload_offset = cur.at + i.header_len();
             Ok(Encap::None)
         }
@@ -429,7 +472,11 @@ fn transport<'a>(
         ipp::GRE => {
             let (gre, len) = encap::decode_gre(cur.data).map_err(|r| stop(Layer::Gre, cur.at, r))?;
             layers.payload_offset = cur.at + len;
-            Ok(Encap::Gre { gre, header_at: cur.at, inner: cur.advance(len) })
+            Ok(Encap::Gre {
+                gre,
+                header_at: cur.at,
+                inner: cur.advance(len),
+            })
         }
         // "No next header": the chain ends here by design.
         ipp::IPV6_NO_NEXT => Ok(Encap::None),

@@ -23,11 +23,11 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::encap::VXLAN_UDP_PORT;
 use super::encap::VXLAN_HEADER_LEN;
+use super::encap::VXLAN_UDP_PORT;
 use super::{
-    ethertype as et, ip_proto as ipp, parse_ethernet, Eth, Ip, Ipv4, Ipv6, Layer, Layers, ParseStop,
-    ParsedFrame, StopReason, Tcp, Tunnel, Udp, Vlan, L4,
+    ethertype as et, ip_proto as ipp, parse_ethernet, Eth, Ip, Ipv4, Ipv6, Layer, Layers, ParseStop, ParsedFrame,
+    StopReason, Tcp, Tunnel, Udp, Vlan, L4,
 };
 use crate::FlowKey;
 
@@ -102,8 +102,7 @@ fn transport_ports(proto: u8, l4: &[u8]) -> Option<Ports<'_>> {
     match proto {
         ipp::TCP => {
             let header_len = usize::from(*l4.get(12)? >> 4) * 4;
-            (header_len >= TCP_MIN_HEADER_LEN && l4.len() >= header_len)
-                .then_some(Ports::Plain(src_port, dst_port))
+            (header_len >= TCP_MIN_HEADER_LEN && l4.len() >= header_len).then_some(Ports::Plain(src_port, dst_port))
         }
         ipp::UDP if dst_port == VXLAN_UDP_PORT => l4.get(UDP_HEADER_LEN..).map(Ports::Vxlan),
         ipp::UDP => (l4.len() >= UDP_HEADER_LEN).then_some(Ports::Plain(src_port, dst_port)),
@@ -125,7 +124,11 @@ fn vxlan_key(udp_payload: &[u8], vlan: Option<u16>) -> Option<FlowKey> {
     }
     let vni = u32::from_be_bytes([header[4], header[5], header[6], header[7]]) >> 8;
     let inner = key_of::<false>(udp_payload.get(VXLAN_HEADER_LEN..)?)?;
-    Some(FlowKey { vlan, vni: Some(vni), ..inner })
+    Some(FlowKey {
+        vlan,
+        vni: Some(vni),
+        ..inner
+    })
 }
 
 /// The Ethernet header and up to two VLAN tags: (EtherType of the network
@@ -190,7 +193,15 @@ fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
                     Ports::Vxlan(_) => return None,
                 }
             };
-            Some(FlowKey { src, dst, proto, src_port, dst_port, vlan, vni: None })
+            Some(FlowKey {
+                src,
+                dst,
+                proto,
+                src_port,
+                dst_port,
+                vlan,
+                vni: None,
+            })
         }
         et::IPV6 => {
             let header: &[u8; IPV6_HEADER_LEN] = ip.get(..IPV6_HEADER_LEN)?.try_into().ok()?;
@@ -210,12 +221,19 @@ fn key_of<const OUTER: bool>(frame: &[u8]) -> Option<FlowKey> {
                 let bytes: [u8; 16] = header.get(at..at + 16)?.try_into().ok()?;
                 Some(IpAddr::V6(Ipv6Addr::from(bytes)))
             };
-            Some(FlowKey { src: addr(8)?, dst: addr(24)?, proto, src_port, dst_port, vlan, vni: None })
+            Some(FlowKey {
+                src: addr(8)?,
+                dst: addr(24)?,
+                proto,
+                src_port,
+                dst_port,
+                vlan,
+                vni: None,
+            })
         }
         _ => None,
     }
 }
-
 
 /// The Toeplitz fields of an IPv4 frame, as they lie in it (network byte order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,11 +360,22 @@ pub fn flow_headers(frame: &[u8]) -> Option<FlowHeaders<'_>> {
             let h: &[u8; IPV4_MIN_HEADER_LEN] = ip.get(..IPV4_MIN_HEADER_LEN)?.try_into().ok()?;
             let header_len = usize::from(h[0] & 0x0f) * 4;
             // Any fragment (MF set or an offset): the general path.
-            if h[0] >> 4 != 4 || header_len < IPV4_MIN_HEADER_LEN || ip.len() < header_len || (h[6] & 0x3f) != 0 || h[7] != 0 {
+            if h[0] >> 4 != 4
+                || header_len < IPV4_MIN_HEADER_LEN
+                || ip.len() < header_len
+                || (h[6] & 0x3f) != 0
+                || h[7] != 0
+            {
                 return None;
             }
             let end = lax_end(usize::from(u16::from_be_bytes([h[2], h[3]])), header_len, ip.len());
-            (false, h[9], ip.get(header_len..end)?, v4_wide(&h[12..16]), v4_wide(&h[16..20]))
+            (
+                false,
+                h[9],
+                ip.get(header_len..end)?,
+                v4_wide(&h[12..16]),
+                v4_wide(&h[16..20]),
+            )
         }
         et::IPV6 => {
             let h: &[u8; IPV6_HEADER_LEN] = ip.get(..IPV6_HEADER_LEN)?.try_into().ok()?;
@@ -354,14 +383,29 @@ pub fn flow_headers(frame: &[u8]) -> Option<FlowHeaders<'_>> {
                 return None;
             }
             // Payload length 0 (jumbogram / TSO) falls back to the capture.
-            let end = lax_end(IPV6_HEADER_LEN + usize::from(u16::from_be_bytes([h[4], h[5]])), IPV6_HEADER_LEN + 1, ip.len());
+            let end = lax_end(
+                IPV6_HEADER_LEN + usize::from(u16::from_be_bytes([h[4], h[5]])),
+                IPV6_HEADER_LEN + 1,
+                ip.len(),
+            );
             let src: [u8; 16] = h[8..24].try_into().ok()?;
             let dst: [u8; 16] = h[24..40].try_into().ok()?;
             (true, h[6], ip.get(IPV6_HEADER_LEN..end)?, src, dst)
         }
         _ => return None,
     };
-    let mut out = FlowHeaders { src, dst, v6, proto, vlan, src_port: 0, dst_port: 0, tcp_flags: 0, icmp: None, l4 };
+    let mut out = FlowHeaders {
+        src,
+        dst,
+        v6,
+        proto,
+        vlan,
+        src_port: 0,
+        dst_port: 0,
+        tcp_flags: 0,
+        icmp: None,
+        l4,
+    };
     match proto {
         ipp::TCP => {
             let h: &[u8; TCP_MIN_HEADER_LEN] = l4.get(..TCP_MIN_HEADER_LEN)?.try_into().ok()?;
@@ -414,7 +458,10 @@ pub(super) fn parse_common(frame: &[u8], out: &mut ParsedFrame) -> bool {
     out.tunnel = Some(Tunnel::Vxlan { vni, flags });
     let inner_at = out.outer.payload_offset + VXLAN_HEADER_LEN;
     out.inner_offset = inner_at;
-    let inner = out.inner.insert(Layers { payload_offset: inner_at, ..Layers::default() });
+    let inner = out.inner.insert(Layers {
+        payload_offset: inner_at,
+        ..Layers::default()
+    });
     let inner_bytes = udp_payload.get(VXLAN_HEADER_LEN..).unwrap_or(&[]);
     // VXLAN in VXLAN is left to the general parser, which reports it.
     matches!(common_layers(inner_bytes, inner_at, inner), Some(None))
@@ -494,7 +541,11 @@ fn common_layers<'a>(data: &'a [u8], base: usize, layers: &mut Layers) -> Option
                 return None;
             }
             let payload_len = u16::from_be_bytes([h[4], h[5]]);
-            let end = lax_end(IPV6_HEADER_LEN + usize::from(payload_len), IPV6_HEADER_LEN + 1, ip.len());
+            let end = lax_end(
+                IPV6_HEADER_LEN + usize::from(payload_len),
+                IPV6_HEADER_LEN + 1,
+                ip.len(),
+            );
             let mut src = [0u8; 16];
             let mut dst = [0u8; 16];
             src.copy_from_slice(&h[8..24]);
@@ -556,9 +607,7 @@ mod tests {
     fn vlan_udp_frame() -> Vec<u8> {
         let mut f = vec![0u8; 12];
         f.extend_from_slice(&[0x81, 0x00, 0x00, 100, 0x08, 0x00]);
-        f.extend_from_slice(&[
-            0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-        ]);
+        f.extend_from_slice(&[0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
         f.extend_from_slice(&[0x03, 0xe8, 0x07, 0xd0, 0, 12, 0, 0, 1, 2, 3, 4]);
         f
     }

@@ -29,11 +29,11 @@
 //! A hand-written fast path for the common case lives in `fast` and is tested
 //! against the general path (and etherparse) as an oracle.
 
+#[cfg(test)]
+mod builder_tests;
 mod encap;
 mod engine;
 mod fast;
-#[cfg(test)]
-mod builder_tests;
 #[cfg(test)]
 mod tests;
 
@@ -118,7 +118,10 @@ pub enum Layer {
 pub enum StopReason {
     /// The header needs more bytes than the frame (or the enclosing length
     /// field) provides.
-    Truncated { needed_bytes: usize, available_bytes: usize },
+    Truncated {
+        needed_bytes: usize,
+        available_bytes: usize,
+    },
     /// A header field makes the header impossible to decode.
     Malformed(&'static str),
     /// The next header type is one this parser does not decode (its number is
@@ -150,7 +153,10 @@ impl ParseStop {
 impl fmt::Display for ParseStop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.reason {
-            StopReason::Truncated { needed_bytes, available_bytes } => write!(
+            StopReason::Truncated {
+                needed_bytes,
+                available_bytes,
+            } => write!(
                 f,
                 "{:?} header at byte {} truncated: needs {} bytes, {} available",
                 self.layer, self.offset, needed_bytes, available_bytes

@@ -62,7 +62,13 @@ fn ipv6_ext(next: u8, len_units: u8) -> Vec<u8> {
 
 fn udp(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
     let len = (8 + payload.len()) as u16;
-    cat(&[&src_port.to_be_bytes(), &dst_port.to_be_bytes(), &len.to_be_bytes(), &[0, 0], payload])
+    cat(&[
+        &src_port.to_be_bytes(),
+        &dst_port.to_be_bytes(),
+        &len.to_be_bytes(),
+        &[0, 0],
+        payload,
+    ])
 }
 
 fn tcp(src_port: u16, dst_port: u16, flags: u8, options: &[u8], payload: &[u8]) -> Vec<u8> {
@@ -90,7 +96,10 @@ fn udp_v4_frame() -> Vec<u8> {
 
 fn tcp_v6_frame() -> Vec<u8> {
     let mss = [2, 4, 0x05, 0xb4];
-    cat(&[&eth(0x86dd), &ipv6(6, &tcp(443, 50000, tcp_flags::SYN | tcp_flags::ACK, &mss, b"x"))])
+    cat(&[
+        &eth(0x86dd),
+        &ipv6(6, &tcp(443, 50000, tcp_flags::SYN | tcp_flags::ACK, &mss, b"x")),
+    ])
 }
 
 fn qinq_frame() -> Vec<u8> {
@@ -105,12 +114,20 @@ fn qinq_frame() -> Vec<u8> {
 fn ipv4_options_frame() -> Vec<u8> {
     // Router alert option (4 bytes) + 4 NOP-padded bytes: IHL 7.
     let options = [0x94, 0x04, 0, 0, 1, 1, 1, 0];
-    cat(&[&eth(0x0800), &ipv4(6, &options, &tcp(80, 8080, tcp_flags::FIN, &[], &[]))])
+    cat(&[
+        &eth(0x0800),
+        &ipv4(6, &options, &tcp(80, 8080, tcp_flags::FIN, &[], &[])),
+    ])
 }
 
 fn ipv6_ext_frame() -> Vec<u8> {
     // hop-by-hop -> routing -> destination options -> AH -> UDP
-    let ah = cat(&[&[17, 4, 0, 0], &0x1000u32.to_be_bytes(), &7u32.to_be_bytes(), &[0u8; 12]]);
+    let ah = cat(&[
+        &[17, 4, 0, 0],
+        &0x1000u32.to_be_bytes(),
+        &7u32.to_be_bytes(),
+        &[0u8; 12],
+    ]);
     let payload = cat(&[
         &ipv6_ext(43, 0),
         &ipv6_ext(60, 1),
@@ -130,7 +147,12 @@ fn icmpv6_frame() -> Vec<u8> {
 }
 
 fn sctp_frame() -> Vec<u8> {
-    let sctp = cat(&[&2905u16.to_be_bytes(), &80u16.to_be_bytes(), &0xdeadbeefu32.to_be_bytes(), &[0; 4]]);
+    let sctp = cat(&[
+        &2905u16.to_be_bytes(),
+        &80u16.to_be_bytes(),
+        &0xdeadbeefu32.to_be_bytes(),
+        &[0; 4],
+    ]);
     cat(&[&eth(0x0800), &ipv4(132, &[], &sctp)])
 }
 
@@ -147,7 +169,10 @@ fn gre_teb_frame() -> Vec<u8> {
 }
 
 fn vxlan_frame() -> Vec<u8> {
-    let inner = cat(&[&eth(0x0800), &ipv4(6, &[], &tcp(33000, 22, tcp_flags::PSH, &[], b"ssh"))]);
+    let inner = cat(&[
+        &eth(0x0800),
+        &ipv4(6, &[], &tcp(33000, 22, tcp_flags::PSH, &[], b"ssh")),
+    ]);
     cat(&[
         &eth(0x8100),
         &vlan_tag(0, false, 10, 0x0800),
@@ -205,14 +230,34 @@ fn test_parse_udp_ipv4() {
     let p = parse_ethernet(&f);
     assert_eq!(p.stop, None);
     assert_eq!(p.frame_len, f.len());
-    assert_eq!(p.outer.eth, Some(Eth { dst: MAC_DST, src: MAC_SRC, ethertype: 0x0800 }));
+    assert_eq!(
+        p.outer.eth,
+        Some(Eth {
+            dst: MAC_DST,
+            src: MAC_SRC,
+            ethertype: 0x0800
+        })
+    );
     assert_eq!((p.outer.vlan_count, p.outer.ethertype), (0, 0x0800));
     let h = v4(&p);
     assert_eq!((h.src, h.dst), (Ipv4Addr::from(V4_SRC), Ipv4Addr::from(V4_DST)));
     assert_eq!((h.proto, h.upper_proto, h.tos, h.ttl, h.ihl), (17, 17, 0xb8, 64, 5));
-    assert_eq!((h.total_len, h.id, h.dont_frag, h.more_frags, h.frag_offset), (33, 0x1234, true, false, 0));
-    assert_eq!(p.outer.l4, Some(L4::Udp(Udp { src_port: 1234, dst_port: 53, len: 13 })));
-    assert_eq!((p.outer.l3_offset, p.outer.l4_offset, p.outer.payload_offset), (14, 34, 42));
+    assert_eq!(
+        (h.total_len, h.id, h.dont_frag, h.more_frags, h.frag_offset),
+        (33, 0x1234, true, false, 0)
+    );
+    assert_eq!(
+        p.outer.l4,
+        Some(L4::Udp(Udp {
+            src_port: 1234,
+            dst_port: 53,
+            len: 13
+        }))
+    );
+    assert_eq!(
+        (p.outer.l3_offset, p.outer.l4_offset, p.outer.payload_offset),
+        (14, 34, 42)
+    );
     assert_eq!((p.tunnel, p.inner), (None, None));
     let k = FlowKey::from_frame(&p).unwrap();
     assert_eq!(k.to_string(), "192.0.2.1:1234 -> 198.51.100.2:53 proto 17");
@@ -224,11 +269,19 @@ fn test_parse_tcp_ipv6_with_options() {
     assert_eq!(p.stop, None);
     let h = v6(&p.outer);
     assert_eq!((h.src, h.dst), (Ipv6Addr::from(V6_SRC), Ipv6Addr::from(V6_DST)));
-    assert_eq!((h.next_header, h.traffic_class, h.flow_label, h.hop_limit), (6, 0xb8, 0x12345, 64));
+    assert_eq!(
+        (h.next_header, h.traffic_class, h.flow_label, h.hop_limit),
+        (6, 0xb8, 0x12345, 64)
+    );
     assert_eq!((h.payload_len, h.ext_headers_len, h.fragment), (25, 0, None));
-    let Some(L4::Tcp(t)) = p.outer.l4 else { panic!("no TCP: {p:?}") };
+    let Some(L4::Tcp(t)) = p.outer.l4 else {
+        panic!("no TCP: {p:?}")
+    };
     assert_eq!((t.src_port, t.dst_port, t.seq, t.ack), (443, 50000, 1000, 2000));
-    assert_eq!((t.flags, t.header_len, t.window), (tcp_flags::SYN | tcp_flags::ACK, 24, 0xffff));
+    assert_eq!(
+        (t.flags, t.header_len, t.window),
+        (tcp_flags::SYN | tcp_flags::ACK, 24, 0xffff)
+    );
     assert_eq!(p.outer.payload_offset, 14 + 40 + 24);
     assert!(FlowKey::from_frame(&p).unwrap().is_ipv6());
 }
@@ -241,8 +294,20 @@ fn test_parse_qinq_and_deeper_tags() {
     assert_eq!(
         p.outer.vlans,
         [
-            Some(Vlan { tpid: 0x88a8, vid: 100, pcp: 5, dei: true, inner_ethertype: 0x8100 }),
-            Some(Vlan { tpid: 0x8100, vid: 200, pcp: 3, dei: false, inner_ethertype: 0x0800 }),
+            Some(Vlan {
+                tpid: 0x88a8,
+                vid: 100,
+                pcp: 5,
+                dei: true,
+                inner_ethertype: 0x8100
+            }),
+            Some(Vlan {
+                tpid: 0x8100,
+                vid: 200,
+                pcp: 3,
+                dei: false,
+                inner_ethertype: 0x0800
+            }),
         ]
     );
     assert_eq!(p.outer.l3_offset, 22);
@@ -273,9 +338,19 @@ fn test_parse_ipv4_options_and_bad_ihl() {
     f[14] = 0x44; // IHL 4
     let p = parse_ethernet(&f);
     assert_eq!(p.outer.ip, None);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Ipv4, offset: 14, reason: StopReason::Malformed("IPv4 IHL < 5") }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Ipv4,
+            offset: 14,
+            reason: StopReason::Malformed("IPv4 IHL < 5")
+        })
+    );
     f[14] = 0x65; // version 6 behind EtherType IPv4
-    assert!(matches!(parse_ethernet(&f).stop.map(|s| s.reason), Some(StopReason::Malformed(_))));
+    assert!(matches!(
+        parse_ethernet(&f).stop.map(|s| s.reason),
+        Some(StopReason::Malformed(_))
+    ));
 }
 
 #[test]
@@ -286,13 +361,27 @@ fn test_parse_ipv6_extension_headers() {
     assert_eq!((h.header_next_header, h.next_header), (0, 17));
     assert_eq!(h.ext_headers_len, 8 + 16 + 8 + 24);
     assert_eq!(p.outer.l4_offset, 14 + 40 + 56);
-    assert_eq!(p.outer.l4, Some(L4::Udp(Udp { src_port: 5000, dst_port: 6000, len: 11 })));
+    assert_eq!(
+        p.outer.l4,
+        Some(L4::Udp(Udp {
+            src_port: 5000,
+            dst_port: 6000,
+            len: 11
+        }))
+    );
     assert_eq!(FlowKey::from_frame(&p).unwrap().proto, 17);
     // ESP after the extension headers: kept as a number, unsupported.
     let f = cat(&[&eth(0x86dd), &ipv6(60, &cat(&[&ipv6_ext(50, 0), &[0u8; 16]]))]);
     let p = parse_ethernet(&f);
     assert_eq!(v6(&p.outer).next_header, 50);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Ipv6Ext, offset: 62, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Ipv6Ext,
+            offset: 62,
+            reason: StopReason::Unsupported
+        })
+    );
 }
 
 #[test]
@@ -318,7 +407,14 @@ fn test_parse_fragments() {
     };
     let first = cat(&[&eth(0x86dd), &ipv6(44, &cat(&[&frag(0, true), &udp(9, 10, b"..")]))]);
     let p = parse_ethernet(&first);
-    assert_eq!(v6(&p.outer).fragment, Some(Ipv6Frag { offset: 0, more_frags: true, id: 0xabcd }));
+    assert_eq!(
+        v6(&p.outer).fragment,
+        Some(Ipv6Frag {
+            offset: 0,
+            more_frags: true,
+            id: 0xabcd
+        })
+    );
     assert_eq!((p.stop, p.outer.l4.and_then(|l| l.ports())), (None, Some((9, 10))));
     let later = cat(&[&eth(0x86dd), &ipv6(44, &cat(&[&frag(100, false), b"payload..."]))]);
     let p = parse_ethernet(&later);
@@ -335,17 +431,36 @@ fn test_parse_icmp_and_icmpv6() {
     assert_eq!((k.proto, k.src_port, k.dst_port), (1, 0, 0));
     let p = parse_ethernet(&icmpv6_frame());
     assert_eq!(p.stop, None);
-    assert_eq!(p.outer.l4, Some(L4::Icmpv6(Icmp { icmp_type: 128, code: 0 })));
-    assert_eq!(FlowKey::from_frame(&p).map(|k| (k.proto, k.src_port, k.dst_port)), Some((58, 0, 0)));
+    assert_eq!(
+        p.outer.l4,
+        Some(L4::Icmpv6(Icmp {
+            icmp_type: 128,
+            code: 0
+        }))
+    );
+    assert_eq!(
+        FlowKey::from_frame(&p).map(|k| (k.proto, k.src_port, k.dst_port)),
+        Some((58, 0, 0))
+    );
 }
 
 #[test]
 fn test_parse_sctp() {
     let p = parse_ethernet(&sctp_frame());
     assert_eq!(p.stop, None);
-    assert_eq!(p.outer.l4, Some(L4::Sctp(Sctp { src_port: 2905, dst_port: 80, vtag: 0xdeadbeef })));
+    assert_eq!(
+        p.outer.l4,
+        Some(L4::Sctp(Sctp {
+            src_port: 2905,
+            dst_port: 80,
+            vtag: 0xdeadbeef
+        }))
+    );
     assert_eq!(p.outer.payload_offset, 34 + 12);
-    assert_eq!(FlowKey::from_frame(&p).map(|k| (k.src_port, k.dst_port)), Some((2905, 80)));
+    assert_eq!(
+        FlowKey::from_frame(&p).map(|k| (k.src_port, k.dst_port)),
+        Some((2905, 80))
+    );
 }
 
 #[test]
@@ -354,12 +469,21 @@ fn test_parse_gre_with_key_and_ip_payload() {
     assert_eq!(p.stop, None);
     assert_eq!(
         p.tunnel,
-        Some(Tunnel::Gre(Gre { protocol: 0x0800, key: Some(1337), seq: None, checksum_present: false, version: 0 }))
+        Some(Tunnel::Gre(Gre {
+            protocol: 0x0800,
+            key: Some(1337),
+            seq: None,
+            checksum_present: false,
+            version: 0
+        }))
     );
     assert_eq!(v4(&p).proto, 47);
     assert_eq!(p.outer.l4, None);
     let inner = p.inner.unwrap();
-    assert_eq!((inner.eth, inner.ethertype, p.inner_offset, inner.l3_offset), (None, 0x0800, 42, 42));
+    assert_eq!(
+        (inner.eth, inner.ethertype, p.inner_offset, inner.l3_offset),
+        (None, 0x0800, 42, 42)
+    );
     assert_eq!(inner.l4.and_then(|l| l.ports()), Some((7, 8)));
     // GRE frames are keyed by the outer header.
     let k = FlowKey::from_frame(&p).unwrap();
@@ -368,21 +492,44 @@ fn test_parse_gre_with_key_and_ip_payload() {
     let mut f = gre_key_ipv4_frame();
     f[36..38].copy_from_slice(&0x880bu16.to_be_bytes());
     let p = parse_ethernet(&f);
-    assert!(matches!(p.tunnel, Some(Tunnel::Gre(Gre { protocol: 0x880b, key: Some(1337), .. }))));
+    assert!(matches!(
+        p.tunnel,
+        Some(Tunnel::Gre(Gre {
+            protocol: 0x880b,
+            key: Some(1337),
+            ..
+        }))
+    ));
     assert_eq!(p.inner, None);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Gre, offset: 42, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Gre,
+            offset: 42,
+            reason: StopReason::Unsupported
+        })
+    );
 }
 
 #[test]
 fn test_parse_gre_transparent_ethernet_bridging() {
     let p = parse_ethernet(&gre_teb_frame());
     assert_eq!(p.stop, None);
-    let Some(Tunnel::Gre(g)) = p.tunnel else { panic!("no GRE") };
+    let Some(Tunnel::Gre(g)) = p.tunnel else {
+        panic!("no GRE")
+    };
     assert_eq!((g.protocol, g.key, g.seq), (0x6558, Some(42), Some(9)));
     let inner = p.inner.unwrap();
     assert_eq!(p.inner_offset, 14 + 40 + 12);
     assert_eq!(inner.eth.map(|e| e.ethertype), Some(0x86dd));
-    assert_eq!(inner.l4, Some(L4::Udp(Udp { src_port: 10, dst_port: 20, len: 8 })));
+    assert_eq!(
+        inner.l4,
+        Some(L4::Udp(Udp {
+            src_port: 10,
+            dst_port: 20,
+            len: 8
+        }))
+    );
 }
 
 #[test]
@@ -390,30 +537,61 @@ fn test_parse_vxlan_inner_frame() {
     let f = vxlan_frame();
     let p = parse_ethernet(&f);
     assert_eq!(p.stop, None);
-    assert_eq!(p.tunnel, Some(Tunnel::Vxlan { vni: 0x123456, flags: 0x08 }));
+    assert_eq!(
+        p.tunnel,
+        Some(Tunnel::Vxlan {
+            vni: 0x123456,
+            flags: 0x08
+        })
+    );
     assert_eq!(p.outer.l4.and_then(|l| l.ports()), Some((49152, 4789)));
     assert_eq!(p.outer.payload_offset, 18 + 20 + 8);
     assert_eq!(p.inner_offset, 18 + 20 + 8 + 8);
     let inner = p.inner.unwrap();
     assert_eq!(inner.eth.map(|e| e.src), Some(MAC_SRC));
-    let Some(L4::Tcp(t)) = inner.l4 else { panic!("no inner TCP") };
+    let Some(L4::Tcp(t)) = inner.l4 else {
+        panic!("no inner TCP")
+    };
     assert_eq!((t.src_port, t.dst_port, t.flags), (33000, 22, tcp_flags::PSH));
     assert_eq!(inner.payload_offset, f.len() - 3);
     let k = FlowKey::from_frame(&p).unwrap();
-    assert_eq!(k.to_string(), "192.0.2.1:33000 -> 198.51.100.2:22 proto 6 vlan 10 vni 1193046");
+    assert_eq!(
+        k.to_string(),
+        "192.0.2.1:33000 -> 198.51.100.2:22 proto 6 vlan 10 vni 1193046"
+    );
     assert_eq!(flow_key(&f), Ok(k));
     // Inner frame without IP (ARP): outer key, VNI set.
     let arp = cat(&[&eth(0x0806), &[0u8; 28]]);
-    let f = cat(&[&eth(0x0800), &ipv4(17, &[], &udp(1, VXLAN_UDP_PORT, &cat(&[&vxlan(5), &arp])))]);
+    let f = cat(&[
+        &eth(0x0800),
+        &ipv4(17, &[], &udp(1, VXLAN_UDP_PORT, &cat(&[&vxlan(5), &arp]))),
+    ]);
     let p = parse_ethernet(&f);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Ethernet, offset: 64, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Ethernet,
+            offset: 64,
+            reason: StopReason::Unsupported
+        })
+    );
     let k = FlowKey::from_frame(&p).unwrap();
     assert_eq!((k.dst_port, k.vni), (VXLAN_UDP_PORT, Some(5)));
     // VXLAN inside VXLAN: the second level is reported, not decoded.
     let nested = cat(&[&eth(0x0800), &ipv4(17, &[], &udp(1, VXLAN_UDP_PORT, &vxlan(7)))]);
-    let f = cat(&[&eth(0x0800), &ipv4(17, &[], &udp(1, VXLAN_UDP_PORT, &cat(&[&vxlan(5), &nested])))]);
+    let f = cat(&[
+        &eth(0x0800),
+        &ipv4(17, &[], &udp(1, VXLAN_UDP_PORT, &cat(&[&vxlan(5), &nested]))),
+    ]);
     let p = parse_ethernet(&f);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Vxlan, offset: 50 + 42, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Vxlan,
+            offset: 50 + 42,
+            reason: StopReason::Unsupported
+        })
+    );
 }
 
 #[test]
@@ -421,13 +599,31 @@ fn test_parse_mpls_stack() {
     let p = parse_ethernet(&mpls_frame());
     assert_eq!(p.stop, None);
     assert_eq!((p.outer.ethertype, p.outer.mpls_count), (0x8847, 3));
-    assert_eq!(p.outer.mpls[0], Some(MplsEntry { label: 100, tc: 1, bottom_of_stack: false, ttl: 64 }));
+    assert_eq!(
+        p.outer.mpls[0],
+        Some(MplsEntry {
+            label: 100,
+            tc: 1,
+            bottom_of_stack: false,
+            ttl: 64
+        })
+    );
     assert_eq!(p.outer.mpls[1].map(|e| e.label), Some(200));
-    assert_eq!((p.outer.l3_offset, p.outer.l4.and_then(|l| l.ports())), (26, Some((3, 4))));
+    assert_eq!(
+        (p.outer.l3_offset, p.outer.l4.and_then(|l| l.ports())),
+        (26, Some((3, 4)))
+    );
     // After the bottom label, a nibble that is neither 4 nor 6 is not decoded.
     let f = cat(&[&eth(0x8848), &mpls_entry(16, 0, true, 1), &[0u8; 4], &eth(0x0800)]);
     let p = parse_ethernet(&f);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Mpls, offset: 18, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Mpls,
+            offset: 18,
+            reason: StopReason::Unsupported
+        })
+    );
     assert_eq!(p.outer.mpls_count, 1);
 }
 
@@ -436,13 +632,27 @@ fn test_unknown_types_are_kept_as_numbers() {
     let f = cat(&[&eth(0x0806), &[0u8; 28]]);
     let p = parse_ethernet(&f);
     assert_eq!((p.outer.ethertype, p.outer.ip), (0x0806, None));
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Ethernet, offset: 14, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Ethernet,
+            offset: 14,
+            reason: StopReason::Unsupported
+        })
+    );
     assert_eq!(flow_key(&f), Err(p.stop.unwrap()));
     // OSPF (89) over IPv4 behind a VLAN tag.
     let f = cat(&[&eth(0x8100), &vlan_tag(0, false, 4, 0x0800), &ipv4(89, &[], &[0u8; 24])]);
     let p = parse_ethernet(&f);
     assert_eq!(v4(&p).proto, 89);
-    assert_eq!(p.stop, Some(ParseStop { layer: Layer::Ipv4, offset: 38, reason: StopReason::Unsupported }));
+    assert_eq!(
+        p.stop,
+        Some(ParseStop {
+            layer: Layer::Ipv4,
+            offset: 38,
+            reason: StopReason::Unsupported
+        })
+    );
     assert_eq!(FlowKey::from_frame(&p).map(|k| (k.proto, k.vlan)), Some((89, Some(4))));
 }
 
@@ -458,7 +668,14 @@ fn test_ethernet_padding_is_not_payload() {
     let p = parse_ethernet(&f);
     assert_eq!(
         p.stop,
-        Some(ParseStop { layer: Layer::Udp, offset: 34, reason: StopReason::Truncated { needed_bytes: 8, available_bytes: 4 } })
+        Some(ParseStop {
+            layer: Layer::Udp,
+            offset: 34,
+            reason: StopReason::Truncated {
+                needed_bytes: 8,
+                available_bytes: 4
+            }
+        })
     );
 }
 
@@ -466,13 +683,19 @@ fn test_ethernet_padding_is_not_payload() {
 fn test_parse_ip_raw() {
     let f = udp_v4_frame();
     let p = parse_ip(&f[14..]);
-    assert_eq!((p.stop, p.outer.eth, p.outer.ethertype, p.outer.l3_offset), (None, None, 0x0800, 0));
+    assert_eq!(
+        (p.stop, p.outer.eth, p.outer.ethertype, p.outer.l3_offset),
+        (None, None, 0x0800, 0)
+    );
     assert_eq!(p.outer.l4.and_then(|l| l.ports()), Some((1234, 53)));
     let f = tcp_v6_frame();
     let p = parse_ip(&f[14..]);
     assert_eq!((p.stop, p.outer.ethertype), (None, 0x86dd));
     assert!(parse_ip(&[]).stop.is_some_and(|s| s.is_truncated()));
-    assert!(matches!(parse_ip(&[0x10; 40]).stop.map(|s| s.reason), Some(StopReason::Malformed(_))));
+    assert!(matches!(
+        parse_ip(&[0x10; 40]).stop.map(|s| s.reason),
+        Some(StopReason::Malformed(_))
+    ));
 }
 
 #[test]
@@ -492,7 +715,11 @@ fn test_truncated_at_every_length() {
                 continue;
             }
             let stop = p.stop.unwrap_or_else(|| panic!("{name}[..{n}] parsed without stop"));
-            let StopReason::Truncated { needed_bytes, available_bytes } = stop.reason else {
+            let StopReason::Truncated {
+                needed_bytes,
+                available_bytes,
+            } = stop.reason
+            else {
                 panic!("{name}[..{n}]: {stop}");
             };
             assert!(needed_bytes > available_bytes, "{name}[..{n}]: {stop}");
@@ -502,7 +729,10 @@ fn test_truncated_at_every_length() {
                 assert_eq!(p.outer.eth, full.outer.eth);
             }
             if let Some(ip) = p.outer.ip {
-                assert_eq!((ip.src(), ip.dst()), (full.outer.ip.unwrap().src(), full.outer.ip.unwrap().dst()));
+                assert_eq!(
+                    (ip.src(), ip.dst()),
+                    (full.outer.ip.unwrap().src(), full.outer.ip.unwrap().dst())
+                );
             }
         }
     }
@@ -521,7 +751,10 @@ fn test_flow_headers_common_cases_and_what_they_leave_to_the_general_parser() {
     let tcp6 = tcp_v6_frame();
     let h = flow_headers(&tcp6).expect("TCP/IPv6");
     assert_eq!((h.v6, h.src, h.dst), (true, V6_SRC, V6_DST));
-    assert_eq!((h.src_port, h.dst_port, h.tcp_flags), (443, 50000, tcp_flags::SYN | tcp_flags::ACK));
+    assert_eq!(
+        (h.src_port, h.dst_port, h.tcp_flags),
+        (443, 50000, tcp_flags::SYN | tcp_flags::ACK)
+    );
     let opts = ipv4_options_frame();
     let h = flow_headers(&opts).expect("IPv4 options");
     assert_eq!((h.tcp_flags, h.l4.len()), (tcp_flags::FIN, 20));
@@ -537,18 +770,43 @@ fn test_flow_headers_common_cases_and_what_they_leave_to_the_general_parser() {
         ("SCTP", sctp_frame()),
         ("GRE", gre_key_ipv4_frame()),
         ("MPLS", mpls_frame()),
-        ("ICMPv6 over IPv4", cat(&[&eth(0x0800), &ipv4(58, &[], &[128, 0, 0, 0, 0, 1, 0, 1])])),
-        ("ICMP header cut", cat(&[&eth(0x0800), &ipv4(1, &[], &[8, 0, 0, 0, 0, 1, 0])])),
-        ("three VLAN tags", cat(&[&eth(0x8100), &vlan_tag(0, false, 1, 0x8100), &vlan_tag(0, false, 2, 0x8100), &vlan_tag(0, false, 3, 0x0800), &ipv4(17, &[], &udp(1, 2, &[]))])),
+        (
+            "ICMPv6 over IPv4",
+            cat(&[&eth(0x0800), &ipv4(58, &[], &[128, 0, 0, 0, 0, 1, 0, 1])]),
+        ),
+        (
+            "ICMP header cut",
+            cat(&[&eth(0x0800), &ipv4(1, &[], &[8, 0, 0, 0, 0, 1, 0])]),
+        ),
+        (
+            "three VLAN tags",
+            cat(&[
+                &eth(0x8100),
+                &vlan_tag(0, false, 1, 0x8100),
+                &vlan_tag(0, false, 2, 0x8100),
+                &vlan_tag(0, false, 3, 0x0800),
+                &ipv4(17, &[], &udp(1, 2, &[])),
+            ]),
+        ),
     ] {
         assert_eq!(flow_headers(&frame), None, "{name}");
     }
     // An ICMP timestamp reply one byte longer than its 20: the general parser
     // (etherparse) rejects it as malformed, the fast path reads its type and code.
-    let timestamp = cat(&[&eth(0x0800), &ipv4(1, &[], &[14, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9])]);
+    let timestamp = cat(&[
+        &eth(0x0800),
+        &ipv4(
+            1,
+            &[],
+            &[14, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9],
+        ),
+    ]);
     assert_eq!(flow_headers(&timestamp).map(|h| h.icmp), Some(Some((14, 0))));
     let general = parse_ethernet(&timestamp);
-    assert_eq!((general.outer.l4, general.stop.map(|s| s.layer)), (None, Some(Layer::Icmpv4)));
+    assert_eq!(
+        (general.outer.l4, general.stop.map(|s| s.layer)),
+        (None, Some(Layer::Icmpv4))
+    );
     // Any IPv4 fragment, the first one (MF) included.
     for (flags_hi, flags_lo) in [(0x20, 0), (0, 1), (0x40 | 0x01, 0)] {
         let mut frame = udp_v4_frame();
@@ -570,7 +828,11 @@ fn arb_structured_frame() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn arb_mutated_frame() -> impl Strategy<Value = Vec<u8>> {
-    (arb_structured_frame(), proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4), any::<prop::sample::Index>())
+    (
+        arb_structured_frame(),
+        proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        any::<prop::sample::Index>(),
+    )
         .prop_map(|(mut f, edits, cut)| {
             for (at, byte) in edits {
                 let i = at.index(f.len());
@@ -627,7 +889,12 @@ fn check_rss_fast_path(f: &[u8]) -> Result<(), TestCaseError> {
         );
     }
     let short_key: [u8; 12] = MICROSOFT_KEY[7..19].try_into().unwrap();
-    for rss_key in [&MICROSOFT_KEY[..], &SYMMETRIC_KEY_52[..], &MICROSOFT_KEY[..8], &short_key[..]] {
+    for rss_key in [
+        &MICROSOFT_KEY[..],
+        &SYMMETRIC_KEY_52[..],
+        &MICROSOFT_KEY[..8],
+        &short_key[..],
+    ] {
         let toeplitz = Toeplitz::new(rss_key).unwrap();
         for fields in [RssFields::Ip, RssFields::IpPorts] {
             // The bit-by-bit definition over the key's Microsoft layout.
@@ -647,7 +914,12 @@ fn ip_end(ip: &Ip, l3_offset: usize, frame_len: usize) -> usize {
         Ip::V4(h) => (usize::from(h.total_len), usize::from(h.ihl) * 4),
         Ip::V6(h) => (40 + usize::from(h.payload_len), 41),
     };
-    l3_offset + if declared < header || declared > available { available } else { declared }
+    l3_offset
+        + if declared < header || declared > available {
+            available
+        } else {
+            declared
+        }
 }
 
 /// Where `flow_headers` answers, the general parser decoded the same frame
@@ -674,7 +946,10 @@ fn check_flow_headers(f: &[u8], p: &ParsedFrame) -> Result<(), TestCaseError> {
         IpAddr::V4(a) => u128::from(u32::from_le_bytes(a.octets())).to_le_bytes(),
         IpAddr::V6(a) => a.octets(),
     };
-    prop_assert_eq!((h.src, h.dst, h.v6), (wide(ip.src()), wide(ip.dst()), ip.src().is_ipv6()));
+    prop_assert_eq!(
+        (h.src, h.dst, h.v6),
+        (wide(ip.src()), wide(ip.dst()), ip.src().is_ipv6())
+    );
     let key = FlowKey::from_frame(p).expect("a key");
     prop_assert_eq!(
         (h.proto, h.src_port, h.dst_port, h.vlan, key.vni),
@@ -752,18 +1027,44 @@ fn arb_built() -> impl Strategy<Value = Built> {
                 ($ip:expr) => {{
                     let mut frame = Vec::new();
                     let (proto, ports) = match l4 {
-                        0 => { $ip.udp(sp, dp).write(&mut frame, &payload).unwrap(); (17, Some((sp, dp))) }
-                        1 => { $ip.tcp(sp, dp, 7, 1024).syn().write(&mut frame, &payload).unwrap(); (6, Some((sp, dp))) }
-                        2 if !is_v6 => { $ip.icmpv4_echo_request(sp, dp).write(&mut frame, &payload).unwrap(); (1, None) }
-                        _ if is_v6 => { $ip.icmpv6_echo_request(sp, dp).write(&mut frame, &payload).unwrap(); (58, None) }
-                        _ => { $ip.udp(dp, sp).write(&mut frame, &payload).unwrap(); (17, Some((dp, sp))) }
+                        0 => {
+                            $ip.udp(sp, dp).write(&mut frame, &payload).unwrap();
+                            (17, Some((sp, dp)))
+                        }
+                        1 => {
+                            $ip.tcp(sp, dp, 7, 1024)
+                                .syn()
+                                .write(&mut frame, &payload)
+                                .unwrap();
+                            (6, Some((sp, dp)))
+                        }
+                        2 if !is_v6 => {
+                            $ip.icmpv4_echo_request(sp, dp)
+                                .write(&mut frame, &payload)
+                                .unwrap();
+                            (1, None)
+                        }
+                        _ if is_v6 => {
+                            $ip.icmpv6_echo_request(sp, dp)
+                                .write(&mut frame, &payload)
+                                .unwrap();
+                            (58, None)
+                        }
+                        _ => {
+                            $ip.udp(dp, sp).write(&mut frame, &payload).unwrap();
+                            (17, Some((dp, sp)))
+                        }
                     };
                     (frame, proto, ports)
                 }};
             }
             macro_rules! ip {
                 ($l:expr) => {
-                    if is_v6 { finish!($l.ipv6(a, b, 32)) } else { finish!($l.ipv4([a[0], a[1], a[2], a[3]], [b[0], b[1], b[2], b[3]], 32)) }
+                    if is_v6 {
+                        finish!($l.ipv6(a, b, 32))
+                    } else {
+                        finish!($l.ipv4([a[0], a[1], a[2], a[3]], [b[0], b[1], b[2], b[3]], 32))
+                    }
                 };
             }
             let (frame, proto, ports) = match n_vlans {
@@ -772,7 +1073,14 @@ fn arb_built() -> impl Strategy<Value = Built> {
                 _ => ip!(link.double_vlan(vid(vid_a), vid(vid_b))),
             };
             let vlans = [vid_a, vid_b][..n_vlans].to_vec();
-            Built { frame, vlans, src, dst, proto, ports }
+            Built {
+                frame,
+                vlans,
+                src,
+                dst,
+                proto,
+                ports,
+            }
         })
 }
 

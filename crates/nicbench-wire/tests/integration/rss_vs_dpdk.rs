@@ -38,40 +38,76 @@ fn hex(bytes: &[u8]) -> String {
 fn build_oracle() -> Option<PathBuf> {
     let cc = nicbench_testenv::tool_or_skip(TEST, "cc", "gcc")?;
     let pkg_config = nicbench_testenv::tool_or_skip(TEST, "pkg-config", "pkgconf")?;
-    let cflags = Command::new(pkg_config).args(["--cflags", "libdpdk"]).output().expect("run pkg-config");
+    let cflags = Command::new(pkg_config)
+        .args(["--cflags", "libdpdk"])
+        .output()
+        .expect("run pkg-config");
     if !cflags.status.success() {
-        nicbench_testenv::missing(TEST, "DPDK headers: `pkg-config --cflags libdpdk` failed (Debian package dpdk-dev)");
+        nicbench_testenv::missing(
+            TEST,
+            "DPDK headers: `pkg-config --cflags libdpdk` failed (Debian package dpdk-dev)",
+        );
         return None;
     }
     let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/integration/thash_oracle.c");
     let exe = std::env::temp_dir().join(format!("nicbench_thash_oracle_{}", std::process::id()));
     let out = Command::new(cc)
-        .args(String::from_utf8(cflags.stdout).expect("pkg-config output").split_whitespace())
+        .args(
+            String::from_utf8(cflags.stdout)
+                .expect("pkg-config output")
+                .split_whitespace(),
+        )
         .args(["-O1", "-o"])
         .arg(&exe)
         .arg(&source)
         .output()
         .expect("run cc");
     // The headers are there: a build failure is a broken oracle, never a skip.
-    assert!(out.status.success(), "compiling {}:\n{}", source.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "compiling {}:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(exe)
 }
 
 /// Runs the oracle on `script`, returns its output lines.
 fn run_oracle(exe: &PathBuf, script: &str) -> Vec<String> {
-    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start oracle");
+    let mut child = Command::new(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start oracle");
     let mut stdin = child.stdin.take().expect("stdin");
     let script = script.to_owned();
     // Written from another thread: the oracle's output would fill the pipe otherwise.
     let writer = std::thread::spawn(move || stdin.write_all(script.as_bytes()).expect("write to oracle"));
     let out = child.wait_with_output().expect("oracle output");
     writer.join().expect("writer");
-    assert!(out.status.success(), "oracle failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("oracle output").lines().map(str::to_owned).collect()
+    assert!(
+        out.status.success(),
+        "oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("oracle output")
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 fn flow(src: IpAddr, dst: IpAddr, proto: u8, src_port: u16, dst_port: u16) -> FlowKey {
-    FlowKey { src, dst, proto, src_port, dst_port, vlan: None, vni: None }
+    FlowKey {
+        src,
+        dst,
+        proto,
+        src_port,
+        dst_port,
+        vlan: None,
+        vni: None,
+    }
 }
 
 /// Microsoft's first IPv4 vector ("Verifying the RSS Hash Calculation"):
@@ -83,7 +119,11 @@ const MICROSOFT_V4_HASHES: &str = "51ccc178 323e8fc2";
 fn toeplitz_matches_dpdk_rte_softrss() {
     let Some(exe) = build_oracle() else { return };
     let mut rng = Inputs(0x7e57_0001);
-    let mut keys: Vec<Vec<u8>> = vec![MICROSOFT_KEY.to_vec(), SYMMETRIC_KEY.to_vec(), SYMMETRIC_KEY_52.to_vec()];
+    let mut keys: Vec<Vec<u8>> = vec![
+        MICROSOFT_KEY.to_vec(),
+        SYMMETRIC_KEY.to_vec(),
+        SYMMETRIC_KEY_52.to_vec(),
+    ];
     keys.extend([rng.bytes(40), rng.bytes(52), rng.bytes(40)]);
     const FLOWS_PER_KEY: usize = 400;
     const RAW_CASES: usize = 300;
@@ -101,12 +141,20 @@ fn toeplitz_matches_dpdk_rte_softrss() {
             let (sp, dp) = (rng.next() as u16, rng.next() as u16);
             let v4 = flow(Ipv4Addr::from(a).into(), Ipv4Addr::from(b).into(), 6, sp, dp);
             script.push_str(&format!("4 {a} {b} {sp} {dp}\n"));
-            expected.push(format!("{:08x} {:08x}", hash_flow(&toeplitz, &v4, RssFields::IpPorts), hash_flow(&toeplitz, &v4, RssFields::Ip)));
+            expected.push(format!(
+                "{:08x} {:08x}",
+                hash_flow(&toeplitz, &v4, RssFields::IpPorts),
+                hash_flow(&toeplitz, &v4, RssFields::Ip)
+            ));
             let a6 = Ipv6Addr::from(((rng.next() as u128) << 64) | rng.next() as u128);
             let b6 = Ipv6Addr::from(((rng.next() as u128) << 64) | rng.next() as u128);
             let v6 = flow(a6.into(), b6.into(), 17, sp, dp);
             script.push_str(&format!("6 {} {} {sp} {dp}\n", hex(&a6.octets()), hex(&b6.octets())));
-            expected.push(format!("{:08x} {:08x}", hash_flow(&toeplitz, &v6, RssFields::IpPorts), hash_flow(&toeplitz, &v6, RssFields::Ip)));
+            expected.push(format!(
+                "{:08x} {:08x}",
+                hash_flow(&toeplitz, &v6, RssFields::IpPorts),
+                hash_flow(&toeplitz, &v6, RssFields::Ip)
+            ));
         }
     }
     for _ in 0..RAW_CASES {
@@ -119,7 +167,10 @@ fn toeplitz_matches_dpdk_rte_softrss() {
     let got = run_oracle(&exe, &script);
     let _ = std::fs::remove_file(&exe);
     assert_eq!(got.len(), expected.len(), "one answer per tuple");
-    assert_eq!(got[0], MICROSOFT_V4_HASHES, "the oracle computes Microsoft's published vector");
+    assert_eq!(
+        got[0], MICROSOFT_V4_HASHES,
+        "the oracle computes Microsoft's published vector"
+    );
     let mismatches: Vec<String> = script
         .lines()
         .filter(|l| !l.starts_with('k'))

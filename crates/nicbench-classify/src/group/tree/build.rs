@@ -41,7 +41,13 @@ pub(super) struct Params {
 
 impl Default for Params {
     fn default() -> Params {
-        Params { binth: 32, max_cut_bits: 8, spfac: 4, items_per_rule: 16, small_fallback: true }
+        Params {
+            binth: 32,
+            max_cut_bits: 8,
+            spfac: 4,
+            items_per_rule: 16,
+            small_fallback: true,
+        }
     }
 }
 
@@ -55,7 +61,13 @@ const SMALL_RULES: usize = 1024;
 /// Knobs of the one-tree attempt of small groups: fatter leaves, so that the cuts
 /// replicate less (fw1_1k: binth 64 / spfac 8 was as fast at 4 KiB/rule; binth 32 fits
 /// one tree only with 128-512 copies per rule, at 11 KiB/rule).
-const SMALL_SET: Params = Params { binth: 96, max_cut_bits: 8, spfac: 4, items_per_rule: 128, small_fallback: false };
+const SMALL_SET: Params = Params {
+    binth: 96,
+    max_cut_bits: 8,
+    spfac: 4,
+    items_per_rule: 128,
+    small_fallback: false,
+};
 
 /// A rule as the builder sees it: its interval on each dimension.
 #[derive(Clone, Copy, Debug)]
@@ -104,7 +116,10 @@ pub(super) fn project(rule: &CompiledRule, d: usize) -> (u32, u32, bool) {
 /// The builder's entry, the inline check and whether the check is the whole rule; `None`
 /// for a rule that can never match.
 pub(super) fn entry_of(rule: &CompiledRule) -> Option<(Entry, Check, bool)> {
-    let mut e = Entry { lo: [0; DIMS], hi: [0; DIMS] };
+    let mut e = Entry {
+        lo: [0; DIMS],
+        hi: [0; DIMS],
+    };
     // Dimensions 0..4 are checked as intervals; the protocol (dimension 4) only by the
     // masked equality on the L4 word's high half below.
     let mut exact = true;
@@ -143,7 +158,11 @@ pub(super) fn entry_of(rule: &CompiledRule) -> Option<(Entry, Check, bool)> {
     // `project`); any other range, the protocol's included, needs the full check.
     for r in rule.ranges.iter() {
         let on_dim = r.loc.hi_word.is_none()
-            && (0..4).any(|d| r.loc.word as usize == DIM_WORD[d] && r.loc.shift as u32 == DIM_SHIFT[d] && r.loc.width as u32 == DIM_WIDTH[d]);
+            && (0..4).any(|d| {
+                r.loc.word as usize == DIM_WORD[d]
+                    && r.loc.shift as u32 == DIM_SHIFT[d]
+                    && r.loc.width as u32 == DIM_WIDTH[d]
+            });
         exact &= on_dim;
     }
     Some((e, c, exact))
@@ -163,7 +182,11 @@ pub(super) fn build_with(id: u32, mut rules: Vec<TreeInput>, p: &Params) -> Tree
         if let Some((e, c, exact)) = entry_of(rule) {
             entries.push(e);
             checks.push(c);
-            tree_rules.push(Meta { rank: *rank, slot: *slot, full_check: (!exact) as u32 });
+            tree_rules.push(Meta {
+                rank: *rank,
+                slot: *slot,
+                full_check: (!exact) as u32,
+            });
         }
     }
     let members: Box<[(u32, Arc<CompiledRule>)]> = rules.into_iter().map(|(s, _, r)| (s, r)).collect();
@@ -179,10 +202,19 @@ pub(super) fn build_with(id: u32, mut rules: Vec<TreeInput>, p: &Params) -> Tree
         assert_eq!(st.idx.len(), st.blocks.len() * leaf::LANES, "lanes of every block");
         for (at, &i) in st.idx.iter().enumerate() {
             let never = st.blocks[at / leaf::LANES].never_matches(at % leaf::LANES);
-            assert!((i as usize) < tree_rules.len() || i == leaf::NO_INDEX && never, "lane {at} holds {i}");
+            assert!(
+                (i as usize) < tree_rules.len() || i == leaf::NO_INDEX && never,
+                "lane {at} holds {i}"
+            );
         }
     }
-    Tree { id, rules: tree_rules.into(), subtrees: subtrees.into_boxed_slice(), members, avx2: leaf::have_avx2() }
+    Tree {
+        id,
+        rules: tree_rules.into(),
+        subtrees: subtrees.into_boxed_slice(),
+        members,
+        avx2: leaf::have_avx2(),
+    }
 }
 
 /// The EffiCuts categories, level by level: (src, dst) wildness, then (sport, dport).
@@ -204,12 +236,21 @@ fn build_parts(entries: &[Entry], checks: &[Check], rules: &[u32], levels: &[[us
     // knobs, which the 10K sets were tuned with.
     let whole = levels.len() == LEVELS.len();
     if whole && p.small_fallback && rules.len() <= SMALL_RULES {
-        if let Some(st) = build_subtree(entries, checks, rules, budget(rules.len(), &SMALL_SET), false, &SMALL_SET) {
+        if let Some(st) = build_subtree(
+            entries,
+            checks,
+            rules,
+            budget(rules.len(), &SMALL_SET),
+            false,
+            &SMALL_SET,
+        ) {
             return vec![st];
         }
     }
     let Some((dims, rest)) = levels.split_first() else {
-        return build_subtree(entries, checks, rules, budget(rules.len(), p), true, p).into_iter().collect();
+        return build_subtree(entries, checks, rules, budget(rules.len(), p), true, p)
+            .into_iter()
+            .collect();
     };
     let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 4];
     for &i in rules {
@@ -217,15 +258,39 @@ fn build_parts(entries: &[Entry], checks: &[Check], rules: &[u32], levels: &[[us
         let wide = |d: usize| (e.hi[d] - e.lo[d]) as u64 + 1 > 1u64 << (DIM_WIDTH[d] - 1);
         parts[wide(dims[0]) as usize | (wide(dims[1]) as usize) << 1].push(i);
     }
-    parts.iter().filter(|p| !p.is_empty()).flat_map(|part| build_parts(entries, checks, part, rest, p)).collect()
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .flat_map(|part| build_parts(entries, checks, part, rest, p))
+        .collect()
 }
 
 /// `None` when the replication budget is exceeded, unless `soft` (then over-budget nodes
 /// become leaves).
 /// The subtree's `best_rank` is its best entry's index (`u64::MAX`: empty) until [`build`]
 /// replaces it by the rank.
-fn build_subtree(entries: &[Entry], checks: &[Check], rules: &[u32], budget: usize, soft: bool, p: &Params) -> Option<SubTree> {
-    let mut b = Builder { p: *p, entries, checks, nodes: Vec::new(), children: Vec::new(), items: 0, blocks: vec![Block::EMPTY], idx: vec![leaf::NO_INDEX; leaf::LANES], leaves: Default::default(), budget, soft, scratch: Vec::new() };
+fn build_subtree(
+    entries: &[Entry],
+    checks: &[Check],
+    rules: &[u32],
+    budget: usize,
+    soft: bool,
+    p: &Params,
+) -> Option<SubTree> {
+    let mut b = Builder {
+        p: *p,
+        entries,
+        checks,
+        nodes: Vec::new(),
+        children: Vec::new(),
+        items: 0,
+        blocks: vec![Block::EMPTY],
+        idx: vec![leaf::NO_INDEX; leaf::LANES],
+        leaves: Default::default(),
+        budget,
+        soft,
+        scratch: Vec::new(),
+    };
     let root_region = [(0u32, 0u32); DIMS];
     let root = b.node(rules, &root_region, 0)?;
     // Leaves were built with their first block in `a`; they now point at their own slot,
@@ -258,9 +323,15 @@ fn check_bounds(st: &SubTree) {
     for n in st.children.iter().chain([&st.root]) {
         if n.is_leaf() {
             assert_eq!(st.children.get(n.a as usize), Some(n), "a leaf is its own child");
-            assert!(st.blocks_of(n).end <= st.blocks.len() && n.a >= st.base, "leaf blocks in bounds");
+            assert!(
+                st.blocks_of(n).end <= st.blocks.len() && n.a >= st.base,
+                "leaf blocks in bounds"
+            );
         } else {
-            assert!((n.m >> 5) & 7 < LEAF_DIM && (n.a as usize + (n.m >> 8) as usize) < st.children.len(), "children in bounds");
+            assert!(
+                (n.m >> 5) & 7 < LEAF_DIM && (n.a as usize + (n.m >> 8) as usize) < st.children.len(),
+                "children in bounds"
+            );
         }
     }
 }
@@ -366,7 +437,9 @@ impl Builder<'_> {
                 }
             }
         }
-        let Some((_, _, d, k)) = best.filter(|b| b.0 < n) else { return self.leaf(rules) };
+        let Some((_, _, d, k)) = best.filter(|b| b.0 < n) else {
+            return self.leaf(rules);
+        };
         let count = 1usize << k;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); count];
         for &r in rules {
@@ -378,7 +451,8 @@ impl Builder<'_> {
         let me = self.nodes.len() as u32;
         let size_bits = DIM_WIDTH[d] - region[d].1;
         let child_shift = size_bits - k;
-        self.nodes.push(Node::cut(d, child_shift, k, self.children.len() as u32));
+        self.nodes
+            .push(Node::cut(d, child_shift, k, self.children.len() as u32));
         let base = self.children.len();
         self.children.resize(base + count, 0);
         let mut prev: Option<(usize, u32)> = None;

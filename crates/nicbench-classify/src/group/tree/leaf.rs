@@ -120,9 +120,15 @@ impl Block {
             let ports = _mm256_set1_epi32(f.ports as i32);
             let dp = _mm256_sub_epi16(ports, ld!(self.port_lo));
             let pok = _mm256_cmpeq_epi16(_mm256_min_epu16(dp, ld!(self.port_span)), dp);
-            let hi = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(f.hi as i32), ld!(self.hi_mask)), ld!(self.hi_value));
+            let hi = _mm256_cmpeq_epi32(
+                _mm256_and_si256(_mm256_set1_epi32(f.hi as i32), ld!(self.hi_mask)),
+                ld!(self.hi_value),
+            );
             // A 32-bit lane's port test passes when both of its 16-bit halves are all ones.
-            let all = _mm256_and_si256(_mm256_and_si256(src, dst), _mm256_and_si256(hi, _mm256_cmpeq_epi32(pok, _mm256_set1_epi32(-1))));
+            let all = _mm256_and_si256(
+                _mm256_and_si256(src, dst),
+                _mm256_and_si256(hi, _mm256_cmpeq_epi32(pok, _mm256_set1_epi32(-1))),
+            );
             _mm256_movemask_ps(_mm256_castsi256_ps(all)) as u32
         }
     }
@@ -223,7 +229,11 @@ mod tests {
                     ports: 0,
                 };
                 f.ports = f.d[2] | f.d[3] << 16;
-                let want: u32 = checks.iter().enumerate().map(|(l, c)| (c.matches(&f) as u32) << l).sum();
+                let want: u32 = checks
+                    .iter()
+                    .enumerate()
+                    .map(|(l, c)| (c.matches(&f) as u32) << l)
+                    .sum();
                 assert_eq!(blocks[0].mask_scalar(&f), want, "scalar {f:?}");
                 if have_avx2() {
                     assert_eq!(blocks[0].mask(&f, true), want, "avx2 {f:?}");
@@ -237,10 +247,20 @@ mod tests {
         let f = Fields::default();
         assert_eq!(Block::EMPTY.mask_scalar(&f), 0);
         assert_eq!(Block::EMPTY.mask(&f, have_avx2()), 0);
-        let any = Check { src_span: u32::MAX, dst_span: u32::MAX, sport_span: u16::MAX, dport_span: u16::MAX, ..Default::default() };
+        let any = Check {
+            src_span: u32::MAX,
+            dst_span: u32::MAX,
+            sport_span: u16::MAX,
+            dport_span: u16::MAX,
+            ..Default::default()
+        };
         let (mut blocks, mut idx) = (Vec::new(), Vec::new());
         pack(&[0, 0, 0], &[any], &mut blocks, &mut idx);
-        assert_eq!(blocks[0].mask(&f, have_avx2()), 0b111, "three copies of a match-all rule, five empty lanes");
+        assert_eq!(
+            blocks[0].mask(&f, have_avx2()),
+            0b111,
+            "three copies of a match-all rule, five empty lanes"
+        );
         assert_eq!(&idx[3..], &[NO_INDEX; 5]);
     }
 }

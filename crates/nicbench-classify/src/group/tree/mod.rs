@@ -88,7 +88,16 @@ impl Fields {
     fn of<K: BurstKey>(key: &K) -> Fields {
         let l4 = key.l4();
         Fields {
-            d: [key.src(), key.dst(), l4 as u32 & 0xffff, (l4 >> 16) as u32 & 0xffff, (l4 >> 32) as u32 & 0xff, 0, 0, 0],
+            d: [
+                key.src(),
+                key.dst(),
+                l4 as u32 & 0xffff,
+                (l4 >> 16) as u32 & 0xffff,
+                (l4 >> 32) as u32 & 0xff,
+                0,
+                0,
+                0,
+            ],
             hi: (l4 >> 32) as u32,
             ports: l4 as u32,
         }
@@ -147,15 +156,24 @@ impl Node {
     }
 
     fn cut(dim: usize, shift: u32, bits: u32, first_child: u32) -> Node {
-        assert!(dim < LEAF_DIM as usize && shift < 32 && bits <= 23, "cut of {bits} bits on dimension {dim}");
-        Node { a: first_child, m: shift | (dim as u32) << 5 | ((1u32 << bits) - 1) << 8 }
+        assert!(
+            dim < LEAF_DIM as usize && shift < 32 && bits <= 23,
+            "cut of {bits} bits on dimension {dim}"
+        );
+        Node {
+            a: first_child,
+            m: shift | (dim as u32) << 5 | ((1u32 << bits) - 1) << 8,
+        }
     }
 
     /// A leaf whose own copy is at `self_slot` of the children (the builder passes the
     /// first block and adds [`SubTree::base`] once the cut nodes are all placed).
     fn leaf(self_slot: u32, count: u32) -> Node {
         assert!(count < 1 << 23, "leaf of {count} blocks");
-        Node { a: self_slot, m: LEAF | count << 8 | LEAF_DIM << 5 }
+        Node {
+            a: self_slot,
+            m: LEAF | count << 8 | LEAF_DIM << 5,
+        }
     }
 
     /// Cut node: the index of the child `f` falls in (relative to `a`).
@@ -270,7 +288,18 @@ impl Tree {
     /// moves on to the next matching lane, then the next blocks.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn resolve<K: BurstKey>(&self, st: &SubTree, end: usize, mut b: usize, mut m: u32, f: &Fields, key: &K, rules: &[RuleEntry], best: &mut (u64, u32), avx2: bool) {
+    fn resolve<K: BurstKey>(
+        &self,
+        st: &SubTree,
+        end: usize,
+        mut b: usize,
+        mut m: u32,
+        f: &Fields,
+        key: &K,
+        rules: &[RuleEntry],
+        best: &mut (u64, u32),
+        avx2: bool,
+    ) {
         while m != 0 {
             while m != 0 {
                 let meta = self.meta_of(st, b, m);
@@ -373,10 +402,20 @@ impl Tree {
                     act[j & M] = last;
                 }
                 for g in act[..padded].chunks_exact(4) {
-                    let ix = [g[0] as usize & M, g[1] as usize & M, g[2] as usize & M, g[3] as usize & M];
+                    let ix = [
+                        g[0] as usize & M,
+                        g[1] as usize & M,
+                        g[2] as usize & M,
+                        g[3] as usize & M,
+                    ];
                     let mut c = [st.root; 4];
                     loop {
-                        c = [step(c[0], &f[ix[0]]), step(c[1], &f[ix[1]]), step(c[2], &f[ix[2]]), step(c[3], &f[ix[3]])];
+                        c = [
+                            step(c[0], &f[ix[0]]),
+                            step(c[1], &f[ix[1]]),
+                            step(c[2], &f[ix[2]]),
+                            step(c[3], &f[ix[3]]),
+                        ];
                         if c[0].is_leaf() & c[1].is_leaf() & c[2].is_leaf() & c[3].is_leaf() {
                             break;
                         }
@@ -387,7 +426,10 @@ impl Tree {
                 }
             }
             for &i in &act[..na] {
-                let blk = st.blocks.as_ptr().wrapping_add(st.blocks_of(&cur[i as usize & M]).start) as *const u8;
+                let blk = st
+                    .blocks
+                    .as_ptr()
+                    .wrapping_add(st.blocks_of(&cur[i as usize & M]).start) as *const u8;
                 for line in 0..std::mem::size_of::<Block>() / 64 {
                     crate::table::prefetch_read(blk.wrapping_add(line * 64));
                 }
@@ -444,7 +486,17 @@ impl Tree {
             for &i in &hit[..nh] {
                 let i = i as usize & M;
                 let (b, m) = cand[i];
-                self.resolve(st, st.blocks_of(&cur[i]).end, b, m, &f[i], &keys[i], rules, &mut best[i], avx2);
+                self.resolve(
+                    st,
+                    st.blocks_of(&cur[i]).end,
+                    b,
+                    m,
+                    &f[i],
+                    &keys[i],
+                    rules,
+                    &mut best[i],
+                    avx2,
+                );
             }
         }
     }
@@ -454,7 +506,9 @@ impl Tree {
     #[inline(always)]
     fn valid<K: BurstKey>(&self, m: &Meta, key: &K, rules: &[RuleEntry]) -> bool {
         match rules.get(m.slot as usize) {
-            Some(r) if r.tree == self.id => m.full_check == 0 || r.rule.as_ref().is_some_and(|rule| key.full_match(rule)),
+            Some(r) if r.tree == self.id => {
+                m.full_check == 0 || r.rule.as_ref().is_some_and(|rule| key.full_match(rule))
+            }
             _ => false,
         }
     }
@@ -469,7 +523,11 @@ impl Tree {
             + self
                 .subtrees
                 .iter()
-                .map(|s| s.children.len() * std::mem::size_of::<Node>() + s.blocks.len() * std::mem::size_of::<Block>() + s.idx.len() * 4)
+                .map(|s| {
+                    s.children.len() * std::mem::size_of::<Node>()
+                        + s.blocks.len() * std::mem::size_of::<Block>()
+                        + s.idx.len() * 4
+                })
                 .sum::<usize>()
     }
 }

@@ -8,11 +8,20 @@ use std::net::Ipv4Addr;
 
 fn rule(prio: u32, src: (Ipv4Addr, u32), dports: (u16, u16)) -> Arc<CompiledRule> {
     let r = Rule {
-        attr: Attr { priority: prio, ..Default::default() },
+        attr: Attr {
+            priority: prio,
+            ..Default::default()
+        },
         pattern: vec![
             Item::Eth(EthItem::default()),
-            Item::Ipv4(Ipv4Item { src: Field::prefix(src.0, src.1), ..Default::default() }),
-            Item::Tcp(TcpItem { dst: Some(Field::range(dports.0, dports.1)), ..Default::default() }),
+            Item::Ipv4(Ipv4Item {
+                src: Field::prefix(src.0, src.1),
+                ..Default::default()
+            }),
+            Item::Tcp(TcpItem {
+                dst: Some(Field::range(dports.0, dports.1)),
+                ..Default::default()
+            }),
         ],
         actions: vec![Action::Drop],
     };
@@ -35,7 +44,11 @@ fn test_project_prefix_and_range_exactly() {
     assert_eq!(project(&r, 0), (0x0a01_0000, 0x0a01_ffff, true));
     assert_eq!(project(&r, 1), (0, u32::MAX, true));
     assert_eq!(project(&r, 3), (1000, 2000, true));
-    assert_eq!(project(&r, 4), (0, 255, true), "a tcp item sets the presence bit, not the protocol");
+    assert_eq!(
+        project(&r, 4),
+        (0, 255, true),
+        "a tcp item sets the presence bit, not the protocol"
+    );
     let (_, c, exact) = entry_of(&r).unwrap();
     assert!(exact);
     assert_eq!((c.src_lo, c.src_span), (0x0a01_0000, 0xffff));
@@ -48,13 +61,28 @@ fn test_check_agrees_with_the_rule() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for i in 0..300u32 {
         let lo: u16 = rng.random_range(0..60000);
-        let r = rule(i, (Ipv4Addr::from(rng.random::<u32>() & 0xffff_0000), rng.random_range(0..=24)), (lo, lo + rng.random_range(0..5000)));
+        let r = rule(
+            i,
+            (
+                Ipv4Addr::from(rng.random::<u32>() & 0xffff_0000),
+                rng.random_range(0..=24),
+            ),
+            (lo, lo + rng.random_range(0..5000)),
+        );
         let (_, c, exact) = entry_of(&r).unwrap();
         assert!(exact);
         for _ in 0..50 {
             let proto = [6u8, 17, 1][rng.random_range(0..3)];
-            let src = if rng.random() { Ipv4Addr::from(c.src_lo.wrapping_add(rng.random_range(0..=c.src_span))) } else { Ipv4Addr::from(rng.random::<u32>()) };
-            let dport = if rng.random() { c.dport_lo.wrapping_add(rng.random_range(0..=c.dport_span)) } else { rng.random() };
+            let src = if rng.random() {
+                Ipv4Addr::from(c.src_lo.wrapping_add(rng.random_range(0..=c.src_span)))
+            } else {
+                Ipv4Addr::from(rng.random::<u32>())
+            };
+            let dport = if rng.random() {
+                c.dport_lo.wrapping_add(rng.random_range(0..=c.dport_span))
+            } else {
+                rng.random()
+            };
             let key = PacketKey::ipv4_5tuple(src, Ipv4Addr::from(rng.random::<u32>()), rng.random(), dport, proto, 64);
             assert_eq!(c.matches(&Fields::of(&key)), r.matches(&key), "rule {i} key {key:?}");
         }
@@ -64,7 +92,17 @@ fn test_check_agrees_with_the_rule() {
 #[test]
 fn test_build_splits_and_keeps_rank_order() {
     let rules: Vec<TreeInput> = (0..200u32)
-        .map(|i| (i, (i as u64) << 32, rule(i, (Ipv4Addr::from(0x0a00_0000 + (i << 8)), 24), (i as u16 * 10, i as u16 * 10 + 5))))
+        .map(|i| {
+            (
+                i,
+                (i as u64) << 32,
+                rule(
+                    i,
+                    (Ipv4Addr::from(0x0a00_0000 + (i << 8)), 24),
+                    (i as u16 * 10, i as u16 * 10 + 5),
+                ),
+            )
+        })
         .collect();
     let t = build(1, rules);
     assert_eq!(t.subtrees.len(), 1);
@@ -73,7 +111,10 @@ fn test_build_splits_and_keeps_rank_order() {
         for n in st.children.iter().chain([&st.root]).filter(|n| n.is_leaf()) {
             let items = st.leaf_items(n);
             assert!(items.windows(2).all(|w| w[0] < w[1]), "leaf items ascend");
-            assert!(items.len() <= super::build::Params::default().binth, "distinct /24s separate");
+            assert!(
+                items.len() <= super::build::Params::default().binth,
+                "distinct /24s separate"
+            );
         }
     }
     assert!(t.rules.windows(2).all(|w| w[0].rank < w[1].rank));
@@ -85,8 +126,14 @@ fn random_set(seed: u64, count: u32) -> (Vec<TreeInput>, Vec<PacketKey>) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut rules: Vec<TreeInput> = Vec::new();
     for i in 0..count {
-        let src = Field::prefix(Ipv4Addr::from(rng.random::<u32>() & 0x0fff_ffff), rng.random_range(0..=8) * 4);
-        let dst = Field::prefix(Ipv4Addr::from(rng.random::<u32>()), [0, 8, 16, 24, 32][rng.random_range(0..5)]);
+        let src = Field::prefix(
+            Ipv4Addr::from(rng.random::<u32>() & 0x0fff_ffff),
+            rng.random_range(0..=8) * 4,
+        );
+        let dst = Field::prefix(
+            Ipv4Addr::from(rng.random::<u32>()),
+            [0, 8, 16, 24, 32][rng.random_range(0..5)],
+        );
         let (lo, hi): (u16, u16) = match rng.random_range(0..3) {
             0 => (0, u16::MAX),
             1 => (1024, u16::MAX),
@@ -96,16 +143,36 @@ fn random_set(seed: u64, count: u32) -> (Vec<TreeInput>, Vec<PacketKey>) {
             }
         };
         let l4 = match rng.random_range(0..3) {
-            0 => Item::Tcp(TcpItem { dst: Some(Field::range(lo, hi)), ..Default::default() }),
-            1 => Item::Udp(UdpItem { src: Some(Field::range(lo, hi)), ..Default::default() }),
+            0 => Item::Tcp(TcpItem {
+                dst: Some(Field::range(lo, hi)),
+                ..Default::default()
+            }),
+            1 => Item::Udp(UdpItem {
+                src: Some(Field::range(lo, hi)),
+                ..Default::default()
+            }),
             _ => Item::Eth(EthItem::default()),
         };
-        let mut pattern = vec![Item::Eth(EthItem::default()), Item::Ipv4(Ipv4Item { src, dst, ..Default::default() })];
+        let mut pattern = vec![
+            Item::Eth(EthItem::default()),
+            Item::Ipv4(Ipv4Item {
+                src,
+                dst,
+                ..Default::default()
+            }),
+        ];
         if !matches!(l4, Item::Eth(_)) {
             pattern.push(l4);
         }
         let prio = rng.random_range(0..50);
-        let r = Rule { attr: Attr { priority: prio, ..Default::default() }, pattern, actions: vec![Action::Drop] };
+        let r = Rule {
+            attr: Attr {
+                priority: prio,
+                ..Default::default()
+            },
+            pattern,
+            actions: vec![Action::Drop],
+        };
         rules.push((i, ((prio as u64) << 32) | i as u64, Arc::new(compile(&r).unwrap())));
     }
     let keys: Vec<PacketKey> = (0..4000)
@@ -136,13 +203,21 @@ fn random_set(seed: u64, count: u32) -> (Vec<TreeInput>, Vec<PacketKey>) {
 fn assert_agrees(t: &Tree, rules: &[TreeInput], entries: &[RuleEntry], keys: &[PacketKey], what: &str) -> usize {
     let live = |slot: u32| entries[slot as usize].tree == t.id;
     let mut burst_best = vec![(u64::MAX, u32::MAX); keys.len()];
-    for (chunk, out) in keys.chunks(super::super::BURST).zip(burst_best.chunks_mut(super::super::BURST)) {
+    for (chunk, out) in keys
+        .chunks(super::super::BURST)
+        .zip(burst_best.chunks_mut(super::super::BURST))
+    {
         let refs: Vec<&PacketKey> = chunk.iter().collect();
         t.lookup_burst(&refs, entries, out);
     }
     let mut hits = 0;
     for (k, burst) in keys.iter().zip(&burst_best) {
-        let want = rules.iter().filter(|(s, _, r)| live(*s) && r.matches(k)).map(|(s, rank, _)| (*rank, *s)).min().unwrap_or((u64::MAX, u32::MAX));
+        let want = rules
+            .iter()
+            .filter(|(s, _, r)| live(*s) && r.matches(k))
+            .map(|(s, rank, _)| (*rank, *s))
+            .min()
+            .unwrap_or((u64::MAX, u32::MAX));
         let mut got = (u64::MAX, u32::MAX);
         t.lookup(k, entries, &mut got);
         assert_eq!(got, want, "{what}: {k:?}");
@@ -178,10 +253,20 @@ fn test_lookup_agrees_across_leaf_sizes() {
     for p in [
         super::build::Params { binth: 4, ..d },
         super::build::Params { binth: 64, ..d },
-        super::build::Params { binth: 8, items_per_rule: 1, small_fallback: false, ..d },
+        super::build::Params {
+            binth: 8,
+            items_per_rule: 1,
+            small_fallback: false,
+            ..d
+        },
     ] {
         let mut t = super::build::build_with(3, rules.clone(), &p);
-        let max_blocks = t.subtrees.iter().flat_map(|st| st.children.iter().chain([&st.root]).map(move |n| st.blocks_of(n).len())).max().unwrap_or(0);
+        let max_blocks = t
+            .subtrees
+            .iter()
+            .flat_map(|st| st.children.iter().chain([&st.root]).map(move |n| st.blocks_of(n).len()))
+            .max()
+            .unwrap_or(0);
         if p.binth == 64 {
             assert!(max_blocks > 2, "fat leaves span several blocks ({max_blocks})");
         }
@@ -202,9 +287,30 @@ fn test_lookup_agrees_across_leaf_sizes() {
 fn test_small_group_is_one_tree_when_it_would_split() {
     let (rules, keys) = random_set(13, 400);
     let d = super::build::Params::default();
-    let split = super::build::build_with(4, rules.clone(), &super::build::Params { binth: 8, items_per_rule: 1, small_fallback: false, ..d });
-    assert!(split.subtrees.len() > 1, "a tight budget partitions ({})", split.subtrees.len());
-    let mut t = super::build::build_with(4, rules.clone(), &super::build::Params { binth: 8, items_per_rule: 1, ..d });
+    let split = super::build::build_with(
+        4,
+        rules.clone(),
+        &super::build::Params {
+            binth: 8,
+            items_per_rule: 1,
+            small_fallback: false,
+            ..d
+        },
+    );
+    assert!(
+        split.subtrees.len() > 1,
+        "a tight budget partitions ({})",
+        split.subtrees.len()
+    );
+    let mut t = super::build::build_with(
+        4,
+        rules.clone(),
+        &super::build::Params {
+            binth: 8,
+            items_per_rule: 1,
+            ..d
+        },
+    );
     assert_eq!(t.subtrees.len(), 1, "the small-set attempt fits one tree");
     let mut entries = entries_for(&t, rules.len());
     for e in entries.iter_mut().step_by(4) {
@@ -220,10 +326,16 @@ fn test_small_group_is_one_tree_when_it_would_split() {
 /// the first 27 deleted, the answer is lane 3 of the leaf's fourth block.
 #[test]
 fn test_invalid_matches_resume_in_later_blocks() {
-    let rules: Vec<TreeInput> = (0..40u32).map(|i| (i, i as u64, rule(0, (Ipv4Addr::UNSPECIFIED, 0), (0, u16::MAX)))).collect();
+    let rules: Vec<TreeInput> = (0..40u32)
+        .map(|i| (i, i as u64, rule(0, (Ipv4Addr::UNSPECIFIED, 0), (0, u16::MAX))))
+        .collect();
     let mut t = build(9, rules.clone());
     assert_eq!(t.subtrees.len(), 1);
-    assert_eq!(t.subtrees[0].blocks_of(&t.subtrees[0].root).len(), 5, "one leaf, blocks of eight");
+    assert_eq!(
+        t.subtrees[0].blocks_of(&t.subtrees[0].root).len(),
+        5,
+        "one leaf, blocks of eight"
+    );
     let mut entries = entries_for(&t, rules.len());
     for e in entries.iter_mut().take(27) {
         e.tree = NO_TREE;
@@ -249,7 +361,14 @@ fn test_invalid_matches_resume_in_later_blocks() {
 #[test]
 fn test_leaves_are_shared_and_packed_in_order() {
     let (rules, _) = random_set(13, 400);
-    let t = super::build::build_with(1, rules, &super::build::Params { binth: 8, ..Default::default() });
+    let t = super::build::build_with(
+        1,
+        rules,
+        &super::build::Params {
+            binth: 8,
+            ..Default::default()
+        },
+    );
     for st in t.subtrees.iter() {
         assert_eq!(st.blocks[0], leaf::Block::EMPTY);
         assert_eq!(st.idx.len(), st.blocks.len() * LANES);
@@ -264,18 +383,28 @@ fn test_leaves_are_shared_and_packed_in_order() {
                 continue;
             }
             let lanes = &st.idx[st.blocks_of(n).start * LANES..st.blocks_of(n).end * LANES];
-            assert!(lanes[items.len()..].iter().all(|&i| i == leaf::NO_INDEX), "padding after the rules");
+            assert!(
+                lanes[items.len()..].iter().all(|&i| i == leaf::NO_INDEX),
+                "padding after the rules"
+            );
             assert_eq!(*by_list.entry(items).or_insert(n.a), n.a, "one copy per distinct leaf");
         }
         let packed: usize = by_list.keys().map(|l| l.len().div_ceil(LANES)).sum();
-        assert_eq!(st.blocks.len(), packed + 1, "blocks = distinct leaves + the sentinel ({leaves} leaves)");
+        assert_eq!(
+            st.blocks.len(),
+            packed + 1,
+            "blocks = distinct leaves + the sentinel ({leaves} leaves)"
+        );
     }
 }
 
 impl SubTree {
     /// The rule indices of leaf `n`, in lane order.
     fn leaf_items(&self, n: &Node) -> Vec<u32> {
-        self.blocks_of(n).flat_map(|b| self.idx[b * LANES..(b + 1) * LANES].iter().copied()).filter(|&i| i != leaf::NO_INDEX).collect()
+        self.blocks_of(n)
+            .flat_map(|b| self.idx[b * LANES..(b + 1) * LANES].iter().copied())
+            .filter(|&i| i != leaf::NO_INDEX)
+            .collect()
     }
 }
 
@@ -284,12 +413,26 @@ mod shape {
 
     impl Tree {
         pub(crate) fn describe(&self) -> String {
-            let mut s = format!("{} entries, {} full-check;", self.rules.len(), self.rules.iter().filter(|e| e.full_check != 0).count());
+            let mut s = format!(
+                "{} entries, {} full-check;",
+                self.rules.len(),
+                self.rules.iter().filter(|e| e.full_check != 0).count()
+            );
             for st in self.subtrees.iter() {
-                let leaves: Vec<usize> = st.children.iter().filter(|n| n.is_leaf()).map(|n| st.leaf_items(n).len()).collect();
+                let leaves: Vec<usize> = st
+                    .children
+                    .iter()
+                    .filter(|n| n.is_leaf())
+                    .map(|n| st.leaf_items(n).len())
+                    .collect();
                 let max = leaves.iter().max().copied().unwrap_or(0);
                 let avg = leaves.iter().sum::<usize>() as f64 / leaves.len().max(1) as f64;
-                s += &format!(" [best {} nodes {} blocks {} leaf avg {avg:.1} max {max}]", st.best_rank >> 32, st.children.len(), st.blocks.len());
+                s += &format!(
+                    " [best {} nodes {} blocks {} leaf avg {avg:.1} max {max}]",
+                    st.best_rank >> 32,
+                    st.children.len(),
+                    st.blocks.len()
+                );
             }
             s
         }
@@ -344,13 +487,21 @@ mod shape {
         }
         let k = keys.len() as f64;
         let kst = k * t.subtrees.len() as f64;
-        (sts as f64 / k, nodes as f64 / k, scanned as f64 / k, levels as f64 / kst, leaf_len as f64 / kst)
+        (
+            sts as f64 / k,
+            nodes as f64 / k,
+            scanned as f64 / k,
+            levels as f64 / kst,
+            leaf_len as f64 / kst,
+        )
     }
 
     #[test]
     #[ignore = "prints tree shapes and walk statistics of the ClassBench sets"]
     fn print_classbench_shapes() {
-        let Some(dir) = nicbench_testenv::classbench_or_skip("print_classbench_shapes") else { return };
+        let Some(dir) = nicbench_testenv::classbench_or_skip("print_classbench_shapes") else {
+            return;
+        };
         for name in ["acl1_1k", "fw1_1k", "ipc1_1k", "acl1_10k", "fw1_10k", "ipc1_10k"] {
             if std::env::var("TREE_SETS").is_ok_and(|w| !w.split(',').any(|w| name.contains(w))) {
                 continue;
@@ -358,8 +509,17 @@ mod shape {
             let path = dir.join(name);
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let filters = nicbench_rules::classbench::parse_file(&text, name).unwrap();
-            let input: Vec<TreeInput> =
-                filters.iter().enumerate().map(|(i, f)| (i as u32, (i as u64) << 32, Arc::new(compile(&f.to_rule(i as u32)).unwrap()))).collect();
+            let input: Vec<TreeInput> = filters
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (
+                        i as u32,
+                        (i as u64) << 32,
+                        Arc::new(compile(&f.to_rule(i as u32)).unwrap()),
+                    )
+                })
+                .collect();
             let env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
             let d = super::build::Params::default();
             let p = super::build::Params {
@@ -377,8 +537,13 @@ mod shape {
             let rules = entries_for(&t, filters.len());
             // Keys rebuilt 32 at a time in a buffer that stays in L1, as the reader does from
             // compact 5-tuples: the trace's 14 MiB of keys would measure memory bandwidth.
-            let tuples: Vec<crate::FiveTuple> =
-                keys.iter().map(|k| crate::FiveTuple { frame_bytes: 64, ..crate::FiveTuple::of_key(k) }).collect();
+            let tuples: Vec<crate::FiveTuple> = keys
+                .iter()
+                .map(|k| crate::FiveTuple {
+                    frame_bytes: 64,
+                    ..crate::FiveTuple::of_key(k)
+                })
+                .collect();
             let mut buf = [PacketKey::default(); 32];
             let mut best = vec![(u64::MAX, u32::MAX); 32];
             let mut pass = || {
@@ -400,7 +565,10 @@ mod shape {
                 unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
                 ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
             };
-            let reps: usize = std::env::var("TREE_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+            let reps: usize = std::env::var("TREE_REPS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(5);
             let t0 = cpu_s();
             for _ in 0..reps {
                 pass();

@@ -15,10 +15,10 @@ use crate::profile::{Param, Profile};
 use ahash::AHashMap;
 use nicbench_classify::{Classifier, QueueResolver};
 use nicbench_rules::model::Action;
-use std::collections::BTreeMap;
 use nicbench_sim::{LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_traffic::Rate;
 use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
+use std::collections::BTreeMap;
 
 /// Everything a run needs, before it starts.
 pub struct Testbed {
@@ -54,20 +54,36 @@ impl Testbed {
         let p: ConnectxParams = profile.params()?;
         check_line_rate(scn, p.link_gbps)?;
         let source = Source::new(scn)?;
-        let flows = Flows { keys: source.keys().to_vec(), flow_keys: source.flow_keys().to_vec() };
+        let flows = Flows {
+            keys: source.keys().to_vec(),
+            flow_keys: source.flow_keys().to_vec(),
+        };
         let inst = install(scn.rules.as_ref(), &flows, &p)?;
         let rules_refused = inst.refused;
         let n_flows = flows.keys.len();
         let reader = inst.classifier.reader();
         // Every rss action is checked here, before the run (the installer adds queue rules only).
-        let rss = QueueResolver::new(&inst.classifier, scn.port_queues).map_err(|e| ModelError::Rules(e.to_string()))?;
-        let cpu_of_queue = scn.queue_map.as_ref().map(|map| queue_table(map, &inst.classifier)).transpose()?;
+        let rss =
+            QueueResolver::new(&inst.classifier, scn.port_queues).map_err(|e| ModelError::Rules(e.to_string()))?;
+        let cpu_of_queue = scn
+            .queue_map
+            .as_ref()
+            .map(|map| queue_table(map, &inst.classifier))
+            .transpose()?;
         let mut nic = Nic {
             inst,
             reader,
             rss,
             keys: flows.keys,
-            flows: vec![FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false }; n_flows],
+            flows: vec![
+                FlowState {
+                    epoch: UNKNOWN,
+                    path: UNKNOWN,
+                    queue: 0,
+                    drop: false
+                };
+                n_flows
+            ],
             paths: Vec::new(),
             path_ids: AHashMap::new(),
             probe_cache: AHashMap::new(),
@@ -86,7 +102,9 @@ impl Testbed {
         };
         let end = SimTime::from_ns(scn.duration_ns);
         let ctl = Control::new(
-            scn.install.as_ref().map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
+            scn.install
+                .as_ref()
+                .map(|s| Installer::new(s, &p, &mut nic.inst.tables)),
             scn.install.as_ref().is_some_and(|s| s.core == InstallCore::Same),
             end,
         );
@@ -117,7 +135,10 @@ impl Testbed {
             installer_cpu: cpu_of_queue.as_ref().map_or(0, |t| t[0] as usize),
             cpu_of_queue,
             burst: p.rx_burst_packets.max(1.0) as usize,
-            cost: CoreCost { per_burst: SimDuration::from_ns_f64(p.nf_burst_ns), per_packet: SimDuration::from_ns_f64(p.nf_packet_ns) },
+            cost: CoreCost {
+                per_burst: SimDuration::from_ns_f64(p.nf_burst_ns),
+                per_packet: SimDuration::from_ns_f64(p.nf_packet_ns),
+            },
         };
         Ok(Testbed {
             p,
@@ -170,7 +191,9 @@ fn queue_table(map: &BTreeMap<u16, u32>, classifier: &Classifier) -> Result<Vec<
 /// (frame + 20 B of preamble and gap per frame) is refused. A trace replayed faster than the
 /// link is paced by it instead (see [`super::run`]).
 fn check_line_rate(scn: &Scenario, link_gbps: f64) -> Result<(), ModelError> {
-    let Some(t) = scn.traffic.as_ref().filter(|_| scn.trace.is_none()) else { return Ok(()) };
+    let Some(t) = scn.traffic.as_ref().filter(|_| scn.trace.is_none()) else {
+        return Ok(());
+    };
     let wire_bits = (t.size.mean_bytes() + f64::from(WIRE_OVERHEAD_BYTES)) * 8.0;
     let (asked, gbps) = match t.rate {
         Rate::Gbps(g) => (format!("{g} Gb/s"), g),
@@ -217,13 +240,19 @@ pub(super) mod tests {
     fn test_build_classifies_every_flow_and_installs_the_rules() {
         let tb = testbed(json!({}));
         assert_eq!(tb.nic.flows.len(), 100);
-        assert!(tb.nic.flows.iter().all(|f| f.epoch == 0 && f.path != UNKNOWN), "every flow classified");
+        assert!(
+            tb.nic.flows.iter().all(|f| f.epoch == 0 && f.path != UNKNOWN),
+            "every flow classified"
+        );
         // hit_fraction 0.5: half the flows match an exact rule in a chained table, half the default rule.
         let paths: std::collections::BTreeSet<u32> = tb.nic.flows.iter().map(|f| f.path).collect();
         assert!(paths.len() >= 2, "{paths:?}");
         // The PAM'21 layout: the 1000 exact rules spread over tables 1..2, each table ending in its
         // default rule, and Table 0 holding the jump to Table 1.
-        assert_eq!(tb.nic.inst.tables.group_entries(1) + tb.nic.inst.tables.group_entries(2), 1000 + 2);
+        assert_eq!(
+            tb.nic.inst.tables.group_entries(1) + tb.nic.inst.tables.group_entries(2),
+            1000 + 2
+        );
         assert_eq!(tb.nic.inst.tables.group_entries(0), 1);
         assert!(tb.core.rings.is_empty() && tb.core.cpus[0].queued == 0 && tb.rx.packets == 0);
         assert_eq!(tb.rx.wire, Wire::new(test_params().link_gbps));
@@ -235,12 +264,18 @@ pub(super) mod tests {
     fn test_generated_traffic_above_the_line_rate_is_refused_with_the_line_rate() {
         let profile = Profile::load("connectx5", &dir()).expect("profile");
         let build = |rate: serde_json::Value| {
-            Testbed::build(&scenario(json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": rate}})), &profile)
-                .err()
-                .map(|e| e.to_string())
+            Testbed::build(
+                &scenario(json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": rate}})),
+                &profile,
+            )
+            .err()
+            .map(|e| e.to_string())
         };
         let msg = build(json!({"gbps": 200.0})).unwrap_or_default();
-        assert!(msg.contains("200 Gb/s is above the port's line rate of 100 Gb/s"), "{msg}");
+        assert!(
+            msg.contains("200 Gb/s is above the port's line rate of 100 Gb/s"),
+            "{msg}"
+        );
         // 1500 B + 20 B at 100 Gb/s is 8.22 Mpps: 9 Mpps is too much, 8 is fine.
         let msg = build(json!({"mpps": 9.0})).unwrap_or_default();
         assert!(msg.contains("at most 8.224 Mpps"), "{msg}");
@@ -254,19 +289,26 @@ pub(super) mod tests {
         assert!(tb.ctl.same_core);
         assert_eq!(tb.ctl.same_core_due(SimTime::MAX), Some(SimTime::from_ns(500)));
         assert_eq!(tb.ctl.same_core_due(SimTime::from_ns(499)), None);
-        let tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 3_000_000, "core": "distinct"}}));
+        let tb = testbed(
+            json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 3_000_000, "core": "distinct"}}),
+        );
         assert!(!tb.ctl.same_core && tb.ctl.same_core_due(SimTime::MAX).is_none());
         // The distinct-core installer's first operation would start after the end of the run:
         // only the rate window's timer is on the queue.
         assert_eq!(tb.ctl.queue.len(), 1);
-        let tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 1_000_000, "core": "distinct"}}));
+        let tb = testbed(
+            json!({"install": {"mode": "rate", "rate_per_s": 1000.0, "start_ns": 1_000_000, "core": "distinct"}}),
+        );
         assert_eq!(tb.ctl.queue.len(), 2);
     }
 
     #[test]
     fn test_build_refuses_bad_input() {
         let profile = Profile::load("bluefield2", &dir()).expect("profile");
-        let err = Testbed::build(&scenario(json!({})), &profile).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = Testbed::build(&scenario(json!({})), &profile)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("not the connectx model"), "{err}");
     }
 }

@@ -60,7 +60,8 @@ impl Control {
             log: Vec::new(),
             empty_targets: GroupTargets::default(),
         };
-        ctl.queue.push(SimTime::ZERO + RATE_WINDOW, ControlEvent::RootRateWindow);
+        ctl.queue
+            .push(SimTime::ZERO + RATE_WINDOW, ControlEvent::RootRateWindow);
         ctl.schedule_installer(SimTime::ZERO);
         ctl
     }
@@ -68,7 +69,11 @@ impl Control {
     /// The installer's next operation, if any before the end: cached for a same-core
     /// installer, an event for a distinct-core one (not before `busy_until`).
     fn schedule_installer(&mut self, busy_until: SimTime) {
-        let due = self.installer.as_ref().and_then(Installer::next_due).filter(|&d| d < self.end);
+        let due = self
+            .installer
+            .as_ref()
+            .and_then(Installer::next_due)
+            .filter(|&d| d < self.end);
         if self.same_core {
             self.next_due = due;
         } else if let Some(due) = due {
@@ -84,7 +89,9 @@ impl Control {
 
     /// Runs one installer operation from `start`; returns its end.
     fn run_installer(&mut self, start: SimTime, nic: &mut Nic) -> SimTime {
-        let Some(inst) = self.installer.as_mut() else { return start };
+        let Some(inst) = self.installer.as_mut() else {
+            return start;
+        };
         let group = inst.spec().group;
         let targets = nic.inst.targets.get_mut(&group).unwrap_or(&mut self.empty_targets);
         let mut ctx = ControlCtx {
@@ -112,7 +119,9 @@ impl Control {
     pub(super) fn process_due(&mut self, now: SimTime, nic: &mut Nic) {
         loop {
             self.schedule_nic_work(now, nic);
-            let Some((at, event)) = self.queue.pop_due(now) else { return };
+            let Some((at, event)) = self.queue.pop_due(now) else {
+                return;
+            };
             match event {
                 ControlEvent::InstallerOp => {
                     let end = self.run_installer(at, nic);
@@ -145,7 +154,8 @@ impl Control {
             }
         }
         if nic.timing_dirty && !self.refresh_scheduled {
-            self.queue.push(now.max(nic.last_refresh + APPLY_EVERY), ControlEvent::RefreshCosts);
+            self.queue
+                .push(now.max(nic.last_refresh + APPLY_EVERY), ControlEvent::RefreshCosts);
             self.refresh_scheduled = true;
         }
     }
@@ -166,7 +176,12 @@ mod tests {
 
     fn pending(at: SimTime) -> PendingUpdate {
         // A delete of an id no rule has: refused by the classifier, but applied as a batch.
-        PendingUpdate { at, update: Update::Delete(RuleId(u64::MAX - 1)), insert_of: None, group: 1 }
+        PendingUpdate {
+            at,
+            update: Update::Delete(RuleId(u64::MAX - 1)),
+            insert_of: None,
+            group: 1,
+        }
     }
 
     #[test]
@@ -177,10 +192,18 @@ mod tests {
         tb.ctl.process_due(ms(2.0), &mut tb.nic);
         assert_eq!((tb.nic.epoch, tb.nic.pending.len()), (epoch, 1), "not due yet");
         tb.ctl.process_due(ms(2.6), &mut tb.nic);
-        assert_eq!((tb.nic.epoch, tb.nic.last_apply), (epoch + 1, Some(ms(2.6))), "applied at the first arrival after");
+        assert_eq!(
+            (tb.nic.epoch, tb.nic.last_apply),
+            (epoch + 1, Some(ms(2.6))),
+            "applied at the first arrival after"
+        );
         tb.nic.pending.push(pending(ms(2.7)));
         tb.ctl.process_due(ms(3.0), &mut tb.nic);
-        assert_eq!(tb.nic.epoch, epoch + 1, "due, but the last batch was less than APPLY_EVERY ago");
+        assert_eq!(
+            tb.nic.epoch,
+            epoch + 1,
+            "due, but the last batch was less than APPLY_EVERY ago"
+        );
         tb.ctl.process_due(ms(2.6) + APPLY_EVERY, &mut tb.nic);
         assert_eq!((tb.nic.epoch, tb.nic.pending.len()), (epoch + 2, 0));
     }
@@ -192,25 +215,44 @@ mod tests {
         tb.ctl.process_due(ms(0.5), &mut tb.nic);
         assert_eq!(tb.nic.fw_pps, 0.0, "the window is still open");
         tb.ctl.process_due(ms(1.0), &mut tb.nic);
-        assert_eq!((tb.nic.fw_pps, tb.nic.fw_window_packets), (2e6, 0), "2,000 packets in 1 ms");
+        assert_eq!(
+            (tb.nic.fw_pps, tb.nic.fw_window_packets),
+            (2e6, 0),
+            "2,000 packets in 1 ms"
+        );
         assert_eq!(tb.ctl.queue.peek_time(), Some(ms(1.0) + RATE_WINDOW), "the next window");
     }
 
     #[test]
     fn test_distinct_core_operations_run_at_their_own_times() {
-        let mut tb = testbed(json!({"install": {"mode": "batch", "count": 3, "start_ns": 1_000_000, "group": 1, "core": "distinct"}}));
+        let mut tb = testbed(
+            json!({"install": {"mode": "batch", "count": 3, "start_ns": 1_000_000, "group": 1, "core": "distinct"}}),
+        );
         tb.ctl.process_due(ms(0.5), &mut tb.nic);
         assert_eq!(tb.ctl.installer.as_ref().map(|i| i.completed), Some(0));
         tb.ctl.process_due(ms(10.0), &mut tb.nic);
         let inst = tb.ctl.installer.as_ref().expect("installer");
-        assert_eq!((inst.completed, inst.first_start), (3, Some(ms(1.0))), "started at its due time, not at the arrival");
+        assert_eq!(
+            (inst.completed, inst.first_start),
+            (3, Some(ms(1.0))),
+            "started at its due time, not at the arrival"
+        );
         assert_eq!(inst.last_end - ms(1.0), inst.busy, "back to back");
-        assert!(tb.ctl.log.iter().any(|(t, what)| *t == ms(1.0) && what.contains("batch of 3")), "{:?}", tb.ctl.log);
+        assert!(
+            tb.ctl
+                .log
+                .iter()
+                .any(|(t, what)| *t == ms(1.0) && what.contains("batch of 3")),
+            "{:?}",
+            tb.ctl.log
+        );
     }
 
     #[test]
     fn test_same_core_operations_are_the_cores_work_not_events() {
-        let mut tb = testbed(json!({"install": {"mode": "rate", "rate_per_s": 1e5, "start_ns": 200_000, "group": 1, "core": "same"}}));
+        let mut tb = testbed(
+            json!({"install": {"mode": "rate", "rate_per_s": 1e5, "start_ns": 200_000, "group": 1, "core": "same"}}),
+        );
         assert_eq!(tb.ctl.queue.len(), 1, "only the rate window's timer");
         assert_eq!(tb.ctl.same_core_due(SimTime::MAX), Some(SimTime::from_ns(200_000)));
         let end = tb.ctl.run_same_core(SimTime::from_ns(200_000), &mut tb.nic);

@@ -27,7 +27,9 @@ pub(super) struct Wire {
 
 impl Wire {
     pub(super) fn new(link_gbps: f64) -> Wire {
-        Wire { ps_per_byte_q16: (8_000.0 / link_gbps * 65_536.0).round() as u64 }
+        Wire {
+            ps_per_byte_q16: (8_000.0 / link_gbps * 65_536.0).round() as u64,
+        }
     }
 
     /// Serialization time of `wire_bytes` (frame + 20 B), rounded to the ps.
@@ -71,7 +73,15 @@ pub(super) struct Cpu {
 
 impl Cpu {
     pub(super) fn new() -> Cpu {
-        Cpu { t: SimTime::ZERO, rr: 0, tx_free: SimTime::ZERO, busy: SimDuration::ZERO, queued: 0, rings: Vec::new(), arrived: 0 }
+        Cpu {
+            t: SimTime::ZERO,
+            rr: 0,
+            tx_free: SimTime::ZERO,
+            busy: SimDuration::ZERO,
+            queued: 0,
+            rings: Vec::new(),
+            arrived: 0,
+        }
     }
 }
 
@@ -229,7 +239,13 @@ pub(super) fn advance_core(core: &mut Core, c: usize, until: SimTime, nic: &mut 
             Ok((i, q)) => {
                 // Ready times in a ring are non-decreasing (DMA completes in order), and
                 // the head is ready: the poll takes the ready prefix, up to a burst.
-                let Core { rings, cpus, burst, cost, .. } = core;
+                let Core {
+                    rings,
+                    cpus,
+                    burst,
+                    cost,
+                    ..
+                } = core;
                 let cpu = &mut cpus[c];
                 let pending = rings[q].as_slice();
                 let window = &pending[..(*burst).min(pending.len())];
@@ -270,7 +286,11 @@ mod tests {
     use serde_json::json;
 
     fn pkt(ready_ns: u64) -> Pkt {
-        Pkt { gen: SimTime::ZERO, ready: SimTime::from_ns(ready_ns), frame_bytes: 1500 }
+        Pkt {
+            gen: SimTime::ZERO,
+            ready: SimTime::from_ns(ready_ns),
+            frame_bytes: 1500,
+        }
     }
 
     #[test]
@@ -284,13 +304,31 @@ mod tests {
         tb.core.rings[r].push(pkt(1_000_000));
         tb.core.cpus[0].queued = 41;
         tb.core.cpus[0].t = SimTime::from_ns(1_000);
-        advance_core(&mut tb.core, 0, SimTime::from_ns(900_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        advance_core(
+            &mut tb.core,
+            0,
+            SimTime::from_ns(900_000),
+            &mut tb.nic,
+            &mut tb.ctl,
+            &mut tb.rx,
+        );
         let cost = tb.core.cost;
-        assert_eq!(tb.core.cpus[0].busy, cost.burst(32) + cost.burst(8), "two polls of the ready packets");
+        assert_eq!(
+            tb.core.cpus[0].busy,
+            cost.burst(32) + cost.burst(8),
+            "two polls of the ready packets"
+        );
         assert_eq!(tb.core.cpus[0].queued, 1, "the later packet waits");
         assert_eq!(tb.core.cpus[0].t, SimTime::from_ns(900_000), "idle until the horizon");
         assert_eq!(tb.rx.packets, 40);
-        advance_core(&mut tb.core, 0, SimTime::from_ns(2_000_000), &mut tb.nic, &mut tb.ctl, &mut tb.rx);
+        advance_core(
+            &mut tb.core,
+            0,
+            SimTime::from_ns(2_000_000),
+            &mut tb.nic,
+            &mut tb.ctl,
+            &mut tb.rx,
+        );
         assert_eq!(tb.core.cpus[0].busy, cost.burst(32) + cost.burst(8) + cost.burst(1));
         assert_eq!(tb.rx.packets, 41);
         assert_eq!(tb.rx.per_ring, [41]);
@@ -300,15 +338,32 @@ mod tests {
     fn test_transmit_serializes_at_line_rate_and_skips_the_warmup() {
         let mut tb = testbed(json!({"warmup_ns": 500}));
         let r = tb.core.ring(0, &mut tb.rx);
-        let burst: Vec<Pkt> = (0..4).map(|i| Pkt { gen: SimTime::from_ns(i * 300), ready: SimTime::ZERO, frame_bytes: 1500 }).collect();
+        let burst: Vec<Pkt> = (0..4)
+            .map(|i| Pkt {
+                gen: SimTime::from_ns(i * 300),
+                ready: SimTime::ZERO,
+                frame_bytes: 1500,
+            })
+            .collect();
         let mut free = SimTime::ZERO;
         transmit(&burst, SimTime::from_ns(10_000), &mut free, r, &mut tb.rx);
         // 1520 B at 100 Gb/s: 121.6 ns each, back to back from the burst's end.
         assert_eq!(Wire::new(100.0).time(1520), SimDuration::from_ps(121_600));
-        assert_eq!(Wire::new(25.0).time(84), SimDuration::from_ps(26_880), "64 B at 25 Gb/s");
-        assert_eq!(Wire::new(56.0).time(1520), SimDuration::from_ps(217_143), "1520 × 8000 / 56 = 217,142.86");
+        assert_eq!(
+            Wire::new(25.0).time(84),
+            SimDuration::from_ps(26_880),
+            "64 B at 25 Gb/s"
+        );
+        assert_eq!(
+            Wire::new(56.0).time(1520),
+            SimDuration::from_ps(217_143),
+            "1520 × 8000 / 56 = 217,142.86"
+        );
         assert_eq!(free, SimTime::from_ns(10_000) + SimDuration::from_ps(4 * 121_600));
-        assert_eq!(tb.rx.packets, 2, "the two sent before the warm-up ended are not counted");
+        assert_eq!(
+            tb.rx.packets, 2,
+            "the two sent before the warm-up ended are not counted"
+        );
         assert_eq!(tb.rx.wire_bytes, 2 * 1520);
     }
 }

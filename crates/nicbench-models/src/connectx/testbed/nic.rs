@@ -47,7 +47,13 @@ impl SteerCost {
     pub(super) fn of(c: &PathCost) -> SteerCost {
         let fw = SimDuration::from_ns_f64(c.fw_ns);
         let service = SimDuration::from_ns_f64(c.service_ns);
-        SteerCost { fw, fast: service - fw, service, latency: SimDuration::from_ns_f64(c.latency_ns).max(service), tables: c.tables }
+        SteerCost {
+            fw,
+            fast: service - fw,
+            service,
+            latency: SimDuration::from_ns_f64(c.latency_ns).max(service),
+            tables: c.tables,
+        }
     }
 }
 
@@ -68,7 +74,12 @@ pub(super) fn buffer_fit_bytes(buffer_bytes: f64) -> u64 {
 
 /// A flow state as compared by [`Nic::uniform`] (the epoch is the current one).
 pub(super) fn state_without_epoch(path: u32, queue: u16, drop: bool) -> FlowState {
-    FlowState { epoch: 0, path, queue, drop }
+    FlowState {
+        epoch: 0,
+        path,
+        queue,
+        drop,
+    }
 }
 
 /// The functional + timing state of the DUT NIC.
@@ -105,12 +116,20 @@ pub(super) struct Nic {
 impl Nic {
     pub(super) fn classify(&mut self, flow: usize) -> FlowState {
         let Some(key) = self.keys.get(flow) else {
-            return FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false };
+            return FlowState {
+                epoch: self.epoch,
+                path: 0,
+                queue: 0,
+                drop: false,
+            };
         };
         let (hops, outcome) = self.reader.trace(key);
         let mut path: Hops = Vec::with_capacity(hops.len());
         for hop in &hops {
-            let order = self.probe_cache.entry(hop.group).or_insert_with(|| self.inst.tables.probe_order(hop.group));
+            let order = self
+                .probe_cache
+                .entry(hop.group)
+                .or_insert_with(|| self.inst.tables.probe_order(hop.group));
             let upto = hop
                 .rule
                 .and_then(|r| self.inst.rule_matcher.get(&r))
@@ -137,7 +156,12 @@ impl Nic {
         let next = self.paths.len() as u32;
         let id = *self.path_ids.entry(path.clone()).or_insert(next);
         if id == next {
-            self.paths.push(Path { hops: path, flows: 0, cost: PathCost::default(), steer: SteerCost::default() });
+            self.paths.push(Path {
+                hops: path,
+                flows: 0,
+                cost: PathCost::default(),
+                steer: SteerCost::default(),
+            });
         }
         let old = self.flows[flow];
         if old.epoch != self.epoch {
@@ -155,7 +179,12 @@ impl Nic {
         if old.path != id {
             self.timing_dirty = true;
         }
-        let state = FlowState { epoch: self.epoch, path: id, queue, drop };
+        let state = FlowState {
+            epoch: self.epoch,
+            path: id,
+            queue,
+            drop,
+        };
         self.flows[flow] = state;
         state
     }
@@ -165,15 +194,25 @@ impl Nic {
     pub(super) fn add_flows(&mut self, keys: &[PacketKey]) {
         if let Some(new) = keys.get(self.keys.len()..) {
             self.keys.extend_from_slice(new);
-            self.flows.resize(self.keys.len(), FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false });
+            self.flows.resize(
+                self.keys.len(),
+                FlowState {
+                    epoch: UNKNOWN,
+                    path: UNKNOWN,
+                    queue: 0,
+                    drop: false,
+                },
+            );
         }
     }
 
     /// The state every flow has, if all are classified at the current epoch alike.
     #[inline]
     pub(super) fn uniform(&self) -> Option<FlowState> {
-        (!self.mixed && self.fresh_flows == self.flows.len() && self.fresh_flows > 0)
-            .then_some(FlowState { epoch: self.epoch, ..self.first_fresh })
+        (!self.mixed && self.fresh_flows == self.flows.len() && self.fresh_flows > 0).then_some(FlowState {
+            epoch: self.epoch,
+            ..self.first_fresh
+        })
     }
 
     #[inline]
@@ -181,7 +220,12 @@ impl Nic {
         match self.flows.get(flow) {
             Some(s) if s.epoch == self.epoch => *s,
             Some(_) => self.classify(flow),
-            None => FlowState { epoch: self.epoch, path: 0, queue: 0, drop: false },
+            None => FlowState {
+                epoch: self.epoch,
+                path: 0,
+                queue: 0,
+                drop: false,
+            },
         }
     }
 
@@ -240,7 +284,12 @@ impl Nic {
             for (id, (of, group)) in ids.into_iter().zip(inserts) {
                 if let Some((m, slot)) = of {
                     self.inst.rule_matcher.insert(id, m);
-                    if let Some(t) = self.inst.targets.get_mut(&group).and_then(|t| t.functional.get_mut(slot)) {
+                    if let Some(t) = self
+                        .inst
+                        .targets
+                        .get_mut(&group)
+                        .and_then(|t| t.functional.get_mut(slot))
+                    {
                         t.0 = id;
                     }
                 }
@@ -254,4 +303,3 @@ impl Nic {
         self.timing_dirty = true;
     }
 }
-

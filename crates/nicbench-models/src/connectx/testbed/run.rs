@@ -40,7 +40,17 @@ impl Testbed {
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
         let (warmup_ns, duration_ns) = (self.warmup_ns, self.duration_ns);
         let end = SimTime::from_ns(duration_ns);
-        let Testbed { ref p, ref mut source, ref mut nic, ref mut core, ref mut rx, ref mut ctl, defer_core, flow_blind, .. } = *self;
+        let Testbed {
+            ref p,
+            ref mut source,
+            ref mut nic,
+            ref mut core,
+            ref mut rx,
+            ref mut ctl,
+            defer_core,
+            flow_blind,
+            ..
+        } = *self;
         // Without an installer the rules never change, so a NIC whose flows all share one
         // state now keeps it to the end (`Nic::uniform`): a packet's flow cannot matter.
         source.set_flow_blind(flow_blind && ctl.installer.is_none() && nic.uniform().is_some());
@@ -54,7 +64,8 @@ impl Testbed {
         // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
         let mut nic_queue: Fifo<(SimTime, u64)> = Fifo::with_capacity(1024);
         let mut nic_queue_bytes = 0u64;
-        let (mut link_free, mut steer_free, mut last_done, mut pcie_free) = (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
+        let (mut link_free, mut steer_free, mut last_done, mut pcie_free) =
+            (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
         let (mut offered_packets, mut offered_wire_bytes, mut packets, mut steered) = (0u64, 0u64, 0u64, 0u64);
         let mut sum_tables = 0u64;
         let mut sum_hit = 0.0;
@@ -66,7 +77,12 @@ impl Testbed {
         // overflow before the core catches up; bursts see the same ready times).
         let (mut deferred, mut core_synced) = (0u32, SimTime::ZERO);
         let mut burst: Vec<PacketMeta> = Vec::with_capacity(RX_BURST_MAX);
-        let stale = FlowState { epoch: UNKNOWN, path: UNKNOWN, queue: 0, drop: false };
+        let stale = FlowState {
+            epoch: UNKNOWN,
+            path: UNKNOWN,
+            queue: 0,
+            drop: false,
+        };
         let mut arrivals = [SimTime::ZERO; RX_BURST_MAX];
         let mut sent_at = [SimTime::ZERO; RX_BURST_MAX];
         let mut paced_max = SimDuration::ZERO;
@@ -75,7 +91,9 @@ impl Testbed {
             // Stage 0: the generator's next burst (bounded in simulated time, so control-plane
             // and bookkeeping checks done once per burst stay fine-grained at low rates).
             source.next_burst(RX_BURST_MAX, BURST_SPAN_NS, &mut burst);
-            let Some(first_gen_ns) = burst.first().map(|m| m.ts_ns) else { break };
+            let Some(first_gen_ns) = burst.first().map(|m| m.ts_ns) else {
+                break;
+            };
             packets += burst.len() as u64;
             if first_gen_ns >= next_progress {
                 progress(first_gen_ns);
@@ -199,9 +217,17 @@ impl Testbed {
                     let mut ring = None;
                     let mut n_steered = 0u64;
                     for ((m, &arrive), &sent) in burst.iter().zip(&arrivals).zip(&sent_at) {
-                        steer!(sent, m.frame_size_bytes, arrive, fs.drop, &cost, *ring.get_or_insert_with(|| core.ring(fs.queue, rx)), {
-                            n_steered += 1;
-                        });
+                        steer!(
+                            sent,
+                            m.frame_size_bytes,
+                            arrive,
+                            fs.drop,
+                            &cost,
+                            *ring.get_or_insert_with(|| core.ring(fs.queue, rx)),
+                            {
+                                n_steered += 1;
+                            }
+                        );
                     }
                     steered += n_steered;
                     nic.fw_window_packets += n_steered * u64::from(cost.fw > SimDuration::ZERO);
@@ -224,11 +250,19 @@ impl Testbed {
                             nic.flow(flow as usize)
                         };
                         let cost = nic.paths.get(fs.path as usize).map(|p| p.steer).unwrap_or_default();
-                        steer!(sent, m.frame_size_bytes, arrive, fs.drop, &cost, core.ring(fs.queue, rx), {
-                            steered += 1;
-                            nic.fw_window_packets += u64::from(cost.fw > SimDuration::ZERO);
-                            sum_tables += u64::from(cost.tables);
-                        });
+                        steer!(
+                            sent,
+                            m.frame_size_bytes,
+                            arrive,
+                            fs.drop,
+                            &cost,
+                            core.ring(fs.queue, rx),
+                            {
+                                steered += 1;
+                                nic.fw_window_packets += u64::from(cost.fw > SimDuration::ZERO);
+                                sum_tables += u64::from(cost.tables);
+                            }
+                        );
                     }
                 }
             }
@@ -289,35 +323,51 @@ mod tests {
         type Check = fn(&crate::connectx::SimResult) -> bool;
         let cases: [(Value, Check); 7] = [
             // The core saturates (64 B at line rate): rings fill, imissed.
-            (json!({"traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), |r| r.dropped.imissed > 0),
+            (
+                json!({"traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}),
+                |r| r.dropped.imissed > 0,
+            ),
             // The steering pipeline saturates (16 chained tables) and the NIC buffer drops.
-            (json!({"rules": {"generated": {"kind": "exact5", "count": 20000, "groups": 16, "seed": 2}}}), |r| r.dropped.nic > 0),
+            (
+                json!({"rules": {"generated": {"kind": "exact5", "count": 20000, "groups": 16, "seed": 2}}}),
+                |r| r.dropped.nic > 0,
+            ),
             // A same-core batch stalls the core (rings overflow while it runs) ...
-            (json!({"install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"}}), |r| {
-                r.dropped.imissed > 0 && r.install.as_ref().is_some_and(|i| i.rules == 20)
-            }),
+            (
+                json!({"install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"}}),
+                |r| r.dropped.imissed > 0 && r.install.as_ref().is_some_and(|i| i.rules == 20),
+            ),
             // ... a distinct-core rate installer changes the tables while packets flow.
-            (json!({"install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}), |r| {
-                r.install.as_ref().is_some_and(|i| i.rules > 100)
-            }),
+            (
+                json!({"install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}),
+                |r| r.install.as_ref().is_some_and(|i| i.rules > 100),
+            ),
             // Several queues and a drop rule, at a load the core keeps up with.
-            (json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}), |r| {
-                r.queues.len() == 2 && r.dropped.rule > 0 && r.loss_ratio < 1.0
-            }),
+            (
+                json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}),
+                |r| r.queues.len() == 2 && r.dropped.rule > 0 && r.loss_ratio < 1.0,
+            ),
             // Three cores (queue 3 on core 0, queue 1 on core 1), the NIC overloaded at 64 B ...
-            (json!({"rules": {"text": text}, "cores": 3, "traffic": {"flows": 50, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), |r| {
-                r.cores.len() == 3 && r.cores[0].queues == [3] && r.cores[1].queues == [1] && r.dropped.nic > 0
-            }),
+            (
+                json!({"rules": {"text": text}, "cores": 3, "traffic": {"flows": 50, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}),
+                |r| r.cores.len() == 3 && r.cores[0].queues == [3] && r.cores[1].queues == [1] && r.dropped.nic > 0,
+            ),
             // ... and with a same-core installer stalling core 0 only.
-            (json!({"rules": {"text": text}, "cores": 2, "install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"},
-                    "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}), |r| {
-                r.cores.len() == 2 && r.install.as_ref().is_some_and(|i| i.rules == 20)
-            }),
+            (
+                json!({"rules": {"text": text}, "cores": 2, "install": {"mode": "batch", "count": 20, "start_ns": 300_000, "group": 0, "core": "same"},
+                    "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}),
+                |r| r.cores.len() == 2 && r.install.as_ref().is_some_and(|i| i.rules == 20),
+            ),
         ];
         for (case, exercised) in cases {
             let (lazy, eager) = (result(case.clone(), true), result(case.clone(), false));
             assert_eq!(lazy, eager, "{case}");
-            assert!(exercised(&lazy), "{case}: the case does not exercise what it claims: {:?} {:?}", lazy.dropped, lazy.queues);
+            assert!(
+                exercised(&lazy),
+                "{case}: the case does not exercise what it claims: {:?} {:?}",
+                lazy.dropped,
+                lazy.queues
+            );
         }
     }
 
@@ -326,20 +376,35 @@ mod tests {
         // (scenario, whether the flow draws are skipped)
         let cases = [
             // The Fig. 2 scenario: exact rules no flow matches, every flow on the default path.
-            (json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}}}), true),
+            (
+                json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}}}),
+                true,
+            ),
             // No rules, 64 B at line rate: the core saturates (imissed), RSS spreads nothing.
-            (json!({"rules": null, "traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}), true),
+            (
+                json!({"rules": null, "traffic": {"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5}}),
+                true,
+            ),
             // Zipf popularity with fixed sizes, a warm-up and 4 port queues but no rule: RSS per flow
             // gives flows different queues, so the flows are drawn.
-            (json!({"rules": null, "port_queues": 4, "warmup_ns": 300_000,
-                    "traffic": {"flows": 100, "popularity": {"zipf": {"s": 1.1}}, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}), false),
+            (
+                json!({"rules": null, "port_queues": 4, "warmup_ns": 300_000,
+                    "traffic": {"flows": 100, "popularity": {"zipf": {"s": 1.1}}, "size": {"fixed": 512}, "rate": {"gbps": 50.0}, "seed": 5}}),
+                false,
+            ),
             // Sizes drawn (IMIX): they share the RNG with the flows, so the flows are drawn.
-            (json!({"rules": null, "traffic": {"flows": 100, "size": "imix", "rate": {"gbps": 50.0}, "seed": 5}}), false),
+            (
+                json!({"rules": null, "traffic": {"flows": 100, "size": "imix", "rate": {"gbps": 50.0}, "seed": 5}}),
+                false,
+            ),
             // Half the flows hit an exact rule: paths differ.
             (json!({}), false),
             // An installer changes the rules during the run.
-            (json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}},
-                    "install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}), false),
+            (
+                json!({"rules": {"generated": {"kind": "exact5", "count": 1000, "groups": 1, "seed": 2}},
+                    "install": {"mode": "rate", "rate_per_s": 500_000.0, "group": 1, "core": "distinct"}}),
+                false,
+            ),
         ];
         for (case, blind) in cases {
             let run = |flow_blind: bool| {
@@ -365,32 +430,64 @@ mod tests {
                     flow create 0 ingress group 0 priority 1 pattern eth / ipv4 src spec 10.128.0.0 src mask 255.128.0.0 / end actions queue index 1 / end\n";
         let traffic = json!({"flows": 200, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5});
         let map = json!({"0": 2, "1": 2, "2": 0, "3": 0});
-        let r = result(json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic}), true);
-        let polled: Vec<Vec<u16>> = r.cores.iter().map(|c| { let mut q = c.queues.clone(); q.sort(); q }).collect();
+        let r = result(
+            json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic}),
+            true,
+        );
+        let polled: Vec<Vec<u16>> = r
+            .cores
+            .iter()
+            .map(|c| {
+                let mut q = c.queues.clone();
+                q.sort();
+                q
+            })
+            .collect();
         assert_eq!(polled[0], [3], "{polled:?}");
         assert!(polled[1].is_empty(), "core 1 polls nothing: {polled:?}");
         assert_eq!(polled[2], [1], "{polled:?}");
         assert_eq!(r.cores[1].packets, 0);
         // A same-core installer runs on the core of queue 0 (core 2 here): its busy time grows, core 0's does not.
         let install = json!({"mode": "batch", "count": 200, "start_ns": 100_000, "group": 0, "core": "same"});
-        let with = result(json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic,
-                                 "install": install}), true);
-        assert!(with.cores[2].busy_ratio > r.cores[2].busy_ratio + 1e-3, "{:?} vs {:?}", with.cores[2], r.cores[2]);
-        assert!((with.cores[0].busy_ratio - r.cores[0].busy_ratio).abs() < 1e-3, "{:?} vs {:?}", with.cores[0], r.cores[0]);
+        let with = result(
+            json!({"rules": {"text": text}, "cores": 3, "port_queues": 4, "queue_map": map, "traffic": traffic,
+                                 "install": install}),
+            true,
+        );
+        assert!(
+            with.cores[2].busy_ratio > r.cores[2].busy_ratio + 1e-3,
+            "{:?} vs {:?}",
+            with.cores[2],
+            r.cores[2]
+        );
+        assert!(
+            (with.cores[0].busy_ratio - r.cores[0].busy_ratio).abs() < 1e-3,
+            "{:?} vs {:?}",
+            with.cores[0],
+            r.cores[0]
+        );
         // Refused: a queue a rule names without a core; a core beyond `cores`; a port queue unmapped.
         use crate::connectx::scenario::Scenario;
         use crate::profile::{tests::dir, Profile};
         let profile = Profile::load("connectx5", &dir()).expect("profile");
         let err = |extra: Value| {
             let mut s = json!({"nic": "connectx5", "duration_ns": 1_000_000, "traffic": traffic});
-            s.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+            s.as_object_mut()
+                .expect("object")
+                .extend(extra.as_object().expect("object").clone());
             match Scenario::from_json(&s.to_string()) {
                 Err(e) => e.to_string(),
-                Ok(s) => super::super::Testbed::build(&s, &profile).err().map(|e| e.to_string()).unwrap_or_default(),
+                Ok(s) => super::super::Testbed::build(&s, &profile)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
             }
         };
         let msg = err(json!({"rules": {"text": text}, "cores": 2, "port_queues": 2, "queue_map": {"0": 0, "1": 1}}));
-        assert!(msg.contains("queue 3, which a rule in group 0 sends packets to, has no core"), "{msg}");
+        assert!(
+            msg.contains("queue 3, which a rule in group 0 sends packets to, has no core"),
+            "{msg}"
+        );
         let msg = err(json!({"cores": 2, "queue_map": {"0": 2}}));
         assert!(msg.contains("queue 0 on core 2, but there are 2 cores"), "{msg}");
         let msg = err(json!({"cores": 2, "port_queues": 2, "queue_map": {"0": 1}}));
@@ -408,16 +505,33 @@ mod tests {
             let mut tb = testbed(extra.clone());
             let counts = tb.run(&mut |_| {}).expect("runs");
             let d = &counts.dropped;
-            assert_eq!(counts.offered_packets, counts.packets, "no warm-up: every packet is offered");
-            assert_eq!(counts.packets, tb.rx.packets + d.imissed + d.nic + d.rule, "{extra}: {d:?}");
+            assert_eq!(
+                counts.offered_packets, counts.packets,
+                "no warm-up: every packet is offered"
+            );
+            assert_eq!(
+                counts.packets,
+                tb.rx.packets + d.imissed + d.nic + d.rule,
+                "{extra}: {d:?}"
+            );
             assert_eq!(counts.steered, counts.packets - d.nic, "{extra}");
         }
         // The drop rule takes exactly the packets of its flows, and nothing else is lost at 20 Gb/s.
-        let mut tb = testbed(json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}));
+        let mut tb = testbed(
+            json!({"rules": {"text": text}, "traffic": {"flows": 50, "size": {"fixed": 512}, "rate": {"gbps": 20.0}, "seed": 5}}),
+        );
         let counts = tb.run(&mut |_| {}).expect("runs");
-        assert!(counts.dropped.rule > 0 && counts.dropped.imissed == 0 && counts.dropped.nic == 0, "{:?}", counts.dropped);
+        assert!(
+            counts.dropped.rule > 0 && counts.dropped.imissed == 0 && counts.dropped.nic == 0,
+            "{:?}",
+            counts.dropped
+        );
         assert_eq!(tb.rx.per_ring.iter().sum::<u64>(), tb.rx.packets);
-        assert_eq!(tb.core.queue_of_ring, [2], "one ring: the queue of the rule that matched");
+        assert_eq!(
+            tb.core.queue_of_ring,
+            [2],
+            "one ring: the queue of the rule that matched"
+        );
     }
 
     #[test]
@@ -425,17 +539,32 @@ mod tests {
         // Every packet due at t = 0 (no pacing by the source, as a trace replayed faster than the
         // link): the port sends them back to back, nothing arrives above the line rate, the
         // DUT's latency stays that of an unloaded path, and the wait is reported as pacing.
-        let mut tb = testbed(json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": "unlimited",
-                                                 "packets": 20_000, "seed": 5}, "rules": null}));
+        let mut tb = testbed(
+            json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": "unlimited",
+                                                 "packets": 20_000, "seed": 5}, "rules": null}),
+        );
         let counts = tb.run(&mut |_| {}).expect("runs");
         let r = tb.summary(&counts, 0.0);
         let link = tb.p.link_gbps;
-        assert!(r.rx_gbps <= link * (1.0 + 1e-9) && r.offered_gbps <= link * (1.0 + 1e-9), "{} {}", r.rx_gbps, r.offered_gbps);
+        assert!(
+            r.rx_gbps <= link * (1.0 + 1e-9) && r.offered_gbps <= link * (1.0 + 1e-9),
+            "{} {}",
+            r.rx_gbps,
+            r.offered_gbps
+        );
         let d = &counts.dropped;
         assert_eq!(counts.packets, tb.rx.packets + d.imissed + d.nic + d.rule, "{d:?}");
         // 20,000 frames of 1520 B on the wire take 2.43 ms at 100 Gb/s: the last waited that long.
         let paced_us = 20_000.0 * 1520.0 * 8.0 / (link * 1e3);
-        assert!((r.sim.link_paced_max_us - paced_us).abs() < 0.01 * paced_us, "{} vs {paced_us}", r.sim.link_paced_max_us);
-        assert!(r.latency_us.max < 100.0, "latency is the DUT's, not the port's backlog: {:?}", r.latency_us);
+        assert!(
+            (r.sim.link_paced_max_us - paced_us).abs() < 0.01 * paced_us,
+            "{} vs {paced_us}",
+            r.sim.link_paced_max_us
+        );
+        assert!(
+            r.latency_us.max < 100.0,
+            "latency is the DUT's, not the port's backlog: {:?}",
+            r.latency_us
+        );
     }
 }

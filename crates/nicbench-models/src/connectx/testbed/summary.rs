@@ -3,7 +3,9 @@
 //! view (utilization per resource, bottleneck, cache hit rate, tables traversed).
 
 use super::{Counts, Testbed};
-use crate::connectx::result::{Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimResult, SimStats};
+use crate::connectx::result::{
+    Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimResult, SimStats,
+};
 use crate::profile::Param;
 use nicbench_sim::SimTime;
 use std::collections::BTreeMap;
@@ -14,8 +16,22 @@ const MAX_EVENTS: usize = 1000;
 impl Testbed {
     /// The result of a finished run (`counts` from [`Testbed::run`]; `wall_s`: its wall time).
     pub fn summary(&self, counts: &Counts, wall_s: f64) -> SimResult {
-        let Counts { packets, offered_packets, offered_wire_bytes, steered, sum_tables, sum_hit, sum_fw, sum_fast, sum_pcie, ref dropped, sent_end, paced_max } = *counts;
-        let (p, nic, core, rx, ctl, rules_refused) = (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
+        let Counts {
+            packets,
+            offered_packets,
+            offered_wire_bytes,
+            steered,
+            sum_tables,
+            sum_hit,
+            sum_fw,
+            sum_fast,
+            sum_pcie,
+            ref dropped,
+            sent_end,
+            paced_max,
+        } = *counts;
+        let (p, nic, core, rx, ctl, rules_refused) =
+            (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
         // Rates over the time the port sent: the duration, or longer when the port was still
         // sending a paced backlog at its end (so no rate exceeds what the link carried).
         let sent_ns = sent_end.as_ns_f64().max(self.duration_ns as f64);
@@ -27,12 +43,22 @@ impl Testbed {
         let offered_pps = offered_packets as f64 / measured_s;
         let mut utilization = BTreeMap::new();
         utilization.insert("link".to_string(), gbps(offered_wire_bytes) / p.link_gbps);
-        utilization.insert("root_table".to_string(), offered_pps * sum_fw.as_ns_f64() / counted * 1e-9);
-        utilization.insert("nic_pipeline".to_string(), offered_pps * sum_fast.as_ns_f64() / counted * 1e-9);
+        utilization.insert(
+            "root_table".to_string(),
+            offered_pps * sum_fw.as_ns_f64() / counted * 1e-9,
+        );
+        utilization.insert(
+            "nic_pipeline".to_string(),
+            offered_pps * sum_fast.as_ns_f64() / counted * 1e-9,
+        );
         utilization.insert("pcie".to_string(), offered_pps * sum_pcie.as_ns_f64() / counted * 1e-9);
         let core_demand_ns = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets.max(1.0);
         let end_ns = self.duration_ns as f64;
-        let same_core_install = if ctl.same_core { installer_busy_ns.min(end_ns) / end_ns } else { 0.0 };
+        let same_core_install = if ctl.same_core {
+            installer_busy_ns.min(end_ns) / end_ns
+        } else {
+            0.0
+        };
         // The busiest core's share of the packets that reached the rings (1 with one core).
         let arrived: u64 = core.cpus.iter().map(|c| c.arrived).sum();
         let busiest_share = if core.cpus.len() > 1 && arrived > 0 {
@@ -40,13 +66,20 @@ impl Testbed {
         } else {
             1.0
         };
-        utilization.insert("host_core".to_string(), offered_pps * core_demand_ns * 1e-9 * busiest_share + same_core_install);
+        utilization.insert(
+            "host_core".to_string(),
+            offered_pps * core_demand_ns * 1e-9 * busiest_share + same_core_install,
+        );
         let bottleneck = utilization
             .iter()
             .max_by(|a, b| a.1.total_cmp(b.1))
             .map(|(k, _)| k.clone())
             .unwrap_or_default();
-        let mean_wire_ns = if offered_packets > 0 { offered_wire_bytes as f64 * 8.0 / offered_packets as f64 / p.link_gbps } else { 0.0 };
+        let mean_wire_ns = if offered_packets > 0 {
+            offered_wire_bytes as f64 * 8.0 / offered_packets as f64 / p.link_gbps
+        } else {
+            0.0
+        };
         let ns_per_packet = match bottleneck.as_str() {
             "root_table" => sum_fw.as_ns_f64() / counted,
             "nic_pipeline" => sum_fast.as_ns_f64() / counted,
@@ -54,19 +87,36 @@ impl Testbed {
             "host_core" => core_demand_ns,
             _ => mean_wire_ns,
         };
-        let bottleneck_detail =
-            bottleneck_detail(&bottleneck, ns_per_packet, offered_pps, utilization.get(&bottleneck).copied(), core.cpus.len(), &self.profile_params);
+        let bottleneck_detail = bottleneck_detail(
+            &bottleneck,
+            ns_per_packet,
+            offered_pps,
+            utilization.get(&bottleneck).copied(),
+            core.cpus.len(),
+            &self.profile_params,
+        );
         let install = ctl.installer.as_ref().map(|i| {
             let duration_s = (i.last_end - i.first_start.unwrap_or(SimTime::ZERO)).as_secs_f64();
             InstallResult {
                 rules: i.completed,
                 duration_s,
-                rate_rules_per_s: if duration_s > 0.0 { i.completed as f64 / duration_s } else { 0.0 },
+                rate_rules_per_s: if duration_s > 0.0 {
+                    i.completed as f64 / duration_s
+                } else {
+                    0.0
+                },
                 refused: i.refused,
             }
         });
-        let events: Vec<Event> =
-            ctl.log.iter().take(MAX_EVENTS).map(|(t, what)| Event { t_s: t.as_secs_f64(), what: what.clone() }).collect();
+        let events: Vec<Event> = ctl
+            .log
+            .iter()
+            .take(MAX_EVENTS)
+            .map(|(t, what)| Event {
+                t_s: t.as_secs_f64(),
+                what: what.clone(),
+            })
+            .collect();
         let rx_gbps = gbps(rx.wire_bytes);
         SimResult {
             nic: self.nic_name.clone(),
@@ -75,7 +125,11 @@ impl Testbed {
             rx_gbps,
             rx_mpps: mpps(rx.packets),
             tx_gbps: rx_gbps,
-            loss_ratio: if offered_packets > 0 { 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0) } else { 0.0 },
+            loss_ratio: if offered_packets > 0 {
+                1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0)
+            } else {
+                0.0
+            },
             dropped: dropped.clone(),
             latency_us: rx.hist.summary_us(),
             queues: if self.measure_queues {
@@ -92,14 +146,23 @@ impl Testbed {
                         queues: c.rings.iter().map(|&r| core.queue_of_ring[r]).collect(),
                         packets: c.rings.iter().map(|&r| rx.per_ring[r]).sum(),
                         utilization: c.arrived as f64 / measured_s * core_demand_ns * 1e-9
-                            + if i == core.installer_cpu { same_core_install } else { 0.0 },
+                            + if i == core.installer_cpu {
+                                same_core_install
+                            } else {
+                                0.0
+                            },
                         busy_ratio: (c.busy.as_ns_f64() / (sent_ns - self.warmup_ns as f64).max(1.0)).min(1.0),
                     })
                     .collect()
             } else {
                 Vec::new()
             },
-            timeline: rx.timeline.bins().into_iter().filter(|b| b.t_s <= self.duration_ns as f64 * 1e-9 + 1e-12).collect(),
+            timeline: rx
+                .timeline
+                .bins()
+                .into_iter()
+                .filter(|b| b.t_s <= self.duration_ns as f64 * 1e-9 + 1e-12)
+                .collect(),
             events,
             install,
             model: ModelSummary {
@@ -112,7 +175,11 @@ impl Testbed {
                 steering_working_set_stes: nic.inst.tables.working_set_stes(),
                 rules_refused,
                 latency_floor_us: {
-                    let mean_wire_bytes = if offered_packets > 0 { offered_wire_bytes as f64 / offered_packets as f64 } else { 0.0 };
+                    let mean_wire_bytes = if offered_packets > 0 {
+                        offered_wire_bytes as f64 / offered_packets as f64
+                    } else {
+                        0.0
+                    };
                     let mut floor = BTreeMap::new();
                     floor.insert("fixed".to_string(), p.fixed_latency_ns / 1e3);
                     floor.insert(
@@ -141,18 +208,39 @@ fn resource_words(resource: &str, cores: usize) -> (String, &'static [&'static s
     match resource {
         "root_table" => (
             "root-table (Table 0) steering lookup, in the NIC's firmware-managed table".into(),
-            &["root_lookup_base_ns", "root_lookup_ns_per_chain_entry", "root_overflow_ns_per_entry"],
+            &[
+                "root_lookup_base_ns",
+                "root_lookup_ns_per_chain_entry",
+                "root_overflow_ns_per_entry",
+            ],
         ),
         "nic_pipeline" => (
             "the NIC's hardware steering pipeline (non-root tables, steering cache)".into(),
-            &["steering_lookup_ns", "steering_miss_latency_ns", "steering_outstanding_misses"],
+            &[
+                "steering_lookup_ns",
+                "steering_miss_latency_ns",
+                "steering_outstanding_misses",
+            ],
         ),
         "pcie" => (
             "PCIe DMA of the packets to host memory".into(),
-            &["pcie_lanes", "pcie_gt_per_s", "pcie_encoding_efficiency", "pcie_max_payload_bytes", "pcie_tlp_overhead_bytes", "pcie_descriptor_bytes_per_packet"],
+            &[
+                "pcie_lanes",
+                "pcie_gt_per_s",
+                "pcie_encoding_efficiency",
+                "pcie_max_payload_bytes",
+                "pcie_tlp_overhead_bytes",
+                "pcie_descriptor_bytes_per_packet",
+            ],
         ),
-        "host_core" if cores > 1 => (format!("the busiest of the host's {cores} forwarding cores"), &["nf_packet_ns", "nf_burst_ns", "rx_burst_packets"]),
-        "host_core" => ("the host's forwarding core".into(), &["nf_packet_ns", "nf_burst_ns", "rx_burst_packets"]),
+        "host_core" if cores > 1 => (
+            format!("the busiest of the host's {cores} forwarding cores"),
+            &["nf_packet_ns", "nf_burst_ns", "rx_burst_packets"],
+        ),
+        "host_core" => (
+            "the host's forwarding core".into(),
+            &["nf_packet_ns", "nf_burst_ns", "rx_burst_packets"],
+        ),
         _ => ("the port's line rate".into(), &["link_gbps"]),
     }
 }
@@ -172,9 +260,26 @@ fn bottleneck_detail(
     };
     let parameters = names
         .iter()
-        .filter_map(|n| params.get(*n).map(|p| (n.to_string(), ParamNote { value: p.value, unit: p.unit.clone(), provenance: p.provenance.clone() })))
+        .filter_map(|n| {
+            params.get(*n).map(|p| {
+                (
+                    n.to_string(),
+                    ParamNote {
+                        value: p.value,
+                        unit: p.unit.clone(),
+                        provenance: p.provenance.clone(),
+                    },
+                )
+            })
+        })
         .collect();
-    Bottleneck { resource: resource.to_string(), what, ns_per_packet, capacity_mpps, parameters }
+    Bottleneck {
+        resource: resource.to_string(),
+        what,
+        ns_per_packet,
+        capacity_mpps,
+        parameters,
+    }
 }
 
 fn by_queue(per_ring: &[u64], per_ring_bytes: &[u64], queue_of_ring: &[u16]) -> BTreeMap<String, QueueCounts> {
@@ -209,7 +314,11 @@ mod tests {
             sum_fw: SimDuration::from_ns(100_000 * 5),
             sum_fast: SimDuration::from_ns(100_000 * 30),
             sum_pcie: SimDuration::from_ns(100_000 * 10),
-            dropped: Dropped { imissed: 1, nic: 2, rule: 3 },
+            dropped: Dropped {
+                imissed: 1,
+                nic: 2,
+                rule: 3,
+            },
             sent_end: SimTime::ZERO,
             paced_max: SimDuration::ZERO,
         };
@@ -223,17 +332,29 @@ mod tests {
         let u = &r.model.utilization;
         // 50 Mpps × 30 ns of fast-table time per packet = 1.5, × 5 ns of firmware time = 0.25;
         // 608 Gb/s offered to a 100 Gb/s link = 6.08: the link is the bottleneck.
-        assert!((u["nic_pipeline"] - 1.5).abs() < 1e-12 && (u["root_table"] - 0.25).abs() < 1e-12, "{u:?}");
-        assert!((u["link"] - 6.08).abs() < 1e-12 && (u["pcie"] - 0.5).abs() < 1e-12, "{u:?}");
+        assert!(
+            (u["nic_pipeline"] - 1.5).abs() < 1e-12 && (u["root_table"] - 0.25).abs() < 1e-12,
+            "{u:?}"
+        );
+        assert!(
+            (u["link"] - 6.08).abs() < 1e-12 && (u["pcie"] - 0.5).abs() < 1e-12,
+            "{u:?}"
+        );
         assert_eq!(r.model.bottleneck, "link");
-        assert_eq!((r.sim.packets, r.sim.wall_s, r.sim.sim_packets_per_s), (100_000, 0.5, 200_000.0));
+        assert_eq!(
+            (r.sim.packets, r.sim.wall_s, r.sim.sim_packets_per_s),
+            (100_000, 0.5, 200_000.0)
+        );
         assert!(r.install.is_none() && r.events.is_empty());
         assert_eq!(r.timeline.len(), 0, "the run fills the timeline; none here");
         // The bottleneck named with its cost: 1520 B on a 100 Gb/s wire take 121.6 ns, so the
         // link lets 50 / 6.08 = 8.22 Mpps through; its parameter quoted from the profile.
         let b = &r.model.bottleneck_detail;
         assert_eq!((b.resource.as_str(), b.what.as_str()), ("link", "the port's line rate"));
-        assert!((b.ns_per_packet - 121.6).abs() < 1e-9 && (b.capacity_mpps - 50.0 / 6.08).abs() < 1e-9, "{b:?}");
+        assert!(
+            (b.ns_per_packet - 121.6).abs() < 1e-9 && (b.capacity_mpps - 50.0 / 6.08).abs() < 1e-9,
+            "{b:?}"
+        );
         assert_eq!(b.parameters["link_gbps"].value, 100.0);
         // With the link fast, the one forwarding core is next: its cost per packet is the
         // profile's per-packet time plus its share of the per-burst time.
@@ -242,10 +363,19 @@ mod tests {
         let b = fast_link.summary(&counts, 0.5).model.bottleneck_detail;
         let p = &fast_link.p;
         let per_packet = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets;
-        assert_eq!((b.resource.as_str(), b.what.as_str()), ("host_core", "the host's forwarding core"));
-        assert!((b.ns_per_packet - per_packet).abs() < 1e-9 && (b.capacity_mpps - 1e3 / per_packet).abs() < 1e-6, "{b:?}");
+        assert_eq!(
+            (b.resource.as_str(), b.what.as_str()),
+            ("host_core", "the host's forwarding core")
+        );
+        assert!(
+            (b.ns_per_packet - per_packet).abs() < 1e-9 && (b.capacity_mpps - 1e3 / per_packet).abs() < 1e-6,
+            "{b:?}"
+        );
         let cost = &b.parameters["nf_packet_ns"];
-        assert!(cost.unit == "ns" && !cost.provenance.is_empty() && cost.value == p.nf_packet_ns, "{cost:?}");
+        assert!(
+            cost.unit == "ns" && !cost.provenance.is_empty() && cost.value == p.nf_packet_ns,
+            "{cost:?}"
+        );
     }
 
     #[test]
@@ -257,14 +387,27 @@ mod tests {
         let counts = tb.run(&mut |_| {}).expect("runs");
         let r = tb.summary(&counts, 0.0);
         let b = &r.model.bottleneck_detail;
-        assert_eq!((r.model.bottleneck.as_str(), b.resource.as_str()), ("root_table", "root_table"));
+        assert_eq!(
+            (r.model.bottleneck.as_str(), b.resource.as_str()),
+            ("root_table", "root_table")
+        );
         let base = &b.parameters["root_lookup_base_ns"];
-        assert!(base.provenance.starts_with("fitted") && base.value == tb.p.root_lookup_base_ns, "{base:?}");
+        assert!(
+            base.provenance.starts_with("fitted") && base.value == tb.p.root_lookup_base_ns,
+            "{base:?}"
+        );
         // An empty root table: the lookup is its base cost, and the rate it allows is its inverse,
         // about what the run received (plus what the NIC's buffer held at the end and drained).
         // (to the ps: simulated durations are integer picoseconds)
         assert!((b.ns_per_packet - tb.p.root_lookup_base_ns).abs() <= 1e-3, "{b:?}");
-        assert!((b.capacity_mpps - 1e3 / b.ns_per_packet).abs() < 1e-3 * b.capacity_mpps, "{b:?}");
-        assert!(r.rx_mpps > 0.9 * b.capacity_mpps && r.rx_mpps < 1.2 * b.capacity_mpps, "{} vs {b:?}", r.rx_mpps);
+        assert!(
+            (b.capacity_mpps - 1e3 / b.ns_per_packet).abs() < 1e-3 * b.capacity_mpps,
+            "{b:?}"
+        );
+        assert!(
+            r.rx_mpps > 0.9 * b.capacity_mpps && r.rx_mpps < 1.2 * b.capacity_mpps,
+            "{} vs {b:?}",
+            r.rx_mpps
+        );
     }
 }
