@@ -26,7 +26,10 @@ run: develop
 
 test: develop peers test-rust test-python test-gates
 
+# The layout check runs where rustfmt is installed (rustup's default profile has it); a fresh
+# machine without it still runs the tests.
 test-rust:
+	if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; else echo "rustfmt not installed: layout not checked"; fi
 	cargo test
 
 test-python: develop
