@@ -136,7 +136,8 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
     for spec in specs:
         outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
                                            scheduler=scheduler, timeout_s=timeout_s, prune_stale=not quick,
-                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale))
+                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale,
+                                           whole_sweep=not quick))
     root = results_root(results)
     pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
     outcome.pages.extend(_write_pages(pages, study, None, jobs))
