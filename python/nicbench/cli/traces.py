@@ -82,6 +82,13 @@ def render_info(file: str, s: dict) -> None:
 @json_option
 def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bool, as_json: bool) -> None:
     """Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."""
+    if reta_size & (reta_size - 1):
+        raise click.BadParameter(f"{reta_size} is not a power of two (allowed: 64, 128, 256, 512)",
+                                 param_hint="--reta-size")
+    if queues > reta_size:  # the indirection table names at most reta_size queues: the rest would stay empty
+        raise click.BadParameter(f"{queues} queues is more than the RETA (indirection table) size {reta_size}: "
+                                 f"queues beyond {reta_size} would never get a packet (allowed: 1 to {reta_size}; "
+                                 "--reta-size takes up to 512)", param_hint="--queues")
     key_bytes = parse_key(key)
     size = os.path.getsize(file)
     with progress_bar("hashing", total=size, enabled=not as_json) as update:
