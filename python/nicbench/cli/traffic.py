@@ -34,6 +34,9 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     """Generate N flows at a rate and write them to a pcap."""
     packet_limit = parse_count(packets, what="--packets", at_least=1) if packets is not None else None
     duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else None
+    if rate == "max" and packet_limit is None:  # unpaced packets have no timestamps a duration could end
+        raise NicbenchError("--rate max writes as fast as it can, with no timeline for --duration to end: "
+                            "give --packets N")
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
