@@ -71,6 +71,9 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
     """Study folders by name or path (`foundation`, `studies/foundation`), or all of them."""
     if studies_dir is None:
         studies_dir = default_studies_dir()
+    if all_ and names:  # which one was meant? --all would silently run minutes of other studies
+        raise ValueError(f"--all runs every study: give either --all or study names ({', '.join(names)}), "
+                         "not both")
     if all_:
         folders = find_studies(studies_dir)
         if not folders:

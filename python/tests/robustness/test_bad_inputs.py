@@ -222,6 +222,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "--install-start 5ms needs an installer"),
     ("rules gen count 0", ["rules", "gen", "--count", "0", "-o", "{out}/x.flow"], "--count: 0 is too small"),
     ("pvp megaflows binary", ["pvp", "--megaflows", "{good_pcap}"], "not a text (JSON) file"),
+    ("reproduce all and a study", ["reproduce", "--all", "offpath", "--results", "{out}/rr", "--reports",
+                                   "{out}/rp"], "give either --all or study names (offpath), not both"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
