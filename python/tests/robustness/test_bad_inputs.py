@@ -224,6 +224,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pvp megaflows binary", ["pvp", "--megaflows", "{good_pcap}"], "not a text (JSON) file"),
     ("reproduce all and a study", ["reproduce", "--all", "offpath", "--results", "{out}/rr", "--reports",
                                    "{out}/rp"], "give either --all or study names (offpath), not both"),
+    ("results export missing folder", ["results", "export", "{out}/nope", "--csv"],
+     "nope: no results there, nor an experiment of that name in"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
