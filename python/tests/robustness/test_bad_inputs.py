@@ -226,6 +226,8 @@ CASES: list[tuple[str, list[str], str]] = [
                                    "{out}/rp"], "give either --all or study names (offpath), not both"),
     ("results export missing folder", ["results", "export", "{out}/nope", "--csv"],
      "nope: no results there, nor an experiment of that name in"),
+    ("calibrate measurements binary", ["calibrate", "--base", "connectx5", "--measurements", "{good_pcap}", "-o",
+                                       "{out}/m.toml"], "not a text (CSV) file"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
