@@ -42,11 +42,13 @@ test-gates: develop
 
 $(STAMP): requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
+	@echo "make: installing the pinned Python tools into $(VENV) (requirements/dev.lock)"
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements/dev.lock
 	touch $(STAMP)
 
 # Builds the native module in release mode and installs the package (editable) into the venv.
 develop: $(STAMP)
+	@echo "make develop: building the native module (Rust, release) into $(VENV); the first build takes several minutes"
 	$(BIN)/maturin develop --release --quiet
 
 # Real peer tools the tests compare against (tcpdump, dpdk-dev, ...). Best effort outside CI

@@ -158,11 +158,12 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         raise NicbenchError(f"timeline bin must be positive, found {timeline_bin_ns} ns")
     bins = math.ceil(duration_ns / timeline_bin_ns)
     if bins > MAX_TIMELINE_BINS:
-        raise NicbenchError(f"timeline bin {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes {bins:,} bins: "
+        raise NicbenchError(f"--bin: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes {bins:,} bins: "
                             f"at most {MAX_TIMELINE_BINS:,} (a bin of at least "
                             f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
     if not 0 <= warmup_ns < duration_ns:
-        raise NicbenchError(f"warmup {warmup_ns / 1e9:g} s must be shorter than the duration {duration_ns / 1e9:g} s")
+        raise NicbenchError(f"--warmup {warmup_ns / 1e9:g} s must be shorter than the duration "
+                            f"{duration_ns / 1e9:g} s (--duration)")
     if isinstance(traffic, GenConfig):
         traffic.check(duration_ns=duration_ns, max_packets=MAX_RUN_PACKETS)
         traffic = traffic_from_gen(traffic)
@@ -230,7 +231,7 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
                 if config.flows < 1:
                     raise NicbenchError("--gen flows: need at least 1 flow")
             elif key == "size":
-                config.size = parse_size_spec(value.replace(";", ",").replace("/", ","))
+                config.size = parse_size_spec(value.replace(";", ",").replace("/", ","), what="--gen size")
             elif key == "rate":
                 config.rate = parse_rate(value)
             elif key == "ipv6":

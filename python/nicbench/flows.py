@@ -68,13 +68,16 @@ def parse_seconds_ns(value: Duration, what: str) -> int | None:
 
 def format_for_path(path: str | os.PathLike | None, format: str | None = None) -> str:
     """The record format: `format` if given, else from the output suffix (.csv, .jsonl, .parquet)."""
+    suffix = Path(path).suffix.lower() if path is not None else ""
     if format is not None:
         if format not in FORMATS:
             raise NicbenchError(f"unknown record format {format!r}: expected one of {', '.join(FORMATS)}")
+        if _SUFFIX_FORMATS.get(suffix, format) != format:  # e.g. CSV text in a file named .parquet
+            raise NicbenchError(f"--format {format} contradicts the output name {str(path)!r} (a "
+                                f"{_SUFFIX_FORMATS[suffix]} name): drop --format or name the file .{format}")
         return format
     if path is None:
         return "csv"
-    suffix = Path(path).suffix.lower()
     if suffix not in _SUFFIX_FORMATS:
         raise NicbenchError(
             f"cannot tell the record format from {str(path)!r}: use a .csv, .jsonl or .parquet name or --format"
@@ -130,13 +133,13 @@ def meter(
         raise NicbenchError("duration applies to live capture only (a pcap is metered to its end)")
     fmt = format_for_path(out, format)
     no_active = active is False or (isinstance(active, str) and active.strip().lower() in ("off", "none", "0"))
-    active_ns = None if no_active or active is None or active is True else parse_seconds_ns(active, "active interval")
+    active_ns = None if no_active or active is None or active is True else parse_seconds_ns(active, "--active")
     kwargs = dict(
         live=live is not None,
         compat=compat,
         workers=workers,
         max_flows=None if max_flows is None else parse_count(max_flows),
-        idle_ns=parse_seconds_ns(idle, "idle timeout"),
+        idle_ns=parse_seconds_ns(idle, "--idle"),
         active_ns=active_ns,
         no_active=no_active,
         duration_ns=parse_seconds_ns(duration, "duration"),

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from nicbench.errors import NicbenchError
+from nicbench.errors import NicbenchError, PcapError
 
-__all__ = ["refuse_special_file", "read_input_text"]
+__all__ = ["refuse_special_file", "read_input_text", "naming_capture"]
 
 
 def refuse_special_file(path: str | os.PathLike, what: str = "file") -> None:
@@ -34,3 +36,17 @@ def read_input_text(path: str | os.PathLike, what: str = "file") -> str:
     """The text of input file `path` (UTF-8), after `refuse_special_file`."""
     refuse_special_file(path, what)
     return Path(path).read_text(encoding="utf-8")
+
+
+@contextmanager
+def naming_capture(path: str | os.PathLike) -> Iterator[None]:
+    """Errors about a capture's content (not a pcap, a truncated header, an unknown link type) start
+    with the capture's path, as the open errors do: a command reading a rule file and a capture
+    must say which one is wrong."""
+    try:
+        yield
+    except PcapError as exc:
+        text = str(exc)
+        if os.fspath(path) in text:
+            raise
+        raise PcapError(f"{os.fspath(path)}: {text}") from None

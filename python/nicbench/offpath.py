@@ -234,6 +234,28 @@ def parse_flows(text: str) -> list[Flow]:
     return flows
 
 
+# How far the stated shares may sum from 100% (rounding: three flows of 33.3%).
+SHARES_SUM_TOLERANCE = 0.005
+
+
+def check_shares(flows: list[Flow]) -> None:
+    """Shares (`x SHARE`) split one mix of requests: when some flow states one, every flow must, and
+    they must sum to 100% (within SHARES_SUM_TOLERANCE); otherwise the mix meant is unclear and the
+    model's normalisation would silently change the numbers given."""
+    stated = [f for f in flows if f.share is not None]
+    if not stated:
+        return
+    missing = [f.label() for f in flows if f.share is None]
+    if missing:
+        raise NicbenchError(f"--flow {missing[0]!r}: no share (x SHARE) while other flows state one; give every "
+                            "flow its share of the requests (they sum to 100%) or none")
+    total = sum(f.share for f in stated)
+    if abs(total - 1.0) > SHARES_SUM_TOLERANCE:
+        parts = " + ".join(f"{f.share * 100:.4g}%" for f in stated)
+        raise NicbenchError(f"--flow: the shares sum to {total * 100:.4g}% ({parts}); they are fractions of "
+                            "one mix of requests and must sum to 100%")
+
+
 def default_mix(flows: list[Flow]) -> str:
     """`shares` when some flow states its share of the requests (`x SHARE`: one application's mix),
     else `max_min` (independent requesters, each as fast as the NIC lets it)."""

@@ -6,6 +6,7 @@ import json
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.inputs import naming_capture
 
 __all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "MAX_GENERATED_RULES", "RULE_SET_KINDS",
            "SYNTAXES"]
@@ -62,7 +63,8 @@ def classify_pcap(rules_path: str, pcap: str, syntax: str | None = None, progres
     port's default RSS over `port_queues`), `queue_action_packets` (queue → packets sent by `queue`
     actions), dropped, unmatched, rss/port_id/passthru counts, `rules` (id, line, group, priority, hits,
     bytes for every rule that was hit), elapsed_s and mpps."""
-    report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress, port_queues))
+    with naming_capture(pcap):
+        report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress, port_queues))
     report["queue_action_packets"] = {str(q): n for q, n in report.pop("per_queue_packets").items()}
     report["queues"] = {str(q): c for q, c in report["queues"].items()}
     lines = {int(k): v for k, v in report.pop("rule_lines").items()}

@@ -39,24 +39,42 @@ IMIX_SIZES = (64, 594, 1518)
 SizeSpec = Union[int, list[int], tuple[int, int], str]
 
 
-def parse_size_spec(text: str) -> SizeSpec:
-    """`1500` → 1500; `64,594,1518` → list; `64-1518` → (64, 1518); `imix` → "imix"."""
+# Frame sizes the generator builds [bytes, incl. FCS]: Ethernet's minimum to a 9000 B jumbo MTU
+# (nicbench_wire::builder::{MIN,MAX}_FRAME_SIZE_BYTES).
+MIN_FRAME_BYTES = 64
+MAX_FRAME_BYTES = 9018
+
+
+def parse_size_spec(text: str, what: str = "--size") -> SizeSpec:
+    """`1500` → 1500; `64,594,1518` → list; `64-1518` → (64, 1518); `imix` → "imix". Errors start
+    with `what` (the option) and say what is allowed, in the CLI's notation (`64-9018`)."""
     s = text.strip().lower()
+    if s == "imix":
+        return "imix"
     try:
-        if s == "imix":
-            return "imix"
         if "," in s:
-            return [int(p) for p in s.split(",")]
-        if "-" in s:
-            lo, hi = (int(p) for p in s.split("-", 1))
-            if lo > hi:
-                raise NicbenchError(f"size range {text!r} has min > max")
-            return (lo, hi)
-        return int(s.removesuffix("b"))
+            sizes: list[int] = [int(p) for p in s.split(",")]
+        elif "-" in s:
+            sizes = [int(p) for p in s.split("-", 1)]
+        else:
+            sizes = [int(s.removesuffix("b"))]
     except ValueError:
         raise NicbenchError(
-            f"expected a frame size such as 1500, 64,594,1518, 64-1518 or imix, found {text!r}"
+            f"{what}: expected a frame size such as 1500, 64,594,1518, 64-1518 or imix, found {text!r}"
         ) from None
+    for size in sizes:
+        if not MIN_FRAME_BYTES <= size <= MAX_FRAME_BYTES:
+            raise NicbenchError(f"{what}: frame size {size} B is outside {MIN_FRAME_BYTES}-{MAX_FRAME_BYTES} B "
+                                "(sizes include the 4 B FCS)")
+    if "," in s:
+        return sizes
+    if "-" in s:
+        lo, hi = sizes
+        if lo > hi:
+            raise NicbenchError(f"{what}: range {text.strip()!r} goes from {lo} B down to {hi} B; write it "
+                                f"smallest first ({hi}-{lo})")
+        return (lo, hi)
+    return sizes[0]
 
 
 @dataclass

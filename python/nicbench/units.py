@@ -47,17 +47,19 @@ class Rate:
         return self.value / 1e6 if self.unit == "pps" else None
 
 
-def parse_rate(text: str) -> Rate:
+def parse_rate(text: str, what: str | None = None) -> Rate:
     """Parse `100Gbps`, `25 Gbit/s`, `10gbps`, `10G` (a bare prefix: bits per second, as in "10G Ethernet"),
-    `8Mpps`, `500kpps`, `1.5e6pps`. Prefixes and units in any case (a rate has no milli: m is mega)."""
+    `8Mpps`, `500kpps`, `1.5e6pps`. Prefixes and units in any case (a rate has no milli: m is mega).
+    `what` (the option) starts an error."""
+    prefix = f"{what}: " if what else ""
     m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(), re.IGNORECASE)
     if not m or (not m["unit"] and not m["si"]):
-        raise UnitError(f"expected a rate such as 100Gbps, 10G or 8Mpps, found {text!r}")
+        raise UnitError(f"{prefix}expected a rate such as 100Gbps, 10G or 8Mpps, found {text!r}")
     if "B" in m["unit"]:
-        raise UnitError(f"a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), found {text!r}")
+        raise UnitError(f"{prefix}a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), found {text!r}")
     value = float(m["num"]) * _SI[m["si"].upper() if m["si"] != "k" else "k"]
     if not (value > 0 and value < float("inf")):
-        raise UnitError(f"a rate must be a finite number > 0, found {text!r}")
+        raise UnitError(f"{prefix}a rate must be a finite number > 0, found {text!r}")
     unit = "pps" if m["unit"].lower() in ("pps", "p/s") else "bps"
     return Rate(value, unit)
 
@@ -65,16 +67,18 @@ def parse_rate(text: str) -> Rate:
 _TIME_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9}
 
 
-def parse_duration_ns(text: str) -> int:
-    """Parse `1s`, `500ms`, `20us`, `100ns`, `2min` into integer nanoseconds."""
+def parse_duration_ns(text: str, what: str | None = None) -> int:
+    """Parse `1s`, `500ms`, `20us`, `100ns`, `2min` into integer nanoseconds. `what` (the option)
+    starts an error."""
+    prefix = f"{what}: " if what else ""
     m = re.fullmatch(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)", text.strip())
     if not m:
-        raise UnitError(f"expected a duration such as 1s, 500ms or 20us, found {text!r}")
+        raise UnitError(f"{prefix}expected a duration such as 1s, 500ms or 20us, found {text!r}")
     ns = float(m["num"]) * _TIME_NS[m["unit"]]
     if not math.isfinite(ns):
-        raise UnitError(f"a duration must be a finite number, found {text!r}")
+        raise UnitError(f"{prefix}a duration must be a finite number, found {text!r}")
     if ns <= 0:
-        raise UnitError(f"a duration must be positive, found {text!r}")
+        raise UnitError(f"{prefix}a duration must be positive, found {text!r}")
     return int(round(ns))
 
 
@@ -102,13 +106,15 @@ def parse_size_bytes(text: str | int) -> int:
 _IEC = {"Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
 
 
-def parse_count(text: str | int, *, at_most: int | None = None, what: str | None = None) -> int:
+def parse_count(text: str | int, *, at_most: int | None = None, what: str | None = None,
+                at_least: int = 0) -> int:
     """Parse `10000`, `10k`, `1M`, `2.5M` (SI: k = 1,000) or `16Ki`, `1Mi` (binary: Ki = 1,024); exact
     integers only.
 
     `at_most`: the largest count the caller can honour (a Rust `u32`, a memory cap); a larger one
     is a UnitError saying the cap, instead of a failure deep in the native code. `what` (e.g. the
-    option, `--flows`) starts the message.
+    option, `--flows`) starts the message. `at_least`: the smallest count that means something
+    (1 packets: a trace of none is a mistake, not a request).
     """
     prefix = f"{what}: " if what else ""
     if isinstance(text, int):
@@ -122,6 +128,8 @@ def parse_count(text: str | int, *, at_most: int | None = None, what: str | None
         raise UnitError(f"{prefix}expected a non-negative whole count, found {text!r}")
     if at_most is not None and value > at_most:
         raise UnitError(f"{prefix}{text} is too large: at most {at_most:,}")
+    if value < at_least:
+        raise UnitError(f"{prefix}{text} is too small: at least {at_least:,}")
     return int(value)
 
 

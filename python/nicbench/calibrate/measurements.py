@@ -57,6 +57,9 @@ def load_measurements(files: list[str | Path], study: Study,
                 header = set(next(csv.reader(fh), []))
         except OSError as exc:
             raise NicbenchError(f"measurements {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:  # a pcap or a Parquet file given by mistake
+            raise NicbenchError(f"measurements {path}: not a text (CSV) file; give a CSV export "
+                                "(nicbench results export DIR --csv) or a results folder") from None
         if DIGITIZED_COLUMNS <= header:
             entries = _digitized(path, study)
         elif TIDY_COLUMNS <= header:

@@ -15,7 +15,7 @@ from typing import Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, fmt_number, json_option, stderr_console, stdout_console
+from nicbench.cli.common import emit_json, fmt_number, json_option, spinner, stderr_console, stdout_console
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -27,7 +27,8 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
 
     from nicbench.flowhost import calibrate_local
 
-    outcome = calibrate_local(log=log)
+    with spinner("measuring nicbench's flow meter on this machine", enabled=not as_json):
+        outcome = calibrate_local(log=log)
     if as_json:
         emit_json({k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(outcome).items()})
         return
@@ -111,13 +112,16 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
     if load(nic).get("fitted_on"):
         from nicbench.calibrate.fewshot import refit
 
-        _print_fewshot(refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log, scheduler=sched),
-                       as_json)
+        with spinner(f"refitting {nic} (minutes)", enabled=not as_json):
+            outcome_fewshot = refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log,
+                                    scheduler=sched)
+        _print_fewshot(outcome_fewshot, as_json)
         return
 
-    outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run, validate=not no_validate,
-                              jobs=jobs, parameters=list(params) or None, sweeps=sweeps, line_evals=line_evals,
-                              allow_saturated=allow_saturated, log=log, scheduler=sched)
+    with spinner(f"calibrating {nic} (minutes)", enabled=not as_json):
+        outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run,
+                                  validate=not no_validate, jobs=jobs, parameters=list(params) or None, sweeps=sweeps,
+                                  line_evals=line_evals, allow_saturated=allow_saturated, log=log, scheduler=sched)
     if as_json:
         emit_json(outcome.as_dict())
         return
@@ -175,8 +179,9 @@ def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run
             raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set") from None
         if not sep or not name.strip() or not math.isfinite(values[name.strip()]):
             raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set")
-    outcome = fewshot(base, list(measurements) + list(args), output, sets=values, study=study,
-                      studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log, scheduler=sched)
+    with spinner(f"fitting {output} on {base} (minutes)", enabled=not as_json):
+        outcome = fewshot(base, list(measurements) + list(args), output, sets=values, study=study,
+                          studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log, scheduler=sched)
     _print_fewshot(outcome, as_json)
 
 

@@ -216,6 +216,18 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
             progress.update(task, completed=total)
 
 
+@contextmanager
+def spinner(description: str, enabled: bool = True) -> Iterator[None]:
+    """A rich spinner with `description` on stderr while a long step with no measure of progress runs
+    (loading or writing a large rule set, a calibration fit). Like `progress_bar`, only on an
+    interactive terminal: pipes, CI logs and `--json` get nothing extra."""
+    if not (enabled and stderr_console.is_terminal):
+        yield
+        return
+    with stderr_console.console.status(description):
+        yield
+
+
 def fmt_number(v: Any, digits: int = 4) -> str:
     """A number for people: whole numbers from 10^(digits-1) up, grouped (32,895, not 3.29e+04); below that
     `digits` significant digits (12.34, 0.0392); exponents only under 0.001; "0" for any zero (no "-0");

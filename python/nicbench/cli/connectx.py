@@ -112,23 +112,32 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     cap = connectx.MAX_RUN_RULES
     rules = {"file": rules_file} if rules_file else connectx.generated_rules(
         parse_count(generated or "0", at_most=cap, what="--generated"), groups, seed=seed)
-    start_ns = 0 if install_start.strip() in ("0", "0s") else parse_duration_ns(install_start)
+    start_ns = 0 if install_start.strip() in ("0", "0s") else parse_duration_ns(install_start, "--install-start")
     common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
                   actions=install_actions)
     install = None
+    if not (install_rate or install_batch) and start_ns:  # a start time for an installer nobody asked for
+        raise NicbenchError(f"--install-start {install_start.strip()} needs an installer: add --install-rate RATE "
+                            "or --install-batch N")
     if install_rate:
         install = connectx.rate_install(parse_install_rate(install_rate), **common)
     elif install_batch:
         install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch"), **common)
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
-    duration_ns = parse_duration_ns(duration) if duration is not None else _default_duration_ns(trace)
+    duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else _default_duration_ns(trace)
+    if install is not None and start_ns >= duration_ns:  # the installer would never run
+        run = (f"--duration {duration.strip()}" if duration is not None
+               else "the trace's own duration" if trace else "the default --duration 1s")
+        raise NicbenchError(f"--install-start {install_start.strip()} is not before the end of the run "
+                            f"({run} = {duration_ns / 1e9:g} s): the installer would never run; start it "
+                            f"earlier or run longer")
     if install_rate and install["rate_per_s"] * max(0, duration_ns - start_ns) / 1e9 > cap:
         raise NicbenchError(f"--install-rate: {install_rate} for {(duration_ns - start_ns) / 1e9:g} s asks for "
                             f"{install['rate_per_s'] * (duration_ns - start_ns) / 1e9:,.0f} rule operations: at most "
                             f"{cap:,} per run")
-    warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup)
+    warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup, "--warmup")
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
-                       seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_),
+                       seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_, "--bin"),
                        overrides=parse_overrides(sets), port_queues=port_queues, cores=cores,
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))

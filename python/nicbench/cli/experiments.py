@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, stderr_console, stdout_console
+from nicbench.cli.common import emit_json, json_option, spinner, stderr_console, stdout_console
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -80,6 +80,27 @@ reuse_stale_option = click.option(
          "(stale: see `nicbench results ls`) instead of running them again.")
 
 
+# How many of a parameter's values an error about --only lists.
+_ONLY_VALUES_SHOWN = 6
+
+
+def _check_only_matches(spec: Any, only_points: dict[str, Any], texts: tuple[str, ...]) -> None:
+    """`--only` selecting no point of the sweep is a mistake (a typo, a unit): refused naming the
+    pattern and, for each parameter it names, some of the values the sweep has."""
+    from nicbench.experiments.runner import select_points
+
+    points = spec.run_points()
+    if not only_points or select_points(points, only_points):
+        return
+    have = []
+    for name in only_points:
+        values = sorted({str(p.get(name)) for p in points}, key=lambda v: (len(v), v))
+        shown = ", ".join(values[:_ONLY_VALUES_SHOWN]) + (", ..." if len(values) > _ONLY_VALUES_SHOWN else "")
+        have.append(f"{name} in {{{shown}}}")
+    raise click.BadParameter(f"{','.join(texts)} matches none of the {len(points):,} points of {spec.name} "
+                             f"(its points have {'; '.join(have)})", param_hint="--only")
+
+
 def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
     stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
@@ -121,6 +142,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"), limit_points=limit_points,
                      backend=backend)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
+    _check_only_matches(spec, only_points, only)
     timeout_s = _timeout_s(timeout)
     sched = open_cli_scheduler(scheduler, as_json)
     try:
@@ -128,7 +150,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
             reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
             prune_stale=not (repeat or sets or limit_points), reuse_stale=reuse_stale, scheduler=sched,
-            timeout_s=timeout_s)
+            timeout_s=timeout_s, whole_sweep=not (repeat or sets))
     except KeyboardInterrupt:
         click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
         raise SystemExit(130) from None
@@ -179,7 +201,9 @@ def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable
     margin = _fraction(acceptable, "--acceptable")
     path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
-    page = _write_report(path, out, [_results_folder(o, "--with") for o in others], margin)
+    with_folders = [_results_folder(o, "--with") for o in others]
+    with spinner(f"drawing the report of {path}", enabled=not as_json):
+        page = _write_report(path, out, with_folders, margin)
     if as_json:
         emit_json(page.as_dict())
     else:

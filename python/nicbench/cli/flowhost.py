@@ -54,11 +54,11 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         n_flows = parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows")
         if n_flows < 1:
             raise NicbenchError("--flows: need at least 1 flow")
-        parsed = parse_rate(rate)
+        parsed = parse_rate(rate, "--rate")
         if parsed.gbps is None:
             raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
         rate_gbps = parsed.gbps
-        duration_ns = parse_duration_ns(duration)
+        duration_ns = parse_duration_ns(duration, "--duration")
         if duration_ns > MAX_DURATION_NS:
             raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
     except ValueError as exc:

@@ -26,20 +26,24 @@ from nicbench.inputs import read_input_text
 
 __all__ = ["pvp", "COMMANDS"]
 
-_U32_MAX = 2**32 - 1
+# Flows the PVP model takes (MAX_FLOWS in nicbench-models pvp/request.rs).
+_MAX_FLOWS = 1 << 28
+# Frame sizes the PVP model takes (MIN_FRAME_BYTES, MAX_FRAME_BYTES in nicbench-models pvp/request.rs).
+_MIN_FRAME_BYTES = 64
+_MAX_FRAME_BYTES = 9216
 
 
 def _count(text: str, option: str) -> int:
     from nicbench.units import UnitError, parse_count, parse_size_bytes
 
     try:
-        # Both are 32-bit counts in the model.
         if option == "--size":
             size = parse_size_bytes(text)
-            if not 0 < size <= _U32_MAX:
-                raise UnitError(f"expected a frame size from 1 to {_U32_MAX:,} B, found {text!r}")
+            if not _MIN_FRAME_BYTES <= size <= _MAX_FRAME_BYTES:
+                raise UnitError(f"expected a frame size from {_MIN_FRAME_BYTES} to {_MAX_FRAME_BYTES:,} B "
+                                f"(Ethernet frame with FCS), found {text!r}")
             return size
-        return parse_count(text, at_most=_U32_MAX)
+        return parse_count(text, at_most=_MAX_FLOWS, at_least=1)
     except UnitError as exc:
         fail(f"{option}: {exc}")
         raise AssertionError("unreachable") from None
@@ -54,6 +58,8 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
         fail(f"--megaflows {path}: {exc.strerror}")
     except json.JSONDecodeError as exc:
         fail(f"--megaflows {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}")
+    except UnicodeDecodeError:
+        fail(f"--megaflows {path}: not a text (JSON) file, e.g. {{\"masks\": [...]}}")
     return doc
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, one_line_text, progress_bar, stdout_console
+from nicbench.cli.common import emit_json, json_option, one_line_text, progress_bar, spinner, stdout_console
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -30,7 +30,8 @@ def rules() -> None:
 @json_option
 def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> None:
     """Validate FILE and count its rules by group, match type and action."""
-    report = check_rules(file, syntax, keep_going)
+    with spinner(f"reading {file}", enabled=not as_json):
+        report = check_rules(file, syntax, keep_going)
     if as_json:
         emit_json(report)
     elif not report["errors"]:
@@ -64,7 +65,8 @@ def render_summary(report: dict) -> None:
 def openflow(file: str, as_json: bool) -> None:
     """Read an Open vSwitch OpenFlow file (ovs-ofctl add-flows or dump-flows) and count its rules
     per table; they run on the virtual OVS datapath (nicbench vswitch --openflow FILE)."""
-    summary = {"file": file, **openflow_summary(load_openflow(file))}
+    with spinner(f"reading {file}", enabled=not as_json):
+        summary = {"file": file, **openflow_summary(load_openflow(file))}
     if as_json:
         emit_json(summary)
         return
@@ -97,14 +99,16 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "out"
-            count = convert_rules(file, to, str(out), syntax, port, dev)
+            with spinner(f"converting {file}", enabled=not as_json):
+                count = convert_rules(file, to, str(out), syntax, port, dev)
             text = out.read_text()
         if as_json:
             emit_json({"rules": count, "to": to, "text": text})
         else:
             click.echo(text, nl=bool(text) and not text.endswith("\n"))
         return
-    count = convert_rules(file, to, output, syntax, port, dev)
+    with spinner(f"converting {file}", enabled=not as_json):
+        count = convert_rules(file, to, output, syntax, port, dev)
     if as_json:
         emit_json({"rules": count, "to": to, "output": output})
     else:
@@ -124,8 +128,9 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @json_option
 def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_json: bool) -> None:
     """Generate a seeded synthetic rule set (ClassBench-like, or the PAM'21 table layout)."""
-    written = generate_rules(kind, parse_count(count, at_most=MAX_GENERATED_RULES, what="--count"), groups, output,
-                             seed=seed, to=to)
+    n = parse_count(count, at_most=MAX_GENERATED_RULES, what="--count", at_least=1)
+    with spinner(f"generating {n:,} {kind} rules", enabled=not as_json):
+        written = generate_rules(kind, n, groups, output, seed=seed, to=to)
     if as_json:
         emit_json({"rules": written, "kind": kind, "groups": groups, "output": output})
     else:

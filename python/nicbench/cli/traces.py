@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.errors import NicbenchError
 from nicbench.packets import parse_key
 from nicbench.traces import pcap_info, rss_spread
 
@@ -82,7 +83,17 @@ def render_info(file: str, s: dict) -> None:
 @json_option
 def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bool, as_json: bool) -> None:
     """Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."""
-    key_bytes = parse_key(key)
+    if reta_size & (reta_size - 1):
+        raise click.BadParameter(f"{reta_size} is not a power of two (allowed: 64, 128, 256, 512)",
+                                 param_hint="--reta-size")
+    if queues > reta_size:  # the indirection table names at most reta_size queues: the rest would stay empty
+        raise click.BadParameter(f"{queues} queues is more than the RETA (indirection table) size {reta_size}: "
+                                 f"queues beyond {reta_size} would never get a packet (allowed: 1 to {reta_size}; "
+                                 "--reta-size takes up to 512)", param_hint="--queues")
+    try:
+        key_bytes = parse_key(key)
+    except NicbenchError as exc:
+        raise NicbenchError(f"--key: {exc}") from None
     size = os.path.getsize(file)
     with progress_bar("hashing", total=size, enabled=not as_json) as update:
         report = rss_spread(file, queues=queues, key=key_bytes, fields=fields, reta_size=reta_size,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from nicbench.cli.common import FiniteFloat, emit_json, json_option, progress_bar, stdout_console
+from nicbench.errors import NicbenchError
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
 from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
 
@@ -29,14 +32,17 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,
         as_json: bool) -> None:
     """Generate N flows at a rate and write them to a pcap."""
-    packet_limit = parse_count(packets, what="--packets") if packets is not None else None
-    duration_ns = parse_duration_ns(duration) if duration is not None else None
+    packet_limit = parse_count(packets, what="--packets", at_least=1) if packets is not None else None
+    duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else None
+    if rate == "max" and packet_limit is None:  # unpaced packets have no timestamps a duration could end
+        raise NicbenchError("--rate max writes as fast as it can, with no timeline for --duration to end: "
+                            "give --packets N")
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
         flows=parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows"),
         size=parse_size_spec(size),
-        rate=None if rate == "max" else parse_rate(rate),
+        rate=None if rate == "max" else parse_rate(rate, "--rate"),
         duration_ns=duration_ns,
         packets=packet_limit,
         ipv6=ipv6,
@@ -48,7 +54,10 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     )
     expected = config.expected_packets()
     with progress_bar("generating", total=expected, enabled=not as_json) as update:
-        summary = generate_pcap(config, output, progress=update)
+        try:
+            summary = generate_pcap(config, output, progress=update)
+        except NicbenchError as exc:
+            raise _name_size(exc, size, config) from None
     if as_json:
         emit_json(summary)
         return
@@ -57,6 +66,17 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
         f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
     )
+
+
+def _name_size(exc: NicbenchError, size: str, config: GenConfig) -> NicbenchError:
+    """A frame too small for the chosen headers is a --size mistake: say so, and the sizes that fit."""
+    m = re.search(r"the smallest frame for them is (\d+) B", str(exc))
+    if not m:
+        return exc
+    smallest = int(m[1])
+    _, largest = config.frame_size_range()
+    fits = f"--size {smallest}-{largest}" if largest > smallest else f"--size {smallest}"
+    return NicbenchError(f"--size {size.strip()}: {exc} (e.g. {fits})")
 
 
 COMMANDS = [gen]

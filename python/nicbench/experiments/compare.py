@@ -112,6 +112,12 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_nam
     only_a = int((merged["_merge"] == "left_only").sum())
     only_b = int((merged["_merge"] == "right_only").sum())
     both = merged[merged["_merge"] == "both"].copy()
+    if both.empty and (only_a or only_b):
+        # Nothing to compare is a mistake (two experiments, or one setting differs), not "no regression".
+        differ = [p for p in settings_that_differ(a_s, b_s) if p not in ignore]
+        hint = f"; they differ in {', '.join(differ)} (--ignore {differ[0]} compares across it)" if differ else ""
+        raise ValueError(f"compare {a_name} {b_name}: no point and metric in common ({only_a:,} only in A, "
+                         f"{only_b:,} only in B): not results of one experiment{hint}")
     rows = pd.DataFrame({
         **{p: both[p] for p in params},
         "metric": both["metric"],

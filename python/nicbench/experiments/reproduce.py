@@ -71,6 +71,9 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
     """Study folders by name or path (`foundation`, `studies/foundation`), or all of them."""
     if studies_dir is None:
         studies_dir = default_studies_dir()
+    if all_ and names:  # which one was meant? --all would silently run minutes of other studies
+        raise ValueError(f"--all runs every study: give either --all or study names ({', '.join(names)}), "
+                         "not both")
     if all_:
         folders = find_studies(studies_dir)
         if not folders:
@@ -136,7 +139,8 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
     for spec in specs:
         outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
                                            scheduler=scheduler, timeout_s=timeout_s, prune_stale=not quick,
-                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale))
+                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale,
+                                           whole_sweep=not quick))
     root = results_root(results)
     pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
     outcome.pages.extend(_write_pages(pages, study, None, jobs))

@@ -85,7 +85,7 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
                    fresh: bool = False, only: dict[str, Any] | None = None, reps: list[int] | None = None,
                    rerun: bool = False, progress: Progress | None = None, prune_stale: bool = True,
                    extra_meta: dict[str, Any] | None = None, scheduler: Any = None,
-                   timeout_s: float | None = None, reuse_stale: bool = False) -> RunSummary:
+                   timeout_s: float | None = None, reuse_stale: bool = False, whole_sweep: bool = True) -> RunSummary:
     """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems.
 
     `scheduler`: a `scheduler.DaskScheduler` to run on (default: local processes, `jobs`).
@@ -93,7 +93,10 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
     `reuse_stale`: answer a request from a stored run of the same identity made by other code or
     other input files (an explicit choice: its numbers may not be what the current code gives).
     The spec's target may be answered by another backend than its default (`nicbench.backends`):
-    its runs then go to `<experiment>--<backend>`."""
+    its runs then go to `<experiment>--<backend>`.
+    `whole_sweep`: False when `spec` was narrowed by the caller (`--set`, `--repeat`); such a run,
+    like one of `only`, `reps` or `spec.limit_points`, never marks the experiment `complete` (it
+    keeps what the stored experiment said, unless a run failed)."""
     progress = progress or Progress()
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     timeout_s = spec.timeout_s if timeout_s is None else timeout_s
@@ -123,6 +126,9 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             if fresh:
                 store.clear()
                 store.prepare()
+            # Whether the last whole run of this same spec text stored the whole sweep (--fresh forgets it).
+            same_spec = (store.dir / "spec.toml").is_file() and (store.dir / "spec.toml").read_text() == spec.text
+            was_complete = not fresh and same_spec and bool(store.read_json("experiment.json").get("complete"))
             store.write_text("spec.toml", spec.text)
             meta = {
                 "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
@@ -141,7 +147,10 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             tasks = spec.design.tasks(spec, points, rep_list)
             progress.start(spec, summary.planned_runs)
             requested = _drive(spec, store, tasks, backend, rerun, progress, summary, timeout_s, reuse_stale)
-            complete = summary.failed == 0
+            # `complete`: the spec's whole sweep is stored. A narrowed run cannot tell, so it keeps
+            # what the last whole run said (`results ls` and the reports read this).
+            narrowed = bool(only) or reps is not None or spec.limit_points is not None or not whole_sweep
+            complete = summary.failed == 0 and (was_complete if narrowed else True)
             prune = complete and prune_stale and not only and reps is None
             summary.stale_moved = store.compact(keep=requested if prune else None)
             summary.elapsed_s = time.monotonic() - started

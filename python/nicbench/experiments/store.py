@@ -374,8 +374,9 @@ def load_results(experiment_or_dir: str | os.PathLike, results: str | os.PathLik
     else:
         store = ExperimentStore(results_root(results), str(experiment_or_dir))
         if not store.exists():
-            raise FileNotFoundError(2, "no results for this experiment (run `nicbench run SPEC` first)",
-                                    str(store.dir))
+            # Name what was given, and where a bare name was looked up (a folder path typo is not a name).
+            raise FileNotFoundError(2, f"no results there, nor an experiment of that name in {results_root(results)} "
+                                       "(run `nicbench run SPEC` first)", str(experiment_or_dir))
     return store.load()
 
 

@@ -73,7 +73,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("paths threads huge", ["paths", "--flow", "client->soc READ 4KiB threads 99999999999999999999"],
      "from 1 to 4,096"),
     ("paths machines 0", ["paths", "--flow", "client->soc READ 4KiB machines 0"], "machines"),
-    ("pvp flows 1e20", ["pvp", "--flows", "1e20"], "--flows: 1e20 is too large: at most 4,294,967,295"),
+    ("pvp flows 1e20", ["pvp", "--flows", "1e20"], "--flows: 1e20 is too large: at most 268,435,456"),
     ("pvp gbps nan", ["pvp", "--gbps", "nan"], "not a finite number"),
     ("flowhost cores 0", ["flowhost", "--cores", "0"], "--cores"),
     ("flowhost zipf nan", ["flowhost", "--zipf", "nan"], "--zipf"),
@@ -190,6 +190,54 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pcap info two args", ["pcap", "info", "a", "b"], "unexpected extra argument"),
     ("results unknown option", ["results", "--bogus"], "No such option"),
     ("vswitch unknown option", ["vswitch", "--bogus"], "No such option"),
+    # --- a newcomer's mistakes (the README walked command by command)
+    ("paths shares above 100%", ["paths", "--flow", "client->soc READ 4KiB x 80%", "--flow",
+                                 "host->soc WRITE 64KiB x 30%"], "the shares sum to 110% (80% + 30%)"),
+    ("paths shares below 100%", ["paths", "--flow", "client->soc READ 4KiB x 50%"], "must sum to 100%"),
+    ("paths share missing", ["paths", "--flow", "client->soc READ 4KiB x 80%", "--flow", "host->soc WRITE 64KiB"],
+     "--flow 'host->soc WRITE 64KiB': no share"),
+    ("compare nothing in common", ["compare", "{noop_a_results}", "{noop_b_results}"],
+     "no point and metric in common (2 only in A, 2 only in B)"),
+    ("run only matches nothing", ["run", "{noop_spec}", "--results", "{out}/r", "--only", "x=5"],
+     "--only: x=5 matches none of the 1 points of noop (its points have x in {0.0})"),
+    ("gen packets 0", ["gen", "--packets", "0", "-o", "{out}/g.pcap"], "--packets: 0 is too small: at least 1"),
+    ("gen size reversed range", ["gen", "--size", "1518-64", "-o", "{out}/g.pcap"],
+     "--size: range '1518-64' goes from 1518 B down to 64 B"),
+    ("gen size too large", ["gen", "--size", "64-10000", "-o", "{out}/g.pcap"],
+     "--size: frame size 10000 B is outside 64-9018 B"),
+    ("gen size too small for headers", ["gen", "--size", "64-1518", "--ipv6", "--vxlan", "42", "--packets", "10",
+                                        "-o", "{out}/g.pcap"], "--size 64-1518: 64 B frame cannot hold"),
+    ("simulate gen size too small", ["simulate", "--gen", "size=10", "--duration", "1ms"],
+     "--gen size: frame size 10 B is outside 64-9018 B"),
+    ("simulate install start past end", ["simulate", "--install-batch", "10", "--install-start", "2s",
+                                         "--duration", "10ms"],
+     "--install-start 2s is not before the end of the run (--duration 10ms = 0.01 s)"),
+    ("rss queues above reta", ["rss", "{good_pcap}", "--queues", "200"],
+     "200 queues is more than the RETA (indirection table) size 128"),
+    ("rss key too short", ["rss", "{good_pcap}", "--queues", "4", "--key", "1234"],
+     "--key: an RSS key has 40 or 52 bytes, found 2"),
+    ("gen rate max without packets", ["gen", "--rate", "max", "-o", "{out}/g.pcap"], "give --packets N"),
+    ("classify pcap is a rule file", ["classify", "--rules", "{good_rules}", "--pcap", "{good_rules}"],
+     "good.flow: not a pcap/pcapng file"),
+    ("pcap info text names the file", ["pcap", "info", "{text}"], "notes.pcap: not a pcap/pcapng file"),
+    ("rss text names the file", ["rss", "{text}", "--queues", "4"], "notes.pcap: not a pcap/pcapng file"),
+    ("flows format contradicts suffix", ["flows", "{good_pcap}", "--format", "csv", "-o", "{out}/f.parquet"],
+     "--format csv contradicts the output name"),
+    ("flows idle zero", ["flows", "{good_pcap}", "--idle", "0s", "-o", "{out}/f.csv"],
+     "--idle: a duration must be positive"),
+    ("simulate duration without unit", ["simulate", "--duration", "10"], "--duration: expected a duration"),
+    ("simulate install start without installer", ["simulate", "--install-start", "5ms", "--duration", "10ms"],
+     "--install-start 5ms needs an installer"),
+    ("rules gen count 0", ["rules", "gen", "--count", "0", "-o", "{out}/x.flow"], "--count: 0 is too small"),
+    ("pvp megaflows binary", ["pvp", "--megaflows", "{good_pcap}"], "not a text (JSON) file"),
+    ("reproduce all and a study", ["reproduce", "--all", "offpath", "--results", "{out}/rr", "--reports",
+                                   "{out}/rp"], "give either --all or study names (offpath), not both"),
+    ("results export missing folder", ["results", "export", "{out}/nope", "--csv"],
+     "nope: no results there, nor an experiment of that name in"),
+    ("calibrate measurements binary", ["calibrate", "--base", "connectx5", "--measurements", "{good_pcap}", "-o",
+                                       "{out}/m.toml"], "not a text (CSV) file"),
+    ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
+     "--reta-size: 100 is not a power of two"),
 ]
 
 
@@ -260,7 +308,19 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "fifo": _fifo(d / "nowriter.pcap"),
         "dangling": _dangling(d / "dangling.pcap"),
         "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
+        # Two results folders with no point in common (x = 1 vs x = 2), for `compare`.
+        "noop_a_results": _noop_results(d, "a", 1.0),
+        "noop_b_results": _noop_results(d, "b", 2.0),
     }
+
+
+def _noop_results(d: Path, tag: str, x: float) -> str:
+    """The results folder of a 2-repetition synthetic.noop experiment at x."""
+    spec = d / f"noop_{tag}.toml"
+    spec.write_text(f'[experiment]\nname = "noop_{tag}"\ntarget = "synthetic.noop"\nrepeat = 2\n[params]\nx = {x}\n')
+    proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    return str(d / "results" / f"noop_{tag}")
 
 
 def _run(args: list[str]) -> tuple[subprocess.CompletedProcess | None, float]:

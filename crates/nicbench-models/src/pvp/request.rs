@@ -54,13 +54,13 @@ impl Request {
     pub(crate) fn validate(&self, link_gbps: f64) -> Result<(), ModelError> {
         if self.flows == 0 || self.flows > MAX_FLOWS {
             return Err(ModelError::Scenario(format!(
-                "flows: got {}, allowed 1..={MAX_FLOWS}",
+                "flows: got {}, allowed 1 to {MAX_FLOWS}",
                 self.flows
             )));
         }
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&self.frame_bytes) {
             return Err(ModelError::Scenario(format!(
-                "frame_bytes: got {}, allowed {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} (Ethernet frame with FCS)",
+                "frame_bytes: got {}, allowed {MIN_FRAME_BYTES}-{MAX_FRAME_BYTES} (Ethernet frame with FCS)",
                 self.frame_bytes
             )));
         }

@@ -81,7 +81,7 @@ pub const fn wire_bytes(frame_size_bytes: u32) -> u64 {
 /// Why a frame could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
-    #[error("frame size {frame_size_bytes} B is outside {MIN_FRAME_SIZE_BYTES}..={MAX_FRAME_SIZE_BYTES} B (sizes include the 4 B FCS)")]
+    #[error("frame size {frame_size_bytes} B is outside {MIN_FRAME_SIZE_BYTES}-{MAX_FRAME_SIZE_BYTES} B (sizes include the 4 B FCS)")]
     FrameSizeOutOfRange { frame_size_bytes: u32 },
     #[error("{frame_size_bytes} B frame cannot hold {headers} headers ({header_bytes} B); the smallest frame for them is {min_frame_size_bytes} B incl. FCS")]
     FrameTooSmall {

@@ -105,6 +105,24 @@ def test_run_ls_export_report(tmp_path, spec_file):
     assert_one_line_error(missing, "nope")
 
 
+def test_complete_only_when_the_whole_sweep_is_stored(tmp_path, spec_file):
+    """A run narrowed by --limit-points, --only, --rep or --repeat stores part of the sweep: `results
+    ls` says complete only after a run of the whole sweep, and a narrowed re-run keeps that."""
+    root = str(tmp_path / "r")
+
+    def ls() -> tuple[int, bool]:
+        [row] = json.loads(harness("results", "ls", "--results", root, "--json").stdout)
+        return row["runs"], row["complete"]
+
+    for narrowing in (["--limit-points", "1"], ["--only", "x=2"], ["--rep", "0"], ["--repeat", "1"]):
+        assert harness("run", str(spec_file), "--results", root, "--jobs", "1", *narrowing).returncode == 0
+        assert ls()[1] is False, narrowing
+    assert harness("run", str(spec_file), "--results", root, "--jobs", "1").returncode == 0
+    assert ls() == (12, True)
+    assert harness("run", str(spec_file), "--results", root, "--jobs", "1", "--only", "x=3").returncode == 0
+    assert ls() == (12, True)
+
+
 STUDY = """
 [study]
 name = "mini"

@@ -11,7 +11,8 @@ def test_json_reports_drops_below_eight_cores_and_the_cores_needed():
     seven = run_cli("flowhost", "--cores", "7", "--duration", "200ms", "--cores-needed", "--json")
     assert seven.returncode == 0, seven.stderr
     out = json.loads(seven.stdout)
-    assert (out["processes"], out["offered_gbps"]) == (7, 100.0)
+    # Offered is what the Poisson arrivals of 0.2 s sent: 100 Gb/s within 0.3%.
+    assert out["processes"] == 7 and abs(out["offered_gbps"] / 100.0 - 1) < 0.003, out["offered_gbps"]
     # The study's conclusion (750 B at 100G): 7 cores drop, 8 are needed and enough.
     assert (out["drops"], out["cores_needed"]) == (1, 8)
     eight = json.loads(run_cli("flowhost", "--cores", "8", "--duration", "200ms", "--json").stdout)

@@ -27,9 +27,9 @@ def test_megaflows_file_and_table_output(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--flows", "0"), "flows: got 0, allowed 1..="),
+    (("--flows", "0"), "--flows: 0 is too small: at least 1"),
     (("--flows", "12q"), "--flows: expected a count"),
-    (("--size", "32"), "frame_bytes: got 32, allowed 64..=9216"),
+    (("--size", "32"), "--size: expected a frame size from 64 to 9,216 B (Ethernet frame with FCS), found '32'"),
     (("--nic", "connectx5"), "has no OVS offload"),
     (("--datapath", "ovs"), "Invalid value for '--datapath'"),
     (("--set", "nope=1"), "nope"),
