@@ -63,8 +63,11 @@ def load_openflow(path: str | Path) -> list[dict[str, Any]]:
     p = Path(path)
     try:
         text = read_input_text(p, "rule file")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {getattr(exc, 'strerror', None) or exc}") from None
+    except UnicodeDecodeError:
+        raise NicbenchError(f"{p}: not a text file (OpenFlow rules are text: ovs-ofctl add-flows or "
+                            "dump-flows lines, or a JSON list)") from None
+    except OSError as exc:
+        raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {exc.strerror or exc}") from None
     if not text.lstrip().startswith("["):
         from nicbench.ovsflows import load_openflow as parse_text
 

@@ -20,7 +20,13 @@ struct NumberedRule {
 /// raises `RuleError` (`file:line:col: message`).
 #[pyfunction]
 fn openflow_load(path: PathBuf) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path).map_err(|e| os_error(&path, e))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => invalid_rule(format!(
+            "{}: not a text file (OpenFlow rules are text: ovs-ofctl add-flows or dump-flows)",
+            path.display()
+        )),
+        _ => os_error(&path, e),
+    })?;
     let report = openflow::parse_file_all(&text, &path.display().to_string());
     if !report.errors.is_empty() {
         return Err(parse_errors(&report.errors));

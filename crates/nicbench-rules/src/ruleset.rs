@@ -213,7 +213,13 @@ impl std::error::Error for LoadError {}
 pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Result<RuleFile, LoadError> {
     let name = path.display().to_string();
     refuse_special_file(path, &name)?;
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(format!("{name}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        // A capture or another binary file named as rules: say what was expected.
+        std::io::ErrorKind::InvalidData => LoadError::Io(format!(
+            "{name}: not a text file (a rule file is UTF-8 text: testpmd, tc flower, ClassBench or OpenFlow)"
+        )),
+        _ => LoadError::Io(format!("{name}: {e}")),
+    })?;
     let text = strip_bom(&text);
     if text
         .lines()

@@ -131,10 +131,18 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
     n = parse_count(count, at_most=MAX_GENERATED_RULES, what="--count", at_least=1)
     with spinner(f"generating {n:,} {kind} rules", enabled=not as_json):
         written = generate_rules(kind, n, groups, output, seed=seed, to=to)
+    # With --groups T the layout adds its own rules (a group-0 jump into group 1, the groups'
+    # defaults): say so, so that the file's rule count is not mistaken for --count.
+    layout = written - n
     if as_json:
-        emit_json({"rules": written, "kind": kind, "groups": groups, "output": output})
+        emit_json({"rules": written, "kind": kind, "count": n, "layout_rules": layout, "groups": groups,
+                   "output": output})
+    elif layout:
+        stdout_console.print(f"wrote {written:,} rules to {output}: {n:,} {kind} rules over groups 1..{groups}, "
+                             f"plus {layout:,} jump and default rules of the layout", soft_wrap=True)
     else:
-        stdout_console.print(f"wrote {written:,} {kind} rules over {max(groups, 1)} group(s) to {output}")
+        stdout_console.print(f"wrote {written:,} {kind} rules over {max(groups, 1)} group(s) to {output}",
+                             soft_wrap=True)
 
 
 @click.command()

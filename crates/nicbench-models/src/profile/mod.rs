@@ -168,8 +168,13 @@ impl Profile {
     /// Loads `name_or_path` (see [`resolve`]) from `dir`.
     pub fn load(name_or_path: &str, dir: &Path) -> Result<Profile, ModelError> {
         let path = resolve(name_or_path, dir)?;
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| ModelError::Profile(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => ModelError::Profile(format!(
+                "{}: not a text file (a profile is a TOML file)",
+                path.display()
+            )),
+            _ => ModelError::Profile(format!("{}: {e}", path.display())),
+        })?;
         Profile::from_toml(&text, &path.display().to_string())
     }
 

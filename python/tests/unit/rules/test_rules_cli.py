@@ -114,6 +114,11 @@ def test_gen_pam21_layout(cli, tmp_path):
     assert s["groups"]["0"] == 1
     assert all(abs(s["groups"][str(g)] - 251) <= 1 for g in range(1, 5))
     assert s["actions"]["jump"] == 1 + 3
+    # The summary line and --json keep --count apart from the layout's own rules.
+    assert "1,005 rules" in proc.stdout and "1,000 exact5 rules over groups 1..4, plus 5 jump and default" in proc.stdout
+    again = json.loads(cli("rules", "gen", "--count", "1000", "--groups", "4", "--seed", "5", "-o", str(out),
+                           "--json").stdout)
+    assert (again["rules"], again["count"], again["layout_rules"]) == (1005, 1000, 5)
 
 
 def test_gen_root_table_only(cli, tmp_path):
