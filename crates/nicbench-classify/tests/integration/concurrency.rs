@@ -105,15 +105,25 @@ impl Writer<'_> {
         seen
     }
 
-    /// Waits (a bounded spin) until a reader is inside a lookup, so that the next update runs
-    /// while it is: on a loaded 2-core machine the scheduler may otherwise keep the readers off
-    /// the CPU during every update of a short run (single modifies take about a microsecond).
+    /// Waits until a reader is inside a lookup, so that the next update runs while it is: on a
+    /// loaded 2-core machine (the other tests of this binary run beside this one) the scheduler
+    /// may otherwise keep the readers off the CPU during every update (single modifies take about
+    /// a microsecond). Spins briefly, then yields the CPU to the readers, for at most 100 ms.
     fn wait_for_a_burst_in_flight(&self) {
-        for _ in 0..100_000 {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
+        let mut spins = 0u32;
+        loop {
             if self.shared.started.load(SeqCst) > self.shared.bursts.load(SeqCst) || self.shared.stop.load(SeqCst) {
                 return;
             }
-            std::hint::spin_loop();
+            if spins < 10_000 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else if std::time::Instant::now() >= deadline {
+                return;
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
