@@ -36,7 +36,8 @@ def _fmt(v: Any, digits: int = 4) -> str:
 @click.option("--flows", default="16384", show_default=True, help="Distinct flows (e.g. 16k, 1M).")
 @click.option("--size", type=click.IntRange(64, 16384), default=750, show_default=True,
               help="Frame size in bytes, incl. FCS.")
-@click.option("--rate", default="100Gbps", show_default=True, help="Offered rate on the wire (capped at line rate).")
+@click.option("--rate", default="100Gbps", show_default=True,
+              help="Offered rate on the wire, at most the card's line rate (100Gbps for napatech-nt100).")
 @click.option("--zipf", type=FiniteFloat(0, 5), default=0.0, show_default=True,
               help="Zipf exponent of flow popularity (0: equal flows).")
 @click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
@@ -58,6 +59,11 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         if parsed.gbps is None:
             raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
         rate_gbps = parsed.gbps
+        link_gbps = _line_rate_gbps(card)
+        if link_gbps is not None and rate_gbps > link_gbps * (1 + 1e-9):
+            # As `simulate` does: the wire cannot carry more; a silent cap would mislabel the run.
+            raise NicbenchError(f"--rate {rate}: above the line rate of {card} ({link_gbps:g} Gbps on the wire); "
+                                f"give at most {link_gbps:g}Gbps")
         duration_ns = parse_duration_ns(duration, "--duration")
         if duration_ns > MAX_DURATION_NS:
             raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
@@ -96,3 +102,14 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
 
 
 COMMANDS = [flowhost]
+
+
+def _line_rate_gbps(card: str) -> float | None:
+    """The capture card's line rate [Gbps], or None when its profile cannot be read (the model then
+    says why)."""
+    from nicbench import profiles
+
+    try:
+        return float(profiles.load(card)["param"]["link_gbps"]["value"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -106,6 +106,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "not a text file (a profile is a TOML file)"),
     ("vswitch openflow a capture", ["vswitch", "megaflows", "--openflow", "{good_pcap}", "--pcap", "{good_pcap}"],
      "not a text file (OpenFlow rules are text"),
+    ("flowhost rate above the line rate", ["flowhost", "--rate", "200Gbps", "--duration", "1ms"],
+     "--rate 200Gbps: above the line rate of napatech-nt100 (100 Gbps on the wire)"),
     ("vswitch cooked trace", ["vswitch", "--openflow", "{of_rules}", "--trace", "{sll2}"], "needs Ethernet frames"),
     ("vswitch vxlan bad remote_ip", ["vswitch", "megaflows", "--openflow", "{of_rules}", "--pcap", "{good_pcap}",
                                      "--port", "vx=vxlan,remote_ip=1.2.3,local_ip=10.0.0.1,underlay=p0"],
