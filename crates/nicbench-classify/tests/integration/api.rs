@@ -7,7 +7,7 @@ use nicbench_rules::model::{EthItem, Ipv4Item, UdpItem};
 use nicbench_rules::{Action, Attr, Field, Item, Rule};
 use std::net::Ipv4Addr;
 
-fn rule(group: u32, priority: u32, pattern: Vec<Item>, actions: Vec<Action>) -> Rule {
+pub(crate) fn rule(group: u32, priority: u32, pattern: Vec<Item>, actions: Vec<Action>) -> Rule {
     Rule {
         attr: Attr {
             group,

@@ -6,9 +6,10 @@
 //! delta (general path) and a settle empties it (fast path again).
 
 use crate::agree_with_oracle::{exact_rule, rule, V4};
+use crate::api::rule as rule_at;
 use nicbench_classify::{Algorithm, Classifier, ClassifierConfig, FiveTuple, Outcome, Reader, Verdict};
 use nicbench_rules::model::{Ipv4Item, TcpItem};
-use nicbench_rules::{Action, Attr, Field, Item, Rule};
+use nicbench_rules::{Action, Field, Item, Rule};
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 
@@ -103,16 +104,6 @@ proptest! {
 #[test]
 fn test_tuple_fast_path_switches_with_the_delta() {
     let v4 = |a: [u8; 4], len: u32| Field::prefix(Ipv4Addr::from(a), len);
-    let r = |group: u32, priority: u32, pattern: Vec<Item>, actions: Vec<Action>| Rule {
-        attr: Attr {
-            group,
-            priority,
-            ingress: true,
-            ..Default::default()
-        },
-        pattern,
-        actions,
-    };
     let ip = |src, dst| {
         Item::Ipv4(Ipv4Item {
             src,
@@ -122,7 +113,7 @@ fn test_tuple_fast_path_switches_with_the_delta() {
     };
     let rules = vec![
         // TTL is not in the tree's inline check: this rule needs the full check.
-        r(
+        rule_at(
             0,
             0,
             vec![Item::Ipv4(Ipv4Item {
@@ -132,19 +123,19 @@ fn test_tuple_fast_path_switches_with_the_delta() {
             })],
             vec![Action::Queue { index: 1 }],
         ),
-        r(
+        rule_at(
             0,
             1,
             vec![ip(v4([10, 2, 0, 0], 16), None)],
             vec![Action::Jump { group: 1 }],
         ),
-        r(
+        rule_at(
             0,
             1,
             vec![ip(v4([10, 3, 0, 0], 16), None)],
             vec![Action::Mark { id: 7 }, Action::Queue { index: 2 }],
         ),
-        r(
+        rule_at(
             0,
             2,
             vec![
@@ -156,7 +147,7 @@ fn test_tuple_fast_path_switches_with_the_delta() {
             ],
             vec![Action::Queue { index: 3 }],
         ),
-        r(1, 0, vec![ip(None, v4([192, 168, 0, 0], 16))], vec![Action::Drop]),
+        rule_at(1, 0, vec![ip(None, v4([192, 168, 0, 0], 16))], vec![Action::Drop]),
     ];
     let (mut c, ids) = Classifier::with_rules(ClassifierConfig::default(), rules).unwrap();
     let reader = c.reader();
@@ -203,7 +194,7 @@ fn test_tuple_fast_path_switches_with_the_delta() {
     );
 
     let extra = c
-        .insert(r(
+        .insert(rule_at(
             0,
             0,
             vec![ip(v4([11, 0, 0, 0], 8), None)],
