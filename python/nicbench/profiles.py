@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 from nicbench import _native
 
-__all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "parameter_overrides",
+__all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "facts", "parameter_overrides",
            "current_overrides"]
 
 KINDS = ("connectx", "offpath", "flowhost", "connectx-eswitch", "agilio")
@@ -58,16 +58,23 @@ def names(kind: str | None = None) -> list[str]:
 def declared(name_or_path: str | Path) -> frozenset[str]:
     """The parameter names a profile declares (empty if it cannot be loaded: the model says why)."""
     try:
-        path = resolve(name_or_path)
-        return _declared(str(path), path.stat().st_mtime_ns)
+        return facts(name_or_path)[1]
     except (OSError, ValueError):
         return frozenset()
 
 
+def facts(name_or_path: str | Path) -> tuple[str, frozenset[str]]:
+    """A profile's kind and the parameter names it declares, read once per file version (a study
+    names its profiles hundreds of times). Bad profiles raise `NicbenchError` or `OSError`."""
+    path = resolve(name_or_path)
+    return _facts(str(path), path.stat().st_mtime_ns)
+
+
 @lru_cache(maxsize=64)
-def _declared(path: str, mtime_ns: int) -> frozenset[str]:
+def _facts(path: str, mtime_ns: int) -> tuple[str, frozenset[str]]:
     del mtime_ns  # part of the cache key only: a re-written profile (calibration) is read again
-    return frozenset(load(path)["param"])
+    profile = load(path)
+    return profile["kind"], frozenset(profile["param"])
 
 
 @contextlib.contextmanager

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,7 +226,7 @@ def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, s
     except (OSError, ValueError):  # NicbenchError is a ValueError
         raise refuse(f", which is neither a profile in {profiles.profiles_dir().resolve()} nor a file") from None
     try:
-        kind, declared = _profile_facts(str(path), path.stat().st_mtime_ns)
+        kind, declared = profiles.facts(path)
     except (OSError, ValueError) as exc:
         raise refuse(f", which cannot be read: {exc}") from None
     if kind not in kinds:
@@ -235,12 +234,3 @@ def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, s
     if not fits(declared):
         raise refuse(f", which has no {role[1]} (not a {role[0]})")
 
-
-@lru_cache(maxsize=64)
-def _profile_facts(path: str, mtime_ns: int) -> tuple[str, frozenset[str]]:
-    """A profile's kind and declared parameters (a study names its profiles hundreds of times)."""
-    del mtime_ns  # part of the cache key only: a re-written profile (calibration) is read again
-    from nicbench import profiles
-
-    found = profiles.load(path)
-    return found["kind"], frozenset(found["param"])
