@@ -97,6 +97,12 @@ def _port_names(rules: Iterable[dict[str, Any]]) -> set[str]:
     return names
 
 
+def matched_in_ports(rules: Iterable[dict[str, Any]]) -> set[str]:
+    """The port names the rules match on (`in_port=NAME`)."""
+    return {m["in_port"]["name"] for r in rules if isinstance((m := r.get("matches") or {}).get("in_port"), dict)
+            and isinstance(m["in_port"].get("name"), str)}
+
+
 def default_ports(rules: list[dict[str, Any]], in_port: str, bridge: str = "br0") -> list[dict[str, Any]]:
     """Ports for the names the rules use (sorted: OpenFlow and datapath numbers 1, 2, ...) and the
     bridge's LOCAL port (OpenFlow 65534, datapath 100, as OVS's dummy datapath numbers them)."""

@@ -43,6 +43,59 @@ class LazyConsole:
 stdout_console = LazyConsole()
 stderr_console = LazyConsole(stderr=True)
 
+
+def print_table(table: Any) -> None:
+    """A rich table on stdout: fitted to a terminal; piped or redirected, at its natural width
+    (rich would assume 80 columns and cut names that a script then cannot use)."""
+    console = stdout_console.console
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    natural = Measurement.get(console, console.options.update(width=10_000), table).maximum
+    # Console.print(width=) cannot go past the console's width: a console of the table's width
+    Console(width=max(console.width, natural), no_color=console.no_color).print(table)
+
+def describe_range(low: Any, high: Any, low_open: bool = False, high_open: bool = False) -> str:
+    """`1 to 1024`, `at least 1`, `more than 0 and at most 1`: a number range in words."""
+    def show(x: Any) -> str:
+        return f"{x:g}" if isinstance(x, float) else str(x)  # a u64 seed bound stays whole
+
+    lower = None if low is None else f"{'more than' if low_open else 'at least'} {show(low)}"
+    upper = None if high is None else f"{'less than' if high_open else 'at most'} {show(high)}"
+    if lower and upper:
+        return f"{show(low)} to {show(high)}" if not (low_open or high_open) else f"{lower} and {upper}"
+    return lower or upper or "any"
+
+
+class _WordedRange:
+    """A click number range worded for people, in help (`[1 to 1024]`) and errors (`0 (allowed:
+    1 to 1024`), instead of click's `1<=x<=1024`."""
+
+    min: Any
+    max: Any
+    min_open: bool
+    max_open: bool
+
+    def _describe_range(self) -> str:
+        return describe_range(self.min, self.max, self.min_open, self.max_open)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return super().convert(value, param, ctx)  # type: ignore[misc]
+        except click.BadParameter as exc:
+            if "is not in the range" not in exc.message:
+                raise
+            shown = exc.message.split(" is not in the range", 1)[0]
+            raise click.BadParameter(f"{shown} (allowed: {self._describe_range()})", ctx, param) from None
+
+
+class IntRange(_WordedRange, click.IntRange):
+    """click.IntRange, worded for people."""
+
+
 # Exceptions that mean "bad input": one line, exit code 2, no traceback.
 USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSError, ValueError)
 
@@ -171,9 +224,7 @@ class FiniteFloat(click.ParamType):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         if (self.min is not None and number < self.min) or (self.max is not None and number > self.max):
-            low = "" if self.min is None else f"{self.min:g}<="
-            high = "" if self.max is None else f"<={self.max:g}"
-            self.fail(f"{value} is not in the range {low}x{high}", param, ctx)
+            self.fail(f"{value} (allowed: {describe_range(self.min, self.max)})", param, ctx)
         return number
 
 

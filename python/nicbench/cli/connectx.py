@@ -12,8 +12,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (emit_json, fmt_number, json_option, parse_overrides, progress_bar, stderr_console,
-                                 stdout_console)
+from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, parse_overrides, print_table,
+                                 progress_bar, stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -62,7 +62,7 @@ def parse_install_rate(text: str) -> float:
               help="Pre-installed rules: a testpmd `flow create` or tc flower file.")
 @click.option("--generated", default=None,
               help="Pre-installed generated exact-match rules instead (65536, 2M; at most 4,194,304).")
-@click.option("--groups", type=click.IntRange(0, 64), default=0, show_default=True,
+@click.option("--groups", type=IntRange(0, 64), default=0, show_default=True,
               help="With --generated: 0 = all in Table 0; T = spread over Tables 1..T (PAM'21 layout).")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Replay this pcap at its timestamps.")
 @click.option("--gen", "gen_spec", default=None,
@@ -74,13 +74,13 @@ def parse_install_rate(text: str) -> float:
 @click.option("--install-core", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
               help="Installer on the core of queue 0 (it forwards nothing while it installs) or on a distinct core "
                    "that polls no queue.")
-@click.option("--install-group", type=click.IntRange(0, 64), default=0, show_default=True, help="Target table.")
+@click.option("--install-group", type=IntRange(0, 64), default=0, show_default=True, help="Target table.")
 @click.option("--install-op", type=click.Choice(["insert", "delete", "update", "update_inplace"]), default="insert",
               show_default=True)
 @click.option("--install-match", type=click.Choice(["ipv4", "ipv6", "vlan", "tunnel"]), default="ipv4",
               show_default=True)
-@click.option("--install-actions", type=click.IntRange(1, 16), default=1, show_default=True)
-@click.option("--cores", type=click.IntRange(1, 1024), default=1, show_default=True,
+@click.option("--install-actions", type=IntRange(1, 16), default=1, show_default=True)
+@click.option("--cores", type=IntRange(1, 1024), default=1, show_default=True,
               help="Forwarding cores on the host: queue q is polled by core q mod N (same-core installer: the core "
                    "of queue 0).")
 @click.option("--queue-map", default=None, metavar="Q:C,...",
@@ -90,9 +90,9 @@ def parse_install_rate(text: str) -> float:
               help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
 @click.option("--bin", "bin_", default="10ms", show_default=True, help="Throughput timeline bin.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
+@click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
-@click.option("--queues", "port_queues", type=click.IntRange(1, 65535), default=1, show_default=True,
+@click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
               help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
 @json_option
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
@@ -241,7 +241,7 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     if sim:
         table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
                                     f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
-    stdout_console.print(table)
+    print_table(table)
     timeline = result.get("timeline") or []
     if timeline:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]

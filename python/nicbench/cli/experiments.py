@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, spinner, stderr_console, stdout_console
+from nicbench.cli.common import IntRange, emit_json, json_option, print_table, spinner, stderr_console, stdout_console
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -22,7 +22,7 @@ __all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
 
 results_option = click.option("--results", "results_dir", type=click.Path(), default=None,
                               help="Results root (default: $NICBENCH_RESULTS or ./results).")
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(1, 1024), default=None,
+jobs_option = click.option("--jobs", "-j", type=IntRange(1, 1024), default=None,
                            help="Parallel worker processes (default: number of cores; 1: in-process).")
 scheduler_option = click.option(
     "--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
@@ -115,15 +115,15 @@ def _print_summary(s: RunSummary) -> None:
 
 @click.command()
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
+@click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @jobs_option
 @click.option("--fresh", is_flag=True, help="Forget this experiment's stored runs and run everything again.")
 @results_option
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter (e.g. --set packets=10k).")
 @click.option("--only", multiple=True, metavar="NAME=VALUE[,...]", help="Run only points with these parameter values.")
-@click.option("--rep", "reps", type=click.IntRange(0, None), multiple=True, help="Run only this repetition (from 0).")
+@click.option("--rep", "reps", type=IntRange(0, None), multiple=True, help="Run only this repetition (from 0).")
 @click.option("--rerun", is_flag=True, help="Run the selected runs again even if stored (replay).")
-@click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points (smoke test).")
+@click.option("--limit-points", type=IntRange(1, None), default=None, help="Only the first N points (smoke test).")
 @reuse_stale_option
 @click.option("--backend", default=None, metavar="NAME",
               help="What answers the runs (default: the target's own, usually `virtual`): e.g. `ovs`, a real Open "
@@ -162,7 +162,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
 
 @click.command()
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
+@click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @json_option
 def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bool) -> None:
@@ -235,6 +235,19 @@ def _write_report(path: Path, out: Path, others: list[Path], margin: float, igno
     return experiment_report(path, out, study=study, others=others, acceptable=margin, ignore=ignore)
 
 
+def _minute(stamp: object) -> str:
+    """`2026-11-27T07:16:38+0000` → `2026-11-27 07:16` for the table (JSON keeps the stamp)."""
+    text = str(stamp)
+    return text[:16].replace("T", " ") if len(text) >= 16 and text[10:11] == "T" else text
+
+
+def _runs_of_sweep(row: dict[str, Any]) -> str:
+    """`12 of 120` (stored of the spec's whole sweep); just `12` when the sweep is not known."""
+    if row["sweep_runs"] is None:
+        return f"{row['runs']:,}"
+    return f"{row['runs']:,} of {'' if row['sweep_runs_exact'] else '≤'}{row['sweep_runs']:,}"
+
+
 @click.group()
 def results() -> None:
     """List and export stored experiment results."""
@@ -252,6 +265,7 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
         meta = store.read_json("experiment.json")
         done = store.done_keys()
         rows.append({"experiment": store.experiment, "target": meta.get("target"), "runs": len(done),
+                     "sweep_runs": meta.get("sweep_runs"), "sweep_runs_exact": meta.get("sweep_runs_exact", False),
                      "stale": len(store.stale_keys() & done),
                      "failed": len(store.failed_keys() - done), "complete": meta.get("complete", False),
                      "updated": meta.get("finished") or meta.get("started"), "path": str(store.dir)})
@@ -263,11 +277,16 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
         return
     table = Table(title=f"experiments in {results_root(results_dir)}", title_justify="left")
     for col in ("experiment", "target", "runs", "stale", "failed", "complete", "updated"):
-        table.add_column(col, justify="right" if col in ("runs", "stale", "failed") else "left")
+        # names fold rather than lose their end: a name is pasted into `results export`
+        table.add_column(col, justify="right" if col in ("runs", "stale", "failed") else "left",
+                         overflow="fold" if col in ("experiment", "target") else "ellipsis")
     for r in rows:
-        table.add_row(r["experiment"], str(r["target"]), f"{r['runs']:,}", f"{r['stale']:,}", str(r["failed"]),
-                      "yes" if r["complete"] else "no", str(r["updated"]))
-    stdout_console.print(table)
+        table.add_row(r["experiment"], str(r["target"]), _runs_of_sweep(r), f"{r['stale']:,}", str(r["failed"]),
+                      "yes" if r["complete"] else "no", _minute(r["updated"]))
+    print_table(table)
+    if any(r["sweep_runs"] is not None and not r["sweep_runs_exact"] for r in rows):
+        stdout_console.print("≤: a search design's planned runs are an upper bound (it stops when it converges)",
+                             highlight=False, soft_wrap=True)
     if any(r["stale"] for r in rows):
         stdout_console.print("stale: stored by other code or with other profile/input files than now; "
                              "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False, soft_wrap=True)
@@ -305,8 +324,8 @@ def results_export(experiment: str, fmt: str, output: str | None, results_dir: s
               help="Where the HTML reports go.")
 @results_option
 @jobs_option
-@click.option("--repeat", type=click.IntRange(1, 100_000), default=None, help="Repetitions per point (overrides specs).")
-@click.option("--limit-points", type=click.IntRange(1, None), default=None, help="Only the first N points of each spec.")
+@click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides specs).")
+@click.option("--limit-points", type=IntRange(1, None), default=None, help="Only the first N points of each spec.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter in every spec.")
 @click.option("--no-predictions", is_flag=True,
               help="Skip the study's predictions for other devices ([predictions] in study.toml).")
@@ -505,7 +524,7 @@ def _print_comparison(c, all_rows: bool) -> None:
         table.add_row(*(str(r[p]) for p in varying), str(r["metric"]), side(r["a_mean"], r["a_std"]),
                       side(r["b_mean"], r["b_std"]), f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–",
                       r["verdict"])
-    stdout_console.print(table)
+    print_table(table)
 
 
 COMMANDS = (run, check, report, results, reproduce, compare)

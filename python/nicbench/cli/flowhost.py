@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import FiniteFloat, emit_json, json_option, stdout_console
+from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, print_table, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns, parse_rate
 
@@ -30,11 +30,11 @@ def _fmt(v: Any, digits: int = 4) -> str:
 @click.option("--nic", "card", default="napatech-nt100", show_default=True, help="Capture-NIC profile.")
 @click.option("--host", default="argus-host", show_default=True,
               help="Flow-meter host profile (argus-host, flowmeter-local, or a path).")
-@click.option("--cores", type=click.IntRange(1, 4096), default=8, show_default=True,
+@click.option("--cores", type=IntRange(1, 4096), default=8, show_default=True,
               help="Physical cores running flow meters.")
 @click.option("--smt", is_flag=True, help="Two flow-meter processes per core (hyper-threading).")
 @click.option("--flows", default="16384", show_default=True, help="Distinct flows (e.g. 16k, 1M).")
-@click.option("--size", type=click.IntRange(64, 16384), default=750, show_default=True,
+@click.option("--size", type=IntRange(64, 16384), default=750, show_default=True,
               help="Frame size in bytes, incl. FCS.")
 @click.option("--rate", default="100Gbps", show_default=True,
               help="Offered rate on the wire, at most the card's line rate (100Gbps for napatech-nt100).")
@@ -42,7 +42,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
               help="Zipf exponent of flow popularity (0: equal flows).")
 @click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
 @click.option("--cores-needed", "search", is_flag=True, help="Also search the fewest cores without drops.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
+@click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
 def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int, rate: str, zipf: float,
              duration: str, search: bool, seed: int, as_json: bool) -> None:
@@ -98,7 +98,7 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         rows.append(("cores needed (no drops)", _fmt(result.get("cores_needed"))))
     for what, value in rows:
         table.add_row(what, value)
-    stdout_console.print(table)
+    print_table(table)
 
 
 COMMANDS = [flowhost]

@@ -12,7 +12,8 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, fail, json_option, one_line_text, progress_bar, stderr_console, stdout_console
+from nicbench.cli.common import (IntRange, emit_json, fail, json_option, one_line_text, progress_bar, stderr_console,
+                                 stdout_console)
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -22,7 +23,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 @click.argument("pcap", required=False, type=click.Path(dir_okay=False))
 @click.option("--live", "iface", metavar="IFACE", default=None, help="Capture from this interface (AF_PACKET) instead.")
 @click.option("--duration", default=None, help="Live: stop after this long (e.g. 10s); Ctrl-C also stops.")
-@click.option("-w", "--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+@click.option("-w", "--workers", type=IntRange(1, 64), default=1, show_default=True,
               help="Worker threads behind symmetric RSS (1: inline, no dispatcher).")
 @click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
               help="Record file (.csv, .jsonl or .parquet); without it records are only counted.")

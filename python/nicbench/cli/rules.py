@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, one_line_text, progress_bar, spinner, stdout_console
+from nicbench.cli.common import (IntRange, emit_json, json_option, one_line_text, print_table, progress_bar, spinner,
+                                 stdout_console)
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -56,7 +57,7 @@ def render_summary(report: dict) -> None:
         table.add_column("rules", justify="right")
         for name, count in sorted(s[key].items(), key=lambda kv: (-kv[1], str(kv[0]))):
             table.add_row(str(name), f"{count:,}")
-        stdout_console.print(table)
+        print_table(table)
 
 
 @rules.command("openflow")
@@ -79,7 +80,7 @@ def openflow(file: str, as_json: bool) -> None:
         table.add_column("rules", justify="right")
         for name, count in summary[key].items():
             table.add_row(str(name), f"{count:,}")
-        stdout_console.print(table)
+        print_table(table)
 
 
 @rules.command("convert")
@@ -88,7 +89,7 @@ def openflow(file: str, as_json: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", show_default=True,
               help="Output file ('-' for stdout).")
 @syntax_option
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="testpmd port id to write (0-65535).")
+@click.option("--port", type=IntRange(0, 65535), default=0, show_default=True, help="testpmd port id to write (0-65535).")
 @click.option("--dev", default="eth0", show_default=True, help="tc device to attach filters to.")
 @json_option
 def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev: str, as_json: bool) -> None:
@@ -119,9 +120,9 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
               help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
 @click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 4,194,304).")
-@click.option("--groups", type=click.IntRange(0, 4096), default=0, show_default=True,
+@click.option("--groups", type=IntRange(0, 4096), default=0, show_default=True,
               help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
+@click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True,
               help="Output syntax; tc is refused: the rules end in 'queue index N', which tc flower cannot express.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
@@ -149,9 +150,9 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 @click.option("--rules", "rules_path", type=click.Path(dir_okay=False), required=True, help="Rule file.")
 @click.option("--pcap", type=click.Path(dir_okay=False), required=True, help="Capture to classify.")
 @click.option("--syntax", type=click.Choice(SYNTAXES), default=None, help="Rule syntax (default: detected).")
-@click.option("--top", type=click.IntRange(0, 1_000_000), default=20, show_default=True,
+@click.option("--top", type=IntRange(0, 1_000_000), default=20, show_default=True,
               help="Rules to list (most hits first; 0 to 1,000,000).")
-@click.option("--queues", "port_queues", type=click.IntRange(1, 65535), default=1, show_default=True,
+@click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
               help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
 @json_option
 def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queues: int, as_json: bool) -> None:

@@ -11,7 +11,7 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, progress_bar, stdout_console
+from nicbench.cli.common import IntRange, emit_json, json_option, print_table, progress_bar, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.packets import parse_key
 from nicbench.traces import pcap_info, rss_spread
@@ -72,12 +72,12 @@ def render_info(file: str, s: dict) -> None:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--queues", type=click.IntRange(1, 4096), required=True, help="Number of RX queues.")
+@click.option("--queues", type=IntRange(1, 4096), required=True, help="Number of RX queues.")
 @click.option("--key", default="symmetric", show_default=True,
               help="Toeplitz key: symmetric | microsoft | HEX (40 or 52 bytes).")
 @click.option("--fields", type=click.Choice(["ip", "ip-ports"]), default="ip-ports", show_default=True,
               help="Hash input: IP addresses only, or addresses + L4 ports (TCP/UDP/SCTP).")
-@click.option("--reta-size", type=click.IntRange(64, 512), default=128, show_default=True,
+@click.option("--reta-size", type=IntRange(64, 512), default=128, show_default=True,
               help="Indirection table entries (a power of two, 64-512).")
 @click.option("--inner", is_flag=True, help="Hash the inner headers of VXLAN frames (default: outer, as NICs do).")
 @json_option
@@ -109,7 +109,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
     total = max(report["packets"], 1)
     for q in report["queues"]:
         table.add_row(str(q["queue"]), f"{q['packets']:,}", f"{q['flows']:,}")
-    stdout_console.print(table)
+    print_table(table)
     stdout_console.print(
         f"imbalance (max/mean): packets [bold]{report['packet_imbalance']:.3f}[/], "
         f"flows [bold]{report['flow_imbalance']:.3f}[/]; "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import emit_json, fail, json_option, stdout_console
+from nicbench.cli.common import emit_json, fail, json_option, stderr_console, stdout_console
 
 __all__ = ["vswitch", "COMMANDS"]
 
@@ -123,6 +123,13 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
         if port_specs:
             specs = [model.parse_port_spec(t) for t in port_specs]
             ports, underlay = model.tunnel_setup(specs, rules)
+        matched = model.matched_in_ports(rules)
+        if matched and in_port not in matched:
+            # as in OVS, not an error (the packets meet only rules without an in_port match), but
+            # usually a typo or the default p0 where the rules name other ports
+            stderr_console.print(f"note: no rule matches in_port={in_port} (the rules match in_port "
+                                 f"{', '.join(sorted(matched))}); --in-port names the packets' port",
+                                 highlight=False, soft_wrap=True)
         result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
                                  tc_policy=tc_policy, lookup=lookup)
     if as_json:

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import signal
 import threading
@@ -128,7 +129,8 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
                 store.prepare()
             # Whether the last whole run of this same spec text stored the whole sweep (--fresh forgets it).
             same_spec = (store.dir / "spec.toml").is_file() and (store.dir / "spec.toml").read_text() == spec.text
-            was_complete = not fresh and same_spec and bool(store.read_json("experiment.json").get("complete"))
+            before = store.read_json("experiment.json") if not fresh and same_spec else {}
+            was_complete = bool(before.get("complete"))
             store.write_text("spec.toml", spec.text)
             meta = {
                 "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
@@ -151,10 +153,14 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             # what the last whole run said (`results ls` and the reports read this).
             narrowed = bool(only) or reps is not None or spec.limit_points is not None or not whole_sweep
             complete = summary.failed == 0 and (was_complete if narrowed else True)
+            sweep_runs, sweep_exact = _sweep_size(spec, whole_sweep, before)
+            if complete and not narrowed:
+                sweep_runs, sweep_exact = len(requested), True  # what the whole sweep really took
             prune = complete and prune_stale and not only and reps is None
             summary.stale_moved = store.compact(keep=requested if prune else None)
             summary.elapsed_s = time.monotonic() - started
-            meta.update(finished=now_iso(), complete=complete, runs=len(requested), executed=summary.executed,
+            meta.update(finished=now_iso(), complete=complete, runs=len(requested), sweep_runs=sweep_runs,
+                        sweep_runs_exact=sweep_exact, executed=summary.executed,
                         cached=summary.cached, failed=summary.failed)
             store.write_json("experiment.json", meta)
     finally:
@@ -162,6 +168,22 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             backend.close()
     progress.finish(summary)
     return summary
+
+
+def _sweep_size(spec: Spec, whole_sweep: bool, before: dict[str, Any]) -> tuple[int | None, bool]:
+    """Runs in the spec's whole sweep (`results ls` shows "stored of sweep"), and whether exact.
+
+    A spec narrowed by the caller (`--set`, `--repeat`) does not know its whole sweep: it keeps what
+    the last run of the same spec text stored. Otherwise the design's plan for every point (`only`
+    and `--limit-points` narrow what runs, not the sweep); a search design (zero-loss) plans an upper
+    bound."""
+    if not whole_sweep:
+        return before.get("sweep_runs"), bool(before.get("sweep_runs_exact"))
+    every = dataclasses.replace(spec, limit_points=None)
+    n_points = len(every.points())
+    planned = spec.design.estimated_runs(n_points, spec.repeat)
+    exact = planned == len(every.run_points()) * spec.repeat
+    return planned, exact
 
 
 def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, rerun: bool,

@@ -20,17 +20,21 @@ from helpers import run_cli
      "(see 'nicbench rules convert --help')"),
     # Integers beyond what the Rust side takes were Python OverflowError tracebacks (issue 17).
     (["rules", "gen", "--seed", "-1", "-o", "x.flow"],
-     "nicbench: error: rules gen: Invalid value for '--seed': -1 is not in the range 0<=x<=18446744073709551615 "
+     "nicbench: error: rules gen: Invalid value for '--seed': -1 (allowed: 0 to 18446744073709551615) "
      "(see 'nicbench rules gen --help')"),
     (["rules", "convert", "x.flow", "--to", "testpmd", "--port", "70000"],
-     "nicbench: error: rules convert: Invalid value for '--port': 70000 is not in the range 0<=x<=65535 "
+     "nicbench: error: rules convert: Invalid value for '--port': 70000 (allowed: 0 to 65535) "
      "(see 'nicbench rules convert --help')"),
     (["rss", "x.pcap", "--queues", "4", "--reta-size", "-5"],
-     "nicbench: error: rss: Invalid value for '--reta-size': -5 is not in the range 64<=x<=512 "
+     "nicbench: error: rss: Invalid value for '--reta-size': -5 (allowed: 64 to 512) "
      "(see 'nicbench rss --help')"),
     (["gen", "--seed", "18446744073709551616", "-o", "x.pcap"],
-     "nicbench: error: gen: Invalid value for '--seed': 18446744073709551616 is not in the range "
-     "0<=x<=18446744073709551615 (see 'nicbench gen --help')"),
+     "nicbench: error: gen: Invalid value for '--seed': 18446744073709551616 (allowed: "
+     "0 to 18446744073709551615) (see 'nicbench gen --help')"),
+    (["run", "x.toml", "--jobs", "0"],
+     "nicbench: error: run: Invalid value for '--jobs' / '-j': 0 (allowed: 1 to 1024) (see 'nicbench run --help')"),
+    (["run", "x.toml", "--limit-points", "0"],
+     "nicbench: error: run: Invalid value for '--limit-points': 0 (allowed: at least 1) (see 'nicbench run --help')"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else "")
 def test_usage_error_is_one_line_and_exit_2(args, line):
     proc = run_cli(*args)

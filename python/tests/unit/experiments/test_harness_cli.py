@@ -114,13 +114,33 @@ def test_complete_only_when_the_whole_sweep_is_stored(tmp_path, spec_file):
         [row] = json.loads(harness("results", "ls", "--results", root, "--json").stdout)
         return row["runs"], row["complete"]
 
+    def sweep() -> tuple[int | None, bool]:
+        [row] = json.loads(harness("results", "ls", "--results", root, "--json").stdout)
+        return row["sweep_runs"], row["sweep_runs_exact"]
+
     for narrowing in (["--limit-points", "1"], ["--only", "x=2"], ["--rep", "0"], ["--repeat", "1"]):
         assert harness("run", str(spec_file), "--results", root, "--jobs", "1", *narrowing).returncode == 0
         assert ls()[1] is False, narrowing
+        if narrowing[0] in ("--limit-points", "--only"):  # these narrow what runs, not the sweep: 4 × 3
+            assert sweep() == (12, True), narrowing
     assert harness("run", str(spec_file), "--results", root, "--jobs", "1").returncode == 0
     assert ls() == (12, True)
     assert harness("run", str(spec_file), "--results", root, "--jobs", "1", "--only", "x=3").returncode == 0
     assert ls() == (12, True)
+    assert harness("results", "ls", "--results", root).stdout.count("12 of 12") == 1
+
+
+def test_ls_names_the_sweep_size_before_the_sweep_is_stored(tmp_path, spec_file):
+    """After a smoke run the table says how much of the sweep is stored ("3 of 12"), and piped it
+    keeps a long experiment name whole (rich would cut it at 80 columns)."""
+    root = str(tmp_path / "r")
+    long_name = "a-rather-long-experiment-name-that-a-script-pastes-into-results-export"
+    spec_file.write_text(SPEC.replace('"cli-noop"', f'"{long_name}"'))
+    assert harness("run", str(spec_file), "--results", root, "--jobs", "1", "--rep", "0").returncode == 0
+    [row] = json.loads(harness("results", "ls", "--results", root, "--json").stdout)
+    assert (row["runs"], row["sweep_runs"], row["complete"]) == (4, 12, False)
+    table = harness("results", "ls", "--results", root).stdout
+    assert "4 of 12" in table and long_name in table, table
 
 
 STUDY = """

@@ -145,3 +145,17 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
                          "src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=172.31.1.1,dst=172.31.1.2,proto=17,tos=0,"
                          "ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x65)),"
                          "out_port(101)),2"), line
+
+
+def test_in_port_no_rule_matches_is_noted(tmp_path):
+    """Packets on a port that no rule matches only meet the rules without an in_port match, as in OVS
+    (not an error); a note names the ports the rules do match, since that is usually a typo."""
+    rules, pcap = _files(tmp_path)
+    rules.write_text("priority=100,in_port=eth1,ip,actions=output:eth2\npriority=1,actions=drop\n")
+    typo = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eht1")
+    assert typo.returncode == 0, typo.stderr
+    assert "no rule matches in_port=eht1 (the rules match in_port eth1)" in typo.stderr
+    assert "actions:drop" in typo.stdout
+    right = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eth1")
+    assert right.returncode == 0 and "no rule matches" not in right.stderr
+    assert "in_port(1)" in right.stdout and "actions:2" in right.stdout  # eth1, eth2: ports 1, 2 by name
