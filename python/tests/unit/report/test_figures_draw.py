@@ -188,3 +188,12 @@ def test_render_writes_png_and_svg_of_the_drawn_figure(tmp_path):
     # The SVG holds the tick labels of the three points and the title.
     svg = out.svg.read_text()
     assert "mpps by size" in svg and all(f"{s}" in svg for s in SIZES)
+
+
+def test_line_a_series_covered_by_a_later_one_says_so_in_the_legend(ax):
+    """Two hue series 0.3% apart (Fig. 8's 64K and 128K flows) draw one visible line: the legend
+    says which one covers the other instead of listing a line nobody can see."""
+    ys = {1: [10.0, 20.0, 30.0], 2: [10.03, 20.05, 30.0], 3: [5.0, 25.0, 40.0]}
+    rows = [record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256), vs)]
+    line.draw(ax, pd.DataFrame(rows), FigureSpec(kind="line", x="size", y="mpps", hue="flows"), Units())
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["flows=1 (≈ flows=2, under it)", "flows=2", "flows=3"]
