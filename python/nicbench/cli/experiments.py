@@ -243,7 +243,7 @@ def _minute(stamp: object) -> str:
 
 def _runs_of_sweep(row: dict[str, Any]) -> str:
     """`12 of 120` (stored of the spec's whole sweep); just `12` when the sweep is not known."""
-    if row["sweep_runs"] is None:
+    if not isinstance(row["sweep_runs"], int):  # not stored (older results, a --set run): the count only
         return f"{row['runs']:,}"
     return f"{row['runs']:,} of {'' if row['sweep_runs_exact'] else '≤'}{row['sweep_runs']:,}"
 
