@@ -87,6 +87,20 @@ class ExperimentPage:
                 "comparisons": [_comparison_dict(c) for c in self.comparisons]}
 
 
+def incomplete_note(meta: dict, stored_runs: int) -> str:
+    """Why the stored runs are not the spec's whole sweep: failed runs, a run that did not finish, or
+    (the usual case, e.g. `reproduce --repeat 1`) a run narrowed on purpose, which is no warning."""
+    failed = meta.get("failed") or 0
+    sweep = meta.get("sweep_runs")
+    of = f" of {sweep:,}" if isinstance(sweep, int) and meta.get("sweep_runs_exact") else ""
+    if failed:
+        return f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command to retry them."
+    if "finished" not in meta:
+        return "The last run did not finish (interrupted): re-run the same command to finish it."
+    return (f"Part of the spec's sweep ({stored_runs:,}{of} runs stored): the last run was narrowed (--repeat, --set, "
+            "--only, --rep or --limit-points). The same command without them runs the rest.")
+
+
 def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None,
                       prediction: str | None = None, others: Iterable[str | Path] = (),
                       acceptable: float = 0.01, ignore: tuple[str, ...] | None = None) -> ExperimentPage:
@@ -156,8 +170,7 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
                     "with the source's qualitative claims about it (ids <code>claim:…</code>), never with the "
                     "study device's published values.</p>")
     if not complete:
-        body.append('<p class="note">The sweep is not complete (interrupted, or some runs failed): '
-                    "re-run the same command to finish it.</p>")
+        body.append(f'<p class="note">{html.escape(incomplete_note(meta, runs))}</p>')
     if beside:
         body.append('<p class="note">Also drawn: the runs of this spec on other backends, as series named '
                     + ", ".join(f"<b>{html.escape(label)}</b> (<code>{html.escape(folder)}</code>)"

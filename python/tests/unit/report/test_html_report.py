@@ -226,3 +226,25 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
                                ["measured", "", "1", "–", "measured only", "no (3 failed)"]]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
     assert [row[0] for row in all_refs[1:]] == ["half", "none"]
+
+
+def test_a_narrowed_run_is_said_to_be_narrowed_not_interrupted(tmp_path):
+    """`reproduce --repeat 1` (the README's quick way) stores part of the sweep on purpose: the page
+    says so instead of warning of an interrupted run; a whole run has no such note."""
+    spec = parse_spec(SPEC, str(tmp_path / "exp.toml"))
+    results = tmp_path / "results"
+    run_experiment(spec, results=results, jobs=1, reps=[0])
+    page = experiment_report(results / "exp", tmp_path / "narrowed.html").path.read_text()
+    assert "Part of the spec&#x27;s sweep (2 of 4 runs stored): the last run was narrowed" in page
+    assert "interrupted" not in page
+    run_experiment(spec, results=results, jobs=1)
+    page = experiment_report(results / "exp", tmp_path / "whole.html").path.read_text()
+    assert "Part of the spec" not in page and "interrupted" not in page
+
+
+def test_incomplete_note_names_failed_and_unfinished_runs():
+    from nicbench.report.html import incomplete_note
+
+    assert incomplete_note({"failed": 3, "finished": "x"}, 5).startswith("3 runs of the last run failed")
+    assert "did not finish (interrupted)" in incomplete_note({"started": "x"}, 5)
+    assert "(5 runs stored)" in incomplete_note({"finished": "x", "sweep_runs": 9, "sweep_runs_exact": False}, 5)
