@@ -197,3 +197,16 @@ def test_line_a_series_covered_by_a_later_one_says_so_in_the_legend(ax):
     rows = [record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256), vs)]
     line.draw(ax, pd.DataFrame(rows), FigureSpec(kind="line", x="size", y="mpps", hue="flows"), Units())
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["flows=1 (≈ flows=2, under it)", "flows=2", "flows=3"]
+
+
+def test_timeseries_that_barely_moves_is_drawn_from_zero(ax):
+    """99.8-100 Gbps autoscaled would fill the plot with ±0.1% jitter; drawn from 0 it reads as flat.
+    A series that does move (100 → 40) keeps its autoscaled axis."""
+    rows = [record("rx_gbps", v, 0, t=t, batch=1) for t, v in ((0.0, 99.8), (0.1, 100.0), (0.2, 99.9))]
+    timeseries.draw(ax, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"), Units())
+    assert ax.get_ylim() == pytest.approx((0.0, 105.0))
+    fig, moving = plt.subplots()
+    rows = [record("rx_gbps", v, 0, t=t, batch=1) for t, v in ((0.0, 100.0), (0.1, 70.0), (0.2, 40.0))]
+    timeseries.draw(moving, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"), Units())
+    assert moving.get_ylim()[0] > 30.0
+    plt.close(fig)
