@@ -329,7 +329,7 @@ fn check_bounds(st: &SubTree) {
             );
         } else {
             assert!(
-                (n.m >> 5) & 7 < LEAF_DIM && (n.a as usize + (n.m >> 8) as usize) < st.children.len(),
+                n.dim() < LEAF_DIM as usize && n.a as usize + n.fanout() <= st.children.len(),
                 "children in bounds"
             );
         }
