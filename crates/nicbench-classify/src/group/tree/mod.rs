@@ -133,13 +133,15 @@ const LEAF: u32 = 1 << 31;
 /// whatever its other bits hold.
 const LEAF_DIM: u32 = 5;
 
+/// Block count bits of a leaf's [`Node::m`].
+const COUNT_MASK: u32 = (1 << 28) - 1;
+
 /// A tree node in 8 bytes. Cut: children at `a..a + (1 << len)`, `m` = shift (bits 0-7) |
-/// len (bits 8-15) << 8 | dimension (3 bits) << 16: the low half is BMI1 `bextr`'s control
-/// word, so a child index is one instruction once the field is loaded. Leaf: `a` = the
-/// index of the leaf's own copy in [`SubTree::children`] (its blocks start at
-/// `a - SubTree::base`), `m` = [`LEAF`] | [`LEAF_DIM`] << 16 | block count (low 16 bits in
-/// bits 0-15, the rest from bit 20: the dimension reads a field that is 0, so the low half
-/// is free).
+/// len << 8 (bits 8-15) | dimension << 28 (bits 28-30): the low half is BMI1 `bextr`'s
+/// control word, so a child index is one instruction once the field is loaded. Leaf: `a` =
+/// the index of the leaf's own copy in [`SubTree::children`] (its blocks start at
+/// `a - SubTree::base`), `m` = [`LEAF`] | [`LEAF_DIM`] << 28 | block count (bits 0-27: the
+/// dimension reads a field that is 0, so the control word is free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     a: u32,
@@ -155,7 +157,7 @@ impl Node {
     /// Leaf: number of blocks.
     #[inline(always)]
     fn block_count(&self) -> usize {
-        ((self.m & 0xffff) | ((self.m >> 20) & 0x7ff) << 16) as usize
+        (self.m & COUNT_MASK) as usize
     }
 
     /// Cut: number of children.
@@ -166,7 +168,7 @@ impl Node {
     /// The dimension read ([`LEAF_DIM`] for a leaf).
     #[inline(always)]
     fn dim(&self) -> usize {
-        ((self.m >> 16) & 7) as usize
+        ((self.m >> 28) & 7) as usize
     }
 
     fn cut(dim: usize, shift: u32, bits: u32, first_child: u32) -> Node {
@@ -176,17 +178,17 @@ impl Node {
         );
         Node {
             a: first_child,
-            m: shift | bits << 8 | (dim as u32) << 16,
+            m: shift | bits << 8 | (dim as u32) << 28,
         }
     }
 
     /// A leaf whose own copy is at `self_slot` of the children (the builder passes the
     /// first block and adds [`SubTree::base`] once the cut nodes are all placed).
     fn leaf(self_slot: u32, count: u32) -> Node {
-        assert!(count < 1 << 27, "leaf of {count} blocks");
+        assert!(count <= COUNT_MASK, "leaf of {count} blocks");
         Node {
             a: self_slot,
-            m: LEAF | LEAF_DIM << 16 | (count & 0xffff) | (count >> 16) << 20,
+            m: LEAF | LEAF_DIM << 28 | count,
         }
     }
 

@@ -417,7 +417,7 @@ fn child_index_bextr_matches_portable() {
         assert_eq!(n.child_index(&f, false), want, "{n:?}");
         assert_eq!(n.child_index(&f, bmi), want, "{n:?} bmi {bmi}");
         assert!((want as usize) < n.fanout());
-        let count = rng.random_range(0..1u32 << 27);
+        let count = rng.random_range(0..=COUNT_MASK);
         let l = Node::leaf(rng.random(), count);
         assert!(l.is_leaf() && !n.is_leaf());
         assert_eq!(l.block_count(), count as usize);
