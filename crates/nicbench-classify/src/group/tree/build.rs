@@ -323,6 +323,7 @@ fn check_bounds(st: &SubTree) {
     for n in st.children.iter().chain([&st.root]) {
         if n.is_leaf() {
             assert_eq!(st.children.get(n.a as usize), Some(n), "a leaf is its own child");
+            assert_eq!(n.dim(), LEAF_DIM as usize, "a leaf reads the field that is 0");
             assert!(
                 st.blocks_of(n).end <= st.blocks.len() && n.a >= st.base,
                 "leaf blocks in bounds"

@@ -127,21 +127,21 @@ struct Meta {
 }
 
 /// Leaf flag of [`Node::m`].
-const LEAF: u32 = 1 << 31;
+const LEAF: u32 = 1 << 23;
 
 /// Dimension field of a leaf: [`Fields::d`]`[5]` is always 0, so a leaf's child index is 0
 /// whatever its other bits hold.
 const LEAF_DIM: u32 = 5;
 
 /// Block count bits of a leaf's [`Node::m`].
-const COUNT_MASK: u32 = (1 << 28) - 1;
+const COUNT_MASK: u32 = LEAF - 1;
 
 /// A tree node in 8 bytes. Cut: children at `a..a + (1 << len)`, `m` = shift (bits 0-7) |
-/// len << 8 (bits 8-15) | dimension << 28 (bits 28-30): the low half is BMI1 `bextr`'s
-/// control word, so a child index is one instruction once the field is loaded. Leaf: `a` =
-/// the index of the leaf's own copy in [`SubTree::children`] (its blocks start at
-/// `a - SubTree::base`), `m` = [`LEAF`] | [`LEAF_DIM`] << 28 | block count (bits 0-27: the
-/// dimension reads a field that is 0, so the control word is free).
+/// len << 8 (bits 8-15) | dimension << 29 (the top bits, so one shift reads it): the low
+/// half is BMI1 `bextr`'s control word, so a child index is one instruction once the field
+/// is loaded. Leaf: `a` = the index of the leaf's own copy in [`SubTree::children`] (its
+/// blocks start at `a - SubTree::base`), `m` = [`LEAF_DIM`] << 29 | [`LEAF`] | block count
+/// (bits 0-22: the dimension reads a field that is 0, so the control word is free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     a: u32,
@@ -165,10 +165,11 @@ impl Node {
         1 << ((self.m >> 8) & 0xff)
     }
 
-    /// The dimension read ([`LEAF_DIM`] for a leaf).
+    /// The dimension read ([`LEAF_DIM`] for a leaf). Three bits: an index into
+    /// [`Fields::d`] with no mask and no bounds check.
     #[inline(always)]
     fn dim(&self) -> usize {
-        ((self.m >> 28) & 7) as usize
+        (self.m >> 29) as usize
     }
 
     fn cut(dim: usize, shift: u32, bits: u32, first_child: u32) -> Node {
@@ -178,7 +179,7 @@ impl Node {
         );
         Node {
             a: first_child,
-            m: shift | bits << 8 | (dim as u32) << 28,
+            m: shift | bits << 8 | (dim as u32) << 29,
         }
     }
 
@@ -188,7 +189,7 @@ impl Node {
         assert!(count <= COUNT_MASK, "leaf of {count} blocks");
         Node {
             a: self_slot,
-            m: LEAF | LEAF_DIM << 28 | count,
+            m: LEAF_DIM << 29 | LEAF | count,
         }
     }
 
