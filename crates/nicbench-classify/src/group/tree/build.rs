@@ -317,7 +317,7 @@ fn build_subtree(
 }
 
 /// Asserts what the descent's unchecked loads rely on: every node's children (a cut node's
-/// `a..=a + mask`, a leaf's own slot, which holds the leaf) are in `children`, and every
+/// `a..a + (1 << len)`, a leaf's own slot, which holds the leaf) are in `children`, and every
 /// leaf's blocks in `blocks`.
 fn check_bounds(st: &SubTree) {
     for n in st.children.iter().chain([&st.root]) {

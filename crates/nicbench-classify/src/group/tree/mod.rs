@@ -216,7 +216,7 @@ struct SubTree {
     best_rank: u64,
     root: Node,
     /// Children of the cut nodes, as node copies: a cut node's children are
-    /// `children[a..=a + mask]`, so a step down the tree is one load. From `base` on, one
+    /// `children[a..a + (1 << len)]`, so a step down the tree is one load. From `base` on, one
     /// slot per leaf block: the slot of a leaf's first block holds the leaf (its own
     /// child), the others the empty leaf. Every node's children are in bounds (asserted
     /// when the subtree is built), which the descent relies on.
@@ -417,7 +417,7 @@ impl Tree {
                     let at = (c.a + c.child_index(f, avx2)) as usize;
                     debug_assert!(at < ch.len());
                     // SAFETY: every node's children are in bounds of `children` (a cut node's
-                    // `a..=a + mask`, a leaf's own slot `a`): `build` asserts it for each
+                    // `a..a + (1 << len)`, a leaf's own slot `a`): `build` asserts it for each
                     // subtree, which is immutable after, and `c` is the root or a child.
                     unsafe { *ch.get_unchecked(at) }
                 };
