@@ -317,19 +317,20 @@ fn build_subtree(
 }
 
 /// Asserts what the descent's unchecked loads rely on: every node's children (a cut node's
-/// `a..=a + mask`, a leaf's own slot, which holds the leaf) are in `children`, and every
+/// `a..a + (1 << len)`, a leaf's own slot, which holds the leaf) are in `children`, and every
 /// leaf's blocks in `blocks`.
 fn check_bounds(st: &SubTree) {
     for n in st.children.iter().chain([&st.root]) {
         if n.is_leaf() {
             assert_eq!(st.children.get(n.a as usize), Some(n), "a leaf is its own child");
+            assert_eq!(n.dim(), LEAF_DIM as usize, "a leaf reads the field that is 0");
             assert!(
                 st.blocks_of(n).end <= st.blocks.len() && n.a >= st.base,
                 "leaf blocks in bounds"
             );
         } else {
             assert!(
-                (n.m >> 5) & 7 < LEAF_DIM && (n.a as usize + (n.m >> 8) as usize) < st.children.len(),
+                n.dim() < LEAF_DIM as usize && n.a as usize + n.fanout() <= st.children.len(),
                 "children in bounds"
             );
         }

@@ -134,11 +134,12 @@ impl Block {
     }
 }
 
-/// Whether this CPU runs the AVX2 leaf check.
+/// Whether this CPU runs the AVX2 leaf check (and the descent's BMI1 child index: every
+/// AVX2 CPU has BMI1, the check is for emulators that mix them).
 pub(super) fn have_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2")
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi1")
     }
     #[cfg(not(target_arch = "x86_64"))]
     false

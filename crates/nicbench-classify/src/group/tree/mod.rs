@@ -127,16 +127,21 @@ struct Meta {
 }
 
 /// Leaf flag of [`Node::m`].
-const LEAF: u32 = 1 << 31;
+const LEAF: u32 = 1 << 23;
 
 /// Dimension field of a leaf: [`Fields::d`]`[5]` is always 0, so a leaf's child index is 0
 /// whatever its other bits hold.
 const LEAF_DIM: u32 = 5;
 
-/// A tree node in 8 bytes. Cut: children at `a..a + mask + 1`, `m` = shift (5 bits) |
-/// dimension (3 bits) << 5 | child-index mask << 8. Leaf: `a` = the index of the leaf's own
-/// copy in [`SubTree::children`] (its blocks start at `a - SubTree::base`), `m` = [`LEAF`] |
-/// block count << 8 | [`LEAF_DIM`] << 5.
+/// Block count bits of a leaf's [`Node::m`].
+const COUNT_MASK: u32 = LEAF - 1;
+
+/// A tree node in 8 bytes. Cut: children at `a..a + (1 << len)`, `m` = shift (bits 0-7) |
+/// len << 8 (bits 8-15) | dimension << 29 (the top bits, so one shift reads it): the low
+/// half is BMI1 `bextr`'s control word, so a child index is one instruction once the field
+/// is loaded. Leaf: `a` = the index of the leaf's own copy in [`SubTree::children`] (its
+/// blocks start at `a - SubTree::base`), `m` = [`LEAF_DIM`] << 29 | [`LEAF`] | block count
+/// (bits 0-22: the dimension reads a field that is 0, so the control word is free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     a: u32,
@@ -152,35 +157,57 @@ impl Node {
     /// Leaf: number of blocks.
     #[inline(always)]
     fn block_count(&self) -> usize {
-        ((self.m & !LEAF) >> 8) as usize
+        (self.m & COUNT_MASK) as usize
+    }
+
+    /// Cut: number of children.
+    fn fanout(&self) -> usize {
+        1 << ((self.m >> 8) & 0xff)
+    }
+
+    /// The dimension read ([`LEAF_DIM`] for a leaf). Three bits: an index into
+    /// [`Fields::d`] with no mask and no bounds check.
+    #[inline(always)]
+    fn dim(&self) -> usize {
+        (self.m >> 29) as usize
     }
 
     fn cut(dim: usize, shift: u32, bits: u32, first_child: u32) -> Node {
         assert!(
-            dim < LEAF_DIM as usize && shift < 32 && bits <= 23,
+            dim < LEAF_DIM as usize && shift < 32 && (1..=23).contains(&bits),
             "cut of {bits} bits on dimension {dim}"
         );
         Node {
             a: first_child,
-            m: shift | (dim as u32) << 5 | ((1u32 << bits) - 1) << 8,
+            m: shift | bits << 8 | (dim as u32) << 29,
         }
     }
 
     /// A leaf whose own copy is at `self_slot` of the children (the builder passes the
     /// first block and adds [`SubTree::base`] once the cut nodes are all placed).
     fn leaf(self_slot: u32, count: u32) -> Node {
-        assert!(count < 1 << 23, "leaf of {count} blocks");
+        assert!(count <= COUNT_MASK, "leaf of {count} blocks");
         Node {
             a: self_slot,
-            m: LEAF | count << 8 | LEAF_DIM << 5,
+            m: LEAF_DIM << 29 | LEAF | count,
         }
     }
 
-    /// Cut node: the index of the child `f` falls in (relative to `a`).
+    /// Cut node: the index of the child `f` falls in (relative to `a`); 0 for a leaf. `bmi`
+    /// must only be true when the CPU has BMI1 (the callers pass their `avx2` flag, which
+    /// [`leaf::have_avx2`] sets only with BMI1 too).
     #[inline(always)]
-    fn child_index(&self, f: &Fields) -> u32 {
-        // The shift sits in the low bits: x86 shifts mask their count to them for free.
-        (f.d[((self.m >> 5) & 7) as usize] >> (self.m & 31)) & (self.m >> 8)
+    fn child_index(&self, f: &Fields, bmi: bool) -> u32 {
+        let x = f.d[self.dim()];
+        #[cfg(target_arch = "x86_64")]
+        if bmi {
+            // SAFETY: the CPU has BMI1 (see above). `bextr` reads the shift from bits 0-7
+            // and the length from bits 8-15 of `m`, the layout of a cut node.
+            return unsafe { std::arch::x86_64::_bextr2_u32(x, self.m) };
+        }
+        let _ = bmi;
+        // A leaf's low half is its block count, but its field is 0: the index is 0.
+        (x >> (self.m & 31)) & ((1u32 << ((self.m >> 8) & 31)) - 1)
     }
 }
 
@@ -189,7 +216,7 @@ struct SubTree {
     best_rank: u64,
     root: Node,
     /// Children of the cut nodes, as node copies: a cut node's children are
-    /// `children[a..=a + mask]`, so a step down the tree is one load. From `base` on, one
+    /// `children[a..a + (1 << len)]`, so a step down the tree is one load. From `base` on, one
     /// slot per leaf block: the slot of a leaf's first block holds the leaf (its own
     /// child), the others the empty leaf. Every node's children are in bounds (asserted
     /// when the subtree is built), which the descent relies on.
@@ -205,8 +232,8 @@ struct SubTree {
 
 impl SubTree {
     #[inline(always)]
-    fn child(&self, n: &Node, f: &Fields) -> &Node {
-        &self.children[(n.a + n.child_index(f)) as usize]
+    fn child(&self, n: &Node, f: &Fields, bmi: bool) -> &Node {
+        &self.children[(n.a + n.child_index(f, bmi)) as usize]
     }
 
     /// A leaf's block range.
@@ -253,14 +280,14 @@ impl Tree {
     pub fn lookup(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: `avx2` is only set when the CPU has AVX2.
+            // SAFETY: `avx2` is only set when the CPU has AVX2 and BMI1.
             return unsafe { self.lookup_avx2(key, rules, best) };
         }
         self.lookup_with(key, rules, best, false)
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,bmi1")]
     unsafe fn lookup_avx2(&self, key: &PacketKey, rules: &[RuleEntry], best: &mut (u64, u32)) {
         self.lookup_with(key, rules, best, true)
     }
@@ -274,7 +301,7 @@ impl Tree {
             }
             let mut n = &st.root;
             while !n.is_leaf() {
-                n = st.child(n, &f);
+                n = st.child(n, &f, avx2);
             }
             let r = st.blocks_of(n);
             let (b, m) = st.scan(r.clone(), &f, avx2);
@@ -339,14 +366,14 @@ impl Tree {
     pub fn lookup_burst<K: BurstKey>(&self, keys: &[K], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: `avx2` is only set when the CPU has AVX2.
+            // SAFETY: `avx2` is only set when the CPU has AVX2 and BMI1.
             return unsafe { self.burst_avx2(keys, rules, best) };
         }
         self.burst_with(keys, rules, best, false)
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,bmi1")]
     unsafe fn burst_avx2<K: BurstKey>(&self, keys: &[K], rules: &[RuleEntry], best: &mut [(u64, u32)]) {
         self.burst_with(keys, rules, best, true)
     }
@@ -387,10 +414,10 @@ impl Tree {
             if !st.root.is_leaf() {
                 let ch = &st.children[..];
                 let step = |c: Node, f: &Fields| -> Node {
-                    let at = (c.a + c.child_index(f)) as usize;
+                    let at = (c.a + c.child_index(f, avx2)) as usize;
                     debug_assert!(at < ch.len());
                     // SAFETY: every node's children are in bounds of `children` (a cut node's
-                    // `a..=a + mask`, a leaf's own slot `a`): `build` asserts it for each
+                    // `a..a + (1 << len)`, a leaf's own slot `a`): `build` asserts it for each
                     // subtree, which is immutable after, and `c` is the root or a child.
                     unsafe { *ch.get_unchecked(at) }
                 };

@@ -398,6 +398,33 @@ fn test_leaves_are_shared_and_packed_in_order() {
     }
 }
 
+/// The descent's child index: BMI1 `bextr` and the portable shift-and-mask agree on every
+/// cut shape (shift, width, dimension) and are 0 on a leaf, whatever its block count.
+#[test]
+fn child_index_bextr_matches_portable() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(20);
+    let bmi = leaf::have_avx2();
+    for _ in 0..20_000 {
+        let mut f = Fields::default();
+        for d in 0..DIMS {
+            f.d[d] = rng.random();
+        }
+        let dim = rng.random_range(0..DIMS);
+        let bits = rng.random_range(1..=23u32);
+        let shift = rng.random_range(0..32u32);
+        let n = Node::cut(dim, shift, bits, 7);
+        let want = ((f.d[dim] as u64 >> shift) & ((1u64 << bits) - 1)) as u32;
+        assert_eq!(n.child_index(&f, false), want, "{n:?}");
+        assert_eq!(n.child_index(&f, bmi), want, "{n:?} bmi {bmi}");
+        assert!((want as usize) < n.fanout());
+        let count = rng.random_range(0..=COUNT_MASK);
+        let l = Node::leaf(rng.random(), count);
+        assert!(l.is_leaf() && !n.is_leaf());
+        assert_eq!(l.block_count(), count as usize);
+        assert_eq!((l.child_index(&f, false), l.child_index(&f, bmi)), (0, 0), "{l:?}");
+    }
+}
+
 impl SubTree {
     /// The rule indices of leaf `n`, in lane order.
     fn leaf_items(&self, n: &Node) -> Vec<u32> {
@@ -451,7 +478,7 @@ mod shape {
                         let (mut n, mut d) = (&st.root, 0);
                         while !n.is_leaf() {
                             d += 1;
-                            n = st.child(n, &f);
+                            n = st.child(n, &f, leaf::have_avx2());
                         }
                         leaf_len += st.leaf_items(n).len();
                         d
@@ -472,7 +499,7 @@ mod shape {
                 let mut n = &st.root;
                 while !n.is_leaf() {
                     nodes += 1;
-                    n = st.child(n, &f);
+                    n = st.child(n, &f, leaf::have_avx2());
                 }
                 for b in st.blocks_of(n) {
                     scanned += 1;
