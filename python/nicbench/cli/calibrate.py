@@ -15,8 +15,7 @@ from typing import Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, print_table, spinner, stderr_console,
-                                 stdout_console)
+from nicbench.cli.common import IntRange, emit_json, fmt_number, json_option, spinner, stderr_console, stdout_console
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -38,7 +37,7 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
         table.add_column(col, justify="right")
     for pt in outcome.points:
         table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3), fmt_number(pt["model_ns"], 3))
-    print_table(table)
+    stdout_console.print(table)
     stdout_console.print(f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
                          f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "
                          f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
@@ -138,7 +137,7 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
             verdict += f" (corr {c.max_correlation:+.2f} with {c.correlated_with})"
         table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma,
                       f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]", verdict)
-    print_table(table)
+    stdout_console.print(table)
     errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
     for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):
         errors.add_column(col)
@@ -200,7 +199,7 @@ def _print_fewshot(outcome, as_json: bool) -> None:
         sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
         why = s.reason if c is None or c.constrained else f"{s.reason}; after the fit: {c.reason}"
         table.add_row(s.name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma, why)
-    print_table(table)
+    stdout_console.print(table)
     kept: dict[str, list[str]] = {}
     for s in outcome.selection:
         if not s.free:

@@ -12,8 +12,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, parse_overrides, print_table,
-                                 progress_bar, stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, parse_overrides, progress_bar,
+                                 stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -241,7 +241,7 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     if sim:
         table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
                                     f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
-    print_table(table)
+    stdout_console.print(table)
     timeline = result.get("timeline") or []
     if timeline:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]

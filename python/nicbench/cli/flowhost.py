@@ -13,7 +13,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, print_table, stdout_console
+from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns, parse_rate
 
@@ -98,7 +98,7 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         rows.append(("cores needed (no drops)", _fmt(result.get("cores_needed"))))
     for what, value in rows:
         table.add_row(what, value)
-    print_table(table)
+    stdout_console.print(table)
 
 
 COMMANDS = [flowhost]

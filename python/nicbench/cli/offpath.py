@@ -19,7 +19,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, parse_overrides, print_table, stdout_console
+from nicbench.cli.common import emit_json, json_option, parse_overrides, stdout_console
 
 __all__ = ["paths", "COMMANDS", "summarize"]
 
@@ -106,7 +106,7 @@ def _print(doc: dict[str, Any]) -> None:
                       _fmt(f["posting_latency_us"], 3), f["bottleneck"] or "")
     table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "",
                   "")
-    print_table(table)
+    stdout_console.print(table)
     util = doc["bottleneck_utilization"]
     stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"
                          + (f" at {util:.0%} utilization" if util is not None else ""), highlight=False)

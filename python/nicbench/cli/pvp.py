@@ -21,7 +21,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides, print_table,
+from nicbench.cli.common import (FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides,
                                  stdout_console)
 from nicbench.inputs import read_input_text
 
@@ -105,7 +105,7 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
             ("megaflows in software", result["megaflows_software"])]
     for name, value in rows:
         table.add_row(name, f"{value:,}" if isinstance(value, int) else fmt_number(value))
-    print_table(table)
+    stdout_console.print(table)
     limits = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1]))
     stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
     if result["detail"]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, json_option, one_line_text, print_table, progress_bar, spinner,
-                                 stdout_console)
+from nicbench.cli.common import IntRange, emit_json, json_option, one_line_text, progress_bar, spinner, stdout_console
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -57,7 +56,7 @@ def render_summary(report: dict) -> None:
         table.add_column("rules", justify="right")
         for name, count in sorted(s[key].items(), key=lambda kv: (-kv[1], str(kv[0]))):
             table.add_row(str(name), f"{count:,}")
-        print_table(table)
+        stdout_console.print(table)
 
 
 @rules.command("openflow")
@@ -80,7 +79,7 @@ def openflow(file: str, as_json: bool) -> None:
         table.add_column("rules", justify="right")
         for name, count in summary[key].items():
             table.add_row(str(name), f"{count:,}")
-        print_table(table)
+        stdout_console.print(table)
 
 
 @rules.command("convert")

@@ -11,7 +11,7 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, emit_json, json_option, print_table, progress_bar, stdout_console
+from nicbench.cli.common import IntRange, emit_json, json_option, progress_bar, stdout_console
 from nicbench.errors import NicbenchError
 from nicbench.packets import parse_key
 from nicbench.traces import pcap_info, rss_spread
@@ -109,7 +109,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
     total = max(report["packets"], 1)
     for q in report["queues"]:
         table.add_row(str(q["queue"]), f"{q['packets']:,}", f"{q['flows']:,}")
-    print_table(table)
+    stdout_console.print(table)
     stdout_console.print(
         f"imbalance (max/mean): packets [bold]{report['packet_imbalance']:.3f}[/], "
         f"flows [bold]{report['flow_imbalance']:.3f}[/]; "
