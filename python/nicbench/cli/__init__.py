@@ -18,7 +18,7 @@ from importlib import import_module
 import click
 
 from nicbench import __version__
-from nicbench.cli.common import NicbenchGroup
+from nicbench.cli.common import SHORT_HELP_CHARS, NicbenchGroup
 
 # Command name as users type it -> (the sub-module of nicbench.cli that defines it, the first
 # sentence of its help). The summaries let `nicbench --help` list every command without
@@ -39,7 +39,7 @@ COMMANDS = {
     "classify": ("rules", "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and unmatched packets, and the rate achieved."),
     "simulate": ("connectx", "Run traffic through a virtual NIC with pre-installed rules (and optional rule "
                              "updates)."),
-    "calibrate": ("calibrate", "Fit NIC's opaque profile parameters to a study's calibration set (least squares)."),
+    "calibrate": ("calibrate", "Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements."),
     "flows": ("flows", "Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker "
                        "balance and rate."),
     "paths": ("offpath", "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, "
@@ -72,13 +72,12 @@ class LazyGroup(NicbenchGroup):
         names = self.list_commands(ctx)
         if not names:
             return
-        limit = formatter.width - 6 - max(map(len, names))
         rows = []
         for name in names:
             loaded = super().get_command(ctx, name)
             command = loaded or click.Command(name, help=COMMANDS[name][1])
             if not command.hidden:
-                rows.append((name, command.get_short_help_str(limit)))
+                rows.append((name, command.get_short_help_str(SHORT_HELP_CHARS)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -73,7 +73,7 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
               sets: tuple[str, ...], study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
               params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
               scheduler: str | None, allow_saturated: bool, as_json: bool) -> None:
-    """Fit NIC's opaque profile parameters to a study's calibration set (least squares).
+    """Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements.
 
     Few-shot, for a device the study did not measure:
 

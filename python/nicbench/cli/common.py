@@ -100,7 +100,26 @@ class IntRange(_WordedRange, click.IntRange):
 USER_ERRORS: tuple[type[BaseException], ...] = (NicbenchError, UnitError, OSError, ValueError)
 
 
-class NicbenchGroup(click.Group):
+class WholeHelpGroup(click.Group):
+    """A group whose command list shows each command's whole first sentence, wrapped: click's
+    cuts it at the terminal's width with "..." (15 of the 18 commands at 80 columns)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=SHORT_HELP_CHARS)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# A command's summary in a list: its first sentence, however long (the list wraps it).
+SHORT_HELP_CHARS = 1_000
+
+
+class NicbenchGroup(WholeHelpGroup):
     """A click group that turns bad input into `nicbench: error: ...` and exit code 2.
 
     Bad input is a library error (USER_ERRORS) or a bad command line (click's UsageError: an

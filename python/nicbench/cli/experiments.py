@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, emit_json, json_option, print_table, spinner, stderr_console, stdout_console
+from nicbench.cli.common import (IntRange, WholeHelpGroup, emit_json, json_option, print_table, spinner, stderr_console,
+                                 stdout_console)
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -248,7 +249,7 @@ def _runs_of_sweep(row: dict[str, Any]) -> str:
     return f"{row['runs']:,} of {'' if row['sweep_runs_exact'] else '≤'}{row['sweep_runs']:,}"
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def results() -> None:
     """List and export stored experiment results."""
 

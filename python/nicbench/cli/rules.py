@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, emit_json, json_option, one_line_text, progress_bar, spinner, stdout_console
+from nicbench.cli.common import (IntRange, WholeHelpGroup, emit_json, json_option, one_line_text, progress_bar, spinner,
+                                 stdout_console)
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -18,7 +19,7 @@ syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=No
                              help="Rule syntax (default: from the extension or the first line).")
 
 
-@click.group()
+@click.group(cls=WholeHelpGroup)
 def rules() -> None:
     """Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."""
 

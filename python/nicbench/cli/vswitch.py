@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import emit_json, fail, json_option, stderr_console, stdout_console
+from nicbench.cli.common import WholeHelpGroup, emit_json, fail, json_option, stderr_console, stdout_console
 
 __all__ = ["vswitch", "COMMANDS"]
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=WholeHelpGroup, invoke_without_command=True)
 @click.option("--nic", type=click.Choice(["agilio-cx-25g", "connectx5-25g"]), default="connectx5-25g",
               show_default=True, help="The OVS-TC offload NIC of the PVP testbed.")
 @click.option("--openflow", "openflow", type=click.Path(dir_okay=False),

@@ -16,6 +16,7 @@ import pytest
 import click
 
 from nicbench.cli import COMMANDS, LazyGroup, main
+from nicbench.cli.common import WholeHelpGroup
 
 HEAVY = ("pandas", "pyarrow", "matplotlib")
 
@@ -105,10 +106,11 @@ def test_the_listing_from_the_registry_equals_the_commands_own_help(width):
     # A fresh group has loaded nothing and lists from the summaries; the eager one holds the real commands.
     fresh = LazyGroup(name="nicbench", callback=main.callback, params=main.params, help=main.help)
     real = [main.get_command(click.Context(main), name) for name in COMMANDS]
-    eager = click.Group(name="nicbench", callback=main.callback, params=main.params, help=main.help, commands=real)
+    eager = WholeHelpGroup(name="nicbench", callback=main.callback, params=main.params, help=main.help, commands=real)
 
     def rendered(group: click.Group) -> str:
         return group.get_help(click.Context(group, info_name="nicbench", terminal_width=width, max_content_width=width))
 
     assert rendered(fresh) == rendered(eager)
     assert all(name in rendered(fresh) for name in COMMANDS)
+    assert "..." not in rendered(fresh).split("Commands:")[1]  # each summary whole, wrapped, not cut
