@@ -243,6 +243,15 @@ CASES: list[tuple[str, list[str], str]] = [
      "nope: no results there, nor an experiment of that name in"),
     ("calibrate measurements binary", ["calibrate", "--base", "connectx5", "--measurements", "{good_pcap}", "-o",
                                        "{out}/m.toml"], "not a text (CSV) file"),
+    ("calibrate measurements metric typo", ["calibrate", "--base", "connectx5", "--measurements", "{m_typo}", "-o",
+                                            "{out}/m.toml"], "metric 'rx_gbsp' is not one pam21-fig2b reports (did you mean 'rx_gbps'?"),
+    ("calibrate measurements short row", ["calibrate", "--base", "connectx5", "--measurements", "{m_short}", "-o",
+                                          "{out}/m.toml"], "m_short.csv:2: no value for column(s) value"),
+    ("calibrate measurements column typo", ["calibrate", "--base", "connectx5", "--measurements", "{m_rule}", "-o",
+                                            "{out}/m.toml"],
+     "matches 13 points of pam21-fig2b; give column(s) rules (values {0, 10000"),
+    ("calibrate measurements no such point", ["calibrate", "--base", "connectx5", "--measurements", "{m_point}", "-o",
+                                              "{out}/m.toml"], "no point of pam21-fig2b has groups=3, rules=100000"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -315,6 +324,12 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "fifo": _fifo(d / "nowriter.pcap"),
         "dangling": _dangling(d / "dangling.pcap"),
         "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
+        # Hand-written measurements for `calibrate --measurements` (pam21 Fig. 2b points), each with one mistake.
+        "m_typo": text("m_typo.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"
+                                     "pam21-fig2b,4,100000,rx_gbsp,60\n"),
+        "m_short": text("m_short.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps\n"),
+        "m_rule": text("m_rule.csv", "experiment,groups,rule,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
+        "m_point": text("m_point.csv", "experiment,groups,rules,metric,value\npam21-fig2b,3,100000,rx_gbps,80\n"),
         # Two results folders with no point in common (x = 1 vs x = 2), for `compare`.
         "noop_a_results": _noop_results(d, "a", 1.0),
         "noop_b_results": _noop_results(d, "b", 2.0),
