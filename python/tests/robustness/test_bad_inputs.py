@@ -252,6 +252,9 @@ CASES: list[tuple[str, list[str], str]] = [
      "matches 13 points of pam21-fig2b; give column(s) rules (values {0, 10000"),
     ("calibrate measurements no such point", ["calibrate", "--base", "connectx5", "--measurements", "{m_point}", "-o",
                                               "{out}/m.toml"], "no point of pam21-fig2b has groups=3, rules=100000"),
+    ("calibrate fewshot set negative", ["calibrate", "--base", "connectx5", "--measurements", "{m_good}", "-o",
+                                        "{out}/m.toml", "--set", "steering_cache_entries=-5"],
+     "--set steering_cache_entries=-5: parameter 'steering_cache_entries' must be > 0, got -5"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -327,6 +330,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         # Hand-written measurements for `calibrate --measurements` (pam21 Fig. 2b points), each with one mistake.
         "m_typo": text("m_typo.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"
                                      "pam21-fig2b,4,100000,rx_gbsp,60\n"),
+        "m_good": text("m_good.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
         "m_short": text("m_short.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps\n"),
         "m_rule": text("m_rule.csv", "experiment,groups,rule,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
         "m_point": text("m_point.csv", "experiment,groups,rules,metric,value\npam21-fig2b,3,100000,rx_gbps,80\n"),
