@@ -200,6 +200,7 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
 def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable: str, as_json: bool) -> None:
     """Write the HTML report of an experiment's results folder (results/<experiment>)."""
     margin = _fraction(acceptable, "--acceptable")
+    _check_html_name(output, "-o")
     path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
     with_folders = [_results_folder(o, "--with") for o in others]
@@ -293,16 +294,30 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
                              "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False, soft_wrap=True)
 
 
+_EXPORT_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _export_format(fmt: str | None, output: str | None) -> str:
+    """--csv/--parquet, else the output's suffix; a flag that contradicts the suffix (CSV text in a
+    file named .parquet) is refused rather than written."""
+    named = _EXPORT_SUFFIXES.get(Path(output).suffix.lower()) if output else None
+    if fmt is not None and named is not None and named != fmt:
+        raise click.BadParameter(f"{output} is a {named} name, but --{fmt} was given: drop --{fmt} or name the file "
+                                 f".{fmt}", param_hint="-o")
+    return fmt or named or "csv"
+
+
 @results.command("export")
 @click.argument("experiment", metavar="DIR")
-@click.option("--csv", "fmt", flag_value="csv", default=True, help="CSV (default).")
-@click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file.")
+@click.option("--csv", "fmt", flag_value="csv", default=None, help="CSV (default, unless -o names a .parquet file).")
+@click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file (the default for -o FILE.parquet).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
 @results_option
-def results_export(experiment: str, fmt: str, output: str | None, results_dir: str | None) -> None:
+def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
     from nicbench.experiments.store import load_results
 
+    fmt = _export_format(fmt, output)
     df = load_results(experiment, results=results_dir)
     if fmt == "parquet":
         if output is None:
@@ -450,6 +465,8 @@ def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str 
     from nicbench.experiments.compare import compare_results, plot_comparison
 
     margin = _fraction(acceptable, "--acceptable")
+    _check_html_name(report_path, "--report")
+    _check_image_name(plot_path)
     if revs or spec_file:
         a, b = _run_revisions(revs, spec_file, workdir, a, b, quiet=as_json)
     elif a is None or b is None:
@@ -489,6 +506,26 @@ def _run_revisions(revs: tuple[str, ...], spec_file: str | None, workdir: str, a
 
     folders = [run_at_revision(repo, r, Path(spec_file), spec.name, Path(workdir), [], log) for r in resolved]
     return str(folders[0]), str(folders[1])
+
+
+def _check_html_name(path: str | None, option: str) -> None:
+    """A report is an HTML page: a name such as cmp.png would hold HTML under an image's name."""
+    if path is not None and Path(path).suffix.lower() not in (".html", ".htm"):
+        raise click.BadParameter(f"{path}: the report is an HTML page; give a name ending in .html",
+                                 param_hint=option)
+
+
+def _check_image_name(path: str | None) -> None:
+    """--plot's format follows its suffix (matplotlib): an unknown one is refused before the comparison."""
+    if path is None:
+        return
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if Path(path).suffix.lower().lstrip(".") not in formats:
+        raise click.BadParameter(f"{path}: the plot is an image; give a name ending in "
+                                 f"{', '.join('.' + f for f in ('png', 'svg', 'pdf'))} (or another of "
+                                 f"{', '.join(sorted(formats))})", param_hint="--plot")
 
 
 def _fraction(text: str, option: str) -> float:
