@@ -133,7 +133,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("run scheduler bad", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "somewhere"],
      "expected a scheduler address such as tcp://HOST:8786"),
     ("run set nic unknown", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield"],
-     "--set nic': expected a profile of kind connectx (bluefield1, connectx4, connectx5, connectx6)"),
+     "--set nic: expected a profile of kind connectx (bluefield1, connectx4, connectx5, connectx6)"),
     ("run set nic of another kind", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield2"],
      "found 'bluefield2', a profile of kind offpath"),
     ("run set nic not a profile", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic={empty_toml}"],
@@ -263,6 +263,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "c.png: the report is an HTML page"),
     ("compare plot not an image", ["compare", "{noop_a_results}", "{noop_a_results}", "--plot", "{out}/d.txt"],
      "d.txt: the plot is an image; give a name ending in .png"),
+    ("run set packets beyond the generator", ["run", "{gen_spec}", "--results", "{out}/r", "--set", "packets=1e12"],
+     "--set packets: expected a count such as 10000, 10k or 1M from 1 to 4,294,967,296, found '1e12'"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -314,6 +316,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "cx_spec_bad_nic": text("cxbad.toml", '[experiment]\nname = "cxbad"\ntarget = "connectx.forward"\n'
                                               '[params]\nnic = "argus-host"\n'),
         "empty_toml": text("empty.toml", ""),
+        "gen_spec": text("gen.toml", '[experiment]\nname = "gen"\ntarget = "gen.rate"\nrepeat = 1\n'),
         "noop_spec": text("noop.toml", '[experiment]\nname = "noop"\ntarget = "synthetic.noop"\nrepeat = 1\n'),
         "spec_bad_timeout": text("slow.toml", '[experiment]\nname = "slow"\ntarget = "synthetic.noop"\n'
                                               'timeout = "whenever"\n'),
