@@ -87,7 +87,7 @@ def paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[st
     flows = [offpath.parse_flow(t) for t in flow_texts]
     offpath.check_shares(flows)
     mix = mix or offpath.default_mix(flows)
-    result = offpath.predict(nic, flows, overrides=parse_overrides(sets), mix=mix)
+    result = offpath.predict(nic, flows, overrides=parse_overrides(sets, nic), mix=mix)
     doc = summarize(nic, flows, result, mix)
     if as_json:
         emit_json(doc)

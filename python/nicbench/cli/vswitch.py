@@ -64,6 +64,9 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
             fail(f"--offered: {exc}")
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
+        from nicbench.pvp import check_offered
+
+        check_offered(nic, offered, f"--offered {offered_text}")
     tunnels = [model.parse_port_spec(t) for t in port_specs] or None
     with model.gc_paused():
         out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
