@@ -275,6 +275,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("vswitch offered above the line rate", ["vswitch", "--openflow", "{of_rules}", "--trace", "{good_pcap}",
                                              "--offered", "100Gbps"],
      "--offered 100Gbps: above the line rate of connectx5-25g (25 Gbps on the wire)"),
+    ("paths range smaller than payload", ["paths", "--flow", "client->soc READ 4KiB in 1B"],
+     "in: the address range (1 B) is smaller than one request's payload (4,096 B)"),
+    ("paths payload unit unknown", ["paths", "--flow", "client->soc READ 1TiB"], "at most 1 GiB), found '1TiB'"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
