@@ -278,6 +278,10 @@ CASES: list[tuple[str, list[str], str]] = [
     ("paths range smaller than payload", ["paths", "--flow", "client->soc READ 4KiB in 1B"],
      "in: the address range (1 B) is smaller than one request's payload (4,096 B)"),
     ("paths payload unit unknown", ["paths", "--flow", "client->soc READ 1TiB"], "at most 1 GiB), found '1TiB'"),
+    ("compare two targets' results", ["compare", "{noop_a_results}", "{gen_results}"],
+     "A holds synthetic.noop runs (noop_a), B gen.rate runs (gen_small); give two result folders of one experiment"),
+    ("report with another target's results", ["report", "{noop_a_results}", "--with", "{gen_results}", "-o",
+                                              "{out}/w.html"], "A holds synthetic.noop runs (noop_a), B gen.rate runs"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -361,6 +365,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         # Two results folders with no point in common (x = 1 vs x = 2), for `compare`.
         "noop_a_results": _noop_results(d, "a", 1.0),
         "noop_b_results": _noop_results(d, "b", 2.0),
+        "gen_results": _gen_results(d),
     }
 
 
@@ -371,6 +376,16 @@ def _noop_results(d: Path, tag: str, x: float) -> str:
     proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
     return str(d / "results" / f"noop_{tag}")
+
+
+def _gen_results(d: Path) -> str:
+    """The results folder of a one-run gen.rate experiment (another target than synthetic.noop)."""
+    spec = d / "gen_small.toml"
+    spec.write_text('[experiment]\nname = "gen_small"\ntarget = "gen.rate"\nrepeat = 1\n'
+                    '[params]\npackets = 100\nflows = 10\n')
+    proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    return str(d / "results" / "gen_small")
 
 
 def _run(args: list[str]) -> tuple[subprocess.CompletedProcess | None, float]:
