@@ -96,8 +96,10 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
     if as_json:
         emit_json(result)
         return
-    table = Table(title=f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
-                        f"{result['wire_frame_bytes']} B on the wire", title_justify="left")
+    # The heading as its own line: as the two-column table's title it wrapped at the table's ~34 columns.
+    stdout_console.print(f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
+                         f"{result['wire_frame_bytes']} B on the wire", highlight=False, soft_wrap=True)
+    table = Table()
     table.add_column("")
     table.add_column("value", justify="right")
     rows = [("offered Mpps", result["offered_mpps"]), ("received Mpps", result["mpps"]),
