@@ -282,6 +282,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "A holds synthetic.noop runs (noop_a), B gen.rate runs (gen_small); give two result folders of one experiment"),
     ("report with another target's results", ["report", "{noop_a_results}", "--with", "{gen_results}", "-o",
                                               "{out}/w.html"], "A holds synthetic.noop runs (noop_a), B gen.rate runs"),
+    ("reproduce study typo", ["reproduce", "ovs_offload", "--results", "{out}/rr", "--reports", "{out}/rp"],
+     "ovs_offload: no such study (did you mean ovs-offload? studies in"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
