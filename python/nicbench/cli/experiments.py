@@ -262,6 +262,9 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
     """Experiments in the results root, with their runs."""
     from nicbench.experiments.store import list_experiments, results_root
 
+    if results_dir is not None and not Path(results_dir).is_dir():  # a typo'd --results is no empty store
+        raise click.BadParameter(f"{results_dir}: {'not a folder' if Path(results_dir).exists() else 'no such folder'}"
+                                 " (a results root, the folder `nicbench run --results` wrote)", param_hint="--results")
     rows = []
     for store in list_experiments(results_dir):
         meta = store.read_json("experiment.json")
@@ -319,6 +322,8 @@ def results_export(experiment: str, fmt: str | None, output: str | None, results
 
     fmt = _export_format(fmt, output)
     df = load_results(experiment, results=results_dir)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)  # as report -o does
     if fmt == "parquet":
         if output is None:
             raise click.UsageError("--parquet needs -o FILE")

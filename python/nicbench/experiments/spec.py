@@ -36,6 +36,7 @@ a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 import re
@@ -155,7 +156,11 @@ class Spec:
         for name, text in raw.items():
             p = self.target.param(name)
             if p is None:
-                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r}")
+                known = [q.name for q in self.target.params]
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r} ({hint}it has: "
+                                f"{', '.join(known)})")
             try:
                 values[name] = p.parse(text)
             except UnitError as exc:

@@ -284,6 +284,11 @@ CASES: list[tuple[str, list[str], str]] = [
                                               "{out}/w.html"], "A holds synthetic.noop runs (noop_a), B gen.rate runs"),
     ("reproduce study typo", ["reproduce", "ovs_offload", "--results", "{out}/rr", "--reports", "{out}/rp"],
      "ovs_offload: no such study (did you mean ovs-offload? studies in"),
+    ("results ls results is a file", ["results", "ls", "--results", "{good_rules}"], "good.flow: not a folder"),
+    ("results ls results missing", ["results", "ls", "--results", "{out}/no-such-results"],
+     "no-such-results: no such folder"),
+    ("run only parameter typo", ["run", "{gen_spec}", "--results", "{out}/r", "--only", "sizes=64"],
+     "--only sizes: target gen.rate has no parameter 'sizes' (did you mean 'size'? it has: size, imix"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
