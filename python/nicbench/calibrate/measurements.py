@@ -206,9 +206,11 @@ def _check_one_point(where_text: str, row: dict, where: dict[str, Any], spec: An
         return "{" + ", ".join(shown[:_VALUES_SHOWN]) + (", ..." if len(shown) > _VALUES_SHOWN else "") + "}"
 
     if not found:
-        have = "; ".join(f"{k} in {values(k, points)}" for k in parsed)
+        # The parameters whose value no point has (a --set run's duration), else the combination.
+        odd = [k for k, v in parsed.items() if all(pt.get(k) != v for pt in points)] or list(parsed)
+        have = "; ".join(f"{k} in {values(k, points)}" for k in odd)
         raise NicbenchError(f"measurements {where_text}: no point of {spec.name} has "
-                            f"{', '.join(f'{k}={v}' for k, v in where.items())} (its points have {have}){note}")
+                            f"{', '.join(f'{k}={where[k]}' for k in odd)} (its points have {have}){note}")
     varying = [p.name for p in spec.target.params
                if p.name not in parsed and p.name != "nic" and len({str(pt.get(p.name)) for pt in found}) > 1]
     raise NicbenchError(f"measurements {where_text}: matches {len(found)} points of {spec.name}; give column(s) "
