@@ -299,6 +299,11 @@ def spinner(description: str, enabled: bool = True) -> Iterator[None]:
         yield
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 point`, `24 points`, `1,000 runs`: a count and its noun, plural unless one."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def fmt_number(v: Any, digits: int = 4) -> str:
     """A number for people: whole numbers from 10^(digits-1) up, grouped (32,895, not 3.29e+04); below that
     `digits` significant digits (12.34, 0.0392); exponents only under 0.001; "0" for any zero (no "-0");

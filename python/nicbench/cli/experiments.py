@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, WholeHelpGroup, emit_json, json_option, print_table, spinner, stderr_console,
+from nicbench.cli.common import (IntRange, WholeHelpGroup, counted, emit_json, json_option, print_table, spinner, stderr_console,
                                  stdout_console)
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _check_only_matches(spec: Any, only_points: dict[str, Any], texts: tuple[str
 def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
     stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
-    stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
+    stdout_console.print(f"[bold]{s.experiment}[/]: {counted(s.points, 'point')}; {counted(s.executed, 'run')} executed, "
                          f"{s.cached} already stored{stale}{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
     if s.workers_lost:
         stdout_console.print(f"  Dask workers lost during the sweep: {', '.join(s.workers_lost)}; "
