@@ -141,6 +141,7 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
         where = {p.name: _number(row[p.name]) for p in spec.target.params
                  if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
         _check_one_point(where_text, row, where, spec)
+        _check_unit(where_text, row, spec)
         key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
         groups.setdefault(key, []).append(value)
         units[key] = row.get("unit", "")
@@ -166,6 +167,17 @@ def _check_fields(where_text: str, row: dict) -> None:
                 else f"{len(row[None])} field(s) more than the header's {len(row) - 1} columns")
         raise NicbenchError(f"measurements {where_text}: {what} (every row has one field per header column, "
                             "separated by commas)")
+
+
+def _check_unit(where_text: str, row: dict, spec: Any) -> None:
+    """A value in another unit than the model's (80000 with unit Mbps for rx_gbps) would be fitted as
+    if it were in the model's: refused, naming both. An empty unit is taken as the model's."""
+    given, expected = (row.get("unit") or "").strip(), spec.target.metrics[row["metric"]]
+    if given and given.lower() != expected.lower():
+        wanted = (f"in {expected}; convert the value to {expected} (or leave the unit empty)" if expected else
+                  "as a plain number (a ratio: 0.1 for 10%); give it so, with an empty unit")
+        raise NicbenchError(f"measurements {where_text}: unit {given!r}, but {spec.name} reports {row['metric']} "
+                            f"{wanted}")
 
 
 def _check_backend_counter(where_text: str, metric: str, spec: Any) -> None:

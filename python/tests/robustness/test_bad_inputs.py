@@ -289,6 +289,9 @@ CASES: list[tuple[str, list[str], str]] = [
      "no-such-results: no such folder"),
     ("run only parameter typo", ["run", "{gen_spec}", "--results", "{out}/r", "--only", "sizes=64"],
      "--only sizes: target gen.rate has no parameter 'sizes' (did you mean 'size'? it has: size, imix"),
+    ("calibrate measurements other unit", ["calibrate", "--base", "connectx5", "--measurements", "{m_mbps}", "-o",
+                                           "{out}/m.toml"],
+     "unit 'Mbps', but pam21-fig2b reports rx_gbps in Gbps; convert the value to Gbps"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -366,6 +369,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "m_typo": text("m_typo.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"
                                      "pam21-fig2b,4,100000,rx_gbsp,60\n"),
         "m_good": text("m_good.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
+        "m_mbps": text("m_mbps.csv", "experiment,groups,rules,metric,value,unit\npam21-fig2b,1,100000,rx_gbps,80000,Mbps\n"),
         "m_short": text("m_short.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps\n"),
         "m_rule": text("m_rule.csv", "experiment,groups,rule,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
         "m_point": text("m_point.csv", "experiment,groups,rules,metric,value\npam21-fig2b,3,100000,rx_gbps,80\n"),
