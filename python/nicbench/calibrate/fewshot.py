@@ -389,6 +389,11 @@ def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir:
     if not record:
         raise NicbenchError(f"profile {path} has no [fitted_on] record: it is not a few-shot fit")
     files = [(path.parent / f) for f in record["measurements"]]
+    missing = [f for f in files if not f.exists()]
+    if missing:  # e.g. the profile was copied to another folder without its measurements
+        raise NicbenchError(f"{path}: its [fitted_on] measurements name {os.path.normpath(missing[0].absolute())} "
+                            "(paths are relative to the profile's folder), which does not exist; put the measurements "
+                            "there, or fit again with --base ... --measurements FILE -o PROFILE")
     study = record["study"]
     if (path.parent / study / "study.toml").is_file():
         study = str(path.parent / study)

@@ -292,6 +292,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("calibrate measurements other unit", ["calibrate", "--base", "connectx5", "--measurements", "{m_mbps}", "-o",
                                            "{out}/m.toml"],
      "unit 'Mbps', but pam21-fig2b reports rx_gbps in Gbps; convert the value to Gbps"),
+    ("calibrate refit without its measurements", ["calibrate", "{moved_profile}", "--dry-run"],
+     "its [fitted_on] measurements name"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -370,6 +372,8 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
                                      "pam21-fig2b,4,100000,rx_gbsp,60\n"),
         "m_good": text("m_good.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
         "m_mbps": text("m_mbps.csv", "experiment,groups,rules,metric,value,unit\npam21-fig2b,1,100000,rx_gbps,80000,Mbps\n"),
+        # A few-shot profile whose recorded measurements are not beside it (copied without them).
+        "moved_profile": text("moved.toml", _moved_profile()),
         "m_short": text("m_short.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps\n"),
         "m_rule": text("m_rule.csv", "experiment,groups,rule,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
         "m_point": text("m_point.csv", "experiment,groups,rules,metric,value\npam21-fig2b,3,100000,rx_gbps,80\n"),
@@ -387,6 +391,15 @@ def _noop_results(d: Path, tag: str, x: float) -> str:
     proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
     return str(d / "results" / f"noop_{tag}")
+
+
+def _moved_profile() -> str:
+    """connectx5's profile with a [fitted_on] record naming a measurements file that is not there."""
+    from nicbench.calibrate import resolve_profile
+
+    text = resolve_profile("connectx5").read_text()
+    return text + ('\n[fitted_on]\nbase = "connectx5"\nstudy = "pam21"\nmeasurements = ["gone.csv"]\n'
+                   'parameters = []\n')
 
 
 def _gen_results(d: Path) -> str:
