@@ -192,7 +192,8 @@ def parse_flow(text: str) -> Flow:
     try:
         payload = parse_size_bytes(tokens[2])
     except UnitError:
-        raise _bad(text, f"expected a payload size such as 64B or 4KiB, found {tokens[2]!r}") from None
+        raise _bad(text, f"expected a payload size such as 64B or 4KiB (B, KB, KiB, MB, MiB, GB, GiB; at most 1 GiB), "
+                         f"found {tokens[2]!r}") from None
     if payload > MAX_PAYLOAD_BYTES:
         raise _bad(text, f"payload {tokens[2]!r} is larger than 1 GiB")
     fields: dict[str, Any] = {}
@@ -221,6 +222,10 @@ def parse_flow(text: str) -> Flow:
         else:
             fields[key] = _positive_int(text, key, value)
         i += 2
+    if fields.get("in") is not None and fields["in"] < payload:
+        # The model would silently widen it to the payload: one request touches its whole payload.
+        raise _bad(text, f"in: the address range ({fields['in']:,} B) is smaller than one request's payload "
+                         f"({payload:,} B); give a range of at least the payload")
     return Flow(path=path, verb=verb, payload_bytes=payload, share=fields.get("x"), offered_mpps=fields.get("@"),
                 doorbell_batch=fields.get("batch"), address_range_bytes=fields.get("in"),
                 threads=fields.get("threads"), machines=fields.get("machines"))

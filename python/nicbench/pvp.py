@@ -53,6 +53,21 @@ def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:
     ]}
 
 
+def check_offered(nic: str, offered_gbps: float | None, option: str,
+                  overrides: dict[str, float] | None = None) -> None:
+    """An offered load above the NIC's port is refused naming the option and the line rate (the model
+    would name its own field, `offered_gbps`)."""
+    if offered_gbps is None:
+        return
+    from nicbench.profiles import load
+
+    doc = load(nic)
+    link = (overrides or {}).get("link_gbps", (doc.get("param", {}).get("link_gbps") or {}).get("value"))
+    if link is not None and offered_gbps > link:
+        raise NicbenchError(f"{option}: above the line rate of {doc.get('name', nic)} ({link:g} Gbps on the wire); "
+                            f"give at most {link:g} Gbps, or leave it out for the line rate")
+
+
 def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False, offered_gbps: float | None = None,
             datapath: str | None = None, flow_order: str | None = None, megaflows: dict[str, Any] | None = None,
             overrides: dict[str, float] | None = None, context_overrides: bool = True) -> dict[str, Any]:

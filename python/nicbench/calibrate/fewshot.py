@@ -211,6 +211,20 @@ def _rows(refs: list[Reference], start: list[float], fitted: list[float]) -> lis
     return out
 
 
+def _check_start_profile(start_file: Path, sets: dict[str, float], output: Path) -> None:
+    """The start profile must load before any run: a `--set` value the model refuses (a negative
+    cache size) is named as the option, not as the fit's temporary file, and before minutes of probing."""
+    from nicbench.profiles import load
+
+    try:
+        load(start_file)
+    except NicbenchError as exc:
+        message = str(exc).replace(f"profile {start_file}: ", "")
+        given = [n for n in sets if f"'{n}'" in message]
+        where = f"--set {given[0]}={sets[given[0]]:g}" if given else f"-o {output} (its own parameters)"
+        raise NicbenchError(f"{where}: {message}") from None
+
+
 def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, sets: dict[str, float] | None = None,
             study: str | None = None, studies_dir: str | os.PathLike | None = None, jobs: int | None = None,
             write: bool = True, name: str | None = None, log: Callable[[str], None] = lambda s: None,
@@ -251,6 +265,7 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
                   "description": keep_top.get("description") or f"{base_doc.get('description', '')} "
                                  f"(few-shot fit of {output.stem} from {base_doc['name']})".strip()}
         start_file.write_text(render_profile(header, None, _param_rows(start_params, base_doc["name"], own, {}, "")))
+        _check_start_profile(start_file, sets or {}, output)
         problem = build_problem(st, refs, nic=str(start_file), experiment_params=cfg.experiment_params)
         every = list(range(len(problem.points)))
         jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
@@ -374,6 +389,11 @@ def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir:
     if not record:
         raise NicbenchError(f"profile {path} has no [fitted_on] record: it is not a few-shot fit")
     files = [(path.parent / f) for f in record["measurements"]]
+    missing = [f for f in files if not f.exists()]
+    if missing:  # e.g. the profile was copied to another folder without its measurements
+        raise NicbenchError(f"{path}: its [fitted_on] measurements name {os.path.normpath(missing[0].absolute())} "
+                            "(paths are relative to the profile's folder), which does not exist; put the measurements "
+                            "there, or fit again with --base ... --measurements FILE -o PROFILE")
     study = record["study"]
     if (path.parent / study / "study.toml").is_file():
         study = str(path.parent / study)

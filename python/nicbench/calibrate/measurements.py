@@ -18,6 +18,7 @@ kind of value where the study has one.
 from __future__ import annotations
 
 import csv
+import difflib
 import importlib.util
 import math
 import statistics
@@ -117,6 +118,7 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
     units: dict[tuple, str] = {}
     not_modelled: set[str] = set()
     for where_text, row in rows:
+        _check_fields(where_text, row)
         if row.get("status", "ok") not in ("ok", "") or row.get("t", "") not in ("", "nan", "NaN"):
             continue
         spec = specs.get(row["experiment"])
@@ -124,6 +126,7 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
             raise NicbenchError(f"measurements {where_text}: experiment {row['experiment']!r} is not one of "
                                 f"study {study.name}'s ({', '.join(sorted(specs))})")
         if row["metric"] not in spec.target.metrics:
+            _check_backend_counter(where_text, row["metric"], spec)
             not_modelled.add(row["metric"])
             continue
         if row["value"] in ("", "nan", "NaN", "None"):
@@ -137,6 +140,8 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
         # The device is the profile being fitted, not what the run stored.
         where = {p.name: _number(row[p.name]) for p in spec.target.params
                  if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
+        _check_one_point(where_text, row, where, spec)
+        _check_unit(where_text, row, spec)
         key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
         groups.setdefault(key, []).append(value)
         units[key] = row.get("unit", "")
@@ -151,6 +156,77 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
                     "metric": metric, "statistic": "median", "value": statistics.median(values),
                     "unit": units[(experiment, where, metric)], "tolerance": {kind: tol}})
     return out
+
+
+def _check_fields(where_text: str, row: dict) -> None:
+    """A hand-written row with fewer or more fields than its header: refused (csv.DictReader fills the
+    missing ones with None and keeps the extra ones under None)."""
+    missing = [k for k, v in row.items() if k is not None and v is None]
+    if missing or None in row:
+        what = (f"no value for column(s) {', '.join(missing)}" if missing
+                else f"{len(row[None])} field(s) more than the header's {len(row) - 1} columns")
+        raise NicbenchError(f"measurements {where_text}: {what} (every row has one field per header column, "
+                            "separated by commas)")
+
+
+def _check_unit(where_text: str, row: dict, spec: Any) -> None:
+    """A value in another unit than the model's (80000 with unit Mbps for rx_gbps) would be fitted as
+    if it were in the model's: refused, naming both. An empty unit is taken as the model's."""
+    given, expected = (row.get("unit") or "").strip(), spec.target.metrics[row["metric"]]
+    if given and given.lower() != expected.lower():
+        wanted = (f"in {expected}; convert the value to {expected} (or leave the unit empty)" if expected else
+                  "as a plain number (a ratio: 0.1 for 10%); give it so, with an empty unit")
+        raise NicbenchError(f"measurements {where_text}: unit {given!r}, but {spec.name} reports {row['metric']} "
+                            f"{wanted}")
+
+
+def _check_backend_counter(where_text: str, metric: str, spec: Any) -> None:
+    """A metric the model does not report is left out only when it is a backend's own counter
+    (`dpdk_*`, `ovs_*`, `perftest_*`); anything else is a typo or another experiment's metric."""
+    from nicbench.backends import BACKENDS
+
+    if metric.split("_", 1)[0] in BACKENDS:
+        return
+    close = difflib.get_close_matches(metric, spec.target.metrics, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise NicbenchError(f"measurements {where_text}: metric {metric!r} is not one {spec.name} reports ({hint}its "
+                        f"metrics: {', '.join(sorted(spec.target.metrics))})")
+
+
+# Columns of a tidy export that are no parameter of the run (see nicbench.experiments.store).
+_RECORD_COLUMNS = {"experiment", "target", "run", "rep", "seed", "status", "error", "search", "backend",
+                   "run_identity", "code_fingerprint", "input_files", "metric", "value", "unit", "t"}
+_VALUES_SHOWN = 6
+
+
+def _check_one_point(where_text: str, row: dict, where: dict[str, Any], spec: Any) -> None:
+    """The row's parameters select exactly one point of the spec's sweep; otherwise the error says
+    which values the sweep has, the columns that would tell its points apart, and any column that
+    is no parameter of the experiment (a typo such as `rule` for `rules`)."""
+    parsed = spec.parse_params(dict(where), f"measurements {where_text}: ")
+    points = spec.points()
+    found = [pt for pt in points if all(pt.get(k) == v for k, v in parsed.items())]
+    if len(found) == 1:
+        return
+    names = {p.name for p in spec.target.params}
+    strange = sorted(k for k in row if k not in names and k not in _RECORD_COLUMNS)
+    note = (f"; column(s) {', '.join(strange)} are no parameter of {spec.name}'s target {spec.target.name}"
+            if strange else "")
+
+    def values(name: str, among: list[dict[str, Any]]) -> str:
+        shown = sorted({str(pt.get(name)) for pt in among}, key=lambda v: (len(v), v))
+        return "{" + ", ".join(shown[:_VALUES_SHOWN]) + (", ..." if len(shown) > _VALUES_SHOWN else "") + "}"
+
+    if not found:
+        # The parameters whose value no point has (a --set run's duration), else the combination.
+        odd = [k for k, v in parsed.items() if all(pt.get(k) != v for pt in points)] or list(parsed)
+        have = "; ".join(f"{k} in {values(k, points)}" for k in odd)
+        raise NicbenchError(f"measurements {where_text}: no point of {spec.name} has "
+                            f"{', '.join(f'{k}={where[k]}' for k in odd)} (its points have {have}){note}")
+    varying = [p.name for p in spec.target.params
+               if p.name not in parsed and p.name != "nic" and len({str(pt.get(p.name)) for pt in found}) > 1]
+    raise NicbenchError(f"measurements {where_text}: matches {len(found)} points of {spec.name}; give column(s) "
+                        + ", ".join(f"{k} (values {values(k, found)})" for k in varying) + note)
 
 
 def _number(text: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, emit_json, fmt_number, json_option, spinner, stderr_console, stdout_console
+from nicbench.cli.common import IntRange, counted, emit_json, fmt_number, json_option, spinner, stderr_console, stdout_console
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -190,8 +190,9 @@ def _print_fewshot(outcome, as_json: bool) -> None:
         emit_json(outcome.as_dict())
         return
     free = [s for s in outcome.selection if s.free]
-    table = Table(title=f"{outcome.profile}: {len(free)} parameters freed on {outcome.points} independent measured "
-                        f"points (base {outcome.base}, study {outcome.study})", title_justify="left")
+    table = Table(title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on {outcome.points} independent "
+                        f"measured point{'' if outcome.points == 1 else 's'} (base {outcome.base}, study {outcome.study})",
+                  title_justify="left")
     for col in ("parameter", outcome.base, "fitted", "± 1σ", "why freed"):
         table.add_column(col)
     for s in free:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -298,6 +299,11 @@ def spinner(description: str, enabled: bool = True) -> Iterator[None]:
         yield
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 point`, `24 points`, `1,000 runs`: a count and its noun, plural unless one."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def fmt_number(v: Any, digits: int = 4) -> str:
     """A number for people: whole numbers from 10^(digits-1) up, grouped (32,895, not 3.29e+04); below that
     `digits` significant digits (12.34, 0.0392); exponents only under 0.001; "0" for any zero (no "-0");
@@ -314,8 +320,10 @@ def fmt_number(v: Any, digits: int = 4) -> str:
     return f"{v:.{max(digits - 1, 0)}e}"
 
 
-def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
-    """`--set NAME=VALUE` options (profile parameter overrides) → {name: value}."""
+def parse_overrides(items: tuple[str, ...], profile: str | None = None) -> dict[str, float]:
+    """`--set NAME=VALUE` options (profile parameter overrides) → {name: value}. With `profile`
+    (a name or path), a NAME that is not one of its parameters is refused naming --set, the closest
+    parameter and the profile's parameters (the model would only say "unknown parameter")."""
     out: dict[str, float] = {}
     for item in items:
         if "=" not in item:
@@ -327,4 +335,32 @@ def parse_overrides(items: tuple[str, ...]) -> dict[str, float]:
             raise NicbenchError(f"--set {k.strip()}: expected a number, found {v.strip()!r}") from None
         if not math.isfinite(out[k.strip()]):
             raise NicbenchError(f"--set {k.strip()}: expected a finite number, found {v.strip()!r}")
+    if out and profile is not None:
+        _check_profile_params(out, profile)
     return out
+
+
+def _check_profile_params(overrides: dict[str, float], profile: str) -> None:
+    import difflib
+
+    from nicbench.profiles import load
+
+    doc = load(profile)
+    known = sorted(doc.get("param") or {})
+    for name in overrides:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        if len(", ".join(known)) <= _PARAMS_LISTED_CHARS:
+            listing = f"its parameters: {', '.join(known)}"
+        else:  # a SmartNIC profile has ~70: the family of the name given, and where they all are
+            family = name.split("_")[0] + "_"
+            kin = [k for k in known if k.startswith(family)]
+            listing = (f"{family}*: {', '.join(kin)}; " if kin and len(", ".join(kin)) <= _PARAMS_LISTED_CHARS else "")
+            listing += f"all {len(known)} in {os.path.normpath(doc.get('path', profile))}"
+        raise NicbenchError(f"--set {name}: not a parameter of profile {doc.get('name', profile)} ({hint}{listing})")
+
+
+# How long a list of profile parameters an error line shows in full.
+_PARAMS_LISTED_CHARS = 500

@@ -138,7 +138,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup, "--warmup")
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_, "--bin"),
-                       overrides=parse_overrides(sets), port_queues=port_queues, cores=cores,
+                       overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores,
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, WholeHelpGroup, emit_json, json_option, print_table, spinner, stderr_console,
+from nicbench.cli.common import (IntRange, WholeHelpGroup, counted, emit_json, json_option, print_table, spinner, stderr_console,
                                  stdout_console)
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _check_only_matches(spec: Any, only_points: dict[str, Any], texts: tuple[str
 def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
     stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
-    stdout_console.print(f"[bold]{s.experiment}[/]: {s.points} points; {s.executed} runs executed, "
+    stdout_console.print(f"[bold]{s.experiment}[/]: {counted(s.points, 'point')}; {counted(s.executed, 'run')} executed, "
                          f"{s.cached} already stored{stale}{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
     if s.workers_lost:
         stdout_console.print(f"  Dask workers lost during the sweep: {', '.join(s.workers_lost)}; "
@@ -200,6 +200,7 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
 def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable: str, as_json: bool) -> None:
     """Write the HTML report of an experiment's results folder (results/<experiment>)."""
     margin = _fraction(acceptable, "--acceptable")
+    _check_html_name(output, "-o")
     path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
     with_folders = [_results_folder(o, "--with") for o in others]
@@ -261,6 +262,9 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
     """Experiments in the results root, with their runs."""
     from nicbench.experiments.store import list_experiments, results_root
 
+    if results_dir is not None and not Path(results_dir).is_dir():  # a typo'd --results is no empty store
+        raise click.BadParameter(f"{results_dir}: {'not a folder' if Path(results_dir).exists() else 'no such folder'}"
+                                 " (a results root, the folder `nicbench run --results` wrote)", param_hint="--results")
     rows = []
     for store in list_experiments(results_dir):
         meta = store.read_json("experiment.json")
@@ -293,17 +297,33 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
                              "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False, soft_wrap=True)
 
 
+_EXPORT_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _export_format(fmt: str | None, output: str | None) -> str:
+    """--csv/--parquet, else the output's suffix; a flag that contradicts the suffix (CSV text in a
+    file named .parquet) is refused rather than written."""
+    named = _EXPORT_SUFFIXES.get(Path(output).suffix.lower()) if output else None
+    if fmt is not None and named is not None and named != fmt:
+        raise click.BadParameter(f"{output} is a {named} name, but --{fmt} was given: drop --{fmt} or name the file "
+                                 f".{fmt}", param_hint="-o")
+    return fmt or named or "csv"
+
+
 @results.command("export")
 @click.argument("experiment", metavar="DIR")
-@click.option("--csv", "fmt", flag_value="csv", default=True, help="CSV (default).")
-@click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file.")
+@click.option("--csv", "fmt", flag_value="csv", default=None, help="CSV (default, unless -o names a .parquet file).")
+@click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file (the default for -o FILE.parquet).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
 @results_option
-def results_export(experiment: str, fmt: str, output: str | None, results_dir: str | None) -> None:
+def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
     from nicbench.experiments.store import load_results
 
+    fmt = _export_format(fmt, output)
     df = load_results(experiment, results=results_dir)
+    if output is not None:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)  # as report -o does
     if fmt == "parquet":
         if output is None:
             raise click.UsageError("--parquet needs -o FILE")
@@ -450,6 +470,8 @@ def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str 
     from nicbench.experiments.compare import compare_results, plot_comparison
 
     margin = _fraction(acceptable, "--acceptable")
+    _check_html_name(report_path, "--report")
+    _check_image_name(plot_path)
     if revs or spec_file:
         a, b = _run_revisions(revs, spec_file, workdir, a, b, quiet=as_json)
     elif a is None or b is None:
@@ -489,6 +511,26 @@ def _run_revisions(revs: tuple[str, ...], spec_file: str | None, workdir: str, a
 
     folders = [run_at_revision(repo, r, Path(spec_file), spec.name, Path(workdir), [], log) for r in resolved]
     return str(folders[0]), str(folders[1])
+
+
+def _check_html_name(path: str | None, option: str) -> None:
+    """A report is an HTML page: a name such as cmp.png would hold HTML under an image's name."""
+    if path is not None and Path(path).suffix.lower() not in (".html", ".htm"):
+        raise click.BadParameter(f"{path}: the report is an HTML page; give a name ending in .html",
+                                 param_hint=option)
+
+
+def _check_image_name(path: str | None) -> None:
+    """--plot's format follows its suffix (matplotlib): an unknown one is refused before the comparison."""
+    if path is None:
+        return
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if Path(path).suffix.lower().lstrip(".") not in formats:
+        raise click.BadParameter(f"{path}: the plot is an image; give a name ending in "
+                                 f"{', '.join('.' + f for f in ('png', 'svg', 'pdf'))} (or another of "
+                                 f"{', '.join(sorted(formats))})", param_hint="--plot")
 
 
 def _fraction(text: str, option: str) -> float:

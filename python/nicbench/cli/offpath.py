@@ -72,7 +72,8 @@ def _fmt(v: float | None, digits: int = 4) -> str:
 @click.option("--flow", "flow_texts", multiple=True, required=True, metavar="FLOW",
               help="PATH VERB SIZE [x SHARE] [@ RATE] [batch N] [in RANGE] [threads N] [machines N], e.g. "
                    "'client->soc READ 4KiB x 80%'. Paths: client->host, client->soc, host->soc, soc->host; "
-                   "verbs: READ, WRITE, SEND. Repeatable: the flows run concurrently.")
+                   "verbs: READ, WRITE, SEND. Repeatable (or several in one, separated by ;): the flows run "
+                   "concurrently.")
 @click.option("--mix", type=click.Choice(["shares", "max_min"]), default=None,
               help="How the flows share the NIC. shares: one application's request mix (x SHARE = fraction of "
                    "the requests, solved jointly). max_min: independent requesters, each grows until a resource "
@@ -84,10 +85,10 @@ def paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[st
     """Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice."""
     from nicbench import offpath
 
-    flows = [offpath.parse_flow(t) for t in flow_texts]
+    flows = [flow for text in flow_texts for flow in offpath.parse_flows(text)]
     offpath.check_shares(flows)
     mix = mix or offpath.default_mix(flows)
-    result = offpath.predict(nic, flows, overrides=parse_overrides(sets), mix=mix)
+    result = offpath.predict(nic, flows, overrides=parse_overrides(sets, nic), mix=mix)
     doc = summarize(nic, flows, result, mix)
     if as_json:
         emit_json(doc)

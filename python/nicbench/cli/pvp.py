@@ -88,14 +88,18 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
     """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."""
     from nicbench import pvp as model
 
+    overrides = parse_overrides(sets, nic)
+    model.check_offered(nic, offered_gbps, f"--gbps {offered_gbps}", overrides)
     result = model.predict(nic, _count(flows_text, "--flows"), _count(size_text, "--size"), vxlan=vxlan,
                            datapath=datapath, flow_order=flow_order, offered_gbps=offered_gbps, megaflows=_megaflows(megaflows_path),
-                           overrides=parse_overrides(sets))
+                           overrides=overrides)
     if as_json:
         emit_json(result)
         return
-    table = Table(title=f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
-                        f"{result['wire_frame_bytes']} B on the wire", title_justify="left")
+    # The heading as its own line: as the two-column table's title it wrapped at the table's ~34 columns.
+    stdout_console.print(f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
+                         f"{result['wire_frame_bytes']} B on the wire", highlight=False, soft_wrap=True)
+    table = Table()
     table.add_column("")
     table.add_column("value", justify="right")
     rows = [("offered Mpps", result["offered_mpps"]), ("received Mpps", result["mpps"]),

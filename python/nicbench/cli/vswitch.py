@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import WholeHelpGroup, emit_json, fail, json_option, stderr_console, stdout_console
+from nicbench.cli.common import WholeHelpGroup, emit_json, fail, json_option, spinner, stderr_console, stdout_console
 
 __all__ = ["vswitch", "COMMANDS"]
 
@@ -64,8 +64,11 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
             fail(f"--offered: {exc}")
         if offered is None:
             fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
+        from nicbench.pvp import check_offered
+
+        check_offered(nic, offered, f"--offered {offered_text}")
     tunnels = [model.parse_port_spec(t) for t in port_specs] or None
-    with model.gc_paused():
+    with model.gc_paused(), spinner(f"walking {trace} through the virtual datapath", enabled=not as_json):
         out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
                                          tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
     if as_json:
@@ -130,8 +133,9 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
             stderr_console.print(f"note: no rule matches in_port={in_port} (the rules match in_port "
                                  f"{', '.join(sorted(matched))}); --in-port names the packets' port",
                                  highlight=False, soft_wrap=True)
-        result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
-                                 tc_policy=tc_policy, lookup=lookup)
+        with spinner(f"walking {pcap} through the virtual datapath", enabled=not as_json):
+            result = model.megaflows(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic,
+                                     tc_policy=tc_policy, lookup=lookup)
     if as_json:
         emit_json(result)
         return
@@ -142,7 +146,7 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
         click.echo(line)
     console = stdout_console
     rate = result.get("upcalls_per_s")
-    console.print(f"[dim]{result['packets']} packets, {len(result['megaflows'])} megaflows, {result['upcalls']} upcalls"
+    console.print(f"[dim]{result['packets']:,} packets, {len(result['megaflows']):,} megaflows, {result['upcalls']:,} upcalls"
                   + (f" ({rate:,.1f}/s)" if rate is not None else "")
                   + (f", host cores busy {result['host_cores_busy']:.3g}" if result.get("host_cores_busy") is not None else "")
                   + "[/dim]")

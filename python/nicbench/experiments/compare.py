@@ -116,8 +116,16 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_nam
         # Nothing to compare is a mistake (two experiments, or one setting differs), not "no regression".
         differ = [p for p in settings_that_differ(a_s, b_s) if p not in ignore]
         hint = f"; they differ in {', '.join(differ)} (--ignore {differ[0]} compares across it)" if differ else ""
+        names = [", ".join(sorted(f["experiment"].astype(str).unique())) if "experiment" in f else "" for f in (a, b)]
+        targets = [", ".join(sorted(f["target"].astype(str).unique())) if "target" in f else "" for f in (a, b)]
+        if all(targets) and targets[0] != targets[1]:  # no --ignore makes two targets' runs comparable
+            why = (f"A holds {targets[0]} runs ({names[0]}), B {targets[1]} runs ({names[1]}); give two result "
+                   "folders of one experiment")
+        else:
+            named = f" (A is {names[0]}, B {names[1]})" if all(names) and names[0] != names[1] else ""
+            why = f"not results of one experiment{named}{hint}"
         raise ValueError(f"compare {a_name} {b_name}: no point and metric in common ({only_a:,} only in A, "
-                         f"{only_b:,} only in B): not results of one experiment{hint}")
+                         f"{only_b:,} only in B): {why}")
     rows = pd.DataFrame({
         **{p: both[p] for p in params},
         "metric": both["metric"],

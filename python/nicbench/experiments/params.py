@@ -114,10 +114,13 @@ class Param:
         if self.profile_kinds:
             _check_profile(value, self.profile_kinds, self.profile_role)
         if self.numeric:
-            if self.minimum is not None and value < self.minimum:
-                raise UnitError(f"expected {self.expected()} ≥ {_fmt(self.minimum)}{self.unit}, found {raw!r}")
-            if self.maximum is not None and value > self.maximum:
-                raise UnitError(f"expected {self.expected()} ≤ {_fmt(self.maximum)}{self.unit}, found {raw!r}")
+            low, high = self.minimum, self.maximum
+            if (low is not None and value < low) or (high is not None and value > high):
+                if low is not None and high is not None:
+                    allowed = f"from {_fmt(low)}{self.unit} to {_fmt(high)}{self.unit}"
+                else:
+                    allowed = f"≥ {_fmt(low)}{self.unit}" if low is not None else f"≤ {_fmt(high)}{self.unit}"
+                raise UnitError(f"expected {self.expected()} {allowed}, found {raw!r}")
         return value
 
     def parse_magnitude(self, raw: Any) -> Scalar:
@@ -205,7 +208,8 @@ class Param:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:g}"
+    """A bound as people read it: whole numbers grouped (4,294,967,296, not 4.29497e+09)."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
 
 
 def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, str] | None) -> None:

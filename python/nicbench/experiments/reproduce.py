@@ -8,6 +8,7 @@ the study index `reports/<study>/index.html` with the published-vs-nicbench comp
 from __future__ import annotations
 
 import concurrent.futures as cf
+import difflib
 import math
 import multiprocessing
 import os
@@ -82,6 +83,13 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
         if not names:
             raise ValueError("name a study (e.g. `nicbench reproduce foundation`) or pass --all")
         folders = [Path(n) if Path(n, "study.toml").is_file() else Path(studies_dir) / n for n in names]
+        for name, folder in zip(names, folders):
+            if not (folder / "study.toml").is_file():
+                known = sorted(f.name for f in find_studies(studies_dir))
+                close = difflib.get_close_matches(name.lower(), known, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise FileNotFoundError(2, f"no such study ({hint}studies in {studies_dir}: "
+                                           f"{', '.join(known) or 'none'})", name)
     return [load_study(f) for f in folders]
 
 

@@ -36,6 +36,7 @@ a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 import re
@@ -155,7 +156,11 @@ class Spec:
         for name, text in raw.items():
             p = self.target.param(name)
             if p is None:
-                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r}")
+                known = [q.name for q in self.target.params]
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r} ({hint}it has: "
+                                f"{', '.join(known)})")
             try:
                 values[name] = p.parse(text)
             except UnitError as exc:
@@ -217,18 +222,24 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     except UnitError as exc:
         raise SpecError.at(file, "experiment.timeout", str(exc)) from None
 
+    def at(key: str, message: str) -> SpecError:
+        # A --set is the command line's, not a key of the file: named first, the spec after.
+        if key.startswith("--set "):
+            return SpecError(f"{key}: {message} (spec {file})")
+        return SpecError.at(file, key, message)
+
     def param(key: str, name: str) -> Param:
         p = target.param(name)
         if p is None:
             known = ", ".join(p.name for p in target.params)
-            raise SpecError.at(file, key, f"target {target.name} has no parameter {name!r} (it has: {known})")
+            raise at(key, f"target {target.name} has no parameter {name!r} (it has: {known})")
         return p
 
     def value(key: str, name: str, raw: Any) -> Any:
         try:
             return param(key, name).parse(raw)
         except UnitError as exc:
-            raise SpecError.at(file, key, str(exc)) from None
+            raise at(key, str(exc)) from None
 
     # Axes: [sweep] (each key one axis) and [[zip]] (each table one axis of tuples).
     axes: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]] = []

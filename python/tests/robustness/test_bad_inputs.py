@@ -133,7 +133,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("run scheduler bad", ["run", "{noop_spec}", "--results", "{out}/r", "--scheduler", "somewhere"],
      "expected a scheduler address such as tcp://HOST:8786"),
     ("run set nic unknown", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield"],
-     "--set nic': expected a profile of kind connectx (bluefield1, connectx4, connectx5, connectx6)"),
+     "--set nic: expected a profile of kind connectx (bluefield1, connectx4, connectx5, connectx6)"),
     ("run set nic of another kind", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic=bluefield2"],
      "found 'bluefield2', a profile of kind offpath"),
     ("run set nic not a profile", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic={empty_toml}"],
@@ -243,6 +243,57 @@ CASES: list[tuple[str, list[str], str]] = [
      "nope: no results there, nor an experiment of that name in"),
     ("calibrate measurements binary", ["calibrate", "--base", "connectx5", "--measurements", "{good_pcap}", "-o",
                                        "{out}/m.toml"], "not a text (CSV) file"),
+    ("calibrate measurements metric typo", ["calibrate", "--base", "connectx5", "--measurements", "{m_typo}", "-o",
+                                            "{out}/m.toml"], "metric 'rx_gbsp' is not one pam21-fig2b reports (did you mean 'rx_gbps'?"),
+    ("calibrate measurements short row", ["calibrate", "--base", "connectx5", "--measurements", "{m_short}", "-o",
+                                          "{out}/m.toml"], "m_short.csv:2: no value for column(s) value"),
+    ("calibrate measurements column typo", ["calibrate", "--base", "connectx5", "--measurements", "{m_rule}", "-o",
+                                            "{out}/m.toml"],
+     "matches 13 points of pam21-fig2b; give column(s) rules (values {0, 10000"),
+    ("calibrate measurements no such point", ["calibrate", "--base", "connectx5", "--measurements", "{m_point}", "-o",
+                                              "{out}/m.toml"], "no point of pam21-fig2b has groups=3 (its points have groups in {1, 2, 4, 8, 16})"),
+    ("calibrate fewshot set negative", ["calibrate", "--base", "connectx5", "--measurements", "{m_good}", "-o",
+                                        "{out}/m.toml", "--set", "steering_cache_entries=-5"],
+     "--set steering_cache_entries=-5: parameter 'steering_cache_entries' must be > 0, got -5"),
+    ("results export csv named parquet", ["results", "export", "{noop_a_results}", "--csv", "-o", "{out}/x.parquet"],
+     "x.parquet is a parquet name, but --csv was given"),
+    ("report output not html", ["report", "{noop_a_results}", "-o", "{out}/r.png"],
+     "r.png: the report is an HTML page; give a name ending in .html"),
+    ("compare report not html", ["compare", "{noop_a_results}", "{noop_a_results}", "--report", "{out}/c.png"],
+     "c.png: the report is an HTML page"),
+    ("compare plot not an image", ["compare", "{noop_a_results}", "{noop_a_results}", "--plot", "{out}/d.txt"],
+     "d.txt: the plot is an image; give a name ending in .png"),
+    ("run set packets beyond the generator", ["run", "{gen_spec}", "--results", "{out}/r", "--set", "packets=1e12"],
+     "--set packets: expected a count such as 10000, 10k or 1M from 1 to 4,294,967,296, found '1e12'"),
+    ("paths set unknown parameter", ["paths", "--flow", "client->soc READ 4KiB", "--set", "soc_cors=1"],
+     "--set soc_cors: not a parameter of profile bluefield2 (did you mean 'soc_cores'"),
+    ("simulate set unknown parameter", ["simulate", "--set", "steering_cache_entrie=1", "--duration", "1ms"],
+     "--set steering_cache_entrie: not a parameter of profile connectx5 (did you mean 'steering_cache_entries'?"),
+    ("pvp set unknown parameter", ["pvp", "--set", "bogus=1"], "--set bogus: not a parameter of profile connectx5-25g"),
+    ("pvp gbps above the line rate", ["pvp", "--gbps", "100"],
+     "--gbps 100.0: above the line rate of connectx5-25g (25 Gbps on the wire)"),
+    ("vswitch offered above the line rate", ["vswitch", "--openflow", "{of_rules}", "--trace", "{good_pcap}",
+                                             "--offered", "100Gbps"],
+     "--offered 100Gbps: above the line rate of connectx5-25g (25 Gbps on the wire)"),
+    ("paths range smaller than payload", ["paths", "--flow", "client->soc READ 4KiB in 1B"],
+     "in: the address range (1 B) is smaller than one request's payload (4,096 B)"),
+    ("paths payload unit unknown", ["paths", "--flow", "client->soc READ 1TiB"], "at most 1 GiB), found '1TiB'"),
+    ("compare two targets' results", ["compare", "{noop_a_results}", "{gen_results}"],
+     "A holds synthetic.noop runs (noop_a), B gen.rate runs (gen_small); give two result folders of one experiment"),
+    ("report with another target's results", ["report", "{noop_a_results}", "--with", "{gen_results}", "-o",
+                                              "{out}/w.html"], "A holds synthetic.noop runs (noop_a), B gen.rate runs"),
+    ("reproduce study typo", ["reproduce", "ovs_offload", "--results", "{out}/rr", "--reports", "{out}/rp"],
+     "ovs_offload: no such study (did you mean ovs-offload? studies in"),
+    ("results ls results is a file", ["results", "ls", "--results", "{good_rules}"], "good.flow: not a folder"),
+    ("results ls results missing", ["results", "ls", "--results", "{out}/no-such-results"],
+     "no-such-results: no such folder"),
+    ("run only parameter typo", ["run", "{gen_spec}", "--results", "{out}/r", "--only", "sizes=64"],
+     "--only sizes: target gen.rate has no parameter 'sizes' (did you mean 'size'? it has: size, imix"),
+    ("calibrate measurements other unit", ["calibrate", "--base", "connectx5", "--measurements", "{m_mbps}", "-o",
+                                           "{out}/m.toml"],
+     "unit 'Mbps', but pam21-fig2b reports rx_gbps in Gbps; convert the value to Gbps"),
+    ("calibrate refit without its measurements", ["calibrate", "{moved_profile}", "--dry-run"],
+     "its [fitted_on] measurements name"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
 ]
@@ -294,6 +345,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "cx_spec_bad_nic": text("cxbad.toml", '[experiment]\nname = "cxbad"\ntarget = "connectx.forward"\n'
                                               '[params]\nnic = "argus-host"\n'),
         "empty_toml": text("empty.toml", ""),
+        "gen_spec": text("gen.toml", '[experiment]\nname = "gen"\ntarget = "gen.rate"\nrepeat = 1\n'),
         "noop_spec": text("noop.toml", '[experiment]\nname = "noop"\ntarget = "synthetic.noop"\nrepeat = 1\n'),
         "spec_bad_timeout": text("slow.toml", '[experiment]\nname = "slow"\ntarget = "synthetic.noop"\n'
                                               'timeout = "whenever"\n'),
@@ -315,9 +367,20 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "fifo": _fifo(d / "nowriter.pcap"),
         "dangling": _dangling(d / "dangling.pcap"),
         "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
+        # Hand-written measurements for `calibrate --measurements` (pam21 Fig. 2b points), each with one mistake.
+        "m_typo": text("m_typo.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"
+                                     "pam21-fig2b,4,100000,rx_gbsp,60\n"),
+        "m_good": text("m_good.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
+        "m_mbps": text("m_mbps.csv", "experiment,groups,rules,metric,value,unit\npam21-fig2b,1,100000,rx_gbps,80000,Mbps\n"),
+        # A few-shot profile whose recorded measurements are not beside it (copied without them).
+        "moved_profile": text("moved.toml", _moved_profile()),
+        "m_short": text("m_short.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps\n"),
+        "m_rule": text("m_rule.csv", "experiment,groups,rule,metric,value\npam21-fig2b,1,100000,rx_gbps,80\n"),
+        "m_point": text("m_point.csv", "experiment,groups,rules,metric,value\npam21-fig2b,3,100000,rx_gbps,80\n"),
         # Two results folders with no point in common (x = 1 vs x = 2), for `compare`.
         "noop_a_results": _noop_results(d, "a", 1.0),
         "noop_b_results": _noop_results(d, "b", 2.0),
+        "gen_results": _gen_results(d),
     }
 
 
@@ -328,6 +391,25 @@ def _noop_results(d: Path, tag: str, x: float) -> str:
     proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
     return str(d / "results" / f"noop_{tag}")
+
+
+def _moved_profile() -> str:
+    """connectx5's profile with a [fitted_on] record naming a measurements file that is not there."""
+    from nicbench.calibrate import resolve_profile
+
+    text = resolve_profile("connectx5").read_text()
+    return text + ('\n[fitted_on]\nbase = "connectx5"\nstudy = "pam21"\nmeasurements = ["gone.csv"]\n'
+                   'parameters = []\n')
+
+
+def _gen_results(d: Path) -> str:
+    """The results folder of a one-run gen.rate experiment (another target than synthetic.noop)."""
+    spec = d / "gen_small.toml"
+    spec.write_text('[experiment]\nname = "gen_small"\ntarget = "gen.rate"\nrepeat = 1\n'
+                    '[params]\npackets = 100\nflows = 10\n')
+    proc, _ = _run(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"])
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    return str(d / "results" / "gen_small")
 
 
 def _run(args: list[str]) -> tuple[subprocess.CompletedProcess | None, float]:

@@ -10,13 +10,19 @@ from __future__ import annotations
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 
+# The generator's own bounds (nicbench.traffic, not imported here: it loads the native module): a
+# spec or `--set packets=1e12` beyond them is refused when the spec is read, not hours into a run.
+MAX_GEN_FLOWS = 1 << 24
+MAX_TRACE_PACKETS = 1 << 32
+
+
 @target(
     "gen.rate",
     params=[
         Param("size", "size_bytes", 1500, "frame size incl. FCS", minimum=60, maximum=9216),
         Param("imix", "bool", False, "IMIX 7:4:1 of 64/594/1518 B instead of a fixed size"),
-        Param("flows", "count", 10_000, "distinct flows", minimum=1),
-        Param("packets", "count", 1_000_000, "packets to generate per run", minimum=1),
+        Param("flows", "count", 10_000, "distinct flows", minimum=1, maximum=MAX_GEN_FLOWS),
+        Param("packets", "count", 1_000_000, "packets to generate per run", minimum=1, maximum=MAX_TRACE_PACKETS),
         Param("rate", "rate_bps", None, "pacing rate ('max': unpaced, as fast as possible)", none_word="max"),
         Param("proto", "choice", "udp", "L4 protocol", choices=("udp", "tcp")),
         Param("ipv6", "bool", False, "IPv6 instead of IPv4"),

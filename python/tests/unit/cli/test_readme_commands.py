@@ -219,3 +219,15 @@ def test_readme_commands_run_as_written(tmp_path):
             failures.append(f"{step.where}: `{shlex.join(argv)}` exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
     assert not failures, "\n".join(failures)
 
+
+
+def test_python_api_block_runs_as_written(tmp_path):
+    """The README's "Python API" block, pasted into a fresh interpreter in an empty folder, runs."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Python API"):]
+    block = next(b for b in readme_blocks(section) if b.label == "python")
+    env = {k: v for k, v in os.environ.items() if k != "NICBENCH_RESULTS"}
+    proc = subprocess.run([sys.executable, "-c", "\n".join(block.lines)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "flows.parquet").stat().st_size > 0

@@ -18,11 +18,11 @@ def test_parse_flow_with_share():
 
 
 def test_parse_flow_every_keyword():
-    f = offpath.parse_flow("host -> soc write 64KiB x 0.25 @ 56Gbps batch 16 in 1.5KiB threads 24 machines 2")
+    f = offpath.parse_flow("host -> soc write 64KiB x 0.25 @ 56Gbps batch 16 in 96KiB threads 24 machines 2")
     assert f.path == "host->soc" and f.verb == "WRITE" and f.share == pytest.approx(0.25)
     # 56 Gbps of 64 KiB payloads = 56e9 / (8 * 65536) requests/s
     assert f.offered_mpps == pytest.approx(56e9 / (8 * 65536) / 1e6)
-    assert (f.doorbell_batch, f.address_range_bytes, f.threads, f.machines) == (16, 1536, 24, 2)
+    assert (f.doorbell_batch, f.address_range_bytes, f.threads, f.machines) == (16, 96 * 1024, 24, 2)
 
 
 def test_parse_flow_aliases_and_packet_rate():
@@ -68,7 +68,7 @@ def test_parse_flows_splits_on_semicolons():
 
 
 def test_label_round_trips():
-    f = offpath.parse_flow("host->soc WRITE 64KiB x 20% batch 4 in 48KiB")
+    f = offpath.parse_flow("host->soc WRITE 64KiB x 20% batch 4 in 128KiB")
     assert offpath.parse_flow(f.label()) == f
 
 
