@@ -104,7 +104,10 @@ pub fn profiles_dir(explicit: Option<&str>) -> PathBuf {
     if let Some(dir) = std::env::var_os("NICBENCH_PROFILES") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+    // The repository's profiles/, two folders above this crate, without `..` in the path that
+    // error messages show.
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.ancestors().nth(2).unwrap_or(crate_dir).join("profiles")
 }
 
 /// The file `name_or_path` names: a path (ends in `.toml` or has a folder), else
@@ -238,7 +241,7 @@ impl Profile {
     pub fn params<P: ModelParams>(&self) -> Result<P, ModelError> {
         if self.kind != P::KIND {
             return Err(ModelError::Profile(format!(
-                "'{}' is for the {} model, not the {} model (the {} model is run by {}; this one wants a {} profile)",
+                "'{}' is for the {} model, not the {} model (the {} model is run by {}; this one needs a profile of the {} model)",
                 self.name,
                 self.kind,
                 P::KIND,
