@@ -13,6 +13,7 @@ from typing import Callable, Union
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
 from nicbench.units import Rate
 
 __all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec"]
@@ -27,11 +28,6 @@ FCS_BYTES: int = _native.FCS_BYTES
 # below one packet per second a trace of a few packets spans days.
 MAX_RATE_PPS = 1e9
 MIN_RATE_PPS = 1.0
-# Flows the generator keeps: ~200 B each (peak RSS of `nicbench gen --flows 1M --packets 10` minus
-# that of 100k: 217 MB - 40 MB over 900k flows), ~3.3 GB at the cap.
-MAX_GEN_FLOWS = 1 << 24
-# Packets one generated trace may hold: 2^32 (a 100 Gbps, 1500 B stream of 8 min; ~300 GB of pcap at 64 B).
-MAX_TRACE_PACKETS = 1 << 32
 # Frame sizes of the `imix` mix [bytes, incl. FCS] (the generator's IMIX: 64, 594, 1518).
 IMIX_SIZES = (64, 594, 1518)
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
 
-# The generator's own bounds (nicbench.traffic, not imported here: it loads the native module): a
-# spec or `--set packets=1e12` beyond them is refused when the spec is read, not hours into a run.
-MAX_GEN_FLOWS = 1 << 24
-MAX_TRACE_PACKETS = 1 << 32
+# The generator's own bounds: a spec or `--set packets=1e12` beyond them is refused when the spec
+# is read, not hours into a run.
 
 
 @target(
