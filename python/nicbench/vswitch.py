@@ -90,11 +90,11 @@ def _port_names(rules: Iterable[dict[str, Any]]) -> set[str]:
         if isinstance(port, dict) and isinstance(port.get("name"), str):
             names.add(port["name"])
 
+    rules = list(rules)
     for r in rules:
-        visit((r.get("matches") or {}).get("in_port"))
         for a in r.get("actions", []):
             visit(a.get("port"))
-    return names
+    return names | matched_in_ports(rules)
 
 
 def matched_in_ports(rules: Iterable[dict[str, Any]]) -> set[str]:

@@ -190,9 +190,9 @@ def _print_fewshot(outcome, as_json: bool) -> None:
         emit_json(outcome.as_dict())
         return
     free = [s for s in outcome.selection if s.free]
-    table = Table(title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on {outcome.points} independent "
-                        f"measured point{'' if outcome.points == 1 else 's'} (base {outcome.base}, study {outcome.study})",
-                  title_justify="left")
+    table = Table(title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on "
+                        f"{counted(outcome.points, 'independent measured point')} (base {outcome.base}, study "
+                        f"{outcome.study})", title_justify="left")
     for col in ("parameter", outcome.base, "fitted", "± 1σ", "why freed"):
         table.add_column(col)
     for s in free:

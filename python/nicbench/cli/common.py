@@ -59,6 +59,7 @@ def print_table(table: Any) -> None:
     # Console.print(width=) cannot go past the console's width: a console of the table's width
     Console(width=max(console.width, natural), no_color=console.no_color).print(table)
 
+
 def describe_range(low: Any, high: Any, low_open: bool = False, high_open: bool = False) -> str:
     """`1 to 1024`, `at least 1`, `more than 0 and at most 1`: a number range in words."""
     def show(x: Any) -> str:

@@ -529,7 +529,7 @@ def _check_image_name(path: str | None) -> None:
     formats = FigureCanvasBase.get_supported_filetypes()
     if Path(path).suffix.lower().lstrip(".") not in formats:
         raise click.BadParameter(f"{path}: the plot is an image; give a name ending in "
-                                 f"{', '.join('.' + f for f in ('png', 'svg', 'pdf'))} (or another of "
+                                 ".png, .svg, .pdf (or another of "
                                  f"{', '.join(sorted(formats))})", param_hint="--plot")
 
 

@@ -36,7 +36,6 @@ a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 import re
@@ -156,11 +155,7 @@ class Spec:
         for name, text in raw.items():
             p = self.target.param(name)
             if p is None:
-                known = [q.name for q in self.target.params]
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                raise SpecError(f"{prefix}{name}: target {self.target.name} has no parameter {name!r} ({hint}it has: "
-                                f"{', '.join(known)})")
+                raise SpecError(f"{prefix}{name}: {self.target.no_such_param(name)}")
             try:
                 values[name] = p.parse(text)
             except UnitError as exc:
@@ -231,8 +226,7 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     def param(key: str, name: str) -> Param:
         p = target.param(name)
         if p is None:
-            known = ", ".join(p.name for p in target.params)
-            raise at(key, f"target {target.name} has no parameter {name!r} (it has: {known})")
+            raise at(key, target.no_such_param(name))
         return p
 
     def value(key: str, name: str, raw: Any) -> Any:
@@ -368,7 +362,7 @@ def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[s
     for k, v in where.items():
         p = spec.target.param(k)
         if p is None:
-            raise SpecError.at(file, f"{key}.where.{k}", f"target {spec.target.name} has no parameter {k!r}")
+            raise SpecError.at(file, f"{key}.where.{k}", spec.target.no_such_param(k))
         try:
             parsed_where[k] = p.parse(v)
         except UnitError as exc:

@@ -77,6 +77,15 @@ class Target:
                 return p
         return None
 
+    def no_such_param(self, name: str) -> str:
+        """What is wrong with a parameter name this target does not have: the closest name, and its names."""
+        import difflib
+
+        known = [p.name for p in self.params]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"target {self.name} has no parameter {name!r} ({hint}it has: {', '.join(known)})"
+
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 

@@ -32,9 +32,13 @@ def draw(ax, records, figure, units: Units) -> Drawn:
                 yerr = [y - frame["p25"].to_numpy(float), frame["p75"].to_numpy(float) - y]
             lines.append((value, i, series, frame[figure.x].to_numpy(float), y, yerr))
     colors = {}
+    every = np.concatenate([y for *_, y, _ in lines]) if lines else np.array([])
+    every = every[np.isfinite(every)]
+    span = float(every.max() - every.min()) if every.size else 0.0
     for k, (value, i, series, x, y, yerr) in enumerate(lines):
         bars = ax.errorbar(x, y, yerr=yerr, marker=SOURCE_MARKERS[i % 4], ms=4, capsize=3,
-                           label=series and series + _hidden_under(lines, k), color=colors.get(value), ls=SOURCE_STYLES[i % 4])
+                           label=series and series + _hidden_under(lines, k, span), color=colors.get(value),
+                           ls=SOURCE_STYLES[i % 4])
         colors.setdefault(value, bars.lines[0].get_color())
     units.set_axis(ax.xaxis, figure.x)
     units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
@@ -45,14 +49,11 @@ def draw(ax, records, figure, units: Units) -> Drawn:
                  position=lambda x, hue: float(x))
 
 
-def _hidden_under(lines: list, k: int) -> str:
+def _hidden_under(lines: list, k: int, span: float) -> str:
     """` (≈ flows=128K, under it)` when a series drawn later lies on this one (within 1% of the
-    plot's y span, or of each value): its line covers this one, which the legend would otherwise list
-    with no line to be seen (Fig. 8's 64K and 128K flows differ by 0.3%)."""
+    plot's y `span`, or of each value): its line covers this one, which the legend would otherwise
+    list with no line to be seen (Fig. 8's 64K and 128K flows differ by 0.3%)."""
     _, i, _, x, y, _ = lines[k]
-    every = np.concatenate([ys for *_, ys, _ in lines])
-    every = every[np.isfinite(every)]
-    span = float(every.max() - every.min()) if every.size else 0.0
     for _, j, later, x2, y2, _ in lines[k + 1:]:
         if j != i or len(x2) != len(x) or not np.array_equal(x2, x):
             continue
