@@ -93,9 +93,10 @@ def _summaries(df: pd.DataFrame, params: list[str]) -> pd.DataFrame:
 
 
 def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_name: str = "A",
-                   b_name: str = "B", ignore: tuple[str, ...] = ()) -> Comparison:
+                   b_name: str = "B", ignore: tuple[str, ...] = (), where: str | None = None) -> Comparison:
     """Compares two records frames (`load_results` output) of the same experiment; `ignore`:
-    parameters left out of a point's identity (e.g. `nic`, to compare two profiles' runs)."""
+    parameters left out of a point's identity (e.g. `nic`, to compare two profiles' runs); `where`:
+    how an error starts (default `compare A B`, the command's words)."""
     if not acceptable >= 0 or math.isinf(acceptable):
         raise ValueError(f"acceptable margin must be a finite fraction ≥ 0, found {acceptable!r}")
     skip = set(RESERVED_NAMES) | set(PROVENANCE_COLUMNS)
@@ -124,7 +125,7 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_nam
         else:
             named = f" (A is {names[0]}, B {names[1]})" if all(names) and names[0] != names[1] else ""
             why = f"not results of one experiment{named}{hint}"
-        raise ValueError(f"compare {a_name} {b_name}: no point and metric in common ({only_a:,} only in A, "
+        raise ValueError(f"{where or f'compare {a_name} {b_name}'}: no point and metric in common ({only_a:,} only in A, "
                          f"{only_b:,} only in B): {why}")
     rows = pd.DataFrame({
         **{p: both[p] for p in params},

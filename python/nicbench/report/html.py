@@ -287,7 +287,8 @@ def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[
 
     if ignore is None:
         ignore = settings_that_differ(fa, fb)
-    c = compare_frames(fa, fb, acceptable=acceptable, a_name=names[0], b_name=names[1], ignore=ignore)
+    c = compare_frames(fa, fb, acceptable=acceptable, a_name=names[0], b_name=names[1], ignore=ignore,
+                       where=f"--with {names[1]} (B) vs {names[0]} (A)")
     d = c.as_dict()
     v = d["verdicts"]
     compared = ("" if not ignore else " Points are matched although the results differ in "
