@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, counted, emit_json, fmt_number, json_option, spinner, stderr_console, stdout_console
+from nicbench.cli.common import (IntRange, counted, emit_json, fmt_number, json_option, print_table, spinner,
+                                 stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -37,7 +38,7 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
         table.add_column(col, justify="right")
     for pt in outcome.points:
         table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3), fmt_number(pt["model_ns"], 3))
-    stdout_console.print(table)
+    print_table(table)
     stdout_console.print(f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
                          f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "
                          f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
@@ -127,17 +128,18 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         return
     table = Table(title=f"fitted parameters of {outcome.profile}: {len(outcome.parameters)} free on "
                         f"{outcome.points} independent calibration points", title_justify="left")
-    for col in ("parameter", "start", "fitted", "± 1σ", "bounds", "data constrain it"):
-        table.add_column(col)
+    table.add_column("parameter", no_wrap=True, overflow="fold")  # typed back in --set/--param: never cut
+    for col in ("start", "fitted", "± 1σ", "bounds", "data constrain it"):
+        table.add_column(col, no_wrap=col != "data constrain it")
     for name, p in outcome.parameters.items():
         c = outcome.certainty.get(name)
-        sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+        sigma = _sigma_cell(c, p)
         verdict = "–" if c is None else ("yes" if c.constrained else f"no: {c.reason}")
         if c is not None and c.constrained and abs(c.max_correlation) > 0.9:
             verdict += f" (corr {c.max_correlation:+.2f} with {c.correlated_with})"
         table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma,
                       f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]", verdict)
-    stdout_console.print(table)
+    print_table(table)
     errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
     for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):
         errors.add_column(col)
@@ -145,7 +147,7 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         errors.add_row(set_name, str(s["entries"]), str(s["passed"]), str(s["failed"]),
                        f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
                        fmt_number(s["rms_residual"], 3))
-    stdout_console.print(errors)
+    print_table(errors)
     worst = sorted((r for r in outcome.rows if r["status"] != "pass"),
                    key=lambda r: -abs(r["rel_error"]) if math.isfinite(r["rel_error"]) else -math.inf)[:10]
     if worst:
@@ -155,11 +157,21 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         for r in worst:
             t.add_row(r["id"], r["set"], r["metric"], fmt_number(r["value"]), fmt_number(r["model"]),
                       f"{r['rel_error']:+.0%}" if math.isfinite(r["rel_error"]) else r["status"])
-        stdout_console.print(t)
+        print_table(t)
     for label, err in list(outcome.errors.items())[:5]:
         stderr_console.print(f"[red]failed run[/] {label}: {err}")
     stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
                          + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
+
+
+def _sigma_cell(c: Any, p: dict[str, float]) -> str:
+    """The fit's 1σ for people: wider than the parameter's bounds, it says only that (the data leave
+    the parameter anywhere in them), not a 19-digit number."""
+    if c is None or not math.isfinite(c.sigma):
+        return "–"
+    if c.sigma > p["high"] - p["low"]:
+        return "> its bounds"
+    return f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
 
 
 def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:
@@ -193,14 +205,19 @@ def _print_fewshot(outcome, as_json: bool) -> None:
     table = Table(title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on "
                         f"{counted(outcome.points, 'independent measured point')} (base {outcome.base}, study "
                         f"{outcome.study})", title_justify="left")
-    for col in ("parameter", outcome.base, "fitted", "± 1σ", "why freed"):
-        table.add_column(col)
+    # Numbers in the table, the prose under it: beside a 33-character name an 80-column table has no
+    # room for a sentence per row, and the name is what a user types back in --set (never cut).
+    table.add_column("parameter", no_wrap=True, overflow="fold")
+    for col in (outcome.base, "fitted", "± 1σ"):
+        table.add_column(col, no_wrap=True, justify="right")
     for s in free:
         p, c = outcome.parameters[s.name], outcome.certainty.get(s.name)
-        sigma = "–" if c is None or not math.isfinite(c.sigma) else f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+        table.add_row(s.name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), _sigma_cell(c, p))
+    print_table(table)
+    for s in free:
+        c = outcome.certainty.get(s.name)
         why = s.reason if c is None or c.constrained else f"{s.reason}; after the fit: {c.reason}"
-        table.add_row(s.name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma, why)
-    stdout_console.print(table)
+        stdout_console.print(f"freed {s.name}: {why}", highlight=False, soft_wrap=True)
     kept: dict[str, list[str]] = {}
     for s in outcome.selection:
         if not s.free:
@@ -216,7 +233,7 @@ def _print_fewshot(outcome, as_json: bool) -> None:
     for label, s in (("zero-shot (before the fit)", outcome.zero_shot), ("fitted", outcome.fitted)):
         errors.add_row(label, str(s["entries"]), str(s["passed"]),
                        f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–")
-    stdout_console.print(errors)
+    print_table(errors)
     for label, err in list(outcome.errors.items())[:5]:
         stderr_console.print(f"[red]failed run[/] {label}: {err}")
     stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "

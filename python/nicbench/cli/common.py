@@ -57,7 +57,7 @@ def print_table(table: Any) -> None:
 
     natural = Measurement.get(console, console.options.update(width=10_000), table).maximum
     # Console.print(width=) cannot go past the console's width: a console of the table's width
-    Console(width=max(console.width, natural), no_color=console.no_color).print(table)
+    Console(file=console.file, width=max(console.width, natural), no_color=console.no_color).print(table)
 
 
 def describe_range(low: Any, high: Any, low_open: bool = False, high_open: bool = False) -> str:
