@@ -37,8 +37,12 @@ test-python: develop
 
 # The quick studies as a gate: every reference value and claim passes or is a declared known miss
 # (studies/<study>/known_misses.toml); pam21 takes minutes and runs with `make reproduce`.
+# The README's "Current figures" of these studies are checked against the same run.
 test-gates: develop
-	nicbench reproduce ovs-offload argus100g offpath --strict --results build/gate-results --reports build/gate-reports
+	mkdir -p build
+	nicbench reproduce ovs-offload argus100g offpath --strict --json --results build/gate-results \
+		--reports build/gate-reports > build/gate-reproduce.json
+	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json
 
 $(STAMP): requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Checks the "Current figures" README.md gives for a study against a `nicbench reproduce --json` run.
+
+    nicbench reproduce ovs-offload argus100g offpath --json ... > build/gate.json
+    python scripts/check_readme_figures.py build/gate.json
+
+For each study in the JSON, the README paragraph that names it (`reproduce STUDY` or `study \\`STUDY\\``)
+and gives "Current figures" must contain, whitespace and bold marks aside,
+`calibration P/N pass (median |error| X%)` and `validation, independent: P/N pass (median |error| Y%)`
+as this run computed them; a paragraph that also gives the median over the entries that are not
+drop/no-drop flags (`over the N that are not drop flags: Z%`) is checked too. Prints what it
+checked; exits 1 naming each figure that drifted (the README is then out of date), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _paragraph(text: str, study: str) -> str | None:
+    names = (f"reproduce {study}`", f"study `{study}`")
+    for para in re.split(r"\n\s*\n", text):
+        flat = " ".join(para.replace("**", "").split())
+        if "Current figures" in flat and any(n in flat for n in names):
+            return flat
+    return None
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def expected_fragments(study: dict) -> list[str]:
+    """The phrases the README must hold for one study of the JSON."""
+    s = study["summary"]
+    out = []
+    if "calibration" in s:
+        c = s["calibration"]
+        out.append(f"calibration {c['passed']}/{c['entries']} pass (median |error| {_pct(c['median_abs_rel_error'])})")
+    if "validation (independent)" in s:
+        v = s["validation (independent)"]
+        out.append(f"validation, independent: {v['passed']}/{v['entries']} pass "
+                   f"(median |error| {_pct(v['median_abs_rel_error'])}")
+    return out
+
+
+def numeric_median(study: dict) -> tuple[int, float] | None:
+    """Independent validation entries that are not drop/no-drop flags (metric `drops`, 0 or 1): how
+    many, and their median |relative error|; None when the study has no such flags."""
+    rows = [c for p in study["pages"] for c in p["comparisons"]
+            if c["set"] == "validation" and c.get("restates") is None]
+    flags = [c for c in rows if c["metric"] == "drops" and c["published"] in (0.0, 1.0)]
+    if not flags:
+        return None
+    errors = [abs(c["relative_error"]) for c in rows if c not in flags
+              and c["relative_error"] is not None and math.isfinite(c["relative_error"])]
+    return len(errors), statistics.median(errors)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("nicbench: error: usage: check_readme_figures.py REPRODUCE.json", file=sys.stderr)
+        return 2
+    try:
+        studies = json.loads(Path(argv[0]).read_text())
+    except (OSError, ValueError) as e:
+        print(f"nicbench: error: {argv[0]}: not a `nicbench reproduce --json` output ({e})", file=sys.stderr)
+        return 2
+    text = README.read_text()
+    drifted = []
+    for study in studies:
+        para = _paragraph(text, study["study"])
+        if para is None:
+            drifted.append(f"{study['study']}: no README paragraph with its 'Current figures'")
+            continue
+        wanted = expected_fragments(study)
+        numeric = numeric_median(study)
+        if numeric is not None:
+            wanted.append(f"over the {numeric[0]} that are not drop flags: {_pct(numeric[1])}")
+        for fragment in wanted:
+            if fragment in para:
+                print(f"README {study['study']}: {fragment}")
+            else:
+                drifted.append(f"{study['study']}: README does not say '{fragment}' (this run's figure)")
+    for line in drifted:
+        print(f"README out of date: {line}", file=sys.stderr)
+    return 1 if drifted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
