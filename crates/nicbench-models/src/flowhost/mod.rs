@@ -118,7 +118,7 @@ pub struct Request {
     /// Frame size incl. FCS \[B\].
     #[serde(default = "default_frame")]
     pub frame_bytes: f64,
-    /// Offered rate on the wire [Gb/s] (default and maximum: the line rate).
+    /// Offered rate on the wire [Gb/s] (default and maximum: the line rate; above it is an error).
     #[serde(default)]
     pub rate_gbps: Option<f64>,
     /// Zipf exponent of flow popularity (0: equal flows).
@@ -376,6 +376,16 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
             req.processes_per_core, host.smt_threads_per_core
         )));
     }
+    if let Some(r) = req.rate_gbps {
+        // A port cannot put more on the wire than its line rate: refused, not clamped (a sweep
+        // over rates would otherwise report the line rate's results under a higher rate).
+        if r > nic.link_gbps * (1.0 + 1e-9) {
+            return Err(ModelError::Scenario(format!(
+                "rate_gbps = {r} exceeds the capture card's line rate of {} Gbps",
+                nic.link_gbps
+            )));
+        }
+    }
     let place = Placement::new(host, cores as usize, req.processes_per_core as usize);
     let processes = place.processes();
     if processes as f64 > nic.max_streams {
@@ -389,7 +399,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
     let loads = set.assign(processes);
 
     // The card: wire rate → FPGA limit → filter → PCIe limit.
-    let offered_gbps = req.rate_gbps.unwrap_or(nic.link_gbps).min(nic.link_gbps);
+    let offered_gbps = req.rate_gbps.unwrap_or(nic.link_gbps);
     let wire_bits = (req.frame_bytes + nic.wire_overhead_bytes) * 8.0;
     let offered_pps = offered_gbps * 1e9 / wire_bits;
     let fpga_pps = offered_pps.min(nic.fpga_max_mpps * 1e6);

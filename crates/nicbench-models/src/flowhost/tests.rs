@@ -139,3 +139,13 @@ fn test_json_round_trip() {
     let prof = crate::profile_json("argus-host", None).expect("profile");
     assert!(prof.contains("\"calibration_study\":\"argus100g\""));
 }
+
+#[test]
+fn test_rate_above_line_rate_is_refused_not_clamped() {
+    // 100 Gb/s is the card's line rate: exactly it runs, 101 Gb/s is an error naming both rates
+    // (clamped, a sweep over rates reported line-rate results under the higher rate).
+    simulate(&short(r#""cores": 16, "rate_gbps": 100.0"#)).expect("the line rate itself runs");
+    let err = simulate(&short(r#""cores": 16, "rate_gbps": 101.0"#)).expect_err("above the line rate");
+    let text = err.to_string();
+    assert!(text.contains("101") && text.contains("line rate of 100 Gbps"), "{text}");
+}

@@ -42,7 +42,7 @@ _METRICS = {**flowhost.METRICS, "processed_ratio": "", "processed_mbps_per_proce
         Param("flows_per_core", "count", None, "flows = this × cores (load grows with the host)",
               none_word="none"),
         Param("size", "size_bytes", 750, "frame size incl. FCS", minimum=64, maximum=16_384),
-        Param("rate", "rate_bps", 100e9, "offered rate on the wire (capped at the line rate)"),
+        Param("rate", "rate_bps", 100e9, "offered rate on the wire (at most the capture card's line rate)"),
         Param("zipf", "float", 0.0, "Zipf exponent of flow popularity (0: equal flows)", minimum=0.0, maximum=5.0),
         Param("filter_keep", "fraction", 1.0, "fraction of flows the card's filter passes"),
         Param("slice", "size_bytes", None, "payload slicing: bytes kept per frame", none_word="none"),
