@@ -111,7 +111,8 @@ def _print_summary(s: RunSummary) -> None:
         stdout_console.print(f"  Dask workers lost during the sweep: {', '.join(s.workers_lost)}; "
                              f"{s.retried} runs re-run by Dask on other workers", highlight=False, soft_wrap=True)
     if s.failed:
-        stdout_console.print("  failed runs are recorded; re-run the same command to retry them", highlight=False, soft_wrap=True)
+        stdout_console.print("  failed runs are recorded (exit status 1); re-run the same command to retry them",
+                             highlight=False, soft_wrap=True)
 
 
 @click.command()
@@ -159,6 +160,8 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         emit_json(summary.as_dict())
     else:
         _print_summary(summary)
+    if summary.failed:  # stored and retried by the next run, but a script must not go on as if all ran
+        raise SystemExit(1)
 
 
 @click.command()

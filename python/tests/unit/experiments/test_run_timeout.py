@@ -73,7 +73,7 @@ def test_cli_timeout_overrides_the_spec_and_is_validated(tmp_path):
     path, _ = hanging_spec(tmp_path, timeout='timeout = "10min"')
     t0 = time.monotonic()
     proc = harness("run", str(path), "--results", str(tmp_path / "r"), "--jobs", "2", "--timeout", "0.5")
-    assert proc.returncode == 0, proc.stderr  # failed runs are recorded; `run` exits 0 as before
+    assert proc.returncode == 1, proc.stderr  # the timed-out run is recorded as failed: exit status 1
     assert time.monotonic() - t0 < 20
     check_only_x3_timed_out(tmp_path / "r" / "hang", "0.5")
     bad = harness("run", str(path), "--results", str(tmp_path / "r"), "--timeout", "soon")
