@@ -59,9 +59,8 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         if parsed.gbps is None:
             raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
         rate_gbps = parsed.gbps
-        link_gbps = _line_rate_gbps(card)
-        if link_gbps is not None and rate_gbps > link_gbps * (1 + 1e-9):
-            # As `simulate` does: the wire cannot carry more; a silent cap would mislabel the run.
+        link_gbps = model.above_line_rate(card, rate_gbps)
+        if link_gbps is not None:  # as `simulate` does: the wire cannot carry more
             raise NicbenchError(f"--rate {rate}: above the line rate of {card} ({link_gbps:g} Gbps on the wire); "
                                 f"give at most {link_gbps:g}Gbps")
         duration_ns = parse_duration_ns(duration, "--duration")
@@ -103,13 +102,3 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
 
 COMMANDS = [flowhost]
 
-
-def _line_rate_gbps(card: str) -> float | None:
-    """The capture card's line rate [Gbps], or None when its profile cannot be read (the model then
-    says why)."""
-    from nicbench import profiles
-
-    try:
-        return float(profiles.load(card)["param"]["link_gbps"]["value"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

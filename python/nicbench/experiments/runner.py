@@ -104,6 +104,11 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
     store = ExperimentStore(results_root(results), results_name(spec.name, spec.target))
     answers = spec.target.backend or spec.target.backends[0]
     points = select_points(spec.run_points(), only)
+    if spec.target.why_not is not None:  # a point no backend can run: refused before anything starts
+        for point in points:
+            refused = spec.target.why_not(point)
+            if refused:
+                raise ValueError(f"{spec.name}: {refused}")
     if answers != spec.target.backends[0]:  # a point the backend cannot run: refused before anything starts
         chosen = get_backend(answers)
         for point in points:

@@ -288,6 +288,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("results ls results is a file", ["results", "ls", "--results", "{good_rules}"], "good.flow: not a folder"),
     ("results ls results missing", ["results", "ls", "--results", "{out}/no-such-results"],
      "no-such-results: no such folder"),
+    ("run rate above the capture card's line rate", ["run", "{flowhost_spec}", "--results", "{out}/r", "--set",
+                                                     "rate=200Gbps"],
+     "fh: rate 200 Gbps is above the line rate of card napatech-nt100 (100 Gbps on the wire)"),
     ("run only parameter typo", ["run", "{gen_spec}", "--results", "{out}/r", "--only", "sizes=64"],
      "--only sizes: target gen.rate has no parameter 'sizes' (did you mean 'size'? it has: size, imix"),
     ("calibrate measurements other unit", ["calibrate", "--base", "connectx5", "--measurements", "{m_mbps}", "-o",
@@ -348,6 +351,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "empty_toml": text("empty.toml", ""),
         "gen_spec": text("gen.toml", '[experiment]\nname = "gen"\ntarget = "gen.rate"\nrepeat = 1\n'),
         "noop_spec": text("noop.toml", '[experiment]\nname = "noop"\ntarget = "synthetic.noop"\nrepeat = 1\n'),
+        "flowhost_spec": text("fh.toml", '[experiment]\nname = "fh"\ntarget = "flowhost.run"\nrepeat = 1\n'),
         "spec_bad_timeout": text("slow.toml", '[experiment]\nname = "slow"\ntarget = "synthetic.noop"\n'
                                               'timeout = "whenever"\n'),
         "selfjump": text("selfjump.flow", "flow create 0 group 1 ingress pattern eth / end actions jump group 1 / end\n"),

@@ -70,6 +70,9 @@ class Target:
     # Backends that can answer it, the default first (nicbench.backends); the one chosen ("": default).
     backends: tuple[str, ...] = ("virtual",)
     backend: str = ""
+    # Why a point cannot run (a value that is valid alone but not with the others, e.g. a rate above
+    # the card's line rate), checked for every point before anything starts; None: it can.
+    why_not: Callable[[dict[str, Any]], str | None] | None = None
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -116,7 +119,8 @@ def finite_or_nan(x: Any) -> float:
 
 def target(name: str, *, params: list[Param], metrics: dict[str, str], version: str = "1",
            rate_param: str | None = None, offered_metric: str = "offered_packets",
-           received_metric: str = "received_packets", backends: tuple[str, ...] = ("virtual",)) -> Callable:
+           received_metric: str = "received_packets", backends: tuple[str, ...] = ("virtual",),
+           why_not: Callable[[dict[str, Any]], str | None] | None = None) -> Callable:
     """Register a target function under `name` (e.g. `gen.rate`)."""
 
     def register(fn: Callable) -> Callable:
@@ -125,7 +129,7 @@ def target(name: str, *, params: list[Param], metrics: dict[str, str], version: 
         _REGISTRY[name] = Target(name=name, fn=fn, params=tuple(params), metrics=dict(metrics),
                                  doc=(fn.__doc__ or "").strip(), version=version, rate_param=rate_param,
                                  offered_metric=offered_metric, received_metric=received_metric,
-                                 backends=tuple(backends))
+                                 backends=tuple(backends), why_not=why_not)
         return fn
 
     return register

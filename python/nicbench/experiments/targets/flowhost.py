@@ -27,6 +27,14 @@ VERSION = "1"
 _METRICS = {**flowhost.METRICS, "processed_ratio": "", "processed_mbps_per_process": "Mbps"}
 
 
+def _above_line_rate(p: dict) -> str | None:
+    link = flowhost.above_line_rate(p["card"], float(p["rate"]) / 1e9)
+    if link is None:
+        return None
+    return (f"rate {float(p['rate']) / 1e9:g} Gbps is above the line rate of card {p['card']} ({link:g} Gbps on the "
+            "wire); give at most that")
+
+
 @target(
     "flowhost.run",
     params=[
@@ -55,6 +63,7 @@ _METRICS = {**flowhost.METRICS, "processed_ratio": "", "processed_mbps_per_proce
     ],
     metrics=_METRICS,
     version=VERSION,
+    why_not=_above_line_rate,
 )
 def run(p: dict, ctx: RunContext) -> dict:
     """One flow-metering deployment behind the virtual Napatech card."""
@@ -74,3 +83,4 @@ def run(p: dict, ctx: RunContext) -> dict:
     metrics["processed_ratio"] = metrics["processed_mpps"] / offered if offered > 0 else math.nan
     metrics["processed_mbps_per_process"] = metrics["processed_mbps_per_core"] / p["processes_per_core"]
     return metrics
+
