@@ -42,7 +42,7 @@ test-gates: develop
 	mkdir -p build
 	nicbench reproduce ovs-offload argus100g offpath --strict --json --results build/gate-results \
 		--reports build/gate-reports > build/gate-reproduce.json
-	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json
+	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json ovs-offload argus100g offpath
 
 $(STAMP): requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
@@ -76,7 +76,9 @@ bench-flows: develop peers
 	$(BIN)/python benches/flows.py
 
 reproduce: develop
-	nicbench reproduce --all
+	mkdir -p build
+	nicbench reproduce --all --json > build/reproduce-all.json
+	$(BIN)/python scripts/check_readme_figures.py build/reproduce-all.json pam21 ovs-offload argus100g offpath
 
 lock:
 	rm -rf build/lockvenv

@@ -51,3 +51,11 @@ def test_numeric_median_leaves_out_drop_flags():
     n, median = check.numeric_median(_study("argus100g", rows=rows))
     assert n == 2 and abs(median - 0.03) < 1e-12
     assert check.numeric_median(_study("offpath", rows=rows[1:])) is None
+
+
+def test_a_required_study_missing_from_the_run_is_bad_input(tmp_path, capsys):
+    run = tmp_path / "run.json"
+    run.write_text('[{"study": "argus100g", "pages": [], "summary": {}}]')
+    assert check.main([str(run), "pam21"]) == 2
+    assert "no run of pam21" in capsys.readouterr().err
+    assert check.main([str(tmp_path / "none.json")]) == 2
