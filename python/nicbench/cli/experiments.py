@@ -396,7 +396,7 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
             for s in outcome.runs:
                 _print_summary(s)
             d = outcome.as_dict()
-            refs = f"{d['passed']}/{d['references']} reference values pass" if d["references"] else "measured only"
+            refs = f"{d['passed']}/{d['references']} reference values pass" if d["references"] else "no reference values"
             for group, g in d["summary"].items():
                 err = g["median_abs_rel_error"]
                 refs += (f"\n  {group}: {g['passed']}/{g['entries']} pass, median |error| "

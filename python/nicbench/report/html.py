@@ -196,7 +196,7 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
         body += ["<h2>Published vs nicbench</h2>",
-                 '<p class="missing">No published reference values for this experiment (measured only).</p>']
+                 '<p class="missing">No published reference values for this experiment: its numbers are not compared with a paper.</p>']
     body += ["<h2>Runs</h2>",
              f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
              f"<code>{html.escape(str(exp_dir))}</code></p>",
@@ -324,7 +324,7 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
         passed = sum(c.status == "pass" for c in p.comparisons)
         rows.append([f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>', html.escape(p.description),
                      str(p.figures), f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
-                     f"{passed}/{len(p.comparisons)}" if p.comparisons else "measured only",
+                     f"{passed}/{len(p.comparisons)}" if p.comparisons else "no reference values",
                      "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>'])
     body += ["<h2>Experiments</h2>",
              table(["experiment", "description", "figures", "references on a figure", "references passed", "complete"],
@@ -424,7 +424,7 @@ def _selector(r: Reference) -> str:
 
 def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
-        return '<p class="missing">This study has no published reference values (its experiments are measured only).</p>'
+        return '<p class="missing">This study has no published reference values: its experiments\' numbers are not compared with a paper.</p>'
     rows = []
     for set_name in SUMMARY_GROUPS:
         group = [c for c in comparisons if summary_group(c.reference) == set_name]

@@ -223,7 +223,7 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
                            ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
     assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1 of 2", "1/2", "yes"],
-                               ["measured", "", "1", "–", "measured only", "no (3 failed)"]]
+                               ["measured", "", "1", "–", "no reference values", "no (3 failed)"]]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
     assert [row[0] for row in all_refs[1:]] == ["half", "none"]
 
