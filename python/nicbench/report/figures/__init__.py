@@ -25,7 +25,7 @@ import pandas as pd  # noqa: E402
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
 from nicbench.experiments.study import Reference  # noqa: E402
 from nicbench.report.figures import box, cdf, heatmap, line, overlay, timeseries  # noqa: E402
-from nicbench.report.figures.common import EmptyFigure, Units  # noqa: E402
+from nicbench.report.figures.common import EmptyFigure, Units, from_zero_when_flat  # noqa: E402
 from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402
 
 __all__ = ["render", "draw_figure", "RenderedFigure", "EmptyFigure", "DRAWERS", "Mark", "Skip"]
@@ -57,6 +57,11 @@ def draw_figure(ax, figure: FigureSpec, records: pd.DataFrame, units: Units, ref
         ax.set_yscale("log")
     drawn = DRAWERS[figure.kind](ax, records, figure, units)
     marks, skips = place(drawn, figure, list(references), records, target, units)
+    if figure.kind in ("box", "line") and not figure.logy:
+        # What the axis holds: the model's artists and the published values about to go over them.
+        y0, y1 = ax.dataLim.intervaly
+        ys = [y0, y1] + [v for m in marks if m.shape != "bracket" for v in (m.y, m.low, m.high) if v is not None]
+        from_zero_when_flat(ax, ys)
     overlay.draw(ax, marks, logx=log and figure.logx, logy=log and figure.logy)
     return marks, skips
 

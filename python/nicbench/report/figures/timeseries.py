@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from nicbench.report.figures.common import (SOURCE_STYLES, Drawn, EmptyFigure, Units, hue_groups, main_source,
-                                           source_groups, sources, where)
+from nicbench.report.figures.common import (SOURCE_STYLES, Drawn, EmptyFigure, Units, from_zero_when_flat, hue_groups,
+                                           main_source, source_groups, sources, where)
 
 
 def event_kind(label: str) -> str:
@@ -47,7 +47,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
             ax.axvline(t, color=f"C{(n_hues + j) % 10}", ls="--", lw=1, label=label if k == 0 else None)
     units.set_axis(ax.xaxis, "t")
     units.set_axis(ax.yaxis, figure.y, series)
-    _from_zero_when_flat(ax, series["value"].to_numpy(float))
+    from_zero_when_flat(ax, series["value"].to_numpy(float))
     if figure.hue or not events.empty or folders != [None]:
         # Outside the axes: a timeline has no free corner to rely on, and loc="best" would
         # test every vertex of every run (seconds per figure for 8 s timelines at 10 ms bins).
@@ -58,13 +58,3 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     return Drawn("timeseries", figure.y, units.unit(figure.y, series), (), colors,
                  main_source(where(records[records["status"] == "ok"], figure)))
 
-
-def _from_zero_when_flat(ax, values) -> None:
-    """A non-negative series that moves by under 10% of its top (Fig. 3d: 99.8-100.0 Gbps) is drawn
-    from zero: autoscaled, ±0.1% of jitter fills the plot and reads as a throughput swing."""
-    values = values[np.isfinite(values)]
-    if values.size == 0 or values.min() < 0:
-        return
-    top = float(values.max())
-    if top > 0 and top - float(values.min()) < 0.1 * top:
-        ax.set_ylim(0, top * 1.05)

@@ -210,3 +210,31 @@ def test_timeseries_that_barely_moves_is_drawn_from_zero(ax):
     timeseries.draw(moving, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"), Units())
     assert moving.get_ylim()[0] > 30.0
     plt.close(fig)
+
+
+def test_box_and_line_figures_that_barely_move_are_drawn_from_zero():
+    """argus-ht's totals (71.0-72.2 Mpps at 1 and 2 processes per core) autoscaled read as a large
+    SMT loss; drawn from 0 they read as equal. Values that move, and log axes, keep their autoscale;
+    a published value far from the model's counts (its mark must stay on the plot)."""
+    from nicbench.report.figures import draw_figure
+    from nicbench.report.figures.common import from_zero_when_flat
+
+    flat = pd.DataFrame([record("mpps", v, rep, ppc=ppc) for ppc, vs in ((1, [72.2, 71.5, 71.6]), (2, [71.2, 71.4, 71.5]))
+                         for rep, v in enumerate(vs)])
+    for kind in ("box", "line"):
+        fig, ax = plt.subplots()
+        draw_figure(ax, FigureSpec(kind=kind, x="ppc", y="mpps"), flat, Units())
+        assert ax.get_ylim()[0] == 0.0, kind
+        plt.close(fig)
+    fig, ax = plt.subplots()
+    draw_figure(ax, FigureSpec(kind="box", x="ppc", y="mpps", logy=True), flat, Units())
+    assert ax.get_ylim()[0] > 0.0
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    draw_figure(ax, FigureSpec(kind="box", x="size", y="mpps"), box_records(), Units())
+    assert ax.get_ylim()[0] != 0.0
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    assert not from_zero_when_flat(ax, [71.0, 72.2, 100.0]) and from_zero_when_flat(ax, [71.0, 72.2])
+    assert not from_zero_when_flat(ax, [-1.0, -1.05]) and not from_zero_when_flat(ax, [0.0, 0.0])
+    plt.close(fig)
