@@ -53,7 +53,9 @@ def resolve_revision(repo: Path, name: str) -> Revision:
 
 
 def _checkout(repo: Path, rev: Revision, workdir: Path, log: Callable[[str], None]) -> Path:
-    tree = workdir / rev.commit[:12]
+    # Absolute: the revision's nicbench is started with the tree as its working directory, where a
+    # relative path (the default --workdir build/revisions) would point nowhere.
+    tree = (workdir / rev.commit[:12]).absolute()
     if not (tree / ".git").exists():
         log(f"checking out {rev.name} ({rev.label}) into {tree}")
         tree.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +64,9 @@ def _checkout(repo: Path, rev: Revision, workdir: Path, log: Callable[[str], Non
             raise ValueError(f"--rev {rev.name}: git worktree add failed: {proc.stderr.strip().splitlines()[-1:]}")
     if not (tree / _BUILT_STAMP).exists():
         log(f"building {rev.label} (make develop in {tree}; minutes the first time)")
-        build = subprocess.run(["make", "-C", str(tree), "develop"], capture_output=True, text=True)
+        # The tree's own venv: an activated one (VIRTUAL_ENV) would receive the revision's build.
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+        build = subprocess.run(["make", "-C", str(tree), "develop"], capture_output=True, text=True, env=env)
         if build.returncode != 0:
             tail = (build.stderr or build.stdout).strip().splitlines()[-1:] or ["(no output)"]
             raise ValueError(f"--rev {rev.name}: the build of {rev.label} failed: {tail[0]}")

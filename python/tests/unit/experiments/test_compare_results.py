@@ -174,3 +174,22 @@ def test_rev_misuse_is_one_line(tmp_path, args, needle):
     spec = REPO / "experiments" / "synthetic-loss.toml"
     proc = harness("compare", *args, "--spec", str(spec), "--workdir", str(tmp_path), cwd=REPO)
     assert_one_line_error(proc, needle)
+
+
+def test_a_built_revision_runs_from_a_relative_workdir(tmp_path, monkeypatch):
+    """The default --workdir is relative (build/revisions) and a revision's nicbench runs with its
+    tree as working directory: the command must be an absolute path (it was 'No such file')."""
+    from nicbench.experiments.revisions import _BUILT_STAMP, Revision, run_at_revision
+
+    commit = "ab" * 20
+    tree = tmp_path / "build" / "revisions" / commit[:12]
+    (tree / ".venv" / "bin").mkdir(parents=True)
+    (tree / ".git").write_text("gitdir: elsewhere\n")  # checked out already
+    (tree / _BUILT_STAMP).write_text(commit + "\n")  # and built
+    fake = tree / ".venv" / "bin" / "nicbench"  # a stand-in for that revision's nicbench: makes its results folder
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--results" ]; do shift; done\nmkdir -p "$2/exp"\n')
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    got = run_at_revision(tmp_path, Revision("HEAD~1", commit), tmp_path / "spec.toml", "exp",
+                          Path("build") / "revisions", [], lambda _: None)
+    assert got.resolve().is_dir() and got.name == "exp"
