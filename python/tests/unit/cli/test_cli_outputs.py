@@ -63,3 +63,29 @@ def test_symmetric_key_keeps_biflows_together(cli, tmp_path):
     assert all(q["flows"] % 2 == 0 for q in sym["queues"])
     ms = json.loads(cli("rss", str(trace), "--queues", "16", "--key", "microsoft", "--json").stdout)
     assert any(q["flows"] % 2 for q in ms["queues"]), "the Microsoft key should split some biflows"
+
+
+def test_summary_lines_stay_whole_in_a_pipe(tmp_path):
+    """Piped into a file or grep, a one-line summary longer than 80 columns stays one line (rich
+    would wrap it at the 80 columns it assumes off a terminal), and rss's heading is not wrapped to
+    its narrow table's width."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "80"}
+
+    def run(*args: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "nicbench.cli", *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    trace = tmp_path / "a-trace-with-a-rather-long-name.pcap"
+    lines = run("gen", "--flows", "300", "--size", "64", "--packets", "2000", "-o", str(trace))
+    assert len(lines) == 1 and len(lines[0]) > 80 and lines[0].endswith(" Mpps"), lines
+    lines = run("rss", str(trace), "--queues", "4")
+    assert lines[0].startswith(f"RSS of {trace} over 4 queues (key symmetric, ip-ports, RETA 128)"), lines[0]
+    summary = [line for line in lines if line.startswith("imbalance (max/mean)")]
+    assert len(summary) == 1 and summary[0].endswith("without IP header (0.0%)"), lines
+    lines = run("flows", str(trace))
+    assert lines[0].startswith("2,000 packets") and lines[0].endswith("compat nicbench)"), lines[0]
