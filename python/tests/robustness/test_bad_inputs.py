@@ -296,6 +296,30 @@ CASES: list[tuple[str, list[str], str]] = [
      "its [fitted_on] measurements name"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
+    # README walk (first half)
+    ("gen flows 0 names the option", ["gen", "--flows", "0", "--packets", "10", "-o", "{out}/g.pcap"], "--flows: 0 is too small: at least 1"),
+    ("flows output suffix unknown", ["flows", "{good_pcap}", "-o", "{out}/f.txt"],
+     "error: -o "),  # the option, then the file and "cannot tell the record format"
+    ("flows pcap and live", ["flows", "{good_pcap}", "--live", "eth0"], "or --live eth0, not both"),
+    ("flows duration on a pcap", ["flows", "{good_pcap}", "--duration", "10s"],
+     "--duration 10s: applies to --live capture only"),
+    ("simulate trace is a rule file", ["simulate", "--trace", "{good_rules}", "--duration", "1ms"],
+     "error: --trace "),  # the option, then the file and "not a pcap/pcapng file"
+    ("simulate trace missing, its own duration", ["simulate", "--trace", "{out}/no-such.pcap"],
+     "error: --trace "),
+    ("simulate groups without generated", ["simulate", "--rules", "{good_rules}", "--groups", "4", "--duration", "1ms"],
+     "--groups 4: applies to --generated N only"),
+    ("simulate gen key twice", ["simulate", "--gen", "flows=10,flows=20", "--duration", "1ms"],
+     "--gen flows: given twice"),
+    ("simulate gen size list with commas", ["simulate", "--gen", "size=64,594,1518", "--duration", "1ms"],
+     "a size list takes ';' between sizes: size=64;594;1518"),
+    ("simulate gen vxlan negative", ["simulate", "--gen", "vxlan=-1", "--duration", "1ms"],
+     "--gen vxlan: expected a VXLAN VNI, a whole number from 0 to 16,777,215, found '-1'"),
+    ("simulate gen vlan too large", ["simulate", "--gen", "vlan=5000", "--duration", "1ms"],
+     "--gen vlan: expected an 802.1Q VLAN id, a whole number from 0 to 4,095, found '5000'"),
+    ("simulate gen seed negative", ["simulate", "--gen", "seed=-1", "--duration", "1ms"], "--gen seed: expected a seed"),
+    ("simulate gen zipf not a number", ["simulate", "--gen", "zipf=abc", "--duration", "1ms"],
+     "--gen zipf: expected a number such as 1.1, found 'abc'"),
 ]
 
 
