@@ -89,3 +89,15 @@ def test_summary_lines_stay_whole_in_a_pipe(tmp_path):
     assert len(summary) == 1 and summary[0].endswith("without IP header (0.0%)"), lines
     lines = run("flows", str(trace))
     assert lines[0].startswith("2,000 packets") and lines[0].endswith("compat nicbench)"), lines[0]
+
+
+def test_pcap_info_reads_a_short_trace_at_the_rate_gen_wrote(cli, tmp_path):
+    """10 frames at 100 Gbps span 9 gaps: the rate counts one slot per packet (it read 111 Gbps,
+    above the line rate, from bytes over last − first)."""
+    trace = tmp_path / "ten.pcap"
+    gen = json.loads(cli("gen", "--packets", "10", "--size", "1500", "--rate", "100Gbps", "-o", str(trace),
+                         "--json").stdout)
+    info = json.loads(cli("pcap", "info", str(trace), "--json").stdout)
+    assert info["packets"] == gen["packets"] == 10
+    assert info["wire_gbps"] == pytest.approx(100.0, rel=1e-3)
+    assert info["mpps"] == pytest.approx(gen["mpps"], rel=1e-3)
