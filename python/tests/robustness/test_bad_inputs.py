@@ -320,6 +320,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("simulate gen seed negative", ["simulate", "--gen", "seed=-1", "--duration", "1ms"], "--gen seed: expected a seed"),
     ("simulate gen zipf not a number", ["simulate", "--gen", "zipf=abc", "--duration", "1ms"],
      "--gen zipf: expected a number such as 1.1, found 'abc'"),
+    ("simulate set a negative cost", ["simulate", "--set", "nf_packet_ns=-1", "--duration", "1ms"],
+     "parameter 'nf_packet_ns' = -1 is negative"),
+    ("pvp set a negative cost", ["pvp", "--set", "steering_lookup_ns=-5"], "parameter 'steering_lookup_ns' = -5 is negative"),
 ]
 
 
