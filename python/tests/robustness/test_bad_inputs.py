@@ -322,6 +322,10 @@ CASES: list[tuple[str, list[str], str]] = [
      "--gen zipf: expected a number such as 1.1, found 'abc'"),
     ("simulate set a negative cost", ["simulate", "--set", "nf_packet_ns=-1", "--duration", "1ms"],
      "parameter 'nf_packet_ns' = -1 is negative"),
+    ("rules openflow on a testpmd file", ["rules", "openflow", "{good_rules}"],
+     "good.flow: testpmd 'flow create' rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check"),
+    ("vswitch openflow on a tc file", ["vswitch", "--openflow", "{tcloop}", "--trace", "{good_pcap}"],
+     "loop.tc: tc flower rules, not OpenFlow"),
     ("pvp set a negative cost", ["pvp", "--set", "steering_lookup_ns=-5"], "parameter 'steering_lookup_ns' = -5 is negative"),
 ]
 
