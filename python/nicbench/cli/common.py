@@ -35,6 +35,10 @@ class LazyConsole:
             from rich.console import Console
 
             self._console = Console(stderr=self._stderr)
+            # Off a terminal (a pipe, a file, CI) a line of text stays one line: rich would wrap it at the
+            # 80 columns it assumes there and split a summary that grep or a script reads. Tables still fit
+            # their width (print_table widens them).
+            self._console.soft_wrap = not self._console.is_terminal
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -158,7 +158,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     if paced_us > 1.0:
         stderr_console.print(f"note: the traffic came faster than the port's line rate; the port paced it (the longest "
                           f"wait for the line: {fmt_number(paced_us)} µs), so offered and received are what the "
-                          "link carried and latency starts when a packet left the port", soft_wrap=True)
+                          "link carried and latency starts when a packet left the port")
 
 
 # Where a packet that did not come back was dropped, in the user's terms.
@@ -268,11 +268,11 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]
         end = timeline[-1].get("t_s", math.nan) if isinstance(timeline[-1], dict) else math.nan
         top = result.get("offered_gbps")
-        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, full height = offered {fmt_number(top)} Gbps):", soft_wrap=True)
+        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, full height = offered {fmt_number(top)} Gbps):")
         stdout_console.print(f"[cyan]|{sparkline(values, top)}|[/]")
     for ev in result.get("events") or []:
         if isinstance(ev, dict):
-            stdout_console.print(f"  t = {fmt_number(ev.get('t_s'), 4)} s: {ev.get('what', '')}", soft_wrap=True)
+            stdout_console.print(f"  t = {fmt_number(ev.get('t_s'), 4)} s: {ev.get('what', '')}")
 
 
 COMMANDS = [simulate]

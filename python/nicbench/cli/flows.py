@@ -71,7 +71,7 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
         fail(stats["input_error"])
     if stats.get("interrupted"):
         where = f" to {stats['output']}" if stats.get("output") else ""
-        stderr_console.print(f"interrupted: {stats['records']:,} records flushed{where}", soft_wrap=True)
+        stderr_console.print(f"interrupted: {stats['records']:,} records flushed{where}")
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
@@ -80,8 +80,7 @@ def _summary(stats: dict) -> None:
     stdout_console.print(
         f"{packets:,} packets, {stats['bytes']:,} bytes → {stats['flows']:,} flows in {stats['records']:,} records "
         f"in {stats['elapsed_s']:.3f} s ([bold]{stats['mpps']:.2f} Mpps[/], {len(stats['workers'])} worker(s), "
-        f"compat {stats['compat']})",
-        soft_wrap=True,
+        f"compat {stats['compat']})"
     )
     totals = Table(title="run", title_justify="left")
     totals.add_column("counter")

@@ -110,11 +110,11 @@ def _print(doc: dict[str, Any]) -> None:
     stdout_console.print(table)
     util = doc["bottleneck_utilization"]
     stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"
-                         + (f" at {util:.0%} utilization" if util is not None else ""), highlight=False, soft_wrap=True)
+                         + (f" at {util:.0%} utilization" if util is not None else ""), highlight=False)
     busy = sorted(((k, v) for k, v in doc["utilization"].items() if v is not None), key=lambda kv: -kv[1])
     if busy:
         stdout_console.print("busiest resources: " + ", ".join(f"{k} {v:.0%}" for k, v in busy[:_TOP_RESOURCES]),
-                             highlight=False, soft_wrap=True)
+                             highlight=False)
     if doc["advice"]:
         stdout_console.print("[bold]advice[/]:")
         for a in doc["advice"]:

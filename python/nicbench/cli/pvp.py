@@ -111,11 +111,11 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
         table.add_row(name, f"{value:,}" if isinstance(value, int) else fmt_number(value))
     stdout_console.print(table)
     limits = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1]))
-    stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False, soft_wrap=True)
+    stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
     if result["detail"]:
-        stdout_console.print("NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()), highlight=False, soft_wrap=True)
+        stdout_console.print("NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()), highlight=False)
     for r in result["refused"]:
-        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False, soft_wrap=True)
+        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False)
 
 
 COMMANDS = [pvp]

@@ -47,10 +47,10 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
 def render_summary(report: dict) -> None:
     s = report["summary"]
     stdout_console.print(f"{report['file']}: [bold]{s['rules']:,}[/] rules ({report['syntax']}), "
-                         f"{len(s['groups'])} group(s), {s['priorities']} priorit{'y' if s['priorities'] == 1 else 'ies'}", soft_wrap=True)
+                         f"{len(s['groups'])} group(s), {s['priorities']} priorit{'y' if s['priorities'] == 1 else 'ies'}")
     if report.get("widened"):
         stdout_console.print(f"[yellow]{report['widened']:,} ClassBench lines have port limits on a wildcard "
-                             "protocol, which rte_flow cannot express: those rules match more[/]", soft_wrap=True)
+                             "protocol, which rte_flow cannot express: those rules match more[/]")
     for title, key in (("group", "groups"), ("match type", "match_types"), ("action", "actions")):
         table = Table(title_justify="left")
         table.add_column(title)
@@ -73,7 +73,7 @@ def openflow(file: str, as_json: bool) -> None:
         return
     stdout_console.print(f"{file}: [bold]{summary['rules']:,}[/] OpenFlow rules in {len(summary['tables'])} table(s), "
                          f"{summary['priorities']} priorit{'y' if summary['priorities'] == 1 else 'ies'}; "
-                         f"run them with 'nicbench vswitch --openflow {file}'", soft_wrap=True)
+                         f"run them with 'nicbench vswitch --openflow {file}'")
     for title, key in (("table", "tables"), ("action", "actions")):
         table = Table(title_justify="left")
         table.add_column(title)
@@ -113,7 +113,7 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
     if as_json:
         emit_json({"rules": count, "to": to, "output": output})
     else:
-        stdout_console.print(f"wrote {count:,} rules to {output} ({to})", soft_wrap=True)
+        stdout_console.print(f"wrote {count:,} rules to {output} ({to})")
 
 
 @rules.command("gen")
@@ -166,8 +166,7 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
     n = max(report["packets"], 1)
     stdout_console.print(
         f"{report['packets']:,} packets through {report['rules_loaded']:,} rules in {report['elapsed_s']:.3f} s "
-        f"([bold]{report['mpps']:.2f} Mpps[/], one core, parsing included)",
-        soft_wrap=True,
+        f"([bold]{report['mpps']:.2f} Mpps[/], one core, parsing included)"
     )
     outcomes = Table(title="outcome", title_justify="left")
     outcomes.add_column("fate")

@@ -64,8 +64,7 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     stdout_console.print(
         f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) of {config.flows:,} flows "
         f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
-        f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps",
-        soft_wrap=True,
+        f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
     )
 
 
