@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, one_line, parse_overrides, progress_bar,
+from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, parse_overrides, progress_bar,
                                  stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
@@ -103,10 +103,6 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
-    groups_given = click.get_current_context().get_parameter_source("groups") is click.core.ParameterSource.COMMANDLINE
-    if groups_given and generated is None:  # --groups lays out generated rules only; a rule file has its own groups
-        raise NicbenchError(f"--groups {groups}: applies to --generated N only (a --rules file names its own groups)")
-
     if rules_file and generated:
         raise NicbenchError("give either --rules FILE or --generated N, not both")
     if trace and gen_spec:
@@ -146,10 +142,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
-        try:
-            result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
-        except NicbenchError as exc:
-            raise _name_trace(exc, trace) from None
+        result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
         emit_json(result)
         return
@@ -192,25 +185,11 @@ def _default_duration_ns(trace: str | None) -> int:
         return parse_duration_ns("1s")
     from nicbench.traces import pcap_info
 
-    try:
-        info = pcap_info(trace)
-    except (NicbenchError, OSError) as exc:
-        raise _name_trace(exc, trace) from None
+    info = pcap_info(trace)
     packets, span = int(info.get("packets") or 0), int(info.get("duration_ns") or 0)
     if packets == 0:
         raise NicbenchError(f"{trace}: the trace has no packets")
     return max(1, span + (span // (packets - 1) if packets > 1 else 0))
-
-
-def _name_trace(exc: BaseException, trace: str | None) -> BaseException:
-    """A bad --trace file is named with its option: the model says only "trace: not a pcap/pcapng file"
-    and the pcap reader only the file."""
-    if trace is None:
-        return exc
-    text = one_line(exc)
-    for prefix in ("trace: ", f"{trace}: "):
-        text = text.removeprefix(prefix)
-    return NicbenchError(f"--trace {trace}: {text}")
 
 
 def _print_result(nic: str, result: dict[str, Any]) -> None:
