@@ -14,7 +14,6 @@ from rich.table import Table
 
 from nicbench.cli.common import (IntRange, emit_json, fail, json_option, one_line_text, progress_bar, stderr_console,
                                  stdout_console)
-from nicbench.errors import NicbenchError
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -40,16 +39,9 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
           idle: str | None, active: str | None, compat: str, max_flows: str | None, ipfix: str | None,
           as_json: bool) -> None:
     """Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate."""
-    if pcap is not None and iface is not None:
-        fail(f"give a pcap file ({pcap}) or --live {iface}, not both")
-    if pcap is None and iface is None:
-        fail("give a pcap file to meter, or --live IFACE to capture from an interface")
-    if duration is not None and iface is None:
-        fail(f"--duration {duration}: applies to --live capture only (a pcap is metered to its end)")
-    try:
-        format_for_path(out, fmt)  # an unknown suffix is an error before any work
-    except NicbenchError as exc:
-        raise NicbenchError(f"-o {out}: {exc}" if fmt is None else str(exc)) from None
+    if (pcap is None) == (iface is None):
+        fail("give a pcap file or --live IFACE (one of them)")
+    format_for_path(out, fmt)  # an unknown suffix is an error before any work
     total = os.path.getsize(pcap) if pcap is not None else None
     label = f"metering {iface}" if iface else "metering"
     with progress_bar(label, total=total, enabled=not as_json) as update:

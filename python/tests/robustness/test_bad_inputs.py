@@ -298,17 +298,6 @@ CASES: list[tuple[str, list[str], str]] = [
      "--reta-size: 100 is not a power of two"),
     # README walk (first half)
     ("gen flows 0 names the option", ["gen", "--flows", "0", "--packets", "10", "-o", "{out}/g.pcap"], "--flows: 0 is too small: at least 1"),
-    ("flows output suffix unknown", ["flows", "{good_pcap}", "-o", "{out}/f.txt"],
-     "error: -o "),  # the option, then the file and "cannot tell the record format"
-    ("flows pcap and live", ["flows", "{good_pcap}", "--live", "eth0"], "or --live eth0, not both"),
-    ("flows duration on a pcap", ["flows", "{good_pcap}", "--duration", "10s"],
-     "--duration 10s: applies to --live capture only"),
-    ("simulate trace is a rule file", ["simulate", "--trace", "{good_rules}", "--duration", "1ms"],
-     "error: --trace "),  # the option, then the file and "not a pcap/pcapng file"
-    ("simulate trace missing, its own duration", ["simulate", "--trace", "{out}/no-such.pcap"],
-     "error: --trace "),
-    ("simulate groups without generated", ["simulate", "--rules", "{good_rules}", "--groups", "4", "--duration", "1ms"],
-     "--groups 4: applies to --generated N only"),
     ("simulate gen key twice", ["simulate", "--gen", "flows=10,flows=20", "--duration", "1ms"],
      "--gen flows: given twice"),
     ("simulate gen size list with commas", ["simulate", "--gen", "size=64,594,1518", "--duration", "1ms"],
