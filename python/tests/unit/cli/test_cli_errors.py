@@ -72,3 +72,24 @@ def test_fewshot_calibrate_bad_input(cli, args, needle):
     proc = cli(*args)
     assert_one_line_error(proc, needle)
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_flowhost_local_host_before_it_was_measured(tmp_path):
+    """The README's `nicbench flowhost --host flowmeter-local` before `nicbench calibrate flowmeter-local`:
+    the error says to run the calibration, and where it writes the profile."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    for name in ("napatech-nt100", "argus-host"):
+        shutil.copy(REPO / "profiles" / f"{name}.toml", tmp_path)
+    env = {**os.environ, "NICBENCH_PROFILES": str(tmp_path)}
+    run = [sys.executable, "-m", "nicbench.cli", "flowhost", "--cores", "1", "--duration", "10ms"]
+    proc = subprocess.run([*run, "--host", "flowmeter-local"], capture_output=True, text=True, env=env)
+    assert_one_line_error(proc, "--host flowmeter-local: not measured on this machine yet: run 'nicbench calibrate "
+                                "flowmeter-local' first", str(tmp_path / "flowmeter-local.toml"))
+    proc = subprocess.run([*run, "--host", "argus-host"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
