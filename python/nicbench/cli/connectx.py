@@ -141,7 +141,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                        overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores,
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
-    with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
+    with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json, unit="s") as update:
         result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
         emit_json(result)

@@ -158,7 +158,7 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queues: int, as_json: bool) -> None:
     """Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and
     unmatched packets, and the rate achieved."""
-    with progress_bar("classifying", total=None, enabled=not as_json) as update:
+    with progress_bar("classifying", total=None, enabled=not as_json, unit="packets") as update:
         report = classify_pcap(rules_path, pcap, syntax, progress=update, port_queues=port_queues)
     if as_json:
         emit_json(report)

@@ -28,7 +28,7 @@ def pcap() -> None:
 def info(file: str, as_json: bool) -> None:
     """Packets, bytes, duration, rates, flows, frame sizes and protocols of FILE."""
     size = os.path.getsize(file)
-    with progress_bar("reading", total=size, enabled=not as_json) as update:
+    with progress_bar("reading", total=size, enabled=not as_json, unit="B") as update:
         summary = pcap_info(file, progress=update)
     if as_json:
         emit_json(summary)
@@ -96,7 +96,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
     except NicbenchError as exc:
         raise NicbenchError(f"--key: {exc}") from None
     size = os.path.getsize(file)
-    with progress_bar("hashing", total=size, enabled=not as_json) as update:
+    with progress_bar("hashing", total=size, enabled=not as_json, unit="B") as update:
         report = rss_spread(file, queues=queues, key=key_bytes, fields=fields, reta_size=reta_size,
                             inner=inner, progress=update)
     report["key"] = key

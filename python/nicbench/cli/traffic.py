@@ -53,7 +53,7 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         seed=seed,
     )
     expected = config.expected_packets()
-    with progress_bar("generating", total=expected, enabled=not as_json) as update:
+    with progress_bar("generating", total=expected, enabled=not as_json, unit="packets") as update:
         try:
             summary = generate_pcap(config, output, progress=update)
         except NicbenchError as exc:

@@ -101,3 +101,15 @@ def test_pcap_info_reads_a_short_trace_at_the_rate_gen_wrote(cli, tmp_path):
     assert info["packets"] == gen["packets"] == 10
     assert info["wire_gbps"] == pytest.approx(100.0, rel=1e-3)
     assert info["mpps"] == pytest.approx(gen["mpps"], rel=1e-3)
+
+
+def test_progress_figures_in_the_work_unit():
+    """A progress bar's done/total: MB for files (not 396361752/1243421952), virtual seconds with
+    digits (a 10 ms run is not 0/0), grouped counts, '?' for an open total."""
+    from nicbench.cli.common import done_of_total
+
+    assert done_of_total(396_361_752, 1_243_421_952, "B") == "396.4/1,243.4 MB"
+    assert done_of_total(0.004, 0.01, "s") == "0.004/0.01 s"
+    assert done_of_total(8224, 82_237, "packets") == "8,224/82,237 packets"
+    assert done_of_total(822_369, None, "packets") == "822,369/? packets"
+    assert done_of_total(3, 10) == "3/10"
