@@ -105,7 +105,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
         return
     # The heading is a line of its own: as the table's title it would wrap to the narrow table's width.
     stdout_console.print(f"RSS of {file} over {queues} queues (key {key}, {fields}, RETA {reta_size})",
-                         highlight=False, soft_wrap=True)
+                         highlight=False)
     table = Table()
     table.add_column("queue", justify="right")
     table.add_column("packets", justify="right")
@@ -118,8 +118,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
         f"imbalance (max/mean): packets [bold]{report['packet_imbalance']:.3f}[/], "
         f"flows [bold]{report['flow_imbalance']:.3f}[/]; "
         f"{report['packets']:,} packets, {report['flows']:,} flows, {report['unhashed']:,} without IP header"
-        f" ({report['unhashed'] / total:.1%})",
-        soft_wrap=True,
+        f" ({report['unhashed'] / total:.1%})"
     )
 
 
