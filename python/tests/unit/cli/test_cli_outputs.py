@@ -113,3 +113,16 @@ def test_progress_figures_in_the_work_unit():
     assert done_of_total(8224, 82_237, "packets") == "8,224/82,237 packets"
     assert done_of_total(822_369, None, "packets") == "822,369/? packets"
     assert done_of_total(3, 10) == "3/10"
+
+
+def test_simulate_timeline_has_bins_for_a_short_run(cli):
+    """The default bin is 10 ms, or a 20th of a run shorter than 200 ms: the README's 10 ms runs drew
+    one bar."""
+    def bins(*args: str) -> list[float]:
+        proc = cli("simulate", "--gen", "flows=100,size=1500,rate=10Gbps", *args, "--json")
+        assert proc.returncode == 0, proc.stderr
+        return [b["t_s"] for b in json.loads(proc.stdout)["timeline"]]
+
+    assert bins("--duration", "10ms") == pytest.approx([0.0005 * (i + 1) for i in range(20)])
+    assert len(bins("--duration", "300ms")) == 30
+    assert len(bins("--duration", "10ms", "--bin", "5ms")) == 2
