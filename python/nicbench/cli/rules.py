@@ -34,7 +34,10 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
     with spinner(f"reading {file}", enabled=not as_json):
         report = check_rules(file, syntax, keep_going)
     if as_json:
-        emit_json(report)
+        # An error under --json carries "error" and "exit_code" as every command's does (README), here
+        # beside the report and its list of errors.
+        first = {"error": one_line_text(report["errors"][0]), "exit_code": 2} if report["errors"] else {}
+        emit_json({**report, **first})
     elif not report["errors"]:
         render_summary(report)
     if report["errors"]:
