@@ -182,7 +182,9 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
         if count:
             outcomes.add_row(name, f"{count:,}", f"{count / n:.1%}")
     stdout_console.print(outcomes)
-    queues = Table(title=f"rx queues (port default RSS over {report['port_queues']:,})", title_justify="left")
+    # Queue and rss actions choose the queue; the port's RSS spreads only what no rule sends anywhere.
+    queues = Table(title=f"rx queues (by the rules' actions; the rest by the port's default RSS over "
+                         f"{report['port_queues']:,})", title_justify="left")
     for col in ("queue", "packets", "bytes", "share"):
         queues.add_column(col, justify="right")
     for q, c in sorted(report["queues"].items(), key=lambda kv: int(kv[0])):
