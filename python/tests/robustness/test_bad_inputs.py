@@ -315,6 +315,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "good.flow: testpmd 'flow create' rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check"),
     ("vswitch openflow on a tc file", ["vswitch", "--openflow", "{tcloop}", "--trace", "{good_pcap}"],
      "loop.tc: tc flower rules, not OpenFlow"),
+    ("run set nic to a missing profile", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic={out}/mine.toml"],
+     "mine.toml', which cannot be read: No such file or directory"),
     ("pvp set a negative cost", ["pvp", "--set", "steering_lookup_ns=-5"], "parameter 'steering_lookup_ns' = -5 is negative"),
 ]
 
