@@ -218,13 +218,19 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
     Sizes with commas (a pick list) use `;` or `/` inside the value: `size=64;594;1518`.
     """
     config = GenConfig(flows=10_000, size=1500, rate=Rate(100e9, "bps"), duration_ns=None, seed=seed)
+    given: set[str] = set()
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
         if "=" not in part:
-            raise NicbenchError(f"--gen: expected KEY=VALUE (keys: {', '.join(_GEN_KEYS)}), found {part!r}")
+            # `size=64,594,1518` splits at its commas: say how a pick list is written here.
+            hint = "; a size list takes ';' between sizes: size=64;594;1518" if part.isdigit() else ""
+            raise NicbenchError(f"--gen: expected KEY=VALUE (keys: {', '.join(_GEN_KEYS)}), found {part!r}{hint}")
         key, value = (s.strip() for s in part.split("=", 1))
+        if key in given:  # `flows=10,flows=20`: which one was meant is not ours to guess
+            raise NicbenchError(f"--gen {key}: given twice; give each key once")
+        given.add(key)
         try:
             if key == "flows":
                 config.flows = parse_count(value, at_most=MAX_GEN_FLOWS)
@@ -241,15 +247,15 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
                     raise NicbenchError(f"--gen proto: expected udp or tcp, found {value!r}")
                 config.proto = value
             elif key == "zipf":
-                config.zipf_s = float(value)
+                config.zipf_s = _float(value)
                 if not (math.isfinite(config.zipf_s) and config.zipf_s > 0):
                     raise NicbenchError(f"--gen zipf: expected a positive finite exponent such as 1.1, found {value!r}")
             elif key == "vlan":
-                config.vlan = int(value)
+                config.vlan = _whole(value, 4095, "an 802.1Q VLAN id")
             elif key == "vxlan":
-                config.vxlan_vni = int(value)
+                config.vxlan_vni = _whole(value, 2**24 - 1, "a VXLAN VNI")
             elif key == "seed":
-                config.seed = int(value)
+                config.seed = _whole(value, 2**64 - 1, "a seed")
             else:
                 raise NicbenchError(f"--gen: unknown key {key!r} (keys: {', '.join(_GEN_KEYS)})")
         except (UnitError, ValueError) as exc:
@@ -257,6 +263,20 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
                 raise
             raise NicbenchError(f"--gen {key}: {exc}") from None
     return config
+
+
+def _whole(value: str, at_most: int, what: str) -> int:
+    """A whole number from 0 to `at_most` (the native scenario would name a JSON column, not --gen)."""
+    if not (value.isascii() and value.isdigit()) or int(value) > at_most:
+        raise ValueError(f"expected {what}, a whole number from 0 to {at_most:,}, found {value!r}")
+    return int(value)
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"expected a number such as 1.1, found {value!r}") from None
 
 
 def _bool(value: str) -> bool:

@@ -24,11 +24,35 @@ def load_openflow(path: str | Path) -> list[dict]:
     """Every rule of an OpenFlow file, in file order: `{"line": N, "rule": {...}}`. A file without
     rules (empty, or blank lines and comments only) is refused, as for every rule file."""
     refuse_special_file(path, "rule file")
-    rules = json.loads(_native.openflow_load(str(path)))
+    try:
+        rules = json.loads(_native.openflow_load(str(path)))
+    except NicbenchError:
+        other = _rte_flow_syntax(path)
+        if other:  # the OpenFlow parser would only say "missing 'actions='" at its first line
+            raise NicbenchError(f"{path}: {other} rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check "
+                                f"{path}' reads them, and classify/simulate --rules run them") from None
+        raise
     if not rules:
         raise NicbenchError(f"{path}: no rules in the file (it is empty or holds only blank lines and comments); "
                             "a rule file needs at least one rule")
     return rules
+
+
+# The first words of a rule in the rte_flow syntaxes nicbench reads (nicbench_rules::detect).
+_RTE_FLOW_STARTS = (("flow create", "testpmd 'flow create'"), ("tc filter", "tc flower"), ("@", "ClassBench"))
+
+
+def _rte_flow_syntax(path: str | Path) -> str | None:
+    """The rte_flow syntax of a file's first rule line, if it is one of them (for a better error)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                text = line.strip().lstrip("\ufeff")
+                if text and not text.startswith("#"):
+                    return next((name for start, name in _RTE_FLOW_STARTS if text.startswith(start)), None)
+    except OSError:
+        return None
+    return None
 
 
 def parse_dpflows(text: str, source: str = "<text>") -> list[dict]:

@@ -50,7 +50,7 @@ pub struct TraceSummary {
     pub last_ts_ns: Option<u64>,
     /// last − first timestamp \[ns\].
     pub duration_ns: u64,
-    /// Average L2 rate over the duration, FCS excluded \[Gbps\].
+    /// Average L2 rate, FCS excluded, over the packets' slots (see [`rate_window_ns`]) \[Gbps\].
     pub l2_gbps: f64,
     /// Average rate the wire carried: + FCS, preamble, IFG \[Gbps\].
     pub wire_gbps: f64,
@@ -170,11 +170,23 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         s.duration_ns = last.saturating_sub(first);
     }
     if s.duration_ns > 0 {
-        let secs = s.duration_ns as f64 / 1e9;
+        // N packets fill N slots: last − first spans N − 1 gaps, plus one mean gap for the last
+        // packet (bytes over last − first alone read a 10-packet 100 Gbps trace as 111 Gbps).
+        let secs = rate_window_ns(s.duration_ns, s.packets) / 1e9;
         s.l2_gbps = s.bytes as f64 * 8.0 / secs / 1e9;
         let wire_bytes = s.bytes + s.packets * WIRE_EXTRA_BYTES_PER_FRAME;
         s.wire_gbps = wire_bytes as f64 * 8.0 / secs / 1e9;
         s.mpps = s.packets as f64 / secs / 1e6;
     }
     Ok(s)
+}
+
+/// The time `packets` packets whose timestamps span `span_ns` (last − first) take up: the span
+/// plus one mean gap, so that each packet has its slot (what a trace of N packets paced at a rate
+/// R lasts: N / R) \[ns\].
+pub fn rate_window_ns(span_ns: u64, packets: u64) -> f64 {
+    if packets < 2 {
+        return span_ns as f64;
+    }
+    span_ns as f64 * packets as f64 / (packets - 1) as f64
 }

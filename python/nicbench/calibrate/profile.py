@@ -81,7 +81,8 @@ def default_bounds(p: ProfileParam) -> tuple[float, float, bool]:
     """(low, high, log_scale) for a parameter without explicit bounds in the profile.
 
     Fractions (unit "" or "fraction", value in (0, 1)) stay in [0.01, 0.999]; positive
-    quantities range over a decade either way on a log scale; others ±|value| + 1.
+    quantities range over a decade either way on a log scale; others ±|value| + 1, from 0 at the
+    lowest (the models refuse a negative parameter: the fit must not try one).
     """
     v = p.value
     lo, hi = p.minimum, p.maximum
@@ -92,7 +93,7 @@ def default_bounds(p: ProfileParam) -> tuple[float, float, bool]:
         hi = hi if hi is not None else v * 10.0
         return lo, hi, lo > 0 and hi / lo > 20.0
     span = abs(v) + 1.0
-    return (lo if lo is not None else v - span), (hi if hi is not None else v + span), False
+    return (lo if lo is not None else max(0.0, v - span)), (hi if hi is not None else v + span), False
 
 
 def _format(value: float, integer: bool) -> str:

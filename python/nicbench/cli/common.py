@@ -35,6 +35,10 @@ class LazyConsole:
             from rich.console import Console
 
             self._console = Console(stderr=self._stderr)
+            # Off a terminal (a pipe, a file, CI) a line of text stays one line: rich would wrap it at the
+            # 80 columns it assumes there and split a summary that grep or a script reads. Tables still fit
+            # their width (print_table widens them).
+            self._console.soft_wrap = not self._console.is_terminal
         return self._console
 
     def __getattr__(self, name: str) -> Any:
@@ -253,11 +257,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print machin
 
 
 @contextmanager
-def progress_bar(description: str, total: float | None, enabled: bool = True) -> Iterator[Callable[[float], None]]:
+def progress_bar(description: str, total: float | None, enabled: bool = True,
+                 unit: str = "") -> Iterator[Callable[[float], None]]:
     """Yield an `update(done)` callback driving a rich progress bar on stderr.
 
     The bar only shows on an interactive terminal, so pipes, CI logs and `--json`
-    output stay clean.
+    output stay clean. `unit` words the done/total figures: "B" (shown in MB), "s" (virtual
+    seconds, with 3 digits: a 10 ms run is not "0/0"), or a noun for counts ("packets").
     """
     show = enabled and stderr_console.is_terminal
     if not show:
@@ -266,14 +272,21 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         yield lambda done: None
         return
     # Imported here: only commands that run long work need it, not `nicbench --help`.
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (BarColumn, Progress, ProgressColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+    from rich.text import Text
+
+    class DoneColumn(ProgressColumn):
+        """done/total in the work's unit (rich's MofNCompleteColumn prints 396361752/1243421952)."""
+
+        def render(self, task: Any) -> Text:
+            return Text(done_of_total(task.completed, task.total, unit), style="progress.download")
 
     columns = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
-        MofNCompleteColumn(),
+        DoneColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
@@ -286,6 +299,19 @@ def progress_bar(description: str, total: float | None, enabled: bool = True) ->
         yield update
         if total is not None:
             progress.update(task, completed=total)
+
+
+def done_of_total(done: float, total: float | None, unit: str = "") -> str:
+    """`396.4/1,243.4 MB`, `0.004/0.01 s`, `8,224/82,237 packets`: a progress bar's figures."""
+    def show(v: float) -> str:
+        if unit == "B":
+            return f"{v / 1e6:,.1f}"
+        if unit == "s":
+            return f"{v:.3g}"
+        return f"{v:,.0f}"
+
+    label = {"B": "MB"}.get(unit, unit)
+    return f"{show(done)}/{'?' if total is None else show(total)}" + (f" {label}" if label else "")
 
 
 @contextmanager

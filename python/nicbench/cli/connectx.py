@@ -89,7 +89,8 @@ def parse_install_rate(text: str) -> float:
 @click.option("--duration", default=None,
               help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
 @click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
-@click.option("--bin", "bin_", default="10ms", show_default=True, help="Throughput timeline bin.")
+@click.option("--bin", "bin_", default=None,
+              help="Throughput timeline bin [default: 10ms, or a 20th of a shorter run than 200ms].")
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
@@ -137,11 +138,11 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                             f"{cap:,} per run")
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup, "--warmup")
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
-                       seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=parse_duration_ns(bin_, "--bin"),
+                       seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=_timeline_bin_ns(bin_, duration_ns),
                        overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores,
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
-    with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json) as update:
+    with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json, unit="s") as update:
         result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
     if as_json:
         emit_json(result)
@@ -176,6 +177,17 @@ def _drops_by_cause(result: dict[str, Any]) -> str:
     (overload)."""
     dropped = result.get("dropped") or {}
     return ", ".join(f"{label} {fmt_number(dropped.get(key, 0))}" for key, label in _DROP_CAUSES)
+
+
+# The timeline's default bin, and the bins a shorter run gets at least (10 ms made a 10 ms run one bar).
+_DEFAULT_BIN_NS = 10_000_000
+_MIN_DEFAULT_BINS = 20
+
+
+def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
+    if bin_ is not None:
+        return parse_duration_ns(bin_, "--bin")
+    return max(1, min(_DEFAULT_BIN_NS, duration_ns // _MIN_DEFAULT_BINS))
 
 
 def _default_duration_ns(trace: str | None) -> int:

@@ -68,6 +68,7 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
             raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
     except ValueError as exc:
         raise NicbenchError(str(exc)) from None
+    _refuse_unmeasured_local_host(host)
     result = model.simulate(nic=card, host=host, cores=cores, processes_per_core=2 if smt else 1, flows=n_flows,
                             frame_bytes=size, rate_gbps=rate_gbps, zipf_exponent=zipf, duration_ns=duration_ns,
                             search_cores=search, seed=seed)
@@ -98,6 +99,18 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
     for what, value in rows:
         table.add_row(what, value)
     stdout_console.print(table)
+
+
+def _refuse_unmeasured_local_host(host: str) -> None:
+    """`--host flowmeter-local` before `nicbench calibrate flowmeter-local` wrote its profile: say how to
+    make it (the model would only list the profiles there are)."""
+    from nicbench import profiles
+    from nicbench.flowhost import LOCAL_PROFILE
+
+    path = profiles.profiles_dir() / f"{host}.toml"
+    if host == LOCAL_PROFILE and not path.is_file():
+        raise NicbenchError(f"--host {host}: not measured on this machine yet: run 'nicbench calibrate {host}' "
+                            f"first (it measures nicbench's flow meter here and writes {path})")
 
 
 COMMANDS = [flowhost]

@@ -44,7 +44,7 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
     format_for_path(out, fmt)  # an unknown suffix is an error before any work
     total = os.path.getsize(pcap) if pcap is not None else None
     label = f"metering {iface}" if iface else "metering"
-    with progress_bar(label, total=total, enabled=not as_json) as update:
+    with progress_bar(label, total=total, enabled=not as_json, unit="B") as update:
         stats = meter(pcap, live=iface, workers=workers, idle=idle, active=active, max_flows=max_flows,
                       compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
                       progress=lambda done, packets, records: update(done))

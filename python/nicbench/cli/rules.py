@@ -34,7 +34,10 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
     with spinner(f"reading {file}", enabled=not as_json):
         report = check_rules(file, syntax, keep_going)
     if as_json:
-        emit_json(report)
+        # An error under --json carries "error" and "exit_code" as every command's does (README), here
+        # beside the report and its list of errors.
+        first = {"error": one_line_text(report["errors"][0]), "exit_code": 2} if report["errors"] else {}
+        emit_json({**report, **first})
     elif not report["errors"]:
         render_summary(report)
     if report["errors"]:
@@ -158,7 +161,7 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queues: int, as_json: bool) -> None:
     """Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and
     unmatched packets, and the rate achieved."""
-    with progress_bar("classifying", total=None, enabled=not as_json) as update:
+    with progress_bar("classifying", total=None, enabled=not as_json, unit="packets") as update:
         report = classify_pcap(rules_path, pcap, syntax, progress=update, port_queues=port_queues)
     if as_json:
         emit_json(report)
@@ -179,7 +182,9 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
         if count:
             outcomes.add_row(name, f"{count:,}", f"{count / n:.1%}")
     stdout_console.print(outcomes)
-    queues = Table(title=f"rx queues (port default RSS over {report['port_queues']:,})", title_justify="left")
+    # Queue and rss actions choose the queue; the port's RSS spreads only what no rule sends anywhere.
+    queues = Table(title=f"rx queues (by the rules' actions; the rest by the port's default RSS over "
+                         f"{report['port_queues']:,})", title_justify="left")
     for col in ("queue", "packets", "bytes", "share"):
         queues.add_column(col, justify="right")
     for q, c in sorted(report["queues"].items(), key=lambda kv: int(kv[0])):

@@ -28,7 +28,7 @@ def pcap() -> None:
 def info(file: str, as_json: bool) -> None:
     """Packets, bytes, duration, rates, flows, frame sizes and protocols of FILE."""
     size = os.path.getsize(file)
-    with progress_bar("reading", total=size, enabled=not as_json) as update:
+    with progress_bar("reading", total=size, enabled=not as_json, unit="B") as update:
         summary = pcap_info(file, progress=update)
     if as_json:
         emit_json(summary)
@@ -41,7 +41,8 @@ def render_info(file: str, s: dict) -> None:
     overview.add_column(style="bold")
     overview.add_column(justify="right")
     overview.add_row("packets", f"{s['packets']:,}")
-    overview.add_row("bytes (as captured / on the wire)", f"{s['captured_bytes']:,} / {s['bytes']:,}")
+    # pcap's "original length" excludes the FCS: "on the wire" would contradict the wire rate below.
+    overview.add_row("bytes (as captured / original, excl. FCS)", f"{s['captured_bytes']:,} / {s['bytes']:,}")
     overview.add_row("duration", f"{s['duration_ns'] / 1e9:.9g} s")
     overview.add_row("average rate (L2, excl. FCS)", f"{s['l2_gbps']:.4f} Gbps")
     overview.add_row("average rate (wire: + FCS, preamble, IFG)", f"{s['wire_gbps']:.4f} Gbps")
@@ -95,14 +96,17 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
     except NicbenchError as exc:
         raise NicbenchError(f"--key: {exc}") from None
     size = os.path.getsize(file)
-    with progress_bar("hashing", total=size, enabled=not as_json) as update:
+    with progress_bar("hashing", total=size, enabled=not as_json, unit="B") as update:
         report = rss_spread(file, queues=queues, key=key_bytes, fields=fields, reta_size=reta_size,
                             inner=inner, progress=update)
     report["key"] = key
     if as_json:
         emit_json(report)
         return
-    table = Table(title=f"RSS of {file} over {queues} queues (key {key}, {fields})", title_justify="left")
+    # The heading is a line of its own: as the table's title it would wrap to the narrow table's width.
+    stdout_console.print(f"RSS of {file} over {queues} queues (key {key}, {fields}, RETA {reta_size})",
+                         highlight=False)
+    table = Table()
     table.add_column("queue", justify="right")
     table.add_column("packets", justify="right")
     table.add_column("flows", justify="right")

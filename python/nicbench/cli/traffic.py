@@ -40,7 +40,7 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
-        flows=parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows"),
+        flows=parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows", at_least=1),
         size=parse_size_spec(size),
         rate=None if rate == "max" else parse_rate(rate, "--rate"),
         duration_ns=duration_ns,
@@ -53,7 +53,7 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         seed=seed,
     )
     expected = config.expected_packets()
-    with progress_bar("generating", total=expected, enabled=not as_json) as update:
+    with progress_bar("generating", total=expected, enabled=not as_json, unit="packets") as update:
         try:
             summary = generate_pcap(config, output, progress=update)
         except NicbenchError as exc:

@@ -232,7 +232,9 @@ def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, s
     try:
         kind, declared = profiles.facts(path)
     except (OSError, ValueError) as exc:
-        raise refuse(f", which cannot be read: {exc}") from None
+        # An OSError's text starts "[Errno 2] ...": say the reason alone, as other file errors do.
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise refuse(f", which cannot be read: {reason}") from None
     if kind not in kinds:
         raise refuse(f", a profile of kind {kind}")
     if not fits(declared):

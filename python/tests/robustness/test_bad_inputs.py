@@ -300,6 +300,28 @@ CASES: list[tuple[str, list[str], str]] = [
      "its [fitted_on] measurements name"),
     ("rss reta not a power of two", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "100"],
      "--reta-size: 100 is not a power of two"),
+    # README walk (first half)
+    ("gen flows 0 names the option", ["gen", "--flows", "0", "--packets", "10", "-o", "{out}/g.pcap"], "--flows: 0 is too small: at least 1"),
+    ("simulate gen key twice", ["simulate", "--gen", "flows=10,flows=20", "--duration", "1ms"],
+     "--gen flows: given twice"),
+    ("simulate gen size list with commas", ["simulate", "--gen", "size=64,594,1518", "--duration", "1ms"],
+     "a size list takes ';' between sizes: size=64;594;1518"),
+    ("simulate gen vxlan negative", ["simulate", "--gen", "vxlan=-1", "--duration", "1ms"],
+     "--gen vxlan: expected a VXLAN VNI, a whole number from 0 to 16,777,215, found '-1'"),
+    ("simulate gen vlan too large", ["simulate", "--gen", "vlan=5000", "--duration", "1ms"],
+     "--gen vlan: expected an 802.1Q VLAN id, a whole number from 0 to 4,095, found '5000'"),
+    ("simulate gen seed negative", ["simulate", "--gen", "seed=-1", "--duration", "1ms"], "--gen seed: expected a seed"),
+    ("simulate gen zipf not a number", ["simulate", "--gen", "zipf=abc", "--duration", "1ms"],
+     "--gen zipf: expected a number such as 1.1, found 'abc'"),
+    ("simulate set a negative cost", ["simulate", "--set", "nf_packet_ns=-1", "--duration", "1ms"],
+     "parameter 'nf_packet_ns' = -1 is negative"),
+    ("rules openflow on a testpmd file", ["rules", "openflow", "{good_rules}"],
+     "good.flow: testpmd 'flow create' rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check"),
+    ("vswitch openflow on a tc file", ["vswitch", "--openflow", "{tcloop}", "--trace", "{good_pcap}"],
+     "loop.tc: tc flower rules, not OpenFlow"),
+    ("run set nic to a missing profile", ["run", "{cx_spec}", "--results", "{out}/r", "--set", "nic={out}/mine.toml"],
+     "mine.toml', which cannot be read: No such file or directory"),
+    ("pvp set a negative cost", ["pvp", "--set", "steering_lookup_ns=-5"], "parameter 'steering_lookup_ns' = -5 is negative"),
 ]
 
 

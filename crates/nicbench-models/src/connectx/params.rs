@@ -218,6 +218,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn test_a_negative_parameter_is_refused() {
+        // A cost below zero would run and report a NIC faster than one without the cost; the
+        // model's own checks (validate) did not cover its per-packet costs.
+        for name in ["nf_packet_ns", "root_lookup_base_ns", "fixed_latency_ns"] {
+            let mut p = Profile::load("connectx5", &dir()).expect("loads");
+            let msg = p
+                .apply_overrides(&[(name.to_string(), -1.0)].into())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(msg.contains(&format!("parameter '{name}' = -1 is negative")), "{msg}");
+        }
+    }
+
+    #[test]
     fn test_pcie_bytes() {
         let p = test_params();
         // 1500 B: 6 TLPs of ≤256 B → 1500 + 6×24 + 128.

@@ -13,8 +13,8 @@
 //! ```
 //!
 //! declares `struct OffpathParams { pub network_port_gbps: f64, ... }` and its
-//! [`ModelParams`] impl: the profile must declare exactly these names, each finite and
-//! within its range, and the struct's own `validate()` (written beside it) has the last word.
+//! [`ModelParams`] impl: the profile must declare exactly these names, each finite,
+//! within its range and not negative, and the struct's own `validate()` (written beside it) has the last word.
 
 use super::Profile;
 use crate::error::ModelError;
@@ -50,6 +50,18 @@ pub fn check_range(p: &Profile, name: &str, value: f64, low: f64, high: f64) -> 
     Ok(())
 }
 
+/// Checks that no parameter is negative (used by [`model_params!`], after the declared ranges
+/// and the model's `validate`, whose messages say more). Every model parameter is a time, size, count, rate or share: a
+/// negative one (a cost that gives time back) would run and report a NIC faster than none.
+pub fn require_non_negative(p: &Profile, values: &[(&str, f64)]) -> Result<(), ModelError> {
+    match values.iter().find(|(_, v)| *v < 0.0) {
+        Some((name, v)) => Err(p.error(format_args!(
+            "parameter '{name}' = {v} is negative (parameters are times, sizes, counts, rates and shares: at least 0)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Checks that each `(name, value)` is > 0 (for a model's `validate`).
 pub fn require_positive(values: &[(&str, f64)]) -> Result<(), ModelError> {
     match values.iter().find(|(_, v)| v.is_nan() || *v <= 0.0) {
@@ -77,6 +89,7 @@ macro_rules! model_params {
                     $crate::ModelError::Profile(m) => p.error(m),
                     other => other,
                 })?;
+                $crate::profile::params::require_non_negative(p, &[$((stringify!($name), params.$name)),*])?;
                 Ok(params)
             }
         }

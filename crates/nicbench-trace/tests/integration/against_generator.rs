@@ -110,13 +110,42 @@ fn summary_counts_what_the_generator_emitted() {
             n,
             "{name}: every packet in one bucket"
         );
-        assert_eq!(
-            s.l2_gbps,
-            bytes as f64 * 8.0 / (s.duration_ns as f64 / 1e9) / 1e9,
-            "{name}"
-        );
+        // n packets over n slots: last − first plus one mean gap.
+        let window_s = s.duration_ns as f64 * n as f64 / (n - 1) as f64 / 1e9;
+        assert_eq!(s.l2_gbps, bytes as f64 * 8.0 / window_s / 1e9, "{name}");
         // Fewer packets than one progress step: one report, at the end, of the whole file.
         assert_eq!(progress, [file_bytes], "{name}");
+    }
+}
+
+#[test]
+fn summary_reads_a_short_paced_trace_back_at_its_rate() {
+    // 10 frames of 1500 B at 100 Gbps: 9 gaps of 121.6 ns between the first and the last
+    // timestamp. Bytes over those 9 gaps alone would read 111 Gbps, above the line rate.
+    // Timestamps are whole ns (121.6 ns gaps round): 10 packets read within 0.1%.
+    for packets in [10_u64, 1000] {
+        let cfg = TrafficConfig {
+            flows: 10,
+            size: SizeSpec::Fixed(1500),
+            rate: nicbench_traffic::Rate::Gbps(100.0),
+            packets: Some(packets),
+            duration_ns: None,
+            ..TrafficConfig::default()
+        };
+        let path = trace_file(&cfg, &format!("paced-{packets}"));
+        let s = summarize(&path, &mut |_| {}).expect("summarize");
+        std::fs::remove_file(&path).ok();
+        assert_eq!(s.packets, packets);
+        assert!(
+            (s.wire_gbps - 100.0).abs() < 0.1,
+            "{packets} packets: {} Gbps",
+            s.wire_gbps
+        );
+        assert!(
+            (s.mpps / (100e3 / (1520.0 * 8.0)) - 1.0).abs() < 1e-3,
+            "{packets} packets: {} Mpps",
+            s.mpps
+        );
     }
 }
 

@@ -72,3 +72,43 @@ def test_fewshot_calibrate_bad_input(cli, args, needle):
     proc = cli(*args)
     assert_one_line_error(proc, needle)
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_flowhost_local_host_before_it_was_measured(tmp_path):
+    """The README's `nicbench flowhost --host flowmeter-local` before `nicbench calibrate flowmeter-local`:
+    the error says to run the calibration, and where it writes the profile."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    for name in ("napatech-nt100", "argus-host"):
+        shutil.copy(REPO / "profiles" / f"{name}.toml", tmp_path)
+    env = {**os.environ, "NICBENCH_PROFILES": str(tmp_path)}
+    run = [sys.executable, "-m", "nicbench.cli", "flowhost", "--cores", "1", "--duration", "10ms"]
+    proc = subprocess.run([*run, "--host", "flowmeter-local"], capture_output=True, text=True, env=env)
+    assert_one_line_error(proc, "--host flowmeter-local: not measured on this machine yet: run 'nicbench calibrate "
+                                "flowmeter-local' first", str(tmp_path / "flowmeter-local.toml"))
+    proc = subprocess.run([*run, "--host", "argus-host"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_rules_check_json_error_has_error_and_exit_code(cli, tmp_path):
+    """Under --json a bad rule file gives the report with its errors AND the README's
+    {"error": ..., "exit_code": 2} keys, so a script tests every command's output the same way."""
+    import json
+
+    bad = tmp_path / "bad.flow"
+    bad.write_text("flow create 0 ingress pattern eth / end actions dropp / end\n"
+                   "flow create 0 ingress pattern eth / ipv5 / end actions drop / end\n")
+    proc = cli("rules", "check", str(bad), "--keep-going", "--json")
+    assert proc.returncode == 2
+    out = json.loads(proc.stdout)
+    assert out["exit_code"] == 2 and out["error"].startswith(f"{bad}:1:49: unknown action 'dropp'")
+    assert len(out["errors"]) == 2 and len(proc.stderr.splitlines()) == 2
+    good = tmp_path / "good.flow"
+    good.write_text("flow create 0 ingress pattern eth / end actions drop / end\n")
+    out = json.loads(cli("rules", "check", str(good), "--json").stdout)
+    assert "error" not in out and out["errors"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tomllib
+from dataclasses import replace
 
 import pytest
 from helpers import STUDIES
@@ -148,6 +149,9 @@ def test_profile_read_bounds_and_write(tmp_path):
     assert default_bounds(params["pcie_encoding_efficiency"]) == (0.01, 0.999, False), "a ratio in (0, 1)"
     v = params["nf_burst_ns"].value
     assert default_bounds(params["nf_burst_ns"]) == (v / 10, v * 10, True)
+    # A zero parameter (an extra cost a profile does not have) is fitted from 0 up: the models refuse
+    # a negative one.
+    assert default_bounds(replace(params["root_cmd_ns_per_packet"], value=0.0)) == (0.0, 1.0, False)
     # Bounds in the profile win over the defaults.
     text = path.read_text().replace("[param.nf_burst_ns]\n", "[param.nf_burst_ns]\nbounds = [10.0, 140.0]\n")
     path.write_text(text)
