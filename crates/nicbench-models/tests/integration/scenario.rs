@@ -14,9 +14,10 @@ fn same_seed_gives_identical_results() {
     b.sim.sim_packets_per_s = 0.0;
     assert_eq!(serde_json::to_string(&a).ok(), serde_json::to_string(&b).ok());
     assert!(a.sim.packets > 50_000);
+    // Every received packet is in one queue's count: offered over the 10 ms, less the lost.
     assert_eq!(
         a.queues.values().map(|q| q.packets).sum::<u64>(),
-        (a.rx_mpps * 1e6 * 0.01).round() as u64
+        (a.offered_mpps * 1e6 * 0.01 * (1.0 - a.loss_ratio)).round() as u64
     );
 }
 

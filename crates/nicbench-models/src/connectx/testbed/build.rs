@@ -119,6 +119,8 @@ impl Testbed {
             wire: Wire::new(p.link_gbps),
             packets: 0,
             wire_bytes: 0,
+            last_arrival: SimTime::ZERO,
+            min_latency: SimDuration::MAX,
             hist: LatencyHistogram::new(),
             timeline: Timeline::new(SimDuration::from_ns(scn.measure.timeline_bin_ns)),
             per_ring: Vec::new(),

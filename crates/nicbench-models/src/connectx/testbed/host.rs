@@ -116,6 +116,10 @@ pub(super) struct Rx {
     pub(super) wire: Wire,
     pub(super) packets: u64,
     pub(super) wire_bytes: u64,
+    /// The last counted arrival and the shortest latency of any counted packet: how long after
+    /// the sources stopped the buffers went on delivering (see `summary`).
+    pub(super) last_arrival: SimTime,
+    pub(super) min_latency: SimDuration,
     pub(super) hist: LatencyHistogram,
     pub(super) timeline: Timeline,
     /// Received packets per ring (ring → queue id in `Core::queue_of_ring`).
@@ -154,6 +158,7 @@ impl Core {
 #[inline]
 pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_index: usize, rx: &mut Rx) {
     let (mut burst_packets, mut burst_bytes, mut last_rx) = (0u64, 0u64, SimTime::ZERO);
+    let mut min_latency = rx.min_latency;
     let (warmup, window_end, return_time, wire) = (rx.warmup, rx.window_end, rx.return_time, rx.wire);
     let mut free = *tx_free;
     let mut hist = rx.latency.then(|| rx.hist.recorder());
@@ -170,10 +175,13 @@ pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_in
         burst_packets += 1;
         burst_bytes += wire_bytes;
         last_rx = arrived;
+        min_latency = min_latency.min(arrived - p.gen);
     }
     drop(hist);
     *tx_free = free;
     if burst_packets > 0 {
+        rx.min_latency = min_latency;
+        rx.last_arrival = rx.last_arrival.max(last_rx);
         rx.packets += burst_packets;
         rx.wire_bytes += burst_bytes;
         // One timeline update per burst: a burst spans ~µs, bins are ms.
