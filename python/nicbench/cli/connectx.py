@@ -143,7 +143,14 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json, unit="s") as update:
-        result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
+        try:
+            result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
+        except NicbenchError as exc:
+            # The model names its scenario's field; the user wrote --gen (or took its default).
+            text = str(exc)
+            if text.startswith("scenario: traffic.rate: "):
+                raise NicbenchError("--gen rate: " + text.removeprefix("scenario: traffic.rate: ")) from None
+            raise
     if as_json:
         emit_json(result)
         return

@@ -106,6 +106,8 @@ CASES: list[tuple[str, list[str], str]] = [
      "not a text file (a profile is a TOML file)"),
     ("vswitch openflow a capture", ["vswitch", "megaflows", "--openflow", "{good_pcap}", "--pcap", "{good_pcap}"],
      "not a text file (OpenFlow rules are text"),
+    ("simulate gen rate above the line rate", ["simulate", "--gen", "rate=200Gbps", "--duration", "1ms"],
+     "--gen rate: 200 Gb/s is above the port's line rate of 100 Gb/s"),
     ("flowhost rate above the line rate", ["flowhost", "--rate", "200Gbps", "--duration", "1ms"],
      "--rate 200Gbps: above the line rate of napatech-nt100 (100 Gbps on the wire)"),
     ("vswitch cooked trace", ["vswitch", "--openflow", "{of_rules}", "--trace", "{sll2}"], "needs Ethernet frames"),
