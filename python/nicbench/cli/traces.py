@@ -73,7 +73,8 @@ def render_info(file: str, s: dict) -> None:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--queues", type=IntRange(1, 4096), required=True, help="Number of RX queues.")
+@click.option("--queues", type=IntRange(1, 512), required=True,
+              help="Number of RX queues (at most the indirection table's entries, --reta-size).")
 @click.option("--key", default="symmetric", show_default=True,
               help="Toeplitz key: symmetric | microsoft | HEX (40 or 52 bytes).")
 @click.option("--fields", type=click.Choice(["ip", "ip-ports"]), default="ip-ports", show_default=True,

@@ -82,6 +82,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("simulate set nan", ["simulate", "--set", "x=nan"], "--set x: expected a finite number"),
     ("simulate install rate inf", ["simulate", "--install-rate", "1e400/s"], "--install-rate"),
     ("rss queues 0", ["rss", "{good_pcap}", "--queues", "0"], "--queues"),
+    ("rss queues above any reta", ["rss", "{good_pcap}", "--queues", "5000"], "5000 (allowed: 1 to 512)"),
     ("rss reta 1e20", ["rss", "{good_pcap}", "--queues", "4", "--reta-size", "1e20"], "--reta-size"),
     # --- pcaps: empty, truncated, wrong type, wrong link type, directory, missing
     ("pcap info empty", ["pcap", "info", "{empty}"], "empty file"),
