@@ -61,8 +61,11 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     if as_json:
         emit_json(summary)
         return
+    # Fewer packets than flows: not every flow is in the file (each packet draws its flow).
+    flows = f"of {config.flows:,} flows" if summary["packets"] >= config.flows else \
+        f"drawn from {config.flows:,} flows (at most {summary['packets']:,} of them in the file)"
     stdout_console.print(
-        f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) of {config.flows:,} flows "
+        f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) {flows} "
         f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
         f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
     )
