@@ -103,7 +103,7 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
     table.add_column("")
     table.add_column("value", justify="right")
     rows = [("offered Mpps", result["offered_mpps"]), ("received Mpps", result["mpps"]),
-            ("received Gb/s (line)", result["line_gbps"]), ("loss", result["loss"]),
+            ("received Gb/s (line)", result["line_gbps"]), ("loss %", result["loss"] * 100),
             ("latency µs (unloaded)", result["latency_us"]), ("host cores busy", result["host_cores_busy"]),
             ("megaflows offloaded", result["megaflows_offloaded"]),
             ("megaflows in software", result["megaflows_software"])]
