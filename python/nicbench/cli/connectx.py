@@ -248,7 +248,10 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     for c in result.get("cores") or []:
         table.add_row(f"core {c['core']}", f"queues {', '.join(map(str, c['queues'])) or '-'}  "
                                            f"forwarded {fmt_number(c['packets'])}  "
-                                           f"utilization {fmt_number(c['utilization'], 3)}  busy {fmt_number(c['busy_ratio'], 3)}")
+                                           # Load: its packets at the cost of full bursts; busy: the share of
+                                           # the run it worked (bursts as they came: small ones cost more).
+                                           f"load {fmt_number(c['utilization'], 3)} at full bursts  "
+                                           f"busy {fmt_number(c['busy_ratio'], 3)} of the run")
     queues = result.get("queues") or {}
     if queues:
         ordered = sorted(queues.items(), key=lambda kv: int(kv[0]))
