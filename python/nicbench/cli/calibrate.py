@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, counted, emit_json, fmt_number, json_option, print_table, spinner,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, fmt_number, json_option, print_table,
+                                 spinner, stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -50,13 +50,13 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
               help="Few-shot: fit a new device's profile starting from this one (with --measurements, -o).")
 @click.option("--measurements", "measurements", multiple=True, metavar="FILE...",
               help="Few-shot: measurement files (tidy export or digitized-figure CSV); several may follow.")
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", default=None, type=NonEmptyPath(dir_okay=False),
               help="Few-shot: the profile to write (kept: its own datasheet parameters, if it exists).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="Few-shot: a datasheet difference from the base profile (never fitted; repeatable).")
 @click.option("--study", default=None,
               help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
-@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--studies", "studies_dir", type=NonEmptyPath(file_okay=False), default=None,
               help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
 @click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
 @click.option("--no-validate", is_flag=True, help="Skip the validation run of the whole reference file.")

@@ -6,7 +6,8 @@ import re
 
 import click
 
-from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, progress_bar, stdout_console
+from nicbench.cli.common import (FiniteFloat, IntRange, NonEmptyPath, emit_json, json_option, progress_bar,
+                                 stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
 from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
@@ -20,7 +21,7 @@ from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, pars
               help="Offered rate on the wire (preamble + IFG counted): 100Gbps, 8Mpps, or 'max' (no pacing).")
 @click.option("--duration", default=None, help="Trace duration in virtual time (1s, 100ms). Default 1s unless --packets.")
 @click.option("--packets", default=None, help="Stop after this many packets (10M).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output pcap (nanosecond).")
+@click.option("-o", "--output", required=True, type=NonEmptyPath(dir_okay=False), help="Output pcap (nanosecond).")
 @click.option("--ipv6", is_flag=True, help="IPv6 flows instead of IPv4.")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
 @click.option("--vlan", type=IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
