@@ -94,6 +94,10 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
             stderr_console.print(f"[dim]{line}[/]")
 
     fewshot_fit = base is not None or measurements or output is not None or sets
+    if study is not None and not study.strip():
+        raise click.BadParameter("'' is empty (give a study name such as pam21)", param_hint="--study")
+    if fewshot_fit:
+        _refuse_full_fit_options("a few-shot fit (--base, --measurements, -o, --set)")
     if not fewshot_fit and len(args) != 1:
         raise click.UsageError("give one NIC profile (or --base PROFILE --measurements FILE... -o OUT.toml)")
     if not fewshot_fit and args[0] == LOCAL_FLOWMETER:
@@ -112,6 +116,8 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
 
     if load(nic).get("fitted_on"):
         from nicbench.calibrate.fewshot import refit
+
+        _refuse_full_fit_options(f"repeating the few-shot fit recorded in {nic}", ("study",))
 
         with spinner(f"refitting {nic} (minutes)", enabled=not as_json):
             outcome_fewshot = refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log,
@@ -172,6 +178,20 @@ def _sigma_cell(c: Any, p: dict[str, float]) -> str:
     if c.sigma > p["high"] - p["low"]:
         return "> its bounds"
     return f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+
+
+# Options of the full calibration (`calibrate NIC`) that a few-shot fit or a refit does not take.
+_FULL_FIT_OPTIONS = {"params": "--param", "sweeps": "--sweeps", "line_evals": "--line-evals",
+                     "no_validate": "--no-validate", "allow_saturated": "--allow-saturated"}
+
+
+def _refuse_full_fit_options(mode: str, also: tuple[str, ...] = ()) -> None:
+    """A full-fit option given to a fit that ignores it is refused, not silently dropped."""
+    ctx = click.get_current_context()
+    for name in (*_FULL_FIT_OPTIONS, *also):
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            option = _FULL_FIT_OPTIONS.get(name, f"--{name}")
+            raise click.UsageError(f"{option} applies to a full calibration (calibrate NIC), not to {mode}", ctx)
 
 
 def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:

@@ -284,6 +284,20 @@ class InterfaceName(click.ParamType):
         return text
 
 
+class PortName(click.ParamType):
+    """A switch port's name as OpenFlow rules write it (`p0`, `vm`, `dpdk0`): a name with a space, ','
+    or '=' could not appear in a rule, and an empty one names nothing."""
+
+    name = "port"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text or any(c in ",=" or c.isspace() for c in text):
+            self.fail(f"{text!r} is not a port name (allowed: a name such as p0 or vm, without spaces, ',' or '=')",
+                      param, ctx)
+        return text
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
 
 
