@@ -41,6 +41,8 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
     """Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate."""
     if (pcap is None) == (iface is None):
         fail("give a pcap file or --live IFACE (one of them)")
+    if duration is not None and iface is None:
+        fail(f"--duration {duration}: applies to --live IFACE only (a pcap is metered to its end)")
     format_for_path(out, fmt)  # an unknown suffix is an error before any work
     total = os.path.getsize(pcap) if pcap is not None else None
     label = f"metering {iface}" if iface else "metering"

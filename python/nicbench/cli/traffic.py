@@ -10,6 +10,7 @@ from nicbench.cli.common import (FiniteFloat, IntRange, NonEmptyPath, emit_json,
                                  stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
+from nicbench.traffic_bounds import MAX_TRACE_PACKETS
 from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
 
 
@@ -33,7 +34,8 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,
         as_json: bool) -> None:
     """Generate N flows at a rate and write them to a pcap."""
-    packet_limit = parse_count(packets, what="--packets", at_least=1) if packets is not None else None
+    packet_limit = (parse_count(packets, what="--packets", at_least=1, at_most=MAX_TRACE_PACKETS)
+                    if packets is not None else None)
     duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else None
     if rate == "max" and packet_limit is None:  # unpaced packets have no timestamps a duration could end
         raise NicbenchError("--rate max writes as fast as it can, with no timeline for --duration to end: "

@@ -371,6 +371,13 @@ CASES: list[tuple[str, list[str], str]] = [
                                         "--in-port", "p 0"], "'--in-port': 'p 0' is not a port name"),
     ("simulate profile value of the wrong type", ["simulate", "--nic", "{profile_wrong_type}", "--duration", "1ms"],
      "wrong_type.toml:4:9: invalid type: string \"lots\", expected f64"),
+    ("gen packets 1e30", ["gen", "--packets", "1e30", "-o", "{out}/g.pcap"],
+     "--packets: 1e30 is too large: at most 4,294,967,296"),
+    ("simulate trace text names the file", ["simulate", "--trace", "{text}", "--duration", "1ms"],
+     "notes.pcap: not a pcap/pcapng file"),
+    ("megaflows truncated pcap names the file", ["vswitch", "megaflows", "--openflow", "{of_rules}", "--pcap",
+                                                 "{truncated_record}"], "cut.pcap: packet 1 at byte offset 104"),
+    ("flows duration of a pcap", ["flows", "{good_pcap}", "--duration", "1s"], "--duration 1s: applies to --live IFACE only"),
 ]
 
 
