@@ -121,6 +121,10 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     if install_rate is None and install_batch is None and start_ns:  # a start time for an installer nobody asked for
         raise NicbenchError(f"--install-start {install_start.strip()} needs an installer: add --install-rate RATE "
                             "or --install-batch N")
+    _refuse_ignored(generated is None, ("groups",), "--generated N (the generated rules' tables)")
+    _refuse_ignored(install_rate is None and install_batch is None,
+                    ("install_core", "install_group", "install_op", "install_match", "install_actions"),
+                    "an installer: --install-rate RATE or --install-batch N")
     if install_rate is not None:
         install = connectx.rate_install(parse_install_rate(install_rate), **common)
     elif install_batch is not None:
@@ -200,6 +204,16 @@ def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
     if bin_ is not None:
         return parse_duration_ns(bin_, "--bin")
     return max(1, min(_DEFAULT_BIN_NS, duration_ns // _MIN_DEFAULT_BINS))
+
+
+def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:
+    """Options given on the command line that this run would ignore are refused, naming what they need."""
+    if not ignored:
+        return
+    ctx = click.get_current_context()
+    for name in names:
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            raise NicbenchError(f"--{name.replace('_', '-')} {ctx.params[name]} applies only with {needs}")
 
 
 def _default_duration_ns(trace: str | None) -> int:

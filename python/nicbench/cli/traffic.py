@@ -40,6 +40,9 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     if rate == "max" and packet_limit is None:  # unpaced packets have no timestamps a duration could end
         raise NicbenchError("--rate max writes as fast as it can, with no timeline for --duration to end: "
                             "give --packets N")
+    if rate == "max" and duration_ns is not None:  # silently ignored otherwise: unpaced packets all have time 0
+        raise NicbenchError(f"--duration {duration}: --rate max writes unpaced packets (no timeline for a duration); "
+                            "give --packets N alone, or a rate")
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
@@ -67,10 +70,13 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     # Fewer packets than flows: not every flow is in the file (each packet draws its flow).
     flows = f"of {config.flows:,} flows" if summary["packets"] >= config.flows else \
         f"drawn from {config.flows:,} flows (at most {summary['packets']:,} of them in the file)"
+    # --rate max: every packet at time 0, so no rate (the summary's rates are NaN)
+    timing = ("unpaced (--rate max: every timestamp 0)" if config.rate is None else
+              f"{summary['duration_ns'] / 1e9:.6g} s virtual, {format_rate_bps(summary['wire_bps'])} on the wire, "
+              f"{summary['mpps']:.4g} Mpps")
     stdout_console.print(
         f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) {flows} "
-        f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
-        f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
+        f"to {output}: {timing}"
     )
 
 

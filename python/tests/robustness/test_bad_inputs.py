@@ -378,6 +378,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("megaflows truncated pcap names the file", ["vswitch", "megaflows", "--openflow", "{of_rules}", "--pcap",
                                                  "{truncated_record}"], "cut.pcap: packet 1 at byte offset 104"),
     ("flows duration of a pcap", ["flows", "{good_pcap}", "--duration", "1s"], "--duration 1s: applies to --live IFACE only"),
+    ("gen duration with rate max", ["gen", "--rate", "max", "--packets", "10", "--duration", "1ms", "-o", "{out}/g.pcap"],
+     "--duration 1ms: --rate max writes unpaced packets"),
+    ("simulate groups without generated", ["simulate", "--rules", "{good_rules}", "--groups", "3", "--duration", "1ms"],
+     "--groups 3 applies only with --generated N"),
+    ("simulate install op without installer", ["simulate", "--install-op", "delete", "--duration", "1ms"],
+     "--install-op delete applies only with an installer"),
 ]
 
 
