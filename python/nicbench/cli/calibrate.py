@@ -16,7 +16,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, fmt_number, json_option, print_table,
-                                 spinner, stderr_console, stdout_console)
+                                 set_off_default, spinner, stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -189,7 +189,7 @@ def _refuse_full_fit_options(mode: str, also: tuple[str, ...] = ()) -> None:
     """A full-fit option given to a fit that ignores it is refused, not silently dropped."""
     ctx = click.get_current_context()
     for name in (*_FULL_FIT_OPTIONS, *also):
-        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+        if set_off_default(ctx, name):
             option = _FULL_FIT_OPTIONS.get(name, f"--{name}")
             raise click.UsageError(f"{option} applies to a full calibration (calibrate NIC), not to {mode}", ctx)
 

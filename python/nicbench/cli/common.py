@@ -264,6 +264,17 @@ class NonEmptyPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+def set_off_default(ctx: click.Context, name: str) -> bool:
+    """Whether option `name` was given on the command line with a value other than its default: for
+    options a mode ignores, refused then (a mistake) while the default given explicitly (what the
+    mode does anyway) stays accepted."""
+    if ctx.get_parameter_source(name) is not click.core.ParameterSource.COMMANDLINE:
+        return False
+    default = next((p.default for p in ctx.command.params if p.name == name), None)
+    value = ctx.params[name]
+    return value != default and not (isinstance(value, tuple) and not value)
+
+
 # Linux interface names: at most IFNAMSIZ - 1 bytes, and dev_valid_name() refuses '.', '..', '/', ':'
 # and whitespace (a name tc could not take back).
 IFNAME_MAX_BYTES = 15

@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fmt_number, json_option, parse_overrides,
-                                 progress_bar, stderr_console, stdout_console)
+                                 progress_bar, set_off_default, stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -212,7 +212,7 @@ def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:
         return
     ctx = click.get_current_context()
     for name in names:
-        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+        if set_off_default(ctx, name):
             raise NicbenchError(f"--{name.replace('_', '-')} {ctx.params[name]} applies only with {needs}")
 
 

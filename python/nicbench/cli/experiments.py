@@ -14,7 +14,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, counted, emit_json, json_option, print_table,
-                                 spinner, stderr_console, stdout_console)
+                                 set_off_default, spinner, stderr_console, stdout_console)
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -485,7 +485,7 @@ def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str 
         a, b = _run_revisions(revs, spec_file, workdir, a, b, quiet=as_json)
     elif a is None or b is None:
         raise click.UsageError("expected two result folders RESULTS_A RESULTS_B, or --rev A --rev B --spec SPEC")
-    elif click.get_current_context().get_parameter_source("workdir") is click.core.ParameterSource.COMMANDLINE:
+    elif set_off_default(click.get_current_context(), "workdir"):
         raise click.UsageError(f"--workdir {workdir}: applies to --rev only (comparing two result folders "
                                "builds nothing)")
     c = compare_results(a, b, acceptable=margin, ignore=ignore)

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (IntRange, InterfaceName, NonEmptyPath, WholeHelpGroup, emit_json, json_option,
-                                 one_line_text, progress_bar, spinner, stdout_console)
+                                 one_line_text, progress_bar, set_off_default, spinner, stdout_console)
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -127,7 +127,7 @@ def _refuse_unused_target_option(to: str) -> None:
     silently ignored."""
     ctx = click.get_current_context()
     unused = "dev" if to == "testpmd" else "port"
-    if ctx.get_parameter_source(unused) is click.core.ParameterSource.COMMANDLINE:
+    if set_off_default(ctx, unused):
         used = {"dev": "--to tc", "port": "--to testpmd"}[unused]
         raise click.UsageError(f"--{unused} applies to {used} only, not --to {to}", ctx)
 
