@@ -49,6 +49,10 @@ _COLUMN_TYPES = {
 }
 RECORD_COLUMNS = tuple(_COLUMN_TYPES)
 
+# Most active flows a run can keep: the meter's slot indices are u32 with one value reserved
+# (MeterConfig::validate in crates/nicbench-flowmeter refuses 2^31 - 1 and up).
+MAX_FLOWS = 2**31 - 2
+
 Duration = Union[str, int, float, None]
 
 
@@ -138,7 +142,8 @@ def meter(
         live=live is not None,
         compat=compat,
         workers=workers,
-        max_flows=None if max_flows is None else parse_count(max_flows),
+        max_flows=None if max_flows is None else parse_count(max_flows, at_most=MAX_FLOWS, what="--max-flows",
+                                                             at_least=1),
         idle_ns=parse_seconds_ns(idle, "--idle"),
         active_ns=active_ns,
         no_active=no_active,
@@ -146,8 +151,6 @@ def meter(
         ipfix=ipfix,
         progress=progress,
     )
-    if kwargs["max_flows"] is not None and kwargs["max_flows"] < 1:
-        raise NicbenchError("max_flows must be at least 1")
     source = str(live) if live is not None else os.fspath(pcap)
     if live is None and not Path(source).exists():
         # Say it before opening outputs: a typo must not leave an empty output file behind.

@@ -14,3 +14,35 @@ pub enum ModelError {
     #[error("trace: {0}")]
     Trace(String),
 }
+
+impl ModelError {
+    /// An error reading capture `path`, naming the file first (as `nicbench pcap info` does) unless
+    /// the reader's message already names it: a command that reads a rule file and a capture must
+    /// say which one is wrong.
+    pub fn trace(path: &str, what: impl std::fmt::Display) -> ModelError {
+        ModelError::Trace(trace_message(path, &what.to_string()))
+    }
+}
+
+/// `PATH: WHAT` unless WHAT names PATH already; `packet N:` before a record error that does not say
+/// its packet is added by the callers that count packets.
+pub(crate) fn trace_message(path: &str, what: &str) -> String {
+    if what.contains(path) {
+        what.to_string()
+    } else {
+        format!("{path}: {what}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_a_trace_error_names_its_file_once() {
+        let msg = ModelError::trace("t.pcap", "not a pcap/pcapng file: magic 0x7f454c46").to_string();
+        assert_eq!(msg, "trace: t.pcap: not a pcap/pcapng file: magic 0x7f454c46");
+        let msg = ModelError::trace("t.pcap", "t.pcap: cannot open: No such file").to_string();
+        assert_eq!(msg, "trace: t.pcap: cannot open: No such file");
+    }
+}

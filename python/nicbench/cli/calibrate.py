@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, counted, emit_json, fmt_number, json_option, print_table, spinner,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, fmt_number, json_option, print_table,
+                                 set_off_default, spinner, stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -50,13 +50,13 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
               help="Few-shot: fit a new device's profile starting from this one (with --measurements, -o).")
 @click.option("--measurements", "measurements", multiple=True, metavar="FILE...",
               help="Few-shot: measurement files (tidy export or digitized-figure CSV); several may follow.")
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", default=None, type=NonEmptyPath(dir_okay=False),
               help="Few-shot: the profile to write (kept: its own datasheet parameters, if it exists).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="Few-shot: a datasheet difference from the base profile (never fitted; repeatable).")
 @click.option("--study", default=None,
               help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
-@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--studies", "studies_dir", type=NonEmptyPath(file_okay=False), default=None,
               help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
 @click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
 @click.option("--no-validate", is_flag=True, help="Skip the validation run of the whole reference file.")
@@ -94,6 +94,10 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
             stderr_console.print(f"[dim]{line}[/]")
 
     fewshot_fit = base is not None or measurements or output is not None or sets
+    if study is not None and not study.strip():
+        raise click.BadParameter("'' is empty (give a study name such as pam21)", param_hint="--study")
+    if fewshot_fit:
+        _refuse_full_fit_options("a few-shot fit (--base, --measurements, -o, --set)")
     if not fewshot_fit and len(args) != 1:
         raise click.UsageError("give one NIC profile (or --base PROFILE --measurements FILE... -o OUT.toml)")
     if not fewshot_fit and args[0] == LOCAL_FLOWMETER:
@@ -112,6 +116,8 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
 
     if load(nic).get("fitted_on"):
         from nicbench.calibrate.fewshot import refit
+
+        _refuse_full_fit_options(f"repeating the few-shot fit recorded in {nic}", ("study",))
 
         with spinner(f"refitting {nic} (minutes)", enabled=not as_json):
             outcome_fewshot = refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log,
@@ -172,6 +178,20 @@ def _sigma_cell(c: Any, p: dict[str, float]) -> str:
     if c.sigma > p["high"] - p["low"]:
         return "> its bounds"
     return f"{fmt_number(c.sigma, 2)} ({c.rel_sigma:.0%})"
+
+
+# Options of the full calibration (`calibrate NIC`) that a few-shot fit or a refit does not take.
+_FULL_FIT_OPTIONS = {"params": "--param", "sweeps": "--sweeps", "line_evals": "--line-evals",
+                     "no_validate": "--no-validate", "allow_saturated": "--allow-saturated"}
+
+
+def _refuse_full_fit_options(mode: str, also: tuple[str, ...] = ()) -> None:
+    """A full-fit option given to a fit that ignores it is refused, not silently dropped."""
+    ctx = click.get_current_context()
+    for name in (*_FULL_FIT_OPTIONS, *also):
+        if set_off_default(ctx, name):
+            option = _FULL_FIT_OPTIONS.get(name, f"--{name}")
+            raise click.UsageError(f"{option} applies to a full calibration (calibrate NIC), not to {mode}", ctx)
 
 
 def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:

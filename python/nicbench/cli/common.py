@@ -253,6 +253,62 @@ class FiniteFloat(click.ParamType):
         return number
 
 
+class NonEmptyPath(click.Path):
+    """click.Path that refuses an empty value: click takes '' as a path, which then meant "the current
+    folder", "not given" (a silent default) or an error naming no file, depending on the command."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            kind = "folder" if not self.file_okay else "file" if not self.dir_okay else "file or folder"
+            self.fail(f"{value!r} is empty (give a {kind} name)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def set_off_default(ctx: click.Context, name: str) -> bool:
+    """Whether option `name` was given on the command line with a value other than its default: for
+    options a mode ignores, refused then (a mistake) while the default given explicitly (what the
+    mode does anyway) stays accepted."""
+    if ctx.get_parameter_source(name) is not click.core.ParameterSource.COMMANDLINE:
+        return False
+    default = next((p.default for p in ctx.command.params if p.name == name), None)
+    value = ctx.params[name]
+    return value != default and not (isinstance(value, tuple) and not value)
+
+
+# Linux interface names: at most IFNAMSIZ - 1 bytes, and dev_valid_name() refuses '.', '..', '/', ':'
+# and whitespace (a name tc could not take back).
+IFNAME_MAX_BYTES = 15
+
+
+class InterfaceName(click.ParamType):
+    """A network interface name as Linux accepts it (`eth0`, `ens1f0np0`): what `tc ... dev NAME` takes."""
+
+    name = "interface"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        bad = (not text or text in (".", "..") or len(text.encode()) > IFNAME_MAX_BYTES
+               or any(c in "/:" or c.isspace() for c in text))
+        if bad:
+            self.fail(f"{text!r} is not an interface name (allowed: 1 to {IFNAME_MAX_BYTES} bytes, no '/', ':' "
+                      "or spaces, such as eth0)", param, ctx)
+        return text
+
+
+class PortName(click.ParamType):
+    """A switch port's name as OpenFlow rules write it (`p0`, `vm`, `dpdk0`): a name with a space, ','
+    or '=' could not appear in a rule, and an empty one names nothing."""
+
+    name = "port"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text or any(c in ",=" or c.isspace() for c in text):
+            self.fail(f"{text!r} is not a port name (allowed: a name such as p0 or vm, without spaces, ',' or '=')",
+                      param, ctx)
+        return text
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, fmt_number, json_option, parse_overrides, progress_bar,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fmt_number, json_option, parse_overrides,
+                                 progress_bar, set_off_default, stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -58,13 +58,13 @@ def parse_install_rate(text: str) -> float:
 
 @click.command()
 @click.option("--nic", default="connectx5", show_default=True, help="Profile name (see profiles/) or a .toml path.")
-@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--rules", "rules_file", type=NonEmptyPath(dir_okay=False), default=None,
               help="Pre-installed rules: a testpmd `flow create` or tc flower file.")
 @click.option("--generated", default=None,
               help="Pre-installed generated exact-match rules instead (65536, 2M; at most 4,194,304).")
 @click.option("--groups", type=IntRange(0, 64), default=0, show_default=True,
               help="With --generated: 0 = all in Table 0; T = spread over Tables 1..T (PAM'21 layout).")
-@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Replay this pcap at its timestamps.")
+@click.option("--trace", type=NonEmptyPath(dir_okay=False), default=None, help="Replay this pcap at its timestamps.")
 @click.option("--gen", "gen_spec", default=None,
               help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).")
 @click.option("--install-rate", default=None, help="Insert rules at this rate during the run (100k/s).")
@@ -108,22 +108,31 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         raise NicbenchError("give either --rules FILE or --generated N, not both")
     if trace and gen_spec:
         raise NicbenchError("give either --trace PCAP or --gen SPEC, not both")
-    if install_rate and install_batch:
+    if install_rate is not None and install_batch is not None:
         raise NicbenchError("give either --install-rate or --install-batch, not both")
     cap = connectx.MAX_RUN_RULES
+    # An empty value ('--gen ""', a shell variable that was not set) is refused, not taken as "not given".
     rules = {"file": rules_file} if rules_file else connectx.generated_rules(
-        parse_count(generated or "0", at_most=cap, what="--generated"), groups, seed=seed)
+        parse_count("0" if generated is None else generated, at_most=cap, what="--generated"), groups, seed=seed)
     start_ns = 0 if install_start.strip() in ("0", "0s") else parse_duration_ns(install_start, "--install-start")
     common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
                   actions=install_actions)
     install = None
-    if not (install_rate or install_batch) and start_ns:  # a start time for an installer nobody asked for
+    if install_rate is None and install_batch is None and start_ns:  # a start time for an installer nobody asked for
         raise NicbenchError(f"--install-start {install_start.strip()} needs an installer: add --install-rate RATE "
                             "or --install-batch N")
-    if install_rate:
+    _refuse_ignored(generated is None, ("groups",), "--generated N (the generated rules' tables)")
+    _refuse_ignored(install_rate is None and install_batch is None,
+                    ("install_core", "install_group", "install_op", "install_match", "install_actions"),
+                    "an installer: --install-rate RATE or --install-batch N")
+    if install_rate is not None:
         install = connectx.rate_install(parse_install_rate(install_rate), **common)
-    elif install_batch:
-        install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch"), **common)
+    elif install_batch is not None:
+        install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch", at_least=1),
+                                         **common)
+    if gen_spec is not None and not gen_spec.strip():
+        raise NicbenchError("--gen: empty; give KEY=VALUE pairs such as flows=10000,size=1500,rate=100Gbps, "
+                            "or leave --gen out for those defaults")
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
     duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else _default_duration_ns(trace)
     if install is not None and start_ns >= duration_ns:  # the installer would never run
@@ -132,7 +141,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         raise NicbenchError(f"--install-start {install_start.strip()} is not before the end of the run "
                             f"({run} = {duration_ns / 1e9:g} s): the installer would never run; start it "
                             f"earlier or run longer")
-    if install_rate and install["rate_per_s"] * max(0, duration_ns - start_ns) / 1e9 > cap:
+    if install_rate is not None and install["rate_per_s"] * max(0, duration_ns - start_ns) / 1e9 > cap:
         raise NicbenchError(f"--install-rate: {install_rate} for {(duration_ns - start_ns) / 1e9:g} s asks for "
                             f"{install['rate_per_s'] * (duration_ns - start_ns) / 1e9:,.0f} rule operations: at most "
                             f"{cap:,} per run")
@@ -195,6 +204,16 @@ def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
     if bin_ is not None:
         return parse_duration_ns(bin_, "--bin")
     return max(1, min(_DEFAULT_BIN_NS, duration_ns // _MIN_DEFAULT_BINS))
+
+
+def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:
+    """Options given on the command line that this run would ignore are refused, naming what they need."""
+    if not ignored:
+        return
+    ctx = click.get_current_context()
+    for name in names:
+        if set_off_default(ctx, name):
+            raise NicbenchError(f"--{name.replace('_', '-')} {ctx.params[name]} applies only with {needs}")
 
 
 def _default_duration_ns(trace: str | None) -> int:

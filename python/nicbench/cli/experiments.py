@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, WholeHelpGroup, counted, emit_json, json_option, print_table, spinner, stderr_console,
-                                 stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, counted, emit_json, json_option, print_table,
+                                 set_off_default, spinner, stderr_console, stdout_console)
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
 
 __all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
 
-results_option = click.option("--results", "results_dir", type=click.Path(), default=None,
+results_option = click.option("--results", "results_dir", type=NonEmptyPath(), default=None,
                               help="Results root (default: $NICBENCH_RESULTS or ./results).")
 jobs_option = click.option("--jobs", "-j", type=IntRange(1, 1024), default=None,
                            help="Parallel worker processes (default: number of cores; 1: in-process).")
@@ -65,8 +65,10 @@ def open_cli_scheduler(address: str | None, quiet: bool) -> Any:
 def _key_values(items: tuple[str, ...], what: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
+        if not item.strip():  # an empty --set (an unset shell variable) is a mistake, not "nothing to set"
+            raise click.BadParameter(f"expected NAME=VALUE, found {item!r}", param_hint=what)
         for part in item.split(","):
-            if not part.strip():
+            if not part.strip():  # a trailing comma: a=1,b=2,
                 continue
             if "=" not in part:
                 raise click.BadParameter(f"expected NAME=VALUE, found {part!r}", param_hint=what)
@@ -116,7 +118,7 @@ def _print_summary(s: RunSummary) -> None:
 
 
 @click.command()
-@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.argument("spec_file", metavar="SPEC", type=NonEmptyPath(dir_okay=False))
 @click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @jobs_option
 @click.option("--fresh", is_flag=True, help="Forget this experiment's stored runs and run everything again.")
@@ -145,6 +147,10 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
                      backend=backend)
     only_points = spec.parse_params(_key_values(only, "--only"), "--only ")
     _check_only_matches(spec, only_points, only)
+    beyond = [r for r in reps if r >= spec.repeat]
+    if beyond:  # a repetition the sweep does not have: stored, it would sit outside every statistic
+        raise click.BadParameter(f"{beyond[0]}: {spec.name} has {counted(spec.repeat, 'repetition')} (0 to "
+                                 f"{spec.repeat - 1}); --repeat N runs more", param_hint="--rep")
     timeout_s = _timeout_s(timeout)
     sched = open_cli_scheduler(scheduler, as_json)
     try:
@@ -165,7 +171,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
 
 
 @click.command()
-@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.argument("spec_file", metavar="SPEC", type=NonEmptyPath(dir_okay=False))
 @click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @json_option
@@ -191,8 +197,8 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
 
 
 @click.command()
-@click.argument("exp_dir", metavar="DIR", type=click.Path(file_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.argument("exp_dir", metavar="DIR", type=NonEmptyPath(file_okay=False))
+@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default=None,
               help="Output HTML (default: reports/<experiment>/index.html).")
 @click.option("--with", "others", multiple=True, metavar="OTHER_DIR",
               help="Draw another results folder of the same experiment beside DIR (another version, profile or "
@@ -317,7 +323,7 @@ def _export_format(fmt: str | None, output: str | None) -> str:
 @click.argument("experiment", metavar="DIR")
 @click.option("--csv", "fmt", flag_value="csv", default=None, help="CSV (default, unless -o names a .parquet file).")
 @click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file (the default for -o FILE.parquet).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
+@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
 @results_option
 def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
@@ -342,9 +348,9 @@ def results_export(experiment: str, fmt: str | None, output: str | None, results
 @click.command()
 @click.argument("studies", nargs=-1, metavar="[STUDY]...")
 @click.option("--all", "all_", is_flag=True, help="Every study under --studies.")
-@click.option("--studies", "studies_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--studies", "studies_dir", type=NonEmptyPath(file_okay=False), default=None,
               help="Folder of study folders (default: $NICBENCH_STUDIES, ./studies, or the checkout's studies/).")
-@click.option("--reports", "reports_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
+@click.option("--reports", "reports_dir", type=NonEmptyPath(file_okay=False), default="reports", show_default=True,
               help="Where the HTML reports go.")
 @results_option
 @jobs_option
@@ -447,16 +453,16 @@ def _report_gates(gates: list) -> None:
 @click.option("--rev", "revs", multiple=True, metavar="REV",
               help="Instead of two folders: run --spec at two git revisions (twice --rev; '.' = this nicbench) "
                    "and compare those.")
-@click.option("--spec", "spec_file", type=click.Path(dir_okay=False), default=None, help="The spec --rev runs.")
-@click.option("--workdir", type=click.Path(file_okay=False), default="build/revisions", show_default=True,
+@click.option("--spec", "spec_file", type=NonEmptyPath(dir_okay=False), default=None, help="The spec --rev runs.")
+@click.option("--workdir", type=NonEmptyPath(file_okay=False), default="build/revisions", show_default=True,
               help="Where --rev keeps its worktrees, builds and results (reused next time).")
 @click.option("--acceptable", default="1%", show_default=True, metavar="MARGIN",
               help="Relative difference of the means that is not flagged (e.g. 1%, 0.5%, 0.02).")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_path", type=NonEmptyPath(dir_okay=False), default=None,
               help="Also draw the relative differences per metric to this PNG.")
 @click.option("--ignore", multiple=True, metavar="PARAM",
               help="Leave a parameter out of the point's identity (e.g. --ignore nic to compare two profiles).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, metavar="HTML",
+@click.option("--report", "report_path", type=NonEmptyPath(dir_okay=False), default=None, metavar="HTML",
               help="Also write the experiment's report with both results drawn as series (as `nicbench report A "
                    "--with B`).")
 @click.option("--all-rows", is_flag=True, help="Print every compared point, not only the flagged ones.")
@@ -479,6 +485,9 @@ def compare(a: str | None, b: str | None, revs: tuple[str, ...], spec_file: str 
         a, b = _run_revisions(revs, spec_file, workdir, a, b, quiet=as_json)
     elif a is None or b is None:
         raise click.UsageError("expected two result folders RESULTS_A RESULTS_B, or --rev A --rev B --spec SPEC")
+    elif set_off_default(click.get_current_context(), "workdir"):
+        raise click.UsageError(f"--workdir {workdir}: applies to --rev only (comparing two result folders "
+                               "builds nothing)")
     c = compare_results(a, b, acceptable=margin, ignore=ignore)
     if plot_path:
         plot_comparison(c, plot_path)

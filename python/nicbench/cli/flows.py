@@ -12,27 +12,27 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, emit_json, fail, json_option, one_line_text, progress_bar, stderr_console,
-                                 stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fail, json_option, one_line_text, progress_bar,
+                                 stderr_console, stdout_console)
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 @click.command()
-@click.argument("pcap", required=False, type=click.Path(dir_okay=False))
+@click.argument("pcap", required=False, type=NonEmptyPath(dir_okay=False))
 @click.option("--live", "iface", metavar="IFACE", default=None, help="Capture from this interface (AF_PACKET) instead.")
 @click.option("--duration", default=None, help="Live: stop after this long (e.g. 10s); Ctrl-C also stops.")
 @click.option("-w", "--workers", type=IntRange(1, 64), default=1, show_default=True,
               help="Worker threads behind symmetric RSS (1: inline, no dispatcher).")
-@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--out", type=NonEmptyPath(dir_okay=False), default=None,
               help="Record file (.csv, .jsonl or .parquet); without it records are only counted.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Record format (default: from -o suffix).")
 @click.option("--idle", default=None, help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s).")
 @click.option("--active", default=None, help="Status interval splitting long flows, e.g. 30s, or 'off' (default 60s).")
 @click.option("--compat", type=click.Choice(COMPATS), default="nicbench", show_default=True,
               help="Record semantics; 'argus' counts, keys and times out flows as Argus 3.0 does.")
-@click.option("--max-flows", default=None, help="Active flows kept at most (all workers), e.g. 1M; LRU eviction is counted.")
+@click.option("--max-flows", default=None, help="Active flows kept at most (all workers), e.g. 1M (1 to 2,147,483,646); LRU eviction is counted.")
 @click.option("--ipfix", metavar="HOST:PORT", default=None, help="Also export the records over IPFIX/UDP to a collector.")
 @json_option
 def flows(pcap: str | None, iface: str | None, duration: str | None, workers: int, out: str | None, fmt: str | None,
@@ -41,6 +41,8 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
     """Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate."""
     if (pcap is None) == (iface is None):
         fail("give a pcap file or --live IFACE (one of them)")
+    if duration is not None and iface is None:
+        fail(f"--duration {duration}: applies to --live IFACE only (a pcap is metered to its end)")
     format_for_path(out, fmt)  # an unknown suffix is an error before any work
     total = os.path.getsize(pcap) if pcap is not None else None
     label = f"metering {iface}" if iface else "metering"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, WholeHelpGroup, emit_json, json_option, one_line_text, progress_bar, spinner,
-                                 stdout_console)
+from nicbench.cli.common import (IntRange, InterfaceName, NonEmptyPath, WholeHelpGroup, emit_json, json_option,
+                                 one_line_text, progress_bar, set_off_default, spinner, stdout_console)
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -25,7 +25,7 @@ def rules() -> None:
 
 
 @rules.command("check")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=NonEmptyPath(dir_okay=False))
 @syntax_option
 @click.option("--keep-going", is_flag=True, help="Report every error, not just the first.")
 @json_option
@@ -64,7 +64,7 @@ def render_summary(report: dict) -> None:
 
 
 @rules.command("openflow")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=NonEmptyPath(dir_okay=False))
 @json_option
 def openflow(file: str, as_json: bool) -> None:
     """Read an Open vSwitch OpenFlow file (ovs-ofctl add-flows or dump-flows) and count its rules
@@ -87,16 +87,19 @@ def openflow(file: str, as_json: bool) -> None:
 
 
 @rules.command("convert")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=NonEmptyPath(dir_okay=False))
 @click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), required=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default="-", show_default=True,
+@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default="-", show_default=True,
               help="Output file ('-' for stdout).")
 @syntax_option
-@click.option("--port", type=IntRange(0, 65535), default=0, show_default=True, help="testpmd port id to write (0-65535).")
-@click.option("--dev", default="eth0", show_default=True, help="tc device to attach filters to.")
+@click.option("--port", type=IntRange(0, 65535), default=0, show_default=True,
+              help="testpmd port id to write (0-65535; with --to testpmd).")
+@click.option("--dev", type=InterfaceName(), default="eth0", show_default=True,
+              help="tc device to attach filters to (with --to tc).")
 @json_option
 def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev: str, as_json: bool) -> None:
     """Rewrite FILE in another syntax."""
+    _refuse_unused_target_option(to)
     if output == "-":
         import tempfile
         from pathlib import Path
@@ -119,6 +122,16 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
         stdout_console.print(f"wrote {count:,} rules to {output} ({to})")
 
 
+def _refuse_unused_target_option(to: str) -> None:
+    """--port names a testpmd port and --dev a tc device: given for the other syntax, it would be
+    silently ignored."""
+    ctx = click.get_current_context()
+    unused = "dev" if to == "testpmd" else "port"
+    if set_off_default(ctx, unused):
+        used = {"dev": "--to tc", "port": "--to testpmd"}[unused]
+        raise click.UsageError(f"--{unused} applies to {used} only, not --to {to}", ctx)
+
+
 @rules.command("gen")
 @click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
               help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
@@ -128,7 +141,7 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True,
               help="Output syntax; tc is refused: the rules end in 'queue index N', which tc flower cannot express.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), required=True)
 @json_option
 def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_json: bool) -> None:
     """Generate a seeded synthetic rule set (ClassBench-like, or the PAM'21 table layout)."""
@@ -150,8 +163,8 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
 
 
 @click.command()
-@click.option("--rules", "rules_path", type=click.Path(dir_okay=False), required=True, help="Rule file.")
-@click.option("--pcap", type=click.Path(dir_okay=False), required=True, help="Capture to classify.")
+@click.option("--rules", "rules_path", type=NonEmptyPath(dir_okay=False), required=True, help="Rule file.")
+@click.option("--pcap", type=NonEmptyPath(dir_okay=False), required=True, help="Capture to classify.")
 @click.option("--syntax", type=click.Choice(SYNTAXES), default=None, help="Rule syntax (default: detected).")
 @click.option("--top", type=IntRange(0, 1_000_000), default=20, show_default=True,
               help="Rules to list (most hits first; 0 to 1,000,000).")

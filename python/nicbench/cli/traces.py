@@ -11,7 +11,8 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, WholeHelpGroup, emit_json, json_option, progress_bar, stdout_console
+from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, emit_json, json_option, progress_bar,
+                                 stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.packets import parse_key
 from nicbench.traces import pcap_info, rss_spread
@@ -23,7 +24,7 @@ def pcap() -> None:
 
 
 @pcap.command("info")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=NonEmptyPath(dir_okay=False))
 @json_option
 def info(file: str, as_json: bool) -> None:
     """Packets, bytes, duration, rates, flows, frame sizes and protocols of FILE."""
@@ -72,7 +73,7 @@ def render_info(file: str, s: dict) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=NonEmptyPath(dir_okay=False))
 @click.option("--queues", type=IntRange(1, 512), required=True,
               help="Number of RX queues (at most the indirection table's entries, --reta-size).")
 @click.option("--key", default="symmetric", show_default=True,

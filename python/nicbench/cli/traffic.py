@@ -6,9 +6,11 @@ import re
 
 import click
 
-from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, progress_bar, stdout_console
+from nicbench.cli.common import (FiniteFloat, IntRange, NonEmptyPath, emit_json, json_option, progress_bar,
+                                 stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
+from nicbench.traffic_bounds import MAX_TRACE_PACKETS
 from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, parse_rate
 
 
@@ -20,7 +22,7 @@ from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, pars
               help="Offered rate on the wire (preamble + IFG counted): 100Gbps, 8Mpps, or 'max' (no pacing).")
 @click.option("--duration", default=None, help="Trace duration in virtual time (1s, 100ms). Default 1s unless --packets.")
 @click.option("--packets", default=None, help="Stop after this many packets (10M).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output pcap (nanosecond).")
+@click.option("-o", "--output", required=True, type=NonEmptyPath(dir_okay=False), help="Output pcap (nanosecond).")
 @click.option("--ipv6", is_flag=True, help="IPv6 flows instead of IPv4.")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
 @click.option("--vlan", type=IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
@@ -32,11 +34,15 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         ipv6: bool, proto: str, vlan: int | None, vxlan: int | None, zipf: float | None, seed: int,
         as_json: bool) -> None:
     """Generate N flows at a rate and write them to a pcap."""
-    packet_limit = parse_count(packets, what="--packets", at_least=1) if packets is not None else None
+    packet_limit = (parse_count(packets, what="--packets", at_least=1, at_most=MAX_TRACE_PACKETS)
+                    if packets is not None else None)
     duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else None
     if rate == "max" and packet_limit is None:  # unpaced packets have no timestamps a duration could end
         raise NicbenchError("--rate max writes as fast as it can, with no timeline for --duration to end: "
                             "give --packets N")
+    if rate == "max" and duration_ns is not None:  # silently ignored otherwise: unpaced packets all have time 0
+        raise NicbenchError(f"--duration {duration}: --rate max writes unpaced packets (no timeline for a duration); "
+                            "give --packets N alone, or a rate")
     if duration_ns is None and packet_limit is None:
         duration_ns = 1_000_000_000
     config = GenConfig(
@@ -64,10 +70,13 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
     # Fewer packets than flows: not every flow is in the file (each packet draws its flow).
     flows = f"of {config.flows:,} flows" if summary["packets"] >= config.flows else \
         f"drawn from {config.flows:,} flows (at most {summary['packets']:,} of them in the file)"
+    # --rate max: every packet at time 0, so no rate (the summary's rates are NaN)
+    timing = ("unpaced (--rate max: every timestamp 0)" if config.rate is None else
+              f"{summary['duration_ns'] / 1e9:.6g} s virtual, {format_rate_bps(summary['wire_bps'])} on the wire, "
+              f"{summary['mpps']:.4g} Mpps")
     stdout_console.print(
         f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) {flows} "
-        f"to {output}: {summary['duration_ns'] / 1e9:.6g} s virtual, "
-        f"{format_rate_bps(summary['wire_bps'])} on the wire, {summary['mpps']:.4g} Mpps"
+        f"to {output}: {timing}"
     )
 
 

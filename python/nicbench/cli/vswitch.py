@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import WholeHelpGroup, emit_json, fail, json_option, spinner, stderr_console, stdout_console
+from nicbench.cli.common import (NonEmptyPath, PortName, WholeHelpGroup, emit_json, fail, json_option, spinner,
+                                 stderr_console, stdout_console)
 
 __all__ = ["vswitch", "COMMANDS"]
 
@@ -17,11 +18,11 @@ __all__ = ["vswitch", "COMMANDS"]
 @click.group(cls=WholeHelpGroup, invoke_without_command=True)
 @click.option("--nic", type=click.Choice(["agilio-cx-25g", "connectx5-25g"]), default="connectx5-25g",
               show_default=True, help="The OVS-TC offload NIC of the PVP testbed.")
-@click.option("--openflow", "openflow", type=click.Path(dir_okay=False),
+@click.option("--openflow", "openflow", type=NonEmptyPath(dir_okay=False),
               help="OpenFlow rules for both directions: ovs-ofctl add-flow lines or dump-flows output.")
-@click.option("--trace", type=click.Path(dir_okay=False), help="Packets arriving on the uplink (pcap, file order).")
-@click.option("--uplink", default="p0", show_default=True, help="The physical port's name in the rules.")
-@click.option("--vm-port", default="vm", show_default=True,
+@click.option("--trace", type=NonEmptyPath(dir_okay=False), help="Packets arriving on the uplink (pcap, file order).")
+@click.option("--uplink", type=PortName(), default="p0", show_default=True, help="The physical port's name in the rules.")
+@click.option("--vm-port", type=PortName(), default="vm", show_default=True,
               help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.")
 @click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
 @click.option("--offered", "offered_text", default=None, help="Offered rate (25Gbps); default: the port's line rate.")
@@ -95,10 +96,10 @@ def _print_pvp(out: dict, nic: str) -> None:
 
 
 @vswitch.command()
-@click.option("--openflow", "openflow", required=True, type=click.Path(dir_okay=False),
+@click.option("--openflow", "openflow", required=True, type=NonEmptyPath(dir_okay=False),
               help="OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output (or a JSON list of OfRule values).")
-@click.option("--pcap", required=True, type=click.Path(dir_okay=False), help="Packets, taken in file order.")
-@click.option("--in-port", default="p0", show_default=True,
+@click.option("--pcap", required=True, type=NonEmptyPath(dir_okay=False), help="Packets, taken in file order.")
+@click.option("--in-port", type=PortName(), default="p0", show_default=True,
               help="Port the packets arrive on. Ports are the names the rules use plus this one, numbered 1, 2, ... "
                    "in name order (OpenFlow and datapath), and br0 (LOCAL, datapath 100).")
 @click.option("--nic", type=click.Choice(["agilio-cx-25g", "connectx5-25g"]), default=None,

@@ -62,6 +62,9 @@ DEFAULT_REPEAT = 5
 # Per-run timeout [s]: far above any run of the shipped studies (the longest take seconds), so
 # only a hung run reaches it.
 DEFAULT_TIMEOUT_S = 600.0
+# Longest per-run timeout: the in-process deadline is a SIGALRM timer, which cannot be set past
+# ~1e10 s (an OverflowError that failed every run); a year is as good as no timeout.
+MAX_TIMEOUT_S = 365 * 86_400.0
 FIGURE_KINDS = ("line", "box", "timeseries", "cdf", "heatmap")
 STAT_NAMES = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -319,6 +322,8 @@ def parse_timeout_s(value: Any) -> float:
         raise UnitError(f"expected a timeout such as 600 (seconds) or 10min, found {value!r}")
     if not (math.isfinite(seconds) and seconds > 0):
         raise UnitError(f"a timeout must be a finite number of seconds > 0, found {value!r}")
+    if seconds > MAX_TIMEOUT_S:
+        raise UnitError(f"a timeout is at most 365 days ({MAX_TIMEOUT_S:,.0f} s), found {value!r}")
     return seconds
 
 

@@ -40,6 +40,7 @@ pub struct TraceReplay {
     packets: u64,
     error: Option<String>,
     done: bool,
+    path: String,
 }
 
 /// Packets already decided by the generator, not yet handed out (`metas[pos..len]`).
@@ -107,6 +108,17 @@ impl GenAhead {
     }
 }
 
+/// A capture record's error with its packet index: the reader's own record errors say it
+/// (`packet 12 at byte offset 936: ...`), others get `packet N:` in front.
+pub(crate) fn packet_error(index: u64, e: &nicbench_pcap::PcapError) -> String {
+    let what = e.to_string();
+    if what.starts_with("packet ") {
+        what
+    } else {
+        format!("packet {index}: {what}")
+    }
+}
+
 impl TraceReplay {
     /// (ts relative to the first packet \[ns\], flow, frame size incl. FCS \[B\]).
     fn next(&mut self) -> Option<(u64, u32, u32)> {
@@ -119,7 +131,7 @@ impl TraceReplay {
                 return None;
             }
             Some(Err(e)) => {
-                self.error = Some(format!("packet {}: {e}", self.packets));
+                self.error = Some(crate::error::trace_message(&self.path, &packet_error(self.packets, &e)));
                 self.done = true;
                 return None;
             }
@@ -165,7 +177,7 @@ impl Source {
     }
 
     fn from_pcap(path: &str, duration_ns: u64) -> Result<Source, ModelError> {
-        let src = nicbench_pcap::PcapSource::open(path).map_err(|e| ModelError::Trace(e.to_string()))?;
+        let src = nicbench_pcap::PcapSource::open(path).map_err(|e| ModelError::trace(path, e))?;
         Ok(Source::Trace(Box::new(TraceReplay {
             src,
             index: AHashMap::new(),
@@ -175,6 +187,7 @@ impl Source {
             packets: 0,
             error: None,
             done: false,
+            path: path.to_string(),
         })))
     }
 

@@ -158,11 +158,28 @@ pub fn names_of_kind(dir: &Path, kind: &str) -> Vec<String> {
         .collect()
 }
 
+/// `:LINE:COLUMN` (both from 1) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> String {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!(":{line}:{column}")
+}
+
 impl Profile {
     /// Parses a profile and checks it against its model's parameters (`origin` names it in errors).
     pub fn from_toml(text: &str, origin: &str) -> Result<Profile, ModelError> {
-        let mut profile: Profile = toml::from_str(text.trim_start_matches('\u{feff}'))
-            .map_err(|e| ModelError::Profile(format!("{origin}: {}", e.message().replace('\n', " "))))?;
+        let text = text.trim_start_matches('\u{feff}');
+        let mut profile: Profile = toml::from_str(text).map_err(|e| {
+            // Where in the file (line:column), as the rule and spec errors say: serde's message alone
+            // ("invalid type: string, expected f64") does not name the field.
+            let at = e.span().map(|s| line_col(text, s.start)).unwrap_or_default();
+            ModelError::Profile(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
+        })?;
         profile.path = Some(PathBuf::from(origin));
         profile.check()?;
         Ok(profile)
@@ -328,6 +345,13 @@ pub(crate) mod tests {
         );
         let msg = err(Profile::from_toml("name = \"x\"\n[param]\n", "x.toml"));
         assert!(msg.contains("missing field `kind`"), "{msg}");
+        // A value of the wrong type: the line and column of the value, as an editor shows them.
+        let text = "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = \"lots\"\n";
+        let msg = err(Profile::from_toml(text, "x.toml"));
+        assert!(
+            msg.starts_with("profile x.toml:4:9: invalid type: string \"lots\""),
+            "{msg}"
+        );
         // A BOM (as some editors write) is not part of the TOML.
         let text = std::fs::read_to_string(dir().join("argus-host.toml")).expect("read");
         Profile::from_toml(&format!("\u{feff}{text}"), "bom.toml").expect("BOM accepted");

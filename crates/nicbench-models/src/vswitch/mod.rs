@@ -379,7 +379,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             ModelError::Scenario(format!("nic '{n}' is not known (nics: {})", offload::NICS.join(", ")))
         })?),
     };
-    let mut src = nicbench_pcap::PcapSource::open(&req.pcap).map_err(|e| ModelError::Trace(e.to_string()))?;
+    let mut src = nicbench_pcap::PcapSource::open(&req.pcap).map_err(|e| ModelError::trace(&req.pcap, e))?;
     let mut dp = Datapath {
         req,
         caps,
@@ -396,14 +396,17 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
     let mut now = SimTime::ZERO;
     let (mut packets, mut bytes) = (0u64, 0u64);
     while let Some(p) = src.next_packet() {
-        let p = p.map_err(|e| ModelError::Trace(format!("packet {packets}: {e}")))?;
+        let p = p.map_err(|e| ModelError::trace(&req.pcap, crate::connectx::traffic::packet_error(packets, &e)))?;
         if p.linktype != nicbench_pcap::LinkType::ETHERNET {
             // OpenFlow keys start at the Ethernet header (dl_src, dl_dst, dl_type), which cooked,
             // loopback and raw-IP captures do not record.
-            return Err(ModelError::Trace(format!(
-                "packet {packets}: link type {}: the virtual OVS datapath needs Ethernet frames (EN10MB (1))",
-                p.linktype
-            )));
+            return Err(ModelError::trace(
+                &req.pcap,
+                format!(
+                    "packet {packets}: link type {}: the virtual OVS datapath needs Ethernet frames (EN10MB (1))",
+                    p.linktype
+                ),
+            ));
         }
         let first = *first_ts.get_or_insert(p.ts_ns);
         now = SimTime::from_ns(p.ts_ns.saturating_sub(first));
