@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, fmt_number, json_option, print_table,
-                                 set_off_default, spinner, stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, ensure_parent, fmt_number, json_option,
+                                 print_table, set_off_default, spinner, stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -202,6 +202,8 @@ def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run
     extra = [a for a in args if not Path(a).is_file()]
     if extra:
         raise click.UsageError(f"{extra[0]}: no such measurements file (a few-shot fit takes no NIC argument)")
+    if not dry_run:  # before the minute of fitting, not after it
+        ensure_parent(output, "-o")
     values = {}
     for item in sets:
         name, sep, raw = item.partition("=")

@@ -7,6 +7,7 @@ import math
 import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
@@ -47,6 +48,17 @@ class LazyConsole:
 
 stdout_console = LazyConsole()
 stderr_console = LazyConsole(stderr=True)
+
+
+def ensure_parent(path: str | Path, option: str) -> None:
+    """Creates the folders an output file goes into; a file in the way is an error naming the option
+    and that file (mkdir alone says only 'File exists')."""
+    parent = Path(path).parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in [parent, *parent.parents] if p.exists() and not p.is_dir()), parent)
+        raise NicbenchError(f"{option} {path}: {blocking} is a file, not a folder") from None
 
 
 def print_table(table: Any) -> None:

@@ -238,7 +238,6 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     table.add_row("received", f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
                               f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)")
     loss = result.get("loss_ratio")
-    dropped = result.get("dropped") or {}
     table.add_row("not received", f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} % of offered, "
                   "by cause: " + _drops_by_cause(result))
     lat = result.get("latency_us") or {}

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, counted, emit_json, json_option, print_table,
-                                 set_off_default, spinner, stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, counted, emit_json, ensure_parent, json_option,
+                                 print_table, set_off_default, spinner, stderr_console, stdout_console)
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -212,6 +212,7 @@ def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable
     _check_html_name(output, "-o")
     path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
+    ensure_parent(out, "-o")
     with_folders = [_results_folder(o, "--with") for o in others]
     with spinner(f"drawing the report of {path}", enabled=not as_json):
         page = _write_report(path, out, with_folders, margin)
@@ -332,7 +333,7 @@ def results_export(experiment: str, fmt: str | None, output: str | None, results
     fmt = _export_format(fmt, output)
     df = load_results(experiment, results=results_dir)
     if output is not None:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)  # as report -o does
+        ensure_parent(output, "-o")  # as report -o does
     if fmt == "parquet":
         if output is None:
             raise click.UsageError("--parquet needs -o FILE")

@@ -29,7 +29,6 @@ import struct
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from nicbench.experiments.fingerprint import code_fingerprint, file_hash, input_hashes
