@@ -14,6 +14,7 @@ from rich.table import Table
 
 from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fail, json_option, one_line_text, progress_bar,
                                  stderr_console, stdout_console)
+from nicbench.errors import NicbenchError
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -44,12 +45,19 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
     if duration is not None and iface is None:
         fail(f"--duration {duration}: applies to --live IFACE only (a pcap is metered to its end)")
     format_for_path(out, fmt)  # an unknown suffix is an error before any work
+    if ipfix is not None:
+        _check_collector(ipfix)
     total = os.path.getsize(pcap) if pcap is not None else None
     label = f"metering {iface}" if iface else "metering"
     with progress_bar(label, total=total, enabled=not as_json, unit="B") as update:
-        stats = meter(pcap, live=iface, workers=workers, idle=idle, active=active, max_flows=max_flows,
-                      compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
-                      progress=lambda done, packets, records: update(done))
+        try:
+            stats = meter(pcap, live=iface, workers=workers, idle=idle, active=active, max_flows=max_flows,
+                          compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
+                          progress=lambda done, packets, records: update(done))
+        except (NicbenchError, OSError) as exc:  # the exporter names "IPFIX collector X"; the user wrote --ipfix X
+            if ipfix is not None and str(exc).startswith(f"IPFIX collector {ipfix}: "):
+                fail(f"--ipfix {ipfix}: " + str(exc).removeprefix(f"IPFIX collector {ipfix}: "))
+            raise
     if as_json:
         if stats.get("input_error"):
             # One JSON document: the stats of the packets before the bad one, with the error.
@@ -105,3 +113,11 @@ def _summary(stats: dict) -> None:
 
 
 COMMANDS = [flows]
+
+
+def _check_collector(address: str) -> None:
+    """--ipfix HOST:PORT (an IPv6 host in brackets), the port 1 to 65535: refused before any work."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host.strip("[]") or not port.isdigit() or not 1 <= int(port) <= 65535:
+        fail(f"--ipfix {address!r}: expected HOST:PORT of an IPFIX collector (UDP), e.g. 127.0.0.1:4739 or "
+             "[::1]:4739, the port 1 to 65535")

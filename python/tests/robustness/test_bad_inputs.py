@@ -95,6 +95,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("rss empty", ["rss", "{empty}", "--queues", "4"], "empty file"),
     ("rss wifi", ["rss", "{wifi}", "--queues", "4"], "link type IEEE802_11 (105)"),
     ("flows wifi", ["flows", "{wifi}"], "link type IEEE802_11 (105)"),
+    ("flows ipfix empty", ["flows", "{good_pcap}", "--ipfix", ""], "--ipfix '': expected HOST:PORT"),
+    ("flows ipfix port 0", ["flows", "{good_pcap}", "--ipfix", "127.0.0.1:0"], "the port 1 to 65535"),
     ("flows text", ["flows", "{text}"], "not a pcap/pcapng file"),
     ("flows truncated", ["flows", "{truncated_record}"], "packet 1 at byte offset 104: truncated packet data"),
     ("flows directory", ["flows", "{out}"], "directory"),
