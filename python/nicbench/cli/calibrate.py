@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, ensure_parent, fmt_number, json_option,
-                                 print_table, set_off_default, spinner, stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, ensure_parent, first_set_off_default,
+                                 fmt_number, json_option, print_table, spinner, stderr_console, stdout_console)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -181,17 +181,15 @@ def _sigma_cell(c: Any, p: dict[str, float]) -> str:
 
 
 # Options of the full calibration (`calibrate NIC`) that a few-shot fit or a refit does not take.
-_FULL_FIT_OPTIONS = {"params": "--param", "sweeps": "--sweeps", "line_evals": "--line-evals",
-                     "no_validate": "--no-validate", "allow_saturated": "--allow-saturated"}
+_FULL_FIT_OPTIONS = ("params", "sweeps", "line_evals", "no_validate", "allow_saturated")
 
 
 def _refuse_full_fit_options(mode: str, also: tuple[str, ...] = ()) -> None:
     """A full-fit option given to a fit that ignores it is refused, not silently dropped."""
-    ctx = click.get_current_context()
-    for name in (*_FULL_FIT_OPTIONS, *also):
-        if set_off_default(ctx, name):
-            option = _FULL_FIT_OPTIONS.get(name, f"--{name}")
-            raise click.UsageError(f"{option} applies to a full calibration (calibrate NIC), not to {mode}", ctx)
+    given = first_set_off_default((*_FULL_FIT_OPTIONS, *also))
+    if given is not None:
+        raise click.UsageError(f"{given[0]} applies to a full calibration (calibrate NIC), not to {mode}",
+                               click.get_current_context())
 
 
 def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:

@@ -287,6 +287,18 @@ def set_off_default(ctx: click.Context, name: str) -> bool:
     return value != default and not (isinstance(value, tuple) and not value)
 
 
+def first_set_off_default(names: tuple[str, ...]) -> tuple[str, Any] | None:
+    """Of the current command's options `names`, the first given off its default (`set_off_default`):
+    its flag as the command line spells it (`--install-core`) and its value; None when there is none.
+    For options the chosen mode ignores: the caller refuses it, saying what it needs."""
+    ctx = click.get_current_context()
+    for name in names:
+        if set_off_default(ctx, name):
+            param = next(p for p in ctx.command.params if p.name == name)
+            return max(param.opts, key=len), ctx.params[name]
+    return None
+
+
 # Linux interface names: at most IFNAMSIZ - 1 bytes, and dev_valid_name() refuses '.', '..', '/', ':'
 # and whitespace (a name tc could not take back).
 IFNAME_MAX_BYTES = 15

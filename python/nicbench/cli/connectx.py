@@ -12,8 +12,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fmt_number, json_option, parse_overrides,
-                                 progress_bar, set_off_default, stderr_console, stdout_console)
+from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, first_set_off_default, fmt_number, json_option,
+                                 parse_overrides, progress_bar, stderr_console, stdout_console)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -208,12 +208,9 @@ def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
 
 def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:
     """Options given on the command line that this run would ignore are refused, naming what they need."""
-    if not ignored:
-        return
-    ctx = click.get_current_context()
-    for name in names:
-        if set_off_default(ctx, name):
-            raise NicbenchError(f"--{name.replace('_', '-')} {ctx.params[name]} applies only with {needs}")
+    given = first_set_off_default(names) if ignored else None
+    if given is not None:
+        raise NicbenchError(f"{given[0]} {given[1]} applies only with {needs}")
 
 
 def _default_duration_ns(trace: str | None) -> int:

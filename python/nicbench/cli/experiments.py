@@ -212,7 +212,7 @@ def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable
     _check_html_name(output, "-o")
     path = _results_folder(exp_dir)
     out = Path(output) if output else Path("reports") / path.name / "index.html"
-    ensure_parent(out, "-o")
+    ensure_parent(out, "-o" if output else "the default report path")
     with_folders = [_results_folder(o, "--with") for o in others]
     with spinner(f"drawing the report of {path}", enabled=not as_json):
         page = _write_report(path, out, with_folders, margin)

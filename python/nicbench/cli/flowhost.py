@@ -114,4 +114,3 @@ def _refuse_unmeasured_local_host(host: str) -> None:
 
 
 COMMANDS = [flowhost]
-

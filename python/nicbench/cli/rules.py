@@ -9,8 +9,9 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, InterfaceName, NonEmptyPath, WholeHelpGroup, emit_json, json_option,
-                                 one_line_text, progress_bar, set_off_default, spinner, stdout_console)
+from nicbench.cli.common import (IntRange, InterfaceName, NonEmptyPath, WholeHelpGroup, emit_json,
+                                 first_set_off_default, json_option, one_line_text, progress_bar, spinner,
+                                 stdout_console)
 from nicbench.ovsflows import load_openflow, openflow_summary
 from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
 from nicbench.units import parse_count
@@ -125,11 +126,10 @@ def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev:
 def _refuse_unused_target_option(to: str) -> None:
     """--port names a testpmd port and --dev a tc device: given for the other syntax, it would be
     silently ignored."""
-    ctx = click.get_current_context()
-    unused = "dev" if to == "testpmd" else "port"
-    if set_off_default(ctx, unused):
-        used = {"dev": "--to tc", "port": "--to testpmd"}[unused]
-        raise click.UsageError(f"--{unused} applies to {used} only, not --to {to}", ctx)
+    unused, used = ("dev", "--to tc") if to == "testpmd" else ("port", "--to testpmd")
+    given = first_set_off_default((unused,))
+    if given is not None:
+        raise click.UsageError(f"{given[0]} applies to {used} only, not --to {to}", click.get_current_context())
 
 
 @rules.command("gen")

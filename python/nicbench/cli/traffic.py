@@ -68,14 +68,14 @@ def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | N
         emit_json(summary)
         return
     # Fewer packets than flows: not every flow is in the file (each packet draws its flow).
-    flows = f"of {config.flows:,} flows" if summary["packets"] >= config.flows else \
+    of_flows = f"of {config.flows:,} flows" if summary["packets"] >= config.flows else \
         f"drawn from {config.flows:,} flows (at most {summary['packets']:,} of them in the file)"
     # --rate max: every packet at time 0, so no rate (the summary's rates are NaN)
     timing = ("unpaced (--rate max: every timestamp 0)" if config.rate is None else
               f"{summary['duration_ns'] / 1e9:.6g} s virtual, {format_rate_bps(summary['wire_bps'])} on the wire, "
               f"{summary['mpps']:.4g} Mpps")
     stdout_console.print(
-        f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) {flows} "
+        f"wrote [bold]{summary['packets']:,}[/] packets ({summary['bytes']:,} B) {of_flows} "
         f"to {output}: {timing}"
     )
 

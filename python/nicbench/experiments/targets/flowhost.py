@@ -83,4 +83,3 @@ def run(p: dict, ctx: RunContext) -> dict:
     metrics["processed_ratio"] = metrics["processed_mpps"] / offered if offered > 0 else math.nan
     metrics["processed_mbps_per_process"] = metrics["processed_mbps_per_core"] / p["processes_per_core"]
     return metrics
-

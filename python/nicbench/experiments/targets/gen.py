@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+# The generator's own bounds (a module without the native one): a spec or `--set packets=1e12`
+# beyond them is refused when the spec is read, not hours into a run.
 from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
-
-# The generator's own bounds: a spec or `--set packets=1e12` beyond them is refused when the spec
-# is read, not hours into a run.
 
 
 @target(

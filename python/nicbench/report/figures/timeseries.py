@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 from nicbench.report.figures.common import (SOURCE_STYLES, Drawn, EmptyFigure, Units, from_zero_when_flat, hue_groups,
                                            main_source, source_groups, sources, where)
 
