@@ -70,22 +70,12 @@ def simulate(request: dict[str, Any] | None = None, **fields: Any) -> dict[str, 
     return json.loads(_native.flowhost_simulate(json.dumps(full)))
 
 
-def line_rate_gbps(card: str) -> float | None:
-    """The capture card's line rate [Gbps] (its profile's `link_gbps`), or None when its profile
-    cannot be read (the model then says why)."""
-    from nicbench import profiles
-
-    try:
-        return float(profiles.load(card)["param"]["link_gbps"]["value"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def above_line_rate(card: str, rate_gbps: float) -> float | None:
     """The card's line rate when `rate_gbps` exceeds it (the wire cannot carry more: refused, not
     clamped, so that no run is labelled with a rate it did not have), else None."""
-    link = line_rate_gbps(card)
-    return link if link is not None and rate_gbps > link * (1 + 1e-9) else None
+    from nicbench import profiles
+
+    return profiles.above_link(rate_gbps, card, slack=1e-9)
 
 
 def result_metrics(result: dict[str, Any]) -> dict[str, float]:

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from nicbench import _native
 
 __all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "facts", "parameter_overrides",
-           "current_overrides"]
+           "current_overrides", "link_gbps", "above_link"]
 
 KINDS = ("connectx", "offpath", "flowhost", "connectx-eswitch", "agilio")
 
@@ -48,6 +48,27 @@ def load(name_or_path: str | Path) -> dict[str, Any]:
     """A profile as the models read it: name, kind, description, calibration_study and `param`
     (name → value, unit, provenance, fitted, bounds). Bad profiles raise `NicbenchError`."""
     return json.loads(_native.profile_json(str(name_or_path)))
+
+
+def link_gbps(name_or_path: str | Path, overrides: dict[str, float] | None = None) -> float | None:
+    """A device's line rate [Gbps on the wire] (its `link_gbps`, unless `overrides` set it), or None
+    when the profile cannot be read or has none (the model then says why)."""
+    if overrides and "link_gbps" in overrides:
+        return float(overrides["link_gbps"])
+    try:
+        return float(load(name_or_path)["param"]["link_gbps"]["value"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def above_link(wire_gbps: float, name_or_path: str | Path, overrides: dict[str, float] | None = None, *,
+               slack: float = 1e-6) -> float | None:
+    """The device's line rate when `wire_gbps` exceeds it (the wire cannot carry more: a caller refuses
+    such a rate rather than label a run with a rate it did not have), else None. `slack`, relative,
+    lets rates written with rounding through: the model's own (connectx 1e-6, flowhost 1e-9), so
+    that what is refused here is what the model would refuse."""
+    link = link_gbps(name_or_path, overrides)
+    return link if link is not None and wire_gbps > link * (1 + slack) else None
 
 
 def names(kind: str | None = None) -> list[str]:

@@ -59,12 +59,11 @@ def check_offered(nic: str, offered_gbps: float | None, option: str,
     would name its own field, `offered_gbps`)."""
     if offered_gbps is None:
         return
-    from nicbench.profiles import load
+    from nicbench.profiles import above_link
 
-    doc = load(nic)
-    link = (overrides or {}).get("link_gbps", (doc.get("param", {}).get("link_gbps") or {}).get("value"))
-    if link is not None and offered_gbps > link:
-        raise NicbenchError(f"{option}: above the line rate of {doc.get('name', nic)} ({link:g} Gbps on the wire); "
+    link = above_link(offered_gbps, nic, overrides, slack=0.0)  # the model's own test: offered <= link
+    if link is not None:
+        raise NicbenchError(f"{option}: above the line rate of {nic} ({link:g} Gbps on the wire); "
                             f"give at most {link:g} Gbps, or leave it out for the line rate")
 
 
