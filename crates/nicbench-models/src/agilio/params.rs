@@ -2,7 +2,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive};
+use crate::profile::params::{model_params, require_positive, require_whole};
 use crate::pvp::HostParams;
 
 model_params! {
@@ -68,6 +68,7 @@ impl AgilioParams {
             ("flow_capacity_entries", self.flow_capacity_entries),
             ("mask_table_entries", self.mask_table_entries),
         ])?;
+        require_whole(&[("fpc_cores", self.fpc_cores), ("fpc_threads", self.fpc_threads)])?;
         if self.fpc_threads < self.fpc_cores {
             return Err(ModelError::Profile(format!(
                 "parameter 'fpc_threads' ({}) must be >= 'fpc_cores' ({}): every core runs at least one thread",

@@ -28,7 +28,7 @@
 use super::params::ConnectxParams;
 use super::steering::{MatcherId, Tables};
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive};
+use crate::profile::params::{model_params, require_positive, require_whole};
 use crate::pvp::load::{Ingress, MegaflowLoad};
 use crate::pvp::{FlowOrder, HostParams, NicCost};
 use std::collections::BTreeMap;
@@ -97,6 +97,7 @@ impl EswitchParams {
             ("steering_miss_latency_ns", self.steering_miss_latency_ns),
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ])?;
+        require_whole(&[("pcie_lanes", self.pcie_lanes)])?;
         if self.ste_rehash_growth <= 1.0 {
             return Err(ModelError::Profile(format!(
                 "parameter 'ste_rehash_growth' must be > 1, got {}",

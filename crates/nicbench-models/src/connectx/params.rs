@@ -6,7 +6,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive};
+use crate::profile::params::{model_params, require_positive, require_whole};
 
 model_params! {
     /// Every parameter the ConnectX model reads (see each profile for units and provenance).
@@ -127,6 +127,7 @@ impl ConnectxParams {
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ];
         require_positive(&positive)?;
+        require_whole(&[("pcie_lanes", self.pcie_lanes), ("arm_cores", self.arm_cores)])?;
         if self.root_cmd_ns_per_packet < 0.0 {
             return Err(ModelError::Profile(format!(
                 "parameter 'root_cmd_ns_per_packet' must be >= 0, got {}",

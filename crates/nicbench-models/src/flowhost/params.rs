@@ -9,7 +9,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::model_params;
+use crate::profile::params::{model_params, require_whole};
 use crate::profile::{ModelParams, Profile};
 
 /// Which part of the deployment a profile describes.
@@ -118,7 +118,10 @@ model_params! {
 
 impl HostParams {
     pub(crate) fn validate(&self) -> Result<(), ModelError> {
-        Ok(())
+        require_whole(&[
+            ("cores_per_socket", self.cores_per_socket),
+            ("smt_threads_per_core", self.smt_threads_per_core),
+        ])
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::KIND;
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive};
+use crate::profile::params::{model_params, require_positive, require_whole};
 
 model_params! {
     /// Every parameter the off-path model reads (units and provenance in the profiles).
@@ -195,6 +195,16 @@ impl OffpathParams {
             ("soc_cores", self.soc_cores),
         ];
         require_positive(&positive)?;
+        require_whole(&[
+            ("network_ports", self.network_ports),
+            ("pcie_lanes", self.pcie_lanes),
+            ("host_cores", self.host_cores),
+            ("soc_cores", self.soc_cores),
+            ("host_dram_channels", self.host_dram_channels),
+            ("soc_dram_channels", self.soc_dram_channels),
+            ("host_dram_banks_per_channel", self.host_dram_banks_per_channel),
+            ("soc_dram_banks_per_channel", self.soc_dram_banks_per_channel),
+        ])?;
         for (name, v) in [
             ("network_efficiency", self.network_efficiency),
             ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),

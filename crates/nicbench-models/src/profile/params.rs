@@ -70,6 +70,17 @@ pub fn require_positive(values: &[(&str, f64)]) -> Result<(), ModelError> {
     }
 }
 
+/// Parameters that count things a device has whole (ports, lanes, cores, channels): a fraction
+/// would be a typing error, which the models would otherwise carry into every division.
+pub fn require_whole(values: &[(&str, f64)]) -> Result<(), ModelError> {
+    match values.iter().find(|(_, v)| v.fract() != 0.0) {
+        Some((name, v)) => Err(ModelError::Profile(format!(
+            "parameter '{name}' must be a whole number, got {v}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Declares a model's typed parameter struct and its [`ModelParams`] impl (see the module doc).
 macro_rules! model_params {
     ($(#[$sdoc:meta])* $params:ident, kind $kind:expr => { $($(#[$doc:meta])* $name:ident $(in [$low:expr, $high:expr])?),* $(,)? }) => {
@@ -96,3 +107,18 @@ macro_rules! model_params {
     };
 }
 pub(crate) use model_params;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_require_whole_names_the_first_fraction() {
+        assert!(require_whole(&[("soc_cores", 8.0), ("pcie_lanes", 16.0)]).is_ok());
+        let err = require_whole(&[("soc_cores", 8.0), ("pcie_lanes", 15.5), ("ports", 0.5)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile parameter 'pcie_lanes' must be a whole number, got 15.5"
+        );
+    }
+}

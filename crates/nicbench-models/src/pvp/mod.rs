@@ -99,6 +99,10 @@ impl HostParams {
             ("host_datapath_cores", self.host_datapath_cores),
             ("dpdk_packet_ns", self.dpdk_packet_ns),
             ("dpdk_pmd_cores", self.dpdk_pmd_cores),
+        ])?;
+        crate::profile::params::require_whole(&[
+            ("host_datapath_cores", self.host_datapath_cores),
+            ("dpdk_pmd_cores", self.dpdk_pmd_cores),
         ])
     }
 
