@@ -176,7 +176,7 @@ fn flows_meter(
             let mut on_progress = |p: &MeterProgress| ticks.tick(progress.as_ref(), p, live, &stop);
             // A truncated pcap is not an error here: the run returns Ok with `input_error` set,
             // after flushing the records of every packet before the bad one.
-            if live {
+            let stats = if live {
                 let duration = duration_ns.map(Duration::from_nanos);
                 run_live(&source, duration, &config, sink.as_mut(), &stop, &mut on_progress)
             } else {
@@ -187,16 +187,20 @@ fn flows_meter(
                     &stop,
                     &mut on_progress,
                 )
-            }
+            };
+            stats.map(|s| (s, sink.counters()))
         });
-        (result.map(|stats| (stats, config)), ticks)
+        (result.map(|(stats, counters)| (stats, counters, config)), ticks)
     });
     if let Some(err) = ticks.error {
         return Err(err);
     }
-    let (stats, config): (RunStats, MeterConfig) = result.map_err(flow_error)?;
+    let (stats, counters, config): (RunStats, Vec<(&str, u64)>, MeterConfig) = result.map_err(flow_error)?;
     let mut value = serde_json::to_value(&stats).map_err(invalid)?;
     if let Some(map) = value.as_object_mut() {
+        for (name, count) in counters {
+            map.insert(name.into(), count.into());
+        }
         map.insert("compat".into(), compat.into());
         map.insert(
             "interrupted".into(),

@@ -98,10 +98,14 @@ def _summary(stats: dict) -> None:
     if stats.get("output"):
         rows.append((f"output ({stats['format']})", stats["output"]))
     if stats.get("ipfix"):
-        rows.append(("IPFIX collector", stats["ipfix"]))
+        rows.append(("IPFIX collector", f"{stats['ipfix']} ({stats.get('ipfix_messages_sent', 0):,} messages)"))
     for name, value in rows:
         totals.add_row(name, value)
     stdout_console.print(totals)
+    if stats.get("ipfix_messages_refused"):
+        stderr_console.print(f"note: --ipfix {stats['ipfix']}: the host refused {stats['ipfix_messages_refused']:,} of "
+                             f"{stats['ipfix_messages_sent']:,} messages (ICMP port unreachable; each was sent again): "
+                             "is a collector listening there?")
     per_worker = Table(title="workers", title_justify="left")
     for col in ("worker", "packets", "share", "flows", "records", "evicted", "peak flows"):
         per_worker.add_column(col, justify="right")

@@ -258,6 +258,9 @@ pub struct IpfixSink {
     encoder: IpfixEncoder,
     /// Messages sent so far.
     pub messages_sent: u64,
+    /// Sends that reported an ICMP port unreachable from the collector (nothing listening, for a
+    /// while or for good); the message was sent again once, as UDP exporters carry on.
+    pub messages_refused: u64,
 }
 
 impl IpfixSink {
@@ -279,13 +282,23 @@ impl IpfixSink {
             collector: collector.to_string(),
             encoder: IpfixEncoder::new(observation_domain),
             messages_sent: 0,
+            messages_refused: 0,
         })
     }
 
+    /// A connected UDP socket reports an earlier datagram's ICMP port unreachable as the next
+    /// send's ECONNREFUSED, and that send did not go out: it is counted and sent once more (IPFIX
+    /// over UDP has no delivery guarantee, RFC 7011 §10.3; exporters keep exporting while the
+    /// collector is down). Any other error, or a second refusal in a row, stops the run.
     fn send(&mut self, msg: &[u8]) -> Result<(), FlowError> {
-        self.socket
-            .send(msg)
-            .map_err(|e| FlowError::io(format!("IPFIX collector {}: send", self.collector), e))?;
+        let sent = match self.socket.send(msg) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                self.messages_refused += 1;
+                self.socket.send(msg)
+            }
+            other => other,
+        };
+        sent.map_err(|e| FlowError::io(format!("IPFIX collector {}: send", self.collector), e))?;
         self.messages_sent += 1;
         Ok(())
     }
@@ -306,6 +319,12 @@ impl FlowSink for IpfixSink {
             self.send(&msg)?;
         }
         Ok(())
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("ipfix_messages_sent", self.messages_sent),
+            ("ipfix_messages_refused", self.messages_refused),
+        ]
     }
 }
 
@@ -554,5 +573,26 @@ mod tests {
         assert_eq!(flows.iter().map(|f| f.packets).sum::<u64>(), 5);
         assert_eq!(flows.iter().map(|f| f.octets).sum::<u64>(), 500);
         assert_eq!(sink.messages_sent, 1);
+    }
+
+    #[test]
+    fn test_sink_carries_on_when_nothing_listens() {
+        let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port(); // closed again
+        let mut sink = IpfixSink::connect(&format!("127.0.0.1:{port}"), 3).unwrap();
+        for _ in 0..3 {
+            sink.send(&[0u8; 64])
+                .expect("a refused datagram does not stop the export");
+            // The host's ICMP port unreachable for this datagram, seen by the next send.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(sink.messages_sent, 3);
+        assert_eq!(
+            sink.messages_refused, 2,
+            "the 2nd and 3rd sends found the previous refusal"
+        );
+        assert_eq!(
+            sink.counters(),
+            vec![("ipfix_messages_sent", 3), ("ipfix_messages_refused", 2)]
+        );
     }
 }

@@ -22,6 +22,11 @@ pub trait FlowSink {
     fn finish(&mut self) -> Result<(), FlowError> {
         Ok(())
     }
+    /// What the sink counted that the run's statistics do not (name, value), e.g. an exporter's
+    /// messages; read after `finish`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Keeps every record in memory (the Parquet path of the Python binding).
@@ -63,6 +68,9 @@ impl FlowSink for TeeSink {
     fn finish(&mut self) -> Result<(), FlowError> {
         self.0.iter_mut().try_for_each(|s| s.finish())
     }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.0.iter().flat_map(|s| s.counters()).collect()
+    }
 }
 
 impl<S: FlowSink + ?Sized> FlowSink for &mut S {
@@ -72,6 +80,9 @@ impl<S: FlowSink + ?Sized> FlowSink for &mut S {
     fn finish(&mut self) -> Result<(), FlowError> {
         (**self).finish()
     }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        (**self).counters()
+    }
 }
 
 impl<S: FlowSink + ?Sized> FlowSink for Box<S> {
@@ -80,6 +91,9 @@ impl<S: FlowSink + ?Sized> FlowSink for Box<S> {
     }
     fn finish(&mut self) -> Result<(), FlowError> {
         (**self).finish()
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        (**self).counters()
     }
 }
 

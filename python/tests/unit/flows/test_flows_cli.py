@@ -97,6 +97,25 @@ def test_max_flows_evictions_are_counted_not_lost(tmp_path):
     assert sum(r["TotPkts"] for r in records) == stats["packets"]
 
 
+def test_ipfix_to_a_port_nobody_listens_on_exports_and_says_so(tmp_path):
+    """UDP export carries on when the collector's host answers ICMP port unreachable (the next send
+    reports it as ECONNREFUSED): every message is sent, the records are all written, a note asks
+    whether a collector listens."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:  # a port that is closed again at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pcap = bidirectional_pcap(tmp_path / "b.pcap", flows=600)  # ~1,300 records: several messages
+    out = tmp_path / "r.csv"
+    res = invoke("flows", pcap, "-o", out, "--ipfix", f"127.0.0.1:{port}")
+    assert res.exit_code == 0, res.output
+    stats = meter(pcap, ipfix=f"127.0.0.1:{port}")
+    assert stats["ipfix_messages_sent"] > 2 and 0 < stats["ipfix_messages_refused"] < stats["ipfix_messages_sent"]
+    assert "is a collector listening there?" in res.stderr
+    assert sum(r["TotPkts"] for r in load_records(out)) == 600 * 5 + 32 * 11
+
+
 def test_missing_file(tmp_path):
     res = invoke("flows", tmp_path / "nope.pcap", "-o", tmp_path / "x.csv")
     assert res.exit_code == 2
