@@ -3,6 +3,17 @@
 - The parsers read testpmd's real output (a run of this backend on this machine, kept as
   `fixtures/dpdk/testpmd-net-null.txt`: DPDK 22.11, two net_null ports, one rejected `flow create`):
   the numbers they return are the ones printed there.
+- They also read testpmd's output on ConnectX hardware, published (each fixture is the verbatim
+  console text of its source):
+  - `fixtures/dpdk/testpmd-mlx5-txonly.txt`, `testpmd-mlx5-rxonly.txt`: `show port stats 0` of
+    dpdk-testpmd (DPDK 21.11) on an mlx5 port (devargs `mprq_en=1,txq_inline_mpw=128,...`; the same
+    repository's `saturation-test.sh` shows `ethtool -i`: mlx5_core, firmware 28.42.1000, a
+    ConnectX-7), txonly and rxonly at ~182-188 Mpps: GitHub sigitp-git/ubuntu-mlnx-dpdk,
+    `working-tx-rx-optimized-testpmd-config.sh` (commit 1479a8be01e8b28ea87b4e564e46d026349812d2).
+  - `fixtures/dpdk/testpmd-mellanox-cmdline-file.txt`: testpmd creating 500 flow rules from a
+    `--cmdline-file` on two 10 Gbps ports whose MAC addresses are Mellanox's (OUI 7C:FE:90): DPDK's
+    testpmd guide, doc/guides/testpmd_app_ug/testpmd_funcs.rst, "Command File Functions" (the guide
+    elides rules #2 to #497 with "...", so 4 creations are printed).
 - A connectx.forward spec runs unchanged with `--backend dpdk`: its records say `backend = dpdk`, the
   rules the null PMD cannot take are counted as refused (never as installed), and the forwarding
   counts are testpmd's own.
@@ -20,7 +31,8 @@ from helpers import peer
 from nicbench.backends.dpdk import parse_flow_results, parse_forward_stats, parse_port_stats
 from nicbench.experiments import load_results
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dpdk" / "testpmd-net-null.txt"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dpdk"
+FIXTURE = FIXTURES / "testpmd-net-null.txt"
 
 SPEC = """
 [experiment]
@@ -44,6 +56,17 @@ def test_parsers_read_the_numbers_testpmd_printed():
     assert sorted(ports) == [0, 1]
     assert ports[0]["rx_packets"] == 19420608 and ports[1]["tx_packets"] == 19051552
     assert all(p["rx_missed"] == 0 and p["rx_nombuf"] == 0 for p in ports.values())
+
+
+def test_parsers_read_testpmd_output_published_from_connectx_hardware():
+    tx = parse_port_stats((FIXTURES / "testpmd-mlx5-txonly.txt").read_text())
+    assert tx == {0: {"rx_packets": 0, "rx_missed": 0, "rx_bytes": 0, "rx_errors": 0, "rx_nombuf": 0,
+                      "tx_packets": 272966271670, "tx_errors": 0, "tx_bytes": 17469841388288}}
+    rx = parse_port_stats((FIXTURES / "testpmd-mlx5-rxonly.txt").read_text())
+    assert rx[0]["rx_packets"] == 264851673444 and rx[0]["rx_bytes"] == 16950507100416
+    assert rx[0]["rx_missed"] == 0 and rx[0]["tx_packets"] == 0
+    created = parse_flow_results((FIXTURES / "testpmd-mellanox-cmdline-file.txt").read_text())
+    assert created == {"created": 4, "refused": 0, "reason": ""}
 
 
 def test_a_forward_spec_runs_on_testpmd_over_null_ports(tmp_path):
