@@ -49,10 +49,11 @@ def _spec(tmp_path: Path):
     return parse_spec(SPEC, str(path))
 
 
-def _edit_first_value(profile: Path) -> None:
-    """Changes the profile's first parameter value by 1% (a real edit a user would make)."""
+def _edit_port_speed(profile: Path) -> None:
+    """Changes the profile's port speed by 1% (a real edit a user would make; not a count such as
+    network_ports, which the model refuses as a fraction)."""
     text = profile.read_text()
-    m = re.search(r"^value = ([0-9.eE+-]+)$", text, flags=re.M)
+    m = re.search(r"^\[param\.network_port_gbps\]\nvalue = ([0-9.eE+-]+)$", text, flags=re.M)
     assert m, profile
     new = float(m.group(1)) * 1.01 + 1e-9
     profile.write_text(text[:m.start(1)] + repr(new) + text[m.end(1):])
@@ -65,7 +66,7 @@ def test_editing_one_profile_reruns_exactly_its_runs(tmp_path, own_profiles):
     again = run_experiment(spec, results=tmp_path / "r", jobs=1)
     assert (again.executed, again.cached) == (0, 12)
 
-    _edit_first_value(own_profiles / "bluefield2.toml")
+    _edit_port_speed(own_profiles / "bluefield2.toml")
     store = ExperimentStore(tmp_path / "r", "fp")
     assert len(store.stale_keys()) == 6  # the bluefield2 runs: 3 payloads x 2 repetitions
     after = run_experiment(spec, results=tmp_path / "r", jobs=1)
@@ -80,7 +81,7 @@ def test_editing_one_profile_reruns_exactly_its_runs(tmp_path, own_profiles):
 def test_reuse_stale_answers_from_the_stale_runs(tmp_path, own_profiles):
     spec = _spec(tmp_path)
     run_experiment(spec, results=tmp_path / "r", jobs=1)
-    _edit_first_value(own_profiles / "connectx6-rnic.toml")
+    _edit_port_speed(own_profiles / "connectx6-rnic.toml")
     reused = run_experiment(spec, results=tmp_path / "r", jobs=1, reuse_stale=True)
     assert (reused.executed, reused.cached, reused.stale_reused) == (0, 12, 6)
     store = ExperimentStore(tmp_path / "r", "fp")
@@ -92,7 +93,7 @@ def test_reuse_stale_answers_from_the_stale_runs(tmp_path, own_profiles):
 def test_results_ls_counts_stale_runs(tmp_path, own_profiles):
     spec = _spec(tmp_path)
     run_experiment(spec, results=tmp_path / "r", jobs=1)
-    _edit_first_value(own_profiles / "bluefield2.toml")
+    _edit_port_speed(own_profiles / "bluefield2.toml")
     out = harness("results", "ls", "--results", str(tmp_path / "r"), "--json")  # inherits NICBENCH_PROFILES
     assert out.returncode == 0, out.stderr
     (row,) = json.loads(out.stdout)
