@@ -11,7 +11,10 @@ For each study in the JSON, the README paragraph that names it (`reproduce STUDY
 and gives "Current figures" must contain, whitespace and bold marks aside,
 `calibration P/N pass (median |error| X%)` and `validation, independent: P/N pass (median |error| Y%)`
 as this run computed them; a paragraph that also gives the median over the entries that are not
-drop/no-drop flags (`over the N that are not drop flags: Z%`) is checked too. Prints what it
+drop/no-drop flags (`over the N that are not drop flags: Z%`) is checked too. A study with predictions
+for other devices (pam21) also needs, in the README paragraph that gives their "Current figures",
+`own measurements pass P/N, P/N and P/N (median |error| X%, Y%, Z%)` (devices in the run's order) and
+`C of N claims hold`. Prints what it
 checked; exits 1 naming each figure that drifted (the README is then out of date), 2 on bad input.
 """
 
@@ -52,6 +55,33 @@ def expected_fragments(study: dict) -> list[str]:
         out.append(f"validation, independent: {v['passed']}/{v['entries']} pass "
                    f"(median |error| {_pct(v['median_abs_rel_error'])}")
     return out
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def prediction_fragments(study: dict) -> list[str]:
+    """The phrases of the predictions paragraph: each device's own measurements, and the claims."""
+    devices = study.get("predictions") or []
+    measured = [d["measurements"] for d in devices if d.get("measurements")]
+    out = []
+    if measured:
+        passed = _listed([f"{m['passed']}/{m['entries']}" for m in measured])
+        out.append(f"own measurements pass {passed} "
+                   f"(median |error| {', '.join(_pct(m['median_abs_rel_error']) for m in measured)})")
+    claims = [c for d in devices for c in (d.get("claims") or {}).values()]
+    if claims:
+        out.append(f"{sum(c['status'] == 'pass' for c in claims)} of {len(claims)} claims hold")
+    return out
+
+
+def _predictions_paragraph(text: str) -> str | None:
+    for para in re.split(r"\n\s*\n", text):
+        flat = " ".join(para.replace("**", "").split())
+        if "Current figures" in flat and "own measurements pass" in flat:
+            return flat
+    return None
 
 
 def numeric_median(study: dict) -> tuple[int, float] | None:
@@ -95,8 +125,12 @@ def main(argv: list[str]) -> int:
         numeric = numeric_median(study)
         if numeric is not None:
             wanted.append(f"over the {numeric[0]} that are not drop flags: {_pct(numeric[1])}")
-        for fragment in wanted:
-            if fragment in para:
+        checks = [(para, f) for f in wanted]
+        predicted = prediction_fragments(study)
+        if predicted:
+            checks += [(_predictions_paragraph(text) or "", f) for f in predicted]
+        for where, fragment in checks:
+            if fragment in where:
                 print(f"README {study['study']}: {fragment}")
             else:
                 drifted.append(f"{study['study']}: README does not say '{fragment}' (this run's figure)")

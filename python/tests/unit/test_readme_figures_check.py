@@ -59,3 +59,21 @@ def test_a_required_study_missing_from_the_run_is_bad_input(tmp_path, capsys):
     assert check.main([str(run), "pam21"]) == 2
     assert "no run of pam21" in capsys.readouterr().err
     assert check.main([str(tmp_path / "none.json")]) == 2
+
+
+def test_prediction_figures_are_wanted_in_the_predictions_paragraph():
+    study = _study("pam21")
+    study["predictions"] = [
+        {"device": "a", "measurements": {"passed": 39, "entries": 40, "median_abs_rel_error": 0.0246},
+         "claims": {"x": {"status": "pass"}, "y": {"status": "pass"}}},
+        {"device": "b", "measurements": {"passed": 41, "entries": 42, "median_abs_rel_error": 0.045},
+         "claims": {"x": {"status": "fail"}}},
+    ]
+    assert check.prediction_fragments(study) == [
+        "own measurements pass 39/40 and 41/42 (median |error| 2.5%, 4.5%)", "2 of 3 claims hold"]
+    text = TEXT + "\nPredicted. Current figures: their own measurements pass 39/40 and 41/42 (median |error|\n" \
+                  "2.5%, 4.5%); 2 of 3 claims hold.\n"
+    para = check._predictions_paragraph(text)
+    assert para.startswith("Predicted") and all(f in para for f in check.prediction_fragments(study))
+    assert check._predictions_paragraph(TEXT) is None
+    assert check.prediction_fragments(_study("argus100g")) == []
