@@ -14,8 +14,9 @@
 //!   packet rate λ they stretch by 1 / (1 − λ·`root_cmd_ns_per_packet`) (hypothesis: why
 //!   PAM'21's runtime insertions under 100 Gb/s, Fig. 3/4, are ~8× slower than its
 //!   idle-NIC batch insertions, Fig. 5a).
-//! - fast tables: direct STE writes, `nonroot_insert_<match>_us`; a matcher whose load
-//!   passes `ste_rehash_load` is rehashed (`ste_rehash_growth`× larger), costing
+//! - fast tables: direct STE writes, `nonroot_insert_<match>_us`; a matcher whose collisions
+//!   and used buckets reach its increase threshold (`ste_rehash_load` of its buckets, see
+//!   [`super::steering`]) is rehashed (`ste_rehash_growth`× larger), costing
 //!   `rehash_ns_per_ste` per STE of the new table; deletion `nonroot_delete_us`.
 //! - each action beyond the first: `insert_per_extra_action_us`; each batch call:
 //!   `install_batch_overhead_us`.

@@ -59,8 +59,11 @@ model_params! {
     pcie_descriptor_bytes_per_packet,
     /// Initial hash-table size of a matcher \[entries\].
     ste_hash_initial_entries,
-    /// Load (entries / buckets) above which a matcher's table grows.
+    /// Fraction of its buckets a matcher's table reaches before it grows (see
+    /// [`super::params::ConnectxParams::ste_rehash_load`]).
     ste_rehash_load,
+    /// 1: the table grows on collisions (mlx5 software steering); 0: on load.
+    ste_rehash_on_collisions in [0.0, 1.0],
     /// Growth factor of a rehash.
     ste_rehash_growth,
     /// Largest matcher hash table \[entries\].
@@ -97,7 +100,10 @@ impl EswitchParams {
             ("steering_miss_latency_ns", self.steering_miss_latency_ns),
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ])?;
-        require_whole(&[("pcie_lanes", self.pcie_lanes)])?;
+        require_whole(&[
+            ("pcie_lanes", self.pcie_lanes),
+            ("ste_rehash_on_collisions", self.ste_rehash_on_collisions),
+        ])?;
         if self.ste_rehash_growth <= 1.0 {
             return Err(ModelError::Profile(format!(
                 "parameter 'ste_rehash_growth' must be > 1, got {}",
@@ -118,6 +124,7 @@ impl EswitchParams {
             nonroot_fast_tables: 1.0,
             ste_hash_initial_entries: self.ste_hash_initial_entries,
             ste_rehash_load: self.ste_rehash_load,
+            ste_rehash_on_collisions: self.ste_rehash_on_collisions,
             ste_rehash_growth: self.ste_rehash_growth,
             ste_hash_max_entries: self.ste_hash_max_entries,
             steering_cache_entries: self.steering_cache_entries,

@@ -60,8 +60,11 @@ model_params! {
     ste_bytes,
     /// Initial hash-table size of a matcher \[entries\].
     ste_hash_initial_entries,
-    /// Load (entries / buckets) above which a matcher's table is rehashed.
+    /// Fraction of its buckets a matcher's table reaches before it is rehashed: in collision
+    /// entries and in used buckets (`ste_rehash_on_collisions` = 1, mlx5dr), else in entries.
     ste_rehash_load,
+    /// 1: the table grows on collisions (mlx5 software steering's rule); 0: on load.
+    ste_rehash_on_collisions in [0.0, 1.0],
     /// Growth factor of a rehash.
     ste_rehash_growth,
     /// Largest matcher hash table \[entries\]; beyond it entries chain in collision lists.
@@ -127,7 +130,11 @@ impl ConnectxParams {
             ("steering_outstanding_misses", self.steering_outstanding_misses),
         ];
         require_positive(&positive)?;
-        require_whole(&[("pcie_lanes", self.pcie_lanes), ("arm_cores", self.arm_cores)])?;
+        require_whole(&[
+            ("pcie_lanes", self.pcie_lanes),
+            ("arm_cores", self.arm_cores),
+            ("ste_rehash_on_collisions", self.ste_rehash_on_collisions),
+        ])?;
         if self.root_cmd_ns_per_packet < 0.0 {
             return Err(ModelError::Profile(format!(
                 "parameter 'root_cmd_ns_per_packet' must be >= 0, got {}",

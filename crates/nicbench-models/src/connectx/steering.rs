@@ -5,9 +5,14 @@
 //!   fixed capacity; on ConnectX-4 every group is (`nonroot_fast_tables = 0`).
 //! - A fast (non-root) table holds one **matcher** per distinct rule mask; a matcher is a
 //!   hash table of 64 B steering entries (STEs) in host memory (ICM). It starts at
-//!   `ste_hash_initial_entries` buckets and grows by `ste_rehash_growth` when its load
-//!   passes `ste_rehash_load` (mlx5dr rehash), up to `ste_hash_max_entries`; beyond that
-//!   entries chain in collision lists and a lookup reads `entries / buckets` STEs.
+//!   `ste_hash_initial_entries` buckets; an entry whose bucket is taken goes to the bucket's
+//!   collision (miss) list, and a lookup reads `entries / buckets` STEs. The table grows by
+//!   `ste_rehash_growth` up to `ste_hash_max_entries` when, as in the driver's
+//!   `dr_rule_need_enlarge_hash`, both its collision entries and its used buckets reach the
+//!   increase threshold, `ste_rehash_load` × (buckets + 1) rounded down: with entries hashed
+//!   uniformly that is at ~1.2 entries per bucket (the expected collisions
+//!   n − B(1 − e^{−n/B}) reach B/2), not at half load (`ste_rehash_on_collisions` = 1; with 0,
+//!   for tables the driver does not manage, it grows once entries pass `ste_rehash_load` × B).
 //! - A lookup in a table probes its matchers in priority order until one matches.
 //!
 //! Timing hypotheses (parameters in the profile, opaque ones fitted):
@@ -47,7 +52,7 @@ pub fn expected_collisions(n: f64, buckets: f64) -> f64 {
 }
 
 /// Flows per bucket the round-robin cache model sums over (Poisson tail beyond is negligible
-/// at the loads a rehashing table keeps, ≤ 0.5 flows per bucket, and < 1e-9 up to ~4).
+/// at the loads a rehashing table keeps, ≤ ~1.2 flows per bucket, and < 1e-9 up to ~4).
 const MAX_FLOWS_PER_BUCKET: u32 = 24;
 
 /// Chance that an STE read j times per cycle, at random points of it, is still cached at a
@@ -136,12 +141,24 @@ impl Tables {
         group == 0 || self.params.nonroot_fast_tables < 0.5
     }
 
+    /// Whether a fast table of `buckets` holding `entries` grows at its next colliding insert
+    /// (mlx5dr's `dr_rule_need_enlarge_hash`, with the expected collisions of uniform hashing), or
+    /// with `ste_rehash_on_collisions` = 0 once its entries pass `ste_rehash_load` of its buckets.
+    fn needs_rehash(&self, entries: u64, buckets: f64) -> bool {
+        if self.params.ste_rehash_on_collisions < 0.5 {
+            return entries as f64 > self.params.ste_rehash_load * buckets;
+        }
+        let threshold = (self.params.ste_rehash_load * (buckets + 1.0)).floor().max(1.0);
+        let collisions = expected_collisions(entries as f64, buckets);
+        collisions >= threshold && entries as f64 - collisions >= threshold
+    }
+
     /// Buckets of a matcher holding `entries` (growth from the initial size).
     pub fn buckets_for(&self, entries: u64) -> u64 {
         let p = &self.params;
         let max = p.ste_hash_max_entries.max(1.0);
         let mut buckets = p.ste_hash_initial_entries.max(1.0);
-        while (entries as f64) > p.ste_rehash_load * buckets && buckets < max {
+        while buckets < max && self.needs_rehash(entries, buckets) {
             buckets = (buckets * p.ste_rehash_growth).min(max);
         }
         buckets as u64
@@ -180,15 +197,17 @@ impl Tables {
 
     /// One more entry; returns the rehash it triggered in a fast table, if any.
     pub fn add_entry(&mut self, id: MatcherId) -> Option<Rehash> {
-        let p = &self.params;
         let fw = self.is_fw_group(self.matchers.get(id as usize)?.group);
+        let (entries, buckets) = self.matchers.get(id as usize).map(|m| (m.entries + 1, m.buckets))?;
+        let max = self.params.ste_hash_max_entries as u64;
+        let grow = !fw && buckets < max && self.needs_rehash(entries, buckets as f64);
+        let growth = self.params.ste_rehash_growth;
         let m = self.matchers.get_mut(id as usize)?;
-        m.entries += 1;
-        let max = p.ste_hash_max_entries as u64;
-        if fw || (m.entries as f64) <= p.ste_rehash_load * m.buckets as f64 || m.buckets >= max {
+        m.entries = entries;
+        if !grow {
             return None;
         }
-        m.buckets = ((m.buckets as f64 * p.ste_rehash_growth) as u64).min(max.max(1));
+        m.buckets = ((m.buckets as f64 * growth) as u64).min(max.max(1));
         Some(Rehash {
             group: m.group,
             new_buckets: m.buckets,
@@ -506,11 +525,14 @@ mod tests {
         let init = p.ste_hash_initial_entries as u64;
         assert_eq!(t.buckets_for(0), init);
         let b = t.buckets_for(10_000);
-        assert!(b as f64 * p.ste_rehash_load >= 10_000.0);
+        assert!(!t.needs_rehash(10_000, b as f64));
         assert!(
-            (b as f64 / p.ste_rehash_growth) * p.ste_rehash_load < 10_000.0,
-            "smallest size that fits"
+            t.needs_rehash(10_000, b as f64 / p.ste_rehash_growth),
+            "smallest size that holds them"
         );
+        // The driver's threshold: collisions (and used buckets) reach half the buckets, which
+        // uniform hashing reaches at ~1.2 entries per bucket.
+        assert!(!t.needs_rehash(19_000, 16_384.0) && t.needs_rehash(20_000, 16_384.0));
         assert_eq!(t.buckets_for(u32::MAX as u64), p.ste_hash_max_entries as u64);
     }
 
@@ -520,7 +542,8 @@ mod tests {
         let mut t = Tables::new(&p);
         let fast = t.matcher(1, "eth/ipv4", 0, true);
         let root = t.matcher(0, "eth/ipv4", 0, true);
-        let threshold = (p.ste_rehash_load * p.ste_hash_initial_entries) as u64;
+        // The first n at which the initial table's expected collisions reach its threshold.
+        let threshold = (1..).find(|&n| t.needs_rehash(n, p.ste_hash_initial_entries)).unwrap() - 1;
         let rehashes: Vec<_> = (0..=threshold).filter_map(|_| t.add_entry(fast)).collect();
         assert_eq!(rehashes.len(), 1);
         assert_eq!(
