@@ -56,23 +56,21 @@ def _context() -> multiprocessing.context.ForkServerContext:
     return _CONTEXT
 
 
-def _child(args: list[str], out_path: str, err_path: str, cwd: str | None, env: dict[str, str | None]) -> None:
-    """In the forked process: stdout and stderr to files, then the CLI's `main` as the entry point
-    calls it; the exit code as the interpreter would give it (SystemExit's code, 1 and the traceback
-    on an uncaught exception)."""
+def _child(args: list[str], out_path: str, err_path: str, cwd: str, env: dict[str, str]) -> None:
+    """In the forked process: stdout and stderr to files, the caller's working folder and its whole
+    environment (as a subprocess inherits them: the fork server's are those of when it started), then
+    the CLI's `main` as the entry point calls it; the exit code as the interpreter would give it
+    (SystemExit's code, 1 and the traceback on an uncaught exception)."""
     for fd, path in ((1, out_path), (2, err_path)):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
         os.close(target)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-    for key, value in env.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    if cwd is not None:
-        os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = ["nicbench", *args]
     code = 0
     try:
         from nicbench.cli import main
@@ -96,8 +94,9 @@ def _child(args: list[str], out_path: str, err_path: str, cwd: str | None, env: 
 
 def run_forked(args: list[str], timeout_s: float, cwd: str | Path | None = None,
                env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess | None:
-    """`nicbench ARGS` in a forked process (see the module doc); None when it is still running after
-    `timeout_s` (it is then killed). `env` sets variables for the command (None removes one)."""
+    """`nicbench ARGS` in a forked process (see the module doc), in `cwd` (default: this process's
+    working folder) with this process's environment and `env` (None removes a variable); None when
+    it is still running after `timeout_s` (it is then killed)."""
     return run_forked_many([args], timeout_s, cwd=cwd, env=env, at_once=1)[0]
 
 
@@ -108,11 +107,12 @@ def run_forked_many(commands: list[list[str]], timeout_s: float, cwd: str | Path
     One thread starts and waits for them all (multiprocessing's bookkeeping of children is not
     thread-safe)."""
     results: list[subprocess.CompletedProcess | None] = [None] * len(commands)
+    workdir = str(cwd) if cwd is not None else os.getcwd()
+    environ = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     with tempfile.TemporaryDirectory(prefix="nicbench-cli-") as d:
         def start(i: int) -> tuple[int, multiprocessing.process.BaseProcess, float]:
             args = [str(a) for a in commands[i]]
-            proc = _context().Process(target=_child, args=(args, f"{d}/{i}.out", f"{d}/{i}.err",
-                                                           None if cwd is None else str(cwd), env or {}))
+            proc = _context().Process(target=_child, args=(args, f"{d}/{i}.out", f"{d}/{i}.err", workdir, environ))
             proc.start()
             return i, proc, time.monotonic() + timeout_s
 
