@@ -33,10 +33,12 @@ test-rust:
 	cargo test
 
 # Two pytest workers (pytest-xdist), one test file at a time each: a file's module fixtures (an OVS
-# daemon, the robustness table, a Dask cluster) are built once, on one worker. Two, not `-n auto`:
-# the tests start processes of their own, and this is the size of the project's machines.
+# daemon, the robustness table, a Dask cluster) are built once, on one worker. Files go out in
+# collection order (xdist would otherwise send files with few tests last, the longest single tests
+# among them, leaving one worker idle at the end). Two, not `-n auto`: the tests start processes
+# of their own, and this is the size of the project's machines.
 test-python: develop
-	$(BIN)/pytest -q -n 2 --dist loadfile python/tests
+	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder python/tests
 
 # The quick studies as a gate: every reference value and claim passes or is a declared known miss
 # (studies/<study>/known_misses.toml); pam21 takes minutes and runs with `make reproduce`.

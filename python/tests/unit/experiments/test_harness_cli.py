@@ -216,19 +216,6 @@ def test_reproduce_unknown_study_is_one_line(tmp_path):
     assert_one_line_error(harness("reproduce", "nope", "--studies", str(tmp_path)), "study")
 
 
-def test_reproduce_all_repository_studies(tmp_path):
-    proc = harness("reproduce", "--all", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "reports"), "--repeat", "1", "--limit-points", "2",
-                   "--set", "packets=2000", "--jobs", "1", "--no-predictions", "--json")
-    assert proc.returncode == 0, proc.stderr
-    outcomes = json.loads(proc.stdout)
-    assert "foundation" in [o["study"] for o in outcomes]
-    assert all(o["predictions"] == [] for o in outcomes)  # --no-predictions
-    for o in outcomes:
-        assert all(e["failed"] == 0 for e in o["experiments"])
-        assert Path(o["report"]).is_file()
-
-
 def test_reproduce_set_of_unknown_parameter_is_an_error(tmp_path):
     proc = harness("reproduce", "foundation", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
                    "--reports", str(tmp_path / "reports"), "--set", "pakets=2000")
