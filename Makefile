@@ -1,7 +1,7 @@
 # nicbench: one command sets up and runs the main job, one sets up and runs all tests.
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
-#   make test    venv + native build + peer tools, then cargo test, pytest and the quick studies' gates
+#   make test    venv + native build + peer tools, then cargo test, pytest (2 workers) and the quick studies' gates
 #   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows, bench-startup;
 #                drivers in benches/)
 #
@@ -32,8 +32,13 @@ test-rust:
 	if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; else echo "rustfmt not installed: layout not checked"; fi
 	cargo test
 
+# Two pytest workers (pytest-xdist), one test file at a time each: a file's module fixtures (an OVS
+# daemon, the robustness table, a Dask cluster) are built once, on one worker. Files go out in
+# collection order (xdist would otherwise send files with few tests last, the longest single tests
+# among them, leaving one worker idle at the end). Two, not `-n auto`: the tests start processes
+# of their own, and this is the size of the project's machines.
 test-python: develop
-	$(BIN)/pytest -q python/tests
+	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder python/tests
 
 # The quick studies as a gate: every reference value and claim passes or is a declared known miss
 # (studies/<study>/known_misses.toml); pam21 takes minutes and runs with `make reproduce`.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import forked_cli
 
 import nicbench
 from nicbench.units import Rate
@@ -13,7 +13,9 @@ from nicbench.units import Rate
 
 @pytest.fixture
 def cli():
-    return run_cli
+    """`cli("gen", ...)`: `helpers.forked_cli`, a process of its own per command without an
+    interpreter's start-up; `helpers.run_cli` runs the installed entry point itself."""
+    return forked_cli
 
 
 @pytest.fixture(scope="session")

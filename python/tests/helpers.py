@@ -33,6 +33,23 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "nicbench.cli", *args], capture_output=True, text=True)
 
 
+# Longest a command of `forked_cli` may run [s]: far above any of the tests' commands; reached, the
+# command is killed and the test fails naming it (a hang, not a slow machine).
+FORKED_CLI_TIMEOUT_S = 300
+
+
+def forked_cli(*args: str) -> subprocess.CompletedProcess:
+    """`nicbench ARGS` in a process of its own (exit code, stdout, stderr, this process's folder and
+    environment), forked from a server that imported the CLI once (`cli_process`): what `run_cli`
+    checks, without an interpreter's start-up and imports per command. Start-up itself (the entry
+    point, what it imports) is `run_cli`'s."""
+    from cli_process import run_forked
+
+    proc = run_forked([str(a) for a in args], FORKED_CLI_TIMEOUT_S)
+    assert proc is not None, f"`nicbench {' '.join(map(str, args))}` still running after {FORKED_CLI_TIMEOUT_S} s"
+    return proc
+
+
 def in_ci() -> bool:
     """True when `CI` is "true" (set by GitHub Actions, GitLab and most CI systems)."""
     return os.environ.get("CI") == "true"

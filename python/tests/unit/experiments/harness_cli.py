@@ -1,14 +1,33 @@
-"""Run the harness commands as a user does: the real `nicbench` CLI in a subprocess."""
+"""Run the harness commands as a user does: each `nicbench` command a process of its own.
+
+`harness` forks it from a server that imported the CLI once (`cli_process`: its own exit code,
+stdout, stderr, working folder and environment, without a second or more of start-up per command);
+`harness_subprocess` and `harness_popen` run the installed entry point (`python -m nicbench.cli`),
+for what needs a fresh interpreter (a `preexec_fn`, signals to a run, the entry point itself).
+"""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 
+from cli_process import run_forked
+
 ENTRY = [sys.executable, "-m", "nicbench.cli"]
 
+# Longest a harness command of these tests may take [s]: far above any (the longest, a reproduce of
+# every repository study, takes about a minute on a loaded 2-core machine); reached, it is a hang.
+HARNESS_TIMEOUT_S = 600
 
-def harness(*args: str, cwd=None, **kw) -> subprocess.CompletedProcess:
+
+def harness(*args: str, cwd=None, env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess:
+    proc = run_forked(list(args), HARNESS_TIMEOUT_S, cwd=cwd, env=env)
+    assert proc is not None, f"`nicbench {shlex.join(args)}` still running after {HARNESS_TIMEOUT_S} s"
+    return proc
+
+
+def harness_subprocess(*args: str, cwd=None, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([*ENTRY, *args], capture_output=True, text=True, cwd=cwd, **kw)
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from click.testing import CliRunner
-from helpers import run_cli
+from helpers import forked_cli
 
 from nicbench import offpath
 from nicbench.cli import main
@@ -66,19 +66,19 @@ def test_overrides_reach_the_model():
 
 
 def test_bad_flow_exits_2_with_one_line_naming_the_token():
-    res = run_cli("paths", "--flow", "client->soc READ 4KiB x 80%", "--flow", "host->sock WRITE 64KiB")
+    res = forked_cli("paths", "--flow", "client->soc READ 4KiB x 80%", "--flow", "host->sock WRITE 64KiB")
     assert res.returncode == 2
     assert res.stderr.startswith("nicbench: error:") and "'host->sock'" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
 
 def test_missing_flow_is_a_usage_error():
-    res = run_cli("paths")
+    res = forked_cli("paths")
     assert res.returncode == 2 and "--flow" in res.stderr
 
 
 def test_real_model_json():
-    res = run_cli("paths", "--nic", "bluefield2", *FLOWS, "--json")
+    res = forked_cli("paths", "--nic", "bluefield2", *FLOWS, "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     # The README's example, as printed there (Gb/s, M req/s, µs, posting µs per flow).
@@ -95,10 +95,10 @@ def test_real_model_json():
 
 
 def test_real_model_rnic_rejects_soc_paths():
-    res = run_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->soc READ 64B")
+    res = forked_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->soc READ 64B")
     assert res.returncode == 2 and res.stderr.startswith("nicbench: error:")
     assert "client->soc" in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    ok = run_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->host READ 64B", "--json")
+    ok = forked_cli("paths", "--nic", "connectx6-rnic", "--flow", "client->host READ 64B", "--json")
     assert ok.returncode == 0, ok.stderr
     rnic = json.loads(ok.stdout)
     # Model output today (one endpoint: its pool is all of the cores, reported as nic_cores).
@@ -108,8 +108,8 @@ def test_real_model_rnic_rejects_soc_paths():
 def test_real_model_max_min_keeps_independent_clients_fast():
     # Seed §4: five client machines saturate ①; 24 host threads on ③ cost ① only a part of its rate,
     # as independent requesters (max_min, the default without shares), not half of it.
-    alone = json.loads(run_cli("paths", "--flow", "client->host READ 64B machines 5", "--json").stdout)
-    both = json.loads(run_cli("paths", "--flow", "client->host READ 64B machines 5", "--flow",
+    alone = json.loads(forked_cli("paths", "--flow", "client->host READ 64B machines 5", "--json").stdout)
+    both = json.loads(forked_cli("paths", "--flow", "client->host READ 64B machines 5", "--flow",
                               "host->soc READ 64B threads 24", "--json").stdout)
     assert both["mix"] == "max_min"
     drop = 1 - both["flows"][0]["mpps"] / alone["flows"][0]["mpps"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import python_module, run_cli
+from helpers import forked_cli, python_module
 
 from peers.of_rules import to_of_rules
 
@@ -32,7 +32,7 @@ def _files(tmp_path):
 
 def test_megaflows_printed_as_dpctl_dump_flows(tmp_path):
     rules, pcap = _files(tmp_path)
-    done = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "p0")
+    done = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "p0")
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("recirc_id")]
     # 192.168.0.1: the nw_src trie (10/8) decides on the first bit; the ttl rule matches (all 8 bits).
@@ -48,17 +48,17 @@ def test_megaflows_printed_as_dpctl_dump_flows(tmp_path):
 
 def test_offload_refusal_reason_per_nic(tmp_path):
     rules, pcap = _files(tmp_path)
-    cx5 = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g")
+    cx5 = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g")
     # The packets arrive on p0 (the default): the first megaflow matched nw_ttl, which ConnectX-5
     # on kernel 4.15 cannot match; the second is offloaded.
     assert cx5.returncode == 0, cx5.stderr
     assert "offloaded:no, dp:tc, actions:2  # not offloaded: mlx5_core: cannot match nw_ttl" in cx5.stdout
     assert "offloaded:yes, dp:tc" in cx5.stdout
-    agilio = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "agilio-cx-25g",
+    agilio = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "agilio-cx-25g",
                      "--json")
     result = json.loads(agilio.stdout)
     assert result["offloaded_flows"] == 2 and result["refusals"] == {}
-    skip_sw = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g",
+    skip_sw = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g",
                       "--tc-policy", "skip_sw", "--json")
     flows = json.loads(skip_sw.stdout)["megaflows"]
     assert [f["flow"]["placement"] for f in flows] == [{"offloaded": False, "dp": "ovs"}, {"offloaded": True, "dp": "tc"}]
@@ -66,16 +66,16 @@ def test_offload_refusal_reason_per_nic(tmp_path):
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     rules, pcap = _files(tmp_path)
-    missing = run_cli("vswitch", "megaflows", "--openflow", str(tmp_path / "none.json"), "--pcap", str(pcap))
+    missing = forked_cli("vswitch", "megaflows", "--openflow", str(tmp_path / "none.json"), "--pcap", str(pcap))
     assert missing.returncode == 2 and missing.stderr.startswith("nicbench: error: ") and "none.json" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
     bad = tmp_path / "bad.json"
     bad.write_text('[\n  {"table": 0,\n  oops}\n]')
-    parsed = run_cli("vswitch", "megaflows", "--openflow", str(bad), "--pcap", str(pcap))
+    parsed = forked_cli("vswitch", "megaflows", "--openflow", str(bad), "--pcap", str(pcap))
     assert parsed.returncode == 2 and f"{bad}:3:3:" in parsed.stderr, parsed.stderr
-    bad_policy = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--tc-policy", "x")
+    bad_policy = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--tc-policy", "x")
     assert bad_policy.returncode == 2 and "skip_sw" in bad_policy.stderr and "Traceback" not in bad_policy.stderr
-    nopcap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "x.pcap"))
+    nopcap = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "x.pcap"))
     assert nopcap.returncode == 2 and "x.pcap" in nopcap.stderr, nopcap.stderr
 
 
@@ -124,7 +124,7 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
     scapy_all.wrpcap(str(tmp_path / "vm.pcap"), [scapy_all.Ether(inner)])
     port = ("vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
             "remote_mac=aa:55:aa:55:00:02,local_mac=aa:55:aa:55:00:00")
-    decap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "under.pcap"),
+    decap = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "under.pcap"),
                     "--in-port", "p0", "--port", port)
     assert decap.returncode == 0, decap.stderr
     lines = [line for line in decap.stdout.splitlines() if "actions:" in line]
@@ -136,7 +136,7 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
     assert lines[1].startswith("tunnel(tun_id=0x64,src=172.31.1.2,dst=172.31.1.1,flags(-df+csum+key)),recirc_id(0),"
                                "in_port(4789),eth_type(0x0800),ipv4(frag=no), packets:1"), lines
     assert lines[1].endswith("actions:1"), lines
-    encap = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "vm.pcap"),
+    encap = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "vm.pcap"),
                     "--in-port", "vm", "--port", port, "--nic", "agilio-cx-25g")
     assert encap.returncode == 0, encap.stderr
     line = next(line for line in encap.stdout.splitlines() if "actions:" in line)
@@ -152,10 +152,10 @@ def test_in_port_no_rule_matches_is_noted(tmp_path):
     (not an error); a note names the ports the rules do match, since that is usually a typo."""
     rules, pcap = _files(tmp_path)
     rules.write_text("priority=100,in_port=eth1,ip,actions=output:eth2\npriority=1,actions=drop\n")
-    typo = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eht1")
+    typo = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eht1")
     assert typo.returncode == 0, typo.stderr
     assert "no rule matches in_port=eht1 (the rules match in_port eth1)" in typo.stderr
     assert "actions:drop" in typo.stdout
-    right = run_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eth1")
+    right = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eth1")
     assert right.returncode == 0 and "no rule matches" not in right.stderr
     assert "in_port(1)" in right.stdout and "actions:2" in right.stdout  # eth1, eth2: ports 1, 2 by name

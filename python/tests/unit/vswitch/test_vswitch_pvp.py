@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import python_module, run_cli
+from helpers import forked_cli, python_module
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -31,7 +31,7 @@ def _files(tmp_path, flows: int = 20):
 
 def _run(tmp_path, *extra):
     rules, pcap = _files(tmp_path)
-    done = run_cli("vswitch", "--openflow", str(rules), "--trace", str(pcap), "--json", *extra)
+    done = forked_cli("vswitch", "--openflow", str(rules), "--trace", str(pcap), "--json", *extra)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -61,10 +61,10 @@ def test_skip_hw_puts_every_megaflow_on_the_host(tmp_path):
 
 def test_missing_inputs_and_a_one_way_rule_set_are_one_line_errors(tmp_path):
     rules, pcap = _files(tmp_path)
-    done = run_cli("vswitch", "--openflow", str(rules))
+    done = forked_cli("vswitch", "--openflow", str(rules))
     assert done.returncode == 2 and done.stderr.startswith("nicbench: error: vswitch: give --openflow")
     one_way = tmp_path / "one_way.of"
     one_way.write_text("priority=10,in_port=p0,ip,actions=output:vm\npriority=0,actions=drop\n")
-    done = run_cli("vswitch", "--openflow", str(one_way), "--trace", str(pcap))
+    done = forked_cli("vswitch", "--openflow", str(one_way), "--trace", str(pcap))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "arriving on 'vm'" in done.stderr

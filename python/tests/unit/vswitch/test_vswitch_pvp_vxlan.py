@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import python_module, run_cli
+from helpers import forked_cli, python_module
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -37,7 +37,7 @@ def test_pvp_vxlan_load_is_fig9_structure_and_agilio_matches_the_spec(tmp_path):
     from nicbench import pvp
 
     rules, pcap, inner_len = _files(tmp_path)
-    done = run_cli("vswitch", "--nic", "agilio-cx-25g", "--openflow", str(rules), "--trace", str(pcap),
+    done = forked_cli("vswitch", "--nic", "agilio-cx-25g", "--openflow", str(rules), "--trace", str(pcap),
                    "--uplink", "p0", "--port", PORT, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -57,7 +57,7 @@ def test_pvp_vxlan_connectx5_offloads_decap_and_encap(tmp_path):
     from nicbench import pvp
 
     rules, pcap, inner_len = _files(tmp_path)
-    done = run_cli("vswitch", "--nic", "connectx5-25g", "--openflow", str(rules), "--trace", str(pcap),
+    done = forked_cli("vswitch", "--nic", "connectx5-25g", "--openflow", str(rules), "--trace", str(pcap),
                    "--uplink", "p0", "--port", PORT, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -70,7 +70,7 @@ def test_pvp_vxlan_connectx5_offloads_decap_and_encap(tmp_path):
 
 def test_pvp_vxlan_underlay_must_be_the_uplink(tmp_path):
     rules, pcap, _ = _files(tmp_path)
-    done = run_cli("vswitch", "--openflow", str(rules), "--trace", str(pcap), "--uplink", "p9", "--port", PORT)
+    done = forked_cli("vswitch", "--openflow", str(rules), "--trace", str(pcap), "--uplink", "p9", "--port", PORT)
     assert done.returncode == 2
     assert done.stderr.strip() == ("nicbench: error: --port vx: underlay='p0' must be the uplink 'p9' "
                                    "(the VXLAN trace arrives on it)")
