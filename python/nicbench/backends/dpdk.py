@@ -15,6 +15,7 @@ says; they do not change what is measured.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -132,9 +133,11 @@ def _run_testpmd(cmds: Path, seconds: float, workdir: Path) -> tuple[str, float]
     returns its output and the forwarding time measured here."""
     # Line-buffered: testpmd's stdout is a pipe here, and the "commands read" line must arrive when
     # printed, to start the clock (stdbuf, coreutils).
+    # EAL keeps a run's state under /var/run/dpdk/<file-prefix>: two runs at once (two workers of a
+    # sweep, two sweeps) each need their own, and id() alone repeats across forked workers.
     argv = ["stdbuf", "-oL", TESTPMD, "--no-huge", "-m", "1024", "--no-pci", "--vdev", "net_null0", "--vdev", "net_null1",
-            "--log-level=error", f"--file-prefix=nbdpdk{id(cmds)}", "--", "-i", "--total-num-mbufs=8192",
-            f"--cmdline-file={cmds}"]
+            "--log-level=error", f"--file-prefix=nbdpdk{os.getpid()}-{id(cmds)}", "--", "-i",
+            "--total-num-mbufs=8192", f"--cmdline-file={cmds}"]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=workdir)
     chunks: list[str] = []
