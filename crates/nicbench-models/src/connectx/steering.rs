@@ -555,6 +555,37 @@ mod tests {
     }
 
     #[test]
+    fn test_fast_tables_grow_where_the_driver_grows_them() {
+        // PAM'21 Fig. 5b: Table 1's insertion rate keeps rising from 32K to 65.5K rules. With the
+        // driver's rule the 16K-bucket table grows once, at ~19.7K entries (1.2 per bucket), and
+        // not again before ~78.6K; growing at half load would rehash into 256K buckets at 32,769.
+        let p = test_params();
+        assert_eq!(p.ste_rehash_on_collisions, 1.0, "connectx5 uses the driver's rule");
+        let mut t = Tables::new(&p);
+        let m = t.matcher(1, "eth/ipv4", 0, true);
+        let mut grown_at = Vec::new();
+        for n in 1..=65_536u64 {
+            if let Some(r) = t.add_entry(m) {
+                grown_at.push((n, r.new_buckets));
+            }
+        }
+        let late: Vec<_> = grown_at.iter().filter(|(n, _)| *n > 16_000).collect();
+        assert_eq!(late.len(), 1, "{grown_at:?}");
+        assert_eq!(late[0].1, 65_536);
+        assert!((19_000..20_500).contains(&late[0].0), "{grown_at:?}");
+        let on_load = ConnectxParams {
+            ste_rehash_on_collisions: 0.0,
+            ..p
+        };
+        let mut t = Tables::new(&on_load);
+        let m = t.matcher(1, "eth/ipv4", 0, true);
+        let last = (1..=65_536u64)
+            .filter_map(|n| t.add_entry(m).map(|r| (n, r.new_buckets)))
+            .last();
+        assert_eq!(last, Some((32_769, 262_144)));
+    }
+
+    #[test]
     fn test_hit_rate_falls_with_working_set() {
         let p = test_params();
         let mut t = Tables::new(&p);
