@@ -153,13 +153,19 @@ impl Tables {
         collisions >= threshold && entries as f64 - collisions >= threshold
     }
 
+    /// The size a fast table of `buckets` holding `entries` grows to, if it grows (at most
+    /// `ste_hash_max_entries`).
+    fn grown(&self, entries: u64, buckets: f64) -> Option<f64> {
+        let max = self.params.ste_hash_max_entries.max(1.0);
+        (buckets < max && self.needs_rehash(entries, buckets))
+            .then(|| (buckets * self.params.ste_rehash_growth).min(max))
+    }
+
     /// Buckets of a matcher holding `entries` (growth from the initial size).
     pub fn buckets_for(&self, entries: u64) -> u64 {
-        let p = &self.params;
-        let max = p.ste_hash_max_entries.max(1.0);
-        let mut buckets = p.ste_hash_initial_entries.max(1.0);
-        while buckets < max && self.needs_rehash(entries, buckets) {
-            buckets = (buckets * p.ste_rehash_growth).min(max);
+        let mut buckets = self.params.ste_hash_initial_entries.max(1.0);
+        while let Some(larger) = self.grown(entries, buckets) {
+            buckets = larger;
         }
         buckets as u64
     }
@@ -197,17 +203,16 @@ impl Tables {
 
     /// One more entry; returns the rehash it triggered in a fast table, if any.
     pub fn add_entry(&mut self, id: MatcherId) -> Option<Rehash> {
-        let fw = self.is_fw_group(self.matchers.get(id as usize)?.group);
-        let (entries, buckets) = self.matchers.get(id as usize).map(|m| (m.entries + 1, m.buckets))?;
-        let max = self.params.ste_hash_max_entries as u64;
-        let grow = !fw && buckets < max && self.needs_rehash(entries, buckets as f64);
-        let growth = self.params.ste_rehash_growth;
+        let m = self.matchers.get(id as usize)?;
+        let entries = m.entries + 1;
+        let larger = if self.is_fw_group(m.group) {
+            None
+        } else {
+            self.grown(entries, m.buckets as f64)
+        };
         let m = self.matchers.get_mut(id as usize)?;
         m.entries = entries;
-        if !grow {
-            return None;
-        }
-        m.buckets = ((m.buckets as f64 * growth) as u64).min(max.max(1));
+        m.buckets = larger? as u64;
         Some(Rehash {
             group: m.group,
             new_buckets: m.buckets,
