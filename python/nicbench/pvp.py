@@ -30,6 +30,7 @@ from typing import Any
 from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
+from nicbench.traffic import line_rate_mpps  # noqa: F401 (part of this module's API, as before)
 
 __all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
 
@@ -38,11 +39,6 @@ DATAPATHS = ("tc-offload", "kernel", "dpdk")
 # The order of the flows' packets: round-robin (the seed's TRex, addresses incremented per packet; a
 # replayed trace repeats its order too) or random (independent references).
 FLOW_ORDERS = ("round-robin", "random")
-
-
-def line_rate_mpps(gbps: float, frame_bytes: float) -> float:
-    """Frames per second (M) on a link: preamble + SFD (8 B) and the inter-frame gap (12 B) per frame."""
-    return gbps * 1e3 / ((frame_bytes + 8 + 12) * 8)
 
 
 def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:

@@ -16,12 +16,18 @@ from nicbench.errors import NicbenchError
 from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
 from nicbench.units import Rate
 
-__all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec"]
+__all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec", "line_rate_mpps"]
 
 # Bytes a frame takes on the wire beyond its size (preamble + SFD + inter-frame gap), and the FCS a
 # pcap record lacks: the Rust crates' constants (nicbench_wire::builder).
 WIRE_OVERHEAD_BYTES: int = _native.WIRE_OVERHEAD_BYTES
 FCS_BYTES: int = _native.FCS_BYTES
+
+
+def line_rate_mpps(gbps: float, frame_bytes: float) -> float:
+    """Frames per second (M) a link of `gbps` carries: each frame takes its size plus
+    `WIRE_OVERHEAD_BYTES` (preamble + SFD 8 B, inter-frame gap 12 B) of line time."""
+    return gbps * 1e3 / ((frame_bytes + WIRE_OVERHEAD_BYTES) * 8)
 
 # Bounds a generated stream must respect (issue 17: beyond them runs wrote NaN durations, one packet,
 # or never ended). Pacing: a pcap timestamp is a whole nanosecond, so at most one frame starts per ns;

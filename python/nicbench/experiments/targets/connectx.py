@@ -28,7 +28,7 @@ from nicbench.experiments.targets import RunContext, target
 
 from nicbench import connectx
 from nicbench.profiles import above_link
-from nicbench.traffic import WIRE_OVERHEAD_BYTES, GenConfig
+from nicbench.traffic import WIRE_OVERHEAD_BYTES, GenConfig, line_rate_mpps
 from nicbench.units import Rate, parse_duration_ns
 
 VERSION = "1"
@@ -96,9 +96,8 @@ def _above_line_rate(p: dict[str, Any]) -> str | None:
     link = above_link(wire_gbps, p["nic"])
     if link is None:
         return None
-    max_mpps = link * 1e3 / ((p["size"] + WIRE_OVERHEAD_BYTES) * 8)
-    return (f"{asked} is above the line rate of nic {p['nic']} ({link:g} Gbps on the wire, at most {max_mpps:.3f} Mpps "
-            f"of {p['size']} B frames); give at most that")
+    return (f"{asked} is above the line rate of nic {p['nic']} ({link:g} Gbps on the wire, at most "
+            f"{line_rate_mpps(link, p['size']):.3f} Mpps of {p['size']} B frames); give at most that")
 
 
 def _install_params(*, group_doc: str) -> list[Param]:
