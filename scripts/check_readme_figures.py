@@ -30,13 +30,17 @@ from pathlib import Path
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def _paragraph(text: str, study: str) -> str | None:
-    names = (f"reproduce {study}`", f"study `{study}`")
+def _figures_paragraph(text: str, *marks: str) -> str | None:
+    """The first paragraph that gives "Current figures" and one of `marks`, on one line without bold."""
     for para in re.split(r"\n\s*\n", text):
         flat = " ".join(para.replace("**", "").split())
-        if "Current figures" in flat and any(n in flat for n in names):
+        if "Current figures" in flat and any(m in flat for m in marks):
             return flat
     return None
+
+
+def _paragraph(text: str, study: str) -> str | None:
+    return _figures_paragraph(text, f"reproduce {study}`", f"study `{study}`")
 
 
 def _pct(x: float) -> str:
@@ -77,11 +81,7 @@ def prediction_fragments(study: dict) -> list[str]:
 
 
 def _predictions_paragraph(text: str) -> str | None:
-    for para in re.split(r"\n\s*\n", text):
-        flat = " ".join(para.replace("**", "").split())
-        if "Current figures" in flat and "own measurements pass" in flat:
-            return flat
-    return None
+    return _figures_paragraph(text, "own measurements pass")
 
 
 def numeric_median(study: dict) -> tuple[int, float] | None:
@@ -128,7 +128,8 @@ def main(argv: list[str]) -> int:
         checks = [(para, f) for f in wanted]
         predicted = prediction_fragments(study)
         if predicted:
-            checks += [(_predictions_paragraph(text) or "", f) for f in predicted]
+            predictions_para = _predictions_paragraph(text) or ""
+            checks += [(predictions_para, f) for f in predicted]
         for where, fragment in checks:
             if fragment in where:
                 print(f"README {study['study']}: {fragment}")
