@@ -38,15 +38,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 FORKED_CLI_TIMEOUT_S = 300
 
 
-def forked_cli(*args: str) -> subprocess.CompletedProcess:
-    """`nicbench ARGS` in a process of its own (exit code, stdout, stderr, this process's folder and
-    environment), forked from a server that imported the CLI once (`cli_process`): what `run_cli`
-    checks, without an interpreter's start-up and imports per command. Start-up itself (the entry
-    point, what it imports) is `run_cli`'s."""
+def forked_cli(*args: str, cwd=None, env: dict[str, str | None] | None = None,
+               timeout_s: float = FORKED_CLI_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """`nicbench ARGS` in a process of its own (exit code, stdout, stderr; this process's folder and
+    environment, or `cwd` and `env` on top of it, None removing a variable), forked from a server that
+    imported the CLI once (`cli_process`): what `run_cli` checks, without an interpreter's start-up
+    and imports per command. Start-up itself (the entry point, what it imports) is `run_cli`'s."""
     from cli_process import run_forked
 
-    proc = run_forked([str(a) for a in args], FORKED_CLI_TIMEOUT_S)
-    assert proc is not None, f"`nicbench {' '.join(map(str, args))}` still running after {FORKED_CLI_TIMEOUT_S} s"
+    proc = run_forked([str(a) for a in args], timeout_s, cwd=cwd, env=env)
+    assert proc is not None, f"`nicbench {' '.join(map(str, args))}` still running after {timeout_s} s"
     return proc
 
 

@@ -8,11 +8,10 @@ for what needs a fresh interpreter (a `preexec_fn`, signals to a run, the entry 
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import sys
 
-from cli_process import run_forked
+from helpers import forked_cli
 
 ENTRY = [sys.executable, "-m", "nicbench.cli"]
 
@@ -22,9 +21,7 @@ HARNESS_TIMEOUT_S = 600
 
 
 def harness(*args: str, cwd=None, env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess:
-    proc = run_forked(list(args), HARNESS_TIMEOUT_S, cwd=cwd, env=env)
-    assert proc is not None, f"`nicbench {shlex.join(args)}` still running after {HARNESS_TIMEOUT_S} s"
-    return proc
+    return forked_cli(*args, cwd=cwd, env=env, timeout_s=HARNESS_TIMEOUT_S)
 
 
 def harness_subprocess(*args: str, cwd=None, **kw) -> subprocess.CompletedProcess:
