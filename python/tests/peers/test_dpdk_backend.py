@@ -13,7 +13,8 @@
   - `fixtures/dpdk/testpmd-mellanox-cmdline-file.txt`: testpmd creating 500 flow rules from a
     `--cmdline-file` on two 10 Gbps ports whose MAC addresses are Mellanox's (OUI 7C:FE:90): DPDK's
     testpmd guide, doc/guides/testpmd_app_ug/testpmd_funcs.rst, "Command File Functions" (the guide
-    elides rules #2 to #497 with "...", so 4 creations are printed).
+    elides rules #2 to #497 with "...", so 4 creations are printed; the command file's folder is
+    left out of the two lines that name it, nothing else is changed).
 - A connectx.forward spec runs unchanged with `--backend dpdk`: its records say `backend = dpdk`, the
   rules the null PMD cannot take are counted as refused (never as installed), and the forwarding
   counts are testpmd's own.
