@@ -26,7 +26,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from helpers import peer
 
 from nicbench.backends.dpdk import parse_flow_results, parse_forward_stats, parse_port_stats

@@ -28,9 +28,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import pytest
 from cli_process import run_forked
 from helpers import REPO
 

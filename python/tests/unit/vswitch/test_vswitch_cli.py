@@ -9,8 +9,6 @@ import json
 
 from helpers import forked_cli, python_module
 
-from peers.of_rules import to_of_rules
-
 scapy_all = python_module("scapy.all", "scapy")
 
 RULES = """priority=100,ip,nw_src=10.0.0.0/8,actions=output:p1
