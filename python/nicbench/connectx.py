@@ -8,7 +8,8 @@ are defined once, by their Rust serde types; their JSON Schemas are `contract_sc
                 "traffic": {...} | None, "trace": None | "x.pcap",
                 "rules": {"generated": {...}} | {"file": ...} | {"text": ...},
                 "install": None | {"mode": "batch" | "rate", ...},
-                "measure": {"timeline_bin_ns": ..., "latency": True, "queues": True}}
+                "measure": {"timeline_bin_ns": ..., "latency": True, "queues": True,
+                            "generator": "play" | "timed_replay"}}
     result = simulate(scenario)      # offered_/rx_gbps, loss_ratio, latency_us{p1..max}, timeline, ...
 
 This module adds what Python users want around it: scenario builders with defaults
@@ -47,6 +48,9 @@ DEFAULT_NIC = "connectx5"
 MATCH_TYPES = ("ipv4", "ipv6", "vlan", "tunnel")
 OPS = ("insert", "delete", "update", "update_inplace")
 CORES = ("same", "distinct")
+# The measurement server's generator setups (they differ in the fixed latency only): a trace held in
+# memory and sent in a loop (PAM'21 Fig. 2), or a pcap replayed at its timestamps (Figs. 3-4).
+GENERATOR_SETUPS = ("play", "timed_replay")
 # Percentile names of `latency_us` in the result JSON (p999 = 99.9th).
 LATENCY_PERCENTILES = ("p1", "p25", "p50", "p75", "p99", "p999", "max", "mean")
 DEFAULT_TIMELINE_BIN_NS = 10_000_000
@@ -142,11 +146,14 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
              install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
              timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
              overrides: dict[str, float] | None = None, port_queues: int = 1, cores: int = 1,
-             queue_map: dict[int, int] | None = None) -> dict[str, Any]:
+             queue_map: dict[int, int] | None = None, generator: str = "play") -> dict[str, Any]:
     """A complete scenario dict (see the module doc); traffic XOR trace. `port_queues`: the port's rx
     queues, over which its default RSS spreads the packets no rule sends anywhere; `cores`: forwarding
     cores on the host (queue q on core q mod cores, or `queue_map` {queue: core}; a same-core installer
-    on the core of queue 0)."""
+    on the core of queue 0). `generator`: the measurement server's setup, which sets the fixed latency
+    (GENERATOR_SETUPS)."""
+    if generator not in GENERATOR_SETUPS:
+        raise NicbenchError(f"generator setup {generator!r} is not one of {', '.join(GENERATOR_SETUPS)}")
     if (traffic is None) == (trace is None):
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
     if duration_ns <= 0:
@@ -171,7 +178,8 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         "nic": nic, "seed": int(seed), "duration_ns": int(duration_ns),
         "warmup_ns": int(warmup_ns), "traffic": traffic, "trace": None if trace is None else str(trace),
         "rules": rules, "install": install,
-        "measure": {"timeline_bin_ns": int(timeline_bin_ns), "latency": latency, "queues": queues},
+        "measure": {"timeline_bin_ns": int(timeline_bin_ns), "latency": latency, "queues": queues,
+                    "generator": generator},
     }
     if overrides:
         out["overrides"] = dict(overrides)

@@ -95,12 +95,15 @@ def parse_install_rate(text: str) -> float:
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
               help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
+@click.option("--generator", type=click.Choice(["play", "timed_replay"]), default="play", show_default=True,
+              help="The measurement server's generator setup (fixed latency only): play = a trace looped from "
+                   "memory (PAM'21 Fig. 2), timed_replay = a pcap replayed at its timestamps (Figs. 3-4).")
 @json_option
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
              cores: int, queue_map: str | None, duration: str | None, warmup: str, bin_: str, seed: int,
-             sets: tuple[str, ...], port_queues: int, as_json: bool) -> None:
+             sets: tuple[str, ...], port_queues: int, generator: str, as_json: bool) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
@@ -148,7 +151,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     warmup_ns = 0 if warmup.strip() in ("0", "0s") else parse_duration_ns(warmup, "--warmup")
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=_timeline_bin_ns(bin_, duration_ns),
-                       overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores,
+                       overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores, generator=generator,
                        queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
                                                                                          port_queues=port_queues))
     with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json, unit="s") as update:

@@ -39,6 +39,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("rules gen to tc", ["rules", "gen", "--to", "tc", "-o", "{out}/x.tc"], "tc flower cannot express"),
     ("simulate bin 1ns", ["simulate", "--bin", "1ns", "--duration", "1s"], "at most 1,000,000"),
     ("simulate duration 1e9s", ["simulate", "--duration", "1e9s"], "at most 3600 s"),
+    ("simulate unknown generator setup", ["simulate", "--generator", "pktgen", "--duration", "1ms"],
+     "'play', 'timed_replay'"),
     ("simulate duration 1e400s", ["simulate", "--duration", "1e400s"], "finite"),
     ("simulate rate 1e30Gbps", ["simulate", "--gen", "flows=10,size=1500,rate=1e30Gbps", "--duration", "1ms"],
      "at most"),

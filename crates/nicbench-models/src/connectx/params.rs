@@ -18,6 +18,10 @@ model_params! {
     /// Fixed part of the end-to-end latency outside the modeled queues (generator
     /// tx/rx stacks, MAC/PHY pipelines) \[ns\].
     fixed_latency_ns,
+    /// Extra fixed latency when the generator replays a pcap at its timestamps (PAM'21's
+    /// `nic-live.npf`, Figs. 3-4) instead of looping a trace held in memory (`nic-occupancy.npf`,
+    /// Fig. 2): a different generator pipeline on the measurement server \[ns\].
+    timed_replay_latency_ns,
     /// PCIe lanes to the host (two x16 slots count 32).
     pcie_lanes,
     /// PCIe signalling rate per lane [GT/s].

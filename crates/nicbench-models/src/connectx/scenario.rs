@@ -235,6 +235,32 @@ pub struct MeasureSpec {
     pub latency: bool,
     #[serde(default = "yes")]
     pub queues: bool,
+    /// The measurement server's generator setup, which sets the fixed part of the latency.
+    #[serde(default)]
+    pub generator: GeneratorSetup,
+}
+
+/// How the measurement server generates and timestamps the traffic: only the fixed latency
+/// outside the modeled queues differs (`fixed_latency_ns`, plus `timed_replay_latency_ns`
+/// for a timed replay); the packets the model sends are the scenario's either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GeneratorSetup {
+    /// A trace held in memory, sent in a loop (PAM'21 `nic-occupancy.npf`: Fig. 2).
+    #[default]
+    Play,
+    /// A pcap replayed at its timestamps (PAM'21 `nic-live.npf`: Figs. 3-4).
+    TimedReplay,
+}
+
+impl GeneratorSetup {
+    /// The fixed latency outside the modeled queues with this setup \[ns\].
+    pub fn fixed_latency_ns(self, p: &super::params::ConnectxParams) -> f64 {
+        match self {
+            GeneratorSetup::Play => p.fixed_latency_ns,
+            GeneratorSetup::TimedReplay => p.fixed_latency_ns + p.timed_replay_latency_ns,
+        }
+    }
 }
 
 fn default_bin() -> u64 {
@@ -250,6 +276,7 @@ impl Default for MeasureSpec {
             timeline_bin_ns: default_bin(),
             latency: true,
             queues: true,
+            generator: GeneratorSetup::Play,
         }
     }
 }

@@ -80,6 +80,9 @@ def _traffic_params(*, duration: str, bin_: str = "10ms") -> list[Param]:
         Param("baseline", "choice", "none", "also run a baseline scenario and report ratios to it",
               choices=_BASELINES),
         Param("timeline", "bool", False, "record the throughput timeline as time series"),
+        Param("generator", "choice", "play", "measurement server's generator setup (fixed latency only): play = a "
+              "trace looped from memory (PAM'21 Fig. 2), timed_replay = a pcap replayed at its timestamps "
+              "(Figs. 3-4)", choices=connectx.GENERATOR_SETUPS),
     ]
 
 
@@ -126,7 +129,7 @@ def _scenario(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[
     trace = p.get("trace")
     return connectx.scenario(nic=p["nic"], rules=_rules(p, groups, ctx.seed), duration_ns=p["duration"],
                          traffic=None if trace else _traffic(p, ctx.seed), trace=trace, install=install,
-                         seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"])
+                         seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"], generator=p["generator"])
 
 
 def _ratios(metrics: dict[str, float], base: dict[str, float]) -> dict[str, float]:

@@ -43,8 +43,14 @@ def test_scenario_follows_the_contract():
     assert sc["traffic"]["size"] == {"fixed": 1500} and sc["traffic"]["rate"] == {"gbps": 100.0}
     assert sc["traffic"]["duration_ns"] is None, "the scenario's duration bounds the stream"
     assert sc["install"]["mode"] == "rate" and sc["install"]["core"] == "distinct" and "count" not in sc["install"]
-    assert sc["measure"] == {"timeline_bin_ns": 10_000_000, "latency": True, "queues": True}
+    assert sc["measure"] == {"timeline_bin_ns": 10_000_000, "latency": True, "queues": True, "generator": "play"}
     jsonschema.validate(json.loads(json.dumps(sc)), connectx.contract_schema("scenario"))
+    replay = connectx.scenario(rules=connectx.generated_rules(1, 0), duration_ns=10**6, traffic=connectx.parse_gen(""),
+                               generator="timed_replay")
+    jsonschema.validate(json.loads(json.dumps(replay)), connectx.contract_schema("scenario"))
+    with pytest.raises(NicbenchError, match="play, timed_replay"):
+        connectx.scenario(rules=connectx.generated_rules(1, 0), duration_ns=10**6, traffic=connectx.parse_gen(""),
+                          generator="pktgen")
 
 
 @pytest.mark.parametrize("build", [

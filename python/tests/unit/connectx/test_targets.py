@@ -58,6 +58,19 @@ def test_rate_install_same_core_costs_throughput():
     assert same["rx_ratio"] == pytest.approx(same["rx_gbps"] / (same["rx_gbps"] + same["rx_drop_gbps"]), rel=0.05)
 
 
+def test_generator_setup_moves_the_latency_only():
+    """PAM'21's Figs. 3-4 generator (a pcap replayed at its timestamps) adds the profile's
+    timed_replay_latency_ns to every packet's latency; throughput and drops stay."""
+    from nicbench import profiles
+
+    extra_us = profiles.load("connectx5")["param"]["timed_replay_latency_ns"]["value"] / 1e3
+    common = dict(pps=5e6, install_rate=2000.0, core="same", duration=20_000_000)
+    play = _metrics("connectx.rate_install", **common)
+    replay = _metrics("connectx.rate_install", generator="timed_replay", **common)
+    assert replay["latency_mean_us"] == pytest.approx(play["latency_mean_us"] + extra_us, rel=0.01)
+    assert replay["rx_gbps"] == play["rx_gbps"] and replay["dropped_packets"] == play["dropped_packets"]
+
+
 def test_install_rate_completes_its_batch_and_compares_matches():
     m = _metrics("connectx.install_rate", group=0, rules=500, match="ipv6", versus_match="ipv4")
     v4 = _metrics("connectx.install_rate", group=0, rules=500, match="ipv4")

@@ -28,6 +28,8 @@ pub struct Testbed {
     pub(super) duration_ns: u64,
     pub(super) warmup_ns: u64,
     pub(super) measure_queues: bool,
+    /// The fixed latency outside the modeled queues for the scenario's generator setup \[ns\].
+    pub(super) fixed_latency_ns: f64,
     pub(super) source: Source,
     pub(super) nic: Nic,
     pub(super) core: Core,
@@ -112,10 +114,11 @@ impl Testbed {
             nic.classify(f);
         }
         nic.refresh(SimTime::ZERO);
+        let fixed_latency_ns = scn.measure.generator.fixed_latency_ns(&p);
         let rx = Rx {
             warmup: SimTime::from_ns(scn.warmup_ns),
             window_end: end + DRAIN,
-            return_time: SimDuration::from_ns_f64(p.link_propagation_ns + p.fixed_latency_ns),
+            return_time: SimDuration::from_ns_f64(p.link_propagation_ns + fixed_latency_ns),
             wire: Wire::new(p.link_gbps),
             packets: 0,
             wire_bytes: 0,
@@ -148,6 +151,7 @@ impl Testbed {
             duration_ns: scn.duration_ns,
             warmup_ns: scn.warmup_ns,
             measure_queues: scn.measure.queues,
+            fixed_latency_ns,
             source,
             nic,
             core,
@@ -260,6 +264,39 @@ pub(super) mod tests {
         assert_eq!(tb.rx.wire, Wire::new(test_params().link_gbps));
         assert!(tb.ctl.installer.is_none() && tb.ctl.next_due.is_none());
         assert_eq!(tb.nic_name, "connectx5");
+    }
+
+    #[test]
+    fn test_a_timed_replay_adds_its_latency_to_every_packet_and_nothing_else() {
+        let run = |generator: &str| {
+            let mut tb = testbed(json!({"measure": {"generator": generator}}));
+            let counts = tb.run(&mut |_| {}).expect("runs");
+            tb.summary(&counts, 0.0)
+        };
+        let (play, replay) = (run("play"), run("timed_replay"));
+        let extra_us = test_params().timed_replay_latency_ns / 1e3;
+        assert!(extra_us > 1.0, "the profile's timed replay adds latency: {extra_us} us");
+        for (a, b) in [
+            (play.latency_us.p1, replay.latency_us.p1),
+            (play.latency_us.p50, replay.latency_us.p50),
+            (play.latency_us.p99, replay.latency_us.p99),
+            (play.latency_us.mean, replay.latency_us.mean),
+        ] {
+            // The histogram's resolution is 2^-8 of the value.
+            assert!((b - a - extra_us).abs() <= 0.01 * b, "{a} + {extra_us} us != {b}");
+        }
+        assert_eq!((play.rx_mpps, play.loss_ratio), (replay.rx_mpps, replay.loss_ratio));
+        assert!(
+            (play.model.latency_floor_us["fixed"] + extra_us - replay.model.latency_floor_us["fixed"]).abs() < 1e-9,
+            "the latency floor names the setup's fixed latency"
+        );
+        let bad = Scenario::from_json(
+            &json!({"nic": "connectx5", "duration_ns": 1000, "measure": {"generator": "pktgen"}}).to_string(),
+        );
+        assert!(
+            bad.is_err_and(|e| e.to_string().contains("play")),
+            "unknown setups are refused"
+        );
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl Testbed {
                         0.0
                     };
                     let mut floor = BTreeMap::new();
-                    floor.insert("fixed".to_string(), p.fixed_latency_ns / 1e3);
+                    floor.insert("fixed".to_string(), self.fixed_latency_ns / 1e3);
                     floor.insert(
                         "links".to_string(),
                         2.0 * (p.link_propagation_ns + mean_wire_bytes * 8.0 / p.link_gbps) / 1e3,
