@@ -120,17 +120,34 @@ def batch_install(count: int, *, start_ns: int = 0, group: int = 0, core: str = 
 
 
 def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int = 0, group: int = 0,
-                 core: str = "same", op: str = "insert", match: str = "ipv4", actions: int = 1) -> dict[str, Any]:
-    """Rule operations at a steady rate (PAM'21 Fig. 4); `count=None`: for the whole run."""
+                 core: str = "same", op: str = "insert", match: str = "ipv4", actions: int = 1,
+                 period_ns: int = 0) -> dict[str, Any]:
+    """Rule operations at a steady rate (PAM'21 Fig. 4); `count=None`: for the whole run. `period_ns`:
+    the installer wakes up once per period and issues the period's `rate × period` operations back to
+    back (PAM'21's nic-live.npf: 1 ms); 0, or a period shorter than one operation's share: one at a time."""
     if not rate_per_s > 0:
         raise NicbenchError(f"install rate must be positive, found {rate_per_s!r}")
     if count is not None and not 0 <= count <= MAX_RUN_RULES:
         raise NicbenchError(f"install count: {count:,} rule operations is too many: at most {MAX_RUN_RULES:,} per run")
+    if period_ns < 0:
+        raise NicbenchError(f"install period must not be negative, found {period_ns} ns")
+    burst = install_burst(rate_per_s, period_ns)
+    if burst > MAX_RUN_RULES:
+        raise NicbenchError(f"install period: {period_ns / 1e9:g} s at {rate_per_s:g} rules/s makes bursts of "
+                            f"{burst:,} operations: at most {MAX_RUN_RULES:,}")
     out: dict[str, Any] = {"mode": "rate", "rate_per_s": float(rate_per_s), "start_ns": int(start_ns),
                            **_install_common(group, core, op, match, actions)}
+    if burst > 1:
+        out["burst"] = burst
     if count is not None:
         out["count"] = int(count)
     return out
+
+
+def install_burst(rate_per_s: float, period_ns: int) -> int:
+    """Operations per wake-up of an installer that wakes once per `period_ns` at `rate_per_s`: the
+    period's share, whole (PAM'21 nic-live.npf: RULES = int(RPS / FREQ), FREQ = min(1000, RPS)), at least 1."""
+    return max(1, int(rate_per_s * period_ns / 1e9 + 1e-9))
 
 
 def traffic_from_gen(config: GenConfig) -> dict[str, Any]:

@@ -71,6 +71,9 @@ def parse_install_rate(text: str) -> float:
 @click.option("--install-batch", default=None,
               help="Insert one batch of this many rules (10k; at most 4,194,304) at --install-start.")
 @click.option("--install-start", default="0s", show_default=True, help="When the installer starts (virtual time).")
+@click.option("--install-period", default="0s", show_default=True,
+              help="With --install-rate: the installer wakes once per period and installs the period's rate × "
+                   "period rules back to back (PAM'21's installer: 1ms); 0s: one rule at a time.")
 @click.option("--install-core", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
               help="Installer on the core of queue 0 (it forwards nothing while it installs) or on a distinct core "
                    "that polls no queue.")
@@ -101,6 +104,7 @@ def parse_install_rate(text: str) -> float:
 @json_option
 def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
              gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
+             install_period: str,
              install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
              cores: int, queue_map: str | None, duration: str | None, warmup: str, bin_: str, seed: int,
              sets: tuple[str, ...], port_queues: int, generator: str, as_json: bool) -> None:
@@ -128,8 +132,10 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     _refuse_ignored(install_rate is None and install_batch is None,
                     ("install_core", "install_group", "install_op", "install_match", "install_actions"),
                     "an installer: --install-rate RATE or --install-batch N")
+    _refuse_ignored(install_rate is None, ("install_period",), "--install-rate RATE")
     if install_rate is not None:
-        install = connectx.rate_install(parse_install_rate(install_rate), **common)
+        period_ns = 0 if install_period.strip() in ("0", "0s") else parse_duration_ns(install_period, "--install-period")
+        install = connectx.rate_install(parse_install_rate(install_rate), period_ns=period_ns, **common)
     elif install_batch is not None:
         install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch", at_least=1),
                                          **common)

@@ -179,12 +179,19 @@ impl Installer {
             return None;
         }
         let start = SimTime::from_ns(self.spec.start_ns);
-        let gap_ns = 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9);
+        // Bursts of `burst` operations, `burst / rate` apart; inside a burst each operation
+        // follows the previous one (due at once).
+        let burst = self.spec.burst.max(1);
+        let gap_ns = burst as f64 * 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9);
+        let in_burst = self.issued % burst != 0;
         Some(match (self.spec.mode, self.spec.pacing) {
             (InstallMode::Batch, _) => start,
             // From the start, not from the previous due time: no rounding builds up.
-            (InstallMode::Rate, Pacing::Schedule) => start + SimDuration::from_ns_f64(self.issued as f64 * gap_ns),
+            (InstallMode::Rate, Pacing::Schedule) => {
+                start + SimDuration::from_ns_f64((self.issued / burst) as f64 * gap_ns)
+            }
             (InstallMode::Rate, Pacing::AfterCompletion) if self.issued == 0 => start,
+            (InstallMode::Rate, Pacing::AfterCompletion) if in_burst => self.last_end,
             (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end + SimDuration::from_ns_f64(gap_ns),
         })
     }
@@ -409,6 +416,7 @@ mod tests {
             match_type: MatchType::Ipv4,
             actions: 1,
             pacing: Pacing::default(),
+            burst: 1,
         }
     }
 
@@ -483,6 +491,47 @@ mod tests {
         // The timer is re-armed when the insertion returns: 1 ms after its end, not after its start.
         assert_eq!(inst.next_due(), Some(end + SimDuration::from_ms(1)));
         inst.spec.pacing = Pacing::Schedule;
+        assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000) + SimDuration::from_ms(1)));
+    }
+
+    #[test]
+    fn test_rate_bursts_run_back_to_back_and_keep_the_rate() {
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let mut spec = spec(InstallOp::Insert, 1, 9);
+        spec.mode = InstallMode::Rate;
+        spec.rate_per_s = Some(3000.0);
+        spec.burst = 3;
+        let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
+        let mut inst = Installer::new(&spec, &p, &mut tables);
+        let mut ctx = ControlCtx {
+            tables: &mut tables,
+            targets: &mut targets,
+            pending: &mut pending,
+            events: &mut events,
+            fw_pps: 0.0,
+        };
+        let mut ends = Vec::new();
+        let mut t = SimTime::ZERO;
+        while let Some(due) = inst.next_due() {
+            let start = t.max(due);
+            if ends.len() % 3 != 0 {
+                assert_eq!(
+                    start,
+                    *ends.last().unwrap(),
+                    "inside a burst: right after the previous operation"
+                );
+            }
+            t = inst.run_one(start, &mut ctx);
+            ends.push(t);
+        }
+        assert_eq!(ends.len(), 9);
+        // A burst of 3 at 3000 ops/s: the next burst 1 ms after the last one returned.
+        assert_eq!(inst.completed, 9);
+        let second_start = ends[2] + SimDuration::from_ms(1);
+        assert!(ends[3] > second_start && ends[3] - second_start < SimDuration::from_ms(1));
+        inst.spec.pacing = Pacing::Schedule;
+        inst.issued = 4;
         assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000) + SimDuration::from_ms(1)));
     }
 

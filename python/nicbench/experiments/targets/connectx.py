@@ -223,6 +223,8 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
     params=[
         *_traffic_params(duration="300ms"),
         Param("install_rate", "float", 10_000.0, "rule operations per second", minimum=1e-3),
+        Param("install_period", "duration_ns", 0, "the installer wakes once per period and issues the period's "
+              "rate × period operations back to back (PAM'21: 1ms); 0: one at a time"),
         Param("start", "duration_ns", 0, "virtual time the installer starts"),
         *_install_params(group_doc="target table: 0 = root table; g ≥ 1 = table g (rules laid out over 1..g)"),
     ],
@@ -233,7 +235,7 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
 def rate_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 4: forwarding while rules are installed at a steady rate."""
     install = connectx.rate_install(p["install_rate"], start_ns=p["start"], group=p["group"], core=p["core"],
-                                op=p["op"], match=p["match"], actions=p["actions"])
+                                op=p["op"], match=p["match"], actions=p["actions"], period_ns=p["install_period"])
     _, metrics = _run(p, ctx, groups=p["group"], install=install, timeline=p["timeline"])
     return _keep(metrics, _RATE_METRICS)
 

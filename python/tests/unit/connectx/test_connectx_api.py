@@ -53,6 +53,25 @@ def test_scenario_follows_the_contract():
                           generator="pktgen")
 
 
+def test_rate_install_wakes_per_period_with_the_periods_share():
+    """An installer that wakes once per period installs rate × period rules back to back (PAM'21's
+    nic-live.npf: RULES = RPS / FREQ every 1/FREQ, FREQ = min(1000, RPS)); below one per period, one."""
+    assert connectx.rate_install(10_000, period_ns=1_000_000)["burst"] == 10
+    assert connectx.rate_install(500_000, period_ns=1_000_000)["burst"] == 500
+    assert "burst" not in connectx.rate_install(500, period_ns=1_000_000)
+    assert "burst" not in connectx.rate_install(10_000)
+    with pytest.raises(NicbenchError, match="must not be negative"):
+        connectx.rate_install(10_000, period_ns=-1)
+    sc = connectx.scenario(rules=connectx.generated_rules(0, 1), duration_ns=20_000_000,
+                           traffic=connectx.parse_gen("flows=100,size=1500,rate=5Mpps"),
+                           install=connectx.rate_install(50_000, group=1, period_ns=1_000_000))
+    jsonschema.validate(json.loads(json.dumps(sc)), connectx.contract_schema("scenario"))
+    bunched, spread = connectx.simulate(sc), connectx.simulate({**sc, "install": connectx.rate_install(50_000, group=1)})
+    # The same operations, the same rate kept; bunched, they stall the core longer at a time.
+    assert bunched["install"]["rules"] == pytest.approx(spread["install"]["rules"], rel=0.05)
+    assert bunched["latency_us"]["max"] > spread["latency_us"]["max"]
+
+
 @pytest.mark.parametrize("build", [
     lambda: connectx.scenario(rules=connectx.generated_rules(10, 4, kind="acl", hit_fraction=0.5), duration_ns=5,
                               traffic=connectx.parse_gen("flows=7,size=imix,rate=8Mpps,ipv6=true,proto=tcp,zipf=1.1,"
