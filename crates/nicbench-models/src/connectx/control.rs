@@ -420,6 +420,38 @@ mod tests {
         }
     }
 
+    /// A rate-mode installer of `count` IPv4 inserts into `group`, and its tables.
+    fn rate_installer(group: u32, count: u64, rate_per_s: f64, burst: u64) -> (Installer, Tables) {
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let mut spec = spec(InstallOp::Insert, group, count);
+        spec.mode = InstallMode::Rate;
+        spec.rate_per_s = Some(rate_per_s);
+        spec.burst = burst;
+        let inst = Installer::new(&spec, &p, &mut tables);
+        (inst, tables)
+    }
+
+    /// What an operation writes besides the tables, with no traffic in the root table.
+    #[derive(Default)]
+    struct Side {
+        targets: GroupTargets,
+        pending: Vec<PendingUpdate>,
+        events: Vec<(SimTime, String)>,
+    }
+
+    impl Side {
+        fn ctx<'a>(&'a mut self, tables: &'a mut Tables) -> ControlCtx<'a> {
+            ControlCtx {
+                tables,
+                targets: &mut self.targets,
+                pending: &mut self.pending,
+                events: &mut self.events,
+                fw_pps: 0.0,
+            }
+        }
+    }
+
     fn run(
         op: InstallOp,
         group: u32,
@@ -469,21 +501,10 @@ mod tests {
     #[test]
     fn test_rate_pacing_rearms_after_completion() {
         let p = test_params();
-        let mut tables = Tables::new(&p);
-        let mut spec = spec(InstallOp::Insert, 0, 3);
-        spec.mode = InstallMode::Rate;
-        spec.rate_per_s = Some(1000.0);
-        let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
-        let mut inst = Installer::new(&spec, &p, &mut tables);
+        let (mut inst, mut tables) = rate_installer(0, 3, 1000.0, 1);
         assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000)));
-        let mut ctx = ControlCtx {
-            tables: &mut tables,
-            targets: &mut targets,
-            pending: &mut pending,
-            events: &mut events,
-            fw_pps: 0.0,
-        };
-        let end = inst.run_one(SimTime::from_ns(1000), &mut ctx);
+        let mut side = Side::default();
+        let end = inst.run_one(SimTime::from_ns(1000), &mut side.ctx(&mut tables));
         assert_eq!(
             end,
             SimTime::from_ns(1000) + SimDuration::from_ns_f64(p.root_insert_ipv4_us * 1e3)
@@ -496,21 +517,9 @@ mod tests {
 
     #[test]
     fn test_rate_bursts_run_back_to_back_and_keep_the_rate() {
-        let p = test_params();
-        let mut tables = Tables::new(&p);
-        let mut spec = spec(InstallOp::Insert, 1, 9);
-        spec.mode = InstallMode::Rate;
-        spec.rate_per_s = Some(3000.0);
-        spec.burst = 3;
-        let (mut pending, mut events, mut targets) = (Vec::new(), Vec::new(), GroupTargets::default());
-        let mut inst = Installer::new(&spec, &p, &mut tables);
-        let mut ctx = ControlCtx {
-            tables: &mut tables,
-            targets: &mut targets,
-            pending: &mut pending,
-            events: &mut events,
-            fw_pps: 0.0,
-        };
+        let (mut inst, mut tables) = rate_installer(1, 9, 3000.0, 3);
+        let mut side = Side::default();
+        let mut ctx = side.ctx(&mut tables);
         let mut ends = Vec::new();
         let mut t = SimTime::ZERO;
         while let Some(due) = inst.next_due() {

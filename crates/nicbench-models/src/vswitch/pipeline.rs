@@ -194,7 +194,7 @@ impl Bridge {
     pub fn tunnel_port_for(&self, dst_port: u16, src: u32, vni: u64) -> Option<&PortInfo> {
         self.ports.iter().find(|p| {
             p.tunnel.as_ref().is_some_and(|t| {
-                t.dst_port == dst_port && u32::from(t.remote_ip) == src && t.key.map_or(true, |k| k == vni)
+                t.dst_port == dst_port && u32::from(t.remote_ip) == src && t.key.is_none_or(|k| k == vni)
             })
         })
     }
