@@ -82,7 +82,8 @@ def identifiability(problem: Problem, params: list[FitParam], values: dict[str, 
         sigma_u = math.sqrt(var_u) if var_u > 0 and not reason else math.inf
         if math.isfinite(sigma_u) and 2 * sigma_u > 0.5 * (p.u_high - p.u_low):
             reason = "its 1-sigma interval spans more than half its bounds"
-        sigma = abs(x) * (math.exp(sigma_u) - 1.0) if p.log and math.isfinite(sigma_u) else sigma_u
+        # On a log scale the interval is a factor e^sigma_u; beyond ~e^700 that is no bound at all.
+        sigma = (abs(x) * math.expm1(sigma_u) if sigma_u < 700.0 else math.inf) if p.log else sigma_u
         corr, partner = 0.0, ""
         if math.isfinite(sigma_u) and sigma_u > 0:
             for k, q in enumerate(params):
