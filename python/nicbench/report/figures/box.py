@@ -39,6 +39,14 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     if folders == [None]:
         values = [frame["value"].dropna().to_numpy(float) for _, frame in groups]
         ax.bxp([box_stats(v, label) for v, label in zip(values, labels)], showfliers=True)
+        # A point whose runs all agree (one repetition, or a deterministic model) has no box: its median
+        # line alone is a dash easily lost under the paper's markers, so it gets a marker of its own.
+        flat = [(i + 1, v[0]) for i, v in enumerate(values) if v.size and np.ptp(v) == 0]
+        if flat:
+            xs, ys = zip(*flat)
+            ax.plot(xs, ys, ls="none", marker="o", ms=4.5, color="C1", zorder=3,
+                    label="model (its runs agree: no spread to box)")
+            ax.legend(fontsize=8)
     else:
         # Several result folders: side by side at each point, one colour per folder.
         width = 0.8 / len(folders)

@@ -78,6 +78,23 @@ def test_box_draws_the_pam21_percentiles_of_each_point(ax):
     assert ax.get_xlabel() == "size" and ax.get_ylabel() == "mpps [Mpps]"
 
 
+def test_box_marks_points_whose_runs_agree(ax):
+    """One run per point (or runs that agree) leave no box, only a median dash: the point gets a marker
+    and a legend entry; points with a spread do not."""
+    rows = [record("mpps", 5.0, 0, size=64), record("mpps", 7.0, 0, size=512), record("mpps", 7.0, 1, size=512)]
+    rows += [record("mpps", v, rep, size=1500) for rep, v in enumerate(REPS[1500])]
+    box.draw(ax, pd.DataFrame(rows), FigureSpec(kind="box", x="size", y="mpps"), Units())
+    marked = [line for line in ax.lines if line.get_label().startswith("model")]
+    assert len(marked) == 1
+    assert list(marked[0].get_xdata()) == [1, 2] and list(marked[0].get_ydata()) == [5.0, 7.0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["model (its runs agree: no spread to box)"]
+
+
+def test_box_without_agreeing_runs_has_no_marker_or_legend(ax):
+    box.draw(ax, box_records(), FigureSpec(kind="box", x="size", y="mpps"), Units())
+    assert not [line for line in ax.lines if line.get_label().startswith("model")] and ax.get_legend() is None
+
+
 def test_box_groups_by_hue_and_applies_where(ax):
     rows = [record("mpps", v + nic, rep, size=size, nic=nic, duration=1)
             for nic in (0, 100) for size, vs in REPS.items() for rep, v in enumerate(vs)]
