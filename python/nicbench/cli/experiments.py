@@ -152,13 +152,15 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         raise click.BadParameter(f"{beyond[0]}: {spec.name} has {counted(spec.repeat, 'repetition')} (0 to "
                                  f"{spec.repeat - 1}); --repeat N runs more", param_hint="--rep")
     timeout_s = _timeout_s(timeout)
+    # Fewer repetitions than the spec's store part of its sweep; more store all of it.
+    fewer = repeat is not None and repeat < load_spec(spec_file).repeat
     sched = open_cli_scheduler(scheduler, as_json)
     try:
         summary = run_experiment(
             spec, results=results_dir, jobs=jobs, fresh=fresh, only=only_points or None,
             reps=list(reps) or None, rerun=rerun, progress=RichProgress(enabled=not as_json),
-            prune_stale=not (repeat or sets or limit_points), reuse_stale=reuse_stale, scheduler=sched,
-            timeout_s=timeout_s, whole_sweep=not (repeat or sets))
+            prune_stale=not (fewer or sets or limit_points), reuse_stale=reuse_stale, scheduler=sched,
+            timeout_s=timeout_s, whole_sweep=not (fewer or sets))
     except KeyboardInterrupt:
         click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
         raise SystemExit(130) from None

@@ -129,6 +129,9 @@ def test_complete_only_when_the_whole_sweep_is_stored(tmp_path, spec_file):
     assert harness("run", str(spec_file), "--results", root, "--jobs", "1", "--only", "x=3").returncode == 0
     assert ls() == (12, True)
     assert harness("results", "ls", "--results", root).stdout.count("12 of 12") == 1
+    # More repetitions than the spec's store its whole sweep and more: complete, not narrowed.
+    assert harness("run", str(spec_file), "--results", root, "--jobs", "1", "--repeat", "4").returncode == 0
+    assert ls() == (16, True)
 
 
 def test_ls_names_the_sweep_size_before_the_sweep_is_stored(tmp_path, spec_file):
@@ -210,6 +213,12 @@ def test_reproduce_all_builds_study_reports_with_comparison(tmp_path):
     assert 'href="mini-loss/index.html"' in index and "median |relative error|" in index
     page = (tmp_path / "reports" / "mini" / "mini-loss" / "index.html").read_text()
     assert page.count("data:image/png;base64,") == 1 and "half-loss" in page
+    assert "Part of the spec" in page, "--repeat 2 of a 3-repetition spec stores part of its sweep"
+    more = harness("reproduce", "--all", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
+                   "--reports", str(tmp_path / "reports"), "--repeat", "4", "--json")
+    assert more.returncode == 0, more.stderr
+    page = (tmp_path / "reports" / "mini" / "mini-loss" / "index.html").read_text()
+    assert "Part of the spec" not in page, "more repetitions than the spec's are its whole sweep"
 
 
 def test_reproduce_unknown_study_is_one_line(tmp_path):
