@@ -145,8 +145,10 @@ def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int =
 
 
 def install_burst(rate_per_s: float, period_ns: int) -> int:
-    """Operations per wake-up of an installer that wakes once per `period_ns` at `rate_per_s`: the
-    period's share, whole (PAM'21 nic-live.npf: RULES = int(RPS / FREQ), FREQ = min(1000, RPS)), at least 1."""
+    """Operations per wake-up of an installer that wakes about once per `period_ns` at `rate_per_s`: the
+    period's share, whole, at least 1. The bursts are then `burst / rate` apart, which keeps the rate when
+    rate × period is not whole (PAM'21's nic-live.npf instead keeps its 1 ms period and installs
+    int(RPS / 1000) rules in it: 1500 rules/s become 1 per ms there, 1 per 0.67 ms here)."""
     return max(1, int(rate_per_s * period_ns / 1e9 + 1e-9))
 
 

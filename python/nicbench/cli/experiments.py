@@ -194,7 +194,8 @@ def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bo
     upto = "up to " if spec.design.kind == "zero_loss" else ""
     stdout_console.print(f"[green]✓[/] {spec_file}: experiment [bold]{spec.name}[/] on {spec.target.name}, "
                          f"{info['design']}", highlight=False, soft_wrap=True)
-    stdout_console.print(f"  {info['points']} points × {spec.repeat} repetition{'' if spec.repeat == 1 else 's'} = {upto}{info['runs']} runs; "
+    stdout_console.print(f"  {counted(info['points'], 'point')} × {counted(spec.repeat, 'repetition')} = "
+                         f"{upto}{counted(info['runs'], 'run')}; "
                          f"axes: {axes}; {len(spec.figures)} figures", highlight=False, soft_wrap=True)
 
 

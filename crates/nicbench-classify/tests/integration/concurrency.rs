@@ -4,9 +4,11 @@
 //! rule-set states by the updates the writer has finished (epochs). A reader reads the epoch
 //! before a burst and the number of updates begun after it: the burst may show any state in
 //! that range and no other, which the test's check asserts key by key. Overlap is counted
-//! both ways and asserted: reader bursts during which an update was in flight, and updates
-//! during which a reader burst was in flight (a writer that keeps going until both are seen,
-//! bounded by a round cap, instead of hoping a run length is enough). [`Writer::settle`]
+//! from both sides and asserted: reader bursts during which an update was in flight, and
+//! updates during which a reader burst was in flight or ended (the writer's count sees the
+//! same overlaps from its side, so it fails only when no reader ever ran beside it); a writer
+//! keeps going until both are seen, bounded by a round cap, instead of hoping a run length is
+//! enough. [`Writer::settle`]
 //! waits on the readers' progress (no clock): every reader completes a whole burst in the
 //! state just published, so every state is seen by every reader, and the per-queue counts
 //! follow from the rule sets.

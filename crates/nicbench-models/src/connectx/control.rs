@@ -516,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn test_rate_bursts_run_back_to_back_and_keep_the_rate() {
+    fn test_rate_bursts_run_back_to_back_and_rearm_after_the_last() {
         let (mut inst, mut tables) = rate_installer(1, 9, 3000.0, 3);
         let mut side = Side::default();
         let mut ctx = side.ctx(&mut tables);
@@ -535,7 +535,8 @@ mod tests {
             ends.push(t);
         }
         assert_eq!(ends.len(), 9);
-        // A burst of 3 at 3000 ops/s: the next burst 1 ms after the last one returned.
+        // A burst of 3 at 3000 ops/s: the next burst 1 ms after the last one returned (after
+        // completion, as single operations 1/rate after the previous one returned).
         assert_eq!(inst.completed, 9);
         let second_start = ends[2] + SimDuration::from_ms(1);
         assert!(ends[3] > second_start && ends[3] - second_start < SimDuration::from_ms(1));

@@ -211,9 +211,12 @@ pub struct InstallSpec {
     #[serde(default)]
     pub pacing: Pacing,
     /// Rate mode only: operations issued back to back each time the installer is due (at least
-    /// 1); the bursts are `burst / rate_per_s` apart, so the rate asked for is kept. PAM'21's
-    /// installer (`nic-live.npf`) issues `rate × 1 ms` rules every millisecond.
+    /// 1). Bursts are `burst / rate_per_s` apart, as single operations are `1 / rate_per_s`:
+    /// after the previous burst returned (`after_completion`, so the achieved rate is that of
+    /// single operations, `1 / (cost + 1 / rate)`) or from the previous burst's due time
+    /// (`schedule`, the asked rate while a burst fits in its period).
     #[serde(default = "one_op")]
+    #[schemars(range(min = 1))]
     pub burst: u64,
 }
 
@@ -362,6 +365,12 @@ impl Scenario {
             }
             if i.actions == 0 {
                 return bad("install.actions must be >= 1".into());
+            }
+            if i.burst != 1 && i.mode != InstallMode::Rate {
+                return bad(format!(
+                    "install.burst: {} applies to rate mode only (a batch is one burst already)",
+                    i.burst
+                ));
             }
             if i.burst == 0 || i.burst > MAX_RULES {
                 return bad(format!(

@@ -2,8 +2,9 @@
 
 The statistics are computed here (numpy's linear percentiles, as `summarize` reports them) and
 drawn with `bxp`: matplotlib's `boxplot(whis=(1, 99))` would end the whiskers at the furthest
-repetition *inside* p1..p99, so with PAM'21's 5 repetitions they would collapse onto the box and
-the lowest and highest repetitions would be drawn as outliers.
+repetition *inside* p1..p99, so with PAM'21's 5 repetitions (the paper's; the pam21 specs run one,
+`--repeat 5` five) they would collapse onto the box and the lowest and highest repetitions would be
+drawn as outliers. A point whose runs agree gets a model marker: its box is a dash.
 """
 
 from __future__ import annotations

@@ -54,6 +54,30 @@ def test_simulate_rate_install_and_overrides(nicbench_cli):
     assert cheap > dear
 
 
+def test_simulate_generator_setup_and_install_period(nicbench_cli):
+    """--generator timed_replay adds the profile's timed_replay_latency_ns to every latency; --install-period
+    bunches a same-core installer's rules into longer stalls (any zero duration means one at a time)."""
+    from nicbench import profiles
+
+    base = ["simulate", "--gen", "flows=1000,size=1500,rate=5Mpps", "--duration", "50ms", "--json"]
+
+    def run(*extra: str) -> dict:
+        r = nicbench_cli(*base, *extra)
+        assert r.exit_code == 0, r.output
+        return json.loads(r.output)
+
+    extra_us = profiles.load("connectx5")["param"]["timed_replay_latency_ns"]["value"] / 1e3
+    play, replay = run(), run("--generator", "timed_replay")
+    assert replay["latency_us"]["p50"] == pytest.approx(play["latency_us"]["p50"] + extra_us, rel=0.01)
+    assert replay["model"]["latency_floor_us"]["fixed"] == pytest.approx(play["model"]["latency_floor_us"]["fixed"]
+                                                                         + extra_us)
+    installer = ["--install-rate", "200k/s", "--install-group", "1", "--install-core", "same"]
+    one, zero, bunched = (run(*installer), run(*installer, "--install-period", "0ms"),
+                          run(*installer, "--install-period", "1ms"))
+    assert zero["latency_us"] == one["latency_us"]
+    assert bunched["latency_us"]["max"] > 1.1 * one["latency_us"]["max"]
+
+
 def test_no_virtual_port_receives_more_than_its_line_rate(nicbench_cli, tmp_path):
     # Generated traffic above the line rate is refused, naming the line rate ...
     r = nicbench_cli("simulate", "--gen", "flows=10,size=1500,rate=200Gbps", "--duration", "5ms")

@@ -71,6 +71,14 @@ def test_generator_setup_moves_the_latency_only():
     assert replay["rx_gbps"] == play["rx_gbps"] and replay["dropped_packets"] == play["dropped_packets"]
 
 
+def test_install_period_bunches_the_same_operations():
+    common = dict(pps=5e6, install_rate=200_000.0, group=1, core="same", duration=20_000_000)
+    one = _metrics("connectx.rate_install", **common)
+    bunched = _metrics("connectx.rate_install", install_period=1_000_000, **common)
+    assert bunched["install_rules"] == pytest.approx(one["install_rules"], rel=0.1)
+    assert bunched["latency_max_us"] > 1.1 * one["latency_max_us"]
+
+
 def test_install_rate_completes_its_batch_and_compares_matches():
     m = _metrics("connectx.install_rate", group=0, rules=500, match="ipv6", versus_match="ipv4")
     v4 = _metrics("connectx.install_rate", group=0, rules=500, match="ipv4")

@@ -300,6 +300,25 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn test_install_bursts_are_refused_outside_rate_mode_and_their_range() {
+        let refusal = |install: serde_json::Value| {
+            let traffic = json!({"flows": 10, "size": {"fixed": 1500}, "rate": {"gbps": 10.0}});
+            Scenario::from_json(
+                &json!({"nic": "connectx5", "duration_ns": 1000, "traffic": traffic, "install": install}).to_string(),
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+        };
+        let rate = |burst: u64| json!({"mode": "rate", "rate_per_s": 1000.0, "burst": burst});
+        assert!(refusal(rate(0)).contains("allowed 1 to"), "{}", refusal(rate(0)));
+        assert!(refusal(rate(1 << 23)).contains("allowed 1 to"));
+        assert_eq!(refusal(rate(7)), "");
+        let batch = json!({"mode": "batch", "count": 10, "burst": 2});
+        assert!(refusal(batch.clone()).contains("rate mode only"), "{}", refusal(batch));
+    }
+
+    #[test]
     fn test_generated_traffic_above_the_line_rate_is_refused_with_the_line_rate() {
         let profile = Profile::load("connectx5", &dir()).expect("profile");
         let build = |rate: serde_json::Value| {
