@@ -305,7 +305,8 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
     known = (Path(studies_dir or default_studies_dir()) / st.name).resolve() == st.dir.resolve()
     study_ref = st.name if known else os.path.relpath(st.dir.resolve(), output.resolve().parent)
     record = {"base": base_doc["name"], "study": study_ref, "measurements": rel_files, "parameters": sorted(values)}
-    text = render_profile(header, record, _param_rows(start_params, base_doc["name"], own, values, fitted_prov))
+    text = render_profile(header, record, _param_rows(start_params, base_doc["name"], own, values, fitted_prov,
+                                                      {p.name: (p.low, p.high) for p in free}))
     if write:
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = output.resolve().with_name(f".{output.stem}.tmp.toml")
@@ -348,13 +349,18 @@ def _brief(s: dict[str, Any]) -> str:
 
 
 def _param_rows(params: dict[str, ProfileParam], base: str, own: dict[str, ProfileParam], fitted: dict[str, float],
-                fitted_prov: str) -> list[dict[str, Any]]:
-    """The `[param.NAME]` tables of the written profile: fitted, the device's own, or inherited."""
+                fitted_prov: str, fit_bounds: dict[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+    """The `[param.NAME]` tables of the written profile: fitted, the device's own, or inherited. A fitted
+    value on a bound of its fit (`fit_bounds`) says so: the measurements would have taken it further."""
     rows = []
     for name, p in params.items():
         if name in fitted:
             hypothesis = _hypothesis(p.provenance)
             prov = f"{fitted_prov}; as in {base}: {hypothesis}" if hypothesis else fitted_prov
+            low, high = (fit_bounds or {}).get(name, (None, None))
+            for bound, side in ((low, "lower"), (high, "upper")):
+                if bound is not None and math.isclose(fitted[name], bound, rel_tol=1e-6, abs_tol=1e-12):
+                    prov += f" (at the {side} bound of its fit, {bound:g}: the measurements would take it further)"
             value = float(round(fitted[name])) if p.integer else float(f"{fitted[name]:.6g}")
         elif name in own:
             prov, value = p.provenance, p.value

@@ -210,3 +210,20 @@ def test_a_result_folder_is_read_as_its_csv_export(tmp_path):
     assert sorted((key(r), r.value) for r in from_folder) == sorted((key(r), r.value) for r in from_csv)
     with pytest.raises(NicbenchError, match="not a result folder"):
         load_measurements([tmp_path], study)
+
+
+def test_a_fitted_value_on_a_bound_of_its_fit_says_so():
+    from nicbench.calibrate.fewshot import _param_rows
+    from nicbench.calibrate.profile import ProfileParam
+
+    def param(name: str) -> ProfileParam:
+        return ProfileParam(name, 5.0, "ns", "fitted: pam21 calibration set (66 values); fig2a (hypothesis: chains)",
+                            True, False)
+
+    params = {n: param(n) for n in ("at_low", "inside", "at_high")}
+    rows = {r["name"]: r["provenance"] for r in _param_rows(
+        params, "connectx5", {}, {"at_low": 1.0, "inside": 3.0, "at_high": 100.0}, "fitted on mine.csv (7 values)",
+        {"at_low": (1.0, 100.0), "inside": (1.0, 100.0), "at_high": (1.0, 100.0)})}
+    assert rows["inside"] == "fitted on mine.csv (7 values); as in connectx5: fig2a (hypothesis: chains)"
+    assert rows["at_low"].endswith("(at the lower bound of its fit, 1: the measurements would take it further)")
+    assert rows["at_high"].endswith("(at the upper bound of its fit, 100: the measurements would take it further)")
