@@ -67,9 +67,15 @@ def parse_rate(text: str, what: str | None = None) -> Rate:
 _TIME_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9}
 
 
-def parse_duration_ns(text: str, what: str | None = None) -> int:
+# A zero duration, with or without a unit ("0", "0s", "0.0ms"): accepted where zero means "none".
+_ZERO_DURATION = re.compile(r"0+(?:\.0*)?\s*(?:ns|us|µs|ms|s|min|h)?")
+
+
+def parse_duration_ns(text: str, what: str | None = None, *, allow_zero: bool = False) -> int:
     """Parse `1s`, `500ms`, `20us`, `100ns`, `2min` into integer nanoseconds. `what` (the option)
-    starts an error."""
+    starts an error. A duration must be positive, unless `allow_zero` (then "0", "0s", "0ms" are 0)."""
+    if allow_zero and _ZERO_DURATION.fullmatch(text.strip()):
+        return 0
     prefix = f"{what}: " if what else ""
     m = re.fullmatch(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)", text.strip())
     if not m:

@@ -7,7 +7,6 @@ Bad options and bad input are NicbenchError/ValueError: the group prints one lin
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import click
@@ -122,7 +121,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
     # An empty value ('--gen ""', a shell variable that was not set) is refused, not taken as "not given".
     rules = {"file": rules_file} if rules_file else connectx.generated_rules(
         parse_count("0" if generated is None else generated, at_most=cap, what="--generated"), groups, seed=seed)
-    start_ns = _duration_or_zero_ns(install_start, "--install-start")
+    start_ns = parse_duration_ns(install_start, "--install-start", allow_zero=True)
     common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
                   actions=install_actions)
     install = None
@@ -135,7 +134,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
                     "an installer: --install-rate RATE or --install-batch N")
     _refuse_ignored(install_rate is None, ("install_period",), "--install-rate RATE")
     if install_rate is not None:
-        period_ns = _duration_or_zero_ns(install_period, "--install-period")
+        period_ns = parse_duration_ns(install_period, "--install-period", allow_zero=True)
         install = connectx.rate_install(parse_install_rate(install_rate), period_ns=period_ns, **common)
     elif install_batch is not None:
         install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch", at_least=1),
@@ -155,7 +154,7 @@ def simulate(nic: str, rules_file: str | None, generated: str | None, groups: in
         raise NicbenchError(f"--install-rate: {install_rate} for {(duration_ns - start_ns) / 1e9:g} s asks for "
                             f"{install['rate_per_s'] * (duration_ns - start_ns) / 1e9:,.0f} rule operations: at most "
                             f"{cap:,} per run")
-    warmup_ns = _duration_or_zero_ns(warmup, "--warmup")
+    warmup_ns = parse_duration_ns(warmup, "--warmup", allow_zero=True)
     sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
                        seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=_timeline_bin_ns(bin_, duration_ns),
                        overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores, generator=generator,
@@ -214,15 +213,6 @@ def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
     if bin_ is not None:
         return parse_duration_ns(bin_, "--bin")
     return max(1, min(_DEFAULT_BIN_NS, duration_ns // _MIN_DEFAULT_BINS))
-
-
-# A zero duration in any unit ("0", "0s", "0ms", "0.0us"): the options where zero means "none".
-_ZERO_DURATION = re.compile(r"^\s*0+(\.0*)?\s*(s|ms|us|µs|ns|min|h)?\s*$")
-
-
-def _duration_or_zero_ns(text: str, option: str) -> int:
-    """A duration option that may be zero (parse_duration_ns refuses zero: most durations must be positive)."""
-    return 0 if _ZERO_DURATION.match(text) else parse_duration_ns(text, option)
 
 
 def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:

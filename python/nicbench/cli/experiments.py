@@ -152,8 +152,7 @@ def run(spec_file: str, repeat: int | None, jobs: int | None, fresh: bool, resul
         raise click.BadParameter(f"{beyond[0]}: {spec.name} has {counted(spec.repeat, 'repetition')} (0 to "
                                  f"{spec.repeat - 1}); --repeat N runs more", param_hint="--rep")
     timeout_s = _timeout_s(timeout)
-    # Fewer repetitions than the spec's store part of its sweep; more store all of it.
-    fewer = repeat is not None and repeat < load_spec(spec_file).repeat
+    fewer = spec.fewer_repetitions  # fewer repetitions than the spec's store part of its sweep
     sched = open_cli_scheduler(scheduler, as_json)
     try:
         summary = run_experiment(

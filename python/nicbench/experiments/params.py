@@ -22,7 +22,6 @@ hence run keys and seeds) are stable across runs and machines.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,10 +189,7 @@ class Param:
                 if raw < 0 or raw != int(raw):
                     raise ValueError("ns")
                 return int(raw)
-            text = str(raw).strip()
-            if re.fullmatch(r"0+(?:\.0*)?\s*(?:ns|us|µs|ms|s|min|h)?", text):
-                return 0  # "0s": no wait (units.parse_duration_ns wants a positive duration)
-            return parse_duration_ns(text)
+            return parse_duration_ns(str(raw), allow_zero=True)  # "0s": no wait
         if kind == "size_bytes":
             if isinstance(raw, float):
                 if raw != int(raw):

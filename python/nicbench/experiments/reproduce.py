@@ -143,9 +143,9 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
              for p in study.experiments]
     out_dir = Path(reports) / study.name
     outcome = StudyOutcome(study.name, out_dir / "index.html")
-    for path, spec in zip(study.experiments, specs):
+    for spec in specs:
         # A narrowed run stores part of the sweep; more repetitions than the spec's still store all of it.
-        quick = limit_points is not None or bool(sets) or repeat is not None and repeat < load_spec(path).repeat
+        quick = limit_points is not None or bool(sets) or spec.fewer_repetitions
         outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
                                            scheduler=scheduler, timeout_s=timeout_s, prune_stale=not quick,
                                            extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale,

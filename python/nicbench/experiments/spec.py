@@ -105,6 +105,14 @@ class Spec:
     figures: list[FigureSpec]
     limit_points: int | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S  # per run [s]
+    # Repetitions the spec file declares, when `repeat` overrides them (`--repeat`).
+    declared_repeat: int | None = None
+
+    @property
+    def fewer_repetitions(self) -> bool:
+        """Whether the run asks for fewer repetitions than the file declares: it stores part of the
+        sweep (more repetitions store all of it, and then some)."""
+        return self.declared_repeat is not None and self.repeat < self.declared_repeat
 
     @property
     def swept(self) -> list[str]:
@@ -206,7 +214,8 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
         target = with_backend(target, backend)
     except ValueError as exc:
         raise SpecError(f"{file}: --backend: {exc}") from None
-    reps = exp.get("repeat", DEFAULT_REPEAT) if repeat is None else repeat
+    declared = exp.get("repeat", DEFAULT_REPEAT)
+    reps = declared if repeat is None else repeat
     if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 100_000:
         raise SpecError.at(file, "experiment.repeat", f"expected a whole number of repetitions ≥ 1, found {reps!r}")
     seed = exp.get("seed", 1)
@@ -295,7 +304,7 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     spec = Spec(file=file, text=text, name=name, target=target, description=str(exp.get("description", "")),
                 repeat=reps, seed=seed, metrics=metrics, fixed=fixed, axes=axes, overrides=overrides,
                 design=design, figures=[], limit_points=limit_points,
-                timeout_s=timeout_s)
+                timeout_s=timeout_s, declared_repeat=declared if isinstance(declared, int) else None)
     design.check(spec)
     known_metrics = spec.metric_names()
     for m in metrics or []:

@@ -76,3 +76,14 @@ def test_parse_count_cap_names_the_option_and_the_cap():
     assert parse_count("4k", at_most=4000) == 4000
     with pytest.raises(UnitError, match=r"^--flows: 1e20 is too large: at most 4,294,967,295$"):
         parse_count("1e20", at_most=2**32 - 1, what="--flows")
+
+
+def test_a_zero_duration_is_refused_unless_allowed():
+    for zero in ("0", "0s", " 0ms ", "0.0us", "00min"):
+        assert parse_duration_ns(zero, allow_zero=True) == 0
+    assert parse_duration_ns("20us", allow_zero=True) == 20_000
+    for bad in ("0ms", "0s"):
+        with pytest.raises(UnitError, match="positive"):
+            parse_duration_ns(bad, "--warmup")
+    with pytest.raises(UnitError, match="expected a duration"):
+        parse_duration_ns("0 parsecs", allow_zero=True)
