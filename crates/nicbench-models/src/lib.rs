@@ -20,12 +20,14 @@ pub mod connectx;
 pub mod contract;
 pub mod error;
 pub mod flowhost;
+pub mod model;
 pub mod offpath;
 pub mod profile;
 pub mod pvp;
 pub mod vswitch;
 
 pub use error::ModelError;
+pub use model::{Model, ProfileKind};
 pub use profile::{profiles_dir, ModelParams, Param, Profile};
 
 /// Checks a profile against the parameters of the model its `kind` names (used by the loader).
