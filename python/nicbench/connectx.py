@@ -1,8 +1,9 @@
 """The ConnectX model from Python: build a scenario, run the native model, read its result.
 
-The model (`nicbench_models::connectx`) takes ONE scenario JSON and returns ONE result JSON. Both
-are defined once, by their Rust serde types; their JSON Schemas are `contract_schema("scenario")`
-/ `contract_schema("result")` here, and `docs/contracts/connectx.md` describes every field:
+The model (`nicbench_models::connectx`, run through `nicbench.models.run("connectx", ...)`) takes ONE
+request (a scenario) and returns ONE result. Both are defined once, by their Rust serde types; their
+JSON Schemas are `models.contract_schema("connectx", "request")` / `("connectx", "result")`, the files
+`docs/contracts/connectx.request.schema.json` / `connectx.result.schema.json`:
 
     scenario = {"nic": "connectx5", "overrides": {...}, "seed": 1, "duration_ns": ..., "warmup_ns": 0,
                 "traffic": {...} | None, "trace": None | "x.pcap",
@@ -26,11 +27,10 @@ become NaN in `result_metrics`, never an exception.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Callable
 
-from nicbench import _native
+from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.profiles import current_overrides
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, parse_size_spec
@@ -38,7 +38,7 @@ from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
     "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES", "MAX_RUN_RULES",
-    "simulate", "contract_schema",
+    "simulate",
     "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
     "parse_queue_map",
     "result_metrics", "timeline_stats", "TimelineStats",
@@ -69,10 +69,6 @@ MAX_RUN_RULES = 1 << 22
 
 
 
-def contract_schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of the model's `scenario` or `result` (generated from the Rust types)."""
-    return json.loads(_native.contract_schema(f"connectx.{which}"))
-
 
 def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run one scenario on the native engine; returns the result dict.
@@ -84,7 +80,7 @@ def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None =
     overrides = {**current_overrides(), **(scenario_.get("overrides") or {})}
     if overrides:
         full["overrides"] = overrides
-    return json.loads(_native.connectx_simulate(json.dumps(full), progress))
+    return models.run("connectx", full, progress)
 
 
 # --- scenario builders ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Virtual Napatech capture NIC + flow-metering host (the "100G NIC Evaluation" model).
 
-The native model (`nicbench_models::flowhost`) takes ONE request JSON and returns ONE result, both
-defined by their Rust serde types (schemas: `contract_schema("request")` / `("result")`; fields
-described in `docs/contracts/flowhost.md`):
+The native model (`nicbench_models::flowhost`, run through `nicbench.models.run("flowhost", ...)`) takes
+ONE request and returns ONE result, both defined by their Rust serde types (schemas:
+`models.contract_schema("flowhost", "request")` / `("flowhost", "result")`, the files
+`docs/contracts/flowhost.request.schema.json` / `flowhost.result.schema.json`):
 
     request = {"nic": "napatech-nt100", "host": "argus-host", "cores": 8, "processes_per_core": 1,
                "flows": 16384, "frame_bytes": 750, "rate_gbps": None (line rate), "zipf_exponent": 0,
@@ -28,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nicbench import _native
+from nicbench import _native, models
 from nicbench.errors import NicbenchError
 from nicbench.profiles import current_overrides, profiles_dir
 from nicbench.profiles import load as load_profile
 
-__all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "contract_schema", "result_metrics",
+__all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "result_metrics",
            "calibrate_local", "LocalCalibration", "machine_facts"]
 
 DEFAULT_NIC = "napatech-nt100"
@@ -53,10 +54,6 @@ METRICS: dict[str, str] = {
 }
 
 
-def contract_schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of the model's `request` or `result` (generated from the Rust types)."""
-    return json.loads(_native.contract_schema(f"flowhost.{which}"))
-
 
 def simulate(request: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
     """Run one request (a dict and/or keyword fields); returns the result dict."""
@@ -67,7 +64,7 @@ def simulate(request: dict[str, Any] | None = None, **fields: Any) -> dict[str, 
     for key in ("duration_ns", "bin_ns", "window_ns", "flows", "cores", "processes_per_core", "max_cores"):
         if isinstance(full.get(key), float) and math.isfinite(full[key]):
             full[key] = int(round(full[key]))
-    return json.loads(_native.flowhost_simulate(json.dumps(full)))
+    return models.run("flowhost", full)
 
 
 def above_line_rate(card: str, rate_gbps: float) -> float | None:

@@ -1,14 +1,15 @@
 """Off-path SmartNIC paths from Python: parse flows, run the native analytic model, read its answer.
 
-The model (`nicbench_models::offpath`) takes ONE request JSON and returns ONE response JSON, both
-defined by their Rust serde types (schemas: `contract_schema("request")` / `("response")`; fields
-described in `docs/contracts/offpath.md`), summarized here:
+The model (`nicbench_models::offpath`, run through `nicbench.models.run("offpath", ...)`) takes ONE
+request and returns ONE result, both defined by their Rust serde types (schemas:
+`models.contract_schema("offpath", "request")` / `("offpath", "result")`, the files
+`docs/contracts/offpath.request.schema.json` / `offpath.result.schema.json`), summarized here:
 
     request  = {"nic": "bluefield2", "overrides": {...}, "mix": "max_min",
                 "flows": [{"path": "client->soc", "verb": "READ", "payload_bytes": 4096, "share": 0.8,
                            "threads": 24, "machines": 1, "doorbell_batch": 16,
                            "address_range_bytes": 1536, "offered_mpps": 1.7}, ...]}
-    response = {"flows": [{"gbps", "mpps", "latency_us", "posting_latency_us", "saturated",
+    result   = {"flows": [{"gbps", "mpps", "latency_us", "posting_latency_us", "saturated",
                            "pcie_mpps": {"pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down"},
                            "pcie_data_mpps": {...}, "bottleneck"}, ...],   # data TLPs only: Table 3
                 "mix", "total_gbps", "total_mpps", "pcie_mpps", "pcie_data_mpps", "bottleneck", "bottleneck_utilization",
@@ -43,13 +44,12 @@ names it would reject).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nicbench import _native
+from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
 from nicbench.units import UnitError, parse_rate, parse_size_bytes
@@ -57,7 +57,7 @@ from nicbench.units import UnitError, parse_rate, parse_size_bytes
 __all__ = [
     "PATHS", "VERBS", "ADVICE_IDS", "BOTTLENECK_CLASSES", "PCIE_LINKS", "DEFAULT_NIC", "MAX_PAYLOAD_BYTES",
     "MIX_MODES", "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class",
-    "default_mix", "same_profile", "contract_schema",
+    "default_mix", "same_profile",
 ]
 
 DEFAULT_NIC = "bluefield2"
@@ -294,10 +294,6 @@ def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     return out
 
 
-def contract_schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of the model's `request` or `response` (generated from the Rust types)."""
-    return json.loads(_native.contract_schema(f"offpath.{which}"))
-
 
 def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
             mix: str | None = None, context_overrides: bool = True) -> dict[str, Any]:
@@ -306,7 +302,7 @@ def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     `flows`: Flow objects, flow strings (`"client->soc READ 4KiB x 80%"`) or request dicts.
     Bad input raises `NicbenchError` (a ValueError) with a one-line message.
     """
-    return json.loads(_native.offpath_predict(json.dumps(request(nic, flows, overrides, mix, context_overrides))))
+    return models.run("offpath", request(nic, flows, overrides, mix, context_overrides))
 
 
 def same_profile(a: str, b: str) -> bool:

@@ -1,7 +1,8 @@
 """The Red Hat PVP testbed around an OVS-offload NIC (seed 002), from Python.
 
-The model (`nicbench_models::pvp`) takes ONE request JSON and returns ONE response JSON, both
-defined by their Rust serde types (schemas: `contract_schema("request")` / `("response")`):
+The model (`nicbench_models::pvp`, run through `nicbench.models.run("pvp", ...)`) takes ONE request and
+returns ONE result, both defined by their Rust serde types (schemas: `models.contract_schema("pvp",
+"request")` / `("pvp", "result")`):
 
     request  = {"nic": "connectx5-25g", "flows": 16384, "frame_bytes": 64, "vxlan": false,
                 "offered_gbps": 25.0, "datapath": "tc-offload",      # or "kernel", "dpdk"
@@ -9,7 +10,7 @@ defined by their Rust serde types (schemas: `contract_schema("request")` / `("re
                 "megaflows": {"masks": [{"ingress": "uplink", "megaflows": 16384, "offloaded": 16384,
                                          "decap": false, "encap": false}, ...]},   # default: the seed's PVP
                 "overrides": {...}}
-    response = {"mpps", "gbps", "line_gbps", "loss", "latency_us", "bottleneck", "limits_mpps": {...},
+    result   = {"mpps", "gbps", "line_gbps", "loss", "latency_us", "bottleneck", "limits_mpps": {...},
                 "megaflows_offloaded", "megaflows_software", "masks_offloaded", "refused": [...],
                 "host_cores_busy", "nic_service_ns", "detail": {...}, ...}
 
@@ -24,15 +25,14 @@ parameters the request's profile declares.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from nicbench import _native
+from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
 from nicbench.traffic import line_rate_mpps  # noqa: F401 (part of this module's API, as before)
 
-__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
+__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "line_rate_mpps"]
 
 NICS = ("connectx5-25g", "agilio-cx-25g")
 DATAPATHS = ("tc-offload", "kernel", "dpdk")
@@ -90,9 +90,6 @@ def predict(nic: str, flows: int, frame_bytes: int = 64, **kwargs: Any) -> dict[
     """Throughput, loss, latency, offload counts and host cores of one PVP run (see the module doc).
 
     Bad input raises `NicbenchError` (a ValueError) with a one-line message."""
-    return json.loads(_native.pvp_predict(json.dumps(request(nic, flows, frame_bytes, **kwargs))))
+    return models.run("pvp", request(nic, flows, frame_bytes, **kwargs))
 
 
-def contract_schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of the model's `request` or `response` (generated from the Rust types)."""
-    return json.loads(_native.contract_schema(f"pvp.{which}"))

@@ -1,7 +1,8 @@
 """The virtual Open vSwitch datapath (issue 16): OpenFlow rules + a pcap → megaflows.
 
-The native model (`nicbench_models::vswitch`) takes ONE request JSON and returns ONE result
-(schemas: `contract_schema("request")` / `("result")`): the OpenFlow pipeline on OVS's
+The native model (`nicbench_models::vswitch`, run through `nicbench.models.run_json("vswitch", ...)`)
+takes ONE request and returns ONE result (schemas: `models.contract_schema("vswitch", "request")` /
+`("vswitch", "result")`): the OpenFlow pipeline on OVS's
 classifier, the megaflows it installs (their masks are the header bits the lookups
 consulted, un-wildcarded as OVS 3.1 does: staged lookup, prefix tries, ports trie), upcalls,
 revalidators, and with `nic=` the tc-flower offload decision per megaflow.
@@ -25,11 +26,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
 
-from nicbench import _native
+from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.inputs import read_input_text
 
-__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused", "load_openflow", "default_ports", "contract_schema", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused", "load_openflow", "default_ports", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
@@ -50,10 +51,6 @@ DEFAULT_COSTS: dict[str, dict[str, Any]] = {
                                          "magnitude); override with a measurement"},
 }
 
-
-def contract_schema(which: str) -> dict[str, Any]:
-    """The JSON Schema of the model's `request` or `result` (generated from the Rust types)."""
-    return json.loads(_native.contract_schema(f"vswitch.{which}"))
 
 
 def load_openflow(path: str | Path) -> list[dict[str, Any]]:
@@ -232,7 +229,7 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
     request = build_request(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic, tc_policy=tc_policy,
                             hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
     with gc_paused():
-        return json.loads(_native.vswitch_simulate(request_json(request)))
+        return models.run_json("vswitch", request_json(request))
 
 
 _DIGIT_RUNS = re.compile(r"\d{20,}")

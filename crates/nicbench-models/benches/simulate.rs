@@ -1,7 +1,7 @@
 //! Simulation speed for the PAM'21 Fig. 2 scenario (1500 B, 10k flows, 100 Gb/s):
 //! target ≥ 20 M simulated packets per wall second on one core.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nicbench_models::connectx::simulate_json;
+use nicbench_models::run_json;
 use serde_json::json;
 
 fn scenario(groups: u32, count: u64, duration_ns: u64) -> String {
@@ -28,7 +28,7 @@ fn bench(c: &mut Criterion) {
     ] {
         let s = scenario(groups, count, 200_000_000);
         g.bench_function(name, |b| {
-            b.iter(|| simulate_json(&s, &mut |_| {}).map(|r| r.len()).unwrap_or(0))
+            b.iter(|| run_json("connectx", &s, &mut |_| {}).map(|r| r.len()).unwrap_or(0))
         });
     }
     g.finish();

@@ -2,7 +2,7 @@
 //! virtual second: `cargo run --release -p nicbench-models --example sim_speed [groups rules seconds]`,
 //! or any scenario: `... --example sim_speed scenario.json` (for profiling).
 //! Prints wall time, simulated packets and M packets per wall second (setup included).
-use nicbench_models::connectx::simulate_json;
+use nicbench_models::run_json;
 use serde_json::json;
 
 fn main() {
@@ -24,7 +24,7 @@ fn main() {
         .to_string()
     });
     let wall = std::time::Instant::now();
-    match simulate_json(&scenario, &mut |_| {}) {
+    match run_json("connectx", &scenario, &mut |_| {}) {
         Ok(out) => {
             let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
             let packets = v["sim"]["packets"].as_f64().unwrap_or(0.0);

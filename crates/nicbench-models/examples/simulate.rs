@@ -4,13 +4,13 @@
 //! cargo run --release -p nicbench-models --example simulate -- scenario.json [--full]
 //! ```
 //! `--full` prints the whole result JSON (A/B checks: same seed ⇒ same output).
-use nicbench_models::connectx::simulate_json;
+use nicbench_models::run_json;
 
 fn main() {
     let arg = std::env::args().nth(1).unwrap_or_default();
     let full = std::env::args().nth(2).is_some_and(|a| a == "--full");
     let text = std::fs::read_to_string(&arg).unwrap_or(arg);
-    match simulate_json(&text, &mut |_| {}) {
+    match run_json("connectx", &text, &mut |_| {}) {
         Ok(json) if full => println!("{json}"),
         Ok(json) => {
             let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();

@@ -46,3 +46,73 @@ pub struct ProfileKind {
     pub name: &'static str,
     pub check: fn(&Profile) -> Result<(), ModelError>,
 }
+
+/// A request as JSON in, its result as JSON out: what the registry runs for every model.
+pub fn run_json<M: Model>(text: &str, progress: &mut dyn FnMut(u64)) -> Result<String, ModelError> {
+    let request = M::request_from_json(text)?;
+    let result = M::run(&request, progress)?;
+    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(format!("{} result: {e}", M::NAME)))
+}
+
+/// A model as the registry holds it: its declarations and the generic functions over its types.
+pub struct ModelEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub profile_kinds: &'static [&'static str],
+    /// The implementing type's path (`nicbench_models::connectx::Connectx`): where its docs live.
+    pub rust_type: fn() -> &'static str,
+    run_json: fn(&str, &mut dyn FnMut(u64)) -> Result<String, ModelError>,
+    request_schema: fn() -> schemars::Schema,
+    result_schema: fn() -> schemars::Schema,
+}
+
+impl ModelEntry {
+    /// The entry of model `M` (what a line of the registry writes).
+    pub const fn of<M: Model>() -> ModelEntry {
+        ModelEntry {
+            name: M::NAME,
+            summary: M::SUMMARY,
+            profile_kinds: M::PROFILE_KINDS,
+            rust_type: std::any::type_name::<M>,
+            run_json: run_json::<M>,
+            request_schema: schema_of::<M::Request>,
+            result_schema: schema_of::<M::Result>,
+        }
+    }
+
+    /// Runs a request given as JSON; the result as JSON.
+    pub fn run_json(&self, text: &str, progress: &mut dyn FnMut(u64)) -> Result<String, ModelError> {
+        (self.run_json)(text, progress)
+    }
+
+    /// The JSON Schema of the model's request or result (see [`Contract`]).
+    pub fn schema(&self, which: Contract) -> schemars::Schema {
+        match which {
+            Contract::Request => (self.request_schema)(),
+            Contract::Result => (self.result_schema)(),
+        }
+    }
+}
+
+/// The two contracts of a model: what it takes and what it returns. Named `<model>.request` and
+/// `<model>.result` (the files in `docs/contracts/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contract {
+    Request,
+    Result,
+}
+
+impl Contract {
+    pub const ALL: [Contract; 2] = [Contract::Request, Contract::Result];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Contract::Request => "request",
+            Contract::Result => "result",
+        }
+    }
+}
+
+fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::schema_for!(T)
+}

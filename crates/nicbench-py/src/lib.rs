@@ -6,21 +6,16 @@
 //! callback periodically.
 
 mod classify;
-mod connectx;
-mod contract;
 mod errors;
-mod flowhost;
 mod flowmeter;
-mod offpath;
+mod models;
 mod ovsflows;
 mod packets;
 mod profiles;
 mod progress;
-mod pvp;
 mod rules;
 mod traces;
 mod traffic;
-mod vswitch;
 
 use pyo3::prelude::*;
 
@@ -32,18 +27,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PcapError", py.get_type::<errors::PcapError>())?;
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
     classify::register(m)?;
-    connectx::register(m)?;
-    contract::register(m)?;
-    flowhost::register(m)?;
     flowmeter::register(m)?;
-    offpath::register(m)?;
+    models::register(m)?;
     ovsflows::register(m)?;
-    pvp::register(m)?;
     packets::register(m)?;
     profiles::register(m)?;
     rules::register(m)?;
     traces::register(m)?;
     traffic::register(m)?;
-    vswitch::register(m)?;
     Ok(())
 }

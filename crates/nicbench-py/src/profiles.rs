@@ -10,11 +10,10 @@ use nicbench_models::profile;
 #[pyfunction]
 #[pyo3(signature = (name_or_path, profiles_dir=None))]
 fn profile_json(name_or_path: &str, profiles_dir: Option<&str>) -> PyResult<String> {
-    nicbench_models::profile_json(name_or_path, profiles_dir).map_err(model_error)
+    nicbench_models::registry::profile_json(name_or_path, profiles_dir).map_err(model_error)
 }
 
-/// Names of the profiles in the profiles folder, of one model `kind` (connectx, offpath,
-/// flowhost) or all.
+/// Names of the profiles in the profiles folder, of one profile `kind` or all.
 #[pyfunction]
 #[pyo3(signature = (kind=None, profiles_dir=None))]
 fn profile_names(kind: Option<&str>, profiles_dir: Option<&str>) -> Vec<String> {
@@ -23,6 +22,12 @@ fn profile_names(kind: Option<&str>, profiles_dir: Option<&str>) -> Vec<String> 
         Some(kind) => profile::names_of_kind(&dir, kind),
         None => profile::names(&dir),
     }
+}
+
+/// The profile kinds of the registry (the `kind` key of profiles), in registry order.
+#[pyfunction]
+fn profile_kinds() -> Vec<&'static str> {
+    nicbench_models::PROFILE_KINDS.iter().map(|k| k.name).collect()
 }
 
 /// The profiles folder: `explicit`, else `$NICBENCH_PROFILES`, else `<checkout>/profiles`.
@@ -43,6 +48,7 @@ fn profile_path(name_or_path: &str, profiles_dir: Option<&str>) -> PyResult<Stri
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_json, m)?)?;
     m.add_function(wrap_pyfunction!(profile_names, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(profiles_dir, m)?)?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     Ok(())

@@ -5,49 +5,44 @@ either rich tables (default) or JSON (`--json`). Every command exits with code 2
 and a one-line `nicbench: error: ...` on bad arguments or bad input.
 
 Each sub-module is named for the API module it fronts (`traffic`, `traces`, `rules`,
-`connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `pvp`, `experiments`) and lists its
-commands in `COMMANDS`. The group imports a sub-module only when one of its commands
+`connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `pvp`, `vswitch`, `experiments`) and
+lists its commands in `COMMANDS`, their one-line summaries in `SUMMARIES`. The group imports a sub-module only when one of its commands
 runs or shows its help, so `nicbench gen` never loads the experiment harness (pandas,
 pyarrow) or the reports (matplotlib).
 """
 
 from __future__ import annotations
 
+import ast
 from importlib import import_module
+from pathlib import Path
 
 import click
 
 from nicbench import __version__
 from nicbench.cli.common import SHORT_HELP_CHARS, NicbenchGroup
 
+
+def _summaries() -> dict[str, tuple[str, str]]:
+    """Command name -> (the sub-module that defines it, the first sentence of its help), read from each
+    sub-module's `SUMMARIES` literal without importing the module (a new command module needs no
+    entry here; a test checks the summaries against the commands' own help)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        start = text.find("\nSUMMARIES = {")
+        if start < 0:
+            continue
+        end = text.index("\n}\n", start) + 2
+        for name, summary in ast.literal_eval(text[start + len("\nSUMMARIES = "):end]).items():
+            found[name] = (path.stem, summary)
+    return found
+
+
 # Command name as users type it -> (the sub-module of nicbench.cli that defines it, the first
 # sentence of its help). The summaries let `nicbench --help` list every command without
-# importing one; a test checks that they match the commands' own help.
-COMMANDS = {
-    "run": ("experiments", "Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."),
-    "check": ("experiments", "Validate SPEC and print what it would run (points × repetitions)."),
-    "report": ("experiments", "Write the HTML report of an experiment's results folder (results/<experiment>)."),
-    "results": ("experiments", "List and export stored experiment results."),
-    "reproduce": ("experiments", "Run every experiment of STUDY (or --all studies) and build the study reports "
-                                 "under reports/."),
-    "compare": ("experiments", "Compare two result folders of one experiment point by point; exit 1 on a "
-                               "regression."),
-    "gen": ("traffic", "Generate N flows at a rate and write them to a pcap."),
-    "pcap": ("traces", "Inspect pcap/pcapng traces."),
-    "rss": ("traces", "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."),
-    "rules": ("rules", "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."),
-    "classify": ("rules", "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and unmatched packets, and the rate achieved."),
-    "simulate": ("connectx", "Run traffic through a virtual NIC with pre-installed rules (and optional rule "
-                             "updates)."),
-    "calibrate": ("calibrate", "Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements."),
-    "flows": ("flows", "Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker "
-                       "balance and rate."),
-    "paths": ("offpath", "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, "
-                         "advice."),
-    "flowhost": ("flowhost", "Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."),
-    "pvp": ("pvp", "Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."),
-    "vswitch": ("vswitch", "The virtual Open vSwitch datapath in front of an OVS-TC offload NIC."),
-}
+# importing one.
+COMMANDS = _summaries()
 
 
 class LazyGroup(NicbenchGroup):

@@ -260,4 +260,8 @@ def _print_fewshot(outcome, as_json: bool) -> None:
                          + (f"wrote {outcome.profile}" if outcome.written else "profile NOT written (--dry-run)"))
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "calibrate": "Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements.",
+}
 COMMANDS = [calibrate]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -161,7 +162,7 @@ class NicbenchGroup(WholeHelpGroup):
         except click.UsageError as exc:
             _usage_error(ctx, exc)
         except USER_ERRORS as exc:
-            report_error(ctx, one_line(exc))
+            report_error(ctx, with_kind_hint(one_line(exc)))
 
 
 # ctx.meta key: True when the command line has --json.
@@ -186,6 +187,31 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
     command = f"{command}: " if command else ""
     what = one_line_text(exc.format_message()).rstrip(".")
     report_error(ctx, f"{command}{what} (see '{path} --help')")
+
+
+# A model refusing a profile of another kind names the kinds; which command runs that kind is the
+# CLI's to say (the models know no command names).
+_OTHER_KIND = re.compile(r"is for the (\S+) model, not the \S+ model")
+
+
+def commands_of_kind(kind: str) -> list[str]:
+    """The commands that run profiles of `kind`: those of the CLI module named for a model that
+    reads the kind (`nicbench.models.registry()`; `cli/<model>.py`)."""
+    from nicbench import models
+    from nicbench.cli import COMMANDS
+
+    readers = {m["name"] for m in models.registry() if kind in m["profile_kinds"]}
+    return sorted(name for name, (module, _) in COMMANDS.items() if module in readers)
+
+
+def with_kind_hint(message: str) -> str:
+    """`message`, plus which command runs the other profile's kind when it says a profile is of
+    another model's kind."""
+    m = _OTHER_KIND.search(message)
+    commands = commands_of_kind(m.group(1)) if m else []
+    if not commands:
+        return message
+    return f"{message}; the {m.group(1)} model is run by " + " and ".join(f"`nicbench {c}`" for c in commands)
 
 
 def one_line(exc: BaseException) -> str:

@@ -300,4 +300,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
             stdout_console.print(f"  t = {fmt_number(ev.get('t_s'), 4)} s: {ev.get('what', '')}")
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "simulate": 'Run traffic through a virtual NIC with pre-installed rules (and optional rule updates).',
+}
 COMMANDS = [simulate]

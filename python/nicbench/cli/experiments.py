@@ -585,4 +585,13 @@ def _print_comparison(c, all_rows: bool) -> None:
     print_table(table)
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "run": "Run the missing runs of SPEC's sweep (resumable: re-run after an interruption).",
+    "check": 'Validate SPEC and print what it would run (points × repetitions).',
+    "report": "Write the HTML report of an experiment's results folder (results/<experiment>).",
+    "results": 'List and export stored experiment results.',
+    "reproduce": 'Run every experiment of STUDY (or --all studies) and build the study reports under reports/.',
+    "compare": 'Compare two result folders of one experiment point by point; exit 1 on a regression.',
+}
 COMMANDS = (run, check, report, results, reproduce, compare)

@@ -113,4 +113,8 @@ def _refuse_unmeasured_local_host(host: str) -> None:
                             f"first (it measures nicbench's flow meter here and writes {path})")
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "flowhost": 'Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC.',
+}
 COMMANDS = [flowhost]

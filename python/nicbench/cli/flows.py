@@ -116,6 +116,10 @@ def _summary(stats: dict) -> None:
     stdout_console.print(per_worker)
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "flows": 'Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate.',
+}
 COMMANDS = [flows]
 
 

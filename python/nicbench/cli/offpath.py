@@ -123,4 +123,8 @@ def _print(doc: dict[str, Any]) -> None:
         stdout_console.print("advice: none of the study's advices applies to this mix")
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "paths": 'Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice.',
+}
 COMMANDS = [paths]

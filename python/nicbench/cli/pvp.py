@@ -118,4 +118,8 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
         stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False)
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "pvp": 'Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores.',
+}
 COMMANDS = [pvp]

@@ -212,4 +212,10 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
     stdout_console.print(hits)
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "rules": 'Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files.',
+    "classify": ('Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and '
+           'unmatched packets, and the rate achieved.'),
+}
 COMMANDS = [rules, classify]

@@ -124,4 +124,9 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
     )
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "pcap": 'Inspect pcap/pcapng traces.',
+    "rss": 'Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean).',
+}
 COMMANDS = [pcap, rss]

@@ -91,4 +91,8 @@ def _name_size(exc: NicbenchError, size: str, config: GenConfig) -> NicbenchErro
     return NicbenchError(f"--size {size.strip()}: {exc} (e.g. {fits})")
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "gen": 'Generate N flows at a rate and write them to a pcap.',
+}
 COMMANDS = [gen]

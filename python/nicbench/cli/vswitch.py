@@ -155,4 +155,8 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
         console.print(f"[dim]refused {n}×: {reason}[/dim]")
 
 
+# Each command's first help sentence, read by `nicbench --help` without importing this module.
+SUMMARIES = {
+    "vswitch": 'The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.',
+}
 COMMANDS = [vswitch]

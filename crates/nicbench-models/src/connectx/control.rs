@@ -29,7 +29,7 @@
 //! completes (the functional change is handed to the caller with its completion time).
 
 use super::params::ConnectxParams;
-use super::scenario::{InstallMode, InstallOp, InstallSpec, MatchType, Pacing};
+use super::request::{InstallMode, InstallOp, InstallSpec, MatchType, Pacing};
 use super::setup::{exact_flow_rule, rule_signature, GroupTargets};
 use super::steering::{MatcherId, Tables};
 use nicbench_classify::{RuleId, Update};
@@ -298,8 +298,8 @@ impl Installer {
                 ),
             };
             let core = match self.spec.core {
-                super::scenario::InstallCore::Same => "same core",
-                super::scenario::InstallCore::Distinct => "distinct core",
+                super::request::InstallCore::Same => "same core",
+                super::request::InstallCore::Distinct => "distinct core",
             };
             ctx.events.push((
                 start,
@@ -402,7 +402,7 @@ impl Installer {
 mod tests {
     use super::*;
     use crate::connectx::params::tests::test_params;
-    use crate::connectx::scenario::InstallCore;
+    use crate::connectx::request::InstallCore;
 
     fn spec(op: InstallOp, group: u32, count: u64) -> InstallSpec {
         InstallSpec {

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! - [`params`]: the typed parameters of `kind = "connectx"` profiles.
-//! - [`scenario`] / [`result`]: the request/result contract (JSON; schema in `docs/contracts/`).
+//! - [`request`] / [`result`]: the request/result contract (JSON; schema in `docs/contracts/`);
+//!   [`Connectx`] is the model in the registry ([`crate::model::Model`]).
 //! - [`setup`]: traffic flows, pre-installed rules in the classifier and the tables.
 //! - [`steering`]: the steering tables and the cost of a lookup path.
 //! - [`eswitch`]: ConnectX-5 in switchdev mode (OVS-TC offload into the eSwitch FDB) for the
@@ -25,34 +26,51 @@
 pub mod control;
 pub mod eswitch;
 pub mod params;
+pub mod request;
 pub mod result;
-pub mod scenario;
 pub mod setup;
 pub mod steering;
 pub mod testbed;
 pub mod traffic;
 
 pub use params::ConnectxParams;
-pub use result::{QueueCounts, SimResult};
-pub use scenario::{Pacing, Scenario};
+pub use request::{Pacing, Request};
+pub use result::QueueCounts;
 pub use testbed::simulate;
 
 use crate::error::ModelError;
+use crate::model::{Model, ProfileKind};
 use crate::profile::{profiles_dir, Profile};
 
 /// The `kind` of the profiles this model reads.
 pub const KIND: &str = "connectx";
 
-/// Runs a scenario given as JSON; returns the result as JSON.
-pub fn simulate_json(scenario_json: &str, progress: &mut dyn FnMut(u64)) -> Result<String, ModelError> {
-    let scn = Scenario::from_json(scenario_json)?;
-    let result = simulate_scenario(&scn, progress)?;
-    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
+/// The `connectx` profile kind: the parameters of [`ConnectxParams`].
+pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: check_profile };
+
+fn check_profile(p: &Profile) -> Result<(), ModelError> {
+    p.params::<ConnectxParams>().map(drop)
 }
 
-/// Loads the scenario's profile (with overrides) and runs it.
-pub fn simulate_scenario(scn: &Scenario, progress: &mut dyn FnMut(u64)) -> Result<SimResult, ModelError> {
-    let mut profile = Profile::load(&scn.nic, &profiles_dir(scn.profiles_dir.as_deref()))?;
-    profile.apply_overrides(&scn.overrides)?;
-    simulate(scn, &profile, progress)
+/// The ConnectX model in the registry: a [`Request`] (scenario) in, a [`result::Result`] out.
+pub struct Connectx;
+
+impl Model for Connectx {
+    const NAME: &'static str = "connectx";
+    const SUMMARY: &'static str =
+        "ConnectX-4/5/6 and BlueField flow steering, RX path and rule updates on the event engine (PAM'21)";
+    const PROFILE_KINDS: &'static [&'static str] = &[KIND];
+    type Request = Request;
+    type Result = result::Result;
+
+    fn request_from_json(text: &str) -> Result<Request, ModelError> {
+        Request::from_json(text)
+    }
+
+    /// Loads the request's profile (with overrides) and runs it.
+    fn run(request: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
+        let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
+        profile.apply_overrides(&request.overrides)?;
+        simulate(request, &profile, progress)
+    }
 }

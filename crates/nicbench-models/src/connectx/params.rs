@@ -213,6 +213,7 @@ pub(crate) mod tests {
         let out_of_range: BTreeMap<String, f64> = [("root_collision_pool_entries".to_string(), -1.0)].into();
         let msg = p
             .apply_overrides(&out_of_range)
+            .and_then(|()| p.params::<ConnectxParams>().map(drop))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -223,6 +224,7 @@ pub(crate) mod tests {
         let missing =
             "name = \"x\"\nkind = \"connectx\"\n[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n";
         let msg = Profile::from_toml(missing, "x.toml")
+            .and_then(|p| p.params::<ConnectxParams>().map(drop))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -237,6 +239,7 @@ pub(crate) mod tests {
             let mut p = Profile::load("connectx5", &dir()).expect("loads");
             let msg = p
                 .apply_overrides(&[(name.to_string(), -1.0)].into())
+                .and_then(|()| p.params::<ConnectxParams>().map(drop))
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();

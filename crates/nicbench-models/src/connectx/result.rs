@@ -117,7 +117,7 @@ pub struct QueueCounts {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SimResult {
+pub struct Result {
     pub nic: String,
     pub offered_gbps: f64,
     pub offered_mpps: f64,

@@ -10,7 +10,7 @@
 //! classifier. Other rule sets (ClassBench-like kinds, files, text) are installed whole.
 
 use super::params::ConnectxParams;
-use super::scenario::{GeneratedRules, RulesSpec};
+use super::request::{GeneratedRules, RulesSpec};
 use super::steering::{MatcherId, Tables};
 use crate::error::ModelError;
 use ahash::AHashMap;

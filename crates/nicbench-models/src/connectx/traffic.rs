@@ -7,7 +7,7 @@
 //! memory and reports progress from its first packet). A read error ends the stream and
 //! is kept in [`Source::error`] with the packet index, so the caller decides what to do.
 
-use super::scenario::Scenario;
+use super::request::Request;
 use crate::error::ModelError;
 use ahash::AHashMap;
 use nicbench_classify::PacketKey;
@@ -157,7 +157,7 @@ impl TraceReplay {
 }
 
 impl Source {
-    pub fn new(scn: &Scenario) -> Result<Source, ModelError> {
+    pub fn new(scn: &Request) -> Result<Source, ModelError> {
         if let Some(path) = &scn.trace {
             return Source::from_pcap(path, scn.duration_ns);
         }

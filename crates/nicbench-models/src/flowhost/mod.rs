@@ -15,7 +15,7 @@
 //! - [`cost`]: the mechanistic per-packet cost and the placement of processes.
 //! - [`engine`]: the time-stepped buffers/processes simulation (transients, drops).
 //!
-//! One request JSON in, one result JSON out ([`simulate_json`]); with `search_cores` the
+//! One [`Request`] in, one [`result::Result`] out ([`FlowHost`], the model in the registry); with `search_cores` the
 //! result also holds the fewest cores that process the load without drops.
 //!
 //! Invariants: no published number is used at run time (everything follows from the
@@ -25,6 +25,7 @@ pub mod cost;
 pub mod engine;
 pub mod flows;
 pub mod params;
+pub mod result;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -33,9 +34,10 @@ use nicbench_sim::SimDuration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
+use crate::model::{Model, ProfileKind};
 use crate::profile::{profiles_dir, Profile};
 use cost::{available_fraction, process_costs, Placement};
-use engine::{EngineInput, ProcessInput, WindowOutput};
+use engine::{EngineInput, ProcessInput};
 use flows::FlowSet;
 pub use params::{CaptureNicParams, HostParams, Role};
 
@@ -211,86 +213,6 @@ impl Request {
     }
 }
 
-/// One stream and its process.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ProcessResult {
-    pub flows: usize,
-    pub socket: usize,
-    pub offered_mpps: f64,
-    pub processed_mpps: f64,
-    pub max_short_mpps: f64,
-    pub dropped_packets: f64,
-    pub packet_ns: f64,
-    pub llc_miss_ratio: f64,
-    pub cpu_util: f64,
-}
-
-/// The outcome of one scenario (rates are means over the simulated time).
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct FlowHostResult {
-    pub nic: String,
-    pub host: String,
-    pub cores: u32,
-    pub processes: usize,
-    pub processes_per_core: u32,
-    /// 1 when the scenario needs more cores than the host profile has (extra sockets assumed).
-    pub exceeds_host: u8,
-    pub flows: u64,
-    pub frame_bytes: f64,
-    /// Bytes per packet in the host buffer (slice + descriptor, aligned).
-    pub stored_bytes: f64,
-    pub offered_gbps: f64,
-    pub offered_mpps: f64,
-    /// Delivered to the host streams (after the FPGA/PCIe limits and the filter).
-    pub captured_mpps: f64,
-    pub filter_discarded_mpps: f64,
-    pub nic_dropped_mpps: f64,
-    pub processed_mpps: f64,
-    /// Processed traffic counted as the card stores it (frame + descriptor), per core [Mb/s].
-    pub processed_mbps_per_core: f64,
-    pub processed_mbps: f64,
-    pub processed_mpps_per_core: f64,
-    pub processed_mpps_per_process: f64,
-    /// Highest rate one process reached over a measurement window.
-    pub processed_mpps_max_short: f64,
-    /// Mean service capacity per core incl. stalls (model: what a core can sustain) \[Mpps\].
-    pub capacity_mpps_per_core: f64,
-    /// Peak (stall-free) service rate per core \[Mpps\].
-    pub peak_mpps_per_core: f64,
-    /// Dropped / packets that should have reached the host, over the simulated time.
-    pub drop_ratio: f64,
-    /// Long-run drop ratio of the fluid model: Σ max(0, offered − mean capacity) / offered
-    /// over the processes (what a run much longer than the buffers converges to).
-    pub drop_ratio_steady: f64,
-    /// Processes whose mean offered load exceeds their mean capacity (drop in a long run).
-    pub overloaded_processes: usize,
-    pub dropped_packets: f64,
-    pub host_dropped_packets: f64,
-    /// 1 if drop_ratio > drop_tolerance or any process is overloaded (the buffers only delay
-    /// its drops: the study's runs lasted 10 minutes).
-    pub drops: u8,
-    /// Most loaded process's offered packets over the mean.
-    pub imbalance: f64,
-    pub flows_per_process_min: usize,
-    pub flows_per_process_max: usize,
-    pub cpu_util_mean: f64,
-    pub cpu_util_max: f64,
-    pub packet_ns_mean: f64,
-    /// Part of the packet cost spent waiting on misses the out-of-order window cannot hide,
-    /// which an SMT sibling can use \[ns\] (mean over processes).
-    pub exposed_ns_mean: f64,
-    /// Throughput of a core with `processes_per_core` processes relative to one process
-    /// alone (1 without SMT; mean over cores).
-    pub smt_gain: f64,
-    pub l2_miss_ratio_mean: f64,
-    pub llc_miss_ratio_mean: f64,
-    /// Fewest cores without drops (with `search_cores`; None if not found up to max_cores).
-    pub cores_needed: Option<u32>,
-    pub per_process: Vec<ProcessResult>,
-    pub windows: Vec<WindowOutput>,
-    pub sim_wall_s: f64,
-}
-
 /// Profiles with the request's overrides applied, as typed parameters.
 pub struct Profiles {
     pub nic: CaptureNicParams,
@@ -327,14 +249,30 @@ impl Profiles {
     }
 }
 
-/// Runs a request given as JSON; the result as JSON.
-pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
-    let req = Request::from_json(request_json)?;
-    let result = simulate(&req)?;
-    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
+/// The flow-host model in the registry: a [`Request`] in, a [`result::Result`] out.
+pub struct FlowHost;
+
+impl Model for FlowHost {
+    const NAME: &'static str = "flowhost";
+    const SUMMARY: &'static str =
+        "A Napatech capture NIC feeding N Argus-style flow-meter processes on host cores (100G Argus study)";
+    const PROFILE_KINDS: &'static [&'static str] = &[KIND];
+    type Request = Request;
+    type Result = result::Result;
+
+    fn request_from_json(text: &str) -> Result<Request, ModelError> {
+        Request::from_json(text)
+    }
+
+    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
+        simulate(request)
+    }
 }
 
-pub fn simulate(req: &Request) -> Result<FlowHostResult, ModelError> {
+/// The `flowhost` profile kind: a capture NIC's or a host's parameters (the profile's role says which).
+pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: |p| params::role(p).map(drop) };
+
+pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
     req.validate()?;
     let started = Instant::now();
     let profiles = Profiles::load(req)?;
@@ -368,7 +306,7 @@ impl FlowCache {
     }
 }
 
-fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) -> Result<FlowHostResult, ModelError> {
+fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) -> Result<result::Result, ModelError> {
     let (nic, host) = (&pr.nic, &pr.host);
     if f64::from(req.processes_per_core) > host.smt_threads_per_core {
         return Err(ModelError::Scenario(format!(
@@ -455,13 +393,13 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
     let avail = available_fraction(host);
     let rate_sum_per_ns: f64 = costs.iter().map(|c| c.rate_per_ns).sum();
     let n = processes as f64;
-    let per_process: Vec<ProcessResult> = out
+    let per_process: Vec<result::ProcessResult> = out
         .processes
         .iter()
         .zip(&costs)
         .zip(&loads)
         .enumerate()
-        .map(|(p, ((o, c), l))| ProcessResult {
+        .map(|(p, ((o, c), l))| result::ProcessResult {
             flows: l.flows,
             socket: place.socket_of(host, p),
             offered_mpps: o.offered_packets / run_s / 1e6,
@@ -489,7 +427,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
     } else {
         0.0
     };
-    Ok(FlowHostResult {
+    Ok(result::Result {
         nic: pr.nic_name.clone(),
         host: pr.host_name.clone(),
         cores,

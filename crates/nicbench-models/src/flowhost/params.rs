@@ -163,7 +163,12 @@ mod tests {
 
     #[test]
     fn test_bad_profiles_give_clear_errors() {
-        let err = |r: Result<Profile, ModelError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        let err = |r: Result<Profile, ModelError>| {
+            r.and_then(|p| crate::registry::check_profile(&p))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         let base = "name = \"x\"\nkind = \"flowhost\"\n";
         let unknown = format!("{base}[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n[param.bogus]\nvalue = 1.0\nunit = \"x\"\nprovenance = \"t\"\n");
         let msg = err(Profile::from_toml(&unknown, "x.toml"));

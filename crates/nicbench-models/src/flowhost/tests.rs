@@ -132,7 +132,8 @@ fn test_bad_requests_give_clear_errors() {
 
 #[test]
 fn test_json_round_trip() {
-    let text = simulate_json(r#"{"cores": 2, "duration_ns": 50000000, "window_ns": 10000000}"#).expect("runs");
+    let request = r#"{"cores": 2, "duration_ns": 50000000, "window_ns": 10000000}"#;
+    let text = crate::model::run_json::<FlowHost>(request, &mut |_| {}).expect("runs");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     assert_eq!(v["cores"], 2);
     assert!(v["per_process"].as_array().map(|a| a.len()) == Some(2));

@@ -30,9 +30,10 @@ pub mod solve;
 
 pub use demand::{Demand, Resource};
 pub use params::OffpathParams;
-pub use request::{CommPath, Flow, Request, Response, Verb};
+pub use request::{CommPath, Flow, Request, Verb};
 
 use crate::error::ModelError;
+use crate::model::{Model, ProfileKind};
 use crate::profile::{profiles_dir, Profile};
 use request::{FlowResult, PcieMpps};
 use std::collections::BTreeMap;
@@ -40,15 +41,32 @@ use std::collections::BTreeMap;
 /// The `kind` of the profiles this model reads.
 pub const KIND: &str = "offpath";
 
-/// Predicts a request given as JSON; returns the response as JSON.
-pub fn predict_json(request_json: &str) -> Result<String, ModelError> {
-    let request = Request::from_json(request_json)?;
-    let response = predict(&request)?;
-    serde_json::to_string(&response).map_err(|e| ModelError::Scenario(format!("offpath response: {e}")))
+/// The off-path SmartNIC model in the registry: a [`Request`] (a mix of flows) in, a
+/// [`request::Result`] out. Analytic: it reports no progress.
+pub struct Offpath;
+
+impl Model for Offpath {
+    const NAME: &'static str = "offpath";
+    const SUMMARY: &'static str =
+        "BlueField-2 off-path SmartNIC and ConnectX-6 RNIC: RDMA paths over NIC cores, PCIe and the SoC (Wei et al.)";
+    const PROFILE_KINDS: &'static [&'static str] = &[KIND];
+    type Request = Request;
+    type Result = request::Result;
+
+    fn request_from_json(text: &str) -> Result<Request, ModelError> {
+        Request::from_json(text)
+    }
+
+    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<request::Result, ModelError> {
+        predict(request)
+    }
 }
 
+/// The `offpath` profile kind: the parameters of [`OffpathParams`].
+pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: |p| p.params::<OffpathParams>().map(drop) };
+
 /// Loads the request's profile (with overrides) and predicts the mix.
-pub fn predict(request: &Request) -> Result<Response, ModelError> {
+pub fn predict(request: &Request) -> Result<request::Result, ModelError> {
     let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
     profile.apply_overrides(&request.overrides)?;
     let params: OffpathParams = profile.params()?;
@@ -73,7 +91,7 @@ pub fn predict_flows(
     params: &OffpathParams,
     flows: &[Flow],
     mode: solve::MixMode,
-) -> Result<Response, ModelError> {
+) -> Result<request::Result, ModelError> {
     let demands = flows
         .iter()
         .map(|f| demand::demand(params, f))
@@ -123,7 +141,7 @@ pub fn predict_flows(
         solve::MixMode::Shares => "shares",
         solve::MixMode::MaxMin => "max_min",
     };
-    Ok(Response {
+    Ok(request::Result {
         nic: nic.to_string(),
         mix: mode_name,
         total_gbps: results.iter().map(|r| r.gbps).sum(),
@@ -144,7 +162,7 @@ mod tests {
     use crate::profile::tests::dir as profiles_dir;
 
     /// Predicts `flows` (JSON array text) on `nic` with `overrides` (JSON object text).
-    pub(crate) fn run_with(nic: &str, flows: &str, overrides: &str) -> Response {
+    pub(crate) fn run_with(nic: &str, flows: &str, overrides: &str) -> request::Result {
         let json = format!(
             r#"{{"nic":"{nic}","profiles_dir":"{}","overrides":{overrides},"flows":{flows}}}"#,
             profiles_dir().display()
@@ -153,11 +171,11 @@ mod tests {
         predict(&request).unwrap_or_else(|e| panic!("{json}: {e}"))
     }
 
-    pub(crate) fn run(nic: &str, flows: &str) -> Response {
+    pub(crate) fn run(nic: &str, flows: &str) -> request::Result {
         run_with(nic, flows, "{}")
     }
 
-    fn one(nic: &str, path: &str, verb: &str, n: u64) -> Response {
+    fn one(nic: &str, path: &str, verb: &str, n: u64) -> request::Result {
         run(
             nic,
             &format!(r#"[{{"path":"{path}","verb":"{verb}","payload_bytes":{n}}}]"#),
@@ -408,10 +426,10 @@ mod tests {
     #[test]
     fn test_json_contract_and_errors() {
         let dir = profiles_dir().display().to_string();
-        let ok = predict_json(&format!(
+        let ok = crate::model::run_json::<Offpath>(&format!(
             r#"{{"nic":"bluefield2","profiles_dir":"{dir}","flows":[{}]}}"#,
             flow_json("soc->host", "READ", 4096, r#","doorbell_batch":16,"threads":2"#)
-        ))
+        ), &mut |_| {})
         .expect("valid");
         let v: serde_json::Value = serde_json::from_str(&ok).expect("json");
         for key in [
@@ -448,7 +466,7 @@ mod tests {
             v["utilization"].as_object().map(|o| o.len()),
             Some(Resource::ALL.len() + 1)
         );
-        let err = |json: String| predict_json(&json).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = |json: String| crate::model::run_json::<Offpath>(&json, &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
         let flows = format!("[{}]", flow_json("client->soc", "READ", 64, ""));
         let cases = [
             (
@@ -495,7 +513,7 @@ mod tests {
         assert_eq!(bigger.bottleneck, "network_out");
     }
 
-    pub(crate) fn run_mix(mode: &str, flows: &[String]) -> Response {
+    pub(crate) fn run_mix(mode: &str, flows: &[String]) -> request::Result {
         let json = format!(
             r#"{{"nic":"bluefield2","profiles_dir":"{}","mix":"{mode}","flows":[{}]}}"#,
             profiles_dir().display(),
@@ -568,7 +586,7 @@ mod tests {
             r#"{{"nic":"bluefield2","mix":"fifo","flows":[{}]}}"#,
             flow_json("client->host", "READ", 0, "")
         );
-        let msg = predict_json(&bad).err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = crate::model::run_json::<Offpath>(&bad, &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.contains("unknown mix 'fifo'"), "{msg}");
     }
 

@@ -303,6 +303,7 @@ pub(crate) mod tests {
         let negative: BTreeMap<String, f64> = [("nic_tlp_ns".to_string(), -1.0)].into();
         let msg = p
             .apply_overrides(&negative)
+            .and_then(|()| p.params::<OffpathParams>().map(drop))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
@@ -316,6 +317,7 @@ pub(crate) mod tests {
         let missing =
             "name = \"x\"\nkind = \"offpath\"\n[param.has_soc]\nvalue = 1.0\nunit = \"bool\"\nprovenance = \"t\"\n";
         let msg = Profile::from_toml(missing, "x.toml")
+            .and_then(|p| p.params::<OffpathParams>().map(drop))
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -1,5 +1,5 @@
 //! The JSON contract with the Python side (schema and field docs in `docs/contracts/offpath.md`):
-//! [`Request`] in, [`Response`] out, and the validated [`Flow`] the model works on.
+//! [`Request`] in, [`Result`] out, and the validated [`Flow`] the model works on.
 //!
 //! Invariants: a [`Flow`] is only built by [`Request::flows`], which rejects every bad
 //! field with a one-line message naming the flow index and the field; shares are
@@ -199,7 +199,7 @@ pub struct Flow {
     pub offered_mpps: Option<f64>,
 }
 
-fn positive_int(value: Option<f64>, default: f64, field: &str, idx: usize) -> Result<f64, ModelError> {
+fn positive_int(value: Option<f64>, default: f64, field: &str, idx: usize) -> std::result::Result<f64, ModelError> {
     match value {
         None => Ok(default),
         Some(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 => Ok(v),
@@ -210,11 +210,11 @@ fn positive_int(value: Option<f64>, default: f64, field: &str, idx: usize) -> Re
 }
 
 impl Request {
-    pub fn from_json(text: &str) -> Result<Request, ModelError> {
+    pub fn from_json(text: &str) -> std::result::Result<Request, ModelError> {
         serde_json::from_str(text).map_err(|e| ModelError::Scenario(format!("offpath request: {e}")))
     }
 
-    pub fn mix_mode(&self) -> Result<MixMode, ModelError> {
+    pub fn mix_mode(&self) -> std::result::Result<MixMode, ModelError> {
         match self.mix.as_deref().map(str::trim) {
             None | Some("shares") => Ok(MixMode::Shares),
             Some("max_min") => Ok(MixMode::MaxMin),
@@ -225,7 +225,7 @@ impl Request {
     }
 
     /// Validates the flows and normalises their shares.
-    pub fn flows(&self) -> Result<Vec<Flow>, ModelError> {
+    pub fn flows(&self) -> std::result::Result<Vec<Flow>, ModelError> {
         if self.flows.is_empty() {
             return Err(ModelError::Scenario("offpath request: no flows".into()));
         }
@@ -335,7 +335,7 @@ pub struct Advice {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Response {
+pub struct Result {
     pub nic: String,
     /// "shares" or "max_min".
     pub mix: &'static str,
@@ -355,7 +355,7 @@ pub struct Response {
 mod tests {
     use super::*;
 
-    fn flows_of(json: &str) -> Result<Vec<Flow>, String> {
+    fn flows_of(json: &str) -> std::result::Result<Vec<Flow>, String> {
         Request::from_json(json)
             .and_then(|r| r.flows())
             .map_err(|e| e.to_string())

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! - [`load`]: the megaflow counts per mask the datapath hands the NIC (the model's input).
-//! - [`request`]: the request/response contract (JSON; schema in `docs/contracts/`).
+//! - [`request`]: the request/result contract (JSON; schema in `docs/contracts/`).
 //! - the NICs: [`crate::connectx::eswitch`] (ConnectX-5 switchdev) and [`crate::agilio`].
 //!
 //! Throughput = min(offered, wire, NIC, PCIe each way, the VM's forwarding core, the host's
@@ -22,11 +22,12 @@ pub mod load;
 pub mod request;
 
 pub use load::{Ingress, MaskLoad, MegaflowLoad};
-pub use request::{Request, Response};
+pub use request::Request;
 
 use crate::agilio::{self, AgilioParams};
 use crate::connectx::eswitch::{self, EswitchParams};
 use crate::error::ModelError;
+use crate::model::Model;
 use crate::profile::{profiles_dir, Profile};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -243,15 +244,28 @@ impl Nic {
     }
 }
 
-/// Predicts a request given as JSON; returns the response as JSON.
-pub fn predict_json(request_json: &str) -> Result<String, ModelError> {
-    let request = Request::from_json(request_json)?;
-    let response = predict(&request)?;
-    serde_json::to_string(&response).map_err(|e| ModelError::Scenario(format!("pvp response: {e}")))
+/// The PVP model in the registry: a [`Request`] in, a [`request::Result`] out. Analytic.
+pub struct Pvp;
+
+impl Model for Pvp {
+    const NAME: &'static str = "pvp";
+    const SUMMARY: &'static str =
+        "Red Hat PVP (PHY-VM-PHY) around an OVS-TC offload NIC: Agilio CX or ConnectX-5 switchdev (seed 002)";
+    const PROFILE_KINDS: &'static [&'static str] = &[eswitch::KIND, agilio::KIND];
+    type Request = Request;
+    type Result = request::Result;
+
+    fn request_from_json(text: &str) -> Result<Request, ModelError> {
+        Request::from_json(text)
+    }
+
+    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<request::Result, ModelError> {
+        predict(request)
+    }
 }
 
 /// Loads the request's profile (with overrides) and predicts the PVP run.
-pub fn predict(request: &Request) -> Result<Response, ModelError> {
+pub fn predict(request: &Request) -> Result<request::Result, ModelError> {
     let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
     profile.apply_overrides(&request.overrides)?;
     let nic = Nic::load(&profile)?;
@@ -299,7 +313,7 @@ fn solve(
     admitted: &MegaflowLoad,
     refused: Vec<Refusal>,
     cost: NicCost,
-) -> Response {
+) -> request::Result {
     let inner = f64::from(request.frame_bytes);
     let wire = inner
         + if request.vxlan {
@@ -354,7 +368,7 @@ fn solve(
     let latency_ns = serialization_ns + cost.latency_ns + host.vm_packet_ns + software_ns_per_packet;
     let (offloaded, masks_offloaded) = admitted.offloaded();
     let total: u64 = admitted.masks.iter().map(|m| m.megaflows).sum();
-    Response {
+    request::Result {
         nic: nic.to_string(),
         kind: kind.to_string(),
         datapath: datapath.name().to_string(),

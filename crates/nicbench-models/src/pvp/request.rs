@@ -1,5 +1,5 @@
 //! The PVP model's JSON contract (schema in `docs/contracts/pvp.*.schema.json`):
-//! [`Request`] in, [`Response`] out.
+//! [`Request`] in, [`Result`] out.
 //!
 //! Invariants: unknown fields are refused; every bad value gets a one-line message naming the
 //! field, what it got and what is allowed.
@@ -47,11 +47,11 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn from_json(text: &str) -> Result<Request, ModelError> {
+    pub fn from_json(text: &str) -> std::result::Result<Request, ModelError> {
         serde_json::from_str(text).map_err(|e| ModelError::Scenario(format!("pvp request: {e}")))
     }
 
-    pub(crate) fn validate(&self, link_gbps: f64) -> Result<(), ModelError> {
+    pub(crate) fn validate(&self, link_gbps: f64) -> std::result::Result<(), ModelError> {
         if self.flows == 0 || self.flows > MAX_FLOWS {
             return Err(ModelError::Scenario(format!(
                 "flows: got {}, allowed 1 to {MAX_FLOWS}",
@@ -76,7 +76,7 @@ impl Request {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Response {
+pub struct Result {
     pub nic: String,
     pub kind: String,
     pub datapath: String,

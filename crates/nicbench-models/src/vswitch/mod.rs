@@ -16,7 +16,7 @@
 //! VXLAN ports (`tunnel.rs`): packets on the underlay's physical port pass the underlay bridge
 //! first; a `tnl_pop` sends the inner packet through the cache again from the tunnel port.
 //!
-//! One request JSON in, one result JSON out ([`simulate_json`]). Packets are taken in file
+//! One [`Request`] in, one [`result::Result`] out ([`Vswitch`], the model in the registry). Packets are taken in file
 //! order; simulated time is the pcap's timestamps relative to its first packet.
 //!
 //! Invariants: no published result is used at run time; a run is a pure function of the
@@ -27,16 +27,18 @@ pub mod key;
 pub mod megaflow;
 pub mod offload;
 pub mod pipeline;
+pub mod result;
 pub mod trie;
 pub mod tunnel;
 
 use std::collections::{BTreeMap, HashSet};
 
 use key::Fields;
-use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, OfField, OfRule, PortRef};
+use nicbench_rules::openflow::{DpAction, DpPlacement, OfField, OfRule, PortRef};
 use nicbench_sim::SimTime;
 use serde::{Deserialize, Serialize};
 
+use crate::model::Model;
 use crate::ModelError;
 pub use cache::CacheConfig;
 pub use megaflow::LookupConfig;
@@ -96,51 +98,6 @@ pub struct Request {
     #[serde(default)]
     pub nic: Option<String>,
     pub costs: HostCosts,
-}
-
-/// One megaflow of the run.
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct MegaflowOut {
-    #[schemars(with = "serde_json::Value")]
-    pub flow: DpFlow,
-    /// The flow in `dpctl/dump-flows` syntax.
-    pub text: String,
-    /// Why it is not offloaded, when hw-offload was on.
-    pub reason: Option<String>,
-    /// Still installed at the end of the run (false: a revalidator deleted it).
-    pub installed: bool,
-    /// Index (0-based, file order) of the packet whose upcall installed it.
-    pub first_packet: u64,
-}
-
-/// The run's outcome.
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VswitchResult {
-    pub megaflows: Vec<MegaflowOut>,
-    /// Refusal reason → megaflows refused for it.
-    pub refusals: BTreeMap<String, u64>,
-    pub packets: u64,
-    pub bytes: u64,
-    /// First to last packet \[s\].
-    pub duration_s: f64,
-    pub upcalls: u64,
-    /// `None` when the trace spans no time.
-    pub upcalls_per_s: Option<f64>,
-    /// Upcalls whose flow was not installed (flow limit reached).
-    pub flow_limit_hits: u64,
-    /// Packets on offloaded flows (handled by the NIC).
-    pub hw_packets: u64,
-    /// Packets on flows in the software datapaths (dp:ovs or tc software).
-    pub sw_packets: u64,
-    pub offloaded_flows: u64,
-    pub not_offloaded_flows: u64,
-    pub revalidators: cache::RevalidatorStats,
-    /// Host CPU time: software packets, upcalls, revalidator dumps \[core·s\].
-    pub host_busy_core_s: f64,
-    /// `host_busy_core_s / duration_s`; `None` when the trace spans no time.
-    pub host_cores_busy: Option<f64>,
-    pub costs: HostCosts,
-    pub caps: Option<OffloadCaps>,
 }
 
 /// `OfRule`s from JSON. `OfAction` is an internally tagged enum, and serde cannot read a `u128`
@@ -232,10 +189,25 @@ impl Request {
     }
 }
 
-pub fn simulate_json(request_json: &str) -> Result<String, ModelError> {
-    let req = Request::from_json(request_json)?;
-    let result = simulate(&req)?;
-    serde_json::to_string(&result).map_err(|e| ModelError::Scenario(e.to_string()))
+/// The virtual OVS datapath in the registry: a [`Request`] (rules, ports, a trace) in, a
+/// [`result::Result`] (the megaflows) out.
+pub struct Vswitch;
+
+impl Model for Vswitch {
+    const NAME: &'static str = "vswitch";
+    const SUMMARY: &'static str =
+        "Open vSwitch's datapath: OpenFlow pipeline, megaflow un-wildcarding, revalidators, tc offload to a NIC";
+    const PROFILE_KINDS: &'static [&'static str] = &[];
+    type Request = Request;
+    type Result = result::Result;
+
+    fn request_from_json(text: &str) -> Result<Request, ModelError> {
+        Request::from_json(text)
+    }
+
+    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
+        simulate(request)
+    }
 }
 
 /// Per-run state of the datapath: the cache, its flows' counters, the offload bookkeeping.
@@ -360,7 +332,7 @@ fn tnl_pop_port(actions: &[DpAction]) -> Option<u16> {
 }
 
 /// Runs one request.
-pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
+pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
     let mut bridge = pipeline::Bridge::new(&req.rules, &req.ports, &req.lookup)?;
     bridge.set_underlay(req.underlay.as_ref())?;
     let underlay_in = req.underlay.as_ref().filter(|u| u.port == req.in_port);
@@ -445,7 +417,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
         ..
     } = dp;
     let duration_s = now.as_secs_f64();
-    let megaflows: Vec<MegaflowOut> = cache
+    let megaflows: Vec<result::MegaflowOut> = cache
         .entries
         .iter()
         .zip(&stats)
@@ -454,7 +426,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
             flow.packets = s.0;
             flow.bytes = s.1;
             flow.used = Some(format!("{:.3}s", now.since(s.2).as_secs_f64()));
-            MegaflowOut {
+            result::MegaflowOut {
                 // The shared dpctl writer, so megaflows print exactly as parsed dumps are written back.
                 text: nicbench_rules::openflow::dp_flow_to_string(&flow)
                     .unwrap_or_else(|e| format!("(megaflow not expressible in dpctl syntax: {e})")),
@@ -470,7 +442,7 @@ pub fn simulate(req: &Request) -> Result<VswitchResult, ModelError> {
         + upcalls as f64 * req.costs.upcall_us.value * 1e-6
         + cache.stats.dump_ms_total * 1e-3 * f64::from(req.cache.revalidator_threads.max(1)); // dump wall time × threads
     let per_s = |v: f64| (duration_s > 0.0).then(|| v / duration_s);
-    Ok(VswitchResult {
+    Ok(result::Result {
         not_offloaded_flows: cache.entries.len() as u64 - offloaded_flows,
         offloaded_flows,
         megaflows,

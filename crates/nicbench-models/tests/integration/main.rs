@@ -5,7 +5,8 @@ mod claims;
 mod contract;
 mod scenario;
 
-use nicbench_models::connectx::{simulate_json, SimResult};
+use nicbench_models::connectx::result::Result as SimResult;
+use nicbench_models::run_json;
 use serde_json::{json, Value};
 
 pub fn profiles_dir() -> String {
@@ -26,7 +27,7 @@ pub fn fig2(count: u64, groups: u32, size: u32, gbps: f64, duration_ms: u64) -> 
 }
 
 pub fn run(scenario: &Value) -> SimResult {
-    let json = simulate_json(&scenario.to_string(), &mut |_| {}).expect("scenario runs");
+    let json = run_json("connectx", &scenario.to_string(), &mut |_| {}).expect("scenario runs");
     serde_json::from_str(&json).expect("result parses")
 }
 mod snapshot;

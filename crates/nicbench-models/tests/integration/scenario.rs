@@ -1,7 +1,6 @@
 //! Reproducibility and scenario errors.
 
 use crate::{fig2, profiles_dir, run};
-use nicbench_models::connectx::simulate_json;
 use serde_json::json;
 
 #[test]
@@ -41,7 +40,7 @@ fn hit_rules_steer_to_their_queues() {
 #[test]
 fn bad_scenarios_have_one_line_errors() {
     let err = |v: serde_json::Value| {
-        simulate_json(&v.to_string(), &mut |_| {})
+        nicbench_models::run_json("connectx", &v.to_string(), &mut |_| {})
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()
@@ -108,7 +107,7 @@ fn streamed_trace_replays_like_the_generator_and_reports_truncation() {
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 100]).expect("write cut");
     s["trace"] = json!(cut.to_string_lossy());
-    let err = simulate_json(&s.to_string(), &mut |_| {})
+    let err = nicbench_models::run_json("connectx", &s.to_string(), &mut |_| {})
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();

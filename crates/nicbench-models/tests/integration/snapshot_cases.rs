@@ -23,7 +23,7 @@ fn connectx_case(name: &str, duration_ns: u64, traffic: Value, rules: Value, ins
         "install": install,
         "measure": {"timeline_bin_ns": 1_000_000, "latency": true, "queues": true},
     });
-    let out = nicbench_models::connectx::simulate_json(&scenario.to_string(), &mut |_| {})
+    let out = nicbench_models::run_json("connectx", &scenario.to_string(), &mut |_| {})
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut v: Value = serde_json::from_str(&out).expect("result JSON");
     // Wall-clock statistics vary run to run; the packet count does not.
@@ -206,7 +206,7 @@ fn snapshot_connectx() {
 }
 
 fn offpath_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::offpath::predict_json(&request.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::run_json("offpath", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     Case {
         name: name.into(),
         result: serde_json::from_str(&out).expect("response JSON"),
@@ -274,7 +274,7 @@ fn snapshot_offpath() {
 }
 
 fn flowhost_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::flowhost::simulate_json(&request.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::run_json("flowhost", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     let v: Value = serde_json::from_str(&out).expect("result JSON");
     Case {
         name: name.into(),
@@ -337,7 +337,7 @@ fn snapshot_flowhost() {
 }
 
 fn pvp_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::pvp::predict_json(&request.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::run_json("pvp", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     Case {
         name: name.into(),
         result: serde_json::from_str(&out).expect("response JSON"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -26,8 +27,9 @@ from nicbench.experiments.params import Param
 
 __all__ = ["Target", "RunContext", "target", "get_target", "all_targets", "finite_or_nan", "FAMILIES"]
 
-# Target families (modules of this package); imported lazily on first lookup.
-FAMILIES = ("synthetic", "gen", "classifier", "connectx", "offpath", "flowhost", "pvp")
+# Target families: the modules of this package, one per model or software part (a new module is a
+# new family, no list to edit); imported lazily on first lookup.
+FAMILIES = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 
 
 @dataclass

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from nicbench import connectx
+from nicbench import connectx, models
 from nicbench.cli.calibrate import calibrate
 from nicbench.cli.common import NicbenchGroup, fmt_number
 from nicbench.cli.connectx import COMMANDS, bottleneck_line, parse_install_rate, sparkline
@@ -27,7 +27,7 @@ def test_simulate_json_has_the_contract_fields(nicbench_cli):
                      "flows=10000,size=1500,rate=100Gbps", "--duration", "20ms", "--bin", "2ms", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    jsonschema.validate(out, connectx.contract_schema("result"))
+    jsonschema.validate(out, models.contract_schema("connectx", "result"))
     assert set(out["latency_us"]) >= {"p1", "p25", "p50", "p75", "p99", "p999", "max"}
     # 60,000 rules fill Table 0 past its knee (PAM'21 Fig. 2a): forwarding collapses.
     assert out["loss_ratio"] > 0.9 and len(out["timeline"]) == 10

@@ -9,7 +9,7 @@ import math
 import jsonschema
 import pytest
 
-from nicbench import connectx, profiles
+from nicbench import connectx, models, profiles
 from nicbench.errors import NicbenchError
 from nicbench.units import Rate
 
@@ -44,10 +44,10 @@ def test_scenario_follows_the_contract():
     assert sc["traffic"]["duration_ns"] is None, "the scenario's duration bounds the stream"
     assert sc["install"]["mode"] == "rate" and sc["install"]["core"] == "distinct" and "count" not in sc["install"]
     assert sc["measure"] == {"timeline_bin_ns": 10_000_000, "latency": True, "queues": True, "generator": "play"}
-    jsonschema.validate(json.loads(json.dumps(sc)), connectx.contract_schema("scenario"))
+    jsonschema.validate(json.loads(json.dumps(sc)), models.contract_schema("connectx", "request"))
     replay = connectx.scenario(rules=connectx.generated_rules(1, 0), duration_ns=10**6, traffic=connectx.parse_gen(""),
                                generator="timed_replay")
-    jsonschema.validate(json.loads(json.dumps(replay)), connectx.contract_schema("scenario"))
+    jsonschema.validate(json.loads(json.dumps(replay)), models.contract_schema("connectx", "request"))
     with pytest.raises(NicbenchError, match="play, timed_replay"):
         connectx.scenario(rules=connectx.generated_rules(1, 0), duration_ns=10**6, traffic=connectx.parse_gen(""),
                           generator="pktgen")
@@ -65,7 +65,7 @@ def test_rate_install_wakes_per_period_with_the_periods_share():
     sc = connectx.scenario(rules=connectx.generated_rules(0, 1), duration_ns=20_000_000,
                            traffic=connectx.parse_gen("flows=100,size=1500,rate=5Mpps"),
                            install=connectx.rate_install(50_000, group=1, period_ns=1_000_000))
-    jsonschema.validate(json.loads(json.dumps(sc)), connectx.contract_schema("scenario"))
+    jsonschema.validate(json.loads(json.dumps(sc)), models.contract_schema("connectx", "request"))
     bunched, spread = connectx.simulate(sc), connectx.simulate({**sc, "install": connectx.rate_install(50_000, group=1)})
     # The same operations, the same rate kept; bunched, they stall the core longer at a time.
     assert bunched["install"]["rules"] == pytest.approx(spread["install"]["rules"], rel=0.05)
@@ -84,11 +84,11 @@ def test_rate_install_wakes_per_period_with_the_periods_share():
                               install=connectx.rate_install(5.0, count=3, op="delete", match="vlan")),
 ])
 def test_every_builder_output_is_valid_against_the_schema(build):
-    jsonschema.validate(json.loads(json.dumps(build())), connectx.contract_schema("scenario"))
+    jsonschema.validate(json.loads(json.dumps(build())), models.contract_schema("connectx", "request"))
 
 
 def test_schema_refuses_what_the_model_refuses():
-    schema = connectx.contract_schema("scenario")
+    schema = models.contract_schema("connectx", "request")
     sc = connectx.scenario(rules=connectx.generated_rules(0), duration_ns=1, traffic=connectx.parse_gen(""))
     with pytest.raises(jsonschema.ValidationError, match="'colour' was unexpected"):
         jsonschema.validate({**json.loads(json.dumps(sc)), "colour": "red"}, schema)
@@ -100,7 +100,7 @@ def test_a_result_is_valid_against_the_result_schema():
     sc = connectx.scenario(rules=connectx.generated_rules(100, 2), duration_ns=2_000_000, traffic=connectx.parse_gen(""),
                            install=connectx.rate_install(1e5, group=1, core="distinct"), timeline_bin_ns=1_000_000)
     result = connectx.simulate(sc)
-    jsonschema.validate(result, connectx.contract_schema("result"))
+    jsonschema.validate(result, models.contract_schema("connectx", "result"))
     assert [b["t_s"] for b in result["timeline"]] == [0.001, 0.002]
 
 

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from nicbench import offpath, profiles
+from nicbench import models, offpath, profiles
 from nicbench.errors import NicbenchError
 
 
@@ -93,11 +93,11 @@ def test_request_merges_calibration_overrides_known_to_the_profile():
     assert "overrides" not in offpath.request("bluefield2", flows)
     assert "profiles_dir" not in bf2, "the one profile loader decides where profiles are"
     assert json.loads(json.dumps(bf2))["flows"] == [{"path": "client->soc", "verb": "READ", "payload_bytes": 64}]
-    jsonschema.validate(bf2, offpath.contract_schema("request"))
+    jsonschema.validate(bf2, models.contract_schema("offpath", "request"))
 
 
 def test_predict_answers_every_flow_in_order_within_the_schema():
     result = offpath.predict("bluefield2", ["client->host READ 4KiB", "client->soc READ 4KiB"])
     assert [f["path"] for f in result["flows"]] == ["client->host", "client->soc"]
     assert result["total_gbps"] == pytest.approx(sum(f["gbps"] for f in result["flows"]))
-    jsonschema.validate(result, offpath.contract_schema("response"))
+    jsonschema.validate(result, models.contract_schema("offpath", "result"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nicbench import pvp
+from nicbench import models, pvp
 from nicbench.errors import NicbenchError
 
 CX5, AGILIO = "connectx5-25g", "agilio-cx-25g"
@@ -103,7 +103,7 @@ def test_bad_input_is_one_line_naming_the_field(kwargs, message):
 
 
 def test_contract_schemas_are_exposed():
-    req = pvp.contract_schema("request")
+    req = models.contract_schema("pvp", "request")
     assert set(req["required"]) == {"nic", "flows", "frame_bytes"}
     assert req["additionalProperties"] is False
-    assert "host_cores_busy" in pvp.contract_schema("response")["properties"]
+    assert "host_cores_busy" in models.contract_schema("pvp", "result")["properties"]

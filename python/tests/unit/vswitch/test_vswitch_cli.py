@@ -9,6 +9,8 @@ import json
 
 from helpers import forked_cli, python_module
 
+from nicbench import models
+
 scapy_all = python_module("scapy.all", "scapy")
 
 RULES = """priority=100,ip,nw_src=10.0.0.0/8,actions=output:p1
@@ -98,9 +100,9 @@ def test_request_and_result_follow_the_contract(tmp_path):
 
     rules, pcap = _files(tmp_path)
     request = vswitch.build_request(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
-    jsonschema.validate(request, vswitch.contract_schema("request"))
+    jsonschema.validate(request, models.contract_schema("vswitch", "request"))
     result = vswitch.megaflows(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
-    jsonschema.validate(result, vswitch.contract_schema("result"))
+    jsonschema.validate(result, models.contract_schema("vswitch", "result"))
     assert all(p["provenance"] for p in result["costs"].values())
     assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
 

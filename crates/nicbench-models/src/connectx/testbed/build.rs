@@ -7,7 +7,7 @@ use super::nic::{state_without_epoch, FlowState, Nic};
 use super::{DRAIN, UNKNOWN};
 use crate::connectx::control::Installer;
 use crate::connectx::params::ConnectxParams;
-use crate::connectx::scenario::{InstallCore, Scenario};
+use crate::connectx::request::{InstallCore, Request};
 use crate::connectx::setup::{install, Flows};
 use crate::connectx::traffic::Source;
 use crate::error::ModelError;
@@ -51,7 +51,7 @@ pub struct Testbed {
 impl Testbed {
     /// Validates the scenario, reads the profile's parameters, installs the rules and
     /// classifies every known flow.
-    pub fn build(scn: &Scenario, profile: &Profile) -> Result<Testbed, ModelError> {
+    pub fn build(scn: &Request, profile: &Profile) -> Result<Testbed, ModelError> {
         scn.validate()?;
         let p: ConnectxParams = profile.params()?;
         check_line_rate(scn, p.link_gbps)?;
@@ -167,7 +167,7 @@ impl Testbed {
 
 /// The scenario's queue map as a flat table (queue id → core), after checking that every queue
 /// a rule names (`queue index`, an `rss` action's `queues`) is mapped; the port's own queues
-/// are checked by [`Scenario::validate`], and the installer's rules use queue 0.
+/// are checked by [`Request::validate`], and the installer's rules use queue 0.
 fn queue_table(map: &BTreeMap<u16, u32>, classifier: &Classifier) -> Result<Vec<u32>, ModelError> {
     for id in classifier.rule_ids() {
         let Some(info) = classifier.rule_info(id) else { continue };
@@ -196,7 +196,7 @@ fn queue_table(map: &BTreeMap<u16, u32>, classifier: &Classifier) -> Result<Vec<
 /// A generator cannot send faster than its port: generated traffic above the link's line rate
 /// (frame + 20 B of preamble and gap per frame) is refused. A trace replayed faster than the
 /// link is paced by it instead (see [`super::run`]).
-fn check_line_rate(scn: &Scenario, link_gbps: f64) -> Result<(), ModelError> {
+fn check_line_rate(scn: &Request, link_gbps: f64) -> Result<(), ModelError> {
     let Some(t) = scn.traffic.as_ref().filter(|_| scn.trace.is_none()) else {
         return Ok(());
     };
@@ -224,7 +224,7 @@ pub(super) mod tests {
     use crate::profile::tests::dir;
     use serde_json::json;
 
-    pub(crate) fn scenario(extra: serde_json::Value) -> Scenario {
+    pub(crate) fn scenario(extra: serde_json::Value) -> Request {
         let mut s = json!({
             "nic": "connectx5",
             "duration_ns": 2_000_000,
@@ -234,7 +234,7 @@ pub(super) mod tests {
         if let (Some(obj), Some(add)) = (s.as_object_mut(), extra.as_object()) {
             obj.extend(add.clone());
         }
-        Scenario::from_json(&s.to_string()).expect("scenario")
+        Request::from_json(&s.to_string()).expect("scenario")
     }
 
     pub(crate) fn testbed(extra: serde_json::Value) -> Testbed {
@@ -290,7 +290,7 @@ pub(super) mod tests {
             (play.model.latency_floor_us["fixed"] + extra_us - replay.model.latency_floor_us["fixed"]).abs() < 1e-9,
             "the latency floor names the setup's fixed latency"
         );
-        let bad = Scenario::from_json(
+        let bad = Request::from_json(
             &json!({"nic": "connectx5", "duration_ns": 1000, "measure": {"generator": "pktgen"}}).to_string(),
         );
         assert!(
@@ -303,7 +303,7 @@ pub(super) mod tests {
     fn test_install_bursts_are_refused_outside_rate_mode_and_their_range() {
         let refusal = |install: serde_json::Value| {
             let traffic = json!({"flows": 10, "size": {"fixed": 1500}, "rate": {"gbps": 10.0}});
-            Scenario::from_json(
+            Request::from_json(
                 &json!({"nic": "connectx5", "duration_ns": 1000, "traffic": traffic, "install": install}).to_string(),
             )
             .err()

@@ -32,7 +32,7 @@
 //! link → steering → NIC buffer → DMA → rings → NF core → TX), with the NIC's functional and
 //! timing state in [`nic`], the host side (rings, NF core, receiver) in [`host`] and the
 //! control plane in [`control`]; [`summary`] turns what the run counted into the
-//! [`SimResult`].
+//! [`Result`](super::result::Result).
 
 mod build;
 mod control;
@@ -44,8 +44,7 @@ mod summary;
 pub use build::Testbed;
 pub use run::Counts;
 
-use super::result::SimResult;
-use super::scenario::Scenario;
+use super::request::Request;
 use crate::error::ModelError;
 use crate::profile::Profile;
 use nicbench_sim::SimDuration;
@@ -70,7 +69,7 @@ const BURST_SPAN_NS: u64 = 10_000;
 const UNKNOWN: u32 = u32::MAX;
 
 /// Runs one scenario on one profile.
-pub fn simulate(scn: &Scenario, profile: &Profile, progress: &mut dyn FnMut(u64)) -> Result<SimResult, ModelError> {
+pub fn simulate(scn: &Request, profile: &Profile, progress: &mut dyn FnMut(u64)) -> Result<super::result::Result, ModelError> {
     let wall = std::time::Instant::now();
     let mut testbed = Testbed::build(scn, profile)?;
     let counts = testbed.run(progress)?;

@@ -306,7 +306,7 @@ mod tests {
     use serde_json::{json, Value};
 
     /// The result of a run with the NF core advanced lazily (normal) or at every packet.
-    fn result(extra: Value, defer_core: bool) -> crate::connectx::SimResult {
+    fn result(extra: Value, defer_core: bool) -> crate::connectx::result::Result {
         let mut tb = testbed(extra);
         tb.defer_core = defer_core;
         let counts = tb.run(&mut |_| {}).expect("runs");
@@ -320,7 +320,7 @@ mod tests {
         let text = "flow create 0 ingress group 0 priority 0 pattern eth / ipv4 src spec 10.0.0.0 src mask 255.128.0.0 / end actions drop / end\n\
                     flow create 0 ingress group 0 priority 1 pattern eth / ipv4 src spec 10.128.0.0 src mask 255.192.0.0 / end actions queue index 3 / end\n\
                     flow create 0 ingress group 0 priority 2 pattern eth / end actions queue index 1 / end\n";
-        type Check = fn(&crate::connectx::SimResult) -> bool;
+        type Check = fn(&crate::connectx::result::Result) -> bool;
         let cases: [(Value, Check); 7] = [
             // The core saturates (64 B at line rate): rings fill, imissed.
             (
@@ -467,7 +467,7 @@ mod tests {
             r.cores[0]
         );
         // Refused: a queue a rule names without a core; a core beyond `cores`; a port queue unmapped.
-        use crate::connectx::scenario::Scenario;
+        use crate::connectx::request::Request;
         use crate::profile::{tests::dir, Profile};
         let profile = Profile::load("connectx5", &dir()).expect("profile");
         let err = |extra: Value| {
@@ -475,7 +475,7 @@ mod tests {
             s.as_object_mut()
                 .expect("object")
                 .extend(extra.as_object().expect("object").clone());
-            match Scenario::from_json(&s.to_string()) {
+            match Request::from_json(&s.to_string()) {
                 Err(e) => e.to_string(),
                 Ok(s) => super::super::Testbed::build(&s, &profile)
                     .err()

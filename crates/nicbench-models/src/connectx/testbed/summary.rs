@@ -4,7 +4,7 @@
 
 use super::{Counts, Testbed};
 use crate::connectx::result::{
-    Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimResult, SimStats,
+    Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimStats,
 };
 use crate::profile::Param;
 use nicbench_sim::SimTime;
@@ -15,7 +15,7 @@ const MAX_EVENTS: usize = 1000;
 
 impl Testbed {
     /// The result of a finished run (`counts` from [`Testbed::run`]; `wall_s`: its wall time).
-    pub fn summary(&self, counts: &Counts, wall_s: f64) -> SimResult {
+    pub fn summary(&self, counts: &Counts, wall_s: f64) -> crate::connectx::result::Result {
         let Counts {
             packets,
             offered_packets,
@@ -131,7 +131,7 @@ impl Testbed {
         };
         let rx_s = (rx_end_ns - self.warmup_ns as f64).max(1.0) * 1e-9;
         let rx_gbps = rx.wire_bytes as f64 * 8.0 / rx_s / 1e9;
-        SimResult {
+        crate::connectx::result::Result {
             nic: self.nic_name.clone(),
             offered_gbps: gbps(offered_wire_bytes),
             offered_mpps: mpps(offered_packets),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// One simulation run.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Scenario {
+pub struct Request {
     /// Profile name (`<profiles_dir>/<name>.toml`) or a path to a `.toml`.
     pub nic: String,
     #[serde(default)]
@@ -293,9 +293,9 @@ impl Default for MeasureSpec {
     }
 }
 
-impl Scenario {
-    pub fn from_json(text: &str) -> Result<Scenario, crate::ModelError> {
-        let s: Scenario = serde_json::from_str(text).map_err(|e| crate::ModelError::Scenario(e.to_string()))?;
+impl Request {
+    pub fn from_json(text: &str) -> Result<Request, crate::ModelError> {
+        let s: Request = serde_json::from_str(text).map_err(|e| crate::ModelError::Scenario(e.to_string()))?;
         s.validate()?;
         Ok(s)
     }

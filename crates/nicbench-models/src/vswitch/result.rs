@@ -1,0 +1,53 @@
+//! What the virtual OVS datapath returns: the megaflows a trace installed, and the run's counts.
+
+use std::collections::BTreeMap;
+
+use nicbench_rules::openflow::DpFlow;
+use serde::{Deserialize, Serialize};
+
+use super::{cache, HostCosts, OffloadCaps};
+
+/// One megaflow of the run.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MegaflowOut {
+    #[schemars(with = "serde_json::Value")]
+    pub flow: DpFlow,
+    /// The flow in `dpctl/dump-flows` syntax.
+    pub text: String,
+    /// Why it is not offloaded, when hw-offload was on.
+    pub reason: Option<String>,
+    /// Still installed at the end of the run (false: a revalidator deleted it).
+    pub installed: bool,
+    /// Index (0-based, file order) of the packet whose upcall installed it.
+    pub first_packet: u64,
+}
+
+/// The run's outcome.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Result {
+    pub megaflows: Vec<MegaflowOut>,
+    /// Refusal reason → megaflows refused for it.
+    pub refusals: BTreeMap<String, u64>,
+    pub packets: u64,
+    pub bytes: u64,
+    /// First to last packet \[s\].
+    pub duration_s: f64,
+    pub upcalls: u64,
+    /// `None` when the trace spans no time.
+    pub upcalls_per_s: Option<f64>,
+    /// Upcalls whose flow was not installed (flow limit reached).
+    pub flow_limit_hits: u64,
+    /// Packets on offloaded flows (handled by the NIC).
+    pub hw_packets: u64,
+    /// Packets on flows in the software datapaths (dp:ovs or tc software).
+    pub sw_packets: u64,
+    pub offloaded_flows: u64,
+    pub not_offloaded_flows: u64,
+    pub revalidators: cache::RevalidatorStats,
+    /// Host CPU time: software packets, upcalls, revalidator dumps \[core·s\].
+    pub host_busy_core_s: f64,
+    /// `host_busy_core_s / duration_s`; `None` when the trace spans no time.
+    pub host_cores_busy: Option<f64>,
+    pub costs: HostCosts,
+    pub caps: Option<OffloadCaps>,
+}
