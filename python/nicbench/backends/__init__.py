@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["Backend", "get_backend", "with_backend", "BACKENDS", "results_name"]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.flow_perf import FLOW_PERF, install_rate, why_not_flow_perf
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["DpdkBackend", "parse_flow_results", "parse_forward_stats", "parse_port_stats", "TESTPMD"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.nic_env import nic_environment, rdma_netdevs
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["PerftestBackend", "bw_gbps", "parse_perftest", "perftest_args", "rdma_devices", "TOOLS"]
 

@@ -50,7 +50,7 @@ from nicbench.calibrate.identify import ParamCertainty, identifiability, indepen
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
+from nicbench.vocab.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
 
 __all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile", "profile_study"]
 

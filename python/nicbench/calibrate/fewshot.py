@@ -46,7 +46,7 @@ from nicbench.calibrate.measurements import load_measurements
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values, residual
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, render_profile
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import Reference, default_studies_dir, load_study
+from nicbench.vocab.study import Reference, default_studies_dir, load_study
 
 __all__ = ["fewshot", "refit", "FewshotOutcome", "Selection", "INHERITED", "select_free"]
 

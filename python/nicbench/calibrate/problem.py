@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 from nicbench.experiments.keys import derive_seed, point_key
 from nicbench.experiments.spec import Spec, load_spec
-from nicbench.experiments.study import Reference, Study
+from nicbench.vocab.study import Reference, Study
 from nicbench.experiments.targets import RunContext, get_target
 
 __all__ = ["Point", "Problem", "build_problem", "Evaluator", "residual", "error_summary", "MISSING_RESIDUAL"]

@@ -241,7 +241,7 @@ def _results_folder(exp_dir: str, option: str | None = None) -> Path:
 
 def _write_report(path: Path, out: Path, others: list[Path], margin: float, ignore: tuple[str, ...] | None = None):
     from nicbench.experiments.store import ExperimentStore
-    from nicbench.experiments.study import load_study
+    from nicbench.vocab.study import load_study
     from nicbench.report import experiment_report
 
     meta = ExperimentStore(path.parent, path.name).read_json("experiment.json")
@@ -381,7 +381,8 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.feature_matrix import summary_line as feature_matrix_line
     from nicbench.experiments.gates import gate, load_known_misses
-    from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
+    from nicbench.reproduce import reproduce_study, resolve_studies
+    from nicbench.reproduce.sets import check_sets_apply
 
     outcomes = []
     gates = []

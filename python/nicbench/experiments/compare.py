@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from nicbench.experiments.store import PROVENANCE_COLUMNS, RESERVED_NAMES, load_results
+from nicbench.experiments.store import load_results
+from nicbench.vocab.records import PROVENANCE_COLUMNS, RESERVED_NAMES
 
 __all__ = ["Comparison", "compare_frames", "compare_results", "direction", "plot_comparison", "settings_that_differ"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 
 __all__ = ["KnownMiss", "GateResult", "load_known_misses", "gate"]
 

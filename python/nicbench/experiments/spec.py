@@ -46,10 +46,10 @@ from typing import Any
 
 from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLossSearch
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 from nicbench.experiments.keys import point_key
-from nicbench.experiments.params import Param
-from nicbench.experiments.store import RESERVED_NAMES
+from nicbench.vocab.params import Param
+from nicbench.vocab.records import RESERVED_NAMES
 from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
 from nicbench.inputs import read_input_text

@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from nicbench.experiments.store import param_columns
+from nicbench.vocab.records import param_columns
 
 __all__ = ["summarize", "hdr_percentiles", "STATISTICS", "statistic"]
 

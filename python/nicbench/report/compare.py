@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference
 from nicbench.experiments.targets import Target
 from nicbench.units import UnitError
 

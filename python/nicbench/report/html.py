@@ -17,11 +17,13 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from nicbench.experiments import feature_matrix as fm
 from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
-from nicbench.experiments.store import ExperimentStore, param_columns
-from nicbench.experiments.study import SUMMARY_GROUPS, Reference, Study, summary_group
+from nicbench.experiments.store import ExperimentStore
+from nicbench.vocab.records import param_columns
+from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
 from nicbench.report.figures.common import Units
@@ -312,7 +314,7 @@ def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
                  predictions: list[Any] | None = None, feature_matrix: Any = None) -> Path:
     """The study index: links to its experiment pages, pass/fail and median |error| per set, and the
-    predictions for other devices (`nicbench.experiments.predictions.DevicePredictions`) and the
+    predictions for other devices (`nicbench.reproduce.predictions.DevicePredictions`) and the
     offload feature matrix (`nicbench.experiments.feature_matrix.MatrixOutcome`), if any."""
     out_html = Path(out_html)
     comparisons = [c for p in pages for c in p.comparisons]
@@ -332,9 +334,7 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
     if predictions:
         body += predictions_section(predictions, out_html.parent)
     if feature_matrix is not None:
-        from nicbench.experiments.feature_matrix import html_section
-
-        body += html_section(feature_matrix.as_dict())
+        body += feature_matrix_section(feature_matrix.as_dict())
     if comparisons:
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]
@@ -382,6 +382,35 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
                                f"({_cell(c['model'])})")
             grid.append(row)
         out += ["<h3>Qualitative claims on each device</h3>", table(head, grid, raw=True)]
+    return out
+
+
+def feature_matrix_section(d: dict[str, Any]) -> list[str]:
+    """The study page's offload feature matrix (`MatrixOutcome.as_dict()`): the rows, the seed's value,
+    nicbench's, the refusal reasons."""
+    e = html.escape
+    out = [f"<h2>{e(fm.TITLE)}</h2>", f'<p class="sub">{e(fm.summary_line(d))}. {e(fm.HONESTY)} '
+           "Each expressible row is a real OpenFlow rule and a packet run through the virtual OVS datapath; "
+           "ConnectX-5 is informational (offload.rs's mlx5 capabilities; the seed gives no value).</p>"]
+    if d["not_run"]:
+        return out
+
+    def yn(v: bool | None) -> str:
+        return "–" if v is None else ("yes" if v else "no")
+
+    rows = []
+    for r in d["rows"]:
+        agi, cx5 = r["result"].get(fm.SEED_NIC), r["result"].get(fm.INFO_NIC)
+        if r["expressible"]:
+            mark = "" if r["agrees"] else ' <span class="fail">disagrees</span>'
+            nb = f"{yn(agi['offloaded'])}{mark}" + (f"<br><small>{e(agi['reason'])}</small>" if agi["reason"] else "")
+            cx = yn(cx5["offloaded"]) + (f"<br><small>{e(cx5['reason'])}</small>" if cx5["reason"] else "")
+            what = f"<code>{e(r['rule'])}</code><br><small>{e(r['packet'])}</small>"
+        else:
+            nb, cx, what = "not expressible", "–", f"<small>{e(r['why'])}</small>"
+        rows.append([e(r["row"]), str(r["line"]), yn(r["seed_offloaded"]), nb, cx, what])
+    out.append(table(["row", "seed line", "seed: OVS-TC offloads", "nicbench agilio-cx-25g",
+                      "nicbench connectx5-25g", "rule / packet (or why not run)"], rows, raw=True))
     return out
 
 

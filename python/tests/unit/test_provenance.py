@@ -19,7 +19,7 @@ import pytest
 from helpers import REPO, STUDIES
 
 from nicbench import profiles
-from nicbench.experiments.study import load_study
+from nicbench.vocab.study import load_study
 
 PROFILES = sorted(p.stem for p in (REPO / "profiles").glob("*.toml"))
 DERIVED = re.compile(r"^derived from references? ([^:]+):")

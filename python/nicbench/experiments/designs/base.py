@@ -71,7 +71,7 @@ class Design:
 
     @classmethod
     def from_table(cls, table: dict[str, Any], file: str, target: "Target") -> "Design":
-        from nicbench.experiments.errors import SpecError
+        from nicbench.vocab.errors import SpecError
 
         for key in table:
             if key != "kind" and key not in cls.options:

@@ -10,7 +10,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from nicbench.experiments.designs.base import Design, Task, make_request, single_run
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 from nicbench.experiments.keys import point_key
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,9 +19,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from nicbench.experiments.designs.base import Derived, Design, RunOutcome, Task, make_request
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 from nicbench.experiments.keys import derive_seed, run_key
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.units import UnitError
 
 if TYPE_CHECKING:  # pragma: no cover

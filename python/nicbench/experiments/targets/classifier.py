@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.experiments.targets import RunContext, target
 
 ALGORITHMS = ("hybrid", "tuplemerge", "tss")

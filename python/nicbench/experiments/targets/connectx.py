@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.experiments.targets import RunContext, target
 
 from nicbench import connectx

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from nicbench import flowhost
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.units import parse_duration_ns
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from nicbench import offpath
 from nicbench.errors import NicbenchError
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
 

@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from nicbench import pvp
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
 

@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
-from nicbench.experiments.study import Reference  # noqa: E402
+from nicbench.vocab.study import Reference  # noqa: E402
 from nicbench.report.figures import box, cdf, heatmap, line, overlay, timeseries  # noqa: E402
 from nicbench.report.figures.common import EmptyFigure, Units, from_zero_when_flat  # noqa: E402
 from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402

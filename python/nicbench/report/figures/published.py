@@ -21,7 +21,7 @@ import pandas as pd
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
-from nicbench.experiments.study import Reference, summary_group
+from nicbench.vocab.study import Reference, summary_group
 from nicbench.report.compare import convert
 from nicbench.report.figures.common import Drawn, Units
 from nicbench.units import UnitError

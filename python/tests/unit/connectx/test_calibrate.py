@@ -15,7 +15,7 @@ from nicbench import profiles
 from nicbench.calibrate import calibrate, load_config
 from nicbench.calibrate.profile import default_bounds, merge_provenance, read_params, write_fitted
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import load_study
+from nicbench.vocab.study import load_study
 from nicbench.experiments.targets import RunContext, get_target
 
 MINI_SPEC = """

@@ -17,7 +17,7 @@ from helpers import STUDIES
 
 from nicbench.experiments.keys import derive_seed
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import load_study
+from nicbench.vocab.study import load_study
 from nicbench.experiments.targets import RunContext
 
 PAM21 = STUDIES / "pam21"

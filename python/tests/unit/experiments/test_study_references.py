@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference, find_studies, load_study
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference, find_studies, load_study
 
 STUDY = """
 [study]
@@ -132,7 +132,7 @@ def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
     assert refs["ratio-of-calibration"].restates == "cal", "a function of calibration values only"
     assert refs["other-point"].independent and refs["ratio-with-a-new-point"].independent
     assert refs["cal"].restates is None and not refs["cal"].independent
-    from nicbench.experiments.study import summary_group
+    from nicbench.vocab.study import summary_group
     assert [summary_group(refs[i]) for i in ("cal", "other-point", "ratio-of-calibration")] == [
         "calibration", "validation (independent)", "validation (restates calibration)"]
 

@@ -18,9 +18,9 @@ from nicbench import offpath, profiles
 from nicbench.calibrate import load_config
 from nicbench.calibrate.identify import independent_points
 from nicbench.calibrate.problem import build_problem
-from nicbench.experiments.reproduce import reproduce_study
+from nicbench.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import SUMMARY_GROUPS, load_study, summary_group
+from nicbench.vocab.study import SUMMARY_GROUPS, load_study, summary_group
 from nicbench.experiments.targets import RunContext, get_target
 
 OFFPATH = STUDIES / "offpath"

@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference
 from nicbench.experiments.targets import get_target
 from nicbench.report.compare import compare, convert
 

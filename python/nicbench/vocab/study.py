@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 
 __all__ = ["Study", "Reference", "Claim", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE", "REFERENCE_FILE"]
 
