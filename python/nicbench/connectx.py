@@ -2,7 +2,8 @@
 
 The model (`nicbench_models::connectx`) takes ONE scenario JSON and returns ONE result JSON. Both
 are defined once, by their Rust serde types; their JSON Schemas are `contract_schema("scenario")`
-/ `contract_schema("result")` here, and `docs/contracts/connectx.md` describes every field:
+/ `contract_schema("result")` here (`docs/contracts/connectx.scenario.schema.json`,
+`connectx.result.schema.json`), and `docs/contracts/README.md` (ConnectX) describes them:
 
     scenario = {"nic": "connectx5", "overrides": {...}, "seed": 1, "duration_ns": ..., "warmup_ns": 0,
                 "traffic": {...} | None, "trace": None | "x.pcap",

@@ -2,7 +2,7 @@
 
 The native model (`nicbench_models::flowhost`) takes ONE request JSON and returns ONE result, both
 defined by their Rust serde types (schemas: `contract_schema("request")` / `("result")`; fields
-described in `docs/contracts/flowhost.md`):
+described in `docs/contracts/README.md`, Flow host):
 
     request = {"nic": "napatech-nt100", "host": "argus-host", "cores": 8, "processes_per_core": 1,
                "flows": 16384, "frame_bytes": 750, "rate_gbps": None (line rate), "zipf_exponent": 0,

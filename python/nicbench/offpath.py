@@ -2,7 +2,7 @@
 
 The model (`nicbench_models::offpath`) takes ONE request JSON and returns ONE response JSON, both
 defined by their Rust serde types (schemas: `contract_schema("request")` / `("response")`; fields
-described in `docs/contracts/offpath.md`), summarized here:
+described in `docs/contracts/README.md`, Off-path), summarized here:
 
     request  = {"nic": "bluefield2", "overrides": {...}, "mix": "max_min",
                 "flows": [{"path": "client->soc", "verb": "READ", "payload_bytes": 4096, "share": 0.8,

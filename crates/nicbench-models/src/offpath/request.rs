@@ -1,4 +1,5 @@
-//! The JSON contract with the Python side (schema and field docs in `docs/contracts/offpath.md`):
+//! The JSON contract with the Python side (schema and field docs in
+//! `docs/contracts/offpath.request.schema.json` and `offpath.response.schema.json`):
 //! [`Request`] in, [`Response`] out, and the validated [`Flow`] the model works on.
 //!
 //! Invariants: a [`Flow`] is only built by [`Request::flows`], which rejects every bad
