@@ -21,9 +21,10 @@ from __future__ import annotations
 import gc
 import json
 import re
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from nicbench import _native
 from nicbench.errors import NicbenchError

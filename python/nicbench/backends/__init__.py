@@ -14,7 +14,8 @@ starts why it cannot run a point, and its runs go to their own results folder
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from nicbench.vocab.params import Param
 

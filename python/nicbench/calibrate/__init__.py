@@ -41,9 +41,10 @@ import math
 import os
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from nicbench.calibrate.fit import FitParam, FitResult, fit
 from nicbench.calibrate.identify import ParamCertainty, identifiability, independent_points

@@ -22,8 +22,9 @@ import difflib
 import importlib.util
 import math
 import statistics
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from nicbench.errors import NicbenchError
 from nicbench.experiments.spec import load_spec

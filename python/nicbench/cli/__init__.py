@@ -35,11 +35,15 @@ COMMANDS = {
     "gen": ("traffic", "Generate N flows at a rate and write them to a pcap."),
     "pcap": ("traces", "Inspect pcap/pcapng traces."),
     "rss": ("traces", "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."),
-    "rules": ("rules", "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."),
-    "classify": ("rules", "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and unmatched packets, and the rate achieved."),
+    "rules": ("rules",
+              "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files."),
+    "classify": ("rules",
+                 "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and "
+                 "unmatched packets, and the rate achieved."),
     "simulate": ("connectx", "Run traffic through a virtual NIC with pre-installed rules (and optional rule "
                              "updates)."),
-    "calibrate": ("calibrate", "Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements."),
+    "calibrate": ("calibrate",
+                  "Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements."),
     "flows": ("flows", "Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker "
                        "balance and rate."),
     "paths": ("offpath", "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, "

@@ -12,8 +12,18 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, first_set_off_default, fmt_number, json_option,
-                                 parse_overrides, progress_bar, stderr_console, stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    emit_json,
+    first_set_off_default,
+    fmt_number,
+    json_option,
+    parse_overrides,
+    progress_bar,
+    stderr_console,
+    stdout_console,
+)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 

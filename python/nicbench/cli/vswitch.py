@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import (NonEmptyPath, PortName, WholeHelpGroup, emit_json, fail, json_option, spinner,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (
+    NonEmptyPath,
+    PortName,
+    WholeHelpGroup,
+    emit_json,
+    fail,
+    json_option,
+    spinner,
+    stderr_console,
+    stdout_console,
+)
 
 __all__ = ["vswitch", "COMMANDS"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nicbench.vocab.params import Param, Scalar
 from nicbench.units import UnitError
+from nicbench.vocab.params import Param, Scalar
 
 __all__ = ["axis_values", "MAX_AXIS_VALUES"]
 

@@ -44,16 +44,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.backends import with_backend
 from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLossSearch
-from nicbench.vocab.errors import SpecError
 from nicbench.experiments.keys import point_key
-from nicbench.vocab.params import Param
-from nicbench.vocab.records import RESERVED_NAMES
-from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
 from nicbench.inputs import read_input_text
 from nicbench.units import UnitError, parse_duration_ns
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.params import Param
+from nicbench.vocab.records import RESERVED_NAMES
 
 __all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "parse_timeout_s", "FIGURE_KINDS", "DEFAULT_REPEAT",
            "DEFAULT_TIMEOUT_S"]

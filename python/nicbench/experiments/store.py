@@ -15,7 +15,8 @@ Layout of an experiment folder `results/<experiment>/`:
 
 Records (one row per run × metric, plus time-series rows that have a `t` [s]): the columns of
 `nicbench.vocab.records` (`backend`: what answered the run). The three provenance columns
-(`run_identity`, `code_fingerprint`, `input_files`: `fingerprint.py`) tell a stale run (same identity, other code or input files) from a current one.
+(`run_identity`, `code_fingerprint`, `input_files`: `fingerprint.py`) tell a stale run (same
+identity, other code or input files) from a current one.
 
 Invariants:
 - **A run is in the store iff its records are in a file of runs/ or parts/.** Files are
@@ -37,9 +38,10 @@ import os
 import shutil
 import time
 import traceback
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa

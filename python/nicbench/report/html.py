@@ -12,8 +12,9 @@ import base64
 import html
 import math
 import statistics
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -22,11 +23,11 @@ from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore
-from nicbench.vocab.records import param_columns
-from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
 from nicbench.report.figures.common import Units
+from nicbench.vocab.records import param_columns
+from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 
 __all__ = ["experiment_report", "study_report", "ExperimentPage"]
 
@@ -43,7 +44,8 @@ h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 34px 0 10
      border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 .sub { color: var(--muted); margin: 0 0 18px; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
-.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px;
+        min-width: 120px; }
 .card b { display: block; font-size: 20px; } .card span { color: var(--muted); font-size: 13px; }
 .figs { display: grid; grid-template-columns: 1fr; gap: 18px; }
 figure { margin: 0; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
@@ -96,7 +98,8 @@ def incomplete_note(meta: dict, stored_runs: int) -> str:
     sweep = meta.get("sweep_runs")
     of = f" of {sweep:,}" if isinstance(sweep, int) and meta.get("sweep_runs_exact") else ""
     if failed:
-        return f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command to retry them."
+        return (f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command "
+                "to retry them.")
     if "finished" not in meta:
         return "The last run did not finish (interrupted): re-run the same command to finish it."
     return (f"Part of the spec's sweep ({stored_runs:,}{of} runs stored): the last run was narrowed (--repeat, --set, "
@@ -198,7 +201,8 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
         body += ["<h2>Published vs nicbench</h2>",
-                 '<p class="missing">No published reference values for this experiment: its numbers are not compared with a paper.</p>']
+                 '<p class="missing">No published reference values for this experiment: its numbers are not compared '
+                 'with a paper.</p>']
     body += ["<h2>Runs</h2>",
              f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
              f"<code>{html.escape(str(exp_dir))}</code></p>",
@@ -308,7 +312,8 @@ def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[
              f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–", str(r["verdict"])]
             for r in flagged.head(MAX_SUMMARY_ROWS).to_dict("records")]
     return head + '<div class="scroll">' + table([*varying, "metric", "A mean", "B mean", "diff", "verdict"], rows,
-                                                 numeric={len(varying) + 1, len(varying) + 2, len(varying) + 3}) + "</div>"
+                                                 numeric={len(varying) + 1, len(varying) + 2,
+                                                          len(varying) + 3}) + "</div>"
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
@@ -357,8 +362,8 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
         claims = info["claims"]
         claim_ids += [c for c in claims if c not in claim_ids]
         held = sum(c["status"] == "pass" for c in claims.values())
-        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">{html.escape(Path(p).parent.name)}</a>'
-                         for p in info["pages"])
+        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">'
+                         f'{html.escape(Path(p).parent.name)}</a>' for p in info["pages"])
         rows.append([f"<b>{html.escape(d.device)}</b><br><small>{html.escape(d.description)}</small>", fitted,
                      f"{m['passed']}/{m['entries']}, median |error| {err:.1%}" if m["entries"] and err == err else "–",
                      f"{held}/{len(claims)}" if claims else "–", links])
@@ -453,7 +458,8 @@ def _selector(r: Reference) -> str:
 
 def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
-        return '<p class="missing">This study has no published reference values: its experiments\' numbers are not compared with a paper.</p>'
+        return ('<p class="missing">This study has no published reference values: its experiments\' numbers are not '
+                'compared with a paper.</p>')
     rows = []
     for set_name in SUMMARY_GROUPS:
         group = [c for c in comparisons if summary_group(c.reference) == set_name]
@@ -529,7 +535,8 @@ def table(headers: Iterable[str], rows: list[list[str]], raw: bool = False, nume
 
 def page(title: str, body: list[str]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{html.escape(title)}</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, "
+            f"initial-scale=1\"><title>{html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body) +
             f"\n<p class=\"sub\">Generated by nicbench.</p></main><script>{SCRIPT}</script></body></html>\n")
 

@@ -106,8 +106,8 @@ def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
     """Run `study`'s experiments and report them; then (unless `predictions` is False or `sets`
     chooses the device) its prediction devices (`nicbench.reproduce.predictions`).
     `scheduler` (a Dask scheduler, `scheduler.open_scheduler`), `timeout_s`: as `run_experiment`'s."""
-    from nicbench.reproduce.predictions import run_predictions
     from nicbench.report import study_report  # matplotlib only when reporting
+    from nicbench.reproduce.predictions import run_predictions
 
     specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=sets_for(p, sets))
              for p in study.experiments]

@@ -81,4 +81,5 @@ def test_code_docs_are_read_and_code_is_not():
 
 
 def test_a_missing_path_is_found():
-    assert _named_paths("see `crates/nicbench-x/src/gone.rs`, and studies/<study>/x") == {"crates/nicbench-x/src/gone.rs"}
+    found = _named_paths("see `crates/nicbench-x/src/gone.rs`, and studies/<study>/x")
+    assert found == {"crates/nicbench-x/src/gone.rs"}

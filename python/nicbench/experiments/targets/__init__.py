@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ class RunContext:
 
     seed: int
     rep: int
-    target: "Target"
+    target: Target
     rows: list[tuple[str, float, str, float | None]] = field(default_factory=list)
 
     @property

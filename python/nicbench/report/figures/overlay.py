@@ -17,8 +17,8 @@ import matplotlib
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
-from nicbench.vocab.study import SUMMARY_GROUPS
 from nicbench.report.figures.published import Mark
+from nicbench.vocab.study import SUMMARY_GROUPS
 
 __all__ = ["draw", "marker_colors", "title_pad_pt", "GREY_FACE", "GREY_EDGE", "OPEN_FACE", "DIGITIZED_MARKER",
            "TEXT_MARKER", "AT_BOTTOM_MARKER", "AT_LEFT_MARKER"]

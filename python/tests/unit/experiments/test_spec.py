@@ -9,9 +9,9 @@ import pytest
 from nicbench.experiments import parse_spec
 from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import RandomSubset, ZeroLossSearch
+from nicbench.units import UnitError
 from nicbench.vocab.errors import SpecError, UnknownTargetError
 from nicbench.vocab.params import Param
-from nicbench.units import UnitError
 
 HEAD = """
 [experiment]

@@ -12,8 +12,8 @@ from helpers import REPO, STUDIES, missing
 from nicbench import profiles
 from nicbench.calibrate import calibrate, load_config
 from nicbench.calibrate.problem import build_problem
-from nicbench.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec
+from nicbench.reproduce import reproduce_study
 from nicbench.vocab.study import load_study
 
 STUDY = STUDIES / "ovs-offload"
