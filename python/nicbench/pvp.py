@@ -32,7 +32,8 @@ from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
 from nicbench.traffic import line_rate_mpps  # noqa: F401 (part of this module's API, as before)
 
-__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "contract_schema", "line_rate_mpps"]
+__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "contract_schema",
+           "line_rate_mpps"]
 
 NICS = ("connectx5-25g", "agilio-cx-25g")
 DATAPATHS = ("tc-offload", "kernel", "dpdk")
