@@ -1,7 +1,7 @@
 # nicbench: one command sets up and runs the main job, one sets up and runs all tests.
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
-#   make test    venv + native build + peer tools, then cargo test, pytest (2 workers) and the quick studies' gates
+#   make test    venv + native build + peer tools, then ruff, cargo test, pytest (2 workers) and the quick studies' gates
 #   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows, bench-startup;
 #                drivers in benches/)
 #
@@ -15,7 +15,7 @@ STAMP  := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test test-rust test-python test-gates develop peers bench bench-harness bench-flows bench-startup reproduce lock clean
+.PHONY: run test lint test-rust test-python test-gates develop peers bench bench-harness bench-flows bench-startup reproduce lock clean
 
 run: develop
 	mkdir -p build
@@ -24,7 +24,12 @@ run: develop
 	nicbench rss build/trace.pcap --queues 8
 	nicbench reproduce --all
 
-test: develop peers test-rust test-python test-gates
+test: lint develop peers test-rust test-python test-gates
+
+# The Python lint (ruff, pinned in requirements/dev.lock; rules in pyproject.toml). First: it needs
+# no build and fails in seconds. Layout is not checked here (the formatter is not applied yet).
+lint: $(STAMP)
+	$(BIN)/ruff check python benches scripts studies
 
 # The layout check runs where rustfmt is installed (rustup's default profile has it); a fresh
 # machine without it still runs the tests.

@@ -30,14 +30,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
 from rich.console import Console
 from rich.table import Table
 
 from nicbench.flows import meter
 from nicbench.traffic import GenConfig, generate_pcap
 from nicbench.units import Rate, parse_count
-
-from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
 
 # Wide enough for the table when the output goes to a file or a CI log (rich defaults to 80 columns).
 console = Console(width=None if Console().is_terminal else 140)
@@ -241,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="1,2", help="nicbench worker counts")
     ap.add_argument("--peers", default="argus,nfpcapd,nfstream", help="peers to run ('' for none)")
     ap.add_argument("--no-install", action="store_true", help="do not pip-install nfstream when missing")
-    ap.add_argument("--quick", action="store_true", help="small run: 200K packets, 64 B and 750 B at 16K flows, no reference")
+    ap.add_argument("--quick", action="store_true",
+                    help="small run: 200K packets, 64 B and 750 B at 16K flows, no reference")
     ap.add_argument("--workdir", default=None, help="where the pcaps go (default: a temporary directory)")
     ap.add_argument("--json", dest="json_out", default=None, help="also write the measures to this JSON file")
     args = ap.parse_args(argv)
@@ -329,7 +329,8 @@ def render(traces: list[Trace], measures: list[Measure]) -> None:
             cells.append("—" if m is None else f"{m.mpps_per_core:.2f} ({m.mpps:.2f})" + ("" if m.ok else " !"))
         one, argus = row.get("nicbench 1w"), row.get("argus")
         ratio = f"{one.mpps_per_core / argus.mpps_per_core:.1f}×" if one and argus and argus.mpps_per_core > 0 else "—"
-        totals = "ok" if all(m.ok for m in row.values()) else "; ".join(f"{m.tool}: {m.note}" for m in row.values() if not m.ok)
+        totals = ("ok" if all(m.ok for m in row.values())
+                  else "; ".join(f"{m.tool}: {m.note}" for m in row.values() if not m.ok))
         table.add_row(trace.name, *cells, ratio, totals)
     console.print(table)
     one_16k = [m for m in measures if m.tool == "nicbench 1w" and "16Kflows" in m.trace]
@@ -341,8 +342,8 @@ def render(traces: list[Trace], measures: list[Measure]) -> None:
               for a in measures if a.tool == "argus" and a.trace == m.trace and a.mpps_per_core > 0]
     if ratios:
         verdict = "meets" if min(ratios) >= TARGET_RATIO_VS_ARGUS else "misses"
-        console.print(f"target ≥ {TARGET_RATIO_VS_ARGUS:.0f}× Argus per core: {min(ratios):.1f}×–{max(ratios):.1f}× ({verdict}; "
-                      f"the issue's Argus reference is {ARGUS_REFERENCE_MPPS} Mpps)")
+        console.print(f"target ≥ {TARGET_RATIO_VS_ARGUS:.0f}× Argus per core: {min(ratios):.1f}×–{max(ratios):.1f}× "
+                      f"({verdict}; the issue's Argus reference is {ARGUS_REFERENCE_MPPS} Mpps)")
 
 
 if __name__ == "__main__":

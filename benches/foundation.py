@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
+
 from nicbench import _native
 from nicbench.packets import SYMMETRIC_KEY
 from nicbench.traffic import GenConfig, generate_pcap
 from nicbench.units import Rate
-
-from machine import machine_description  # benches/machine.py (a script's folder is on sys.path)
 
 
 @dataclass
@@ -168,7 +168,8 @@ def print_table(figs: list[Figure]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benches/foundation.py", description=__doc__)
-    parser.add_argument("--packets", type=int, default=200_000, help="packets in the side-by-side traces (scapy reads them all)")
+    parser.add_argument("--packets", type=int, default=200_000,
+                        help="packets in the side-by-side traces (scapy reads them all)")
     parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
     parser.add_argument("--gen-packets", type=int, default=5_000_000, help="packets in the generator measurement")
     parser.add_argument("--runs", type=int, default=11)

@@ -38,7 +38,8 @@ def measure(points: int, jobs: int, scheduler=None) -> dict:
         records = load_results(f"{root}/bench-harness")
         load_s = time.perf_counter() - t1
     assert summary.executed == points and summary.failed == 0, summary
-    return {"points": points, "jobs": scheduler.address if scheduler else jobs, "run_s": round(run_s, 3), "points_per_s": round(points / run_s, 1),
+    return {"points": points, "jobs": scheduler.address if scheduler else jobs, "run_s": round(run_s, 3),
+            "points_per_s": round(points / run_s, 1),
             "load_s": round(load_s, 3), "records": len(records)}
 
 

@@ -28,7 +28,8 @@ become NaN in `result_metrics`, never an exception.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from nicbench import models
 from nicbench.errors import NicbenchError
@@ -180,8 +181,8 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         raise NicbenchError(f"timeline bin must be positive, found {timeline_bin_ns} ns")
     bins = math.ceil(duration_ns / timeline_bin_ns)
     if bins > MAX_TIMELINE_BINS:
-        raise NicbenchError(f"--bin: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes {bins:,} bins: "
-                            f"at most {MAX_TIMELINE_BINS:,} (a bin of at least "
+        raise NicbenchError(f"--bin: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes "
+                            f"{bins:,} bins: at most {MAX_TIMELINE_BINS:,} (a bin of at least "
                             f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
     if not 0 <= warmup_ns < duration_ns:
         raise NicbenchError(f"--warmup {warmup_ns / 1e9:g} s must be shorter than the duration "

@@ -46,7 +46,8 @@ METRICS: dict[str, str] = {
     "filter_discarded_mpps": "Mpps", "processed_mpps": "Mpps", "processed_mbps": "Mbps",
     "processed_mbps_per_core": "Mbps", "processed_mpps_per_core": "Mpps", "processed_mpps_per_process": "Mpps",
     "processed_mpps_max_short": "Mpps", "capacity_mpps_per_core": "Mpps", "peak_mpps_per_core": "Mpps",
-    "drop_ratio": "", "drop_ratio_steady": "", "overloaded_processes": "processes", "dropped_packets": "packets", "drops": "", "imbalance": "",
+    "drop_ratio": "", "drop_ratio_steady": "", "overloaded_processes": "processes", "dropped_packets": "packets",
+    "drops": "", "imbalance": "",
     "flows_per_process_min": "flows", "flows_per_process_max": "flows", "cpu_util_mean": "", "cpu_util_max": "",
     "packet_ns_mean": "ns", "exposed_ns_mean": "ns", "smt_gain": "", "l2_miss_ratio_mean": "",
     "llc_miss_ratio_mean": "", "cores_needed": "cores",
@@ -158,7 +159,8 @@ def machine_facts() -> dict[str, float]:
     cores = os.cpu_count() or 1
     return {"cpu_ghz": ghz if math.isfinite(ghz) and ghz > 0 else 2.0, "sockets": float(n_sockets),
             "cores_per_socket": float(max(1, cores // n_sockets)),
-            "l2_bytes_per_core": _cache_bytes(2) or 1024.0 * 1024, "llc_bytes_per_socket": _cache_bytes(3) or 8 * 1024.0 ** 2}
+            "l2_bytes_per_core": _cache_bytes(2) or 1024.0 * 1024,
+            "llc_bytes_per_socket": _cache_bytes(3) or 8 * 1024.0 ** 2}
 
 
 def _miss_ratios(flows: int, record_bytes: float, l2: float, llc: float) -> tuple[float, float]:
@@ -170,7 +172,8 @@ def _miss_ratios(flows: int, record_bytes: float, l2: float, llc: float) -> tupl
 
 def calibrate_local(out_dir: str | Path | None = None, *,
                     flow_counts: tuple[int, ...] = (256, 4096, 16384, 65536, 262144),
-                    size: int = 64, packets_per_flow: int = 8, min_packets: int = 400_000, record_bytes: float | None = None,
+                    size: int = 64, packets_per_flow: int = 8, min_packets: int = 400_000,
+                    record_bytes: float | None = None,
                     repeats: int = 2, seed: int = 1, work_dir: str | Path | None = None,
                     log=lambda s: None) -> LocalCalibration:
     """Measure nicbench's flow meter (`nicbench.flows.meter`, 1 worker) on generated pcaps at several flow

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Union
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
@@ -53,7 +53,7 @@ RECORD_COLUMNS = tuple(_COLUMN_TYPES)
 # (MeterConfig::validate in crates/nicbench-flowmeter refuses 2^31 - 1 and up).
 MAX_FLOWS = 2**31 - 2
 
-Duration = Union[str, int, float, None]
+Duration = str | int | float | None
 
 
 def parse_seconds_ns(value: Duration, what: str) -> int | None:

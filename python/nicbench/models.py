@@ -17,8 +17,9 @@ what and where.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 from nicbench import _native
 

@@ -12,7 +12,8 @@ request and returns ONE result, both defined by their Rust serde types (schemas:
     result   = {"flows": [{"gbps", "mpps", "latency_us", "posting_latency_us", "saturated",
                            "pcie_mpps": {"pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down"},
                            "pcie_data_mpps": {...}, "bottleneck"}, ...],   # data TLPs only: Table 3
-                "mix", "total_gbps", "total_mpps", "pcie_mpps", "pcie_data_mpps", "bottleneck", "bottleneck_utilization",
+                "mix", "total_gbps", "total_mpps", "pcie_mpps", "pcie_data_mpps", "bottleneck",
+                "bottleneck_utilization",
                 "utilization": {resource: fraction}, "advice": [{"id", "text"}]}
 
 `mix`: how concurrent flows share the NIC. `shares` — the flows are ONE application's request mix:

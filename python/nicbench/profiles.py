@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from types import MappingProxyType
+from typing import Any
 
 from nicbench import _native
 
@@ -31,7 +33,9 @@ __all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "fac
 
 KINDS = ("connectx", "offpath", "flowhost", "connectx-eswitch", "agilio")
 
-_OVERRIDES: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("nicbench_overrides", default={})
+# The default is read-only: every change sets a new mapping (parameter_overrides), none edits one in place.
+_OVERRIDES: contextvars.ContextVar[Mapping[str, float]] = contextvars.ContextVar(
+    "nicbench_overrides", default=MappingProxyType({}))
 
 
 def profiles_dir() -> Path:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
@@ -38,7 +38,7 @@ MIN_RATE_PPS = 1.0
 IMIX_SIZES = (64, 594, 1518)
 
 # A frame-size spec: int (fixed), list (random pick), (lo, hi) tuple (uniform) or "imix".
-SizeSpec = Union[int, list[int], tuple[int, int], str]
+SizeSpec = int | list[int] | tuple[int, int] | str
 
 
 # Frame sizes the generator builds [bytes, incl. FCS]: Ethernet's minimum to a 9000 B jumbo MTU

@@ -52,11 +52,13 @@ def parse_rate(text: str, what: str | None = None) -> Rate:
     `8Mpps`, `500kpps`, `1.5e6pps`. Prefixes and units in any case (a rate has no milli: m is mega).
     `what` (the option) starts an error."""
     prefix = f"{what}: " if what else ""
-    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(), re.IGNORECASE)
+    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(),
+                     re.IGNORECASE)
     if not m or (not m["unit"] and not m["si"]):
         raise UnitError(f"{prefix}expected a rate such as 100Gbps, 10G or 8Mpps, found {text!r}")
     if "B" in m["unit"]:
-        raise UnitError(f"{prefix}a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), found {text!r}")
+        raise UnitError(f"{prefix}a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), "
+                        f"found {text!r}")
     value = float(m["num"]) * _SI[m["si"].upper() if m["si"] != "k" else "k"]
     if not (value > 0 and value < float("inf")):
         raise UnitError(f"{prefix}a rate must be a finite number > 0, found {text!r}")
@@ -128,7 +130,8 @@ def parse_count(text: str | int, *, at_most: int | None = None, what: str | None
     else:
         m = re.fullmatch(_NUMBER + r"\s*(?P<si>Ki|Mi|Gi|[kKMG]?)", text.strip())
         if not m:
-            raise UnitError(f"{prefix}expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), found {text!r}")
+            raise UnitError(f"{prefix}expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), "
+                            f"found {text!r}")
         value = float(m["num"]) * (_IEC.get(m["si"]) or _SI[m["si"]])
     if not math.isfinite(value) or value != int(value) or value < 0:
         raise UnitError(f"{prefix}expected a non-negative whole count, found {text!r}")

@@ -22,15 +22,17 @@ from __future__ import annotations
 import gc
 import json
 import re
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.inputs import read_input_text
 
-__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused", "load_openflow", "default_ports", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
+__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused",
+           "load_openflow", "default_ports", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
            "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
@@ -126,7 +128,8 @@ def _mac(text: str, what: str) -> str:
     import re
 
     if not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", text):
-        raise NicbenchError(f"{what}: {text!r} is not a MAC address (six hex bytes with ':', such as aa:55:aa:55:00:01)")
+        raise NicbenchError(f"{what}: {text!r} is not a MAC address "
+                            "(six hex bytes with ':', such as aa:55:aa:55:00:01)")
     return text.lower()
 
 
@@ -148,7 +151,8 @@ def parse_port_spec(text: str) -> dict[str, Any]:
         opts[k] = v
     missing = [k for k in ("remote_ip", "local_ip", "underlay") if k not in opts]
     if missing:
-        raise NicbenchError(f"{where}: {', '.join(missing)} missing (a vxlan port needs remote_ip, local_ip and underlay)")
+        raise NicbenchError(f"{where}: {', '.join(missing)} missing "
+                            "(a vxlan port needs remote_ip, local_ip and underlay)")
     key_text = opts.get("key", "flow")
     key: int | None = None
     if key_text != "flow":
@@ -170,7 +174,8 @@ def parse_port_spec(text: str) -> dict[str, Any]:
             "local_mac": _mac(opts.get("local_mac", _ZERO_MAC), f"{where}: local_mac")}
 
 
-def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]], bridge: str = "br0") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]],
+                 bridge: str = "br0") -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The bridge's ports (as `default_ports` numbers them: the names the rules use and the VXLAN ports,
     in name order, OpenFlow and datapath 1, 2, ...; LOCAL datapath 100), each VXLAN port with its options
     and its UDP port as datapath number (as OVS's userspace datapath numbers tunnel ports), and the
@@ -215,7 +220,8 @@ def gc_paused():
 
 
 def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,
-              underlay: dict[str, Any] | None = None, nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
+              underlay: dict[str, Any] | None = None, nic: str | None = None, tc_policy: str = "none",
+              hw_offload: bool | None = None,
               lookup: dict[str, Any] | None = None, cache: dict[str, Any] | None = None,
               costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Runs the packets of PCAP (file order, all received on IN_PORT) through the rules; returns
@@ -258,7 +264,8 @@ def _wide_ints_walk(value: Any) -> Any:
 
 def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
                   ports: list[dict[str, Any]] | None = None, underlay: dict[str, Any] | None = None,
-                  nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None, lookup: dict[str, Any] | None = None,
+                  nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
+                  lookup: dict[str, Any] | None = None,
                   cache: dict[str, Any] | None = None,
                   costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The request `megaflows` sends (the `vswitch.request` contract, serialized by `request_json`),
@@ -325,7 +332,8 @@ def _inner_frames(trace: str | Path, out: Path) -> None:
 
 def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: str, uplink: str, vm_port: str,
                          tc_policy: str = "none", offered_gbps: float | None = None,
-                         flow_order: str = "round-robin", tunnels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                         flow_order: str = "round-robin",
+                         tunnels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Red Hat PVP with the user's rules and packets: the trace arrives on `uplink`, and the VM (a
     forwarding loop that returns each packet unchanged, as testpmd in the seed's guest) sends it back
     in on `vm_port`. Both passes run through the virtual OVS datapath with the NIC's offload
@@ -361,7 +369,8 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
         vm_info = pcap_info(str(vm_pcap))
     load = {"masks": [m for ingress, r in passes.items() for m in mask_load(r, ingress)]}
     for ingress, port in (("uplink", uplink), ("vf", vm_port)):
-        forwarding = any(a.get("action") == "output" for mf in passes[ingress]["megaflows"] for a in mf["flow"]["actions"])
+        forwarding = any(a.get("action") == "output"
+                         for mf in passes[ingress]["megaflows"] for a in mf["flow"]["actions"])
         if not forwarding:
             raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
                                 "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")

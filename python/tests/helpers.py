@@ -19,7 +19,6 @@ from types import ModuleType
 
 import pytest
 
-
 # The checkout, and its study folders (tests read the committed files from there).
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = REPO / "studies"

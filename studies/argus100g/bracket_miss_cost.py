@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from nicbench.calibrate.problem import Evaluator, build_problem
-from nicbench.experiments.study import load_study
+from nicbench.vocab.study import load_study
 
 HERE = Path(__file__).resolve().parent
 NO_DROPS, DROPS = "flows-1500-131072-no-drops", "flows-1500-262144-drops"

@@ -191,7 +191,8 @@ ref("tput-snic2-vs-snic1-1.48x", "SNIC 2 has better throughput than SNIC 1, reac
     "fig4-ranges", {"label": "tput-snic2-vs-snic1-rw"}, "tput_ratio_max", 1.48, "", rel(RATIO_REL))
 ref("tput-snic2-vs-rnic1-read-higher", "Interestingly, for READ, SNIC 2 is even observably higher than RNIC ① before "
     "saturating the network bandwidth (seed line 136; 16-256 B: above 1, and below the 1.48x ② reaches over ①, "
-    "which is itself below RNIC ①; encoded as 1.24 ± 0.24)", "s32t", "fig4-ranges", {"label": "tput-snic2-vs-rnic1-read"},
+    "which is itself below RNIC ①; encoded as 1.24 ± 0.24)", "s32t", "fig4-ranges",
+    {"label": "tput-snic2-vs-rnic1-read"},
     "tput_ratio_min", 1.24, "", ab(0.24), low=1.0, high=1.48)
 ref("tput-snic2-vs-rnic1-write-lower", "For WRITE, SNIC ② is still lower than that of RNIC ① (seed line 136; 16-256 B: "
     "below 1, and above 1.08 x (1 - 22%) = 0.84 (② at least 1.08x ①, ① at most 22% below RNIC ①); encoded as "
@@ -277,7 +278,8 @@ for verb, tol in (("READ", TPUT_REL), ("WRITE", 0.25), ("SEND", 0.25)):
         f"for S2H and H2S, respectively (payloads less than 512 bytes: 64 B){similar}", "s33t", "fig4",
         single(BF2, "soc->host", verb, 64), "mpps", 29.0, "Mpps", rel(tol),
         derived_from=None if verb == "READ" else ["s2h-read-small-29mreqs"])
-    ref(f"h2s-{verb.lower()}-small-51.2mreqs", "the READ throughput of SNIC ③ only reaches 29 M reqs/s and 51.2 M reqs/s "
+    ref(f"h2s-{verb.lower()}-small-51.2mreqs",
+        "the READ throughput of SNIC ③ only reaches 29 M reqs/s and 51.2 M reqs/s "
         f"for S2H and H2S, respectively (64 B){similar}", "s33t", "fig4", single(BF2, "host->soc", verb, 64), "mpps",
         51.2, "Mpps", rel(tol), derived_from=None if verb == "READ" else ["h2s-read-small-51.2mreqs"])
 for path in ("soc->host", "host->soc"):
@@ -349,7 +351,8 @@ for nic_tag in ("snic1", "rnic1"):
             "16% ± 14 points)", "fig10", "fig10-ranges", {"label": f"db-{nic_tag}"}, f"tput_change_{side}", 0.16, "",
             ab(0.14), low=0.02, high=0.30,
             derived_from=[f"fig10-db-snic1-2-30pct-{side}"] if nic_tag == "rnic1" else None)
-ref("fig10-advice-db-soc-only", "Advice #4: Enable doorbell batching carefully ... critical for SNIC ③ at the SoC side, "
+ref("fig10-advice-db-soc-only",
+    "Advice #4: Enable doorbell batching carefully ... critical for SNIC ③ at the SoC side, "
     "but is negative at the host side for small batch sizes (H2S READ, batch 16)", "fig10", "fig10",
     single(BF2, "host->soc", "READ", 64, doorbell_batch=16), "advice_doorbell_batching_soc_only", 1.0, "",
     ab(FLAG_ABS))
@@ -368,7 +371,8 @@ ref("mix12-vs-lower-write-1.50x", "SNIC ①+② outperforms the lower of them by
 ref("zero-read-12-vs-1-13pct", "Both cases (SNIC ①+② and SNIC ②+①) offer similar performance, with 4-13% and 5-10% "
     "higher throughput than using SNIC 1 or SNIC 2 alone (0 B READ, saturated: the 13% end vs ①)", "s4a", "sec4",
     {"label": "zero-read-12-vs-1"}, "tput_change_max", 0.13, "", end(0.13, CHANGE_ABS))
-ref("zero-read-12-vs-2-10pct", "... with 4-13% and 5-10% higher throughput than using SNIC 1 or SNIC 2 alone (0 B READ, "
+ref("zero-read-12-vs-2-10pct",
+    "... with 4-13% and 5-10% higher throughput than using SNIC 1 or SNIC 2 alone (0 B READ, "
     "saturated: the 10% end vs ②)", "s4a", "sec4", {"label": "zero-read-12-vs-2"}, "tput_change_max", 0.10, "",
     end(0.10, CHANGE_ABS))
 ref("zero-write-same", "For WRTIE, all results are almost the same (0 B WRITE, ①+② vs ① alone)", "s4a", "sec4",
@@ -403,7 +407,8 @@ flag("fig5b-mix13-bottleneck-pcie", "For SNIC ①+③, it is bottlenecked by SNI
      "uni-direction of PCIe (256 Gbps) since it occupies both directions of PCIe1 (① READ + ③ H2S READ, 4 KB; §4's "
      "setup: five requester machines on ①, 24 host threads on ③)", "s4c", "fig5b",
      {"nic": BF2, "flows": "client->host READ {payload} machines 5; host->soc READ {payload} threads 24"}, "pcie")
-ref("fig5b-456", "the aggregated bandwidth can achieve 456 Gbps if we restrict the bandwidth of data transfer on SNIC ③ "
+ref("fig5b-456",
+    "the aggregated bandwidth can achieve 456 Gbps if we restrict the bandwidth of data transfer on SNIC ③ "
     "to 56 Gbps (① READ + ① WRITE + ③ H2S WRITE offered at 56 Gbps, 4 KB, independent requesters)", "s4c", "fig5b",
     {"nic": BF2, "flows": "client->host READ {payload}; client->host WRITE {payload}; "
                           "host->soc WRITE {payload} @ 56Gbps"}, "total_gbps", 456.0, "Gbps", rel(0.10))

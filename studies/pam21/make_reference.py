@@ -180,10 +180,12 @@ TEXT_REFERENCES = [
        {"relative": 0.1}, derived=_fig5_pair(1, 65536)),
     _t("text-vlan-50pct-faster", "VLAN-based rules being up to 50% faster than tunnel-based rules (Fig. 5c)",
        S1_32, "pam21-fig5c", {"match": "vlan", "rules": 65536}, "rate_ratio", 1.5, "", {"relative": 0.15},
-       derived=[("pam21-fig5c", {"match": "vlan", "rules": 65536}), ("pam21-fig5c", {"match": "tunnel", "rules": 65536})]),
+       derived=[("pam21-fig5c", {"match": "vlan", "rules": 65536}),
+                ("pam21-fig5c", {"match": "tunnel", "rules": 65536})]),
     _t("text-inplace-80pct-faster", "Our dedicated update API performs up to 80% faster (Fig. 6)", S1_32,
        "pam21-fig6", {"op": "update_inplace", "rules": 500000}, "rate_ratio", 1.8, "", {"relative": 0.15},
-       derived=[("pam21-fig6", {"op": "update_inplace", "rules": 500000}), ("pam21-fig6", {"op": "update", "rules": 500000})]),
+       derived=[("pam21-fig6", {"op": "update_inplace", "rules": 500000}),
+                ("pam21-fig6", {"op": "update", "rules": 500000})]),
 ]
 
 # Numbers in the seed text that are not model outputs (kept here so the list is complete).

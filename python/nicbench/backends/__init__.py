@@ -14,9 +14,10 @@ starts why it cannot run a point, and its runs go to their own results folder
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["Backend", "get_backend", "with_backend", "BACKENDS", "results_name"]
 

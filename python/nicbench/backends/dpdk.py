@@ -27,7 +27,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.flow_perf import FLOW_PERF, install_rate, why_not_flow_perf
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["DpdkBackend", "parse_flow_results", "parse_forward_stats", "parse_port_stats", "TESTPMD"]
 
@@ -38,8 +38,9 @@ _FLOW_ERR = re.compile(r"port_flow_complain\(\): Caught PMD error type (\d+) \((
 _NIC_STATS = re.compile(
     r"NIC statistics for port (\d+)\s+#+\s*\n\s*RX-packets: (\d+)\s+RX-missed: (\d+)\s+RX-bytes:\s+(\d+)\s*\n"
     r"\s*RX-errors: (\d+)\s*\n\s*RX-nombuf:\s+(\d+)\s*\n\s*TX-packets: (\d+)\s+TX-errors: (\d+)\s+TX-bytes:\s+(\d+)")
-_ACCUMULATED = re.compile(r"Accumulated forward statistics for all ports\+*\s*\n\s*RX-packets: (\d+)\s+RX-dropped: (\d+)"
-                          r"\s+RX-total: (\d+)\s*\n\s*TX-packets: (\d+)\s+TX-dropped: (\d+)\s+TX-total: (\d+)")
+_ACCUMULATED = re.compile(r"Accumulated forward statistics for all ports\+*\s*\n\s*RX-packets: (\d+)\s+"
+                          r"RX-dropped: (\d+)\s+RX-total: (\d+)\s*\n"
+                          r"\s*TX-packets: (\d+)\s+TX-dropped: (\d+)\s+TX-total: (\d+)")
 
 
 def parse_flow_results(text: str) -> dict[str, Any]:
@@ -135,8 +136,8 @@ def _run_testpmd(cmds: Path, seconds: float, workdir: Path) -> tuple[str, float]
     # printed, to start the clock (stdbuf, coreutils).
     # EAL keeps a run's state under /var/run/dpdk/<file-prefix>: two runs at once (two workers of a
     # sweep, two sweeps) each need their own, and id() alone repeats across forked workers.
-    argv = ["stdbuf", "-oL", TESTPMD, "--no-huge", "-m", "1024", "--no-pci", "--vdev", "net_null0", "--vdev", "net_null1",
-            "--log-level=error", f"--file-prefix=nbdpdk{os.getpid()}-{id(cmds)}", "--", "-i",
+    argv = ["stdbuf", "-oL", TESTPMD, "--no-huge", "-m", "1024", "--no-pci", "--vdev", "net_null0",
+            "--vdev", "net_null1", "--log-level=error", f"--file-prefix=nbdpdk{os.getpid()}-{id(cmds)}", "--", "-i",
             "--total-num-mbufs=8192", f"--cmdline-file={cmds}"]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=workdir)

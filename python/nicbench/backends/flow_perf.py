@@ -29,7 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FLOW_PERF", "flow_perf_args", "install_rate", "parse_flow_perf", "run_flow_perf", "why_not_flow_perf", "ITEMS", "ACTIONS"]
+__all__ = ["FLOW_PERF", "flow_perf_args", "install_rate", "parse_flow_perf", "run_flow_perf", "why_not_flow_perf",
+           "ITEMS", "ACTIONS"]
 
 FLOW_PERF = "dpdk-test-flow-perf"
 
@@ -49,9 +50,10 @@ TIMEOUT_S = 600.0
 _NOTED: set[str] = set()
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?|inf|nan|-nan)"
-_CORE_RATE = re.compile(r"^:: Port (\d+) :: Core (\d+) :: Rules (insertion|deletion) rate -> " + _NUM + r" K Rule/Sec", re.M)
-_CORE_TIME = re.compile(r"^:: Port (\d+) :: Core (\d+) :: The time for (?:creating (\d+) in rules|deleting (\d+) rules is) "
-                        + _NUM + " seconds", re.M)
+_CORE_RATE = re.compile(r"^:: Port (\d+) :: Core (\d+) :: Rules (insertion|deletion) rate -> " + _NUM + r" K Rule/Sec",
+                        re.M)
+_CORE_TIME = re.compile(r"^:: Port (\d+) :: Core (\d+) :: The time for "
+                        r"(?:creating (\d+) in rules|deleting (\d+) rules is) " + _NUM + " seconds", re.M)
 _TOTAL_RATE = re.compile(r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "
                          r"Total (?:flows insertion|deletion) rate -> " + _NUM + r" K Rules/Sec")
 _TOTAL_TIME = re.compile(r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "

@@ -28,7 +28,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.ovs_sandbox import TOOLS, OvsSandbox
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["OvsBackend", "pvp_rules"]
 

@@ -99,7 +99,7 @@ class OvsSandbox:
         self.removed_leftovers: list[str] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def __enter__(self) -> "OvsSandbox":
+    def __enter__(self) -> OvsSandbox:
         self.removed_leftovers = remove_leftovers()
         self.dir.mkdir(mode=0o700)
         try:

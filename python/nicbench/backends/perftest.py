@@ -26,7 +26,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.nic_env import nic_environment, rdma_netdevs
-from nicbench.experiments.params import Param
+from nicbench.vocab.params import Param
 
 __all__ = ["PerftestBackend", "bw_gbps", "parse_perftest", "perftest_args", "rdma_devices", "TOOLS"]
 
@@ -134,7 +134,8 @@ class PerftestBackend(Backend):
     def run(self, target: Any, p: dict[str, Any], ctx: Any) -> dict[str, float]:
         device = p["perftest_device"] or rdma_devices()[0]
         bw = parse_perftest(_run_pair(TOOLS[(p["verb"], "bw")], perftest_args(p, "bw", device), p["perftest_server"]))
-        lat = parse_perftest(_run_pair(TOOLS[(p["verb"], "lat")], perftest_args(p, "lat", device), p["perftest_server"]))
+        lat = parse_perftest(_run_pair(TOOLS[(p["verb"], "lat")], perftest_args(p, "lat", device),
+                                       p["perftest_server"]))
         if not bw or not lat:
             raise RuntimeError(f"perftest printed no result row ({'bandwidth' if not bw else 'latency'} test)")
         b, lt = bw[-1], lat[-1]

@@ -41,16 +41,17 @@ import math
 import os
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from nicbench.calibrate.fit import FitParam, FitResult, fit
 from nicbench.calibrate.identify import ParamCertainty, identifiability, independent_points
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
+from nicbench.vocab.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
 
 __all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile", "profile_study"]
 

@@ -15,17 +15,18 @@ What it does, in order:
 3. **Which parameters to free**: the candidates are the study's fit list (`calibration.toml`) minus
    the testbed's (`[fewshot] keep`) and the device facts. A probe finds the points each candidate
    moves, and its one-parameter runs give the Jacobian of the tolerance-scaled residuals at the start
-   (forward differences, scaled to each parameter's whole search range): how much. Candidates are taken greedily, largest
-   effect first (column-pivoted Gram-Schmidt): one is freed when its effect not already explained by
-   the freed ones moves the residuals by at least `MIN_EFFECT` tolerances over its range and keeps
-   `MIN_NEW_SHARE` of its effect; at most one free parameter per `POINTS_PER_PARAM` independent
-   points. Every candidate gets its reason (freed, moves no measured point, too weak, degenerate with
-   a freed one, budget).
+   (forward differences, scaled to each parameter's whole search range): how much. Candidates are taken
+   greedily, largest effect first (column-pivoted Gram-Schmidt): one is freed when its effect not
+   already explained by the freed ones moves the residuals by at least `MIN_EFFECT` tolerances over
+   its range and keeps `MIN_NEW_SHARE` of its effect; at most one free parameter per
+   `POINTS_PER_PARAM` independent points. Every candidate gets its reason (freed, moves no measured
+   point, too weak, degenerate with a freed one, budget).
 4. **Fit** the freed parameters: coordinate descent over their whole ranges finds the basin
-   (`fit`, `[fewshot] sweeps/line_evals`), Levenberg-Marquardt steps settle in it (`polish`,
-   `[fewshot] polish`); report their standard errors from the last Jacobian (`identify`), write the profile with provenance "fitted on <files> (N values)" and the
-   `[fitted_on]` record (base, study, measurement files relative to the profile, parameters), which
-   `nicbench calibrate <profile>` repeats.
+   (`fit`, `[fewshot] sweeps/line_evals`), Levenberg-Marquardt steps settle in it (`polish`, `[fewshot]
+   polish`); report their standard errors from the last Jacobian (`identify`), write the profile
+   with provenance "fitted on <files> (N values)" and the `[fitted_on]` record (base, study,
+   measurement files relative to the profile, parameters), which `nicbench calibrate <profile>`
+   repeats.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +48,7 @@ from nicbench.calibrate.measurements import load_measurements
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values, residual
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, render_profile
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import Reference, default_studies_dir, load_study
+from nicbench.vocab.study import Reference, default_studies_dir, load_study
 
 __all__ = ["fewshot", "refit", "FewshotOutcome", "Selection", "INHERITED", "select_free"]
 
@@ -204,7 +206,7 @@ def _closest(cols: np.ndarray, j: int, chosen: list[int], params: list[FitParam]
 def _rows(refs: list[Reference], start: list[float], fitted: list[float]) -> list[dict[str, Any]]:
     out = []
     for r, m0, m1 in zip(refs, start, fitted):
-        rel = lambda m: (m - r.value) / abs(r.value) if math.isfinite(m) and r.value else math.nan  # noqa: E731
+        rel = lambda m: (m - r.value) / abs(r.value) if math.isfinite(m) and r.value else math.nan  # noqa: E731, B023
         out.append({"id": r.id, "experiment": r.experiment, "where": dict(r.where), "metric": r.metric,
                     "value": r.value, "zero_shot": m0, "model": m1, "zero_shot_rel_error": rel(m0),
                     "rel_error": rel(m1), "status": "pass" if r.passes(m1) else "fail"})
@@ -339,7 +341,8 @@ def _forward_jacobian(problem, params: list[FitParam], values: dict[str, float],
         du = p.to_u(x) - p.to_u(values[p.name])
         if du == 0:
             continue
-        r1 = np.array([residual(r, m) for r, m in zip(problem.references, model_values(problem, {**metrics0, **moved}))])
+        r1 = np.array([residual(r, m) for r, m in zip(problem.references,
+                                                      model_values(problem, {**metrics0, **moved}))])
         jac[:, j] = (r1 - r0) / du
     return jac
 

@@ -18,8 +18,8 @@ Parameters are searched on a log scale when their bounds span more than 20×.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -110,7 +110,8 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
                 continue
             ref_idx = [r for i in pts for r in refs_of[i]]
 
-            def cost_at(x: float, _p: FitParam = p, _pts: list[int] = pts, _refs: list[int] = ref_idx) -> tuple[float, dict]:
+            def cost_at(x: float, _p: FitParam = p, _pts: list[int] = pts,
+                        _refs: list[int] = ref_idx) -> tuple[float, dict]:
                 m = evaluator.run(_pts, {**values, _p.name: x})
                 merged = {**metrics, **m}
                 models = model_values(problem, merged)

@@ -22,7 +22,7 @@ import numpy as np
 
 from nicbench.calibrate.fit import FitParam
 from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
-from nicbench.experiments.study import Reference
+from nicbench.vocab.study import Reference
 
 __all__ = ["independent_points", "identifiability", "jacobian", "ParamCertainty"]
 

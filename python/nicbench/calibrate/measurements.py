@@ -22,12 +22,14 @@ import difflib
 import importlib.util
 import math
 import statistics
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from nicbench.errors import NicbenchError
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import Reference, Study
+from nicbench.vocab.records import RESERVED_NAMES
+from nicbench.vocab.study import Reference, Study
 
 __all__ = ["load_measurements", "DIGITIZED_COLUMNS", "TIDY_COLUMNS"]
 
@@ -193,9 +195,6 @@ def _check_backend_counter(where_text: str, metric: str, spec: Any) -> None:
                         f"metrics: {', '.join(sorted(spec.target.metrics))})")
 
 
-# Columns of a tidy export that are no parameter of the run (see nicbench.experiments.store).
-_RECORD_COLUMNS = {"experiment", "target", "run", "rep", "seed", "status", "error", "search", "backend",
-                   "run_identity", "code_fingerprint", "input_files", "metric", "value", "unit", "t"}
 _VALUES_SHOWN = 6
 
 
@@ -209,7 +208,7 @@ def _check_one_point(where_text: str, row: dict, where: dict[str, Any], spec: An
     if len(found) == 1:
         return
     names = {p.name for p in spec.target.params}
-    strange = sorted(k for k in row if k not in names and k not in _RECORD_COLUMNS)
+    strange = sorted(k for k in row if k not in names and k not in RESERVED_NAMES)
     note = (f"; column(s) {', '.join(strange)} are no parameter of {spec.name}'s target {spec.target.name}"
             if strange else "")
 

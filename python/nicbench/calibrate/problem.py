@@ -18,15 +18,16 @@ import math
 import multiprocessing
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.keys import derive_seed, point_key
 from nicbench.experiments.spec import Spec, load_spec
-from nicbench.experiments.study import Reference, Study
 from nicbench.experiments.targets import RunContext, get_target
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference, Study
 
 __all__ = ["Point", "Problem", "build_problem", "Evaluator", "residual", "error_summary", "MISSING_RESIDUAL"]
 
@@ -170,7 +171,7 @@ class Evaluator:
         self.errors: dict[str, str] = {}
         self._pool: cf.ProcessPoolExecutor | None = None
 
-    def __enter__(self) -> "Evaluator":
+    def __enter__(self) -> Evaluator:
         if self.scheduler is None and self.jobs > 1:
             self._pool = cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
         return self
@@ -199,7 +200,8 @@ class Evaluator:
                 result[i] = out
         return result
 
-    def _run_on_dask(self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]) -> list[dict[str, float] | str]:
+    def _run_on_dask(self,
+                     jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]) -> list[dict[str, float] | str]:
         """One Dask task per point; a task Dask retries after losing its worker returns the same
         value (a point's run is a pure function of its job), so nothing is counted twice."""
         from nicbench.experiments.fingerprint import input_hashes

@@ -6,9 +6,9 @@ and a one-line `nicbench: error: ...` on bad arguments or bad input.
 
 Each sub-module is named for the API module it fronts (`traffic`, `traces`, `rules`,
 `connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `pvp`, `vswitch`, `experiments`) and
-lists its commands in `COMMANDS`, their one-line summaries in `SUMMARIES`. The group imports a sub-module only when one of its commands
-runs or shows its help, so `nicbench gen` never loads the experiment harness (pandas,
-pyarrow) or the reports (matplotlib).
+lists its commands in `COMMANDS`, their one-line summaries in `SUMMARIES`. The group imports a
+sub-module only when one of its commands runs or shows its help, so `nicbench gen` never loads
+the experiment harness (pandas, pyarrow) or the reports (matplotlib).
 """
 
 from __future__ import annotations

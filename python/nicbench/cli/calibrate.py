@@ -1,22 +1,35 @@
 """`nicbench calibrate`: fit a profile's opaque parameters to a study (fronts `nicbench.calibrate`).
 
 Works for every profile with a calibration study (connectx5 -> pam21, argus-host -> argus100g,
-bluefield2 -> offpath, connectx5-25g and agilio-cx-25g -> ovs-offload); `flowmeter-local` instead measures nicbench's own flow meter on this
-machine (`nicbench.flowhost.calibrate_local`). Bad input is NicbenchError/ValueError: the group
-prints one line, exit code 2.
+bluefield2 -> offpath, connectx5-25g and agilio-cx-25g -> ovs-offload); `flowmeter-local` instead
+measures nicbench's own flow meter on this machine (`nicbench.flowhost.calibrate_local`). Bad input
+is NicbenchError/ValueError: the group prints one line, exit code 2.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, counted, emit_json, ensure_parent, first_set_off_default,
-                                 fmt_number, json_option, print_table, spinner, stderr_console, stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    counted,
+    emit_json,
+    ensure_parent,
+    first_set_off_default,
+    fmt_number,
+    json_option,
+    print_table,
+    spinner,
+    stderr_console,
+    stdout_console,
+)
 
 __all__ = ["calibrate", "COMMANDS"]
 
@@ -37,7 +50,8 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
     for col in ("flows", "measured Mpps", "measured ns/packet", "model ns/packet"):
         table.add_column(col, justify="right")
     for pt in outcome.points:
-        table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3), fmt_number(pt["model_ns"], 3))
+        table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3),
+                      fmt_number(pt["model_ns"], 3))
     print_table(table)
     stdout_console.print(f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
                          f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "

@@ -7,9 +7,10 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -378,8 +379,15 @@ def progress_bar(description: str, total: float | None, enabled: bool = True,
         yield lambda done: None
         return
     # Imported here: only commands that run long work need it, not `nicbench --help`.
-    from rich.progress import (BarColumn, Progress, ProgressColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        ProgressColumn,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class DoneColumn(ProgressColumn):

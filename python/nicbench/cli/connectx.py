@@ -12,8 +12,18 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, first_set_off_default, fmt_number, json_option,
-                                 parse_overrides, progress_bar, stderr_console, stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    emit_json,
+    first_set_off_default,
+    fmt_number,
+    json_option,
+    parse_overrides,
+    progress_bar,
+    stderr_console,
+    stdout_console,
+)
 from nicbench.errors import NicbenchError
 from nicbench.units import parse_count, parse_duration_ns
 
@@ -240,7 +250,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     table = Table(title=f"virtual {nic}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    table.add_row("offered", f"{fmt_number(result.get('offered_gbps'))} Gbps, {fmt_number(result.get('offered_mpps'))} Mpps")
+    table.add_row("offered",
+                  f"{fmt_number(result.get('offered_gbps'))} Gbps, {fmt_number(result.get('offered_mpps'))} Mpps")
     table.add_row("received", f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
                               f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)")
     loss = result.get("loss_ratio")
@@ -253,11 +264,13 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     floor = (result.get("model") or {}).get("latency_floor_us") or {}
     if floor:
         parts = "  ".join(f"{k} {fmt_number(v, 3)}" for k, v in floor.items())
-        table.add_row("latency floor [µs]", f"{fmt_number(sum(floor.values()), 4)} = {parts} (fixed: the testbed outside the "
+        table.add_row("latency floor [µs]",
+                      f"{fmt_number(sum(floor.values()), 4)} = {parts} (fixed: the testbed outside the "
                                             "modelled queues, fitted; above the floor: queueing)")
     inst = result.get("install")
     if inst:
-        table.add_row("rule updates", f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
+        table.add_row("rule updates",
+                      f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
                                       f"({fmt_number(inst.get('rate_rules_per_s'))} rules/s)")
     model = result.get("model") or {}
     if model:
@@ -285,7 +298,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         table.add_row("rx queue bytes", "  ".join(f"{q}: {c['bytes']:,}" for q, c in shown) + more)
     sim = result.get("sim") or {}
     if sim:
-        table.add_row("simulation", f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
+        table.add_row("simulation",
+                      f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
                                     f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
     stdout_console.print(table)
     timeline = result.get("timeline") or []
@@ -293,7 +307,8 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]
         end = timeline[-1].get("t_s", math.nan) if isinstance(timeline[-1], dict) else math.nan
         top = result.get("offered_gbps")
-        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, full height = offered {fmt_number(top)} Gbps):")
+        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, "
+                             f"full height = offered {fmt_number(top)} Gbps):")
         stdout_console.print(f"[cyan]|{sparkline(values, top)}|[/]")
     for ev in result.get("events") or []:
         if isinstance(ev, dict):

@@ -13,8 +13,20 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, counted, emit_json, ensure_parent, json_option,
-                                 print_table, set_off_default, spinner, stderr_console, stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    WholeHelpGroup,
+    counted,
+    emit_json,
+    ensure_parent,
+    json_option,
+    print_table,
+    set_off_default,
+    spinner,
+    stderr_console,
+    stdout_console,
+)
 
 if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
@@ -107,8 +119,10 @@ def _check_only_matches(spec: Any, only_points: dict[str, Any], texts: tuple[str
 def _print_summary(s: RunSummary) -> None:
     failed = f", [red]{s.failed} failed[/]" if s.failed else ""
     stale = f" ([yellow]{s.stale_reused} of them stale, reused[/])" if s.stale_reused else ""
-    stdout_console.print(f"[bold]{s.experiment}[/]: {counted(s.points, 'point')}; {counted(s.executed, 'run')} executed, "
-                         f"{s.cached} already stored{stale}{failed} in {s.elapsed_s:.1f} s → {s.store}", highlight=False, soft_wrap=True)
+    stdout_console.print(f"[bold]{s.experiment}[/]: {counted(s.points, 'point')}; "
+                         f"{counted(s.executed, 'run')} executed, {s.cached} already stored{stale}{failed} "
+                         f"in {s.elapsed_s:.1f} s → {s.store}",
+                         highlight=False, soft_wrap=True)
     if s.workers_lost:
         stdout_console.print(f"  Dask workers lost during the sweep: {', '.join(s.workers_lost)}; "
                              f"{s.retried} runs re-run by Dask on other workers", highlight=False, soft_wrap=True)
@@ -123,7 +137,8 @@ def _print_summary(s: RunSummary) -> None:
 @jobs_option
 @click.option("--fresh", is_flag=True, help="Forget this experiment's stored runs and run everything again.")
 @results_option
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter (e.g. --set packets=10k).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override a parameter (e.g. --set packets=10k).")
 @click.option("--only", multiple=True, metavar="NAME=VALUE[,...]", help="Run only points with these parameter values.")
 @click.option("--rep", "reps", type=IntRange(0, None), multiple=True, help="Run only this repetition (from 0).")
 @click.option("--rerun", is_flag=True, help="Run the selected runs again even if stored (replay).")
@@ -241,8 +256,8 @@ def _results_folder(exp_dir: str, option: str | None = None) -> Path:
 
 def _write_report(path: Path, out: Path, others: list[Path], margin: float, ignore: tuple[str, ...] | None = None):
     from nicbench.experiments.store import ExperimentStore
-    from nicbench.experiments.study import load_study
     from nicbench.report import experiment_report
+    from nicbench.vocab.study import load_study
 
     meta = ExperimentStore(path.parent, path.name).read_json("experiment.json")
     study = load_study(meta["study"]) if meta.get("study") and Path(meta["study"]).is_dir() else None
@@ -306,7 +321,8 @@ def results_ls(results_dir: str | None, as_json: bool) -> None:
                              highlight=False, soft_wrap=True)
     if any(r["stale"] for r in rows):
         stdout_console.print("stale: stored by other code or with other profile/input files than now; "
-                             "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False, soft_wrap=True)
+                             "`nicbench run` re-runs them (`--reuse-stale` keeps them)", highlight=False,
+                             soft_wrap=True)
 
 
 _EXPORT_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -326,7 +342,8 @@ def _export_format(fmt: str | None, output: str | None) -> str:
 @click.argument("experiment", metavar="DIR")
 @click.option("--csv", "fmt", flag_value="csv", default=None, help="CSV (default, unless -o names a .parquet file).")
 @click.option("--parquet", "fmt", flag_value="parquet", help="One Parquet file (the default for -o FILE.parquet).")
-@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default=None, help="Output file (default: stdout for CSV).")
+@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default=None,
+              help="Output file (default: stdout for CSV).")
 @results_option
 def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
@@ -381,7 +398,8 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.feature_matrix import summary_line as feature_matrix_line
     from nicbench.experiments.gates import gate, load_known_misses
-    from nicbench.experiments.reproduce import check_sets_apply, reproduce_study, resolve_studies
+    from nicbench.reproduce import reproduce_study, resolve_studies
+    from nicbench.reproduce.sets import check_sets_apply
 
     outcomes = []
     gates = []
@@ -405,7 +423,8 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
             for s in outcome.runs:
                 _print_summary(s)
             d = outcome.as_dict()
-            refs = f"{d['passed']}/{d['references']} reference values pass" if d["references"] else "no reference values"
+            refs = (f"{d['passed']}/{d['references']} reference values pass" if d["references"]
+                    else "no reference values")
             for group, g in d["summary"].items():
                 err = g["median_abs_rel_error"]
                 refs += (f"\n  {group}: {g['passed']}/{g['entries']} pass, median |error| "
@@ -414,14 +433,16 @@ def reproduce(studies: tuple[str, ...], all_: bool, studies_dir: str, reports_di
                 m, claims = dp["measurements"], dp["claims"]
                 line = f"\n  prediction {dp['device']}: "
                 if m["entries"]:
-                    line += f"its measurements {m['passed']}/{m['entries']} pass, median |error| {m['median_abs_rel_error']:.1%}; "
+                    line += (f"its measurements {m['passed']}/{m['entries']} pass, "
+                             f"median |error| {m['median_abs_rel_error']:.1%}; ")
                 held = sum(c["status"] == "pass" for c in claims.values())
                 line += f"claims {held}/{len(claims)} hold"
                 failing = [k for k, c in claims.items() if c["status"] != "pass"]
                 refs += line + (f" (not: {', '.join(failing)})" if failing else "")
             if d["feature_matrix"] is not None:
                 refs += "\n  " + feature_matrix_line(d["feature_matrix"])
-            stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False, soft_wrap=True)
+            stdout_console.print(f"study [bold]{study.name}[/]: {refs} → {outcome.index}", highlight=False,
+                                 soft_wrap=True)
         if strict:
             gates.append(gate(outcome.as_dict(), known[study.name]))
     if as_json:
@@ -567,7 +588,8 @@ def _print_comparison(c, all_rows: bool) -> None:
     stdout_console.print(f"compared {d['compared']:,} point×metric pairs (acceptable ±{c.acceptable:.2%}): "
                          f"{v['same']:,} same, {v['better']:,} better, [red]{v['worse']:,} worse[/], "
                          f"[yellow]{v['changed']:,} changed[/]"
-                         + (f"; only in A: {d['only_a']:,}, only in B: {d['only_b']:,}" if d["only_a"] or d["only_b"] else ""),
+                         + (f"; only in A: {d['only_a']:,}, only in B: {d['only_b']:,}"
+                            if d["only_a"] or d["only_b"] else ""),
                          highlight=False, soft_wrap=True)
     shown = c.rows if all_rows else c.rows[c.rows["verdict"] != "same"]
     if shown.empty:

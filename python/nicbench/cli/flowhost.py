@@ -86,12 +86,14 @@ def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int,
         ("capacity per core", f"{_fmt(result.get('capacity_mpps_per_core'))} Mpps "
                               f"(short-term peak {_fmt(result.get('peak_mpps_per_core'))})"),
         ("dropped", f"{_fmt(100 * result.get('drop_ratio', float('nan')), 3)} % "
-                    f"({result.get('dropped_packets', 0):,.0f} packets; NIC {_fmt(result.get('nic_dropped_mpps'))} Mpps)"),
+                    f"({result.get('dropped_packets', 0):,.0f} packets; "
+                    f"NIC {_fmt(result.get('nic_dropped_mpps'))} Mpps)"),
         ("overloaded processes", _fmt(result.get("overloaded_processes"))),
         ("flows per process", f"{_fmt(result.get('flows_per_process_min'))}–{_fmt(result.get('flows_per_process_max'))}"
                               f" (imbalance {_fmt(result.get('imbalance'), 3)})"),
         ("CPU utilisation", f"mean {_fmt(result.get('cpu_util_mean'), 3)}, max {_fmt(result.get('cpu_util_max'), 3)}"),
-        ("cost per packet", f"{_fmt(result.get('packet_ns_mean'))} ns (L2 miss {_fmt(result.get('l2_miss_ratio_mean'), 3)},"
+        ("cost per packet",
+         f"{_fmt(result.get('packet_ns_mean'))} ns (L2 miss {_fmt(result.get('l2_miss_ratio_mean'), 3)},"
                             f" LLC miss {_fmt(result.get('llc_miss_ratio_mean'), 3)})"),
     ]
     if search:

@@ -12,8 +12,17 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, emit_json, fail, json_option, one_line_text, progress_bar,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    emit_json,
+    fail,
+    json_option,
+    one_line_text,
+    progress_bar,
+    stderr_console,
+    stdout_console,
+)
 from nicbench.errors import NicbenchError
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
 
@@ -28,13 +37,17 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
               help="Worker threads behind symmetric RSS (1: inline, no dispatcher).")
 @click.option("-o", "--out", type=NonEmptyPath(dir_okay=False), default=None,
               help="Record file (.csv, .jsonl or .parquet); without it records are only counted.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None, help="Record format (default: from -o suffix).")
-@click.option("--idle", default=None, help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Record format (default: from -o suffix).")
+@click.option("--idle", default=None,
+              help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s).")
 @click.option("--active", default=None, help="Status interval splitting long flows, e.g. 30s, or 'off' (default 60s).")
 @click.option("--compat", type=click.Choice(COMPATS), default="nicbench", show_default=True,
               help="Record semantics; 'argus' counts, keys and times out flows as Argus 3.0 does.")
-@click.option("--max-flows", default=None, help="Active flows kept at most (all workers), e.g. 1M (1 to 2,147,483,646); LRU eviction is counted.")
-@click.option("--ipfix", metavar="HOST:PORT", default=None, help="Also export the records over IPFIX/UDP to a collector.")
+@click.option("--max-flows", default=None,
+              help="Active flows kept at most (all workers), e.g. 1M (1 to 2,147,483,646); LRU eviction is counted.")
+@click.option("--ipfix", metavar="HOST:PORT", default=None,
+              help="Also export the records over IPFIX/UDP to a collector.")
 @json_option
 def flows(pcap: str | None, iface: str | None, duration: str | None, workers: int, out: str | None, fmt: str | None,
           idle: str | None, active: str | None, compat: str, max_flows: str | None, ipfix: str | None,

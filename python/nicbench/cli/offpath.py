@@ -105,8 +105,8 @@ def _print(doc: dict[str, Any]) -> None:
         table.add_row(f["flow"], _fmt(f["gbps"]), _fmt(f["mpps"]),
                       _fmt(f["latency_us"], 3) + (" (saturated)" if f["saturated"] else ""),
                       _fmt(f["posting_latency_us"], 3), f["bottleneck"] or "")
-    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "",
-                  "")
+    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]",
+                  "", "", "")
     stdout_console.print(table)
     util = doc["bottleneck_utilization"]
     stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"

@@ -21,8 +21,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides,
-                                 stdout_console)
+from nicbench.cli.common import FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
 from nicbench.inputs import read_input_text
 
 __all__ = ["pvp", "COMMANDS"]
@@ -91,7 +90,8 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
     overrides = parse_overrides(sets, nic)
     model.check_offered(nic, offered_gbps, f"--gbps {offered_gbps}", overrides)
     result = model.predict(nic, _count(flows_text, "--flows"), _count(size_text, "--size"), vxlan=vxlan,
-                           datapath=datapath, flow_order=flow_order, offered_gbps=offered_gbps, megaflows=_megaflows(megaflows_path),
+                           datapath=datapath, flow_order=flow_order, offered_gbps=offered_gbps,
+                           megaflows=_megaflows(megaflows_path),
                            overrides=overrides)
     if as_json:
         emit_json(result)
@@ -110,12 +110,15 @@ def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, f
     for name, value in rows:
         table.add_row(name, f"{value:,}" if isinstance(value, int) else fmt_number(value))
     stdout_console.print(table)
-    limits = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1]))
+    limits = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(),
+                                                                    key=lambda kv: kv[1]))
     stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
     if result["detail"]:
-        stdout_console.print("NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()), highlight=False)
+        stdout_console.print("NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()),
+                             highlight=False)
     for r in result["refused"]:
-        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False)
+        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})",
+                             highlight=False)
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.

@@ -9,11 +9,29 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, InterfaceName, NonEmptyPath, WholeHelpGroup, emit_json,
-                                 first_set_off_default, json_option, one_line_text, progress_bar, spinner,
-                                 stdout_console)
+from nicbench.cli.common import (
+    InterfaceName,
+    IntRange,
+    NonEmptyPath,
+    WholeHelpGroup,
+    emit_json,
+    first_set_off_default,
+    json_option,
+    one_line_text,
+    progress_bar,
+    spinner,
+    stdout_console,
+)
 from nicbench.ovsflows import load_openflow, openflow_summary
-from nicbench.rules import MAX_GENERATED_RULES, RULE_SET_KINDS, SYNTAXES, check_rules, classify_pcap, convert_rules, generate_rules
+from nicbench.rules import (
+    MAX_GENERATED_RULES,
+    RULE_SET_KINDS,
+    SYNTAXES,
+    check_rules,
+    classify_pcap,
+    convert_rules,
+    generate_rules,
+)
 from nicbench.units import parse_count
 
 syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=None,
@@ -51,7 +69,8 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
 def render_summary(report: dict) -> None:
     s = report["summary"]
     stdout_console.print(f"{report['file']}: [bold]{s['rules']:,}[/] rules ({report['syntax']}), "
-                         f"{len(s['groups'])} group(s), {s['priorities']} priorit{'y' if s['priorities'] == 1 else 'ies'}")
+                         f"{len(s['groups'])} group(s), {s['priorities']} "
+                         f"priorit{'y' if s['priorities'] == 1 else 'ies'}")
     if report.get("widened"):
         stdout_console.print(f"[yellow]{report['widened']:,} ClassBench lines have port limits on a wildcard "
                              "protocol, which rte_flow cannot express: those rules match more[/]")
@@ -188,7 +207,8 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
     outcomes.add_column("fate")
     outcomes.add_column("packets", justify="right")
     outcomes.add_column("share", justify="right")
-    rows = [("queue action", sum(report["queue_action_packets"].values())), ("rss", report["rss_packets"]), ("drop", report["dropped"]), ("port_id", report["port_id_packets"]),
+    rows = [("queue action", sum(report["queue_action_packets"].values())), ("rss", report["rss_packets"]),
+            ("drop", report["dropped"]), ("port_id", report["port_id_packets"]),
              ("passthru", report["passthru"]), ("no fate action", report["no_fate"]),
              ("unmatched", report["unmatched"])]
     for name, count in rows:

@@ -6,8 +6,15 @@ and with it pandas and pyarrow: only the commands that run experiments should pa
 
 from __future__ import annotations
 
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from nicbench.cli.common import stderr_console
 from nicbench.experiments import runner as runner_mod

@@ -11,8 +11,15 @@ import os
 import click
 from rich.table import Table
 
-from nicbench.cli.common import (IntRange, NonEmptyPath, WholeHelpGroup, emit_json, json_option, progress_bar,
-                                 stdout_console)
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    WholeHelpGroup,
+    emit_json,
+    json_option,
+    progress_bar,
+    stdout_console,
+)
 from nicbench.errors import NicbenchError
 from nicbench.packets import parse_key
 from nicbench.traces import pcap_info, rss_spread

@@ -6,8 +6,15 @@ import re
 
 import click
 
-from nicbench.cli.common import (FiniteFloat, IntRange, NonEmptyPath, emit_json, json_option, progress_bar,
-                                 stdout_console)
+from nicbench.cli.common import (
+    FiniteFloat,
+    IntRange,
+    NonEmptyPath,
+    emit_json,
+    json_option,
+    progress_bar,
+    stdout_console,
+)
 from nicbench.errors import NicbenchError
 from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, generate_pcap, parse_size_spec
 from nicbench.traffic_bounds import MAX_TRACE_PACKETS
@@ -20,14 +27,16 @@ from nicbench.units import format_rate_bps, parse_count, parse_duration_ns, pars
               help="Frame size in bytes incl. FCS: 1500 | 64,594,1518 (random pick) | 64-1518 (uniform) | imix.")
 @click.option("--rate", default="100Gbps", show_default=True,
               help="Offered rate on the wire (preamble + IFG counted): 100Gbps, 8Mpps, or 'max' (no pacing).")
-@click.option("--duration", default=None, help="Trace duration in virtual time (1s, 100ms). Default 1s unless --packets.")
+@click.option("--duration", default=None,
+              help="Trace duration in virtual time (1s, 100ms). Default 1s unless --packets.")
 @click.option("--packets", default=None, help="Stop after this many packets (10M).")
 @click.option("-o", "--output", required=True, type=NonEmptyPath(dir_okay=False), help="Output pcap (nanosecond).")
 @click.option("--ipv6", is_flag=True, help="IPv6 flows instead of IPv4.")
 @click.option("--proto", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
 @click.option("--vlan", type=IntRange(0, 4095), default=None, help="Tag every frame with this 802.1Q VLAN id.")
 @click.option("--vxlan", type=IntRange(0, 2**24 - 1), default=None, help="Encapsulate in VXLAN with this VNI.")
-@click.option("--zipf", type=FiniteFloat(min=1e-9), default=None, help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
+@click.option("--zipf", type=FiniteFloat(min=1e-9), default=None,
+              help="Zipf(s) flow popularity instead of uniform (e.g. 1.1).")
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
 def gen(flows: str, size: str, rate: str, duration: str | None, packets: str | None, output: str,

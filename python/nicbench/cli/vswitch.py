@@ -9,8 +9,17 @@ from __future__ import annotations
 
 import click
 
-from nicbench.cli.common import (NonEmptyPath, PortName, WholeHelpGroup, emit_json, fail, json_option, spinner,
-                                 stderr_console, stdout_console)
+from nicbench.cli.common import (
+    NonEmptyPath,
+    PortName,
+    WholeHelpGroup,
+    emit_json,
+    fail,
+    json_option,
+    spinner,
+    stderr_console,
+    stdout_console,
+)
 
 __all__ = ["vswitch", "COMMANDS"]
 
@@ -21,7 +30,8 @@ __all__ = ["vswitch", "COMMANDS"]
 @click.option("--openflow", "openflow", type=NonEmptyPath(dir_okay=False),
               help="OpenFlow rules for both directions: ovs-ofctl add-flow lines or dump-flows output.")
 @click.option("--trace", type=NonEmptyPath(dir_okay=False), help="Packets arriving on the uplink (pcap, file order).")
-@click.option("--uplink", type=PortName(), default="p0", show_default=True, help="The physical port's name in the rules.")
+@click.option("--uplink", type=PortName(), default="p0", show_default=True,
+              help="The physical port's name in the rules.")
 @click.option("--vm-port", type=PortName(), default="vm", show_default=True,
               help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.")
 @click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
@@ -35,7 +45,8 @@ __all__ = ["vswitch", "COMMANDS"]
 @json_option
 @click.pass_context
 def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | None, uplink: str, vm_port: str,
-            tc_policy: str, offered_text: str | None, flow_order: str, port_specs: tuple[str, ...], as_json: bool) -> None:
+            tc_policy: str, offered_text: str | None, flow_order: str, port_specs: tuple[str, ...],
+            as_json: bool) -> None:
     """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
 
     Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
@@ -71,7 +82,8 @@ def vswitch(ctx: click.Context, nic: str, openflow: str | None, trace: str | Non
     tunnels = [model.parse_port_spec(t) for t in port_specs] or None
     with model.gc_paused(), spinner(f"walking {trace} through the virtual datapath", enabled=not as_json):
         out = model.pvp_through_datapath(model.load_openflow(openflow), trace, nic=nic, uplink=uplink, vm_port=vm_port,
-                                         tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order, tunnels=tunnels)
+                                         tc_policy=tc_policy, offered_gbps=offered, flow_order=flow_order,
+                                         tunnels=tunnels)
     if as_json:
         emit_json(out)
         return
@@ -120,7 +132,8 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
     from nicbench import vswitch as model
 
-    lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries, "ports_trie": not no_ports_trie}
+    lookup = {"staged_lookup": not no_staged_lookup, "prefix_tries": not no_prefix_tries,
+              "ports_trie": not no_ports_trie}
     with model.gc_paused():
         rules = model.load_openflow(openflow)
         ports, underlay = None, None
@@ -147,9 +160,11 @@ def megaflows(openflow: str, pcap: str, in_port: str, nic: str | None, tc_policy
         click.echo(line)
     console = stdout_console
     rate = result.get("upcalls_per_s")
-    console.print(f"[dim]{result['packets']:,} packets, {len(result['megaflows']):,} megaflows, {result['upcalls']:,} upcalls"
+    console.print(f"[dim]{result['packets']:,} packets, {len(result['megaflows']):,} megaflows, "
+                  f"{result['upcalls']:,} upcalls"
                   + (f" ({rate:,.1f}/s)" if rate is not None else "")
-                  + (f", host cores busy {result['host_cores_busy']:.3g}" if result.get("host_cores_busy") is not None else "")
+                  + (f", host cores busy {result['host_cores_busy']:.3g}"
+                     if result.get("host_cores_busy") is not None else "")
                   + "[/dim]")
     for reason, n in result.get("refusals", {}).items():
         console.print(f"[dim]refused {n}×: {reason}[/dim]")

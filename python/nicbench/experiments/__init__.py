@@ -7,6 +7,7 @@
 
 Experiments are data (TOML); targets are registered functions (`targets/`); designs are
 one class each (`designs/`); the store is one Parquet file per finished run (`store.py`).
+What several layers share (`Param`, `SpecError`, the study and record types) is `nicbench.vocab`.
 None of this needs the native module; only targets that measure native parts do.
 """
 
@@ -16,8 +17,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nicbench.experiments.errors import SpecError, StoreError, UnknownTargetError
-    from nicbench.experiments.params import Param
     from nicbench.experiments.runner import RunSummary, run_experiment
     from nicbench.experiments.spec import Spec, load_spec, parse_spec
     from nicbench.experiments.stats import hdr_percentiles, summarize
@@ -28,14 +27,13 @@ if TYPE_CHECKING:
 # and the store pull in pandas and pyarrow (~1 s), which a command that only needs one
 # sub-module (or nothing of the harness at all) should not pay for.
 _EXPORTS = {
-    "SpecError": "errors", "StoreError": "errors", "UnknownTargetError": "errors", "Param": "params",
     "RunSummary": "runner", "run_experiment": "runner", "Spec": "spec", "load_spec": "spec",
     "parse_spec": "spec", "hdr_percentiles": "stats", "summarize": "stats", "load_results": "store",
     "results_root": "store", "all_targets": "targets", "get_target": "targets", "target": "targets",
 }
 
 __all__ = [
-    "SpecError", "StoreError", "UnknownTargetError", "Param", "Spec", "load_spec", "parse_spec",
+    "Spec", "load_spec", "parse_spec",
     "run_experiment", "RunSummary", "load_results", "results_root", "summarize", "hdr_percentiles",
     "target", "get_target", "all_targets",
 ]

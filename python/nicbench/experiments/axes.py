@@ -10,7 +10,7 @@ numeric parameter is a range expression (ends inclusive, units allowed on every 
     "1Gbps-100Gbps x10"      1e9, 1e10, 1e11
 
 Any other scalar (or a string that is not a range) is a one-value axis. Values come out
-canonical (see `params.py`), so a range and the equivalent list give identical points.
+canonical (see `nicbench.vocab.params`), so a range and the equivalent list give identical points.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nicbench.experiments.params import Param, Scalar
 from nicbench.units import UnitError
+from nicbench.vocab.params import Param, Scalar
 
 __all__ = ["axis_values", "MAX_AXIS_VALUES"]
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from nicbench.experiments.store import PROVENANCE_COLUMNS, RESERVED_NAMES, load_results
+from nicbench.experiments.store import load_results
+from nicbench.vocab.records import PROVENANCE_COLUMNS, RESERVED_NAMES
 
 __all__ = ["Comparison", "compare_frames", "compare_results", "direction", "plot_comparison", "settings_that_differ"]
 
@@ -125,8 +126,8 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_nam
         else:
             named = f" (A is {names[0]}, B {names[1]})" if all(names) and names[0] != names[1] else ""
             why = f"not results of one experiment{named}{hint}"
-        raise ValueError(f"{where or f'compare {a_name} {b_name}'}: no point and metric in common ({only_a:,} only in A, "
-                         f"{only_b:,} only in B): {why}")
+        raise ValueError(f"{where or f'compare {a_name} {b_name}'}: no point and metric in common "
+                         f"({only_a:,} only in A, {only_b:,} only in B): {why}")
     rows = pd.DataFrame({
         **{p: both[p] for p in params},
         "metric": both["metric"],

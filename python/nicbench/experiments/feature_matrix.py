@@ -158,35 +158,3 @@ def summary_line(d: dict[str, Any]) -> str:
     if d["disagree"]:
         line += f" (not: {', '.join(d['disagree'])})"
     return line
-
-
-def html_section(d: dict[str, Any]) -> list[str]:
-    """The study page's section: the rows, the seed's value, nicbench's, the refusal reasons."""
-    import html
-
-    from nicbench.report.html import table
-
-    e = html.escape
-    out = [f"<h2>{e(TITLE)}</h2>", f'<p class="sub">{e(summary_line(d))}. {e(HONESTY)} '
-           "Each expressible row is a real OpenFlow rule and a packet run through the virtual OVS datapath; "
-           "ConnectX-5 is informational (offload.rs's mlx5 capabilities; the seed gives no value).</p>"]
-    if d["not_run"]:
-        return out
-
-    def yn(v: bool | None) -> str:
-        return "–" if v is None else ("yes" if v else "no")
-
-    rows = []
-    for r in d["rows"]:
-        agi, cx5 = r["result"].get(SEED_NIC), r["result"].get(INFO_NIC)
-        if r["expressible"]:
-            mark = "" if r["agrees"] else ' <span class="fail">disagrees</span>'
-            nb = f"{yn(agi['offloaded'])}{mark}" + (f"<br><small>{e(agi['reason'])}</small>" if agi["reason"] else "")
-            cx = yn(cx5["offloaded"]) + (f"<br><small>{e(cx5['reason'])}</small>" if cx5["reason"] else "")
-            what = f"<code>{e(r['rule'])}</code><br><small>{e(r['packet'])}</small>"
-        else:
-            nb, cx, what = "not expressible", "–", f"<small>{e(r['why'])}</small>"
-        rows.append([e(r["row"]), str(r["line"]), yn(r["seed_offloaded"]), nb, cx, what])
-    out.append(table(["row", "seed line", "seed: OVS-TC offloads", "nicbench agilio-cx-25g",
-                      "nicbench connectx5-25g", "rule / packet (or why not run)"], rows, raw=True))
-    return out

@@ -23,9 +23,10 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Fingerprint", "code_fingerprint", "file_hash", "input_hashes", "fingerprint", "is_current"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 
 __all__ = ["KnownMiss", "GateResult", "load_known_misses", "gate"]
 
@@ -60,7 +60,8 @@ def load_known_misses(study_dir: str | Path) -> list[KnownMiss]:
         raise SpecError(f"{path}: {exc}") from None
     out = []
     for i, entry in enumerate(data.get("miss", [])):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(entry.get("reason"), str):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(entry.get("reason"),
+                                                                                                 str):
             raise SpecError(f"{path}: miss[{i}]: expected a table with string `id` and `reason`")
         unknown = set(entry) - {"id", "device", "reason"}
         if unknown:

@@ -24,7 +24,7 @@ import signal
 import time
 from typing import Any
 
-from nicbench.experiments.errors import StoreError
+from nicbench.vocab.errors import StoreError
 
 __all__ = ["LocalPool", "timed_out_result", "timeout_message"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 __all__ = ["Revision", "resolve_revision", "run_at_revision", "CURRENT"]
 

@@ -139,7 +139,8 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             store.write_text("spec.toml", spec.text)
             meta = {
                 "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
-                "code_version": code_version(), "code_fingerprint": code_fingerprint(), "spec_file": str(Path(spec.file).resolve()),
+                "code_version": code_version(), "code_fingerprint": code_fingerprint(),
+                "spec_file": str(Path(spec.file).resolve()),
                 "study": study_of(spec.file), "design": spec.design.describe(), "points": len(points),
                 "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
                 "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,

@@ -10,8 +10,8 @@
 - Inside the task the target runs in a forked child with the run's deadline: a run past its
   timeout is killed and answered as failed ("timed out after N s"); the worker lives on.
 - Environment check: every task carries the client's fingerprint (nicbench version, the code
-  fingerprint of its Python sources and native module, a hash of the profiles folder — the only files targets read; study
-  files are read by the client); a worker whose fingerprint differs fails the task with
+  fingerprint of its Python sources and native module, a hash of the profiles folder — the only
+  files targets read; study files are read by the client); a worker whose fingerprint differs fails the task with
   `EnvironmentMismatch`, which stops the sweep with one line naming the worker and what differs.
 
 Dask and distributed are imported only here, and only when `--scheduler` is given.
@@ -35,7 +35,8 @@ from nicbench.experiments.fingerprint import code_fingerprint, file_hash, input_
 from nicbench.experiments.keys import code_version
 from nicbench.experiments.local_pool import timed_out_result
 
-__all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environment_fingerprint", "check_worker", "run_task",
+__all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environment_fingerprint", "check_worker",
+           "run_task",
            "parse_address"]
 
 WAIT_FOR_WORKERS_S = 60.0
@@ -297,7 +298,7 @@ class DaskScheduler:
             if fp != self.fingerprint:
                 raise EnvironmentMismatch(describe_mismatch(worker, self.fingerprint, fp))
 
-    def backend(self) -> "DaskBackend":
+    def backend(self) -> DaskBackend:
         return DaskBackend(self)
 
     def close(self) -> None:
@@ -305,7 +306,7 @@ class DaskScheduler:
         if self.cluster is not None:
             self.cluster.close()
 
-    def __enter__(self) -> "DaskScheduler":
+    def __enter__(self) -> DaskScheduler:
         return self
 
     def __exit__(self, *exc: Any) -> None:

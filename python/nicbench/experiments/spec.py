@@ -44,16 +44,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.backends import with_backend
 from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLossSearch
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.keys import point_key
-from nicbench.experiments.params import Param
-from nicbench.experiments.store import RESERVED_NAMES
-from nicbench.backends import with_backend
 from nicbench.experiments.targets import Target, get_target
 from nicbench.inputs import read_input_text
 from nicbench.units import UnitError, parse_duration_ns
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.params import Param
+from nicbench.vocab.records import RESERVED_NAMES
 
 __all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "parse_timeout_s", "FIGURE_KINDS", "DEFAULT_REPEAT",
            "DEFAULT_TIMEOUT_S"]
@@ -199,13 +199,16 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     exp = _table(doc, "experiment", file, required=True)
     for key in exp:
         if key not in _EXPERIMENT_KEYS:
-            raise SpecError.at(file, f"experiment.{key}", f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
+            raise SpecError.at(file, f"experiment.{key}",
+                               f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
     name = exp.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise SpecError.at(file, "experiment.name", f"expected a name of letters, digits, '.', '_', '-', found {name!r}")
+        raise SpecError.at(file, "experiment.name",
+                           f"expected a name of letters, digits, '.', '_', '-', found {name!r}")
     target_name = exp.get("target")
     if not isinstance(target_name, str):
-        raise SpecError.at(file, "experiment.target", f"expected a target name such as 'gen.rate', found {target_name!r}")
+        raise SpecError.at(file, "experiment.target",
+                           f"expected a target name such as 'gen.rate', found {target_name!r}")
     try:
         target = get_target(target_name)
     except SpecError as exc:
@@ -310,8 +313,10 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     for m in metrics or []:
         if m not in target.metrics:
             raise SpecError.at(file, "experiment.metrics",
-                               f"target {target.name} reports no metric {m!r} (it reports: {', '.join(target.metrics)})")
-    spec.figures = [_figure(t, i, file, spec, known_metrics) for i, t in enumerate(_list_of_tables(doc, "figure", file))]
+                               f"target {target.name} reports no metric {m!r} "
+                               f"(it reports: {', '.join(target.metrics)})")
+    spec.figures = [_figure(t, i, file, spec, known_metrics)
+                    for i, t in enumerate(_list_of_tables(doc, "figure", file))]
     return spec
 
 
@@ -365,7 +370,8 @@ def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[s
         x, y, z = need("x", "a parameter", params), need("y", "a parameter", params), need("z", "a metric", metrics)
     hue = table.get("hue")
     if hue is not None and hue not in params:
-        raise SpecError.at(file, f"{key}.hue", f"expected a parameter (one of {', '.join(sorted(params))}), found {hue!r}")
+        raise SpecError.at(file, f"{key}.hue",
+                           f"expected a parameter (one of {', '.join(sorted(params))}), found {hue!r}")
     stat = table.get("stat", "mean")
     if stat not in STAT_NAMES:
         raise SpecError.at(file, f"{key}.stat", f"expected one of {', '.join(STAT_NAMES)}, found {stat!r}")

@@ -11,12 +11,12 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from nicbench.experiments.store import param_columns
+from nicbench.vocab.records import param_columns
 
 __all__ = ["summarize", "hdr_percentiles", "STATISTICS", "statistic"]
 

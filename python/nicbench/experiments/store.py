@@ -13,10 +13,10 @@ Layout of an experiment folder `results/<experiment>/`:
     experiment.json            name, target, spec path, study, environment, progress counts
     .lock                      held (flock) while a run is writing here
 
-Records (one row per run × metric, plus time-series rows that have a `t` [s]):
-`experiment, target, run, rep, seed, status, error, search, backend, run_identity, code_fingerprint,
-input_files, <one column per parameter>, metric, value, unit, t` (`backend`: what answered the run). The three provenance columns
-(`fingerprint.py`) tell a stale run (same identity, other code or input files) from a current one.
+Records (one row per run × metric, plus time-series rows that have a `t` [s]): the columns of
+`nicbench.vocab.records` (`backend`: what answered the run). The three provenance columns
+(`run_identity`, `code_fingerprint`, `input_files`: `fingerprint.py`) tell a stale run (same
+identity, other code or input files) from a current one.
 
 Invariants:
 - **A run is in the store iff its records are in a file of runs/ or parts/.** Files are
@@ -38,9 +38,10 @@ import os
 import shutil
 import time
 import traceback
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -48,20 +49,10 @@ import pyarrow.compute as pc
 import pyarrow.ipc  # noqa: F401  (pa.ipc)
 import pyarrow.parquet as pq
 
-from nicbench.experiments.errors import StoreError
+from nicbench.vocab.errors import StoreError
+from nicbench.vocab.records import HEAD_COLUMNS, PROVENANCE_COLUMNS, RECORD_COLUMNS, RESERVED_NAMES, TAIL_COLUMNS
 
-__all__ = [
-    "RECORD_COLUMNS", "RESERVED_NAMES", "ExperimentStore", "results_root", "load_results",
-    "param_columns", "build_table", "list_experiments",
-]
-
-# Fixed columns, in order; parameter columns go between `search` and `metric`.
-HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search", "backend",
-                "run_identity", "code_fingerprint", "input_files")
-PROVENANCE_COLUMNS = ("backend", "run_identity", "code_fingerprint", "input_files")
-TAIL_COLUMNS = ("metric", "value", "unit", "t")
-RECORD_COLUMNS = HEAD_COLUMNS + TAIL_COLUMNS
-RESERVED_NAMES = frozenset(RECORD_COLUMNS)
+__all__ = ["ExperimentStore", "results_root", "load_results", "build_table", "list_experiments"]
 
 ENV_RESULTS = "NICBENCH_RESULTS"
 
@@ -71,11 +62,6 @@ def results_root(explicit: str | os.PathLike | None = None) -> Path:
     if explicit is not None:
         return Path(explicit)
     return Path(os.environ.get(ENV_RESULTS) or "results")
-
-
-def param_columns(df: pd.DataFrame) -> list[str]:
-    """The parameter columns of a records frame (everything that is not a fixed column)."""
-    return [c for c in df.columns if c not in RESERVED_NAMES]
 
 
 def build_table(*, experiment: str, target: str, run: str, rep: int, seed: int, status: str,
@@ -108,7 +94,7 @@ def build_table(*, experiment: str, target: str, run: str, rep: int, seed: int, 
 
 
 def _arrow_type(value: Any) -> pa.DataType:
-    # Canonical parameter values have one Python type per kind (see params.py).
+    # Canonical parameter values have one Python type per kind (see nicbench.vocab.params).
     if isinstance(value, bool):
         return pa.bool_()
     if isinstance(value, int):

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference
 from nicbench.experiments.targets import Target
 from nicbench.units import UnitError
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference
 
 __all__ = ["Comparison", "compare", "convert"]
 

@@ -12,19 +12,22 @@ import base64
 import html
 import math
 import statistics
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
+from nicbench.experiments import feature_matrix as fm
 from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
-from nicbench.experiments.store import ExperimentStore, param_columns
-from nicbench.experiments.study import SUMMARY_GROUPS, Reference, Study, summary_group
+from nicbench.experiments.store import ExperimentStore
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
 from nicbench.report.figures.common import Units
+from nicbench.vocab.records import param_columns
+from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 
 __all__ = ["experiment_report", "study_report", "ExperimentPage"]
 
@@ -41,7 +44,8 @@ h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 34px 0 10
      border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 .sub { color: var(--muted); margin: 0 0 18px; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
-.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px;
+        min-width: 120px; }
 .card b { display: block; font-size: 20px; } .card span { color: var(--muted); font-size: 13px; }
 .figs { display: grid; grid-template-columns: 1fr; gap: 18px; }
 figure { margin: 0; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
@@ -94,7 +98,8 @@ def incomplete_note(meta: dict, stored_runs: int) -> str:
     sweep = meta.get("sweep_runs")
     of = f" of {sweep:,}" if isinstance(sweep, int) and meta.get("sweep_runs_exact") else ""
     if failed:
-        return f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command to retry them."
+        return (f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command "
+                "to retry them.")
     if "finished" not in meta:
         return "The last run did not finish (interrupted): re-run the same command to finish it."
     return (f"Part of the spec's sweep ({stored_runs:,}{of} runs stored): the last run was narrowed (--repeat, --set, "
@@ -196,7 +201,8 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
         body += ["<h2>Published vs nicbench</h2>",
-                 '<p class="missing">No published reference values for this experiment: its numbers are not compared with a paper.</p>']
+                 '<p class="missing">No published reference values for this experiment: its numbers are not compared '
+                 'with a paper.</p>']
     body += ["<h2>Runs</h2>",
              f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
              f"<code>{html.escape(str(exp_dir))}</code></p>",
@@ -306,13 +312,14 @@ def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[
              f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–", str(r["verdict"])]
             for r in flagged.head(MAX_SUMMARY_ROWS).to_dict("records")]
     return head + '<div class="scroll">' + table([*varying, "metric", "A mean", "B mean", "diff", "verdict"], rows,
-                                                 numeric={len(varying) + 1, len(varying) + 2, len(varying) + 3}) + "</div>"
+                                                 numeric={len(varying) + 1, len(varying) + 2,
+                                                          len(varying) + 3}) + "</div>"
 
 
 def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
                  predictions: list[Any] | None = None, feature_matrix: Any = None) -> Path:
     """The study index: links to its experiment pages, pass/fail and median |error| per set, and the
-    predictions for other devices (`nicbench.experiments.predictions.DevicePredictions`) and the
+    predictions for other devices (`nicbench.reproduce.predictions.DevicePredictions`) and the
     offload feature matrix (`nicbench.experiments.feature_matrix.MatrixOutcome`), if any."""
     out_html = Path(out_html)
     comparisons = [c for p in pages for c in p.comparisons]
@@ -332,9 +339,7 @@ def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path
     if predictions:
         body += predictions_section(predictions, out_html.parent)
     if feature_matrix is not None:
-        from nicbench.experiments.feature_matrix import html_section
-
-        body += html_section(feature_matrix.as_dict())
+        body += feature_matrix_section(feature_matrix.as_dict())
     if comparisons:
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]
@@ -357,8 +362,8 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
         claims = info["claims"]
         claim_ids += [c for c in claims if c not in claim_ids]
         held = sum(c["status"] == "pass" for c in claims.values())
-        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">{html.escape(Path(p).parent.name)}</a>'
-                         for p in info["pages"])
+        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">'
+                         f'{html.escape(Path(p).parent.name)}</a>' for p in info["pages"])
         rows.append([f"<b>{html.escape(d.device)}</b><br><small>{html.escape(d.description)}</small>", fitted,
                      f"{m['passed']}/{m['entries']}, median |error| {err:.1%}" if m["entries"] and err == err else "–",
                      f"{held}/{len(claims)}" if claims else "–", links])
@@ -382,6 +387,35 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
                                f"({_cell(c['model'])})")
             grid.append(row)
         out += ["<h3>Qualitative claims on each device</h3>", table(head, grid, raw=True)]
+    return out
+
+
+def feature_matrix_section(d: dict[str, Any]) -> list[str]:
+    """The study page's offload feature matrix (`MatrixOutcome.as_dict()`): the rows, the seed's value,
+    nicbench's, the refusal reasons."""
+    e = html.escape
+    out = [f"<h2>{e(fm.TITLE)}</h2>", f'<p class="sub">{e(fm.summary_line(d))}. {e(fm.HONESTY)} '
+           "Each expressible row is a real OpenFlow rule and a packet run through the virtual OVS datapath; "
+           "ConnectX-5 is informational (offload.rs's mlx5 capabilities; the seed gives no value).</p>"]
+    if d["not_run"]:
+        return out
+
+    def yn(v: bool | None) -> str:
+        return "–" if v is None else ("yes" if v else "no")
+
+    rows = []
+    for r in d["rows"]:
+        agi, cx5 = r["result"].get(fm.SEED_NIC), r["result"].get(fm.INFO_NIC)
+        if r["expressible"]:
+            mark = "" if r["agrees"] else ' <span class="fail">disagrees</span>'
+            nb = f"{yn(agi['offloaded'])}{mark}" + (f"<br><small>{e(agi['reason'])}</small>" if agi["reason"] else "")
+            cx = yn(cx5["offloaded"]) + (f"<br><small>{e(cx5['reason'])}</small>" if cx5["reason"] else "")
+            what = f"<code>{e(r['rule'])}</code><br><small>{e(r['packet'])}</small>"
+        else:
+            nb, cx, what = "not expressible", "–", f"<small>{e(r['why'])}</small>"
+        rows.append([e(r["row"]), str(r["line"]), yn(r["seed_offloaded"]), nb, cx, what])
+    out.append(table(["row", "seed line", "seed: OVS-TC offloads", "nicbench agilio-cx-25g",
+                      "nicbench connectx5-25g", "rule / packet (or why not run)"], rows, raw=True))
     return out
 
 
@@ -424,7 +458,8 @@ def _selector(r: Reference) -> str:
 
 def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
-        return '<p class="missing">This study has no published reference values: its experiments\' numbers are not compared with a paper.</p>'
+        return ('<p class="missing">This study has no published reference values: its experiments\' numbers are not '
+                'compared with a paper.</p>')
     rows = []
     for set_name in SUMMARY_GROUPS:
         group = [c for c in comparisons if summary_group(c.reference) == set_name]
@@ -500,7 +535,8 @@ def table(headers: Iterable[str], rows: list[list[str]], raw: bool = False, nume
 
 def page(title: str, body: list[str]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{html.escape(title)}</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, "
+            f"initial-scale=1\"><title>{html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body) +
             f"\n<p class=\"sub\">Generated by nicbench.</p></main><script>{SCRIPT}</script></body></html>\n")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from helpers import peer
 
+
 class Ovs:
     bridge = "br0"
 
@@ -81,7 +82,8 @@ class Ovs:
         self.appctl("netdev-dummy/receive", port, frame.hex())
 
     def dump_flows(self) -> list[str]:
-        return [line for line in self.appctl("dpctl/dump-flows").splitlines() if line and not line.startswith("flow-dump")]
+        return [line for line in self.appctl("dpctl/dump-flows").splitlines()
+                if line and not line.startswith("flow-dump")]
 
     def trace_megaflow(self, flow: str) -> str:
         out = self.appctl("ofproto/trace", "br0", flow)

@@ -48,8 +48,8 @@ rules = [0, 50]
 
 def test_parsers_read_the_numbers_testpmd_printed():
     text = FIXTURE.read_text()
-    assert parse_flow_results(text) == {"created": 0, "refused": 1,
-                                        "reason": "cause unspecified: Function not implemented: Function not implemented"}
+    assert parse_flow_results(text) == {
+        "created": 0, "refused": 1, "reason": "cause unspecified: Function not implemented: Function not implemented"}
     assert parse_forward_stats(text) == {"rx_packets": 38106752, "rx_dropped": 0, "rx_total": 38106752,
                                          "tx_packets": 38106752, "tx_dropped": 0, "tx_total": 38106752}
     ports = parse_port_stats(text)
@@ -91,4 +91,5 @@ def test_points_the_dpdk_backend_cannot_run_are_refused(tmp_path):
     spec.write_text(SPEC.replace('size = 1500', 'size = 1500\ntrace = "t.pcap"'))
     proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--results",
                            str(tmp_path / "r")], capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no rules_file, no trace" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "no rules_file, no trace" in proc.stderr, proc.stderr

@@ -38,9 +38,11 @@ FIRST = ":: First Flow Latency :: Port %d :: First flow installed in %f millisec
 def _totals(port: int, rules: int, times: list[float], what: str) -> str:
     """`dump_used_cpu_time`'s lines for one operation, computed as flow-perf does."""
     slowest, mean = max(times), sum(times) / len(times)
-    verb, rate = ("creating", "Total flows insertion rate") if what == "Insertion" else ("deleting", "Total deletion rate")
+    verb, rate = (("creating", "Total flows insertion rate") if what == "Insertion"
+                  else ("deleting", "Total deletion rate"))
     return (f":: [Latency | {what}] All Cores :: Port {port} :: {rate} -> {rules / slowest / 1000:f} K Rules/Sec\n"
-            f":: [Latency | {what}] All Cores :: Port {port} :: The time for {verb} {rules} rules is {slowest:f} seconds\n"
+            f":: [Latency | {what}] All Cores :: Port {port} :: The time for {verb} {rules} rules is {slowest:f} "
+            "seconds\n"
             f":: [Throughput | {what}] All Cores :: Port {port} :: {rate} -> {rules / mean / 1000:f} K Rules/Sec\n"
             f":: [Throughput | {what}] All Cores :: Port {port} :: The average time for {verb} {rules} rules is "
             f"{mean:f} seconds\n")

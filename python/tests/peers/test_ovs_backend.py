@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from helpers import peer
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import collections
 
 import pytest
-
 from helpers import python_module
 
 from peers.of_rules import to_of_rules
@@ -85,8 +84,10 @@ CASES: dict[str, tuple[str, str, list[bytes]]] = {
     "fixed_key_port": (
         "priority=10,in_port=vk,ip,actions=output:p1\n"
         "priority=10,in_port=p1,ip,actions=output:vk\n", "p0",
-        [vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.1", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC),
-         vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.2", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC),
+        [vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.1", "20.0.0.1"), src=OvsTunnels.KEYED_IP,
+               src_mac=OvsTunnels.KEYED_MAC),
+         vxlan(OvsTunnels.KEYED_VNI, inner("10.0.0.2", "20.0.0.1"), src=OvsTunnels.KEYED_IP,
+               src_mac=OvsTunnels.KEYED_MAC),
          # A VNI no port accepts (vk's key is fixed): popped, then dropped without a megaflow.
          vxlan(7, inner("10.0.0.1", "20.0.0.1"), src=OvsTunnels.KEYED_IP, src_mac=OvsTunnels.KEYED_MAC)]),
     "fixed_key_encap": (

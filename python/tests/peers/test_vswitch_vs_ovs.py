@@ -20,7 +20,6 @@ import ipaddress
 import re
 
 import pytest
-
 from helpers import python_module
 
 from peers.of_rules import to_of_rules
@@ -150,7 +149,8 @@ def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
                 parts.append(f"nw_ttl={rnd.choice([1, 64])}")
         actions = ["actions=output:p1", "actions=drop", "actions=output:LOCAL"]
         if extras:
-            actions += ["actions=resubmit(,1)", "actions=mod_nw_dst:10.1.2.3,resubmit(,1)", "actions=strip_vlan,output:p1",
+            actions += ["actions=resubmit(,1)", "actions=mod_nw_dst:10.1.2.3,resubmit(,1)",
+                        "actions=strip_vlan,output:p1",
                         "actions=mod_tp_dst:8080,goto_table:1"]
         lines.append(",".join(parts) + "," + rnd.choice(actions))
     if extras:
@@ -160,7 +160,8 @@ def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
                 parts.append(f"nw_dst={rnd.choice(nets)}")
             if parts[2] != "ip" and rnd.random() < 0.5:
                 parts.append(f"tp_dst={rnd.choice([80, 8080, 53])}")
-            lines.append(",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop", "actions=dec_ttl,output:p1"]))
+            lines.append(",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop",
+                                                             "actions=dec_ttl,output:p1"]))
     hosts = ["10.1.2.3", "10.1.2.200", "10.1.77.1", "10.200.0.1", "192.168.3.9", "192.168.77.1", "172.20.0.1",
              "8.8.8.8", "11.1.2.3", "192.169.0.1"]
     frames = []
@@ -341,7 +342,8 @@ def test_single_packet_walk_equals_ofproto_trace(ovs, tmp_path, name):
     frame = next(f for f in frames if f[12:14] != b"\x81\x00")
     ovs.reset(flows_text)
     out = ovs.appctl("ofproto/trace", "br0", "in_port=p0", frame.hex())
-    lines = dict(line.split(": ", 1) for line in out.splitlines() if line.startswith(("Megaflow: ", "Datapath actions: ")))
+    lines = dict(line.split(": ", 1) for line in out.splitlines()
+                 if line.startswith(("Megaflow: ", "Datapath actions: ")))
     pcap = tmp_path / "one.pcap"
     scapy_all.wrpcap(str(pcap), [Ether(frame)])
     result = vswitch.megaflows(to_of_rules(flows_text), pcap, in_port="p0", ports=ovs.ports())

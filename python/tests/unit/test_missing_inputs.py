@@ -72,7 +72,8 @@ def test_the_rule_end_to_end_in_a_pytest_run(tmp_path):
     test_file.write_text(f"from helpers import peer\n\n\ndef test_peer():\n    peer('{NO_TOOL}')\n")
     in_ci = run_pytest(test_file, "true")
     assert in_ci.returncode == 1, in_ci.stdout
-    assert f"FAILED test_needs_tool.py::test_peer - Failed: test_needs_tool.py::test_peer: peer tool {NO_TOOL} not on PATH" in in_ci.stdout
+    assert (f"FAILED test_needs_tool.py::test_peer - Failed: test_needs_tool.py::test_peer: peer tool {NO_TOOL} "
+            "not on PATH") in in_ci.stdout
     outside = run_pytest(test_file, "false")
     assert outside.returncode == 0, outside.stdout
     assert f"test_needs_tool.py::test_peer: peer tool {NO_TOOL} not on PATH" in outside.stdout

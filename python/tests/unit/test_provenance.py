@@ -19,7 +19,7 @@ import pytest
 from helpers import REPO, STUDIES
 
 from nicbench import profiles
-from nicbench.experiments.study import load_study
+from nicbench.vocab.study import load_study
 
 PROFILES = sorted(p.stem for p in (REPO / "profiles").glob("*.toml"))
 DERIVED = re.compile(r"^derived from references? ([^:]+):")
@@ -44,7 +44,8 @@ def _violations(name: str) -> dict[str, str]:
             if pname not in record["parameters"] or not prov.startswith("fitted on "):
                 out[pname] = "the [fitted_on] record and the 'fitted on' provenance disagree"
         elif prov.startswith(INHERITED):
-            out.update({pname: why for why in [_inherited(pname, p, prov)] if why})
+            if why := _inherited(pname, p, prov):
+                out[pname] = why
         elif prov.lower().startswith("fitted"):
             if not study:
                 out[pname] = "says fitted, but the profile names no calibration_study"

@@ -29,7 +29,8 @@ def test_a_refit_base_is_copied_into_the_inherited_parameters_only(tmp_path, mon
     before = (folder / "connectx5-25g.toml").read_text()
     sync = _load(monkeypatch, folder)
     assert sync.sync("connectx5-25g") == [f"connectx5-25g.steering_cache_entries: "
-                                          f"{tomllib.loads(before)['param']['steering_cache_entries']['value']!r} -> 12345.5"]
+                                          f"{tomllib.loads(before)['param']['steering_cache_entries']['value']!r} -> "
+                                          "12345.5"]
     after = (folder / "connectx5-25g.toml").read_text()
     assert tomllib.loads(after)["param"]["steering_cache_entries"]["value"] == 12345.5
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]

@@ -55,7 +55,8 @@ def test_parse_count_rejects():
         parse_count("1.5")
 
 
-@pytest.mark.parametrize("value,text", [(32895, "32,895"), (103_500.0, "103,500"), (12.345, "12.35"), (0.00392, "0.00392"),
+@pytest.mark.parametrize("value,text",
+                         [(32895, "32,895"), (103_500.0, "103,500"), (12.345, "12.35"), (0.00392, "0.00392"),
                                         (-0.0, "0"), (1e-5, "1.000e-05"), (1_234_567.8, "1,234,568"),
                                         (float("nan"), "–"), (None, "–")])
 def test_numbers_are_formatted_for_people(value, text):

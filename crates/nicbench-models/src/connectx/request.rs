@@ -1,5 +1,5 @@
-//! The scenario of the ConnectX model (its JSON is the contract with Python; schema and
-//! field docs in `docs/contracts/connectx.md`): which NIC,
+//! The request of the ConnectX model, a scenario (its JSON is the contract with Python; schema
+//! and field docs in `docs/contracts/connectx.request.schema.json`): which NIC,
 //! which traffic, which pre-installed rules, which rule updates during the run, what to
 //! measure. Unknown fields are refused so a typo never silently changes an experiment.
 

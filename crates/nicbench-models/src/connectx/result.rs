@@ -1,5 +1,5 @@
 //! The result of the ConnectX model (its JSON is the contract with Python; schema and field
-//! docs in `docs/contracts/connectx.md`).
+//! docs in `docs/contracts/connectx.result.schema.json`).
 
 use nicbench_sim::{LatencySummary, TimelineBin};
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! The JSON contract with the Python side (schema and field docs in `docs/contracts/offpath.md`):
-//! [`Request`] in, [`Result`] out, and the validated [`Flow`] the model works on.
+//! The JSON contract with the Python side (schemas `docs/contracts/offpath.request.schema.json`
+//! and `offpath.result.schema.json`): [`Request`] in, [`Result`] out, and the validated [`Flow`]
+//! the model works on.
 //!
 //! Invariants: a [`Flow`] is only built by [`Request::flows`], which rejects every bad
 //! field with a one-line message naming the flow index and the field; shares are

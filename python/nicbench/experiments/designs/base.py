@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any
 
 from nicbench.experiments.fingerprint import Fingerprint, fingerprint
 from nicbench.experiments.keys import derive_seed, run_identity, run_key
@@ -52,14 +53,15 @@ class Derived:
 Task = Generator[RunRequest, RunOutcome, "list[Derived] | None"]
 
 
-def make_request(target: "Target", spec_seed: int, params: dict[str, Any], rep: int,
+def make_request(target: Target, spec_seed: int, params: dict[str, Any], rep: int,
                  seed_point: dict[str, Any] | None = None, needs_outcome: bool = False) -> RunRequest:
     """A request with its derived seed and run key; `seed_point` (default: params) picks the seed."""
     seed = derive_seed(spec_seed, params if seed_point is None else seed_point, rep)
     fp = fingerprint(params)
     return RunRequest(params=dict(params), rep=rep, seed=seed,
                       key=run_key(target.name, target.version, params, rep, seed, fp.digest()),
-                      needs_outcome=needs_outcome, identity=run_identity(target.name, target.version, params, rep, seed),
+                      needs_outcome=needs_outcome,
+                      identity=run_identity(target.name, target.version, params, rep, seed),
                       fingerprint=fp)
 
 
@@ -70,8 +72,8 @@ class Design:
     options: tuple[str, ...] = ()
 
     @classmethod
-    def from_table(cls, table: dict[str, Any], file: str, target: "Target") -> "Design":
-        from nicbench.experiments.errors import SpecError
+    def from_table(cls, table: dict[str, Any], file: str, target: Target) -> Design:
+        from nicbench.vocab.errors import SpecError
 
         for key in table:
             if key != "kind" and key not in cls.options:
@@ -80,13 +82,13 @@ class Design:
         return cls._from_table(table, file, target)
 
     @classmethod
-    def _from_table(cls, table: dict[str, Any], file: str, target: "Target") -> "Design":
+    def _from_table(cls, table: dict[str, Any], file: str, target: Target) -> Design:
         return cls()
 
-    def check(self, spec: "Spec") -> None:
+    def check(self, spec: Spec) -> None:
         """Validate against the whole spec (raise SpecError)."""
 
-    def tasks(self, spec: "Spec", points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
+    def tasks(self, spec: Spec, points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
         raise NotImplementedError
 
     def estimated_runs(self, n_points: int, n_reps: int) -> int:

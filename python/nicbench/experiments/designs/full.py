@@ -16,5 +16,5 @@ class FullFactorial(Design):
     def describe(self) -> str:
         return "full factorial"
 
-    def tasks(self, spec: "Spec", points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
+    def tasks(self, spec: Spec, points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
         return [single_run(make_request(spec.target, spec.seed, p, rep)) for p in points for rep in reps]

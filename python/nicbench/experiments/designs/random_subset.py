@@ -10,8 +10,8 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from nicbench.experiments.designs.base import Design, Task, make_request, single_run
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.keys import point_key
+from nicbench.vocab.errors import SpecError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nicbench.experiments.spec import Spec
@@ -27,7 +27,7 @@ class RandomSubset(Design):
         self.seed = seed
 
     @classmethod
-    def _from_table(cls, table: dict[str, Any], file: str, target: "Target") -> "RandomSubset":
+    def _from_table(cls, table: dict[str, Any], file: str, target: Target) -> RandomSubset:
         n = table.get("points")
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise SpecError.at(file, "design.points", f"expected a number of points ≥ 1, found {n!r}")
@@ -43,7 +43,7 @@ class RandomSubset(Design):
         picked = random.Random(self.seed).sample(range(len(ordered)), self.points)
         return [ordered[i] for i in sorted(picked)]
 
-    def tasks(self, spec: "Spec", points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
+    def tasks(self, spec: Spec, points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
         return [single_run(make_request(spec.target, spec.seed, p, rep)) for p in self.choose(points) for rep in reps]
 
     def estimated_runs(self, n_points: int, n_reps: int) -> int:

@@ -19,10 +19,10 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from nicbench.experiments.designs.base import Derived, Design, RunOutcome, Task, make_request
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.keys import derive_seed, run_key
-from nicbench.experiments.params import Param
 from nicbench.units import UnitError
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.params import Param
 
 if TYPE_CHECKING:  # pragma: no cover
     from nicbench.experiments.spec import Spec
@@ -48,7 +48,7 @@ class ZeroLossSearch(Design):
         self.unit = unit
 
     @classmethod
-    def _from_table(cls, table: dict[str, Any], file: str, target: "Target") -> "ZeroLossSearch":
+    def _from_table(cls, table: dict[str, Any], file: str, target: Target) -> ZeroLossSearch:
         name = table.get("param", target.rate_param)
         if name is None:
             raise SpecError.at(file, "design.param", f"target {target.name} has no rate parameter; name one")
@@ -98,7 +98,7 @@ class ZeroLossSearch(Design):
         return cls(param=name, hi=hi, lo=lo, resolution=resolution, relative_resolution=relative,
                    max_iterations=iterations, loss=loss, unit=param.unit)
 
-    def check(self, spec: "Spec") -> None:
+    def check(self, spec: Spec) -> None:
         if self.param in spec.swept:
             raise SpecError.at(spec.file, f"sweep.{self.param}",
                                "the zero-loss search sets this parameter itself; do not sweep it")
@@ -107,7 +107,7 @@ class ZeroLossSearch(Design):
     def resolution_abs(self) -> float:
         return self.resolution * self.hi if self.relative_resolution else self.resolution
 
-    def tasks(self, spec: "Spec", points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
+    def tasks(self, spec: Spec, points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
         return [self._search(spec, point, rep, name, target_loss)
                 for point in points for rep in reps for name, target_loss in self.loss.items()]
 
@@ -119,7 +119,7 @@ class ZeroLossSearch(Design):
         targets = ", ".join(f"{k} ≤ {v:.4%}" for k, v in self.loss.items())
         return f"zero-loss search on {self.param} ({targets})"
 
-    def _search(self, spec: "Spec", point: dict[str, Any], rep: int, name: str, target_loss: float) -> Task:
+    def _search(self, spec: Spec, point: dict[str, Any], rep: int, name: str, target_loss: float) -> Task:
         target = spec.target
         base = dict(point)
         base[self.param] = None

@@ -2,7 +2,7 @@
 
 A target is a function `fn(params: dict, ctx: RunContext) -> dict[str, float] | None`
 registered with `@target(name, params=[Param...], metrics={name: unit})`. It receives
-canonical parameter values (see `params.py`) and a `RunContext` (seed, repetition,
+canonical parameter values (see `nicbench.vocab.params`) and a `RunContext` (seed, repetition,
 a seeded numpy RNG, and `record()` for time series and extra metrics). It returns its
 scalar metrics; unknown metric names are an error (so a typo in a target is caught
 by its first run). One module per target family; importing this package registers all.
@@ -17,13 +17,14 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from nicbench.experiments.errors import UnknownTargetError
-from nicbench.experiments.params import Param
+from nicbench.vocab.errors import UnknownTargetError
+from nicbench.vocab.params import Param
 
 __all__ = ["Target", "RunContext", "target", "get_target", "all_targets", "finite_or_nan", "FAMILIES"]
 
@@ -38,7 +39,7 @@ class RunContext:
 
     seed: int
     rep: int
-    target: "Target"
+    target: Target
     rows: list[tuple[str, float, str, float | None]] = field(default_factory=list)
 
     @property

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+from nicbench.vocab.params import Param
 
 ALGORITHMS = ("hybrid", "tuplemerge", "tss")
 

@@ -23,13 +23,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from nicbench.experiments.params import Param
-from nicbench.experiments.targets import RunContext, target
-
 from nicbench import connectx
+from nicbench.experiments.targets import RunContext, target
 from nicbench.profiles import above_link
 from nicbench.traffic import WIRE_OVERHEAD_BYTES, GenConfig, line_rate_mpps
 from nicbench.units import Rate, parse_duration_ns
+from nicbench.vocab.params import Param
 
 VERSION = "1"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 
 from nicbench import flowhost
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.units import parse_duration_ns
+from nicbench.vocab.params import Param
 
 VERSION = "1"
 

@@ -7,11 +7,12 @@ part of the harness that needs the native module (imported when the target runs)
 
 from __future__ import annotations
 
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
+
 # The generator's own bounds (a module without the native one): a spec or `--set packets=1e12`
 # beyond them is refused when the spec is read, not hours into a run.
 from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
+from nicbench.vocab.params import Param
 
 
 @target(

@@ -25,9 +25,9 @@ from typing import Any
 
 from nicbench import offpath
 from nicbench.errors import NicbenchError
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
+from nicbench.vocab.params import Param
 
 VERSION = "3"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics; 3: gbps_change_*
 MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix

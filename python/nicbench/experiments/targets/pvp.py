@@ -19,9 +19,9 @@ import math
 from typing import Any
 
 from nicbench import pvp
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
+from nicbench.vocab.params import Param
 
 VERSION = "2"
 STAGES = ("wire", "nic", "pcie", "vm", "host_datapath", "offered")

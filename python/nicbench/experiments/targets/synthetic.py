@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 
-from nicbench.experiments.params import Param
 from nicbench.experiments.stats import hdr_percentiles
 from nicbench.experiments.targets import RunContext, target
 from nicbench.traffic import WIRE_OVERHEAD_BYTES
+from nicbench.vocab.params import Param
 
 
 @target(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nicbench.experiments.params import Param
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
+from nicbench.vocab.params import Param
 
 VERSION = "1"
 

@@ -11,9 +11,10 @@ shows no published values) and raises `EmptyFigure` when the records hold nothin
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import matplotlib
 
@@ -23,10 +24,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
-from nicbench.experiments.study import Reference  # noqa: E402
 from nicbench.report.figures import box, cdf, heatmap, line, overlay, timeseries  # noqa: E402
 from nicbench.report.figures.common import EmptyFigure, Units, from_zero_when_flat  # noqa: E402
 from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402
+from nicbench.vocab.study import Reference  # noqa: E402
 
 __all__ = ["render", "draw_figure", "RenderedFigure", "EmptyFigure", "DRAWERS", "Mark", "Skip"]
 

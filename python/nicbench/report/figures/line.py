@@ -9,8 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from nicbench.experiments.stats import summarize
-from nicbench.report.figures.common import (SOURCE, SOURCE_MARKERS, SOURCE_STYLES, Drawn, Units, hue_groups,
-                                           main_source, metric_values, source_groups, sources, where)
+from nicbench.report.figures.common import (
+    SOURCE,
+    SOURCE_MARKERS,
+    SOURCE_STYLES,
+    Drawn,
+    Units,
+    hue_groups,
+    main_source,
+    metric_values,
+    source_groups,
+    sources,
+    where,
+)
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
@@ -45,7 +56,8 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     if figure.hue or folders != [None]:
         ax.legend(fontsize=8)
     # A numeric axis: any x value has its place, swept or not.
-    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors, main_source(where(records, figure)),
+    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors,
+                 main_source(where(records, figure)),
                  position=lambda x, hue: float(x))
 
 

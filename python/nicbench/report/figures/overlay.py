@@ -1,6 +1,6 @@
 """Draws published values (`published.Mark`) over the model's curves.
 
-Three visual classes, the summary groups of `nicbench.experiments.study`: calibration (filled in
+Three visual classes, the summary groups of `nicbench.vocab.study`: calibration (filled in
 the series' colour), independent validation (open: white face, the series' colour as edge) and
 validation that restates calibration (grey). Digitized plot points are diamonds with the
 published spread as error bars; values quoted in a text are triangles labelled with their id.
@@ -17,8 +17,8 @@ import matplotlib
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
-from nicbench.experiments.study import SUMMARY_GROUPS
 from nicbench.report.figures.published import Mark
+from nicbench.vocab.study import SUMMARY_GROUPS
 
 __all__ = ["draw", "marker_colors", "title_pad_pt", "GREY_FACE", "GREY_EDGE", "OPEN_FACE", "DIGITIZED_MARKER",
            "TEXT_MARKER", "AT_BOTTOM_MARKER", "AT_LEFT_MARKER"]

@@ -21,10 +21,10 @@ import pandas as pd
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
-from nicbench.experiments.study import Reference, summary_group
 from nicbench.report.compare import convert
 from nicbench.report.figures.common import Drawn, Units
 from nicbench.units import UnitError
+from nicbench.vocab.study import Reference, summary_group
 
 __all__ = ["Mark", "Skip", "place", "is_digitized", "AFTER_SUFFIX", "AFTER_WINDOW_S"]
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import re
 
-from nicbench.report.figures.common import (SOURCE_STYLES, Drawn, EmptyFigure, Units, from_zero_when_flat, hue_groups,
-                                           main_source, source_groups, sources, where)
+from nicbench.report.figures.common import (
+    SOURCE_STYLES,
+    Drawn,
+    EmptyFigure,
+    Units,
+    from_zero_when_flat,
+    hue_groups,
+    main_source,
+    source_groups,
+    sources,
+    where,
+)
 
 
 def event_kind(label: str) -> str:
@@ -29,7 +39,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         # One colour per hue value: every run of it is drawn alike (the label is on the first);
         # each result folder its own line style.
         for k, name, frame in source_groups(hue_frame, label, folders):
-            for i, (run, run_frame) in enumerate(frame.groupby("run", sort=True)):
+            for i, (_, run_frame) in enumerate(frame.groupby("run", sort=True)):
                 run_frame = run_frame.sort_values("t")
                 ax.plot(run_frame["t"], run_frame["value"], lw=1.2, alpha=0.85, ls=SOURCE_STYLES[k % 4],
                         label=name if i == 0 else None, color=colors[value])

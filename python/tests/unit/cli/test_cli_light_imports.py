@@ -11,9 +11,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 import click
+import pytest
 
 from nicbench.cli import COMMANDS, LazyGroup, main
 from nicbench.cli.common import WholeHelpGroup

@@ -15,8 +15,8 @@ from nicbench import profiles
 from nicbench.calibrate import calibrate, load_config
 from nicbench.calibrate.profile import default_bounds, merge_provenance, read_params, write_fitted
 from nicbench.errors import NicbenchError
-from nicbench.experiments.study import load_study
 from nicbench.experiments.targets import RunContext, get_target
+from nicbench.vocab.study import load_study
 
 MINI_SPEC = """
 [experiment]
@@ -145,7 +145,8 @@ def test_profile_read_bounds_and_write(tmp_path):
     path.write_text(path.read_text().replace("value = 65536.0\n", "value = 65536\n", 1))
     params = read_params(path)
     assert params["nf_packet_ns"].fitted and not params["link_gbps"].fitted
-    assert params["root_table_capacity"].integer and not params["nf_packet_ns"].integer, "integer literals stay integers"
+    assert params["root_table_capacity"].integer and not params["nf_packet_ns"].integer, \
+        "integer literals stay integers"
     assert default_bounds(params["pcie_encoding_efficiency"]) == (0.01, 0.999, False), "a ratio in (0, 1)"
     v = params["nf_burst_ns"].value
     assert default_bounds(params["nf_burst_ns"]) == (v / 10, v * 10, True)

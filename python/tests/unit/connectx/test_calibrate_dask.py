@@ -36,7 +36,8 @@ def test_a_worker_reading_another_profile_file_refuses(tmp_path):
     profile = start_profile(tmp_path / "p")
     job = ("connectx.forward", {"nic": str(profile), "rules": 1000, "size": 64, "rate": 1e10,
                                 "duration": 2_000_000, "bin": 1_000_000}, 1, {})
-    with pytest.raises(EnvironmentMismatch, match=r"does not have the client's file .*mycx\.toml \(different contents\)"):
+    with pytest.raises(EnvironmentMismatch,
+                       match=r"does not have the client's file .*mycx\.toml \(different contents\)"):
         _run_point_checked(job, environment_fingerprint(), {str(profile): "0" * 16})
     with pytest.raises(EnvironmentMismatch, match=r"nicbench version"):
         _run_point_checked(job, {**environment_fingerprint(), "nicbench version": "0.0.0-other"}, {})

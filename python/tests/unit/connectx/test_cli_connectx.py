@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from nicbench import connectx, models
+from nicbench import models
 from nicbench.cli.calibrate import calibrate
 from nicbench.cli.common import NicbenchGroup, fmt_number
 from nicbench.cli.connectx import COMMANDS, bottleneck_line, parse_install_rate, sparkline
@@ -89,7 +89,8 @@ def test_no_virtual_port_receives_more_than_its_line_rate(nicbench_cli, tmp_path
 
     def trace_at(gbps: float, duration_ns: int, name: str) -> str:
         path = str(tmp_path / name)
-        generate_pcap(GenConfig(flows=20, size=1500, rate=Rate(gbps * 1e9, "bps"), duration_ns=duration_ns, seed=3), path)
+        generate_pcap(GenConfig(flows=20, size=1500, rate=Rate(gbps * 1e9, "bps"), duration_ns=duration_ns, seed=3),
+                      path)
         return path
 
     trace = trace_at(200.0, 1_000_000, "fast.pcap")
@@ -109,7 +110,8 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     # Eight queues (a jump to group 1, then the low 3 bits of the source address pick the queue), polled by
     # 1 or 8 forwarding cores, 64 B at 100 Gb/s.
     rules = tmp_path / "q8.flow"
-    rules.write_text("flow create 0 ingress group 0 priority 0 pattern eth / end actions jump group 1 / end\n" + "".join(
+    jump = "flow create 0 ingress group 0 priority 0 pattern eth / end actions jump group 1 / end\n"
+    rules.write_text(jump + "".join(
         f"flow create 0 ingress group 1 priority 0 pattern eth / ipv4 src spec 0.0.0.{k} src mask 0.0.0.7 / end "
         f"actions queue index {k} / end\n" for k in range(8)))
 
@@ -174,7 +176,8 @@ def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(
     # The human output names it the same way, in one row.
     line = bottleneck_line(limit)
     assert line.startswith("root_table: root-table (Table 0) steering lookup"), line
-    assert f"{fmt_number(limit['ns_per_packet'])} ns/packet" in line and f"root_lookup_base_ns = {fmt_number(base['value'])} ns" in line
+    assert f"{fmt_number(limit['ns_per_packet'])} ns/packet" in line
+    assert f"root_lookup_base_ns = {fmt_number(base['value'])} ns" in line
     assert base["provenance"] in line
     text = run(8)
     assert "│ bottleneck " in text and "root_table: root-table" in text, text

@@ -66,7 +66,8 @@ def test_rate_install_wakes_per_period_with_the_periods_share():
                            traffic=connectx.parse_gen("flows=100,size=1500,rate=5Mpps"),
                            install=connectx.rate_install(50_000, group=1, period_ns=1_000_000))
     jsonschema.validate(json.loads(json.dumps(sc)), models.contract_schema("connectx", "request"))
-    bunched, spread = connectx.simulate(sc), connectx.simulate({**sc, "install": connectx.rate_install(50_000, group=1)})
+    bunched, spread = connectx.simulate(sc), connectx.simulate({**sc,
+                                                                "install": connectx.rate_install(50_000, group=1)})
     # The same operations, the same rate kept; bunched, they stall the core longer at a time.
     assert bunched["install"]["rules"] == pytest.approx(spread["install"]["rules"], rel=0.05)
     assert bunched["latency_us"]["max"] > spread["latency_us"]["max"]
@@ -97,7 +98,8 @@ def test_schema_refuses_what_the_model_refuses():
 
 
 def test_a_result_is_valid_against_the_result_schema():
-    sc = connectx.scenario(rules=connectx.generated_rules(100, 2), duration_ns=2_000_000, traffic=connectx.parse_gen(""),
+    sc = connectx.scenario(rules=connectx.generated_rules(100, 2), duration_ns=2_000_000,
+                           traffic=connectx.parse_gen(""),
                            install=connectx.rate_install(1e5, group=1, core="distinct"), timeline_bin_ns=1_000_000)
     result = connectx.simulate(sc)
     jsonschema.validate(result, models.contract_schema("connectx", "result"))
@@ -126,11 +128,13 @@ def test_simulate_applies_overrides_beneath_the_scenario():
     with profiles.parameter_overrides({"fixed_latency_ns": 137_000.0}):
         raised = p50()
         assert p50({"fixed_latency_ns": 37_000.0}) == pytest.approx(raised - 100.0, abs=0.2)
-    assert raised == pytest.approx(base + 137.0 - profiles.load("connectx5")["param"]["fixed_latency_ns"]["value"] / 1e3,
-                                   abs=0.2)
+    default_latency_us = profiles.load("connectx5")["param"]["fixed_latency_ns"]["value"] / 1e3
+    assert raised == pytest.approx(base + 137.0 - default_latency_us, abs=0.2)
     assert p50() == base, "the block ended: overrides gone"
-    sc = connectx.scenario(rules=connectx.generated_rules(0), duration_ns=1, traffic=connectx.parse_gen(""), overrides={"a": 1.0})
-    assert "overrides" not in connectx.scenario(rules=connectx.generated_rules(0), duration_ns=1, traffic=connectx.parse_gen(""))
+    sc = connectx.scenario(rules=connectx.generated_rules(0), duration_ns=1, traffic=connectx.parse_gen(""),
+                           overrides={"a": 1.0})
+    assert "overrides" not in connectx.scenario(rules=connectx.generated_rules(0), duration_ns=1,
+                                                traffic=connectx.parse_gen(""))
     with profiles.parameter_overrides({"b": 2.0}):
         with pytest.raises(NicbenchError, match="unknown parameter 'a'"):
             connectx.simulate(sc)

@@ -191,7 +191,7 @@ def test_a_result_folder_is_read_as_its_csv_export(tmp_path):
     measurements as their `nicbench results export --csv` (no export step between a run and a fit)."""
     from nicbench.calibrate.measurements import load_measurements
     from nicbench.experiments import parse_spec, run_experiment
-    from nicbench.experiments.study import load_study
+    from nicbench.vocab.study import load_study
 
     study = load_study(mini_study(tmp_path))
     spec = parse_spec(SPEC.replace("repeat = 1", "repeat = 2"))

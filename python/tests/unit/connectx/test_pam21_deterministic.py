@@ -17,8 +17,8 @@ from helpers import STUDIES
 
 from nicbench.experiments.keys import derive_seed
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import load_study
 from nicbench.experiments.targets import RunContext
+from nicbench.vocab.study import load_study
 
 PAM21 = STUDIES / "pam21"
 WALL_CLOCK_METRICS = {"sim_wall_s", "sim_mpps"}

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 
@@ -11,11 +10,10 @@ import pytest
 from helpers import STUDIES, missing, shared_data_dir
 
 from nicbench.calibrate.problem import build_problem
-from nicbench.experiments.reproduce import reproduce_study
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.spec import load_spec, parse_spec
-from nicbench.experiments.study import load_study
-from nicbench.experiments.targets import RunContext, get_target
+from nicbench.reproduce import reproduce_study
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import load_study
 
 PAM21 = STUDIES / "pam21"
 

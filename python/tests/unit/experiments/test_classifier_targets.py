@@ -11,6 +11,7 @@ from helpers import REPO, run_cli
 
 from nicbench import _native, load_results
 
+
 def run_spec(spec: str, results, *sets: str) -> None:
     args = ["run", str(REPO / "experiments" / spec), "--results", str(results), "--repeat", "1", "--jobs", "1",
             "--json"]

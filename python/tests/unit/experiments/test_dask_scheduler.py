@@ -26,8 +26,13 @@ from nicbench.experiments import load_results, parse_spec, run_experiment
 from nicbench.experiments.store import ExperimentStore
 
 python_module("distributed", "distributed")
-from nicbench.experiments.scheduler import (EnvironmentMismatch, environment_fingerprint,  # noqa: E402
-                                            open_scheduler, parse_address, run_task)
+from nicbench.experiments.scheduler import (  # noqa: E402
+    EnvironmentMismatch,
+    environment_fingerprint,
+    open_scheduler,
+    parse_address,
+    run_task,
+)
 
 # 40 runs of 60 ms: about 1.2 s on two workers, long enough to kill one in the middle.
 SPEC = """

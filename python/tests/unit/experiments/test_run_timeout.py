@@ -9,8 +9,8 @@ import pytest
 from harness_cli import assert_one_line_error, harness
 
 from nicbench.experiments import load_results, parse_spec, run_experiment
-from nicbench.experiments.errors import SpecError
 from nicbench.experiments.spec import DEFAULT_TIMEOUT_S
+from nicbench.vocab.errors import SpecError
 
 # Point x=3 sleeps 60 s; the others 20 ms. Without a working timeout the test takes a minute.
 HANGING = """

@@ -1,4 +1,5 @@
-"""Runner and store: resumable after SIGKILL (at fixed points of the sweep), failures recorded, changed specs re-run only what changed."""
+"""Runner and store: resumable after SIGKILL (at fixed points of the sweep), failures recorded, changed specs
+re-run only what changed."""
 
 from __future__ import annotations
 

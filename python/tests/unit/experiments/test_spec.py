@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from nicbench.experiments import SpecError, UnknownTargetError, parse_spec
+from nicbench.experiments import parse_spec
 from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import RandomSubset, ZeroLossSearch
-from nicbench.experiments.params import Param
 from nicbench.units import UnitError
+from nicbench.vocab.errors import SpecError, UnknownTargetError
+from nicbench.vocab.params import Param
 
 HEAD = """
 [experiment]

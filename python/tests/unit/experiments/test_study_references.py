@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference, find_studies, load_study
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference, find_studies, load_study
 
 STUDY = """
 [study]
@@ -81,7 +81,8 @@ def test_a_study_without_reference_file_has_none(tmp_path):
      "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
     (("{ absolute = 1.5 }", "{ absolute = 1.5, relative = 0.1 }"), "reference[0].tolerance",
      "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
-    (("{ absolute = 1.5 }", "0.1"), "reference[0].tolerance", "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
+    (("{ absolute = 1.5 }", "0.1"), "reference[0].tolerance",
+     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
     (("{ absolute = 1.5 }", "{ relative = -0.1 }"), "reference[0].tolerance.relative",
      "expected a non-negative number, found -0.1"),
     (("{ absolute = 1.5 }", '{ absolute = "1" }'), "reference[0].tolerance.absolute",
@@ -116,8 +117,10 @@ def test_invalid_toml_and_missing_spec_files(tmp_path):
 
 
 def _entry(id_: str, where: str, set_: str, extra: str = "", metric: str = "loss") -> str:
-    return (ENTRY.replace('id = "half-loss"', f'id = "{id_}"').replace('where = { rate = "20Gbps" }', f"where = {where}")
-            .replace('set = "calibration"', f'set = "{set_}"{extra}').replace('metric = "loss"', f'metric = "{metric}"'))
+    return (ENTRY.replace('id = "half-loss"', f'id = "{id_}"').replace('where = { rate = "20Gbps" }',
+                                                                       f"where = {where}")
+            .replace('set = "calibration"', f'set = "{set_}"{extra}').replace('metric = "loss"',
+                                                                              f'metric = "{metric}"'))
 
 
 def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
@@ -132,7 +135,7 @@ def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
     assert refs["ratio-of-calibration"].restates == "cal", "a function of calibration values only"
     assert refs["other-point"].independent and refs["ratio-with-a-new-point"].independent
     assert refs["cal"].restates is None and not refs["cal"].independent
-    from nicbench.experiments.study import summary_group
+    from nicbench.vocab.study import summary_group
     assert [summary_group(refs[i]) for i in ("cal", "other-point", "ratio-of-calibration")] == [
         "calibration", "validation (independent)", "validation (restates calibration)"]
 

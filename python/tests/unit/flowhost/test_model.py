@@ -50,7 +50,8 @@ def test_hyperthreading_gain_grows_with_dram_misses():
     gains = []
     for flows in (16_384, 65_536, 262_144):
         r = run(cores=16, frame_bytes=1500, flows=flows, processes_per_core=2)
-        assert r["smt_gain"] == pytest.approx(min(2.0, r["packet_ns_mean"] / (r["packet_ns_mean"] - r["exposed_ns_mean"])))
+        assert r["smt_gain"] == pytest.approx(min(2.0,
+                                                  r["packet_ns_mean"] / (r["packet_ns_mean"] - r["exposed_ns_mean"])))
         gains.append(r["smt_gain"])
     assert gains[0] == pytest.approx(1.0) and gains[1] > 1.5 and gains == sorted(gains) and gains[2] <= 2.0
     # A core that hides no latency behind its reorder buffer leaves even LLC hits to the sibling.

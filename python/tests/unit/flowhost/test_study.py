@@ -17,7 +17,7 @@ from nicbench.calibrate.identify import independent_points
 from nicbench.calibrate.problem import build_problem
 from nicbench.calibrate.profile import read_params
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import load_study, summary_group
+from nicbench.vocab.study import load_study, summary_group
 
 REPO = Path(__file__).resolve().parents[4]
 STUDY = REPO / "studies" / "argus100g"

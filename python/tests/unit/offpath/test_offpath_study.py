@@ -18,10 +18,10 @@ from nicbench import offpath, profiles
 from nicbench.calibrate import load_config
 from nicbench.calibrate.identify import independent_points
 from nicbench.calibrate.problem import build_problem
-from nicbench.experiments.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import SUMMARY_GROUPS, load_study, summary_group
 from nicbench.experiments.targets import RunContext, get_target
+from nicbench.reproduce import reproduce_study
+from nicbench.vocab.study import SUMMARY_GROUPS, load_study, summary_group
 
 OFFPATH = STUDIES / "offpath"
 
@@ -105,7 +105,8 @@ def test_hand_derived_parameters_follow_from_their_references():
     assert p["host_message_ns"] == pytest.approx(p["host_cores"] / 87e6 * 1e9, rel=1e-5)
     rnic = offpath.predict("connectx6-rnic", ["client->host READ 64B"])
     assert rnic["flows"][0]["latency_us"] == pytest.approx(2.0, rel=1e-4)
-    assert rnic["total_mpps"] > 87 and offpath.predict("connectx6-rnic", ["client->host SEND 64B"])["bottleneck"] == "host_cpu"
+    assert rnic["total_mpps"] > 87 and offpath.predict("connectx6-rnic",
+                                                       ["client->host SEND 64B"])["bottleneck"] == "host_cpu"
     # The collapse threshold: 9 MiB of 128-B SoC completions; it moves with the MTU.
     assert p["completion_buffer_entries"] == (9 << 20) / p["soc_mps_bytes"]
 
@@ -146,7 +147,8 @@ def test_single_target_reports_bottleneck_indicators():
     m = _run("offpath.single", path="client->host", verb="READ", payload="16KiB")
     direct = offpath.predict("bluefield2", ["client->host READ 16KiB"])
     assert m["gbps"] == pytest.approx(direct["total_gbps"]) and m["mpps"] == pytest.approx(direct["total_mpps"])
-    flags = {k: m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code", "bottleneck_utilization")}
+    flags = {k: m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code",
+                                                                             "bottleneck_utilization")}
     assert sum(flags.values()) == 1.0
     assert {k for k, v in flags.items() if v == 1.0} == {f"bottleneck_{offpath.bottleneck_class(direct['bottleneck'])}"}
     assert m["pcie_mpps_total"] == pytest.approx(sum(m[f"{x}_mpps"] for x in
@@ -166,7 +168,8 @@ def test_compare_target_reports_range_ends():
     m = _run("offpath.compare", a="client->soc {verb} {x}", b="client->host {verb} {x}", values="64,128,256",
              verbs="READ,WRITE")
     assert m["points"] == 6.0
-    pairs = [(offpath.predict("bluefield2", [f"client->soc {v} {x}B"]), offpath.predict("bluefield2", [f"client->host {v} {x}B"]))
+    pairs = [(offpath.predict("bluefield2", [f"client->soc {v} {x}B"]),
+              offpath.predict("bluefield2", [f"client->host {v} {x}B"]))
              for v in ("READ", "WRITE") for x in (64, 128, 256)]
     ratios = [a["total_mpps"] / b["total_mpps"] for a, b in pairs]
     diffs = [_mean_latency(a) - _mean_latency(b) for a, b in pairs]

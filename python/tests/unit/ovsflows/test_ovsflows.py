@@ -18,11 +18,14 @@ table=1,priority=10,tcp,tp_dst=80,actions=mod_vlan_vid:7,resubmit(,2)
 """
 
 # Lines as OVS 3.1's userspace datapath prints them (dpctl/dump-flows).
-DUMP = """\
-flow-dump from the main thread:
-recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(src=10.0.0.2/255.0.0.0,frag=no), packets:3, bytes:180, used:0.512s, actions:2
-recirc_id(0),in_port(2),eth(),eth_type(0x8100),vlan(vid=5/0xf,pcp=2),encap(eth_type(0x86dd),ipv6(src=2001:db8::1,dst=2001:db8::/ffff:ffff::,proto=17,frag=first),udp(src=1)), packets:0, bytes:0, used:never, actions:push_vlan(vid=7,pcp=1),1,2
-"""
+DUMP = (
+    "flow-dump from the main thread:\n"
+    "recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800)"
+    ",ipv4(src=10.0.0.2/255.0.0.0,frag=no), packets:3, bytes:180, used:0.512s, actions:2\n"
+    "recirc_id(0),in_port(2),eth(),eth_type(0x8100),vlan(vid=5/0xf,pcp=2)"
+    ",encap(eth_type(0x86dd),ipv6(src=2001:db8::1,dst=2001:db8::/ffff:ffff::,proto=17,frag=first)"
+    ",udp(src=1)), packets:0, bytes:0, used:never, actions:push_vlan(vid=7,pcp=1),1,2\n"
+)
 
 
 def test_load_openflow_reads_tables_ports_and_fields(tmp_path):
@@ -66,8 +69,9 @@ def test_dpflows_round_trip_and_big_masks():
     # Edit a flow in Python and write it: the writer follows OVS's formats.
     flows[0]["keys"] = [k for k in flows[0]["keys"] if k["field"] != "nw_src"]
     flows[0]["placement"] = {"offloaded": True, "dp": "tc"}
-    assert format_dpflows(flows[:1]) == ("recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no), "
-                                         "packets:3, bytes:180, used:0.512s, offloaded:yes, dp:tc, actions:2\n")
+    assert format_dpflows(flows[:1]) == ("recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),"
+                                         "ipv4(frag=no), packets:3, bytes:180, used:0.512s, offloaded:yes, dp:tc, "
+                                         "actions:2\n")
 
 
 def test_dpflows_errors():
@@ -94,11 +98,12 @@ def test_cli_openflow_summary_and_one_line_errors(cli, tmp_path):
     proc = cli("rules", "openflow", str(bad))
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"nicbench: error: {bad}:1:21: unknown action 'frobnicate' (allowed: output:PORT, output(port=PORT), a port number, "
-        "drop, normal, in_port, controller, local, flood, all, mod_dl_src:, mod_dl_dst:, mod_nw_src:, mod_nw_dst:, "
-        "mod_nw_tos:, mod_nw_ecn:, mod_nw_ttl:, mod_tp_src:, mod_tp_dst:, mod_vlan_vid:, mod_vlan_pcp:, "
-        "set_field:V->FIELD, push_vlan:TPID, strip_vlan, pop_vlan, set_tunnel:, set_tunnel64:, resubmit:PORT, "
-        "resubmit(PORT,TABLE), goto_table:T, ct(...), dec_ttl; a port given by name needs output:NAME)"
+        f"nicbench: error: {bad}:1:21: unknown action 'frobnicate' (allowed: output:PORT, output(port=PORT), "
+        "a port number, drop, normal, in_port, controller, local, flood, all, mod_dl_src:, mod_dl_dst:, "
+        "mod_nw_src:, mod_nw_dst:, mod_nw_tos:, mod_nw_ecn:, mod_nw_ttl:, mod_tp_src:, mod_tp_dst:, "
+        "mod_vlan_vid:, mod_vlan_pcp:, set_field:V->FIELD, push_vlan:TPID, strip_vlan, pop_vlan, set_tunnel:, "
+        "set_tunnel64:, resubmit:PORT, resubmit(PORT,TABLE), goto_table:T, ct(...), dec_ttl; a port given by name "
+        "needs output:NAME)"
     ]
     # rules check (rte_flow syntaxes) recognises the file and points to where it belongs.
     proc = cli("rules", "check", str(path))

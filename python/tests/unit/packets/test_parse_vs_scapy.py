@@ -119,7 +119,8 @@ def test_ipv6_first_and_non_first_fragment():
         sport=1, dport=2)
     parsed, first = pkt_roundtrip(first)
     assert one(parsed["outer"]["l4"])[0] == "Udp"
-    later = Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(offset=100, m=0, id=77, nh=17) / Raw(
+    later = Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(offset=100, m=0, id=77,
+                                                                                      nh=17) / Raw(
         b"y" * 16)
     parsed, later = pkt_roundtrip(later)
     assert parsed["outer"]["l4"] is None

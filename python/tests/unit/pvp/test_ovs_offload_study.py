@@ -12,9 +12,9 @@ from helpers import REPO, STUDIES, missing
 from nicbench import profiles
 from nicbench.calibrate import calibrate, load_config
 from nicbench.calibrate.problem import build_problem
-from nicbench.experiments.reproduce import reproduce_study
 from nicbench.experiments.spec import load_spec
-from nicbench.experiments.study import load_study
+from nicbench.reproduce import reproduce_study
+from nicbench.vocab.study import load_study
 
 STUDY = STUDIES / "ovs-offload"
 SEED = REPO.parent / "shared" / "seeds" / "002_6c8323bd0077909c.txt"

@@ -54,7 +54,8 @@ class Ovs:
         tag = f"{os.getpid() % 100000}"
         self.dir, self.bridge = folder, f"pvp{tag}"
         self.hosts, self.ports = (f"pa{tag}", f"pb{tag}"), (f"pa{tag}p", f"pb{tag}p")
-        self.env = {**os.environ, **{k: str(folder) for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR")}}
+        self.env = {**os.environ,
+                    **{k: str(folder) for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR")}}
         self.db = f"unix:{folder}/db.sock"
 
     def sh(self, *args: str) -> str:

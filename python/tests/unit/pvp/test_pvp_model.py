@@ -84,7 +84,8 @@ def test_software_datapaths_cost_host_cores():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(nic=CX5, flows=0, frame_bytes=64), "flows: got 0, allowed 1 to 268435456"),
     (dict(nic=CX5, flows=10, frame_bytes=40), "frame_bytes: got 40, allowed 64-9216"),
-    (dict(nic=CX5, flows=10, frame_bytes=64, offered_gbps=40.0), "offered_gbps: got 40, allowed > 0 and <= the port's 25 Gb/s"),
+    (dict(nic=CX5, flows=10, frame_bytes=64, offered_gbps=40.0),
+     "offered_gbps: got 40, allowed > 0 and <= the port's 25 Gb/s"),
     (dict(nic="connectx5", flows=10, frame_bytes=64), "is of kind 'connectx', which has no OVS offload"),
     (dict(nic=CX5, flows=10, frame_bytes=64, datapath="ovs"), "unknown datapath 'ovs'"),
     (dict(nic=CX5, flows=10, frame_bytes=64, overrides={"nope": 1.0}), "nope"),

@@ -8,10 +8,10 @@ import math
 import pandas as pd
 import pytest
 
-from nicbench.experiments.errors import SpecError
-from nicbench.experiments.study import Reference
 from nicbench.experiments.targets import get_target
 from nicbench.report.compare import compare, convert
+from nicbench.vocab.errors import SpecError
+from nicbench.vocab.study import Reference
 
 STATS = ("n", "mean", "std", "min", "p1", "p25", "p50", "p75", "p99", "max", "median")
 

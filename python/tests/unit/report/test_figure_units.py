@@ -39,11 +39,14 @@ def test_timeseries_folds_events_into_one_legend_entry_per_kind():
 
     rows = [{"run": "r0", "status": "ok", "t": t / 10, "metric": "rx_gbps", "unit": "Gbps", "value": 90.0}
             for t in range(50)]
-    rows += [{"run": "r0", "status": "ok", "t": 0.5 + i, "metric": f"event:matcher rehash to {2 ** (10 + i)} entries (group {i % 2})",
+    rows += [{"run": "r0", "status": "ok", "t": 0.5 + i,
+              "metric": f"event:matcher rehash to {2 ** (10 + i)} entries (group {i % 2})",
               "unit": "", "value": 1.0} for i in range(4)]
-    rows += [{"run": "r0", "status": "ok", "t": 0.2, "metric": "event:batch of 1000 operations done (group 1)", "unit": "", "value": 1.0}]
+    rows += [{"run": "r0", "status": "ok", "t": 0.2, "metric": "event:batch of 1000 operations done (group 1)",
+              "unit": "", "value": 1.0}]
     fig, ax = plt.subplots()
-    timeseries.draw(ax, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"), Units(metrics={"rx_gbps": "Gbps"}))
+    timeseries.draw(ax, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"),
+                    Units(metrics={"rx_gbps": "Gbps"}))
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["batch of N operations done", "matcher rehash to N entries (×4)"], labels
     assert len(ax.lines) == 1 + 5  # the series and every event still drawn

@@ -211,9 +211,11 @@ def test_line_a_series_covered_by_a_later_one_says_so_in_the_legend(ax):
     """Two hue series 0.3% apart (Fig. 8's 64K and 128K flows) draw one visible line: the legend
     says which one covers the other instead of listing a line nobody can see."""
     ys = {1: [10.0, 20.0, 30.0], 2: [10.03, 20.05, 30.0], 3: [5.0, 25.0, 40.0]}
-    rows = [record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256), vs)]
+    rows = [record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256),
+                                                                                                        vs)]
     line.draw(ax, pd.DataFrame(rows), FigureSpec(kind="line", x="size", y="mpps", hue="flows"), Units())
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["flows=1 (≈ flows=2, under it)", "flows=2", "flows=3"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["flows=1 (≈ flows=2, under it)", "flows=2",
+                                                                   "flows=3"]
 
 
 def test_timeseries_that_barely_moves_is_drawn_from_zero(ax):
@@ -236,7 +238,8 @@ def test_box_and_line_figures_that_barely_move_are_drawn_from_zero():
     from nicbench.report.figures import draw_figure
     from nicbench.report.figures.common import from_zero_when_flat
 
-    flat = pd.DataFrame([record("mpps", v, rep, ppc=ppc) for ppc, vs in ((1, [72.2, 71.5, 71.6]), (2, [71.2, 71.4, 71.5]))
+    flat = pd.DataFrame([record("mpps", v, rep, ppc=ppc) for ppc, vs in ((1, [72.2, 71.5, 71.6]),
+                                                                         (2, [71.2, 71.4, 71.5]))
                          for rep, v in enumerate(vs)])
     for kind in ("box", "line"):
         fig, ax = plt.subplots()

@@ -14,11 +14,11 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from nicbench.experiments.params import Param  # noqa: E402
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
-from nicbench.experiments.study import Reference  # noqa: E402
 from nicbench.report.figures import draw_figure, render  # noqa: E402
 from nicbench.report.figures.common import Units  # noqa: E402
+from nicbench.vocab.params import Param  # noqa: E402
+from nicbench.vocab.study import Reference  # noqa: E402
 
 DIGITIZED = "shared/data/study-x/fig-2.csv, panel 2a"
 TEXT = "shared/seeds/000_x.txt, §3.1"

@@ -11,9 +11,9 @@ from html.parser import HTMLParser
 import pytest
 
 from nicbench.experiments import parse_spec, run_experiment
-from nicbench.experiments.study import Reference, Study
 from nicbench.report.compare import Comparison
 from nicbench.report.html import ExperimentPage, comparison_table, experiment_report, set_summary_table, study_report
+from nicbench.vocab.study import Reference, Study
 
 COLUMNS = ["id", "set", "published (quote, location)", "selector", "published", "nicbench", "rel. error",
            "tolerance", "result"]

@@ -8,12 +8,15 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.utils import wrpcap
 
-RULES = """\
-flow create 0 group 0 priority 0 ingress pattern eth / ipv4 / end actions jump group 1 / end
-flow create 0 group 1 priority 0 ingress pattern eth / ipv4 src is 10.0.0.1 / udp dst is 53 / end actions queue index 3 / count / end
-flow create 0 group 1 priority 1 ingress pattern eth / ipv4 dst spec 192.168.0.0 dst mask 255.255.0.0 / end actions queue index 1 / end
-flow create 0 group 1 priority 2 ingress pattern eth / ipv4 / tcp dst spec 1000 dst last 2000 dst mask 0xffff / end actions drop / end
-"""
+RULES = (
+    "flow create 0 group 0 priority 0 ingress pattern eth / ipv4 / end actions jump group 1 / end\n"
+    "flow create 0 group 1 priority 0 ingress pattern eth / ipv4 src is 10.0.0.1 / udp dst is 53"
+    " / end actions queue index 3 / count / end\n"
+    "flow create 0 group 1 priority 1 ingress pattern eth / ipv4 dst spec 192.168.0.0 dst mask 255.255.0.0"
+    " / end actions queue index 1 / end\n"
+    "flow create 0 group 1 priority 2 ingress pattern eth / ipv4 / tcp dst spec 1000 dst last 2000 dst mask 0xffff"
+    " / end actions drop / end\n"
+)
 
 
 def test_classify_known_answer(cli, tmp_path):

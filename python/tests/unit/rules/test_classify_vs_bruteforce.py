@@ -80,7 +80,8 @@ def header_in(rule: Filter, rng: random.Random) -> tuple:
 def random_header(rng: random.Random) -> tuple:
     proto = rng.choice([1, 6, 17, 47])
     ports = (rng.randrange(65536), rng.randrange(65536)) if proto in (6, 17) else (None, None)
-    return str(ipaddress.IPv4Address(rng.getrandbits(32))), str(ipaddress.IPv4Address(rng.getrandbits(32))), proto, *ports
+    src, dst = (str(ipaddress.IPv4Address(rng.getrandbits(32))) for _ in range(2))
+    return src, dst, proto, *ports
 
 
 def frame(src: str, dst: str, proto: int, sport: int | None, dport: int | None):

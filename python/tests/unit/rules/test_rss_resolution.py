@@ -93,7 +93,8 @@ def mixed_packets(seed: int = 5, n_flows: int = 300) -> list:
         sport, dport = rng.randrange(1, 65536), rng.randrange(1, 65536)
         pad = b"x" * rng.randrange(0, 200)
         if i % 10 == 8:
-            l3 = IP(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.1", dst="192.0.2.9") / TCP(sport=sport, dport=dport)
+            l3 = IP(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.1", dst="192.0.2.9") / TCP(sport=sport,
+                                                                                                  dport=dport)
         elif i % 10 == 9:
             l3 = IPv6(src=f"2001:db8::{rng.randrange(1 << 16):x}", dst="2001:db8:1::1") / UDP(sport=sport, dport=dport)
         else:

@@ -6,12 +6,14 @@ import json
 
 from helpers import classbench_file
 
-GOOD = """\
-# a small, real-world-style rule file
-flow create 0 group 0 priority 0 ingress pattern eth / ipv4 / end actions jump group 1 / end
-flow create 0 group 1 priority 1 ingress pattern eth / ipv4 src is 10.0.0.1 dst spec 10.0.0.0 dst mask 255.255.255.0 / udp dst is 4789 / vxlan vni is 42 / end actions queue index 3 / count / end
-flow create 0 group 1 priority 2 ingress pattern eth / ipv4 / tcp dst is 80 / end actions drop / end
-"""
+GOOD = (
+    "# a small, real-world-style rule file\n"
+    "flow create 0 group 0 priority 0 ingress pattern eth / ipv4 / end actions jump group 1 / end\n"
+    "flow create 0 group 1 priority 1 ingress pattern eth / ipv4 src is 10.0.0.1"
+    " dst spec 10.0.0.0 dst mask 255.255.255.0 / udp dst is 4789 / vxlan vni is 42"
+    " / end actions queue index 3 / count / end\n"
+    "flow create 0 group 1 priority 2 ingress pattern eth / ipv4 / tcp dst is 80 / end actions drop / end\n"
+)
 
 BAD = """\
 flow create 0 ingress pattern eth / ipv4 src is 10.0.0.1 / end actions queue index 1 / end
@@ -115,7 +117,8 @@ def test_gen_pam21_layout(cli, tmp_path):
     assert all(abs(s["groups"][str(g)] - 251) <= 1 for g in range(1, 5))
     assert s["actions"]["jump"] == 1 + 3
     # The summary line and --json keep --count apart from the layout's own rules.
-    assert "1,005 rules" in proc.stdout and "1,000 exact5 rules over groups 1..4, plus 5 jump and default" in proc.stdout
+    assert "1,005 rules" in proc.stdout
+    assert "1,000 exact5 rules over groups 1..4, plus 5 jump and default" in proc.stdout
     again = json.loads(cli("rules", "gen", "--count", "1000", "--groups", "4", "--seed", "5", "-o", str(out),
                            "--json").stdout)
     assert (again["rules"], again["count"], again["layout_rules"]) == (1005, 1000, 5)

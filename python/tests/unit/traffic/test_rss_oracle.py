@@ -67,8 +67,10 @@ def biflow_trace(path) -> list:
     packets = []
     for i in range(60):
         v6 = i % 4 == 3
-        a = f"2001:db8::{rng.randrange(1, 0xFFFF):x}" if v6 else f"10.{rng.randrange(256)}.{rng.randrange(256)}.{i + 1}"
-        b = f"2001:db8:1::{rng.randrange(1, 0xFFFF):x}" if v6 else f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        a = (f"2001:db8::{rng.randrange(1, 0xFFFF):x}" if v6
+             else f"10.{rng.randrange(256)}.{rng.randrange(256)}.{i + 1}")
+        b = (f"2001:db8:1::{rng.randrange(1, 0xFFFF):x}" if v6
+             else f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}")
         ip = IPv6 if v6 else IP
         l4 = TCP if i % 2 else UDP
         sport, dport = rng.randrange(1024, 65536), rng.choice([53, 80, 443, rng.randrange(1024, 65536)])

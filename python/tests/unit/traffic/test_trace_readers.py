@@ -7,11 +7,11 @@ import subprocess
 from decimal import Decimal
 
 import pytest
+from helpers import peer, python_module
 
 import nicbench
 from nicbench import _native
 from nicbench.units import Rate
-from helpers import peer, python_module
 
 scapy_utils = python_module("scapy.all", "scapy")  # scapy.all: rdpcap dissects with every layer loaded
 

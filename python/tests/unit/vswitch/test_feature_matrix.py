@@ -13,6 +13,7 @@ import pytest
 from helpers import REPO, STUDIES, missing, python_module
 
 from nicbench.experiments import feature_matrix as fm
+from nicbench.report.html import feature_matrix_section
 
 SEED = REPO.parent / "shared" / "seeds" / "002_6c8323bd0077909c.txt"
 MATRIX = STUDIES / "ovs-offload" / fm.FILE
@@ -86,7 +87,7 @@ def test_reproduce_reports_the_matrix_and_its_disagreements(outcome):
     line = fm.summary_line(d)
     assert line.startswith(f"Offload feature matrix (seed 002 Appendix A): {n}/{n} expressible rows agree")
     assert "not a prediction" in line
-    page = "".join(fm.html_section(d))
+    page = "".join(feature_matrix_section(d))
     assert "taken from this same table" in page and "OVS_KEY_ATTR_ARP" in page and "not expressible" in page
     # A row whose expectation the datapath does not meet is named.
     flipped = next(r for r in outcome.rows if r.row == "OVS_ACTION_ATTR_CT")
@@ -94,6 +95,6 @@ def test_reproduce_reports_the_matrix_and_its_disagreements(outcome):
     try:
         d = outcome.as_dict()
         assert d["disagree"] == ["OVS_ACTION_ATTR_CT"] and "(not: OVS_ACTION_ATTR_CT)" in fm.summary_line(d)
-        assert "disagrees" in "".join(fm.html_section(d))
+        assert "disagrees" in "".join(feature_matrix_section(d))
     finally:
         flipped.offloaded = False

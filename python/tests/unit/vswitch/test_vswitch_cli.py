@@ -58,10 +58,11 @@ def test_offload_refusal_reason_per_nic(tmp_path):
                      "--json")
     result = json.loads(agilio.stdout)
     assert result["offloaded_flows"] == 2 and result["refusals"] == {}
-    skip_sw = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "connectx5-25g",
-                      "--tc-policy", "skip_sw", "--json")
+    skip_sw = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap),
+                         "--nic", "connectx5-25g", "--tc-policy", "skip_sw", "--json")
     flows = json.loads(skip_sw.stdout)["megaflows"]
-    assert [f["flow"]["placement"] for f in flows] == [{"offloaded": False, "dp": "ovs"}, {"offloaded": True, "dp": "tc"}]
+    assert [f["flow"]["placement"] for f in flows] == [{"offloaded": False, "dp": "ovs"},
+                                                       {"offloaded": True, "dp": "tc"}]
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

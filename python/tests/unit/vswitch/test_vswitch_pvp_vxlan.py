@@ -42,7 +42,8 @@ def test_pvp_vxlan_load_is_fig9_structure_and_agilio_matches_the_spec(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["flows"] == FLOWS and out["frame_bytes"] == inner_len + 4
-    assert sorted((m["ingress"], m["megaflows"], m["offloaded"], m["decap"], m["encap"]) for m in out["load"]["masks"]) == \
+    assert sorted((m["ingress"], m["megaflows"], m["offloaded"], m["decap"],
+                   m["encap"]) for m in out["load"]["masks"]) == \
         [("uplink", FLOWS, FLOWS, True, False), ("vf", FLOWS, FLOWS, False, True)]
     pops = [mf for mf in out["datapath"]["uplink"]["megaflows"] if "tnl_pop(4789)" in mf["text"]]
     assert len(pops) == 1, "one underlay megaflow pops every flow"
@@ -61,7 +62,8 @@ def test_pvp_vxlan_connectx5_offloads_decap_and_encap(tmp_path):
                    "--uplink", "p0", "--port", PORT, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert sorted((m["ingress"], m["megaflows"], m["offloaded"], m["decap"], m["encap"]) for m in out["load"]["masks"]) == \
+    assert sorted((m["ingress"], m["megaflows"], m["offloaded"], m["decap"],
+                   m["encap"]) for m in out["load"]["masks"]) == \
         [("uplink", FLOWS, FLOWS, True, False), ("vf", FLOWS, FLOWS, False, True)]
     assert out["datapath"]["vf"]["refusals"] == {}
     spec = pvp.predict("connectx5-25g", FLOWS, inner_len + 4, vxlan=True)

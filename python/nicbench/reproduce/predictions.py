@@ -23,7 +23,8 @@ from typing import Any
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
-from nicbench.experiments.study import Claim, Reference, Study
+from nicbench.reproduce.sets import sets_for, target_params
+from nicbench.vocab.study import Claim, Reference, Study
 
 __all__ = ["DevicePredictions", "run_predictions", "claim_reference", "device_references"]
 
@@ -82,9 +83,7 @@ def device_references(study: Study, device: str, profile: dict[str, Any]) -> lis
 
 
 def _has_nic(spec_path: Path) -> bool:
-    from nicbench.experiments.reproduce import _target_params
-
-    return "nic" in _target_params(spec_path)
+    return "nic" in target_params(spec_path)
 
 
 def run_predictions(study: Study, *, results: str | Path | None, reports: str | Path, jobs: int | None,
@@ -95,7 +94,6 @@ def run_predictions(study: Study, *, results: str | Path | None, reports: str | 
     study)` writes the experiment pages of (results folder, page path) pairs and returns them.
     `scheduler`, `timeout_s`: as `run_experiment`'s."""
     from nicbench import profiles
-    from nicbench.experiments.reproduce import _sets_for
 
     out = []
     root = results_root(results) / "predictions"
@@ -106,7 +104,7 @@ def run_predictions(study: Study, *, results: str | Path | None, reports: str | 
         dp = DevicePredictions(device, profile.get("description", ""), profile.get("fitted_on"))
         device_sets = {**(sets or {}), "nic": device}
         specs = [load_spec(p, repeat=repeat or study.prediction_repeat, limit_points=limit_points,
-                           sets=_sets_for(p, device_sets)) for p in specs_paths]
+                           sets=sets_for(p, device_sets)) for p in specs_paths]
         for spec in specs:
             dp.runs.append(run_experiment(spec, results=root / device, jobs=jobs, progress=progress,
                                           scheduler=scheduler, timeout_s=timeout_s, prune_stale=False,

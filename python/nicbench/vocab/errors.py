@@ -13,7 +13,7 @@ class SpecError(ValueError):
     """A spec, study or reference file is wrong; the message names file, key and what was expected."""
 
     @classmethod
-    def at(cls, file: object, key: str, message: str) -> "SpecError":
+    def at(cls, file: object, key: str, message: str) -> SpecError:
         return cls(f"{file}: key '{key}': {message}")
 
 

@@ -3,6 +3,10 @@
 For each study folder (`studies/<study>/study.toml`): run each listed spec (resumable, as
 `nicbench run`), write one page per experiment under `reports/<study>/<experiment>/` and
 the study index `reports/<study>/index.html` with the published-vs-nicbench comparison.
+
+The top of the harness below the CLI: it runs specs (`nicbench.experiments`) and the study's
+prediction devices (`predictions`, which reads few-shot measurements with `nicbench.calibrate`),
+and draws the pages (`nicbench.report`); nothing under it imports it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from nicbench.experiments import feature_matrix
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
-from nicbench.experiments.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, load_study
+from nicbench.reproduce.sets import sets_for
+from nicbench.vocab.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, load_study
 
 __all__ = ["reproduce_study", "StudyOutcome", "resolve_studies"]
 
@@ -93,53 +98,18 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
     return [load_study(f) for f in folders]
 
 
-def _target_params(spec_path: Path) -> set[str]:
-    """Parameter names of the target a spec file names (empty if it cannot be read: load_spec will say why)."""
-    import tomllib
-
-    from nicbench.experiments.targets import get_target
-
-    try:
-        name = tomllib.loads(Path(spec_path).read_text())["experiment"]["target"]
-        return {p.name for p in get_target(name).params}
-    except (OSError, KeyError, TypeError, ValueError):
-        return set()
-
-
-def _sets_for(spec_path: Path, sets: dict[str, str] | None) -> dict[str, str] | None:
-    """A study-wide `--set` applies to the experiments whose target has that parameter."""
-    if not sets:
-        return sets
-    params = _target_params(spec_path)
-    return {k: v for k, v in sets.items() if k in params}
-
-
-def check_sets_apply(studies: list[Study], sets: dict[str, str] | None) -> None:
-    """Every `--set NAME` must apply to at least one experiment, so a typo is an error, not a no-op."""
-    if not sets:
-        return
-    known: set[str] = set()
-    for study in studies:
-        for spec_path in study.experiments:
-            known |= _target_params(spec_path)
-    unknown = sorted(set(sets) - known)
-    if unknown:
-        raise ValueError(f"--set {', '.join(unknown)}: no experiment of the selected studies has "
-                         f"{'this parameter' if len(unknown) == 1 else 'these parameters'}")
-
-
 def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
                     reports: str | os.PathLike = "reports", jobs: int | None = None, repeat: int | None = None,
                     limit_points: int | None = None, sets: dict[str, str] | None = None,
                     progress: Progress | None = None, predictions: bool = True, scheduler: Any = None,
                     timeout_s: float | None = None, reuse_stale: bool = False) -> StudyOutcome:
     """Run `study`'s experiments and report them; then (unless `predictions` is False or `sets`
-    chooses the device) its prediction devices (`nicbench.experiments.predictions`).
+    chooses the device) its prediction devices (`nicbench.reproduce.predictions`).
     `scheduler` (a Dask scheduler, `scheduler.open_scheduler`), `timeout_s`: as `run_experiment`'s."""
-    from nicbench.experiments.predictions import run_predictions
     from nicbench.report import study_report  # matplotlib only when reporting
+    from nicbench.reproduce.predictions import run_predictions
 
-    specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=_sets_for(p, sets))
+    specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=sets_for(p, sets))
              for p in study.experiments]
     out_dir = Path(reports) / study.name
     outcome = StudyOutcome(study.name, out_dir / "index.html")

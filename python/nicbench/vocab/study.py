@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nicbench.experiments.errors import SpecError
+from nicbench.vocab.errors import SpecError
 
-__all__ = ["Study", "Reference", "Claim", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE", "REFERENCE_FILE"]
+__all__ = ["Study", "Reference", "Claim", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE",
+           "REFERENCE_FILE"]
 
 STUDY_FILE = "study.toml"
 REFERENCE_FILE = "reference.toml"
@@ -245,7 +246,8 @@ def _references(file: Path, doc: dict[str, Any] | None = None, table: str = "ref
             raise SpecError.at(file, f"{key}.value", f"expected a number, found {value!r}")
         stat = e.get("statistic", "median")
         if stat not in REFERENCE_STATS:
-            raise SpecError.at(file, f"{key}.statistic", f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}")
+            raise SpecError.at(file, f"{key}.statistic",
+                               f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}")
         tol = e.get("tolerance")
         if not isinstance(tol, dict) or len(tol) != 1 or next(iter(tol)) not in TOLERANCE_KINDS:
             raise SpecError.at(file, f"{key}.tolerance",
