@@ -507,10 +507,14 @@ class OptionValue(click.ParamType):
         self.option = option
         self.name = option.kind
 
+    # A value's name in --help by its kind, where the option names none.
+    _METAVARS = {"int": "INTEGER", "count": "COUNT", "float": "NUMBER", "fraction": "FRACTION", "rate_bps": "RATE",
+                 "rate_pps": "RATE", "duration_ns": "DURATION", "size_bytes": "BYTES", "str": "TEXT", "bool": "BOOLEAN"}
+
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
         if self.option.choices:
             return "[" + "|".join(self.option.choices) + "]"
-        return self.option.cli_metavar
+        return self.option.cli_metavar or self._METAVARS.get(self.option.kind)
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from click.shell_completion import CompletionItem
@@ -525,7 +529,9 @@ class OptionValue(click.ParamType):
         if self.option.path and isinstance(value, str) and not value.strip():
             self.fail(f"{value!r} is empty (give a file name)", param, ctx)
         try:
-            return self.option.parse(value)
+            # A profile's kind is the model's to check on the command line: it names the command that runs
+            # a profile of another kind (a spec's parameter is checked as it is parsed).
+            return self.option.parse(value, profile_check=False)
         except UnitError as exc:
             self.fail(str(exc), param, ctx)
         except NicbenchError as exc:  # a `cli_text` converter's, which names the option itself

@@ -83,12 +83,14 @@ class Option:
                      minimum=self.minimum if minimum is SAME else minimum, maximum=self.maximum,
                      none_word=self.none_word, profile_kinds=self.profile_kinds, profile_role=self.profile_role)
 
-    def parse(self, raw: Any) -> Any:
+    def parse(self, raw: Any, *, profile_check: bool = True) -> Any:
         """The canonical value of `raw` (a spec value, or command-line text): `UnitError` saying what
-        is allowed. Command-line text goes through `cli_text` first."""
+        is allowed. Command-line text goes through `cli_text` first. `profile_check=False`: a profile
+        option's value is not read here (the model reads it, and says what is wrong)."""
         if self.cli_text is not None and isinstance(raw, str) and not (self.none_word and raw == self.none_word):
             raw = self.cli_text(raw)
-        return self.param().parse(raw)
+        param = self.param()
+        return (param if profile_check else replace(param, profile_kinds=())).parse(raw)
 
     def allowed(self) -> str:
         """The range or choices in words, for --help (`1 to 1,024`, `at least 1`); "" when any value
@@ -97,6 +99,8 @@ class Option:
             return ""  # click lists them
         low, high = self.minimum, self.maximum
         unit = self.param().unit
+        if unit == "ns" and low == 1:  # "positive": a duration says so itself
+            low = None
         if unit == "ns":
             show = (lambda x: f"{x / 1e9:g} s")  # noqa: E731
         else:

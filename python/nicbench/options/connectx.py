@@ -83,8 +83,8 @@ OPTIONS = Options([
     Option("install_rate", "float", None, "Insert rules at this rate during the run (100k/s; rules per second).",
            flag="--install-rate", cli_default=None, none_word="none", minimum=1e-3, cli_text=parse_install_rate,
            cli_metavar="RATE"),
-    Option("install_batch", "count", None, f"Insert one batch of this many rules (10k; at most "
-           f"{connectx.MAX_RUN_RULES:,}) at --install-start.", flag="--install-batch", cli_default=None,
+    Option("install_batch", "count", None, "Insert one batch of this many rules (10k) at --install-start.",
+           flag="--install-batch", cli_default=None,
            none_word="none", minimum=1, maximum=connectx.MAX_RUN_RULES, cli_metavar="N"),
     Option("install_start", "duration_ns", 0, "When the installer starts (virtual time).", flag="--install-start",
            cli_default="0s"),
@@ -124,7 +124,11 @@ INSTALL_TARGET_NAMES = {"install_batch": "batch", "install_start": "start", "ins
 
 
 def _seconds(ns: int) -> str:
-    return f"{ns / 1e9:g}s"
+    """A duration as people write it: 5ms, 2.1s, 1.5us."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:g}{unit}"
+    return f"{ns}ns"
 
 
 def _shown(name: str, value: Any) -> str:
