@@ -546,6 +546,8 @@ def table_option(option: Any) -> Callable[[Callable], Callable]:
     default = option.default if option.cli_default is SAME else option.cli_default
     allowed = option.allowed()
     text = option.help + (f" Allowed: {allowed}." if allowed else "") + (f" {option.cli_note}" if option.cli_note else "")
+    if option.kind == "bool":  # a switch: given means true
+        return click.option(option.flag, option.name, is_flag=True, default=bool(default), help=text)
     return click.option(option.flag, option.name, type=OptionValue(option), default=default,
                         show_default=default is not None, help=text)
 
