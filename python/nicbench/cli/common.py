@@ -548,6 +548,9 @@ def table_option(option: Any) -> Callable[[Callable], Callable]:
     text = option.help + (f" Allowed: {allowed}." if allowed else "") + (f" {option.cli_note}" if option.cli_note else "")
     if option.kind == "bool":  # a switch: given means true
         return click.option(option.flag, option.name, is_flag=True, default=bool(default), help=text)
+    if option.cli_multiple:
+        return click.option(option.flag, option.name, type=OptionValue(option), multiple=True,
+                            required=default is None, help=text)
     return click.option(option.flag, option.name, type=OptionValue(option), default=default,
                         show_default=default is not None, help=text)
 

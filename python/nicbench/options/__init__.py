@@ -52,7 +52,9 @@ class Option:
     the command line (None: spec only). `cli_default`: the command line's default when it differs,
     as the user would type it (None: "not given", the command then decides). `cli_text`: turns
     command-line text into a value `Param.parse` takes. `cli_metavar`: the value's name in --help;
-    `cli_note`: what --help adds for the command line (its own default, when it computes one).
+    `cli_note`: what --help adds for the command line (its own default, when it computes one);
+    `cli_multiple`: the flag may be given several times (the command gets a tuple; without a
+    `cli_default` it is required).
     `path`: the value names a file (the CLI refuses an empty one and completes file names).
     """
 
@@ -71,6 +73,7 @@ class Option:
     cli_text: Callable[[str], Any] | None = None
     cli_metavar: str | None = None
     cli_note: str = ""
+    cli_multiple: bool = False
     path: bool = False
     extra: dict = field(default_factory=dict, compare=False)
 
