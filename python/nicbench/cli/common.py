@@ -545,7 +545,7 @@ def table_option(option: Any) -> Callable[[Callable], Callable]:
 
     default = option.default if option.cli_default is SAME else option.cli_default
     allowed = option.allowed()
-    text = option.help + (f" Allowed: {allowed}." if allowed else "") + (f" {option.cli_note}" if option.cli_note else "")
+    text = " ".join(t for t in (option.help, f"Allowed: {allowed}." if allowed else "", option.cli_note) if t)
     if option.kind == "bool":  # a switch: given means true
         return click.option(option.flag, option.name, is_flag=True, default=bool(default), help=text)
     if option.cli_multiple:

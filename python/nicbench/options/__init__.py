@@ -8,7 +8,8 @@ click options from the same table (`nicbench.cli.options`). Both parse a value w
 `Param.parse`, so a range, a choice list and the wording of an error exist once:
 
     spec:  FILE: key 'sweep.cores': expected an integer such as 16 from 1 to 1,024, found 0
-    CLI:   nicbench: error: simulate: Invalid value for '--cores': expected an integer such as 16 from 1 to 1,024, found '0'
+    CLI:   nicbench: error: simulate: Invalid value for '--cores': expected an integer such as 16 from 1
+           to 1,024, found '0'
 
 What differs between the two is stated in the option: the CLI's default where it has its own
 (`cli_default`, e.g. `--duration`: the trace's own span), and a converter for text forms only the

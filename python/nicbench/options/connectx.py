@@ -153,7 +153,8 @@ def check(values: dict[str, Any], spell: Spell = param_spelling) -> str | None:
                 return (f"{spell(name)} {_shown(name, values[name])} applies only with an installer: "
                         f"{spell('install_rate')} RATE or {spell('install_batch')} N")
     elif rate is None and values.get("install_period", 0):
-        return f"{spell('install_period')} {_seconds(values['install_period'])} applies only with {spell('install_rate')} RATE"
+        period = _seconds(values["install_period"])
+        return f"{spell('install_period')} {period} applies only with {spell('install_rate')} RATE"
     duration = values["duration"]
     limits = connectx.run_limits(duration, values["bin"], values.get("warmup", 0), spell)
     if limits:
