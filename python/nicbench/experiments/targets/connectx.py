@@ -1,7 +1,10 @@
 """ConnectX model targets: the PAM'21 experiments on a virtual ConnectX (nicbench.connectx → native model).
 
 - `connectx.forward`  (Fig. 2): pre-installed rules in Table 0 or Tables 1..T, traffic at a rate;
-                     throughput, loss, latency percentiles, steering-model observables.
+                     throughput, loss, latency percentiles, steering-model observables. It takes
+                     every option of `nicbench simulate` (`nicbench.options.connectx`): the host's
+                     `cores`, `queues`, `queue_map`, and an installer (`install_rate` or
+                     `install_batch`, `install_start`, ...), whose install metrics it then reports.
 - `connectx.batch_install` (Fig. 3): one batch of rule operations at `start` while forwarding;
                      the throughput timeline (time series) plus outage / recovery metrics.
 - `connectx.rate_install`  (Fig. 4): rule operations at a steady rate while forwarding.
