@@ -38,7 +38,8 @@ from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, parse_size_spec
 from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
-    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES", "MAX_RUN_RULES",
+    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES", "MAX_RUN_RULES", "MAX_CORES",
+    "MAX_DURATION_NS", "MAX_TIMELINE_BINS", "GENERATOR_SETUPS", "run_limits",
     "simulate",
     "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
     "parse_queue_map",
@@ -67,8 +68,9 @@ MAX_RUN_PACKETS = 1 << 30
 # run): 2^22, the cap of `nicbench rules gen`; each rule is held in the classifier and the
 # steering tables, and 1e12 of them used to be allocated up front.
 MAX_RUN_RULES = 1 << 22
-
-
+# Forwarding cores a scenario may have: the model's own cap (nicbench-models connectx::MAX_CORES,
+# kept equal by python/tests/unit/connectx/test_option_table.py).
+MAX_CORES = 1024
 
 
 def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -172,21 +174,9 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         raise NicbenchError(f"generator setup {generator!r} is not one of {', '.join(GENERATOR_SETUPS)}")
     if (traffic is None) == (trace is None):
         raise NicbenchError("a scenario needs exactly one traffic source: generated traffic or a pcap trace")
-    if duration_ns <= 0:
-        raise NicbenchError(f"duration must be positive, found {duration_ns} ns")
-    if duration_ns > MAX_DURATION_NS:
-        raise NicbenchError(f"duration {duration_ns / 1e9:g} s is too long: at most {MAX_DURATION_NS / 1e9:g} s "
-                            "of virtual time per run")
-    if timeline_bin_ns <= 0:
-        raise NicbenchError(f"timeline bin must be positive, found {timeline_bin_ns} ns")
-    bins = math.ceil(duration_ns / timeline_bin_ns)
-    if bins > MAX_TIMELINE_BINS:
-        raise NicbenchError(f"--bin: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes "
-                            f"{bins:,} bins: at most {MAX_TIMELINE_BINS:,} (a bin of at least "
-                            f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
-    if not 0 <= warmup_ns < duration_ns:
-        raise NicbenchError(f"--warmup {warmup_ns / 1e9:g} s must be shorter than the duration "
-                            f"{duration_ns / 1e9:g} s (--duration)")
+    problem = run_limits(duration_ns, timeline_bin_ns, warmup_ns)
+    if problem:
+        raise NicbenchError(problem)
     if isinstance(traffic, GenConfig):
         traffic.check(duration_ns=duration_ns, max_packets=MAX_RUN_PACKETS)
         traffic = traffic_from_gen(traffic)
@@ -208,27 +198,61 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
     return out
 
 
-def parse_queue_map(text: str, *, cores: int, port_queues: int) -> dict[int, int]:
+# How the scenario's fields are named in a message by default: as `nicbench simulate` spells them.
+_FLAGS = {"duration": "--duration", "bin": "--bin", "warmup": "--warmup", "queue_map": "--queue-map",
+          "cores": "--cores", "queues": "--queues"}
+
+
+def _flag(name: str) -> str:
+    return _FLAGS.get(name, name)
+
+
+def run_limits(duration_ns: int, timeline_bin_ns: int, warmup_ns: int,
+               spell: Callable[[str], str] = _flag) -> str | None:
+    """What is wrong with a run's virtual time (its duration, timeline bins and warm-up), naming the
+    options by `spell`; None when it can run."""
+    if duration_ns <= 0:
+        return f"{spell('duration')}: must be positive, found {duration_ns} ns"
+    if duration_ns > MAX_DURATION_NS:
+        return (f"{spell('duration')} {duration_ns / 1e9:g} s is too long: at most {MAX_DURATION_NS / 1e9:g} s "
+                "of virtual time per run")
+    if timeline_bin_ns <= 0:
+        return f"{spell('bin')}: a timeline bin must be positive, found {timeline_bin_ns} ns"
+    bins = math.ceil(duration_ns / timeline_bin_ns)
+    if bins > MAX_TIMELINE_BINS:
+        return (f"{spell('bin')}: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes "
+                f"{bins:,} bins: at most {MAX_TIMELINE_BINS:,} (a bin of at least "
+                f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
+    if not 0 <= warmup_ns < duration_ns:
+        return (f"{spell('warmup')} {warmup_ns / 1e9:g} s must be shorter than the duration "
+                f"{duration_ns / 1e9:g} s ({spell('duration')})")
+    return None
+
+
+def parse_queue_map(text: str, *, cores: int, port_queues: int,
+                    spell: Callable[[str], str] = _flag) -> dict[int, int]:
     """`0:0,1:0,2:1,3:1` (queue:core) → {queue: core}, checked: every queue of the port (0..port_queues-1)
-    mapped, each once, to a core below `cores`. (Queues only a rule names are checked by the model.)"""
+    mapped, each once, to a core below `cores`. (Queues only a rule names are checked by the model.)
+    Errors name the options by `spell` (default: the command line's flags)."""
+    name = spell("queue_map")
     out: dict[int, int] = {}
     for part in (p.strip() for p in text.split(",")):
         queue_text, sep, core_text = part.partition(":")
         if not sep or not queue_text.strip().isdigit() or not core_text.strip().isdigit():
-            raise NicbenchError(f"--queue-map: expected QUEUE:CORE pairs such as 0:0,1:0,2:1,3:1, found {part!r}")
+            raise NicbenchError(f"{name}: expected QUEUE:CORE pairs such as 0:0,1:0,2:1,3:1, found {part!r}")
         queue, core = int(queue_text), int(core_text)
         if queue > 65535:
-            raise NicbenchError(f"--queue-map: queue {queue} is not a queue id (0 to 65,535)")
+            raise NicbenchError(f"{name}: queue {queue} is not a queue id (0 to 65,535)")
         if core >= cores:
-            raise NicbenchError(f"--queue-map: queue {queue} on core {core}, but --cores is {cores} "
+            raise NicbenchError(f"{name}: queue {queue} on core {core}, but {spell('cores')} is {cores} "
                                 f"(cores 0 to {cores - 1})")
         if queue in out:
-            raise NicbenchError(f"--queue-map: queue {queue} is mapped twice")
+            raise NicbenchError(f"{name}: queue {queue} is mapped twice")
         out[queue] = core
     unmapped = [q for q in range(port_queues) if q not in out]
     if unmapped:
-        raise NicbenchError(f"--queue-map: queue {unmapped[0]} of the port's {port_queues} (--queues) has no core: "
-                            f"map every queue 0 to {port_queues - 1}")
+        raise NicbenchError(f"{name}: queue {unmapped[0]} of the port's {port_queues} ({spell('queues')}) has no "
+                            f"core: map every queue 0 to {port_queues - 1}")
     return out
 
 

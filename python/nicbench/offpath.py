@@ -133,7 +133,10 @@ def _bad(text: str, message: str) -> NicbenchError:
 # Largest `batch`, `threads` and `machines` a flow may give: far beyond any testbed (Wei et al.'s: 24
 # threads, up to 11 machines, batches up to 32), so a typo such as 99999999999999999999 is an error,
 # not an extrapolation of the model to absurd requesters.
-_MAX_PER_KEY = {"batch": 1024, "threads": 4096, "machines": 1024}
+MAX_DOORBELL_BATCH = 1024
+MAX_THREADS = 4096
+MAX_MACHINES = 1024
+_MAX_PER_KEY = {"batch": MAX_DOORBELL_BATCH, "threads": MAX_THREADS, "machines": MAX_MACHINES}
 
 
 def _positive_int(text: str, key: str, token: str) -> int:

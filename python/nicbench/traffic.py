@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
-from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
+from nicbench.traffic_bounds import MAX_FRAME_BYTES, MAX_GEN_FLOWS, MAX_TRACE_PACKETS, MIN_FRAME_BYTES
 from nicbench.units import Rate
 
 __all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec", "line_rate_mpps"]
@@ -41,10 +41,6 @@ IMIX_SIZES = (64, 594, 1518)
 SizeSpec = int | list[int] | tuple[int, int] | str
 
 
-# Frame sizes the generator builds [bytes, incl. FCS]: Ethernet's minimum to a 9000 B jumbo MTU
-# (nicbench_wire::builder::{MIN,MAX}_FRAME_SIZE_BYTES).
-MIN_FRAME_BYTES = 64
-MAX_FRAME_BYTES = 9018
 
 
 def parse_size_spec(text: str, what: str = "--size") -> SizeSpec:

@@ -7,3 +7,7 @@ loading the generator."""
 MAX_GEN_FLOWS = 1 << 24
 # Packets one generated trace may hold: 2^32 (a 100 Gbps, 1500 B stream of 8 min; ~300 GB of pcap at 64 B).
 MAX_TRACE_PACKETS = 1 << 32
+# Frame sizes the generator builds [bytes, incl. FCS]: Ethernet's minimum to a 9000 B jumbo MTU
+# (nicbench_wire::builder::{MIN,MAX}_FRAME_SIZE_BYTES).
+MIN_FRAME_BYTES = 64
+MAX_FRAME_BYTES = 9018

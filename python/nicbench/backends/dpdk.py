@@ -85,6 +85,10 @@ class DpdkBackend(Backend):
             return f"the dpdk backend runs connectx.forward and connectx.install_rate points, not {target_name}"
         if params.get("rules_file") or params.get("trace"):
             return "the dpdk backend runs generated rule sets and testpmd's own traffic (no rules_file, no trace)"
+        if params.get("install_rate") is not None or params.get("install_batch") is not None:
+            return "the dpdk backend installs no rules while forwarding (no install_rate, no install_batch)"
+        if params.get("cores", 1) != 1 or params.get("queues", 1) != 1 or params.get("queue_map") is not None:
+            return "the dpdk backend forwards with one core and one queue (cores = 1, queues = 1, no queue_map)"
         if shutil.which(TESTPMD) is None:
             return f"{TESTPMD} not found (the dpdk backend needs DPDK: package dpdk-dev)"
         if shutil.which("stdbuf") is None:

@@ -88,6 +88,8 @@ class OvsBackend(Backend):
             return f"the ovs backend runs pvp.run points, not {target_name}"
         if params.get("vxlan"):
             return "the ovs backend does not set up VXLAN tunnel ports: run its points with vxlan = false"
+        if params.get("gbps") is not None:
+            return "the ovs backend sends at its own rate (ovs_rate): run its points with gbps = \"line\""
         missing = [t for t in TOOLS if shutil.which(t) is None]
         if missing:
             return f"{', '.join(missing)} not found (the ovs backend needs Open vSwitch: package openvswitch-switch)"

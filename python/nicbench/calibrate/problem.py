@@ -114,7 +114,8 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
         key = f"{spec.name}|{point_key(params)}"
         if key not in index:
             index[key] = len(points)
-            points.append(Point(spec.name, spec.target.name, params, derive_seed(spec.seed, original, 0),
+            seed = derive_seed(spec.seed, spec.target.key_point(original), 0)
+            points.append(Point(spec.name, spec.target.name, params, seed,
                                 calibrated=calibrated))
         points[index[key]].refs.append(i)
         ref_point.append(index[key])

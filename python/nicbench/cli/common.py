@@ -505,3 +505,69 @@ def _check_profile_params(overrides: dict[str, float], profile: str) -> None:
 
 # How long a list of profile parameters an error line shows in full.
 _PARAMS_LISTED_CHARS = 500
+
+
+class OptionValue(click.ParamType):
+    """A command-line value parsed by its option's definition (`nicbench.options.Option.parse`): the
+    same kind, range, choices and error wording as the spec key of that name."""
+
+    def __init__(self, option: Any):
+        self.option = option
+        self.name = option.kind
+
+    # A value's name in --help by its kind, where the option names none.
+    _METAVARS = {"int": "INTEGER", "count": "COUNT", "float": "NUMBER", "fraction": "FRACTION", "rate_bps": "RATE",
+                 "rate_pps": "RATE", "duration_ns": "DURATION", "size_bytes": "BYTES", "str": "TEXT", "bool": "BOOLEAN"}
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
+        if self.option.choices:
+            return "[" + "|".join(self.option.choices) + "]"
+        return self.option.cli_metavar or self._METAVARS.get(self.option.kind)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        if self.option.choices:
+            return [CompletionItem(c) for c in self.option.choices if c.startswith(incomplete)]
+        if self.option.path:
+            return [CompletionItem(incomplete, type="file")]
+        return []
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if self.option.path and isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} is empty (give a file name)", param, ctx)
+        try:
+            # A profile's kind is the model's to check on the command line: it names the command that runs
+            # a profile of another kind (a spec's parameter is checked as it is parsed).
+            return self.option.parse(value, profile_check=False)
+        except UnitError as exc:
+            self.fail(str(exc), param, ctx)
+        except NicbenchError as exc:  # a `cli_text` converter's, which names the option itself
+            raise click.UsageError(str(exc), ctx) from None
+
+
+def table_option(option: Any) -> Callable[[Callable], Callable]:
+    """The click option of a table option (`nicbench.options.Option`): its flag, default (the CLI's
+    own where it has one), help with the allowed range, and its parser."""
+    from nicbench.options import SAME
+
+    default = option.default if option.cli_default is SAME else option.cli_default
+    allowed = option.allowed()
+    text = " ".join(t for t in (option.help, f"Allowed: {allowed}." if allowed else "", option.cli_note) if t)
+    if option.kind == "bool":  # a switch: given means true
+        return click.option(option.flag, option.name, is_flag=True, default=bool(default), help=text)
+    if option.cli_multiple:
+        return click.option(option.flag, option.name, type=OptionValue(option), multiple=True,
+                            required=default is None, help=text)
+    return click.option(option.flag, option.name, type=OptionValue(option), default=default,
+                        show_default=default is not None, help=text)
+
+
+def table_options(options: list[Any]) -> Callable[[Callable], Callable]:
+    """Decorate a command with the click options of `options`, in this order in --help."""
+    def decorate(fn: Callable) -> Callable:
+        for option in reversed(options):
+            fn = table_option(option)(fn)
+        return fn
+
+    return decorate

@@ -14,7 +14,6 @@ from rich.table import Table
 
 from nicbench.cli.common import (
     IntRange,
-    NonEmptyPath,
     emit_json,
     first_set_off_default,
     fmt_number,
@@ -23,9 +22,13 @@ from nicbench.cli.common import (
     progress_bar,
     stderr_console,
     stdout_console,
+    table_options,
 )
 from nicbench.errors import NicbenchError
-from nicbench.units import parse_count, parse_duration_ns
+from nicbench.options import connectx as options
+from nicbench.options import flag_spelling
+from nicbench.options.connectx import OPTIONS, parse_install_rate
+from nicbench.units import parse_duration_ns
 
 __all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate", "bottleneck_line"]
 
@@ -51,126 +54,54 @@ def sparkline(values: list[float], top: float | None = None, width: int = 60) ->
     return "".join(out)
 
 
-def parse_install_rate(text: str) -> float:
-    """`100k/s`, `10000/s`, `2.5k` → rules per second."""
-    s = text.strip().lower().removesuffix("rules/s").removesuffix("/s").strip()
-    try:
-        if s and s[-1] in "km":
-            rate = float(s[:-1]) * (1e3 if s[-1] == "k" else 1e6)
-        else:
-            rate = float(s)
-    except ValueError:
-        raise NicbenchError(f"--install-rate: expected a rate such as 100k/s, found {text!r}") from None
-    if not (math.isfinite(rate) and rate > 0):
-        raise NicbenchError(f"--install-rate: expected a positive finite rate such as 100k/s, found {text!r}")
-    return rate
+# The table's options `simulate` has, in --help order (`--seed`, `--set`, `--gen`, `--json` are its own).
+_TABLE_FLAGS = ("nic", "rules_file", "rules", "groups", "trace")
+_INSTALL_FLAGS = ("install_rate", "install_batch", "install_start", "install_period", "install_core",
+                  "install_group", "install_op", "install_match", "install_actions", "cores", "queue_map",
+                  "duration", "warmup", "bin")
+
+
+def _options(names: tuple[str, ...]) -> list:
+    return [OPTIONS[name] for name in names]
 
 
 @click.command()
-@click.option("--nic", default="connectx5", show_default=True, help="Profile name (see profiles/) or a .toml path.")
-@click.option("--rules", "rules_file", type=NonEmptyPath(dir_okay=False), default=None,
-              help="Pre-installed rules: a testpmd `flow create` or tc flower file.")
-@click.option("--generated", default=None,
-              help="Pre-installed generated exact-match rules instead (65536, 2M; at most 4,194,304).")
-@click.option("--groups", type=IntRange(0, 64), default=0, show_default=True,
-              help="With --generated: 0 = all in Table 0; T = spread over Tables 1..T (PAM'21 layout).")
-@click.option("--trace", type=NonEmptyPath(dir_okay=False), default=None, help="Replay this pcap at its timestamps.")
+@table_options(_options(_TABLE_FLAGS))
 @click.option("--gen", "gen_spec", default=None,
               help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).")
-@click.option("--install-rate", default=None, help="Insert rules at this rate during the run (100k/s).")
-@click.option("--install-batch", default=None,
-              help="Insert one batch of this many rules (10k; at most 4,194,304) at --install-start.")
-@click.option("--install-start", default="0s", show_default=True, help="When the installer starts (virtual time).")
-@click.option("--install-period", default="0s", show_default=True,
-              help="With --install-rate: the installer wakes once per period and installs the period's rate × "
-                   "period rules back to back (PAM'21's installer: 1ms); 0s: one rule at a time.")
-@click.option("--install-core", type=click.Choice(["same", "distinct"]), default="same", show_default=True,
-              help="Installer on the core of queue 0 (it forwards nothing while it installs) or on a distinct core "
-                   "that polls no queue.")
-@click.option("--install-group", type=IntRange(0, 64), default=0, show_default=True, help="Target table.")
-@click.option("--install-op", type=click.Choice(["insert", "delete", "update", "update_inplace"]), default="insert",
-              show_default=True)
-@click.option("--install-match", type=click.Choice(["ipv4", "ipv6", "vlan", "tunnel"]), default="ipv4",
-              show_default=True)
-@click.option("--install-actions", type=IntRange(1, 16), default=1, show_default=True)
-@click.option("--cores", type=IntRange(1, 1024), default=1, show_default=True,
-              help="Forwarding cores on the host: queue q is polled by core q mod N (same-core installer: the core "
-                   "of queue 0).")
-@click.option("--queue-map", default=None, metavar="Q:C,...",
-              help="Which core polls each queue instead of q mod N, e.g. 0:0,1:0,2:1,3:1 (every queue of --queues "
-                   "and of the rules mapped, cores below --cores).")
-@click.option("--duration", default=None,
-              help="Virtual time to simulate [default: the trace's own duration with --trace, else 1s].")
-@click.option("--warmup", default="0s", show_default=True, help="Virtual time before measuring.")
-@click.option("--bin", "bin_", default=None,
-              help="Throughput timeline bin [default: 10ms, or a 20th of a shorter run than 200ms].")
+@table_options(_options(_INSTALL_FLAGS))
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
-@click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
-              help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
-@click.option("--generator", type=click.Choice(["play", "timed_replay"]), default="play", show_default=True,
-              help="The measurement server's generator setup (fixed latency only): play = a trace looped from "
-                   "memory (PAM'21 Fig. 2), timed_replay = a pcap replayed at its timestamps (Figs. 3-4).")
+@table_options(_options(("queues", "generator")))
 @json_option
-def simulate(nic: str, rules_file: str | None, generated: str | None, groups: int, trace: str | None,
-             gen_spec: str | None, install_rate: str | None, install_batch: str | None, install_start: str,
-             install_period: str,
-             install_core: str, install_group: int, install_op: str, install_match: str, install_actions: int,
-             cores: int, queue_map: str | None, duration: str | None, warmup: str, bin_: str, seed: int,
-             sets: tuple[str, ...], port_queues: int, generator: str, as_json: bool) -> None:
+def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
     """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
     from nicbench import connectx
 
-    if rules_file and generated:
+    if values["rules_file"] and values["rules"] is not None:
         raise NicbenchError("give either --rules FILE or --generated N, not both")
-    if trace and gen_spec:
+    if values["trace"] and gen_spec:
         raise NicbenchError("give either --trace PCAP or --gen SPEC, not both")
-    if install_rate is not None and install_batch is not None:
-        raise NicbenchError("give either --install-rate or --install-batch, not both")
-    cap = connectx.MAX_RUN_RULES
-    # An empty value ('--gen ""', a shell variable that was not set) is refused, not taken as "not given".
-    rules = {"file": rules_file} if rules_file else connectx.generated_rules(
-        parse_count("0" if generated is None else generated, at_most=cap, what="--generated"), groups, seed=seed)
-    start_ns = parse_duration_ns(install_start, "--install-start", allow_zero=True)
-    common = dict(start_ns=start_ns, group=install_group, core=install_core, op=install_op, match=install_match,
-                  actions=install_actions)
-    install = None
-    if install_rate is None and install_batch is None and start_ns:  # a start time for an installer nobody asked for
-        raise NicbenchError(f"--install-start {install_start.strip()} needs an installer: add --install-rate RATE "
-                            "or --install-batch N")
-    _refuse_ignored(generated is None, ("groups",), "--generated N (the generated rules' tables)")
-    _refuse_ignored(install_rate is None and install_batch is None,
-                    ("install_core", "install_group", "install_op", "install_match", "install_actions"),
-                    "an installer: --install-rate RATE or --install-batch N")
-    _refuse_ignored(install_rate is None, ("install_period",), "--install-rate RATE")
-    if install_rate is not None:
-        period_ns = parse_duration_ns(install_period, "--install-period", allow_zero=True)
-        install = connectx.rate_install(parse_install_rate(install_rate), period_ns=period_ns, **common)
-    elif install_batch is not None:
-        install = connectx.batch_install(parse_count(install_batch, at_most=cap, what="--install-batch", at_least=1),
-                                         **common)
+    _refuse_ignored(values["rules"] is None, ("groups",), "--generated N (the generated rules' tables)")
     if gen_spec is not None and not gen_spec.strip():
         raise NicbenchError("--gen: empty; give KEY=VALUE pairs such as flows=10000,size=1500,rate=100Gbps, "
                             "or leave --gen out for those defaults")
+    trace = values["trace"]
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
-    duration_ns = parse_duration_ns(duration, "--duration") if duration is not None else _default_duration_ns(trace)
-    if install is not None and start_ns >= duration_ns:  # the installer would never run
-        run = (f"--duration {duration.strip()}" if duration is not None
-               else "the trace's own duration" if trace else "the default --duration 1s")
-        raise NicbenchError(f"--install-start {install_start.strip()} is not before the end of the run "
-                            f"({run} = {duration_ns / 1e9:g} s): the installer would never run; start it "
-                            f"earlier or run longer")
-    if install_rate is not None and install["rate_per_s"] * max(0, duration_ns - start_ns) / 1e9 > cap:
-        raise NicbenchError(f"--install-rate: {install_rate} for {(duration_ns - start_ns) / 1e9:g} s asks for "
-                            f"{install['rate_per_s'] * (duration_ns - start_ns) / 1e9:,.0f} rule operations: at most "
-                            f"{cap:,} per run")
-    warmup_ns = parse_duration_ns(warmup, "--warmup", allow_zero=True)
-    sc = connectx.scenario(nic=nic, rules=rules, duration_ns=duration_ns, traffic=traffic, trace=trace, install=install,
-                       seed=seed, warmup_ns=warmup_ns, timeline_bin_ns=_timeline_bin_ns(bin_, duration_ns),
-                       overrides=parse_overrides(sets, nic), port_queues=port_queues, cores=cores, generator=generator,
-                       queue_map=None if queue_map is None else connectx.parse_queue_map(queue_map, cores=cores,
-                                                                                         port_queues=port_queues))
-    with progress_bar("simulating", total=duration_ns / 1e9, enabled=not as_json, unit="s") as update:
+    if values["duration"] is None:
+        values["duration"] = _default_duration_ns(trace)
+    if values["bin"] is None:
+        values["bin"] = max(1, min(_DEFAULT_BIN_NS, values["duration"] // _MIN_DEFAULT_BINS))
+    problem = options.check(values, flag_spelling(OPTIONS))
+    if problem:
+        raise NicbenchError(problem)
+    nic = values["nic"]
+    sc = connectx.scenario(nic=nic, rules=options.rules(values, values["groups"], seed),
+                           duration_ns=values["duration"], traffic=traffic, trace=trace,
+                           install=options.installer(values), seed=seed, warmup_ns=values["warmup"],
+                           timeline_bin_ns=values["bin"], overrides=parse_overrides(sets, nic),
+                           generator=values["generator"], **options.topology(values, flag_spelling(OPTIONS)))
+    with progress_bar("simulating", total=values["duration"] / 1e9, enabled=not as_json, unit="s") as update:
         try:
             result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
         except NicbenchError as exc:
@@ -217,12 +148,6 @@ def _drops_by_cause(result: dict[str, Any]) -> str:
 # The timeline's default bin, and the bins a shorter run gets at least (10 ms made a 10 ms run one bar).
 _DEFAULT_BIN_NS = 10_000_000
 _MIN_DEFAULT_BINS = 20
-
-
-def _timeline_bin_ns(bin_: str | None, duration_ns: int) -> int:
-    if bin_ is not None:
-        return parse_duration_ns(bin_, "--bin")
-    return max(1, min(_DEFAULT_BIN_NS, duration_ns // _MIN_DEFAULT_BINS))
 
 
 def _refuse_ignored(ignored: bool, names: tuple[str, ...], needs: str) -> None:

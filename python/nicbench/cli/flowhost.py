@@ -13,9 +13,11 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import FiniteFloat, IntRange, emit_json, json_option, stdout_console
+from nicbench.cli.common import IntRange, emit_json, json_option, stdout_console, table_options
 from nicbench.errors import NicbenchError
-from nicbench.units import parse_count, parse_duration_ns, parse_rate
+from nicbench.options import flag_spelling
+from nicbench.options import flowhost as options
+from nicbench.options.flowhost import OPTIONS
 
 __all__ = ["flowhost", "COMMANDS"]
 
@@ -27,51 +29,23 @@ def _fmt(v: Any, digits: int = 4) -> str:
 
 
 @click.command()
-@click.option("--nic", "card", default="napatech-nt100", show_default=True, help="Capture-NIC profile.")
-@click.option("--host", default="argus-host", show_default=True,
-              help="Flow-meter host profile (argus-host, flowmeter-local, or a path).")
-@click.option("--cores", type=IntRange(1, 4096), default=8, show_default=True,
-              help="Physical cores running flow meters.")
+@table_options([OPTIONS[name] for name in ("card", "host", "cores")])
 @click.option("--smt", is_flag=True, help="Two flow-meter processes per core (hyper-threading).")
-@click.option("--flows", default="16384", show_default=True, help="Distinct flows (e.g. 16k, 1M).")
-@click.option("--size", type=IntRange(64, 16384), default=750, show_default=True,
-              help="Frame size in bytes, incl. FCS.")
-@click.option("--rate", default="100Gbps", show_default=True,
-              help="Offered rate on the wire, at most the card's line rate (100Gbps for napatech-nt100).")
-@click.option("--zipf", type=FiniteFloat(0, 5), default=0.0, show_default=True,
-              help="Zipf exponent of flow popularity (0: equal flows).")
-@click.option("--duration", default="1s", show_default=True, help="Virtual time simulated.")
-@click.option("--cores-needed", "search", is_flag=True, help="Also search the fewest cores without drops.")
+@table_options([OPTIONS[name] for name in ("flows", "size", "rate", "zipf", "duration", "search_cores")])
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @json_option
-def flowhost(card: str, host: str, cores: int, smt: bool, flows: str, size: int, rate: str, zipf: float,
-             duration: str, search: bool, seed: int, as_json: bool) -> None:
+def flowhost(smt: bool, seed: int, as_json: bool, **given: Any) -> None:
     """Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."""
     from nicbench import flowhost as model
-    from nicbench.connectx import MAX_DURATION_NS
-    from nicbench.traffic import MAX_GEN_FLOWS
 
-    try:
-        n_flows = parse_count(flows, at_most=MAX_GEN_FLOWS, what="--flows")
-        if n_flows < 1:
-            raise NicbenchError("--flows: need at least 1 flow")
-        parsed = parse_rate(rate, "--rate")
-        if parsed.gbps is None:
-            raise NicbenchError(f"--rate: expected a bit rate such as 100Gbps, found {rate!r}")
-        rate_gbps = parsed.gbps
-        link_gbps = model.above_line_rate(card, rate_gbps)
-        if link_gbps is not None:  # as `simulate` does: the wire cannot carry more
-            raise NicbenchError(f"--rate {rate}: above the line rate of {card} ({link_gbps:g} Gbps on the wire); "
-                                f"give at most {link_gbps:g}Gbps")
-        duration_ns = parse_duration_ns(duration, "--duration")
-        if duration_ns > MAX_DURATION_NS:
-            raise NicbenchError(f"--duration {duration}: too long: at most {MAX_DURATION_NS / 1e9:g} s of virtual time")
-    except ValueError as exc:
-        raise NicbenchError(str(exc)) from None
+    values = {o.name: o.default for o in OPTIONS}
+    values.update(given, processes_per_core=2 if smt else 1)
+    problem = options.check(values, flag_spelling(OPTIONS))
+    if problem:
+        raise NicbenchError(problem)
+    card, host, cores, search = values["card"], values["host"], values["cores"], values["search_cores"]
     _refuse_unmeasured_local_host(host)
-    result = model.simulate(nic=card, host=host, cores=cores, processes_per_core=2 if smt else 1, flows=n_flows,
-                            frame_bytes=size, rate_gbps=rate_gbps, zipf_exponent=zipf, duration_ns=duration_ns,
-                            search_cores=search, seed=seed)
+    result = model.simulate(options.request(values, seed))
     if as_json:
         emit_json(result)
         return

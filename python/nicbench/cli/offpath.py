@@ -19,7 +19,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import emit_json, json_option, parse_overrides, stdout_console
+from nicbench.cli.common import emit_json, json_option, parse_overrides, stdout_console, table_options
+from nicbench.options.offpath import OPTIONS
 
 __all__ = ["paths", "COMMANDS", "summarize"]
 
@@ -67,24 +68,14 @@ def _fmt(v: float | None, digits: int = 4) -> str:
 
 
 @click.command()
-@click.option("--nic", default="bluefield2", show_default=True,
-              help="Off-path profile: bluefield2, connectx6-rnic (the RNIC baseline) or a .toml path.")
-@click.option("--flow", "flow_texts", multiple=True, required=True, metavar="FLOW",
-              help="PATH VERB SIZE [x SHARE] [@ RATE] [batch N] [in RANGE] [threads N] [machines N], e.g. "
-                   "'client->soc READ 4KiB x 80%'. Paths: client->host, client->soc, host->soc, soc->host; "
-                   "verbs: READ, WRITE, SEND. Repeatable (or several in one, separated by ;): the flows run "
-                   "concurrently.")
-@click.option("--mix", type=click.Choice(["shares", "max_min"]), default=None,
-              help="How the flows share the NIC. shares: one application's request mix (x SHARE = fraction of "
-                   "the requests, solved jointly). max_min: independent requesters, each grows until a resource "
-                   "it uses saturates (weights: the shares, else machines x threads). Default: shares if some "
-                   "flow gives x SHARE, else max_min.")
+@table_options([OPTIONS["nic"], OPTIONS["flows"], OPTIONS["mix"]])
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
-def paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[str, ...], as_json: bool) -> None:
+def paths(nic: str, flows: tuple[str, ...], mix: str | None, sets: tuple[str, ...], as_json: bool) -> None:
     """Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice."""
     from nicbench import offpath
 
+    flow_texts = flows
     flows = [flow for text in flow_texts for flow in offpath.parse_flows(text)]
     offpath.check_shares(flows)
     mix = mix or offpath.default_mix(flows)

@@ -21,32 +21,21 @@ from typing import Any
 import click
 from rich.table import Table
 
-from nicbench.cli.common import FiniteFloat, emit_json, fail, fmt_number, json_option, parse_overrides, stdout_console
+from nicbench.cli.common import (
+    emit_json,
+    fail,
+    fmt_number,
+    json_option,
+    parse_overrides,
+    stdout_console,
+    table_options,
+)
 from nicbench.inputs import read_input_text
+from nicbench.options import flag_spelling
+from nicbench.options import pvp as options
+from nicbench.options.pvp import OPTIONS
 
 __all__ = ["pvp", "COMMANDS"]
-
-# Flows the PVP model takes (MAX_FLOWS in nicbench-models pvp/request.rs).
-_MAX_FLOWS = 1 << 28
-# Frame sizes the PVP model takes (MIN_FRAME_BYTES, MAX_FRAME_BYTES in nicbench-models pvp/request.rs).
-_MIN_FRAME_BYTES = 64
-_MAX_FRAME_BYTES = 9216
-
-
-def _count(text: str, option: str) -> int:
-    from nicbench.units import UnitError, parse_count, parse_size_bytes
-
-    try:
-        if option == "--size":
-            size = parse_size_bytes(text)
-            if not _MIN_FRAME_BYTES <= size <= _MAX_FRAME_BYTES:
-                raise UnitError(f"expected a frame size from {_MIN_FRAME_BYTES} to {_MAX_FRAME_BYTES:,} B "
-                                f"(Ethernet frame with FCS), found {text!r}")
-            return size
-        return parse_count(text, at_most=_MAX_FLOWS, at_least=1)
-    except UnitError as exc:
-        fail(f"{option}: {exc}")
-        raise AssertionError("unreachable") from None
 
 
 def _megaflows(path: str | None) -> dict[str, Any] | None:
@@ -64,35 +53,22 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
 
 
 @click.command()
-@click.option("--nic", default="connectx5-25g", show_default=True,
-              help="OVS-offload profile: connectx5-25g, agilio-cx-25g or a .toml path.")
-@click.option("--flows", "flows_text", default="16k", show_default=True,
-              help="Flows the generator sends (10000, 64k, 1M); two OpenFlow rules per flow.")
-@click.option("--size", "size_text", default="64", show_default=True,
-              help="Frame size with FCS in bytes (with --vxlan: the inner frame; the wire adds 50 B).")
-@click.option("--vxlan", is_flag=True, help="VXLAN decap towards the VM and encap back, one VNI per rule.")
-@click.option("--datapath", type=click.Choice(["tc-offload", "kernel", "dpdk"]), default="tc-offload",
-              show_default=True, help="Which OVS datapath forwards.")
-@click.option("--flow-order", type=click.Choice(["round-robin", "random"]), default="round-robin", show_default=True,
-              help="Order of the flows' packets: round-robin (TRex incrementing addresses, as in the seed) or random.")
-@click.option("--gbps", "offered_gbps", type=FiniteFloat(min=1e-9), default=None,
-              help="Offered load in Gb/s on the wire (default: the port's line rate).")
+@table_options([OPTIONS[name] for name in ("nic", "flows", "size", "vxlan", "datapath", "flow_order", "gbps")])
 @click.option("--megaflows", "megaflows_path", default=None, metavar="FILE",
               help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
-def pvp(nic: str, flows_text: str, size_text: str, vxlan: bool, datapath: str, flow_order: str,
-        offered_gbps: float | None,
-        megaflows_path: str | None, sets: tuple[str, ...], as_json: bool) -> None:
+def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
     """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."""
     from nicbench import pvp as model
 
+    nic = values["nic"]
     overrides = parse_overrides(sets, nic)
-    model.check_offered(nic, offered_gbps, f"--gbps {offered_gbps}", overrides)
-    result = model.predict(nic, _count(flows_text, "--flows"), _count(size_text, "--size"), vxlan=vxlan,
-                           datapath=datapath, flow_order=flow_order, offered_gbps=offered_gbps,
-                           megaflows=_megaflows(megaflows_path),
-                           overrides=overrides)
+    problem = options.check(values, flag_spelling(OPTIONS), overrides)
+    if problem:
+        fail(problem)
+    result = model.predict(nic, values["flows"], values["size"], **options.predict_kwargs(values),
+                           megaflows=_megaflows(megaflows_path), overrides=overrides)
     if as_json:
         emit_json(result)
         return

@@ -1,8 +1,8 @@
 """The experiment harness: spec files, sweep designs, a parallel resumable runner, a result store.
 
-    spec = load_spec("experiments/gen-rate.toml")      # parse and check (SpecError on mistakes)
+    spec = load_spec("studies/foundation/experiments/gen-rate.toml")   # parse and check (SpecError on mistakes)
     run_experiment(spec, jobs=4)                       # runs what is missing, stores each run
-    df = load_results("gen-rate")                      # tidy records (pandas)
+    df = load_results("foundation-gen-rate")                           # tidy records (pandas)
     summarize(df)                                      # mean, std, p1..p99 per point and metric
 
 Experiments are data (TOML); targets are registered functions (`targets/`); designs are

@@ -30,6 +30,18 @@
     [[figure]]                     # see nicbench.report.figures
     kind = "line"; x = "size"; y = "mpps"; hue = "flows"; logx = true
 
+    include = ["../fragments/pam21-testbed.toml"]   # first line: shared fragments (see below)
+
+Includes: `include` (a file or a list of files, relative to the spec that names them; a fragment
+may include others, relative to itself) is merged before anything is checked: the fragments in
+order, each over the ones before it, then the spec's own keys over all of them. Tables (`[params]`,
+`[sweep]`, `[experiment]`, inline tables) merge key by key; arrays of tables (`[[figure]]`,
+`[[zip]]`, `[[override]]`) are concatenated, the fragments' first; any other value (a number, a
+string, a list of values such as a sweep's) is replaced whole. A key cannot be removed. An include
+cycle or a missing fragment is a one-line SpecError naming the file. The spec stored with its
+results (`spec.toml`, which `nicbench report` reads) is the merged one; `Spec.includes` lists the
+fragments read (their content is part of the experiment: an edited fragment is an edited spec).
+
 Every value is parsed and checked by the target's parameter schema before anything runs;
 a mistake raises `SpecError("FILE: key 'sweep.rate': expected a rate such as 100Gbps, found 'fast'")`.
 """
@@ -69,6 +81,7 @@ FIGURE_KINDS = ("line", "box", "timeseries", "cdf", "heatmap")
 STAT_NAMES = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TOP_KEYS = ("experiment", "params", "sweep", "zip", "override", "design", "figure")
+INCLUDE_KEY = "include"
 _EXPERIMENT_KEYS = ("name", "target", "description", "repeat", "seed", "metrics", "timeout")
 _FIGURE_KEYS = ("kind", "x", "y", "z", "hue", "logx", "logy", "title", "stat", "where", "name")
 
@@ -107,6 +120,8 @@ class Spec:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per run [s]
     # Repetitions the spec file declares, when `repeat` overrides them (`--repeat`).
     declared_repeat: int | None = None
+    # The fragments merged in (`include`), resolved paths in the order they were read.
+    includes: list[str] = field(default_factory=list)
 
     @property
     def fewer_repetitions(self) -> bool:
@@ -193,6 +208,9 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{file}: not valid TOML: {exc}") from None
+    doc, includes = _with_includes(doc, file, ())
+    if includes:  # stored with the results as one file, which `nicbench report` reads again
+        text = merged_text(doc, file, includes)
     for key in doc:
         if key not in _TOP_KEYS:
             raise SpecError.at(file, key, f"unknown section (expected one of {', '.join(_TOP_KEYS)})")
@@ -307,7 +325,8 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     spec = Spec(file=file, text=text, name=name, target=target, description=str(exp.get("description", "")),
                 repeat=reps, seed=seed, metrics=metrics, fixed=fixed, axes=axes, overrides=overrides,
                 design=design, figures=[], limit_points=limit_points,
-                timeout_s=timeout_s, declared_repeat=declared if isinstance(declared, int) else None)
+                timeout_s=timeout_s, declared_repeat=declared if isinstance(declared, int) else None,
+                includes=[str(p) for p in includes])
     design.check(spec)
     known_metrics = spec.metric_names()
     for m in metrics or []:
@@ -414,3 +433,68 @@ def _list_of_tables(doc: dict, key: str, file: str) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
         raise SpecError.at(file, key, f"expected [[{key}]] tables")
     return value
+
+
+def _with_includes(doc: dict[str, Any], file: str, chain: tuple[Path, ...]) -> tuple[dict[str, Any], list[Path]]:
+    """`doc` with the fragments its `include` names merged beneath it (see the module doc), and the
+    fragment files read. `chain`: the files that include this one (a cycle back to one is an error)."""
+    raw = doc.pop(INCLUDE_KEY, None)
+    if raw is None:
+        return doc, []
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise SpecError.at(file, INCLUDE_KEY, "expected a TOML file or a list of them, relative to this spec, "
+                           f"such as [\"../fragments/testbed.toml\"], found {raw!r}")
+    here = Path(file).resolve() if Path(file).is_file() else None
+    folder = here.parent if here is not None else Path.cwd()
+    chain = chain + ((here,) if here is not None and here not in chain else ())
+    merged: dict[str, Any] = {}
+    read: list[Path] = []
+    for name in names:
+        path = (folder / name).resolve()
+        if path in chain:
+            loop = " → ".join(str(p) for p in (*chain[chain.index(path):], path))
+            raise SpecError.at(file, INCLUDE_KEY, f"{name}: an include cycle ({loop})")
+        try:
+            text = read_input_text(path, "included spec fragment")
+        except UnicodeDecodeError:
+            raise SpecError.at(file, INCLUDE_KEY, f"{name}: not a text (TOML) file ({path})") from None
+        except (OSError, ValueError) as exc:  # missing, unreadable, a folder
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SpecError.at(file, INCLUDE_KEY, f"{name}: {reason} ({path})") from None
+        try:
+            fragment = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"{path} (included by {file}): not valid TOML: {exc}") from None
+        fragment, nested = _with_includes(fragment, str(path), chain)
+        merged = _merge(merged, fragment)
+        read += [p for p in (path, *nested) if p not in read]
+    return _merge(merged, doc), read
+
+
+def _is_table_array(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _merge(under: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` merged onto `under`: tables key by key, arrays of tables concatenated (`under`'s first),
+    any other value of `over` replacing `under`'s."""
+    out = dict(under)
+    for key, value in over.items():
+        below = out.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            out[key] = _merge(below, value)
+        elif _is_table_array(value) and _is_table_array(below):
+            out[key] = [*below, *value]
+        else:
+            out[key] = value
+    return out
+
+
+def merged_text(doc: dict[str, Any], file: str, includes: list[Path]) -> str:
+    """A merged spec as one TOML file, saying what it was merged from."""
+    import tomli_w
+
+    header = [f"# {file}, its includes merged in (nicbench writes this file):"]
+    header += [f"#   {path}" for path in includes]
+    return "\n".join(header) + "\n" + tomli_w.dumps(doc)

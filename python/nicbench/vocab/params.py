@@ -164,9 +164,10 @@ class Param:
                 return -parse_count(text[1:])
             return parse_count(text)
         if kind == "float":
-            if isinstance(raw, (int, float)):
-                return float(raw)
-            return float(str(raw).strip())
+            value = float(raw) if isinstance(raw, (int, float)) else float(str(raw).strip())
+            if not math.isfinite(value):  # "nan", "inf" as text: float() takes them
+                raise ValueError("not finite")
+            return value
         if kind == "fraction":
             if isinstance(raw, str) and raw.strip().endswith("%"):
                 value = float(raw.strip()[:-1]) / 100.0

@@ -5,7 +5,7 @@
         name = "foundation"
         title = "..."
         description = "..."
-        experiments = ["experiments/gen-rate.toml"]     # relative to the study folder
+        experiments = ["experiments/<spec>.toml"]       # relative to the study folder
 
     studies/<study>/reference.toml                       # published values (may be empty)
         [[reference]]

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (NATIVE,),
     (API,),
     ("vocab",),                  # Param, record columns, study types, harness errors
+    ("options",),                # one option table per model: CLI options and target parameters
     ("backends",),               # what answers a target's runs
     ("experiments",),            # specs, designs, runner, store, targets
     ("calibrate", "report"),     # fits on runs; figures and pages from stored records

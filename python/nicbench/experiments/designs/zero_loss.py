@@ -152,8 +152,8 @@ class ZeroLossSearch(Design):
             if hi - lo <= self.resolution_abs:
                 break
             rate = (lo + hi) / 2
-        seed = derive_seed(spec.seed, base, rep)
-        key = "search-" + run_key(target.name, target.version, {**base, "_search": name,
+        seed = derive_seed(spec.seed, target.key_point(base), rep)
+        key = "search-" + run_key(target.name, target.version, {**target.key_point(base), "_search": name,
                                                                 "_design": repr(vars(self))}, rep, seed)
         gap = (hi - lo) if best is not None else math.nan
         rows = [

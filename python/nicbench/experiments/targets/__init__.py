@@ -76,6 +76,17 @@ class Target:
     # Why a point cannot run (a value that is valid alone but not with the others, e.g. a rate above
     # the card's line rate), checked for every point before anything starts; None: it can.
     why_not: Callable[[dict[str, Any]], str | None] | None = None
+    # Parameters the target gained after runs of it were stored: left out of a point's run key and
+    # seed while they hold their default (`key_point`), so that a stored run keeps its key and seed.
+    added: tuple[str, ...] = ()
+
+    def key_point(self, point: dict[str, Any]) -> dict[str, Any]:
+        """The point as its run key and seed see it: without the `added` parameters at their defaults
+        (a spec that does not name them gives the keys and seeds it gave before they existed)."""
+        if not self.added:
+            return point
+        defaults = {name: self.param(name).default for name in self.added}
+        return {k: v for k, v in point.items() if not (k in defaults and v == defaults[k])}
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -123,16 +134,21 @@ def finite_or_nan(x: Any) -> float:
 def target(name: str, *, params: list[Param], metrics: dict[str, str], version: str = "1",
            rate_param: str | None = None, offered_metric: str = "offered_packets",
            received_metric: str = "received_packets", backends: tuple[str, ...] = ("virtual",),
-           why_not: Callable[[dict[str, Any]], str | None] | None = None) -> Callable:
-    """Register a target function under `name` (e.g. `gen.rate`)."""
+           why_not: Callable[[dict[str, Any]], str | None] | None = None,
+           added: tuple[str, ...] = ()) -> Callable:
+    """Register a target function under `name` (e.g. `gen.rate`). `added`: parameters added after runs
+    were stored (see `Target.key_point`)."""
 
     def register(fn: Callable) -> Callable:
         if name in _REGISTRY:
             raise ValueError(f"target {name!r} registered twice")
+        unknown = sorted(set(added) - {p.name for p in params})
+        if unknown:
+            raise ValueError(f"target {name!r}: added parameters {unknown} are not among its parameters")
         _REGISTRY[name] = Target(name=name, fn=fn, params=tuple(params), metrics=dict(metrics),
                                  doc=(fn.__doc__ or "").strip(), version=version, rate_param=rate_param,
                                  offered_metric=offered_metric, received_metric=received_metric,
-                                 backends=tuple(backends), why_not=why_not)
+                                 backends=tuple(backends), why_not=why_not, added=tuple(added))
         return fn
 
     return register

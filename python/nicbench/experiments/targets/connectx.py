@@ -1,7 +1,10 @@
 """ConnectX model targets: the PAM'21 experiments on a virtual ConnectX (nicbench.connectx → native model).
 
 - `connectx.forward`  (Fig. 2): pre-installed rules in Table 0 or Tables 1..T, traffic at a rate;
-                     throughput, loss, latency percentiles, steering-model observables.
+                     throughput, loss, latency percentiles, steering-model observables. It takes
+                     every option of `nicbench simulate` (`nicbench.options.connectx`): the host's
+                     `cores`, `queues`, `queue_map`, and an installer (`install_rate` or
+                     `install_batch`, `install_start`, ...), whose install metrics it then reports.
 - `connectx.batch_install` (Fig. 3): one batch of rule operations at `start` while forwarding;
                      the throughput timeline (time series) plus outage / recovery metrics.
 - `connectx.rate_install`  (Fig. 4): rule operations at a steady rate while forwarding.
@@ -25,6 +28,8 @@ from typing import Any
 
 from nicbench import connectx
 from nicbench.experiments.targets import RunContext, target
+from nicbench.options import connectx as options
+from nicbench.options.connectx import INSTALL_TARGET_NAMES, OPTIONS
 from nicbench.profiles import above_link
 from nicbench.traffic import WIRE_OVERHEAD_BYTES, GenConfig, line_rate_mpps
 from nicbench.units import Rate, parse_duration_ns
@@ -45,44 +50,30 @@ _RATIO_METRICS = {"rx_ratio": "", "latency_ratio": "", "latency_mean_ratio": ""}
 _TIMELINE_METRICS = {"outage_s": "s", "recovered": "", "rx_gbps_before": "Gbps", "rx_gbps_after": "Gbps",
                      "rx_gbps_min": "Gbps"}
 
-_FORWARD_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS}
+# connectx.forward reports the install metrics only with an installer (`install_rate`, `install_batch`).
+_FORWARD_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_INSTALL_METRICS}
 _BATCH_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_TIMELINE_METRICS, **_INSTALL_METRICS,
                   "lost_packets": "packets"}
 _RATE_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_INSTALL_METRICS}
 
-_KINDS = ("exact5", "acl", "fw", "ipc")
-_BASELINES = ("none", "no_install", "one_table")
+# Parameters every traffic target takes, in the order they have always had.
+_TRAFFIC = ("nic", "rules", "kind", "hit_fraction", "rules_file", "size", "rate", "pps", "flows", "trace",
+            "duration", "warmup", "bin", "baseline", "timeline", "generator")
+# The host's cores and queues, which the traffic targets gained with the option table (issue 34), and
+# connectx.forward's installer (`nicbench simulate --install-*`). Added after runs were stored: left out
+# of run keys and seeds while at their defaults (`target(added=...)`), so those runs keep theirs.
+_TOPOLOGY = ("cores", "queues", "queue_map")
+_FORWARD_INSTALL = ("install_rate", "install_batch", "install_start", "install_period", "install_core",
+                    "install_group", "install_op", "install_match", "install_actions")
 
 
 def _ns(text: str) -> int:
     return parse_duration_ns(text)
 
 
-def _traffic_params(*, duration: str, bin_: str = "10ms") -> list[Param]:
-    return [
-        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml",
-              profile_kinds=("connectx",)),
-        Param("rules", "count", 1000, "pre-installed rules (PAM'21 layout, exact 5-tuple matches)"),
-        Param("kind", "choice", "exact5", "generated rule kind", choices=_KINDS),
-        Param("hit_fraction", "fraction", 0.0, "share of traffic that hits a generated rule (0: the default rule)"),
-        Param("rules_file", "str", None, "testpmd/tc rule file instead of generated rules", none_word="none"),
-        Param("size", "size_bytes", 1500, "frame size incl. FCS", minimum=64, maximum=9216),
-        Param("rate", "rate_bps", 100e9, "offered rate on the wire (used when pps is 'none')"),
-        Param("pps", "rate_pps", None, "offered packet rate instead of `rate` (the paper's 5Mpps latency runs)",
-              none_word="none"),
-        Param("flows", "count", 10_000, "distinct UDP flows", minimum=1),
-        Param("trace", "str", None, "pcap to replay at its timestamps instead of generated traffic",
-              none_word="none"),
-        Param("duration", "duration_ns", _ns(duration), "virtual time simulated", minimum=1),
-        Param("warmup", "duration_ns", 0, "virtual time before measuring"),
-        Param("bin", "duration_ns", _ns(bin_), "throughput timeline bin", minimum=1000),
-        Param("baseline", "choice", "none", "also run a baseline scenario and report ratios to it",
-              choices=_BASELINES),
-        Param("timeline", "bool", False, "record the throughput timeline as time series"),
-        Param("generator", "choice", "play", "measurement server's generator setup (fixed latency only): play = a "
-              "trace looped from memory (PAM'21 Fig. 2), timed_replay = a pcap replayed at its timestamps "
-              "(Figs. 3-4)", choices=connectx.GENERATOR_SETUPS),
-    ]
+def _traffic_params(*, duration: str) -> list[Param]:
+    return [OPTIONS[name].param(default=_ns(duration)) if name == "duration" else OPTIONS[name].param()
+            for name in _TRAFFIC]
 
 
 def _above_line_rate(p: dict[str, Any]) -> str | None:
@@ -102,14 +93,27 @@ def _above_line_rate(p: dict[str, Any]) -> str | None:
             f"{line_rate_mpps(link, p['size']):.3f} Mpps of {p['size']} B frames); give at most that")
 
 
-def _install_params(*, group_doc: str) -> list[Param]:
-    return [
-        Param("group", "int", 0, group_doc, minimum=0, maximum=64),
-        Param("core", "choice", "same", "installer on the forwarding core or a distinct core", choices=connectx.CORES),
-        Param("op", "choice", "insert", "rule operation", choices=connectx.OPS),
-        Param("match", "choice", "ipv4", "match type of the operated rules", choices=connectx.MATCH_TYPES),
-        Param("actions", "int", 1, "actions per rule", minimum=1, maximum=16),
-    ]
+def _install_params(*, start_default: int, group_doc: str) -> list[Param]:
+    """The installer's options under the install targets' names (`start`, `group`, `core`, ...)."""
+    names = INSTALL_TARGET_NAMES
+    return [OPTIONS["install_start"].param(names["install_start"], default=start_default),
+            *[OPTIONS[o].param(names[o], help=group_doc if o == "install_group" else None)
+              for o in ("install_group", "install_core", "install_op", "install_match", "install_actions")]]
+
+
+def _values(p: dict[str, Any]) -> dict[str, Any]:
+    """A point's option values by option name: the install targets' parameters under the table's names."""
+    values = dict(p)
+    for option, name in INSTALL_TARGET_NAMES.items():
+        if name in p:
+            values[option] = p[name]
+    return values
+
+
+def _why_not(p: dict[str, Any]) -> str | None:
+    """What refuses a point before anything runs: a rate above the line rate, then the rules between
+    the options (`nicbench.options.connectx.check`, worded with the spec's names)."""
+    return _above_line_rate(p) or options.check(_values(p))
 
 
 def _traffic(p: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -118,17 +122,12 @@ def _traffic(p: dict[str, Any], seed: int) -> dict[str, Any]:
                                            seed=seed))
 
 
-def _rules(p: dict[str, Any], groups: int, seed: int) -> dict[str, Any]:
-    if p.get("rules_file"):
-        return {"file": p["rules_file"]}
-    return connectx.generated_rules(p["rules"], groups, kind=p["kind"], seed=seed, hit_fraction=p["hit_fraction"])
-
-
 def _scenario(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None) -> dict[str, Any]:
     trace = p.get("trace")
-    return connectx.scenario(nic=p["nic"], rules=_rules(p, groups, ctx.seed), duration_ns=p["duration"],
-                         traffic=None if trace else _traffic(p, ctx.seed), trace=trace, install=install,
-                         seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"], generator=p["generator"])
+    return connectx.scenario(nic=p["nic"], rules=options.rules(p, groups, ctx.seed), duration_ns=p["duration"],
+                             traffic=None if trace else _traffic(p, ctx.seed), trace=trace, install=install,
+                             seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"],
+                             generator=p["generator"], **options.topology(p))
 
 
 def _ratios(metrics: dict[str, float], base: dict[str, float]) -> dict[str, float]:
@@ -179,38 +178,44 @@ def _run(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, 
 @target(
     "connectx.forward",
     params=[
-        Param("groups", "int", 0, "0: rules in the root table (Table 0); T: spread over tables 1..T (chained)",
-              minimum=0, maximum=64),
+        OPTIONS["groups"].param(),
         *_traffic_params(duration="200ms"),
+        *OPTIONS.params(*_TOPOLOGY, *_FORWARD_INSTALL),
     ],
     metrics=_FORWARD_METRICS,
     version=VERSION,
-    why_not=_above_line_rate,
+    why_not=_why_not,
     backends=("virtual", "dpdk"),
+    added=(*_TOPOLOGY, *_FORWARD_INSTALL),
 )
 def forward(p: dict, ctx: RunContext) -> dict:
-    """PAM'21 Fig. 2: forwarding through pre-installed rules in Table 0 or Tables 1..T."""
-    _, metrics = _run(p, ctx, groups=p["groups"], install=None, timeline=p["timeline"])
-    return _keep(metrics, _FORWARD_METRICS)
+    """PAM'21 Fig. 2: forwarding through pre-installed rules in Table 0 or Tables 1..T; with an installer
+    (`install_rate` or `install_batch`, as `nicbench simulate` has it), also its rule operations."""
+    install = options.installer(p)
+    _, metrics = _run(p, ctx, groups=p["groups"], install=install, timeline=p["timeline"])
+    # The install metrics only when there is an installer: the runs without one record what they always did.
+    kept = _keep(metrics, _FORWARD_METRICS)
+    return kept if install is not None else {k: v for k, v in kept.items() if k not in _INSTALL_METRICS}
 
 
 @target(
     "connectx.batch_install",
     params=[
-        *_traffic_params(duration="8s", bin_="10ms"),
-        Param("batch", "count", 1000, "rule operations in the batch", minimum=1),
-        Param("start", "duration_ns", _ns("2.1s"), "virtual time the batch is issued"),
-        *_install_params(group_doc="target table: 0 = root table; g ≥ 1 = table g, the pre-installed rules "
-                                   "laid out over tables 1..g"),
+        *_traffic_params(duration="8s"),
+        OPTIONS["install_batch"].param(INSTALL_TARGET_NAMES["install_batch"], default=1000, help="rule operations "
+                                       "in the batch"),
+        *_install_params(start_default=_ns("2.1s"), group_doc="target table: 0 = root table; g ≥ 1 = table g, "
+                         "the pre-installed rules laid out over tables 1..g"),
+        *OPTIONS.params(*_TOPOLOGY),
     ],
     metrics=_BATCH_METRICS,
     version=VERSION,
-    why_not=_above_line_rate,
+    why_not=_why_not,
+    added=_TOPOLOGY,
 )
 def batch_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 3: throughput over time while one batch of rules is installed."""
-    install = connectx.batch_install(p["batch"], start_ns=p["start"], group=p["group"], core=p["core"], op=p["op"],
-                                 match=p["match"], actions=p["actions"])
+    install = options.installer(_values(p))
     result, metrics = _run(p, ctx, groups=p["group"], install=install, timeline=True)
     metrics.update(connectx.timeline_stats(result, event_s=p["start"] / 1e9))
     metrics["lost_packets"] = metrics["dropped_packets"]
@@ -221,20 +226,20 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
     "connectx.rate_install",
     params=[
         *_traffic_params(duration="300ms"),
-        Param("install_rate", "float", 10_000.0, "rule operations per second", minimum=1e-3),
-        Param("install_period", "duration_ns", 0, "the installer wakes once per period and issues the period's "
-              "rate × period operations back to back (PAM'21: 1ms); 0: one at a time"),
-        Param("start", "duration_ns", 0, "virtual time the installer starts"),
-        *_install_params(group_doc="target table: 0 = root table; g ≥ 1 = table g (rules laid out over 1..g)"),
+        OPTIONS["install_rate"].param(default=10_000.0),
+        OPTIONS["install_period"].param(),
+        *_install_params(start_default=0, group_doc="target table: 0 = root table; g ≥ 1 = table g (rules laid "
+                         "out over 1..g)"),
+        *OPTIONS.params(*_TOPOLOGY),
     ],
     metrics=_RATE_METRICS,
     version=VERSION,
-    why_not=_above_line_rate,
+    why_not=_why_not,
+    added=_TOPOLOGY,
 )
 def rate_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 4: forwarding while rules are installed at a steady rate."""
-    install = connectx.rate_install(p["install_rate"], start_ns=p["start"], group=p["group"], core=p["core"],
-                                op=p["op"], match=p["match"], actions=p["actions"], period_ns=p["install_period"])
+    install = options.installer(_values(p))
     _, metrics = _run(p, ctx, groups=p["group"], install=install, timeline=p["timeline"])
     return _keep(metrics, _RATE_METRICS)
 
@@ -268,13 +273,13 @@ def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) ->
 @target(
     "connectx.install_rate",
     params=[
-        Param("nic", "str", connectx.DEFAULT_NIC, "profile name (profiles/<nic>.toml) or path to a .toml",
-              profile_kinds=("connectx",)),
-        Param("group", "int", 0, "target table (0 = root table)", minimum=0, maximum=64),
-        Param("rules", "count", 1000, "rules in the batch (delete/update: pre-installed first)", minimum=1),
-        Param("op", "choice", "insert", "rule operation", choices=connectx.OPS),
-        Param("match", "choice", "ipv4", "match type of the rules", choices=connectx.MATCH_TYPES),
-        Param("actions", "int", 1, "actions per rule", minimum=1, maximum=16),
+        OPTIONS["nic"].param(),
+        OPTIONS["install_group"].param("group", help="target table (0 = root table)"),
+        OPTIONS["install_batch"].param("rules", default=1000, help="rules in the batch (delete/update: "
+                                       "pre-installed first)"),
+        OPTIONS["install_op"].param("op"),
+        OPTIONS["install_match"].param("match"),
+        OPTIONS["install_actions"].param("actions"),
         Param("versus_match", "choice", "none", "also run this match type and report rate_ratio",
               choices=("none", *connectx.MATCH_TYPES)),
         Param("versus_op", "choice", "none", "also run this operation and report rate_ratio",

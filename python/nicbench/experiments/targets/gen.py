@@ -11,14 +11,14 @@ from nicbench.experiments.targets import RunContext, target
 
 # The generator's own bounds (a module without the native one): a spec or `--set packets=1e12`
 # beyond them is refused when the spec is read, not hours into a run.
-from nicbench.traffic_bounds import MAX_GEN_FLOWS, MAX_TRACE_PACKETS
+from nicbench.traffic_bounds import MAX_FRAME_BYTES, MAX_GEN_FLOWS, MAX_TRACE_PACKETS, MIN_FRAME_BYTES
 from nicbench.vocab.params import Param
 
 
 @target(
     "gen.rate",
     params=[
-        Param("size", "size_bytes", 1500, "frame size incl. FCS", minimum=60, maximum=9216),
+        Param("size", "size_bytes", 1500, "frame size incl. FCS", minimum=MIN_FRAME_BYTES, maximum=MAX_FRAME_BYTES),
         Param("imix", "bool", False, "IMIX 7:4:1 of 64/594/1518 B instead of a fixed size"),
         Param("flows", "count", 10_000, "distinct flows", minimum=1, maximum=MAX_GEN_FLOWS),
         Param("packets", "count", 1_000_000, "packets to generate per run", minimum=1, maximum=MAX_TRACE_PACKETS),

@@ -27,6 +27,7 @@ from nicbench import offpath
 from nicbench.errors import NicbenchError
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
+from nicbench.options.offpath import OPTIONS
 from nicbench.vocab.params import Param
 
 VERSION = "3"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics; 3: gbps_change_*
@@ -113,31 +114,20 @@ def _fill(template: str, **values: Any) -> str:
 
 
 def _nic_param(default: str = offpath.DEFAULT_NIC, name: str = "nic") -> Param:
-    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml",
-                 profile_kinds=("offpath",))
+    return OPTIONS["nic"].param(name, default=default, help="profile name (profiles/<nic>.toml) or path to a .toml")
 
 
 def _mix_param() -> Param:
     # The seed's concurrent runs are independent requesters (clients, host threads): max_min.
-    return Param("mix", "choice", "max_min", "how flows share the NIC: max_min (independent requesters, "
-                 "weights = QPs) or shares (one application's request mix)", choices=offpath.MIX_MODES)
+    return OPTIONS["mix"].param()
 
 
 @target(
     "offpath.single",
     params=[
         _nic_param(),
-        Param("path", "choice", "client->host", "communication path", choices=offpath.PATHS),
-        Param("verb", "choice", "READ", "RDMA verb (SEND = SEND/RECV echo)", choices=offpath.VERBS),
-        Param("payload", "size_bytes", 64, "request payload", minimum=0, maximum=offpath.MAX_PAYLOAD_BYTES),
-        Param("doorbell_batch", "int", 1, "requests posted per MMIO doorbell", minimum=1, maximum=4096),
-        Param("address_range", "size_bytes", None, "address range the requests hit (none: 10 GB random)",
-              minimum=1, none_word="none"),
-        Param("threads", "int", None, "requester threads per machine (none: the model's default)", minimum=1,
-              none_word="none"),
-        Param("machines", "int", None, "requester machines (none: the model's default)", minimum=1,
-              none_word="none"),
-        Param("offered", "rate_pps", None, "open-loop offered load (none: closed-loop peak)", none_word="none"),
+        *OPTIONS.params("path", "verb", "payload", "doorbell_batch", "address_range", "threads", "machines",
+                        "offered"),
     ],
     metrics=_SINGLE_METRICS,
     version=VERSION,
@@ -162,12 +152,10 @@ def single(p: dict, ctx: RunContext) -> dict:
     "offpath.mix",
     params=[
         _nic_param(),
-        Param("flows", "str", "client->host READ {payload}; client->soc READ {payload}",
-              "flows separated by ';' (nicbench paths syntax); {payload} and {verb} are substituted",
-              required=False),
-        Param("payload", "size_bytes", 4096, "substituted for {payload} (bytes)", minimum=0,
-              maximum=offpath.MAX_PAYLOAD_BYTES),
-        Param("verb", "choice", "READ", "substituted for {verb}", choices=offpath.VERBS),
+        OPTIONS["flows"].param(help="flows separated by ';' (nicbench paths syntax); {payload} and {verb} are "
+                               "substituted"),
+        OPTIONS["payload"].param(default=4096, help="substituted for {payload} (bytes)"),
+        OPTIONS["verb"].param(help="substituted for {verb}"),
         _mix_param(),
     ],
     metrics=_MIX_METRICS,

@@ -21,6 +21,8 @@ from typing import Any
 from nicbench import pvp
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
+from nicbench.options import pvp as options
+from nicbench.options.pvp import MAX_FLOWS, OPTIONS
 from nicbench.vocab.params import Param
 
 VERSION = "2"
@@ -53,38 +55,30 @@ def run_metrics(result: dict[str, Any]) -> dict[str, float]:
 
 
 def _nic(name: str = "nic", default: str = "connectx5-25g") -> Param:
-    return Param(name, "str", default, "profile name (profiles/<nic>.toml) or path to a .toml",
-                 profile_kinds=("connectx-eswitch", "agilio"))
+    return OPTIONS["nic"].param(name, default=default, help="profile name (profiles/<nic>.toml) or path to a .toml")
 
 
-_COMMON = [
-    Param("flows", "count", 16_000, "flows the generator sends (two OpenFlow rules, two megaflows each)",
-          minimum=1, maximum=1 << 28),
-    Param("size", "size_bytes", 64, "frame size with FCS (with vxlan: the inner frame)", minimum=64, maximum=9216),
-    Param("vxlan", "bool", False, "VXLAN decap towards the VM, encap back (one VNI per rule)"),
-    Param("flow_order", "choice", "round-robin",
-          "order of the flows' packets: round-robin (the seed's TRex, addresses incremented per packet) or random",
-          choices=pvp.FLOW_ORDERS),
-]
+_COMMON = OPTIONS.params("flows", "size", "vxlan", "flow_order")
 
 
-@target("pvp.run", params=[_nic(), *_COMMON,
-                           Param("datapath", "choice", "tc-offload", "which OVS datapath forwards",
-                                 choices=pvp.DATAPATHS)],
-        metrics=_RUN_METRICS, version=VERSION, backends=("virtual", "ovs"))
+def _why_not(p: dict[str, Any]) -> str | None:
+    return options.check(p)
+
+
+@target("pvp.run", params=[_nic(), *_COMMON, OPTIONS["datapath"].param(), OPTIONS["gbps"].param()],
+        metrics=_RUN_METRICS, version=VERSION, backends=("virtual", "ovs"), why_not=_why_not, added=("gbps",))
 def run(p: dict, ctx: RunContext) -> dict:
-    """Seed 002 Fig. 7/8/9 and the datapath comparison: one PVP run at 25 Gb/s offered."""
-    return run_metrics(pvp.predict(p["nic"], p["flows"], p["size"], vxlan=p["vxlan"], datapath=p["datapath"],
-                                   flow_order=p["flow_order"]))
+    """Seed 002 Fig. 7/8/9 and the datapath comparison: one PVP run at 25 Gb/s offered (or `gbps`)."""
+    return run_metrics(pvp.predict(p["nic"], p["flows"], p["size"], **options.predict_kwargs(p)))
 
 
 @target("pvp.compare", params=[
     Param("label", "str", "", "name of the comparison (selects the point in reference.toml)"),
     _nic(), *_COMMON,
-    Param("datapath", "choice", "tc-offload", "a's OVS datapath", choices=pvp.DATAPATHS),
+    OPTIONS["datapath"].param(help="a's OVS datapath"),
     _nic("b_nic", "connectx5-25g"),
-    Param("b_flows", "count", None, "b's flows (same: as a's)", minimum=1, none_word="same"),
-    Param("b_datapath", "choice", "tc-offload", "b's OVS datapath", choices=pvp.DATAPATHS),
+    Param("b_flows", "count", None, "b's flows (same: as a's)", minimum=1, maximum=MAX_FLOWS, none_word="same"),
+    OPTIONS["datapath"].param("b_datapath", help="b's OVS datapath"),
 ], metrics=_COMPARE_METRICS, version=VERSION)
 def compare(p: dict, ctx: RunContext) -> dict:
     """Seed 002 ratios: run a (nic, flows, datapath) over run b (b_nic, b_flows, b_datapath), same frames and

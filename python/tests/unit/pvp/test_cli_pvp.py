@@ -27,9 +27,9 @@ def test_megaflows_file_and_table_output(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--flows", "0"), "--flows: 0 is too small: at least 1"),
-    (("--flows", "12q"), "--flows: expected a count"),
-    (("--size", "32"), "--size: expected a frame size from 64 to 9,216 B (Ethernet frame with FCS), found '32'"),
+    (("--flows", "0"), "'--flows': expected a count such as 10000, 10k or 1M from 1 to 268,435,456, found '0'"),
+    (("--flows", "12q"), "'--flows': expected a count"),
+    (("--size", "32"), "'--size': expected a size such as 1500B or 64KiB from 64B to 9,216B, found '32'"),
     (("--nic", "connectx5"), "has no OVS offload"),
     (("--datapath", "ovs"), "Invalid value for '--datapath'"),
     (("--set", "nope=1"), "nope"),
