@@ -32,10 +32,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Preamble (7 B) + start-of-frame delimiter (1 B), IEEE 802.3 clause 3.
-pub const ETHERNET_PREAMBLE_SFD_BYTES: f64 = 8.0;
-/// Minimum inter-frame gap, 96 bit times (IEEE 802.3 clause 4.4.2).
-pub const ETHERNET_IFG_BYTES: f64 = 12.0;
+/// Ethernet's line time per frame besides the frame (preamble, SFD, interPacketGap) \[B\].
+const WIRE_OVERHEAD_BYTES: f64 = nicbench_wire::builder::WIRE_OVERHEAD_BYTES as f64;
 /// Outer Ethernet (14) + IPv4 (20) + UDP (8) + VXLAN (8) headers a VXLAN encap adds (RFC 7348).
 pub const VXLAN_OVERHEAD_BYTES: u32 = 50;
 /// Smallest and largest frame accepted (with FCS; 9216: the common jumbo limit) \[B\].
@@ -44,7 +42,7 @@ pub const MAX_FRAME_BYTES: u32 = 9216;
 
 /// Frames per second a link carries at `gbps` for frames of `frame_bytes` (FCS included).
 pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {
-    gbps * 1e3 / ((frame_bytes + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0)
+    gbps * 1e3 / ((frame_bytes + WIRE_OVERHEAD_BYTES) * 8.0)
 }
 
 /// The [`HostParams`] of a PVP-capable profile's parameter set (every such set declares the
@@ -350,7 +348,7 @@ fn solve(
         Datapath::Dpdk => host.dpdk_pmd_cores,
         _ => mpps * software_ns_per_packet / 1e3,
     };
-    let serialization_ns = 2.0 * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / host.link_gbps;
+    let serialization_ns = 2.0 * (wire + WIRE_OVERHEAD_BYTES) * 8.0 / host.link_gbps;
     let latency_ns = serialization_ns + cost.latency_ns + host.vm_packet_ns + software_ns_per_packet;
     let (offloaded, masks_offloaded) = admitted.offloaded();
     let total: u64 = admitted.masks.iter().map(|m| m.megaflows).sum();
@@ -364,7 +362,7 @@ fn solve(
         offered_mpps,
         mpps,
         gbps: mpps * wire * 8.0 / 1e3,
-        line_gbps: mpps * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / 1e3,
+        line_gbps: mpps * (wire + WIRE_OVERHEAD_BYTES) * 8.0 / 1e3,
         loss: if offered_mpps > 0.0 {
             (1.0 - mpps / offered_mpps).max(0.0)
         } else {

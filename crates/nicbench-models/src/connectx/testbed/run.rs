@@ -106,7 +106,7 @@ impl Testbed {
             let n_burst = burst.len().min(RX_BURST_MAX);
             let burst = &burst[..n_burst];
             for ((m, arrival), sent) in burst.iter().zip(arrivals.iter_mut()).zip(sent_at.iter_mut()) {
-                let wire_bytes = u64::from(m.frame_size_bytes) + 20;
+                let wire_bytes = nicbench_wire::builder::wire_bytes(m.frame_size_bytes);
                 if m.ts_ns >= warmup_ns {
                     offered_packets += 1;
                     offered_wire_bytes += wire_bytes;
