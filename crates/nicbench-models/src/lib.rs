@@ -16,6 +16,7 @@
 //! simulated time only), except wall-clock statistics.
 
 pub mod agilio;
+pub mod common;
 pub mod connectx;
 pub mod contract;
 pub mod error;
