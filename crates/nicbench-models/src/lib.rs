@@ -21,6 +21,7 @@
 //! simulated time only), except wall-clock statistics.
 
 pub mod agilio;
+pub mod common;
 pub mod connectx;
 pub mod error;
 pub mod flowhost;

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use ahash::{AHashMap, AHashSet};
 use nicbench_pcap::PcapSource;
+use nicbench_wire::builder::{FCS_BYTES, WIRE_OVERHEAD_BYTES};
 use nicbench_wire::{FlowKey, ParsedFrame};
 use serde::Serialize;
 
@@ -16,8 +17,8 @@ use crate::link::{parse_link_into, StackKey};
 use crate::packed_key::FlowSet;
 use crate::{TraceError, PROGRESS_EVERY_PACKETS};
 
-/// FCS (4 B) + preamble/SFD (8 B) + inter-frame gap (12 B) that a pcap record lacks.
-pub const WIRE_EXTRA_BYTES_PER_FRAME: u64 = 24;
+/// FCS (4 B) + preamble, SFD and interPacketGap (20 B) that a pcap record lacks.
+pub const WIRE_EXTRA_BYTES_PER_FRAME: u64 = (FCS_BYTES + WIRE_OVERHEAD_BYTES) as u64;
 
 /// RMON-style frame-size buckets (inclusive bounds, frame size incl. FCS).
 const SIZE_BUCKETS: [(u32, u32, &str); 8] = [

@@ -28,6 +28,7 @@ from typing import Any
 
 from nicbench.backends import Backend
 from nicbench.backends.ovs_sandbox import TOOLS, OvsSandbox
+from nicbench.traffic import WIRE_OVERHEAD_BYTES
 from nicbench.vocab.params import Param
 
 __all__ = ["OvsBackend", "pvp_rules"]
@@ -117,7 +118,7 @@ class OvsBackend(Backend):
             upcalls = ovs.upcall_show()
             pmd = ovs.pmd_stats()
         elapsed = max(sent["elapsed_s"], 1e-9)
-        frame_wire_bits = (int(p["size"]) + 20) * 8
+        frame_wire_bits = (int(p["size"]) + WIRE_OVERHEAD_BYTES) * 8
         mpps = received / elapsed / 1e6
         rules_installed = rules.count("\n")
         ctx.record("ovs_sent_mpps", sent["sent"] / elapsed / 1e6, "Mpps")

@@ -1,6 +1,7 @@
 //! The Agilio CX model's parameters (`profiles/agilio-cx-25g.toml`, kind `agilio`).
 
 use super::KIND;
+use crate::common::PcieParams;
 use crate::error::ModelError;
 use crate::profile::params::{model_params, require_positive, require_whole};
 use crate::pvp::HostParams;
@@ -10,18 +11,6 @@ model_params! {
     AgilioParams, kind KIND => {
     /// Ethernet line rate of a port [Gb/s].
     link_gbps,
-    /// PCIe lanes to the host.
-    pcie_lanes,
-    /// PCIe signalling rate per lane [GT/s].
-    pcie_gt_per_s,
-    /// Line-code efficiency (128b/130b for PCIe 3.0).
-    pcie_encoding_efficiency,
-    /// Max payload per TLP \[B\].
-    pcie_max_payload_bytes,
-    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
-    pcie_tlp_overhead_bytes,
-    /// Descriptor and completion bytes per packet and direction \[B\].
-    pcie_descriptor_bytes_per_packet,
     /// Flow processing cores running the datapath.
     fpc_cores,
     /// Hardware threads over all flow processing cores (each holds one packet in flight).
@@ -47,12 +36,11 @@ model_params! {
     tunnel_reads_per_pass,
     /// Extra core time of a pass that decapsulates or encapsulates a tunnel \[ns\].
     tunnel_ns_per_pass,
-    /// The PVP host: see [`HostParams`].
-    vm_packet_ns,
-    host_kernel_packet_ns,
-    host_datapath_cores,
-    dpdk_packet_ns,
-    dpdk_pmd_cores,
+    } groups {
+    /// The PCIe link to the host (the VF's packets, both ways).
+    pcie: PcieParams,
+    /// The PVP host around the NIC.
+    host: HostParams,
     }
 }
 
@@ -86,10 +74,6 @@ impl AgilioParams {
                 return Err(ModelError::Profile(format!("parameter '{name}' must be >= 0, got {v}")));
             }
         }
-        self.host().validate()
-    }
-
-    pub fn host(&self) -> HostParams {
-        crate::pvp::host_params_of!(self)
+        Ok(())
     }
 }

@@ -25,10 +25,11 @@
 //! from the 100G ConnectX-5 profile (fitted on PAM'21); the drop of throughput with flows is
 //! what that cache predicts for the PVP working set, not a fitted knee.
 
-use super::params::ConnectxParams;
+use super::params::{ConnectxParams, SteeringParams};
 use super::steering::{MatcherId, Tables};
+use crate::common::PcieParams;
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive, require_whole};
+use crate::profile::params::{model_params, require_positive};
 use crate::pvp::load::{Ingress, MegaflowLoad};
 use crate::pvp::{FlowOrder, HostParams, NicCost};
 use std::collections::BTreeMap;
@@ -49,92 +50,27 @@ model_params! {
     EswitchParams, kind KIND => {
     /// Ethernet line rate of a port [Gb/s].
     link_gbps,
-    /// PCIe lanes to the host.
-    pcie_lanes,
-    /// PCIe signalling rate per lane [GT/s].
-    pcie_gt_per_s,
-    /// Line-code efficiency (128b/130b for PCIe 3.0).
-    pcie_encoding_efficiency,
-    /// Max payload per TLP \[B\].
-    pcie_max_payload_bytes,
-    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
-    pcie_tlp_overhead_bytes,
-    /// Descriptor and completion bytes per packet and direction \[B\].
-    pcie_descriptor_bytes_per_packet,
-    /// Initial hash-table size of a matcher \[entries\].
-    ste_hash_initial_entries,
-    /// Fraction of its buckets a matcher's table reaches before it grows (see
-    /// [`super::params::ConnectxParams::ste_rehash_load`]).
-    ste_rehash_load,
-    /// 1: the table grows on collisions (mlx5 software steering); 0: on load.
-    ste_rehash_on_collisions in [0.0, 1.0],
-    /// Growth factor of a rehash.
-    ste_rehash_growth,
-    /// Largest matcher hash table \[entries\].
-    ste_hash_max_entries,
-    /// On-NIC steering cache \[STEs\].
-    steering_cache_entries,
-    /// Pipeline time per STE lookup that hits the cache \[ns\].
-    steering_lookup_ns,
-    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
-    steering_miss_latency_ns,
-    /// Steering-cache misses the NIC keeps in flight.
-    steering_outstanding_misses,
-    /// The PVP host: see [`HostParams`].
-    vm_packet_ns,
-    host_kernel_packet_ns,
-    host_datapath_cores,
-    dpdk_packet_ns,
-    dpdk_pmd_cores,
+    } groups {
+    /// The PCIe link to the host (the VF's packets, both ways).
+    pcie: PcieParams,
+    /// The steering pipeline the FDB's matchers are looked up through.
+    steering: SteeringParams,
+    /// The PVP host around the NIC.
+    host: HostParams,
     }
 }
 
 impl EswitchParams {
     pub(crate) fn validate(&self) -> Result<(), ModelError> {
-        require_positive(&[
-            ("link_gbps", self.link_gbps),
-            ("pcie_lanes", self.pcie_lanes),
-            ("pcie_gt_per_s", self.pcie_gt_per_s),
-            ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),
-            ("pcie_max_payload_bytes", self.pcie_max_payload_bytes),
-            ("ste_hash_initial_entries", self.ste_hash_initial_entries),
-            ("ste_rehash_load", self.ste_rehash_load),
-            ("ste_hash_max_entries", self.ste_hash_max_entries),
-            ("steering_cache_entries", self.steering_cache_entries),
-            ("steering_miss_latency_ns", self.steering_miss_latency_ns),
-            ("steering_outstanding_misses", self.steering_outstanding_misses),
-        ])?;
-        require_whole(&[
-            ("pcie_lanes", self.pcie_lanes),
-            ("ste_rehash_on_collisions", self.ste_rehash_on_collisions),
-        ])?;
-        if self.ste_rehash_growth <= 1.0 {
-            return Err(ModelError::Profile(format!(
-                "parameter 'ste_rehash_growth' must be > 1, got {}",
-                self.ste_rehash_growth
-            )));
-        }
-        self.host().validate()
-    }
-
-    pub fn host(&self) -> HostParams {
-        crate::pvp::host_params_of!(self)
+        require_positive(&[("link_gbps", self.link_gbps)])
     }
 
     /// The steering model's parameters: this profile's cache, pipeline and STE geometry, the
     /// FDB as fast (hardware-steered) tables; nothing else of [`ConnectxParams`] is read here.
-    fn steering(&self) -> ConnectxParams {
+    fn fdb_steering(&self) -> ConnectxParams {
         ConnectxParams {
             nonroot_fast_tables: 1.0,
-            ste_hash_initial_entries: self.ste_hash_initial_entries,
-            ste_rehash_load: self.ste_rehash_load,
-            ste_rehash_on_collisions: self.ste_rehash_on_collisions,
-            ste_rehash_growth: self.ste_rehash_growth,
-            ste_hash_max_entries: self.ste_hash_max_entries,
-            steering_cache_entries: self.steering_cache_entries,
-            steering_lookup_ns: self.steering_lookup_ns,
-            steering_miss_latency_ns: self.steering_miss_latency_ns,
-            steering_outstanding_misses: self.steering_outstanding_misses,
+            steering: self.steering.clone(),
             ..ConnectxParams::default()
         }
     }
@@ -146,7 +82,7 @@ const FDB_GROUP: u32 = 1;
 /// What one PVP packet (both passes) costs the eSwitch with `load` offloaded; `flows` = the
 /// traffic's flows (each sends the same share of packets, in `order`).
 pub fn pvp_cost(p: &EswitchParams, load: &MegaflowLoad, flows: u64, order: FlowOrder) -> NicCost {
-    let mut tables = Tables::new(&p.steering());
+    let mut tables = Tables::new(&p.fdb_steering());
     tables.total_flows = flows.max(1);
     let mut hops: Vec<(u32, Vec<MatcherId>)> = Vec::new();
     for ingress in [Ingress::Uplink, Ingress::Vf] {
@@ -209,7 +145,7 @@ mod tests {
         let small = at(1_000);
         assert_eq!(small.detail["steering_cache_hit_rate"], 1.0, "fits in the cache");
         let (k16, k64) = (at(16_384), at(65_536));
-        assert!(k16.detail["steering_working_set_stes"] > p.steering_cache_entries);
+        assert!(k16.detail["steering_working_set_stes"] > p.steering.steering_cache_entries);
         assert!(k64.detail["steering_misses_per_packet"] > 2.0 * k16.detail["steering_misses_per_packet"]);
         assert!(k64.service_ns > k16.service_ns && k16.service_ns > small.service_ns);
     }
@@ -218,7 +154,10 @@ mod tests {
     fn test_a_larger_cache_moves_the_drop() {
         let p = params();
         let bigger = EswitchParams {
-            steering_cache_entries: 4.0 * p.steering_cache_entries,
+            steering: SteeringParams {
+                steering_cache_entries: 4.0 * p.steering.steering_cache_entries,
+                ..p.steering.clone()
+            },
             ..p.clone()
         };
         let load = MegaflowLoad::pvp(16_384, false);

@@ -1,12 +1,16 @@
 //! The ConnectX model's parameters: every value it reads, declared once; profiles of
 //! `kind = "connectx"` (`profiles/connectx*.toml`, `bluefield1.toml`) carry exactly these.
+//! Two blocks are groups other models read too: the PCIe link ([`PcieParams`]) and the
+//! steering pipeline ([`SteeringParams`], declared here; the eSwitch model of
+//! [`super::eswitch`] reads the same pipeline).
 //!
 //! Invariant: the model reads parameters only through [`ConnectxParams`], so what a run
 //! used is exactly the profile plus its overrides.
 
 use super::KIND;
+use crate::common::PcieParams;
 use crate::error::ModelError;
-use crate::profile::params::{model_params, require_positive, require_whole};
+use crate::profile::params::{model_params, param_group, require_positive, require_whole};
 
 model_params! {
     /// Every parameter the ConnectX model reads (see each profile for units and provenance).
@@ -22,18 +26,6 @@ model_params! {
     /// `nic-live.npf`, Figs. 3-4) instead of looping a trace held in memory (`nic-occupancy.npf`,
     /// Fig. 2): a different generator pipeline on the measurement server \[ns\].
     timed_replay_latency_ns,
-    /// PCIe lanes to the host (two x16 slots count 32).
-    pcie_lanes,
-    /// PCIe signalling rate per lane [GT/s].
-    pcie_gt_per_s,
-    /// Line-code efficiency (128b/130b for PCIe 3.0).
-    pcie_encoding_efficiency,
-    /// Max payload per TLP \[B\].
-    pcie_max_payload_bytes,
-    /// Header, sequence, LCRC and framing bytes per TLP \[B\].
-    pcie_tlp_overhead_bytes,
-    /// Descriptor and completion bytes per received packet \[B\].
-    pcie_descriptor_bytes_per_packet,
     /// NIC packet buffer in front of the steering pipeline \[B\].
     nic_buffer_bytes,
     /// RX descriptors per queue.
@@ -62,25 +54,6 @@ model_params! {
     nonroot_fast_tables,
     /// Size of a steering table entry in ICM \[B\].
     ste_bytes,
-    /// Initial hash-table size of a matcher \[entries\].
-    ste_hash_initial_entries,
-    /// Fraction of its buckets a matcher's table reaches before it is rehashed: in collision
-    /// entries and in used buckets (`ste_rehash_on_collisions` = 1, mlx5dr), else in entries.
-    ste_rehash_load,
-    /// 1: the table grows on collisions (mlx5 software steering's rule); 0: on load.
-    ste_rehash_on_collisions in [0.0, 1.0],
-    /// Growth factor of a rehash.
-    ste_rehash_growth,
-    /// Largest matcher hash table \[entries\]; beyond it entries chain in collision lists.
-    ste_hash_max_entries,
-    /// On-NIC steering cache \[STEs\].
-    steering_cache_entries,
-    /// Pipeline time per STE lookup that hits the cache \[ns\].
-    steering_lookup_ns,
-    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
-    steering_miss_latency_ns,
-    /// Outstanding steering-cache misses the NIC keeps in flight.
-    steering_outstanding_misses,
     /// Root-table insertion, firmware command path, IPv4 match [µs/rule].
     root_insert_ipv4_us,
     root_insert_ipv6_us,
@@ -111,6 +84,37 @@ model_params! {
     rehash_ns_per_ste,
     /// Embedded Arm cores (BlueField), informational for host-side models.
     arm_cores,
+    } groups {
+    /// The PCIe link to the host (the packets' DMA).
+    pcie: PcieParams,
+    /// The hardware steering pipeline: matcher hash tables, steering cache, miss path.
+    steering: SteeringParams,
+    }
+}
+
+param_group! {
+    /// The hardware steering pipeline the ConnectX models share: the STE hash tables of the
+    /// matchers, the on-NIC steering cache in front of them (ICM in host memory) and its miss path.
+    SteeringParams {
+    /// Initial hash-table size of a matcher \[entries\].
+    ste_hash_initial_entries,
+    /// Fraction of its buckets a matcher's table reaches before it is rehashed: in collision
+    /// entries and in used buckets (`ste_rehash_on_collisions` = 1, mlx5dr), else in entries.
+    ste_rehash_load,
+    /// 1: the table grows on collisions (mlx5 software steering's rule); 0: on load.
+    ste_rehash_on_collisions in [0.0, 1.0],
+    /// Growth factor of a rehash.
+    ste_rehash_growth,
+    /// Largest matcher hash table \[entries\]; beyond it entries chain in collision lists.
+    ste_hash_max_entries,
+    /// On-NIC steering cache \[STEs\].
+    steering_cache_entries,
+    /// Pipeline time per STE lookup that hits the cache \[ns\].
+    steering_lookup_ns,
+    /// ICM read latency on a steering-cache miss (PCIe round trip) \[ns\].
+    steering_miss_latency_ns,
+    /// Outstanding steering-cache misses the NIC keeps in flight.
+    steering_outstanding_misses,
     }
 }
 
@@ -118,37 +122,18 @@ impl ConnectxParams {
     pub(crate) fn validate(&self) -> Result<(), ModelError> {
         let positive = [
             ("link_gbps", self.link_gbps),
-            ("pcie_lanes", self.pcie_lanes),
-            ("pcie_gt_per_s", self.pcie_gt_per_s),
-            ("pcie_encoding_efficiency", self.pcie_encoding_efficiency),
-            ("pcie_max_payload_bytes", self.pcie_max_payload_bytes),
             ("nic_buffer_bytes", self.nic_buffer_bytes),
             ("rx_ring_descriptors", self.rx_ring_descriptors),
             ("rx_burst_packets", self.rx_burst_packets),
             ("root_table_capacity", self.root_table_capacity),
             ("root_table_buckets", self.root_table_buckets),
-            ("ste_hash_initial_entries", self.ste_hash_initial_entries),
-            ("ste_rehash_load", self.ste_rehash_load),
-            ("ste_hash_max_entries", self.ste_hash_max_entries),
-            ("steering_cache_entries", self.steering_cache_entries),
-            ("steering_outstanding_misses", self.steering_outstanding_misses),
         ];
         require_positive(&positive)?;
-        require_whole(&[
-            ("pcie_lanes", self.pcie_lanes),
-            ("arm_cores", self.arm_cores),
-            ("ste_rehash_on_collisions", self.ste_rehash_on_collisions),
-        ])?;
+        require_whole(&[("arm_cores", self.arm_cores)])?;
         if self.root_cmd_ns_per_packet < 0.0 {
             return Err(ModelError::Profile(format!(
                 "parameter 'root_cmd_ns_per_packet' must be >= 0, got {}",
                 self.root_cmd_ns_per_packet
-            )));
-        }
-        if self.ste_rehash_growth <= 1.0 {
-            return Err(ModelError::Profile(format!(
-                "parameter 'ste_rehash_growth' must be > 1, got {}",
-                self.ste_rehash_growth
             )));
         }
         if self.root_collision_pool_entries < 0.0 {
@@ -159,17 +144,26 @@ impl ConnectxParams {
         }
         Ok(())
     }
+}
 
-    /// PCIe payload capacity per direction [Gb/s] (before TLP overheads).
-    pub fn pcie_gbps(&self) -> f64 {
-        self.pcie_lanes * self.pcie_gt_per_s * self.pcie_encoding_efficiency
-    }
-
-    /// Bytes a received frame costs on PCIe: payload in max-payload TLPs plus descriptors.
-    pub fn pcie_bytes(&self, frame_bytes: u32) -> f64 {
-        let payload = f64::from(frame_bytes);
-        let tlps = (payload / self.pcie_max_payload_bytes).ceil().max(1.0);
-        payload + tlps * self.pcie_tlp_overhead_bytes + self.pcie_descriptor_bytes_per_packet
+impl SteeringParams {
+    pub(crate) fn validate(&self) -> Result<(), ModelError> {
+        require_positive(&[
+            ("ste_hash_initial_entries", self.ste_hash_initial_entries),
+            ("ste_rehash_load", self.ste_rehash_load),
+            ("ste_hash_max_entries", self.ste_hash_max_entries),
+            ("steering_cache_entries", self.steering_cache_entries),
+            ("steering_miss_latency_ns", self.steering_miss_latency_ns),
+            ("steering_outstanding_misses", self.steering_outstanding_misses),
+        ])?;
+        require_whole(&[("ste_rehash_on_collisions", self.ste_rehash_on_collisions)])?;
+        if self.ste_rehash_growth <= 1.0 {
+            return Err(ModelError::Profile(format!(
+                "parameter 'ste_rehash_growth' must be > 1, got {}",
+                self.ste_rehash_growth
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -251,7 +245,7 @@ pub(crate) mod tests {
     fn test_pcie_bytes() {
         let p = test_params();
         // 1500 B: 6 TLPs of ≤256 B → 1500 + 6×24 + 128.
-        assert_eq!(p.pcie_bytes(1500), 1500.0 + 6.0 * 24.0 + 128.0);
-        assert!((p.pcie_gbps() - 16.0 * 8.0 * 0.9846).abs() < 1e-9);
+        assert_eq!(p.pcie.dma_bytes(1500.0), 1500.0 + 6.0 * 24.0 + 128.0);
+        assert!((p.pcie.gbps() - 16.0 * 8.0 * 0.9846).abs() < 1e-9);
     }
 }

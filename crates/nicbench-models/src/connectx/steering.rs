@@ -145,10 +145,11 @@ impl Tables {
     /// (mlx5dr's `dr_rule_need_enlarge_hash`, with the expected collisions of uniform hashing), or
     /// with `ste_rehash_on_collisions` = 0 once its entries pass `ste_rehash_load` of its buckets.
     fn needs_rehash(&self, entries: u64, buckets: f64) -> bool {
-        if self.params.ste_rehash_on_collisions < 0.5 {
-            return entries as f64 > self.params.ste_rehash_load * buckets;
+        let s = &self.params.steering;
+        if s.ste_rehash_on_collisions < 0.5 {
+            return entries as f64 > s.ste_rehash_load * buckets;
         }
-        let threshold = (self.params.ste_rehash_load * (buckets + 1.0)).floor().max(1.0);
+        let threshold = (s.ste_rehash_load * (buckets + 1.0)).floor().max(1.0);
         let collisions = expected_collisions(entries as f64, buckets);
         collisions >= threshold && entries as f64 - collisions >= threshold
     }
@@ -156,14 +157,14 @@ impl Tables {
     /// The size a fast table of `buckets` holding `entries` grows to, if it grows (at most
     /// `ste_hash_max_entries`).
     fn grown(&self, entries: u64, buckets: f64) -> Option<f64> {
-        let max = self.params.ste_hash_max_entries.max(1.0);
+        let max = self.params.steering.ste_hash_max_entries.max(1.0);
         (buckets < max && self.needs_rehash(entries, buckets))
-            .then(|| (buckets * self.params.ste_rehash_growth).min(max))
+            .then(|| (buckets * self.params.steering.ste_rehash_growth).min(max))
     }
 
     /// Buckets of a matcher holding `entries` (growth from the initial size).
     pub fn buckets_for(&self, entries: u64) -> u64 {
-        let mut buckets = self.params.ste_hash_initial_entries.max(1.0);
+        let mut buckets = self.params.steering.ste_hash_initial_entries.max(1.0);
         while let Some(larger) = self.grown(entries, buckets) {
             buckets = larger;
         }
@@ -309,7 +310,7 @@ impl Tables {
     pub fn cache_hit_rates(&self) -> Vec<f64> {
         let mut rates = vec![1.0; self.matchers.len()];
         let touched = self.touched();
-        let cache = self.params.steering_cache_entries;
+        let cache = self.params.steering.steering_cache_entries;
         let total: f64 = touched.iter().map(|t| t.1).sum();
         if total <= cache {
             return rates;
@@ -348,7 +349,7 @@ impl Tables {
     /// [`Self::cache_hit_rates`], LRU by Che, serves the independent case.)
     pub fn cache_hit_rates_round_robin(&self) -> Vec<f64> {
         let mut rates = vec![1.0; self.matchers.len()];
-        let cache = self.params.steering_cache_entries;
+        let cache = self.params.steering.steering_cache_entries;
         if self.working_set_stes() <= cache || cache <= 0.0 {
             return rates;
         }
@@ -451,9 +452,9 @@ impl Tables {
                 }
             }
         }
-        let pipeline_ns = cost.lookups * p.steering_lookup_ns;
-        let miss_ns = cost.misses * p.steering_miss_latency_ns;
-        cost.service_ns = cost.fw_ns + pipeline_ns.max(miss_ns / p.steering_outstanding_misses);
+        let pipeline_ns = cost.lookups * p.steering.steering_lookup_ns;
+        let miss_ns = cost.misses * p.steering.steering_miss_latency_ns;
+        cost.service_ns = cost.fw_ns + pipeline_ns.max(miss_ns / p.steering.steering_outstanding_misses);
         cost.latency_ns = cost.fw_ns + pipeline_ns + miss_ns;
         cost
     }
@@ -463,6 +464,7 @@ impl Tables {
 mod tests {
     use super::*;
     use crate::connectx::params::tests::test_params;
+    use crate::connectx::params::SteeringParams;
 
     #[test]
     fn test_expected_collisions_match_hashing_random_keys() {
@@ -527,18 +529,18 @@ mod tests {
     fn test_buckets_grow_by_factor_until_max() {
         let p = test_params();
         let t = Tables::new(&p);
-        let init = p.ste_hash_initial_entries as u64;
+        let init = p.steering.ste_hash_initial_entries as u64;
         assert_eq!(t.buckets_for(0), init);
         let b = t.buckets_for(10_000);
         assert!(!t.needs_rehash(10_000, b as f64));
         assert!(
-            t.needs_rehash(10_000, b as f64 / p.ste_rehash_growth),
+            t.needs_rehash(10_000, b as f64 / p.steering.ste_rehash_growth),
             "smallest size that holds them"
         );
         // The driver's threshold: collisions (and used buckets) reach half the buckets, which
         // uniform hashing reaches at ~1.2 entries per bucket.
         assert!(!t.needs_rehash(19_000, 16_384.0) && t.needs_rehash(20_000, 16_384.0));
-        assert_eq!(t.buckets_for(u32::MAX as u64), p.ste_hash_max_entries as u64);
+        assert_eq!(t.buckets_for(u32::MAX as u64), p.steering.ste_hash_max_entries as u64);
     }
 
     #[test]
@@ -548,12 +550,15 @@ mod tests {
         let fast = t.matcher(1, "eth/ipv4", 0, true);
         let root = t.matcher(0, "eth/ipv4", 0, true);
         // The first n at which the initial table's expected collisions reach its threshold.
-        let threshold = (1..).find(|&n| t.needs_rehash(n, p.ste_hash_initial_entries)).unwrap() - 1;
+        let threshold = (1..)
+            .find(|&n| t.needs_rehash(n, p.steering.ste_hash_initial_entries))
+            .unwrap()
+            - 1;
         let rehashes: Vec<_> = (0..=threshold).filter_map(|_| t.add_entry(fast)).collect();
         assert_eq!(rehashes.len(), 1);
         assert_eq!(
             rehashes[0].new_buckets,
-            (p.ste_hash_initial_entries * p.ste_rehash_growth) as u64
+            (p.steering.ste_hash_initial_entries * p.steering.ste_rehash_growth) as u64
         );
         assert!((0..=threshold).all(|_| t.add_entry(root).is_none()));
         assert_eq!(t.group_entries(0), threshold + 1);
@@ -565,7 +570,10 @@ mod tests {
         // driver's rule the 16K-bucket table grows once, at ~19.7K entries (1.2 per bucket), and
         // not again before ~78.6K; growing at half load would rehash into 256K buckets at 32,769.
         let p = test_params();
-        assert_eq!(p.ste_rehash_on_collisions, 1.0, "connectx5 uses the driver's rule");
+        assert_eq!(
+            p.steering.ste_rehash_on_collisions, 1.0,
+            "connectx5 uses the driver's rule"
+        );
         let mut t = Tables::new(&p);
         let m = t.matcher(1, "eth/ipv4", 0, true);
         let mut grown_at = Vec::new();
@@ -579,7 +587,10 @@ mod tests {
         assert_eq!(late[0].1, 65_536);
         assert!((19_000..20_500).contains(&late[0].0), "{grown_at:?}");
         let on_load = ConnectxParams {
-            ste_rehash_on_collisions: 0.0,
+            steering: SteeringParams {
+                ste_rehash_on_collisions: 0.0,
+                ..p.steering.clone()
+            },
             ..p
         };
         let mut t = Tables::new(&on_load);
@@ -630,9 +641,13 @@ mod tests {
 
     fn check_round_robin_against_simulation(cache: f64) {
         use rand::{Rng, SeedableRng};
+        let base = test_params();
         let p = ConnectxParams {
-            steering_cache_entries: cache,
-            ..test_params()
+            steering: SteeringParams {
+                steering_cache_entries: cache,
+                ..base.steering.clone()
+            },
+            ..base
         };
         let flows = 5_000u64;
         let mut t = Tables::new(&p);
@@ -650,7 +665,7 @@ mod tests {
         let bucket =
             |rng: &mut rand_chacha::ChaCha8Rng, m: MatcherId| rng.random_range(0..t.matchers[m as usize].buckets);
         let keys: Vec<[u64; 2]> = (0..flows).map(|_| [bucket(&mut rng, a), bucket(&mut rng, b)]).collect();
-        let lines = p.steering_cache_entries as usize;
+        let lines = p.steering.steering_cache_entries as usize;
         let mut held: Vec<u64> = Vec::with_capacity(lines);
         let mut cached = std::collections::HashSet::new();
         let (mut reads, mut hits) = ([0u64; 3], [0u64; 3]);

@@ -338,7 +338,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
 
     // The card: wire rate → FPGA limit → filter → PCIe limit.
     let offered_gbps = req.rate_gbps.unwrap_or(nic.link_gbps);
-    let wire_bits = (req.frame_bytes + nic.wire_overhead_bytes) * 8.0;
+    let wire_bits = (req.frame_bytes + f64::from(nicbench_wire::builder::WIRE_OVERHEAD_BYTES)) * 8.0;
     let offered_pps = offered_gbps * 1e9 / wire_bits;
     let fpga_pps = offered_pps.min(nic.fpga_max_mpps * 1e6);
     let filtered_pps = fpga_pps * kept_share;

@@ -63,8 +63,6 @@ model_params! {
     CaptureNicParams, kind KIND => {
     /// Ethernet line rate [Gb/s].
     link_gbps in [0.001, 10_000.0],
-    /// Preamble, SFD and inter-frame gap per frame on the wire \[B\].
-    wire_overhead_bytes in [0.0, 64.0],
     /// Packets per second the FPGA pipeline (capture, hash, filter, slice) sustains \[Mpps\].
     fpga_max_mpps in [0.001, 10_000.0],
     /// Usable PCIe bandwidth towards the host after encoding and TLP overheads [Gb/s].
@@ -175,7 +173,7 @@ mod tests {
         assert!(msg.contains("unknown parameter 'bogus'"), "{msg}");
         let partial = format!("{base}[param.link_gbps]\nvalue = 1.0\nunit = \"Gbps\"\nprovenance = \"t\"\n");
         let msg = err(Profile::from_toml(&partial, "x.toml"));
-        assert!(msg.contains("missing parameter 'wire_overhead_bytes'"), "{msg}");
+        assert!(msg.contains("missing parameter 'fpga_max_mpps'"), "{msg}");
         let mut host = Profile::load("argus-host", &dir()).expect("host");
         host.set("ooo_hidden_latency_cycles", -1.0).expect("finite");
         let msg = host

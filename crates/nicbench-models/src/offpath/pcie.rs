@@ -2,6 +2,16 @@
 //! (the pcie-bench model: payload + header + DLL + framing per TLP), and which links a
 //! DMA to host or SoC memory crosses (seed 004, Table 3).
 //!
+//! What it shares with the host-PCIe group of the packet NICs ([`crate::common::pcie`]): the
+//! link rate (lanes × GT/s × encoding, [`link_gbps`]) and the whole-TLP count ([`tlp_count`]),
+//! from there. What differs, and why it is not that group: this models a BlueField-2's
+//! internal PCIe switch with two links (PCIe0 switch ↔ host, PCIe1 NIC cores ↔ switch) and
+//! counts each TLP per link and direction, with the TLP overhead split by kind (request and
+//! completion headers differ, DLL and framing bytes apart), the max payload and read request
+//! sizes per memory (host or SoC), DLLP time deducted from the link, and no per-packet
+//! descriptor (RDMA requests post WQEs, counted as MMIO writes and DMA reads of their own);
+//! the group's one lumped overhead per TLP and one descriptor per frame cannot say that.
+//!
 //! Direction naming, used everywhere in the model and the JSON contract:
 //! `up` = away from the NIC cores, towards memory / the root complex (PCIe1 NIC → switch,
 //! PCIe0 switch → host); `down` = towards the NIC cores. DMA writes, read requests and
@@ -12,6 +22,8 @@
 
 use super::params::OffpathParams;
 use super::request::Endpoint;
+use crate::common::pcie as common_pcie;
+pub use crate::common::pcie::tlp_count;
 
 /// A PCIe link and direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -110,23 +122,16 @@ impl PcieLoad {
     }
 }
 
-/// Whole TLPs needed to move `bytes` in TLPs of at most `unit_bytes` (0 bytes → 0 TLPs).
-pub fn tlp_count(bytes: f64, unit_bytes: f64) -> f64 {
-    if bytes <= 0.0 {
-        0.0
-    } else {
-        (bytes / unit_bytes).ceil()
-    }
-}
-
-/// Usable bytes per second of one link direction (encoding and DLLPs deducted).
+/// Usable bytes per second of one link direction (encoding and DLLPs deducted). Not written
+/// over [`link_gbps`]: its products in their own order (× 1e9 before the encoding), which
+/// rounds differently for some lane counts and rates, and the fitted results are this order's.
 pub fn link_bytes_per_s(p: &OffpathParams) -> f64 {
     p.pcie_lanes * p.pcie_gt_per_s * 1e9 * p.pcie_encoding_efficiency * (1.0 - p.pcie_dllp_overhead_fraction) / 8.0
 }
 
 /// Link payload rate per direction before TLP overheads [Gb/s] ("P" of the seed's P − N rule).
 pub fn link_gbps(p: &OffpathParams) -> f64 {
-    p.pcie_lanes * p.pcie_gt_per_s * p.pcie_encoding_efficiency
+    common_pcie::link_gbps(p.pcie_lanes, p.pcie_gt_per_s, p.pcie_encoding_efficiency)
 }
 
 /// Bytes of a memory read/write request TLP besides its payload.
@@ -220,15 +225,6 @@ mod tests {
 
     fn bf2() -> OffpathParams {
         params("bluefield2")
-    }
-
-    #[test]
-    fn test_tlp_count() {
-        assert_eq!(tlp_count(0.0, 128.0), 0.0);
-        assert_eq!(tlp_count(1.0, 128.0), 1.0);
-        assert_eq!(tlp_count(128.0, 128.0), 1.0);
-        assert_eq!(tlp_count(129.0, 128.0), 2.0);
-        assert_eq!(tlp_count(4096.0, 512.0), 8.0);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //!  megaflows the NIC refused: each such pass goes through the host's kernel datapath instead
 //! ```
 //!
+//! - [`host`]: the VM and the host's software datapaths around the NIC ([`HostParams`]).
 //! - [`load`]: the megaflow counts per mask the datapath hands the NIC (the model's input).
 //! - [`request`]: the request/result contract (JSON; schema in `docs/contracts/`).
 //! - the NICs: [`crate::connectx::eswitch`] (ConnectX-5 switchdev) and [`crate::agilio`].
@@ -18,13 +19,16 @@
 //! Invariants: analytic and pure; frame rates come from Ethernet's per-frame overhead (preamble
 //! + SFD + inter-frame gap), not from published rates.
 
+pub mod host;
 pub mod load;
 pub mod request;
 
+pub use host::HostParams;
 pub use load::{Ingress, MaskLoad, MegaflowLoad};
 pub use request::Request;
 
 use crate::agilio::{self, AgilioParams};
+use crate::common::PcieParams;
 use crate::connectx::eswitch::{self, EswitchParams};
 use crate::error::ModelError;
 use crate::model::Model;
@@ -33,10 +37,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Preamble (7 B) + start-of-frame delimiter (1 B), IEEE 802.3 clause 3.
-pub const ETHERNET_PREAMBLE_SFD_BYTES: f64 = 8.0;
-/// Minimum inter-frame gap, 96 bit times (IEEE 802.3 clause 4.4.2).
-pub const ETHERNET_IFG_BYTES: f64 = 12.0;
+/// Ethernet's line time per frame besides the frame (preamble, SFD, interPacketGap) \[B\].
+const WIRE_OVERHEAD_BYTES: f64 = nicbench_wire::builder::WIRE_OVERHEAD_BYTES as f64;
 /// Outer Ethernet (14) + IPv4 (20) + UDP (8) + VXLAN (8) headers a VXLAN encap adds (RFC 7348).
 pub const VXLAN_OVERHEAD_BYTES: u32 = 50;
 /// Smallest and largest frame accepted (with FCS; 9216: the common jumbo limit) \[B\].
@@ -45,78 +47,7 @@ pub const MAX_FRAME_BYTES: u32 = 9216;
 
 /// Frames per second a link carries at `gbps` for frames of `frame_bytes` (FCS included).
 pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {
-    gbps * 1e3 / ((frame_bytes + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0)
-}
-
-/// The [`HostParams`] of a PVP-capable profile's parameter set (every such set declares the
-/// same names), so each device model does not list them again.
-macro_rules! host_params_of {
-    ($p:expr) => {
-        $crate::pvp::HostParams {
-            link_gbps: $p.link_gbps,
-            pcie_lanes: $p.pcie_lanes,
-            pcie_gt_per_s: $p.pcie_gt_per_s,
-            pcie_encoding_efficiency: $p.pcie_encoding_efficiency,
-            pcie_max_payload_bytes: $p.pcie_max_payload_bytes,
-            pcie_tlp_overhead_bytes: $p.pcie_tlp_overhead_bytes,
-            pcie_descriptor_bytes_per_packet: $p.pcie_descriptor_bytes_per_packet,
-            vm_packet_ns: $p.vm_packet_ns,
-            host_kernel_packet_ns: $p.host_kernel_packet_ns,
-            host_datapath_cores: $p.host_datapath_cores,
-            dpdk_packet_ns: $p.dpdk_packet_ns,
-            dpdk_pmd_cores: $p.dpdk_pmd_cores,
-        }
-    };
-}
-pub(crate) use host_params_of;
-
-/// The PVP host around the NIC (same parameter names in every PVP-capable profile).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostParams {
-    pub link_gbps: f64,
-    pub pcie_lanes: f64,
-    pub pcie_gt_per_s: f64,
-    pub pcie_encoding_efficiency: f64,
-    pub pcie_max_payload_bytes: f64,
-    pub pcie_tlp_overhead_bytes: f64,
-    pub pcie_descriptor_bytes_per_packet: f64,
-    /// The VM's forwarding loop (testpmd on the VF, one core) per packet \[ns\].
-    pub vm_packet_ns: f64,
-    /// Host core time of one pass through the OVS kernel datapath (megaflow hit) \[ns\].
-    pub host_kernel_packet_ns: f64,
-    /// Host cores the kernel datapath may use.
-    pub host_datapath_cores: f64,
-    /// PMD core time of one pass through OVS-DPDK (vhost included) \[ns\].
-    pub dpdk_packet_ns: f64,
-    /// PMD cores OVS-DPDK dedicates (busy polling whatever the load).
-    pub dpdk_pmd_cores: f64,
-}
-
-impl HostParams {
-    pub(crate) fn validate(&self) -> Result<(), ModelError> {
-        crate::profile::params::require_positive(&[
-            ("vm_packet_ns", self.vm_packet_ns),
-            ("host_kernel_packet_ns", self.host_kernel_packet_ns),
-            ("host_datapath_cores", self.host_datapath_cores),
-            ("dpdk_packet_ns", self.dpdk_packet_ns),
-            ("dpdk_pmd_cores", self.dpdk_pmd_cores),
-        ])?;
-        crate::profile::params::require_whole(&[
-            ("host_datapath_cores", self.host_datapath_cores),
-            ("dpdk_pmd_cores", self.dpdk_pmd_cores),
-        ])
-    }
-
-    /// PCIe payload capacity per direction [Gb/s].
-    pub fn pcie_gbps(&self) -> f64 {
-        self.pcie_lanes * self.pcie_gt_per_s * self.pcie_encoding_efficiency
-    }
-
-    /// Bytes one frame costs on PCIe in one direction: payload in max-payload TLPs plus descriptors.
-    pub fn pcie_bytes(&self, frame_bytes: f64) -> f64 {
-        let tlps = (frame_bytes / self.pcie_max_payload_bytes).ceil().max(1.0);
-        frame_bytes + tlps * self.pcie_tlp_overhead_bytes + self.pcie_descriptor_bytes_per_packet
-    }
+    gbps * 1e3 / ((frame_bytes + WIRE_OVERHEAD_BYTES) * 8.0)
 }
 
 /// What a NIC spends on one PVP packet (both passes).
@@ -221,10 +152,11 @@ impl Nic {
         }
     }
 
-    fn host(&self) -> HostParams {
+    /// The port's line rate [Gb/s], the PCIe link and the host around the NIC.
+    fn testbed(&self) -> (f64, &PcieParams, &HostParams) {
         match self {
-            Nic::Eswitch(p) => p.host(),
-            Nic::Agilio(p) => p.host(),
+            Nic::Eswitch(p) => (p.link_gbps, &p.pcie, &p.host),
+            Nic::Agilio(p) => (p.link_gbps, &p.pcie, &p.host),
         }
     }
 
@@ -269,10 +201,10 @@ pub fn predict(request: &Request) -> Result<request::Result, ModelError> {
     let mut profile = Profile::load(&request.nic, &profiles_dir(request.profiles_dir.as_deref()))?;
     profile.apply_overrides(&request.overrides)?;
     let nic = Nic::load(&profile)?;
-    let host = nic.host();
+    let (link_gbps, pcie, host) = nic.testbed();
     let datapath = Datapath::parse(request.datapath.as_deref().unwrap_or("tc-offload"))?;
     let order = FlowOrder::parse(request.flow_order.as_deref().unwrap_or("round-robin"))?;
-    request.validate(host.link_gbps)?;
+    request.validate(link_gbps)?;
     let flows = request.flows;
     let wanted = request
         .megaflows
@@ -295,7 +227,9 @@ pub fn predict(request: &Request) -> Result<request::Result, ModelError> {
         datapath,
         order,
         request,
-        &host,
+        link_gbps,
+        pcie,
+        host,
         &admitted,
         refused,
         cost,
@@ -309,6 +243,8 @@ fn solve(
     datapath: Datapath,
     order: FlowOrder,
     request: &Request,
+    link_gbps: f64,
+    pcie: &PcieParams,
     host: &HostParams,
     admitted: &MegaflowLoad,
     refused: Vec<Refusal>,
@@ -321,7 +257,7 @@ fn solve(
         } else {
             0.0
         };
-    let offered_gbps = request.offered_gbps.unwrap_or(host.link_gbps);
+    let offered_gbps = request.offered_gbps.unwrap_or(link_gbps);
     let offered_mpps = line_rate_mpps(offered_gbps, wire);
     let software_passes = match datapath {
         Datapath::Dpdk => 0.0,
@@ -330,9 +266,9 @@ fn solve(
     // Each PVP packet crosses PCIe once each way (to the VM and back); a pass through the kernel
     // datapath adds one crossing each way (NIC → host representor → NIC).
     let crossings = 1.0 + software_passes;
-    let pcie_mpps = host.pcie_gbps() * 1e3 / (host.pcie_bytes(inner) * 8.0) / crossings;
+    let pcie_mpps = pcie.gbps() * 1e3 / (pcie.dma_bytes(inner) * 8.0) / crossings;
     let mut limits: BTreeMap<String, f64> = BTreeMap::new();
-    limits.insert("wire".into(), line_rate_mpps(host.link_gbps, wire));
+    limits.insert("wire".into(), line_rate_mpps(link_gbps, wire));
     limits.insert("nic".into(), 1e3 / cost.service_ns.max(1e-9));
     limits.insert("pcie".into(), pcie_mpps);
     limits.insert("vm".into(), 1e3 / host.vm_packet_ns);
@@ -364,7 +300,7 @@ fn solve(
         Datapath::Dpdk => host.dpdk_pmd_cores,
         _ => mpps * software_ns_per_packet / 1e3,
     };
-    let serialization_ns = 2.0 * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / host.link_gbps;
+    let serialization_ns = 2.0 * (wire + WIRE_OVERHEAD_BYTES) * 8.0 / link_gbps;
     let latency_ns = serialization_ns + cost.latency_ns + host.vm_packet_ns + software_ns_per_packet;
     let (offloaded, masks_offloaded) = admitted.offloaded();
     let total: u64 = admitted.masks.iter().map(|m| m.megaflows).sum();
@@ -378,7 +314,7 @@ fn solve(
         offered_mpps,
         mpps,
         gbps: mpps * wire * 8.0 / 1e3,
-        line_gbps: mpps * (wire + ETHERNET_PREAMBLE_SFD_BYTES + ETHERNET_IFG_BYTES) * 8.0 / 1e3,
+        line_gbps: mpps * (wire + WIRE_OVERHEAD_BYTES) * 8.0 / 1e3,
         loss: if offered_mpps > 0.0 {
             (1.0 - mpps / offered_mpps).max(0.0)
         } else {

@@ -9,7 +9,7 @@
 //! as in RFC 2544 (64 B … 1518 B; jumbo frames up to [`MAX_FRAME_SIZE_BYTES`]
 //! = 9018 B). The bytes we emit — and that a pcap holds — are
 //! `frame_size_bytes - 4` ([`captured_len`]): pcap files carry no FCS. On the
-//! wire every frame also costs 8 B preamble+SFD and 12 B inter-frame gap
+//! wire every frame also costs 8 B preamble+SFD and 12 B interPacketGap
 //! ([`WIRE_OVERHEAD_BYTES`] = 20 B), so a 64 B frame occupies 84 B of line time.
 //!
 //! A spec whose headers do not fit in the requested size is an error naming
@@ -51,8 +51,14 @@ use crate::flowkey::FlowKey;
 
 /// Bytes of Ethernet FCS counted in `frame_size_bytes` but absent from captures.
 pub const FCS_BYTES: u32 = 4;
-/// Per-frame line overhead besides the frame itself: 7 B preamble + 1 B SFD + 12 B IFG.
-pub const WIRE_OVERHEAD_BYTES: u32 = 20;
+/// Line time every Ethernet frame costs besides its own bytes (IEEE 802.3): the preamble and the
+/// start frame delimiter (SFD) before it (clauses 3.2.1, 3.2.2) and the minimum interPacketGap
+/// after it (96 bit times, clause 4.4.2; often called the inter-frame gap, IFG): 7 + 1 + 12 = 20 B.
+/// The one definition: every crate reads it, and Python reads it through the binding.
+pub const WIRE_OVERHEAD_BYTES: u32 = PREAMBLE_BYTES + SFD_BYTES + INTER_PACKET_GAP_BYTES;
+const PREAMBLE_BYTES: u32 = 7;
+const SFD_BYTES: u32 = 1;
+const INTER_PACKET_GAP_BYTES: u32 = 12;
 /// Smallest legal Ethernet frame (incl. FCS).
 pub const MIN_FRAME_SIZE_BYTES: u32 = 64;
 /// Largest frame we build (incl. FCS): 9000 B jumbo MTU + 14 B Ethernet + 4 B FCS.

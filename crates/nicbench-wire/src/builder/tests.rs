@@ -316,3 +316,11 @@ proptest! {
         prop_assert_eq!(key, Ok(spec.flow_key()));
     }
 }
+
+#[test]
+fn test_wire_overhead_is_ieee_802_3_preamble_sfd_and_gap() {
+    // 64 B frames at 10 Gb/s: 14,880,952 frames per second (84 B of line time each).
+    assert_eq!(WIRE_OVERHEAD_BYTES, 20);
+    assert_eq!(wire_bytes(64), 84);
+    assert_eq!(10_000_000_000 / (wire_bytes(64) * 8), 14_880_952);
+}

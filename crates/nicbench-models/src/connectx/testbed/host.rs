@@ -5,6 +5,7 @@
 use super::control::Control;
 use super::nic::Nic;
 use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime, Timeline};
+use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
 
 /// A packet in an RX ring. No padding: copying a padded struct reloads stored halves with
 /// wider loads, which stalls store forwarding on the hot path.
@@ -17,7 +18,7 @@ pub(super) struct Pkt {
     pub(super) frame_bytes: u64,
 }
 
-/// Time on the wire of frames at a link rate: frame + 20 B of preamble, SFD and gap.
+/// Time on the wire of frames at a link rate: frame + [`WIRE_OVERHEAD_BYTES`] (preamble, SFD, gap).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Wire {
     /// Picoseconds per byte on the wire (8000 / Gb/s), in units of 2^-16 ps: integer
@@ -32,7 +33,7 @@ impl Wire {
         }
     }
 
-    /// Serialization time of `wire_bytes` (frame + 20 B), rounded to the ps.
+    /// Serialization time of `wire_bytes` (frame + [`WIRE_OVERHEAD_BYTES`]), rounded to the ps.
     #[inline]
     pub(super) fn time(self, wire_bytes: u64) -> SimDuration {
         let q16 = u128::from(wire_bytes) * u128::from(self.ps_per_byte_q16);
@@ -163,7 +164,7 @@ pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_in
     let mut free = *tx_free;
     let mut hist = rx.latency.then(|| rx.hist.recorder());
     for p in burst {
-        let wire_bytes = p.frame_bytes + 20;
+        let wire_bytes = p.frame_bytes + u64::from(WIRE_OVERHEAD_BYTES);
         free = free.max(t) + wire.time(wire_bytes);
         let arrived = free + return_time;
         if p.gen < warmup || arrived > window_end {

@@ -59,7 +59,7 @@ impl Testbed {
         let one_packet = core.cost.burst(1);
         let ring_size = p.rx_ring_descriptors.max(1.0) as usize;
         let buffer_fit_bytes = buffer_fit_bytes(p.nic_buffer_bytes);
-        let pcie_ps_per_byte = 8_000.0 / p.pcie_gbps();
+        let pcie_ps_per_byte = 8_000.0 / p.pcie.gbps();
         let mut dropped = Dropped::default();
         // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
         let mut nic_queue: Fifo<(SimTime, u64)> = Fifo::with_capacity(1024);
@@ -106,7 +106,7 @@ impl Testbed {
             let n_burst = burst.len().min(RX_BURST_MAX);
             let burst = &burst[..n_burst];
             for ((m, arrival), sent) in burst.iter().zip(arrivals.iter_mut()).zip(sent_at.iter_mut()) {
-                let wire_bytes = u64::from(m.frame_size_bytes) + 20;
+                let wire_bytes = nicbench_wire::builder::wire_bytes(m.frame_size_bytes);
                 if m.ts_ns >= warmup_ns {
                     offered_packets += 1;
                     offered_wire_bytes += wire_bytes;
@@ -165,7 +165,7 @@ impl Testbed {
                     }
                     if frame_bytes != pcie_size {
                         pcie_size = frame_bytes;
-                        pcie_cached = SimDuration::from_ps_f64(p.pcie_bytes(frame_bytes) * pcie_ps_per_byte);
+                        pcie_cached = SimDuration::from_ps_f64(p.pcie.dma_bytes(f64::from(frame_bytes)) * pcie_ps_per_byte);
                     }
                     let pcie = pcie_cached;
                     sum_pcie += pcie;

@@ -3,9 +3,11 @@
 //! view (utilization per resource, bottleneck, cache hit rate, tables traversed).
 
 use super::{Counts, Testbed};
+use crate::common::PcieParams;
 use crate::connectx::result::{
     Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimStats,
 };
+use crate::profile::params::ParamGroup;
 use crate::profile::Param;
 use nicbench_sim::SimTime;
 use std::collections::BTreeMap;
@@ -237,14 +239,7 @@ fn resource_words(resource: &str, cores: usize) -> (String, &'static [&'static s
         ),
         "pcie" => (
             "PCIe DMA of the packets to host memory".into(),
-            &[
-                "pcie_lanes",
-                "pcie_gt_per_s",
-                "pcie_encoding_efficiency",
-                "pcie_max_payload_bytes",
-                "pcie_tlp_overhead_bytes",
-                "pcie_descriptor_bytes_per_packet",
-            ],
+            <PcieParams as ParamGroup>::NAMES,
         ),
         "host_core" if cores > 1 => (
             format!("the busiest of the host's {cores} forwarding cores"),
