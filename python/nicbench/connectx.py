@@ -56,21 +56,15 @@ GENERATOR_SETUPS = ("play", "timed_replay")
 # Percentile names of `latency_us` in the result JSON (p999 = 99.9th).
 LATENCY_PERCENTILES = ("p1", "p25", "p50", "p75", "p99", "p999", "max", "mean")
 DEFAULT_TIMELINE_BIN_NS = 10_000_000
-# Caps on what one run may ask for (issue 17: beyond them runs took gigabytes or never ended).
-# Virtual time: an hour, 3,600x the default 1 s.
-MAX_DURATION_NS = 3600 * 1_000_000_000
-# Throughput-timeline bins: a million (~75 B each in compact result JSON, measured: ~75 MB at the cap).
-MAX_TIMELINE_BINS = 1_000_000
-# Packets generated in one run: 2^30 (7x a second of 64 B at 100 Gbps), about five minutes of
-# simulation at the ~4 M packets/s measured (`nicbench simulate --duration 100ms`: 822k packets in 0.21 s).
-MAX_RUN_PACKETS = 1 << 30
-# Rules one run may pre-install (`generated`) or operate on (an install batch, or a rate over the
-# run): 2^22, the cap of `nicbench rules gen`; each rule is held in the classifier and the
-# steering tables, and 1e12 of them used to be allocated up front.
-MAX_RUN_RULES = 1 << 22
-# Forwarding cores a scenario may have: the model's own cap (nicbench-models connectx::MAX_CORES,
-# kept equal by python/tests/unit/connectx/test_option_table.py).
-MAX_CORES = 1024
+# Caps on what one run may ask for, defined (and enforced) once by the model (`connectx::request::LIMITS`,
+# through the registry): virtual time, timeline bins, generated packets, rules pre-installed or
+# operated on (an install batch, or a rate over the run), forwarding cores.
+_LIMITS = models.limits("connectx")
+MAX_DURATION_NS: int = _LIMITS["max_duration_ns"]
+MAX_TIMELINE_BINS: int = _LIMITS["max_timeline_bins"]
+MAX_RUN_PACKETS: int = _LIMITS["max_packets"]
+MAX_RUN_RULES: int = _LIMITS["max_rules"]
+MAX_CORES: int = _LIMITS["max_cores"]
 
 
 def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None = None) -> dict[str, Any]:

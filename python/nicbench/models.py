@@ -23,7 +23,7 @@ from typing import Any
 
 from nicbench import _native
 
-__all__ = ["run", "run_json", "contract_schema", "registry", "names", "CONTRACTS"]
+__all__ = ["run", "run_json", "contract_schema", "registry", "limits", "names", "CONTRACTS"]
 
 # What a model returns and what it takes: the two contracts of every model.
 CONTRACTS = ("request", "result")
@@ -49,6 +49,15 @@ def contract_schema(model: str, which: str) -> dict[str, Any]:
 def registry() -> tuple[dict[str, Any], ...]:
     """Every model: name, summary, the profile kinds its requests may name, its contracts."""
     return tuple(json.loads(_native.models_json()))
+
+
+def limits(model: str) -> dict[str, int]:
+    """The caps `model` holds a request to, by name (`max_cores`, ...): what the CLI and the targets
+    state and check before a run, defined once by the model."""
+    for m in registry():
+        if m["name"] == model:
+            return dict(m["limits"])
+    raise KeyError(f"no model {model!r} (models: {', '.join(names())})")
 
 
 def names() -> tuple[str, ...]:

@@ -11,13 +11,14 @@ from nicbench.inputs import naming_capture
 __all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "MAX_GENERATED_RULES", "RULE_SET_KINDS",
            "SYNTAXES"]
 
-RULE_SET_KINDS = ("exact5", "acl", "fw", "ipc")
+# The generated rule-set kinds, as the rules crate names them (`RuleSetKind::ALL`).
+RULE_SET_KINDS = tuple(_native.RULE_SET_KINDS)
 SYNTAXES = ("testpmd", "tc", "classbench")
 
-# The largest generated rule set: 4 Mi rules, 2x the largest set the studies sweep (2M rules, PAM'21
-# Table 1); the set is built in memory before it is written, ~1.9 GB and about a minute at the cap
-# (a bigger count was a Rust abort allocating terabytes, issue 17).
-MAX_GENERATED_RULES = 1 << 22
+# The largest generated rule set (nicbench_rules::generate::MAX_RULES, 4 Mi rules): 2x the largest set
+# the studies sweep (2M rules, PAM'21 Table 1); the set is built in memory before it is written, ~1.9 GB
+# and about a minute at the cap (a bigger count was a Rust abort allocating terabytes, issue 17).
+MAX_GENERATED_RULES: int = _native.MAX_GENERATED_RULES
 # Memory a generated rule takes while the set is built [bytes]: measured, peak RSS of
 # `nicbench rules gen --count 1M` minus that of `--count 100k` (463 MB - 64 MB), over 900k rules.
 GENERATED_RULE_BYTES = 440

@@ -26,6 +26,9 @@ pub trait Model {
     const SUMMARY: &'static str;
     /// The profile kinds (see [`ProfileKind`]) a request's `nic` may name; empty: the model reads none.
     const PROFILE_KINDS: &'static [&'static str];
+    /// The caps a request is held to, by name (`max_cores`, ...): enforced by the model's request
+    /// check, exported by the registry so that the CLI and the targets state and check the same.
+    const LIMITS: &'static [(&'static str, u64)] = &[];
     type Request: DeserializeOwned + schemars::JsonSchema;
     type Result: Serialize + schemars::JsonSchema;
 
@@ -59,6 +62,7 @@ pub struct ModelEntry {
     pub name: &'static str,
     pub summary: &'static str,
     pub profile_kinds: &'static [&'static str],
+    pub limits: &'static [(&'static str, u64)],
     /// The implementing type's path (`nicbench_models::connectx::Connectx`): where its docs live.
     pub rust_type: fn() -> &'static str,
     run_json: fn(&str, &mut dyn FnMut(u64)) -> Result<String, ModelError>,
@@ -73,6 +77,7 @@ impl ModelEntry {
             name: M::NAME,
             summary: M::SUMMARY,
             profile_kinds: M::PROFILE_KINDS,
+            limits: M::LIMITS,
             rust_type: std::any::type_name::<M>,
             run_json: run_json::<M>,
             request_schema: schema_of::<M::Request>,

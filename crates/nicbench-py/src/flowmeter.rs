@@ -145,15 +145,11 @@ fn flows_meter(
     ipfix: Option<String>,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    let compat_value: Compat = match compat {
-        "nicbench" => Compat::Nicbench,
-        "argus" => Compat::Argus,
-        other => {
-            return Err(invalid(format!(
-                "unknown compat mode {other:?}: expected nicbench or argus"
-            )))
-        }
-    };
+    // The flow meter's own parse (its error names the modes), without its error-kind prefix.
+    let compat_value: Compat = compat.parse().map_err(|e: FlowError| match e {
+        FlowError::Config(text) => invalid(text),
+        other => invalid(other),
+    })?;
     if !matches!(format, "csv" | "jsonl") {
         return Err(invalid(format!(
             "unknown record format {format:?}: expected csv or jsonl"

@@ -32,6 +32,7 @@ fn models_json() -> String {
                 "summary": m.summary,
                 "profile_kinds": m.profile_kinds,
                 "rust_type": (m.rust_type)(),
+                "limits": m.limits.iter().copied().collect::<std::collections::BTreeMap<_, _>>(),
                 "contracts": nicbench_models::Contract::ALL.map(|c| format!("{}.{}", m.name, c.as_str())),
             })
         })

@@ -95,17 +95,13 @@ fn rules_generate(
     port: u16,
     dev: &str,
 ) -> PyResult<usize> {
-    let kind = match kind.to_ascii_lowercase().as_str() {
-        "exact5" => RuleSetKind::Exact5,
-        "acl" => RuleSetKind::Acl,
-        "fw" => RuleSetKind::Fw,
-        "ipc" => RuleSetKind::Ipc,
-        other => {
-            return Err(invalid(format!(
-                "unknown rule-set kind {other:?}: expected exact5, acl, fw or ipc"
-            )))
-        }
-    };
+    let kind: RuleSetKind = kind.parse().map_err(invalid)?;
+    if count > nicbench_rules::generate::MAX_RULES {
+        return Err(invalid(format!(
+            "count: {count} rules is too many, at most {}",
+            nicbench_rules::generate::MAX_RULES
+        )));
+    }
     let rules = py.allow_threads(|| generate(kind, count, groups, seed));
     write_rules(&rules, to, &out, port, dev)?;
     Ok(rules.len())
@@ -115,5 +111,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules_check, m)?)?;
     m.add_function(wrap_pyfunction!(rules_convert, m)?)?;
     m.add_function(wrap_pyfunction!(rules_generate, m)?)?;
+    // The rule-set kinds `rules_generate` and the ConnectX model's generated rules take.
+    m.add("RULE_SET_KINDS", RuleSetKind::ALL.map(|(name, _)| name).to_vec())?;
+    m.add("MAX_GENERATED_RULES", nicbench_rules::generate::MAX_RULES)?;
     Ok(())
 }

@@ -22,6 +22,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
+/// Most rules one generated set may have: 2^22 (`nicbench rules gen`; the ConnectX model's cap on
+/// the rules a run pre-installs or operates on is the same number).
+pub const MAX_RULES: usize = 1 << 22;
+
 /// Number of rx queues the generated rules spread over.
 pub const GENERATED_QUEUES: u16 = 16;
 
@@ -31,6 +35,34 @@ pub enum RuleSetKind {
     Acl,
     Fw,
     Ipc,
+}
+
+impl RuleSetKind {
+    /// Every kind with the name rule files, specs and commands use (the one table of them).
+    pub const ALL: [(&'static str, RuleSetKind); 4] = [
+        ("exact5", RuleSetKind::Exact5),
+        ("acl", RuleSetKind::Acl),
+        ("fw", RuleSetKind::Fw),
+        ("ipc", RuleSetKind::Ipc),
+    ];
+
+    /// The kind's name (`exact5`, `acl`, `fw`, `ipc`).
+    pub fn name(self) -> &'static str {
+        RuleSetKind::ALL.iter().find(|(_, k)| *k == self).map_or("exact5", |(n, _)| n)
+    }
+}
+
+impl std::str::FromStr for RuleSetKind {
+    type Err = String;
+
+    /// A kind by name, case-insensitively; the error names the kinds.
+    fn from_str(text: &str) -> Result<RuleSetKind, String> {
+        let lower = text.to_ascii_lowercase();
+        RuleSetKind::ALL.iter().find(|(n, _)| *n == lower).map(|(_, k)| *k).ok_or_else(|| {
+            let names: Vec<&str> = RuleSetKind::ALL.iter().map(|(n, _)| *n).collect();
+            format!("unknown rule set kind '{text}' ({})", names.join(", "))
+        })
+    }
 }
 
 /// `count` rules of `kind` laid out over `groups` groups (see the module doc).

@@ -18,6 +18,7 @@ from typing import Any
 
 from nicbench import connectx
 from nicbench.options import Option, Options, Spell, param_spelling
+from nicbench.rules import RULE_SET_KINDS
 from nicbench.traffic import MAX_FRAME_BYTES, MIN_FRAME_BYTES
 from nicbench.units import parse_duration_ns
 
@@ -30,7 +31,8 @@ MAX_GROUPS = 64
 MAX_ACTIONS = 16
 # A port's rx queues (a u16 queue id in rte_flow and in the scenario).
 MAX_PORT_QUEUES = 65535
-KINDS = ("exact5", "acl", "fw", "ipc")
+# The generated rule-set kinds (the rules crate's table).
+KINDS = RULE_SET_KINDS
 BASELINES = ("none", "no_install", "one_table")
 
 

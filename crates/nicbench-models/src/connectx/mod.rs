@@ -60,6 +60,7 @@ impl Model for Connectx {
     const SUMMARY: &'static str =
         "ConnectX-4/5/6 and BlueField flow steering, RX path and rule updates on the event engine (PAM'21)";
     const PROFILE_KINDS: &'static [&'static str] = &[KIND];
+    const LIMITS: &'static [(&'static str, u64)] = request::LIMITS;
     type Request = Request;
     type Result = result::Result;
 

@@ -59,11 +59,34 @@ pub struct Request {
 /// Most rules a scenario may pre-install (`rules.generated.count`) or operate on in one
 /// `install` (its `count`): 2^22, the cap of `nicbench rules gen` (each is held in the
 /// classifier and the steering tables; a count of 1e12 was allocated up front).
-pub const MAX_RULES: u64 = 1 << 22;
+pub const MAX_RULES: u64 = nicbench_rules::generate::MAX_RULES as u64;
 
 /// Most forwarding cores a scenario may have (a dual-socket server's worth of cores; more is a
 /// unit mistake).
 pub const MAX_CORES: u32 = 1024;
+
+/// Most virtual time one run may simulate: an hour, 3,600x the CLI's default 1 s (issue 17: beyond
+/// the caps runs took gigabytes or never ended).
+pub const MAX_DURATION_NS: u64 = 3_600 * 1_000_000_000;
+
+/// Most throughput-timeline bins of one run: a million (~75 B each in compact result JSON, measured:
+/// ~75 MB at the cap).
+pub const MAX_TIMELINE_BINS: u64 = 1_000_000;
+
+/// Most packets one run may generate: 2^30 (7x a second of 64 B at 100 Gbps), about five minutes of
+/// simulation at the ~4 M packets/s measured (`nicbench simulate --duration 100ms`: 822k packets in
+/// 0.21 s).
+pub const MAX_PACKETS: u64 = 1 << 30;
+
+/// The limits above by name, as the registry exports them (`Model::LIMITS`): the CLI and the
+/// experiment targets read them from there, so each is defined once, here, where it is enforced.
+pub const LIMITS: &[(&str, u64)] = &[
+    ("max_rules", MAX_RULES),
+    ("max_cores", MAX_CORES as u64),
+    ("max_duration_ns", MAX_DURATION_NS),
+    ("max_timeline_bins", MAX_TIMELINE_BINS),
+    ("max_packets", MAX_PACKETS),
+];
 
 fn one_core() -> u32 {
     1
@@ -122,16 +145,7 @@ fn default_kind() -> RuleSetKind {
 }
 
 fn kind_from_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleSetKind, D::Error> {
-    let name = String::deserialize(d)?;
-    match name.to_ascii_lowercase().as_str() {
-        "exact5" => Ok(RuleSetKind::Exact5),
-        "acl" => Ok(RuleSetKind::Acl),
-        "fw" => Ok(RuleSetKind::Fw),
-        "ipc" => Ok(RuleSetKind::Ipc),
-        other => Err(serde::de::Error::custom(format!(
-            "unknown rule set kind '{other}' (exact5, acl, fw, ipc)"
-        ))),
-    }
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -304,6 +318,27 @@ impl Request {
         let bad = |m: String| Err(crate::ModelError::Scenario(m));
         if self.duration_ns == 0 {
             return bad("duration_ns must be > 0".into());
+        }
+        if self.duration_ns > MAX_DURATION_NS {
+            return bad(format!(
+                "duration_ns: {} is too long, at most {MAX_DURATION_NS} (an hour of virtual time)",
+                self.duration_ns
+            ));
+        }
+        let bin_ns = self.measure.timeline_bin_ns.max(1);
+        if self.duration_ns.div_ceil(bin_ns) > MAX_TIMELINE_BINS {
+            return bad(format!(
+                "measure.timeline_bin_ns: {bin_ns} over duration_ns {} makes {} bins, at most {MAX_TIMELINE_BINS}",
+                self.duration_ns,
+                self.duration_ns.div_ceil(bin_ns)
+            ));
+        }
+        if let Some(traffic) = &self.traffic {
+            let mut bounded = traffic.clone();
+            bounded.duration_ns = Some(bounded.duration_ns.map_or(self.duration_ns, |d| d.min(self.duration_ns)));
+            if let Some(n) = bounded.expected_packets().filter(|n| *n > MAX_PACKETS) {
+                return bad(format!("traffic: {n} packets in the run, at most {MAX_PACKETS}"));
+            }
         }
         if self.port_queues == 0 {
             return bad("port_queues must be at least 1".into());
