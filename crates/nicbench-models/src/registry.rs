@@ -94,7 +94,10 @@ mod tests {
             let p = load_profile(name, &dir()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(&p.name, name, "the name inside the file is its file name");
             for (pname, param) in &p.params {
-                assert!(!param.provenance.trim().is_empty() && !param.unit.is_empty(), "{name}.{pname}");
+                assert!(
+                    !param.provenance.trim().is_empty() && !param.unit.is_empty(),
+                    "{name}.{pname}"
+                );
             }
         }
         for kind in PROFILE_KINDS {
@@ -108,7 +111,10 @@ mod tests {
         let text = "name = \"x\"\nkind = \"warp\"\n[param]\n";
         let p = Profile::from_toml(text, "x.toml").expect("the loader alone knows no kinds");
         let msg = check_profile(&p).expect_err("unknown kind").to_string();
-        assert!(msg.contains("kind 'warp'") && msg.contains("connectx, offpath, flowhost"), "{msg}");
+        assert!(
+            msg.contains("kind 'warp'") && msg.contains("connectx, offpath, flowhost"),
+            "{msg}"
+        );
         // A connectx profile with a parameter missing: the kind's check refuses it.
         let mut p = Profile::load("connectx5", &dir()).expect("loads");
         p.params.remove("nf_packet_ns");
@@ -118,7 +124,10 @@ mod tests {
             .params::<crate::connectx::ConnectxParams>()
             .expect_err("another kind")
             .to_string();
-        assert!(msg.contains("is for the offpath model, not the connectx model"), "{msg}");
+        assert!(
+            msg.contains("is for the offpath model, not the connectx model"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -133,10 +142,17 @@ mod tests {
             }
         }
         let msg = run_json("warp", "{}", &mut |_| {}).expect_err("unknown").to_string();
-        assert!(msg.contains("no model 'warp'") && msg.contains("connectx, offpath"), "{msg}");
+        assert!(
+            msg.contains("no model 'warp'") && msg.contains("connectx, offpath"),
+            "{msg}"
+        );
         // Every kind is read by some model.
         for kind in PROFILE_KINDS {
-            assert!(MODELS.iter().any(|m| m.profile_kinds.contains(&kind.name)), "nobody reads {}", kind.name);
+            assert!(
+                MODELS.iter().any(|m| m.profile_kinds.contains(&kind.name)),
+                "nobody reads {}",
+                kind.name
+            );
         }
     }
 

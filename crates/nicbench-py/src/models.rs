@@ -43,8 +43,12 @@ fn models_json() -> String {
 /// The JSON Schema of a contract (`connectx.request`, `offpath.result`, ...) as JSON text.
 #[pyfunction]
 fn contract_schema(name: &str) -> PyResult<String> {
-    registry::schema_json(name)
-        .ok_or_else(|| invalid(format!("unknown contract {name:?} (known: {})", registry::contracts().join(", "))))
+    registry::schema_json(name).ok_or_else(|| {
+        invalid(format!(
+            "unknown contract {name:?} (known: {})",
+            registry::contracts().join(", ")
+        ))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -48,7 +48,10 @@ impl RuleSetKind {
 
     /// The kind's name (`exact5`, `acl`, `fw`, `ipc`).
     pub fn name(self) -> &'static str {
-        RuleSetKind::ALL.iter().find(|(_, k)| *k == self).map_or("exact5", |(n, _)| n)
+        RuleSetKind::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("exact5", |(n, _)| n)
     }
 }
 
@@ -58,10 +61,14 @@ impl std::str::FromStr for RuleSetKind {
     /// A kind by name, case-insensitively; the error names the kinds.
     fn from_str(text: &str) -> Result<RuleSetKind, String> {
         let lower = text.to_ascii_lowercase();
-        RuleSetKind::ALL.iter().find(|(n, _)| *n == lower).map(|(_, k)| *k).ok_or_else(|| {
-            let names: Vec<&str> = RuleSetKind::ALL.iter().map(|(n, _)| *n).collect();
-            format!("unknown rule set kind '{text}' ({})", names.join(", "))
-        })
+        RuleSetKind::ALL
+            .iter()
+            .find(|(n, _)| *n == lower)
+            .map(|(_, k)| *k)
+            .ok_or_else(|| {
+                let names: Vec<&str> = RuleSetKind::ALL.iter().map(|(n, _)| *n).collect();
+                format!("unknown rule set kind '{text}' ({})", names.join(", "))
+            })
     }
 }
 

@@ -35,8 +35,10 @@ use std::collections::BTreeMap;
 pub const KIND: &str = "agilio";
 
 /// The `agilio` profile kind: the parameters of [`AgilioParams`].
-pub const PROFILE_KIND: crate::model::ProfileKind =
-    crate::model::ProfileKind { name: KIND, check: |p| p.params::<AgilioParams>().map(drop) };
+pub const PROFILE_KIND: crate::model::ProfileKind = crate::model::ProfileKind {
+    name: KIND,
+    check: |p| p.params::<AgilioParams>().map(drop),
+};
 
 /// Takes the megaflows the firmware can hold: masks up to the mask table's size, megaflows up to
 /// the stats contexts, in the order given; the rest are refused (and why).

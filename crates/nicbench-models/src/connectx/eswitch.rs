@@ -38,8 +38,10 @@ use std::collections::BTreeMap;
 pub const KIND: &str = "connectx-eswitch";
 
 /// The `connectx-eswitch` profile kind: the parameters of [`EswitchParams`].
-pub const PROFILE_KIND: crate::model::ProfileKind =
-    crate::model::ProfileKind { name: KIND, check: |p| p.params::<EswitchParams>().map(drop) };
+pub const PROFILE_KIND: crate::model::ProfileKind = crate::model::ProfileKind {
+    name: KIND,
+    check: |p| p.params::<EswitchParams>().map(drop),
+};
 
 /// Buckets standing for a directly indexed table (one entry each, no collisions): the limit of
 /// the hashed working set B(1 − e^{−K/B}) → K.

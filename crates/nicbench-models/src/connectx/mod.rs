@@ -46,7 +46,10 @@ use crate::profile::{profiles_dir, Profile};
 pub const KIND: &str = "connectx";
 
 /// The `connectx` profile kind: the parameters of [`ConnectxParams`].
-pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: check_profile };
+pub const PROFILE_KIND: ProfileKind = ProfileKind {
+    name: KIND,
+    check: check_profile,
+};
 
 fn check_profile(p: &Profile) -> Result<(), ModelError> {
     p.params::<ConnectxParams>().map(drop)

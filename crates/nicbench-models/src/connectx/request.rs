@@ -335,7 +335,11 @@ impl Request {
         }
         if let Some(traffic) = &self.traffic {
             let mut bounded = traffic.clone();
-            bounded.duration_ns = Some(bounded.duration_ns.map_or(self.duration_ns, |d| d.min(self.duration_ns)));
+            bounded.duration_ns = Some(
+                bounded
+                    .duration_ns
+                    .map_or(self.duration_ns, |d| d.min(self.duration_ns)),
+            );
             if let Some(n) = bounded.expected_packets().filter(|n| *n > MAX_PACKETS) {
                 return bad(format!("traffic: {n} packets in the run, at most {MAX_PACKETS}"));
             }

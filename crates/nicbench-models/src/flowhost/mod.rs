@@ -270,7 +270,10 @@ impl Model for FlowHost {
 }
 
 /// The `flowhost` profile kind: a capture NIC's or a host's parameters (the profile's role says which).
-pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: |p| params::role(p).map(drop) };
+pub const PROFILE_KIND: ProfileKind = ProfileKind {
+    name: KIND,
+    check: |p| params::role(p).map(drop),
+};
 
 pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
     req.validate()?;

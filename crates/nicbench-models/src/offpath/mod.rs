@@ -63,7 +63,10 @@ impl Model for Offpath {
 }
 
 /// The `offpath` profile kind: the parameters of [`OffpathParams`].
-pub const PROFILE_KIND: ProfileKind = ProfileKind { name: KIND, check: |p| p.params::<OffpathParams>().map(drop) };
+pub const PROFILE_KIND: ProfileKind = ProfileKind {
+    name: KIND,
+    check: |p| p.params::<OffpathParams>().map(drop),
+};
 
 /// Loads the request's profile (with overrides) and predicts the mix.
 pub fn predict(request: &Request) -> Result<request::Result, ModelError> {
@@ -426,10 +429,13 @@ mod tests {
     #[test]
     fn test_json_contract_and_errors() {
         let dir = profiles_dir().display().to_string();
-        let ok = crate::model::run_json::<Offpath>(&format!(
-            r#"{{"nic":"bluefield2","profiles_dir":"{dir}","flows":[{}]}}"#,
-            flow_json("soc->host", "READ", 4096, r#","doorbell_batch":16,"threads":2"#)
-        ), &mut |_| {})
+        let ok = crate::model::run_json::<Offpath>(
+            &format!(
+                r#"{{"nic":"bluefield2","profiles_dir":"{dir}","flows":[{}]}}"#,
+                flow_json("soc->host", "READ", 4096, r#","doorbell_batch":16,"threads":2"#)
+            ),
+            &mut |_| {},
+        )
         .expect("valid");
         let v: serde_json::Value = serde_json::from_str(&ok).expect("json");
         for key in [
@@ -466,7 +472,12 @@ mod tests {
             v["utilization"].as_object().map(|o| o.len()),
             Some(Resource::ALL.len() + 1)
         );
-        let err = |json: String| crate::model::run_json::<Offpath>(&json, &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = |json: String| {
+            crate::model::run_json::<Offpath>(&json, &mut |_| {})
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         let flows = format!("[{}]", flow_json("client->soc", "READ", 64, ""));
         let cases = [
             (
@@ -586,7 +597,10 @@ mod tests {
             r#"{{"nic":"bluefield2","mix":"fifo","flows":[{}]}}"#,
             flow_json("client->host", "READ", 0, "")
         );
-        let msg = crate::model::run_json::<Offpath>(&bad, &mut |_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+        let msg = crate::model::run_json::<Offpath>(&bad, &mut |_| {})
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(msg.contains("unknown mix 'fifo'"), "{msg}");
     }
 

@@ -42,7 +42,8 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
     let run = |nic, policy| -> result::Result {
         // (The result is read back as a value: DpAction is an internally tagged enum holding u128s,
         // which serde cannot deserialize; Python reads the JSON with json.loads.)
-        let json = crate::model::run_json::<Vswitch>(&request(pcap.to_str().expect("utf8"), nic, policy), &mut |_| {}).expect("run");
+        let json = crate::model::run_json::<Vswitch>(&request(pcap.to_str().expect("utf8"), nic, policy), &mut |_| {})
+            .expect("run");
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
         simulate(&Request::from_json(&request(pcap.to_str().expect("utf8"), nic, policy)).expect("request"))
             .expect("run")
@@ -91,7 +92,9 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
     let r = run(Some("agilio-cx-25g"), "none");
     assert_eq!(r.offloaded_flows, 2);
     let bad = request(pcap.to_str().expect("utf8"), Some("nope"), "none");
-    let err = crate::model::run_json::<Vswitch>(&bad, &mut |_| {}).expect_err("unknown nic").to_string();
+    let err = crate::model::run_json::<Vswitch>(&bad, &mut |_| {})
+        .expect_err("unknown nic")
+        .to_string();
     assert!(err.contains("'nope'") && err.contains("agilio-cx-25g"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

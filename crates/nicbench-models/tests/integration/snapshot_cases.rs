@@ -206,7 +206,8 @@ fn snapshot_connectx() {
 }
 
 fn offpath_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::run_json("offpath", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::run_json("offpath", &request.to_string(), &mut |_| {})
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     Case {
         name: name.into(),
         result: serde_json::from_str(&out).expect("response JSON"),
@@ -274,7 +275,8 @@ fn snapshot_offpath() {
 }
 
 fn flowhost_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::run_json("flowhost", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = nicbench_models::run_json("flowhost", &request.to_string(), &mut |_| {})
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let v: Value = serde_json::from_str(&out).expect("result JSON");
     Case {
         name: name.into(),
@@ -337,7 +339,8 @@ fn snapshot_flowhost() {
 }
 
 fn pvp_case(name: &str, request: Value) -> Case {
-    let out = nicbench_models::run_json("pvp", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out =
+        nicbench_models::run_json("pvp", &request.to_string(), &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
     Case {
         name: name.into(),
         result: serde_json::from_str(&out).expect("response JSON"),

@@ -69,7 +69,11 @@ const BURST_SPAN_NS: u64 = 10_000;
 const UNKNOWN: u32 = u32::MAX;
 
 /// Runs one scenario on one profile.
-pub fn simulate(scn: &Request, profile: &Profile, progress: &mut dyn FnMut(u64)) -> Result<super::result::Result, ModelError> {
+pub fn simulate(
+    scn: &Request,
+    profile: &Profile,
+    progress: &mut dyn FnMut(u64),
+) -> Result<super::result::Result, ModelError> {
     let wall = std::time::Instant::now();
     let mut testbed = Testbed::build(scn, profile)?;
     let counts = testbed.run(progress)?;
