@@ -27,9 +27,10 @@ run: develop
 test: lint develop peers test-rust test-python test-gates
 
 # The Python lint (ruff, pinned in requirements/dev.lock; rules in pyproject.toml). First: it needs
-# no build and fails in seconds. Layout is not checked here (the formatter is not applied yet).
+# no build and fails in seconds. The layout is ruff's formatter's (`ruff format` rewrites it).
 lint: $(STAMP)
 	$(BIN)/ruff check python benches scripts studies
+	$(BIN)/ruff format --check python benches scripts studies
 
 # The layout check runs where rustfmt is installed (rustup's default profile has it); a fresh
 # machine without it still runs the tests.

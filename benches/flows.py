@@ -127,9 +127,21 @@ def run_nicbench(trace: Trace, workers: int) -> Measure:
     ok = stats["packets"] == trace.packets and stats["bytes"] == trace.bytes
     note = "" if ok else f"totals differ: {stats['packets']} pkts / {stats['bytes']} B"
     # Wall time from Rust excludes Python call overhead (~µs); use it for the rate.
-    return Measure(f"nicbench {workers}w", trace.name, stats["elapsed_ns"] / 1e9 or wall, cpu, stats["packets"], ok,
-                   note, {"flows": stats["flows"], "imbalance": stats["imbalance"], "evicted": stats["evicted"],
-                          "max_flows": stats["config"]["max_flows"]})
+    return Measure(
+        f"nicbench {workers}w",
+        trace.name,
+        stats["elapsed_ns"] / 1e9 or wall,
+        cpu,
+        stats["packets"],
+        ok,
+        note,
+        {
+            "flows": stats["flows"],
+            "imbalance": stats["imbalance"],
+            "evicted": stats["evicted"],
+            "max_flows": stats["config"]["max_flows"],
+        },
+    )
 
 
 @dataclass
@@ -163,16 +175,26 @@ def measure_startup(workdir: Path, peers: list[str]) -> None:
             STARTUP[m.tool] = Startup(m.wall_s, m.cpu_s)
     tiny.path.unlink()
     if STARTUP:
-        console.print("[dim]peer start-up (subtracted): " + ", ".join(
-            f"{k} {v.wall_s:.2f} s wall / {v.cpu_s:.2f} s CPU" for k, v in STARTUP.items()) + "[/]")
+        console.print(
+            "[dim]peer start-up (subtracted): "
+            + ", ".join(f"{k} {v.wall_s:.2f} s wall / {v.cpu_s:.2f} s CPU" for k, v in STARTUP.items())
+            + "[/]"
+        )
 
 
 def run_argus(trace: Trace) -> Measure | None:
     if shutil.which("argus") is None:
         return None
     wall, cpu, proc = timed_subprocess(["argus", "-X", "-S", "60", "-r", str(trace.path), "-w", "/dev/null"])
-    return Measure("argus", trace.name, wall, cpu, trace.packets, proc.returncode == 0,
-                   "" if proc.returncode == 0 else proc.stderr.strip()[:80])
+    return Measure(
+        "argus",
+        trace.name,
+        wall,
+        cpu,
+        trace.packets,
+        proc.returncode == 0,
+        "" if proc.returncode == 0 else proc.stderr.strip()[:80],
+    )
 
 
 def run_nfpcapd(trace: Trace) -> Measure | None:
@@ -205,8 +227,11 @@ def nfstream_available(install: bool) -> str | None:
     if not install:
         return "nfstream is not installed (--no-install)"
     console.print("[dim]installing nfstream into the venv for this benchmark (not a project dependency)…[/]")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "nfstream"],
-                         capture_output=True, text=True)
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "nfstream"],
+        capture_output=True,
+        text=True,
+    )
     if pip.returncode != 0 or subprocess.run(check, capture_output=True).returncode != 0:
         return "nfstream could not be installed: " + " ".join((pip.stderr or pip.stdout).split())[-160:]
     return None
@@ -240,8 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="1,2", help="nicbench worker counts")
     ap.add_argument("--peers", default="argus,nfpcapd,nfstream", help="peers to run ('' for none)")
     ap.add_argument("--no-install", action="store_true", help="do not pip-install nfstream when missing")
-    ap.add_argument("--quick", action="store_true",
-                    help="small run: 200K packets, 64 B and 750 B at 16K flows, no reference")
+    ap.add_argument(
+        "--quick", action="store_true", help="small run: 200K packets, 64 B and 750 B at 16K flows, no reference"
+    )
     ap.add_argument("--workdir", default=None, help="where the pcaps go (default: a temporary directory)")
     ap.add_argument("--json", dest="json_out", default=None, help="also write the measures to this JSON file")
     args = ap.parse_args(argv)
@@ -297,17 +323,21 @@ def main(argv: list[str] | None = None) -> int:
                 row.append(corrected(run_nfstream(trace)))
             row = [m for m in row if m is not None]
             measures += row
-            console.print(f"[dim]{trace.name}: " + ", ".join(f"{m.tool} {m.mpps_per_core:.2f}" for m in row)
-                          + " Mpps/core[/]")
+            console.print(
+                f"[dim]{trace.name}: " + ", ".join(f"{m.tool} {m.mpps_per_core:.2f}" for m in row) + " Mpps/core[/]"
+            )
             trace.path.unlink()  # keep the disk footprint to one trace at a time
     finally:
         if tmp is not None:
             tmp.cleanup()
     render(traces, measures)
     if args.json_out:
-        payload = {"machine": machine_description(), "load_average": load,
-                   "traces": [{**asdict(t), "path": str(t.path)} for t in traces],
-                   "measures": [{**asdict(m), "mpps": m.mpps, "mpps_per_core": m.mpps_per_core} for m in measures]}
+        payload = {
+            "machine": machine_description(),
+            "load_average": load,
+            "traces": [{**asdict(t), "path": str(t.path)} for t in traces],
+            "measures": [{**asdict(m), "mpps": m.mpps, "mpps_per_core": m.mpps_per_core} for m in measures],
+        }
         Path(args.json_out).write_text(json.dumps(payload, indent=2))
     # Exit status: nicbench's own totals must equal the pcap's; a peer's miscount is only reported.
     return 0 if all(m.ok for m in measures if m.tool.startswith("nicbench")) else 1
@@ -329,8 +359,11 @@ def render(traces: list[Trace], measures: list[Measure]) -> None:
             cells.append("—" if m is None else f"{m.mpps_per_core:.2f} ({m.mpps:.2f})" + ("" if m.ok else " !"))
         one, argus = row.get("nicbench 1w"), row.get("argus")
         ratio = f"{one.mpps_per_core / argus.mpps_per_core:.1f}×" if one and argus and argus.mpps_per_core > 0 else "—"
-        totals = ("ok" if all(m.ok for m in row.values())
-                  else "; ".join(f"{m.tool}: {m.note}" for m in row.values() if not m.ok))
+        totals = (
+            "ok"
+            if all(m.ok for m in row.values())
+            else "; ".join(f"{m.tool}: {m.note}" for m in row.values() if not m.ok)
+        )
         table.add_row(trace.name, *cells, ratio, totals)
     console.print(table)
     one_16k = [m for m in measures if m.tool == "nicbench 1w" and "16Kflows" in m.trace]
@@ -338,12 +371,19 @@ def render(traces: list[Trace], measures: list[Measure]) -> None:
         best = max(m.mpps_per_core for m in one_16k)
         verdict = "meets" if best >= TARGET_MPPS_16K else "misses"
         console.print(f"target ≥ {TARGET_MPPS_16K:.0f} Mpps per core at 16K flows: {best:.2f} ({verdict})")
-    ratios = [(m.mpps_per_core / a.mpps_per_core) for m in measures if m.tool == "nicbench 1w"
-              for a in measures if a.tool == "argus" and a.trace == m.trace and a.mpps_per_core > 0]
+    ratios = [
+        (m.mpps_per_core / a.mpps_per_core)
+        for m in measures
+        if m.tool == "nicbench 1w"
+        for a in measures
+        if a.tool == "argus" and a.trace == m.trace and a.mpps_per_core > 0
+    ]
     if ratios:
         verdict = "meets" if min(ratios) >= TARGET_RATIO_VS_ARGUS else "misses"
-        console.print(f"target ≥ {TARGET_RATIO_VS_ARGUS:.0f}× Argus per core: {min(ratios):.1f}×–{max(ratios):.1f}× "
-                      f"({verdict}; the issue's Argus reference is {ARGUS_REFERENCE_MPPS} Mpps)")
+        console.print(
+            f"target ≥ {TARGET_RATIO_VS_ARGUS:.0f}× Argus per core: {min(ratios):.1f}×–{max(ratios):.1f}× "
+            f"({verdict}; the issue's Argus reference is {ARGUS_REFERENCE_MPPS} Mpps)"
+        )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,12 @@ def tcpdump_mpps(path: Path, packets: int, runs: int) -> float | None:
     rates = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run([tcpdump, "-r", str(path), "-w", "/dev/null"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [tcpdump, "-r", str(path), "-w", "/dev/null"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         rates.append(packets / (time.perf_counter() - t0) / 1e6)
     return statistics.median(rates)
 
@@ -112,8 +116,14 @@ def generator_figures(gen_packets: int) -> list[Figure]:
             rate = gen_trace(path, frame, gen_packets)
         finally:
             path.unlink(missing_ok=True)
-        figs.append(Figure(f"generator writing pcap, {frame} B", rate, "Mpps",
-                           f"{gen_packets:,} packets, 10K flows, one core, to {where}"))
+        figs.append(
+            Figure(
+                f"generator writing pcap, {frame} B",
+                rate,
+                "Mpps",
+                f"{gen_packets:,} packets, 10K flows, one core, to {where}",
+            )
+        )
     return figs
 
 
@@ -123,8 +133,14 @@ def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int, ge
         trace = workdir / f"side-{frame}.pcap"
         gen_trace(trace, frame, side_packets)
         mine = nicbench_pipeline_mpps(trace, runs)
-        figs.append(Figure(f"pcap read+parse+FlowKey+Toeplitz, {frame} B", mine, "Mpps",
-                           f"{side_packets:,} packets in page cache, one core, median of {runs}"))
+        figs.append(
+            Figure(
+                f"pcap read+parse+FlowKey+Toeplitz, {frame} B",
+                mine,
+                "Mpps",
+                f"{side_packets:,} packets in page cache, one core, median of {runs}",
+            )
+        )
         td = tcpdump_mpps(trace, side_packets, runs)
         if td is None:
             figs.append(Figure(f"tcpdump -r -w /dev/null, {frame} B", float("nan"), "Mpps", "tcpdump not installed"))
@@ -141,14 +157,35 @@ def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int, ge
     nicbench = [sys.executable, "-m", "nicbench.cli"]
     big = workdir / "big.pcap"
     for label, argv in (
-        ("gen", nicbench + ["gen", "--flows", "10000", "--size", "64", "--rate", "100Gbps",
-                             "--packets", str(big_packets), "-o", str(big)]),
+        (
+            "gen",
+            nicbench
+            + [
+                "gen",
+                "--flows",
+                "10000",
+                "--size",
+                "64",
+                "--rate",
+                "100Gbps",
+                "--packets",
+                str(big_packets),
+                "-o",
+                str(big),
+            ],
+        ),
         ("pcap info", nicbench + ["pcap", "info", str(big), "--json"]),
         ("rss", nicbench + ["rss", str(big), "--queues", "16", "--json"]),
     ):
         rss_mib, seconds = peak_rss_mib(argv)
-        figs.append(Figure(f"peak RSS, nicbench {label}, {big_packets:,} x 64 B", rss_mib, "MiB",
-                           f"{seconds:.1f} s wall incl. Python start-up"))
+        figs.append(
+            Figure(
+                f"peak RSS, nicbench {label}, {big_packets:,} x 64 B",
+                rss_mib,
+                "MiB",
+                f"{seconds:.1f} s wall incl. Python start-up",
+            )
+        )
     figs.append(Figure("trace file size", big.stat().st_size / 2**20, "MiB"))
     big.unlink()
     return figs
@@ -168,8 +205,9 @@ def print_table(figs: list[Figure]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benches/foundation.py", description=__doc__)
-    parser.add_argument("--packets", type=int, default=200_000,
-                        help="packets in the side-by-side traces (scapy reads them all)")
+    parser.add_argument(
+        "--packets", type=int, default=200_000, help="packets in the side-by-side traces (scapy reads them all)"
+    )
     parser.add_argument("--big-packets", type=int, default=10_000_000, help="packets in the flat-memory trace")
     parser.add_argument("--gen-packets", type=int, default=5_000_000, help="packets in the generator measurement")
     parser.add_argument("--runs", type=int, default=11)

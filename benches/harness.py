@@ -38,9 +38,14 @@ def measure(points: int, jobs: int, scheduler=None) -> dict:
         records = load_results(f"{root}/bench-harness")
         load_s = time.perf_counter() - t1
     assert summary.executed == points and summary.failed == 0, summary
-    return {"points": points, "jobs": scheduler.address if scheduler else jobs, "run_s": round(run_s, 3),
-            "points_per_s": round(points / run_s, 1),
-            "load_s": round(load_s, 3), "records": len(records)}
+    return {
+        "points": points,
+        "jobs": scheduler.address if scheduler else jobs,
+        "run_s": round(run_s, 3),
+        "points_per_s": round(points / run_s, 1),
+        "load_s": round(load_s, 3),
+        "records": len(records),
+    }
 
 
 def main() -> None:
@@ -60,8 +65,10 @@ def main() -> None:
         print(json.dumps(rows, indent=2))
         return
     for r in rows:
-        print(f"harness: {r['points']} points, jobs={r['jobs']}: {r['points_per_s']:.0f} points/s "
-              f"({r['run_s']:.2f} s); load_results: {r['records']} records in {r['load_s']:.2f} s")
+        print(
+            f"harness: {r['points']} points, jobs={r['jobs']}: {r['points_per_s']:.0f} points/s "
+            f"({r['run_s']:.2f} s); load_results: {r['records']} records in {r['load_s']:.2f} s"
+        )
 
 
 if __name__ == "__main__":

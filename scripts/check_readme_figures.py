@@ -56,8 +56,10 @@ def expected_fragments(study: dict) -> list[str]:
         out.append(f"calibration {c['passed']}/{c['entries']} pass (median |error| {_pct(c['median_abs_rel_error'])})")
     if "validation (independent)" in s:
         v = s["validation (independent)"]
-        out.append(f"validation, independent: {v['passed']}/{v['entries']} pass "
-                   f"(median |error| {_pct(v['median_abs_rel_error'])}")
+        out.append(
+            f"validation, independent: {v['passed']}/{v['entries']} pass "
+            f"(median |error| {_pct(v['median_abs_rel_error'])}"
+        )
     return out
 
 
@@ -72,8 +74,10 @@ def prediction_fragments(study: dict) -> list[str]:
     out = []
     if measured:
         passed = _listed([f"{m['passed']}/{m['entries']}" for m in measured])
-        out.append(f"own measurements pass {passed} "
-                   f"(median |error| {', '.join(_pct(m['median_abs_rel_error']) for m in measured)})")
+        out.append(
+            f"own measurements pass {passed} "
+            f"(median |error| {', '.join(_pct(m['median_abs_rel_error']) for m in measured)})"
+        )
     claims = [c for d in devices for c in (d.get("claims") or {}).values()]
     if claims:
         out.append(f"{sum(c['status'] == 'pass' for c in claims)} of {len(claims)} claims hold")
@@ -87,13 +91,17 @@ def _predictions_paragraph(text: str) -> str | None:
 def numeric_median(study: dict) -> tuple[int, float] | None:
     """Independent validation entries that are not drop/no-drop flags (metric `drops`, 0 or 1): how
     many, and their median |relative error|; None when the study has no such flags."""
-    rows = [c for p in study["pages"] for c in p["comparisons"]
-            if c["set"] == "validation" and c.get("restates") is None]
+    rows = [
+        c for p in study["pages"] for c in p["comparisons"] if c["set"] == "validation" and c.get("restates") is None
+    ]
     flags = [c for c in rows if c["metric"] == "drops" and c["published"] in (0.0, 1.0)]
     if not flags:
         return None
-    errors = [abs(c["relative_error"]) for c in rows if c not in flags
-              and c["relative_error"] is not None and math.isfinite(c["relative_error"])]
+    errors = [
+        abs(c["relative_error"])
+        for c in rows
+        if c not in flags and c["relative_error"] is not None and math.isfinite(c["relative_error"])
+    ]
     return len(errors), statistics.median(errors)
 
 

@@ -108,10 +108,11 @@ def page(entry: dict[str, Any], root: Path = CHECKOUT) -> str:
         "| | |",
         "|---|---|",
         f"| Rust | `{entry['rust_type']}` in `{source.relative_to(root)}` |",
-        f"| Python | `nicbench.models.run(\"{name}\", request)`; builders in `nicbench.{name}` |",
+        f'| Python | `nicbench.models.run("{name}", request)`; builders in `nicbench.{name}` |',
         "| CLI | " + (", ".join(f"`nicbench {c}`" for c in commands) or "none") + " |",
         "| experiment targets | " + (", ".join(f"`{t}`" for t in targets) or "none") + " |",
-        "| profile kinds | " + (", ".join(f"`{k}`" for k in kinds) or "none (the request holds the device data)")
+        "| profile kinds | "
+        + (", ".join(f"`{k}`" for k in kinds) or "none (the request holds the device data)")
         + " |",
         "| profiles | " + (", ".join(f"[`{p}`](../../profiles/{p}.toml)" for p in profiles) or "none") + " |",
         f"| contracts | [`{name}.request`](../contracts/{name}.request.schema.json), "

@@ -38,18 +38,24 @@ def sync(name: str) -> list[str]:
         prov = p.get("provenance", "")
         if not prov.startswith(INHERITED):
             continue
-        base = prov[len(INHERITED):].partition(": ")[0]
+        base = prov[len(INHERITED) :].partition(": ")[0]
         b = tomllib.loads((PROFILES / f"{base}.toml").read_text())["param"].get(pname)
         if b is None:
             raise ValueError(f"{path}: {pname} is inherited from {base}, which has no {pname}")
         new_prov = b["provenance"] if b["provenance"].startswith(INHERITED) else f"{INHERITED}{base}: {b['provenance']}"
         if b["value"] == p["value"] and new_prov == prov:
             continue
-        block = re.compile(rf"(^\[param\.{re.escape(pname)}\]\n(?:(?!\[).*\n)*?)value = [^\n]*\n((?:(?!\[).*\n)*?)"
-                           rf"provenance = [^\n]*\n", re.M)
+        block = re.compile(
+            rf"(^\[param\.{re.escape(pname)}\]\n(?:(?!\[).*\n)*?)value = [^\n]*\n((?:(?!\[).*\n)*?)"
+            rf"provenance = [^\n]*\n",
+            re.M,
+        )
         # The lambda runs inside subn, in this iteration (B023 is about calls after the loop moved on).
-        text, n = block.subn(lambda m: f"{m[1]}value = {b['value']!r}\n{m[2]}provenance = {_toml_string(new_prov)}\n",  # noqa: B023
-                             text, count=1)
+        text, n = block.subn(
+            lambda m: f"{m[1]}value = {b['value']!r}\n{m[2]}provenance = {_toml_string(new_prov)}\n",  # noqa: B023
+            text,
+            count=1,
+        )
         if n != 1:
             raise ValueError(f"{path}: cannot find the value and provenance lines of [param.{pname}]")
         changed.append(f"{name}.{pname}: {p['value']!r} -> {b['value']!r}")

@@ -38,12 +38,28 @@ from nicbench.traffic import MAX_GEN_FLOWS, GenConfig, parse_size_spec
 from nicbench.units import Rate, UnitError, parse_count, parse_rate
 
 __all__ = [
-    "DEFAULT_NIC", "MATCH_TYPES", "OPS", "CORES", "LATENCY_PERCENTILES", "MAX_RUN_RULES", "MAX_CORES",
-    "MAX_DURATION_NS", "MAX_TIMELINE_BINS", "GENERATOR_SETUPS", "run_limits",
+    "DEFAULT_NIC",
+    "MATCH_TYPES",
+    "OPS",
+    "CORES",
+    "LATENCY_PERCENTILES",
+    "MAX_RUN_RULES",
+    "MAX_CORES",
+    "MAX_DURATION_NS",
+    "MAX_TIMELINE_BINS",
+    "GENERATOR_SETUPS",
+    "run_limits",
     "simulate",
-    "scenario", "generated_rules", "batch_install", "rate_install", "traffic_from_gen", "parse_gen",
+    "scenario",
+    "generated_rules",
+    "batch_install",
+    "rate_install",
+    "traffic_from_gen",
+    "parse_gen",
     "parse_queue_map",
-    "result_metrics", "timeline_stats", "TimelineStats",
+    "result_metrics",
+    "timeline_stats",
+    "TimelineStats",
 ]
 
 DEFAULT_NIC = "connectx5"
@@ -82,16 +98,25 @@ def simulate(scenario_: dict[str, Any], progress: Callable[[int], None] | None =
 
 # --- scenario builders ---------------------------------------------------------------------------------------------
 
-def generated_rules(count: int, groups: int = 0, *, kind: str = "exact5", seed: int = 1,
-                    hit_fraction: float = 0.0) -> dict[str, Any]:
+
+def generated_rules(
+    count: int, groups: int = 0, *, kind: str = "exact5", seed: int = 1, hit_fraction: float = 0.0
+) -> dict[str, Any]:
     """The PAM'21 layout: groups=0 puts all `count` rules in the root table, groups=T spreads
     them uniformly over tables 1..T chained by jumps (see nicbench_rules::generate)."""
     if count < 0 or groups < 0:
         raise NicbenchError(f"rule count and groups must be ≥ 0, found count={count}, groups={groups}")
     if count > MAX_RUN_RULES:
         raise NicbenchError(f"generated rules: {count:,} is too many: at most {MAX_RUN_RULES:,} per run")
-    return {"generated": {"kind": kind, "count": int(count), "groups": int(groups), "seed": int(seed),
-                          "hit_fraction": float(hit_fraction)}}
+    return {
+        "generated": {
+            "kind": kind,
+            "count": int(count),
+            "groups": int(groups),
+            "seed": int(seed),
+            "hit_fraction": float(hit_fraction),
+        }
+    }
 
 
 def _install_common(group: int, core: str, op: str, match: str, actions: int) -> dict[str, Any]:
@@ -103,18 +128,39 @@ def _install_common(group: int, core: str, op: str, match: str, actions: int) ->
     return {"group": int(group), "core": core, "op": op, "match": match, "actions": int(actions)}
 
 
-def batch_install(count: int, *, start_ns: int = 0, group: int = 0, core: str = "same", op: str = "insert",
-                  match: str = "ipv4", actions: int = 1) -> dict[str, Any]:
+def batch_install(
+    count: int,
+    *,
+    start_ns: int = 0,
+    group: int = 0,
+    core: str = "same",
+    op: str = "insert",
+    match: str = "ipv4",
+    actions: int = 1,
+) -> dict[str, Any]:
     """One batch of `count` rule operations issued at `start_ns` (PAM'21 Fig. 3, 5, 6)."""
     if not 0 <= count <= MAX_RUN_RULES:
         raise NicbenchError(f"install batch: {count:,} rule operations is too many: at most {MAX_RUN_RULES:,} per run")
-    return {"mode": "batch", "count": int(count), "start_ns": int(start_ns),
-            **_install_common(group, core, op, match, actions)}
+    return {
+        "mode": "batch",
+        "count": int(count),
+        "start_ns": int(start_ns),
+        **_install_common(group, core, op, match, actions),
+    }
 
 
-def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int = 0, group: int = 0,
-                 core: str = "same", op: str = "insert", match: str = "ipv4", actions: int = 1,
-                 period_ns: int = 0) -> dict[str, Any]:
+def rate_install(
+    rate_per_s: float,
+    *,
+    count: int | None = None,
+    start_ns: int = 0,
+    group: int = 0,
+    core: str = "same",
+    op: str = "insert",
+    match: str = "ipv4",
+    actions: int = 1,
+    period_ns: int = 0,
+) -> dict[str, Any]:
     """Rule operations at a steady rate (PAM'21 Fig. 4); `count=None`: for the whole run. `period_ns`:
     the installer wakes up once per period and issues the period's `rate × period` operations back to
     back (PAM'21's nic-live.npf: 1 ms); 0, or a period shorter than one operation's share: one at a time."""
@@ -126,10 +172,16 @@ def rate_install(rate_per_s: float, *, count: int | None = None, start_ns: int =
         raise NicbenchError(f"install period must not be negative, found {period_ns} ns")
     burst = install_burst(rate_per_s, period_ns)
     if burst > MAX_RUN_RULES:
-        raise NicbenchError(f"install period: {period_ns / 1e9:g} s at {rate_per_s:g} rules/s makes bursts of "
-                            f"{burst:,} operations: at most {MAX_RUN_RULES:,}")
-    out: dict[str, Any] = {"mode": "rate", "rate_per_s": float(rate_per_s), "start_ns": int(start_ns),
-                           **_install_common(group, core, op, match, actions)}
+        raise NicbenchError(
+            f"install period: {period_ns / 1e9:g} s at {rate_per_s:g} rules/s makes bursts of "
+            f"{burst:,} operations: at most {MAX_RUN_RULES:,}"
+        )
+    out: dict[str, Any] = {
+        "mode": "rate",
+        "rate_per_s": float(rate_per_s),
+        "start_ns": int(start_ns),
+        **_install_common(group, core, op, match, actions),
+    }
     if burst > 1:
         out["burst"] = burst
     if count is not None:
@@ -153,12 +205,25 @@ def traffic_from_gen(config: GenConfig) -> dict[str, Any]:
     return native
 
 
-def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
-             traffic: GenConfig | dict[str, Any] | None = None, trace: str | None = None,
-             install: dict[str, Any] | None = None, seed: int = 1, warmup_ns: int = 0,
-             timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS, latency: bool = True, queues: bool = True,
-             overrides: dict[str, float] | None = None, port_queues: int = 1, cores: int = 1,
-             queue_map: dict[int, int] | None = None, generator: str = "play") -> dict[str, Any]:
+def scenario(
+    *,
+    nic: str = DEFAULT_NIC,
+    rules: dict[str, Any],
+    duration_ns: int,
+    traffic: GenConfig | dict[str, Any] | None = None,
+    trace: str | None = None,
+    install: dict[str, Any] | None = None,
+    seed: int = 1,
+    warmup_ns: int = 0,
+    timeline_bin_ns: int = DEFAULT_TIMELINE_BIN_NS,
+    latency: bool = True,
+    queues: bool = True,
+    overrides: dict[str, float] | None = None,
+    port_queues: int = 1,
+    cores: int = 1,
+    queue_map: dict[int, int] | None = None,
+    generator: str = "play",
+) -> dict[str, Any]:
     """A complete scenario dict (see the module doc); traffic XOR trace. `port_queues`: the port's rx
     queues, over which its default RSS spreads the packets no rule sends anywhere; `cores`: forwarding
     cores on the host (queue q on core q mod cores, or `queue_map` {queue: core}; a same-core installer
@@ -175,11 +240,20 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
         traffic.check(duration_ns=duration_ns, max_packets=MAX_RUN_PACKETS)
         traffic = traffic_from_gen(traffic)
     out: dict[str, Any] = {
-        "nic": nic, "seed": int(seed), "duration_ns": int(duration_ns),
-        "warmup_ns": int(warmup_ns), "traffic": traffic, "trace": None if trace is None else str(trace),
-        "rules": rules, "install": install,
-        "measure": {"timeline_bin_ns": int(timeline_bin_ns), "latency": latency, "queues": queues,
-                    "generator": generator},
+        "nic": nic,
+        "seed": int(seed),
+        "duration_ns": int(duration_ns),
+        "warmup_ns": int(warmup_ns),
+        "traffic": traffic,
+        "trace": None if trace is None else str(trace),
+        "rules": rules,
+        "install": install,
+        "measure": {
+            "timeline_bin_ns": int(timeline_bin_ns),
+            "latency": latency,
+            "queues": queues,
+            "generator": generator,
+        },
     }
     if overrides:
         out["overrides"] = dict(overrides)
@@ -193,38 +267,50 @@ def scenario(*, nic: str = DEFAULT_NIC, rules: dict[str, Any], duration_ns: int,
 
 
 # How the scenario's fields are named in a message by default: as `nicbench simulate` spells them.
-_FLAGS = {"duration": "--duration", "bin": "--bin", "warmup": "--warmup", "queue_map": "--queue-map",
-          "cores": "--cores", "queues": "--queues"}
+_FLAGS = {
+    "duration": "--duration",
+    "bin": "--bin",
+    "warmup": "--warmup",
+    "queue_map": "--queue-map",
+    "cores": "--cores",
+    "queues": "--queues",
+}
 
 
 def _flag(name: str) -> str:
     return _FLAGS.get(name, name)
 
 
-def run_limits(duration_ns: int, timeline_bin_ns: int, warmup_ns: int,
-               spell: Callable[[str], str] = _flag) -> str | None:
+def run_limits(
+    duration_ns: int, timeline_bin_ns: int, warmup_ns: int, spell: Callable[[str], str] = _flag
+) -> str | None:
     """What is wrong with a run's virtual time (its duration, timeline bins and warm-up), naming the
     options by `spell`; None when it can run."""
     if duration_ns <= 0:
         return f"{spell('duration')}: must be positive, found {duration_ns} ns"
     if duration_ns > MAX_DURATION_NS:
-        return (f"{spell('duration')} {duration_ns / 1e9:g} s is too long: at most {MAX_DURATION_NS / 1e9:g} s "
-                "of virtual time per run")
+        return (
+            f"{spell('duration')} {duration_ns / 1e9:g} s is too long: at most {MAX_DURATION_NS / 1e9:g} s "
+            "of virtual time per run"
+        )
     if timeline_bin_ns <= 0:
         return f"{spell('bin')}: a timeline bin must be positive, found {timeline_bin_ns} ns"
     bins = math.ceil(duration_ns / timeline_bin_ns)
     if bins > MAX_TIMELINE_BINS:
-        return (f"{spell('bin')}: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes "
-                f"{bins:,} bins: at most {MAX_TIMELINE_BINS:,} (a bin of at least "
-                f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)")
+        return (
+            f"{spell('bin')}: a timeline bin of {timeline_bin_ns:,} ns over {duration_ns / 1e9:g} s makes "
+            f"{bins:,} bins: at most {MAX_TIMELINE_BINS:,} (a bin of at least "
+            f"{math.ceil(duration_ns / MAX_TIMELINE_BINS):,} ns)"
+        )
     if not 0 <= warmup_ns < duration_ns:
-        return (f"{spell('warmup')} {warmup_ns / 1e9:g} s must be shorter than the duration "
-                f"{duration_ns / 1e9:g} s ({spell('duration')})")
+        return (
+            f"{spell('warmup')} {warmup_ns / 1e9:g} s must be shorter than the duration "
+            f"{duration_ns / 1e9:g} s ({spell('duration')})"
+        )
     return None
 
 
-def parse_queue_map(text: str, *, cores: int, port_queues: int,
-                    spell: Callable[[str], str] = _flag) -> dict[int, int]:
+def parse_queue_map(text: str, *, cores: int, port_queues: int, spell: Callable[[str], str] = _flag) -> dict[int, int]:
     """`0:0,1:0,2:1,3:1` (queue:core) → {queue: core}, checked: every queue of the port (0..port_queues-1)
     mapped, each once, to a core below `cores`. (Queues only a rule names are checked by the model.)
     Errors name the options by `spell` (default: the command line's flags)."""
@@ -238,15 +324,18 @@ def parse_queue_map(text: str, *, cores: int, port_queues: int,
         if queue > 65535:
             raise NicbenchError(f"{name}: queue {queue} is not a queue id (0 to 65,535)")
         if core >= cores:
-            raise NicbenchError(f"{name}: queue {queue} on core {core}, but {spell('cores')} is {cores} "
-                                f"(cores 0 to {cores - 1})")
+            raise NicbenchError(
+                f"{name}: queue {queue} on core {core}, but {spell('cores')} is {cores} (cores 0 to {cores - 1})"
+            )
         if queue in out:
             raise NicbenchError(f"{name}: queue {queue} is mapped twice")
         out[queue] = core
     unmapped = [q for q in range(port_queues) if q not in out]
     if unmapped:
-        raise NicbenchError(f"{name}: queue {unmapped[0]} of the port's {port_queues} ({spell('queues')}) has no "
-                            f"core: map every queue 0 to {port_queues - 1}")
+        raise NicbenchError(
+            f"{name}: queue {unmapped[0]} of the port's {port_queues} ({spell('queues')}) has no "
+            f"core: map every queue 0 to {port_queues - 1}"
+        )
     return out
 
 
@@ -332,6 +421,7 @@ def _bool(value: str) -> bool:
 
 # --- results -------------------------------------------------------------------------------------------------------
 
+
 def _num(x: Any) -> float:
     try:
         v = float(x)
@@ -348,8 +438,9 @@ def result_metrics(result: dict[str, Any]) -> dict[str, float]:
     LATENCY_PERCENTILES, install_rules, install_s, install_rate_krules_s, root_table_occupancy,
     tables_traversed_mean, steering_cache_hit_rate, sim_packets, sim_wall_s, sim_mpps.
     """
-    out = {k: _num(result.get(k)) for k in ("offered_gbps", "offered_mpps", "rx_gbps", "rx_mpps", "tx_gbps",
-                                           "loss_ratio")}
+    out = {
+        k: _num(result.get(k)) for k in ("offered_gbps", "offered_mpps", "rx_gbps", "rx_mpps", "tx_gbps", "loss_ratio")
+    }
     out["rx_drop_gbps"] = out["offered_gbps"] - out["rx_gbps"]
     dropped = result.get("dropped") or {}
     imissed, nic = _num(dropped.get("imissed", 0)), _num(dropped.get("nic", 0))
@@ -376,8 +467,9 @@ class TimelineStats(dict):
     """outage_s, recovered (1/0), rx_gbps_before, rx_gbps_after, rx_gbps_min — see `timeline_stats`."""
 
 
-def timeline_stats(result: dict[str, Any], *, event_s: float, tail_s: float = 1.0,
-                   down_fraction: float = 0.5) -> TimelineStats:
+def timeline_stats(
+    result: dict[str, Any], *, event_s: float, tail_s: float = 1.0, down_fraction: float = 0.5
+) -> TimelineStats:
     """Outage analysis of a throughput timeline around an event at `event_s` (e.g. a rule batch).
 
     A timeline bin is *down* when its received rate is below `down_fraction` of the offered
@@ -386,8 +478,11 @@ def timeline_stats(result: dict[str, Any], *, event_s: float, tail_s: float = 1.
     `rx_gbps_after`: mean over the last `tail_s`. Bins are identified by their end time `t_s`.
     """
     offered = _num(result.get("offered_gbps"))
-    rows = [(float(r["t_s"]), _num(r.get("rx_gbps"))) for r in result.get("timeline") or []
-            if isinstance(r, dict) and r.get("t_s") is not None]
+    rows = [
+        (float(r["t_s"]), _num(r.get("rx_gbps")))
+        for r in result.get("timeline") or []
+        if isinstance(r, dict) and r.get("t_s") is not None
+    ]
     rows.sort()
     nan = math.nan
     if not rows or not math.isfinite(offered):
@@ -406,6 +501,10 @@ def timeline_stats(result: dict[str, Any], *, event_s: float, tail_s: float = 1.
     end = rows[-1][0]
     after = [rx for t, rx in rows if t > end - tail_s + 1e-12]
     mean = lambda xs: sum(xs) / len(xs) if xs else nan  # noqa: E731
-    return TimelineStats(outage_s=outage, recovered=1.0 if rows[-1][1] >= threshold else 0.0,
-                         rx_gbps_before=mean(before), rx_gbps_after=mean(after),
-                         rx_gbps_min=min(rx for _, rx in rows))
+    return TimelineStats(
+        outage_s=outage,
+        recovered=1.0 if rows[-1][1] >= threshold else 0.0,
+        rx_gbps_before=mean(before),
+        rx_gbps_after=mean(after),
+        rx_gbps_min=min(rx for _, rx in rows),
+    )

@@ -34,26 +34,55 @@ from nicbench.errors import NicbenchError
 from nicbench.profiles import current_overrides, profiles_dir
 from nicbench.profiles import load as load_profile
 
-__all__ = ["DEFAULT_NIC", "DEFAULT_HOST", "METRICS", "LOCAL_PROFILE", "simulate", "result_metrics",
-           "calibrate_local", "LocalCalibration", "machine_facts"]
+__all__ = [
+    "DEFAULT_NIC",
+    "DEFAULT_HOST",
+    "METRICS",
+    "LOCAL_PROFILE",
+    "simulate",
+    "result_metrics",
+    "calibrate_local",
+    "LocalCalibration",
+    "machine_facts",
+]
 
 DEFAULT_NIC = "napatech-nt100"
 DEFAULT_HOST = "argus-host"
 
 # Scalar metrics of a result, with units (what the experiment targets report).
 METRICS: dict[str, str] = {
-    "offered_gbps": "Gbps", "offered_mpps": "Mpps", "captured_mpps": "Mpps", "nic_dropped_mpps": "Mpps",
-    "filter_discarded_mpps": "Mpps", "processed_mpps": "Mpps", "processed_mbps": "Mbps",
-    "processed_mbps_per_core": "Mbps", "processed_mpps_per_core": "Mpps", "processed_mpps_per_process": "Mpps",
-    "processed_mpps_max_short": "Mpps", "capacity_mpps_per_core": "Mpps", "peak_mpps_per_core": "Mpps",
-    "drop_ratio": "", "drop_ratio_steady": "", "overloaded_processes": "processes", "dropped_packets": "packets",
-    "drops": "", "imbalance": "",
-    "flows_per_process_min": "flows", "flows_per_process_max": "flows", "cpu_util_mean": "", "cpu_util_max": "",
-    "packet_ns_mean": "ns", "exposed_ns_mean": "ns", "smt_gain": "", "l2_miss_ratio_mean": "",
-    "llc_miss_ratio_mean": "", "cores_needed": "cores",
-    "exceeds_host": "", "sim_wall_s": "s",
+    "offered_gbps": "Gbps",
+    "offered_mpps": "Mpps",
+    "captured_mpps": "Mpps",
+    "nic_dropped_mpps": "Mpps",
+    "filter_discarded_mpps": "Mpps",
+    "processed_mpps": "Mpps",
+    "processed_mbps": "Mbps",
+    "processed_mbps_per_core": "Mbps",
+    "processed_mpps_per_core": "Mpps",
+    "processed_mpps_per_process": "Mpps",
+    "processed_mpps_max_short": "Mpps",
+    "capacity_mpps_per_core": "Mpps",
+    "peak_mpps_per_core": "Mpps",
+    "drop_ratio": "",
+    "drop_ratio_steady": "",
+    "overloaded_processes": "processes",
+    "dropped_packets": "packets",
+    "drops": "",
+    "imbalance": "",
+    "flows_per_process_min": "flows",
+    "flows_per_process_max": "flows",
+    "cpu_util_mean": "",
+    "cpu_util_max": "",
+    "packet_ns_mean": "ns",
+    "exposed_ns_mean": "ns",
+    "smt_gain": "",
+    "l2_miss_ratio_mean": "",
+    "llc_miss_ratio_mean": "",
+    "cores_needed": "cores",
+    "exceeds_host": "",
+    "sim_wall_s": "s",
 }
-
 
 
 def simulate(request: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
@@ -83,7 +112,6 @@ def result_metrics(result: dict[str, Any]) -> dict[str, float]:
         v = result.get(name)
         out[name] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
     return out
-
 
 
 # --- flowmeter-local: nicbench's own flow meter, measured on this machine ------------------------------------------
@@ -130,7 +158,7 @@ def _cache_bytes(level: int) -> float | None:
             text = (index / "size").read_text().strip().upper()
         except (OSError, ValueError):
             continue
-        scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
+        scale = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:], 1)
         try:
             return float(text.rstrip("KMG")) * scale
         except ValueError:
@@ -157,10 +185,13 @@ def machine_facts() -> dict[str, float]:
         ghz = max_khz / 1e6
     n_sockets = max(1, len(sockets))
     cores = os.cpu_count() or 1
-    return {"cpu_ghz": ghz if math.isfinite(ghz) and ghz > 0 else 2.0, "sockets": float(n_sockets),
-            "cores_per_socket": float(max(1, cores // n_sockets)),
-            "l2_bytes_per_core": _cache_bytes(2) or 1024.0 * 1024,
-            "llc_bytes_per_socket": _cache_bytes(3) or 8 * 1024.0 ** 2}
+    return {
+        "cpu_ghz": ghz if math.isfinite(ghz) and ghz > 0 else 2.0,
+        "sockets": float(n_sockets),
+        "cores_per_socket": float(max(1, cores // n_sockets)),
+        "l2_bytes_per_core": _cache_bytes(2) or 1024.0 * 1024,
+        "llc_bytes_per_socket": _cache_bytes(3) or 8 * 1024.0**2,
+    }
 
 
 def _miss_ratios(flows: int, record_bytes: float, l2: float, llc: float) -> tuple[float, float]:
@@ -170,12 +201,19 @@ def _miss_ratios(flows: int, record_bytes: float, l2: float, llc: float) -> tupl
     return m_l2, m_llc
 
 
-def calibrate_local(out_dir: str | Path | None = None, *,
-                    flow_counts: tuple[int, ...] = (256, 4096, 16384, 65536, 262144),
-                    size: int = 64, packets_per_flow: int = 8, min_packets: int = 400_000,
-                    record_bytes: float | None = None,
-                    repeats: int = 2, seed: int = 1, work_dir: str | Path | None = None,
-                    log=lambda s: None) -> LocalCalibration:
+def calibrate_local(
+    out_dir: str | Path | None = None,
+    *,
+    flow_counts: tuple[int, ...] = (256, 4096, 16384, 65536, 262144),
+    size: int = 64,
+    packets_per_flow: int = 8,
+    min_packets: int = 400_000,
+    record_bytes: float | None = None,
+    repeats: int = 2,
+    seed: int = 1,
+    work_dir: str | Path | None = None,
+    log=lambda s: None,
+) -> LocalCalibration:
     """Measure nicbench's flow meter (`nicbench.flows.meter`, 1 worker) on generated pcaps at several flow
     counts, fit base cost + LLC-miss cost of the host model, and write `flowmeter-local.toml`.
 
@@ -202,16 +240,27 @@ def calibrate_local(out_dir: str | Path | None = None, *,
         for flows in flow_counts:
             n = max(min_packets, packets_per_flow * flows)
             pcap = Path(tmp) / f"flows{flows}.pcap"
-            generate_pcap(GenConfig(flows=flows, size=size, rate=None, duration_ns=None, packets=n, proto="tcp",
-                                    seed=seed), str(pcap))
+            generate_pcap(
+                GenConfig(flows=flows, size=size, rate=None, duration_ns=None, packets=n, proto="tcp", seed=seed),
+                str(pcap),
+            )
             best = 0.0
             for _ in range(max(1, repeats)):  # the first run also warms the page cache
                 stats = meter(str(pcap), workers=1)
                 best = max(best, float(stats["packets"]) / max(float(stats["elapsed_ns"]), 1.0) * 1e3)
             pcap.unlink()
             m_l2, m_llc = _miss_ratios(flows, rec, facts["l2_bytes_per_core"], facts["llc_bytes_per_socket"])
-            points.append({"flows": flows, "packets": n, "mpps": best, "packet_ns": 1e3 / best,
-                           "l2_miss": m_l2, "llc_miss": m_llc, "new_flow_share": flows / n})
+            points.append(
+                {
+                    "flows": flows,
+                    "packets": n,
+                    "mpps": best,
+                    "packet_ns": 1e3 / best,
+                    "l2_miss": m_l2,
+                    "llc_miss": m_llc,
+                    "new_flow_share": flows / n,
+                }
+            )
             log(f"{flows} flows: {best:.2f} Mpps ({1e3 / best:.1f} ns/packet)")
     base_ns, hit_ns, miss_ns, create_ns = _fit_local(points)
     errors = []
@@ -223,8 +272,10 @@ def calibrate_local(out_dir: str | Path | None = None, *,
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{LOCAL_PROFILE}.toml"
     base_cycles = base_ns * facts["cpu_ghz"]
-    measured = (f"fitted: calibrate_local on this machine (nicbench flow meter, 1 worker, {size} B, flows "
-                f"{', '.join(str(p['flows']) for p in points)}; rms error {rms:.1%})")
+    measured = (
+        f"fitted: calibrate_local on this machine (nicbench flow meter, 1 worker, {size} B, flows "
+        f"{', '.join(str(p['flows']) for p in points)}; rms error {rms:.1%})"
+    )
     params = [
         ("cpu_ghz", facts["cpu_ghz"], "GHz", "this machine: cpufreq max / /proc/cpuinfo"),
         ("sockets", facts["sockets"], "sockets", "this machine: /proc/cpuinfo physical ids"),
@@ -235,34 +286,63 @@ def calibrate_local(out_dir: str | Path | None = None, *,
         ("llc_hit_ns", hit_ns, "ns", measured),
         ("llc_miss_ns", miss_ns, "ns", measured),
         ("base_cycles_per_packet", base_cycles, "cycles", measured),
-        ("flow_record_bytes", rec, "B", "nicbench-flowmeter record size" if record_bytes is None and hasattr(
-            _native, "FLOW_RECORD_BYTES") else f"assumed: {rec:g} B per nicbench flow record"),
+        (
+            "flow_record_bytes",
+            rec,
+            "B",
+            "nicbench-flowmeter record size"
+            if record_bytes is None and hasattr(_native, "FLOW_RECORD_BYTES")
+            else f"assumed: {rec:g} B per nicbench flow record",
+        ),
         ("flow_lines_per_packet", _LOCAL_LINES_PER_PACKET, "lines", "assumed: key + counters, two lines per packet"),
         ("stall_interval_us", 1_000_000.0, "us", "assumed: no stalls measured (pcap benchmark)"),
         ("stall_mean_us", 0.0, "us", "assumed: no stalls measured (pcap benchmark)"),
-        ("ooo_hidden_latency_cycles", _LOCAL_OOO_HIDDEN_CYCLES, "cycles",
-         "assumed: reorder buffer / issue width of a Haswell-class core (192 / 4); not measured here"),
+        (
+            "ooo_hidden_latency_cycles",
+            _LOCAL_OOO_HIDDEN_CYCLES,
+            "cycles",
+            "assumed: reorder buffer / issue width of a Haswell-class core (192 / 4); not measured here",
+        ),
     ]
-    lines = ["# nicbench's own flow meter on this machine — GENERATED by nicbench.flowhost.calibrate_local;",
-             "# machine-specific: do not commit.",
-             f'name = "{LOCAL_PROFILE}"',
-             'description = "nicbench flow meter (1 worker per core), measured on this machine"',
-             'kind = "flowhost"', ""]
+    lines = [
+        "# nicbench's own flow meter on this machine — GENERATED by nicbench.flowhost.calibrate_local;",
+        "# machine-specific: do not commit.",
+        f'name = "{LOCAL_PROFILE}"',
+        'description = "nicbench flow meter (1 worker per core), measured on this machine"',
+        'kind = "flowhost"',
+        "",
+    ]
     for name, value, unit, prov in params:
-        lines += [f"[param.{name}]", f"value = {float(value)!r}", f"unit = {json.dumps(unit)}",
-                  f"provenance = {json.dumps(prov, ensure_ascii=False)}", ""]
+        lines += [
+            f"[param.{name}]",
+            f"value = {float(value)!r}",
+            f"unit = {json.dumps(unit)}",
+            f"provenance = {json.dumps(prov, ensure_ascii=False)}",
+            "",
+        ]
     path.write_text("\n".join(lines))
     load_profile(path)  # the models must accept what we wrote
     log(f"wrote {path}: base {base_cycles:.0f} cycles/packet, LLC miss {miss_ns:.0f} ns (rms error {rms:.1%})")
-    return LocalCalibration(path=path, points=points, machine=facts, base_cycles_per_packet=base_cycles,
-                            llc_hit_ns=hit_ns, llc_miss_ns=miss_ns, flow_create_ns=create_ns, record_bytes=rec,
-                            rms_rel_error=rms)
+    return LocalCalibration(
+        path=path,
+        points=points,
+        machine=facts,
+        base_cycles_per_packet=base_cycles,
+        llc_hit_ns=hit_ns,
+        llc_miss_ns=miss_ns,
+        flow_create_ns=create_ns,
+        record_bytes=rec,
+        rms_rel_error=rms,
+    )
 
 
 def _local_model_ns(p: dict[str, float], base_ns: float, hit_ns: float, miss_ns: float, create_ns: float) -> float:
     lines = _LOCAL_LINES_PER_PACKET
-    return (base_ns + lines * ((p["l2_miss"] - p["llc_miss"]) * hit_ns + p["llc_miss"] * miss_ns)
-            + p["new_flow_share"] * create_ns)
+    return (
+        base_ns
+        + lines * ((p["l2_miss"] - p["llc_miss"]) * hit_ns + p["llc_miss"] * miss_ns)
+        + p["new_flow_share"] * create_ns
+    )
 
 
 def _fit_local(points: list[dict[str, float]]) -> tuple[float, float, float, float]:
@@ -289,5 +369,9 @@ def _fit_local(points: list[dict[str, float]]) -> tuple[float, float, float, flo
         active.remove(negative[0])
     values = dict(zip(active, (float(c) for c in coef)))
     # Unobservable terms (no point misses that cache): typical values, so the profile still predicts.
-    return (max(values.get("base", 1.0), 1.0), values.get("hit", _LOCAL_LLC_HIT_NS) or _LOCAL_LLC_HIT_NS,
-            values.get("miss", 90.0) or 90.0, values.get("create", 0.0))
+    return (
+        max(values.get("base", 1.0), 1.0),
+        values.get("hit", _LOCAL_LLC_HIT_NS) or _LOCAL_LLC_HIT_NS,
+        values.get("miss", 90.0) or 90.0,
+        values.get("create", 0.0),
+    )

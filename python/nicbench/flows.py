@@ -26,26 +26,52 @@ from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.units import UnitError, parse_count, parse_duration_ns
 
-__all__ = ["meter", "load_records", "format_for_path", "parse_seconds_ns", "FORMATS", "COMPATS",
-           "RECORD_COLUMNS"]
+__all__ = ["meter", "load_records", "format_for_path", "parse_seconds_ns", "FORMATS", "COMPATS", "RECORD_COLUMNS"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 COMPATS = ("nicbench", "argus")
-_SUFFIX_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-                   ".parquet": "parquet", ".pq": "parquet"}
+_SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 # Column → Arrow type name for the typed readers (CSV → Arrow, Parquet). Columns the meter adds
 # later are read as strings: a new column never breaks a reader.
 _COLUMN_TYPES = {
-    "StartTime": "float64", "LastTime": "float64", "Dur": "float64",
-    "Proto": "string", "SrcAddr": "string", "Sport": "int64", "Dir": "string",
-    "DstAddr": "string", "Dport": "int64",
-    "SrcPkts": "int64", "DstPkts": "int64", "TotPkts": "int64",
-    "SrcBytes": "int64", "DstBytes": "int64", "TotBytes": "int64",
-    "State": "string", "SrcTcpFlags": "string", "DstTcpFlags": "string",
-    "MinSize": "int64", "MaxSize": "int64", "MeanSize": "float64",
-    "IcmpType": "int64", "IcmpCode": "int64", "IcmpId": "int64", "Vlan": "int64", "Vni": "int64", "DnsTxId": "int64",
-    "Seq": "int64", "EndReason": "string", "Worker": "int64",
+    "StartTime": "float64",
+    "LastTime": "float64",
+    "Dur": "float64",
+    "Proto": "string",
+    "SrcAddr": "string",
+    "Sport": "int64",
+    "Dir": "string",
+    "DstAddr": "string",
+    "Dport": "int64",
+    "SrcPkts": "int64",
+    "DstPkts": "int64",
+    "TotPkts": "int64",
+    "SrcBytes": "int64",
+    "DstBytes": "int64",
+    "TotBytes": "int64",
+    "State": "string",
+    "SrcTcpFlags": "string",
+    "DstTcpFlags": "string",
+    "MinSize": "int64",
+    "MaxSize": "int64",
+    "MeanSize": "float64",
+    "IcmpType": "int64",
+    "IcmpCode": "int64",
+    "IcmpId": "int64",
+    "Vlan": "int64",
+    "Vni": "int64",
+    "DnsTxId": "int64",
+    "Seq": "int64",
+    "EndReason": "string",
+    "Worker": "int64",
 }
 RECORD_COLUMNS = tuple(_COLUMN_TYPES)
 
@@ -77,8 +103,10 @@ def format_for_path(path: str | os.PathLike | None, format: str | None = None) -
         if format not in FORMATS:
             raise NicbenchError(f"unknown record format {format!r}: expected one of {', '.join(FORMATS)}")
         if _SUFFIX_FORMATS.get(suffix, format) != format:  # e.g. CSV text in a file named .parquet
-            raise NicbenchError(f"--format {format} contradicts the output name {str(path)!r} (a "
-                                f"{_SUFFIX_FORMATS[suffix]} name): drop --format or name the file .{format}")
+            raise NicbenchError(
+                f"--format {format} contradicts the output name {str(path)!r} (a "
+                f"{_SUFFIX_FORMATS[suffix]} name): drop --format or name the file .{format}"
+            )
         return format
     if path is None:
         return "csv"
@@ -142,8 +170,9 @@ def meter(
         live=live is not None,
         compat=compat,
         workers=workers,
-        max_flows=None if max_flows is None else parse_count(max_flows, at_most=MAX_FLOWS, what="--max-flows",
-                                                             at_least=1),
+        max_flows=None
+        if max_flows is None
+        else parse_count(max_flows, at_most=MAX_FLOWS, what="--max-flows", at_least=1),
         idle_ns=parse_seconds_ns(idle, "--idle"),
         active_ns=active_ns,
         no_active=no_active,
@@ -159,8 +188,9 @@ def meter(
     if out is not None and fmt == "parquet":
         stats = _meter_to_parquet(source, Path(out), kwargs)
     else:
-        stats = json.loads(_native.flows_meter(source, out=None if out is None else os.fspath(out),
-                                               format=fmt, **kwargs))
+        stats = json.loads(
+            _native.flows_meter(source, out=None if out is None else os.fspath(out), format=fmt, **kwargs)
+        )
     stats["output"] = None if out is None else os.fspath(out)
     stats["format"] = fmt if out is not None else None
     stats["ipfix"] = ipfix
@@ -196,8 +226,11 @@ def csv_to_parquet(csv_path: str | os.PathLike, parquet_path: str | os.PathLike)
     import pyarrow.parquet as pq
 
     rows = 0
-    reader = pacsv.open_csv(os.fspath(csv_path), convert_options=_arrow_convert_options(),
-                            read_options=pacsv.ReadOptions(block_size=1 << 22))
+    reader = pacsv.open_csv(
+        os.fspath(csv_path),
+        convert_options=_arrow_convert_options(),
+        read_options=pacsv.ReadOptions(block_size=1 << 22),
+    )
     with pq.ParquetWriter(os.fspath(parquet_path), reader.schema, compression="zstd") as writer:
         for batch in reader:
             writer.write_batch(batch)

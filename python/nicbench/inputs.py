@@ -26,8 +26,15 @@ def refuse_special_file(path: str | os.PathLike, what: str = "file") -> None:
         mode = os.stat(path).st_mode
     except OSError:
         return
-    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None)
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else None
+    )
     if kind:
         raise NicbenchError(f"{path}: {kind}, not a {what}: give a regular file ({what}s are read whole)")
 

@@ -56,22 +56,49 @@ from nicbench.profiles import overrides_for
 from nicbench.units import UnitError, parse_rate, parse_size_bytes
 
 __all__ = [
-    "PATHS", "VERBS", "ADVICE_IDS", "BOTTLENECK_CLASSES", "PCIE_LINKS", "DEFAULT_NIC", "MAX_PAYLOAD_BYTES",
-    "MIX_MODES", "Flow", "parse_flow", "parse_flows", "predict", "request", "bottleneck_class",
-    "default_mix", "same_profile",
+    "PATHS",
+    "VERBS",
+    "ADVICE_IDS",
+    "BOTTLENECK_CLASSES",
+    "PCIE_LINKS",
+    "DEFAULT_NIC",
+    "MAX_PAYLOAD_BYTES",
+    "MIX_MODES",
+    "Flow",
+    "parse_flow",
+    "parse_flows",
+    "predict",
+    "request",
+    "bottleneck_class",
+    "default_mix",
+    "same_profile",
 ]
 
 DEFAULT_NIC = "bluefield2"
 PATHS = ("client->host", "client->soc", "host->soc", "soc->host")
 VERBS = ("READ", "WRITE", "SEND")
 PCIE_LINKS = ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down")
-ADVICE_IDS = ("avoid_skewed_soc_writes", "segment_large_reads", "bound_h2s_to_p_minus_n",
-              "doorbell_batching_soc_only", "use_paths_1_and_2_concurrently")
+ADVICE_IDS = (
+    "avoid_skewed_soc_writes",
+    "segment_large_reads",
+    "bound_h2s_to_p_minus_n",
+    "doorbell_batching_soc_only",
+    "use_paths_1_and_2_concurrently",
+)
 # The paper names bottlenecks by component ("the network", "NIC cores", "PCIe", "SoC memory", "the
 # requester's processor"); the model names resources with a direction or endpoint. A class is the
 # longest prefix of the resource name found here (see `bottleneck_class`).
-BOTTLENECK_CLASSES = ("network", "nic_cores", "pcie", "host_dram", "soc_dram", "host_cpu", "soc_cpu",
-                      "requester", "offered_load")
+BOTTLENECK_CLASSES = (
+    "network",
+    "nic_cores",
+    "pcie",
+    "host_dram",
+    "soc_dram",
+    "host_cpu",
+    "soc_cpu",
+    "requester",
+    "offered_load",
+)
 MAX_PAYLOAD_BYTES = 1 << 30  # the model's limit (1 GiB)
 MIX_MODES = ("shares", "max_min")
 
@@ -196,8 +223,11 @@ def parse_flow(text: str) -> Flow:
     try:
         payload = parse_size_bytes(tokens[2])
     except UnitError:
-        raise _bad(text, f"expected a payload size such as 64B or 4KiB (B, KB, KiB, MB, MiB, GB, GiB; at most 1 GiB), "
-                         f"found {tokens[2]!r}") from None
+        raise _bad(
+            text,
+            f"expected a payload size such as 64B or 4KiB (B, KB, KiB, MB, MiB, GB, GiB; at most 1 GiB), "
+            f"found {tokens[2]!r}",
+        ) from None
     if payload > MAX_PAYLOAD_BYTES:
         raise _bad(text, f"payload {tokens[2]!r} is larger than 1 GiB")
     fields: dict[str, Any] = {}
@@ -228,11 +258,22 @@ def parse_flow(text: str) -> Flow:
         i += 2
     if fields.get("in") is not None and fields["in"] < payload:
         # The model would silently widen it to the payload: one request touches its whole payload.
-        raise _bad(text, f"in: the address range ({fields['in']:,} B) is smaller than one request's payload "
-                         f"({payload:,} B); give a range of at least the payload")
-    return Flow(path=path, verb=verb, payload_bytes=payload, share=fields.get("x"), offered_mpps=fields.get("@"),
-                doorbell_batch=fields.get("batch"), address_range_bytes=fields.get("in"),
-                threads=fields.get("threads"), machines=fields.get("machines"))
+        raise _bad(
+            text,
+            f"in: the address range ({fields['in']:,} B) is smaller than one request's payload "
+            f"({payload:,} B); give a range of at least the payload",
+        )
+    return Flow(
+        path=path,
+        verb=verb,
+        payload_bytes=payload,
+        share=fields.get("x"),
+        offered_mpps=fields.get("@"),
+        doorbell_batch=fields.get("batch"),
+        address_range_bytes=fields.get("in"),
+        threads=fields.get("threads"),
+        machines=fields.get("machines"),
+    )
 
 
 def parse_flows(text: str) -> list[Flow]:
@@ -256,13 +297,17 @@ def check_shares(flows: list[Flow]) -> None:
         return
     missing = [f.label() for f in flows if f.share is None]
     if missing:
-        raise NicbenchError(f"--flow {missing[0]!r}: no share (x SHARE) while other flows state one; give every "
-                            "flow its share of the requests (they sum to 100%) or none")
+        raise NicbenchError(
+            f"--flow {missing[0]!r}: no share (x SHARE) while other flows state one; give every "
+            "flow its share of the requests (they sum to 100%) or none"
+        )
     total = sum(f.share for f in stated)
     if abs(total - 1.0) > SHARES_SUM_TOLERANCE:
         parts = " + ".join(f"{f.share * 100:.4g}%" for f in stated)
-        raise NicbenchError(f"--flow: the shares sum to {total * 100:.4g}% ({parts}); they are fractions of "
-                            "one mix of requests and must sum to 100%")
+        raise NicbenchError(
+            f"--flow: the shares sum to {total * 100:.4g}% ({parts}); they are fractions of "
+            "one mix of requests and must sum to 100%"
+        )
 
 
 def default_mix(flows: list[Flow]) -> str:
@@ -276,8 +321,13 @@ def _check_mix(mix: str | None) -> None:
         raise NicbenchError(f"offpath: unknown mix {mix!r} (known: {', '.join(MIX_MODES)})")
 
 
-def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
-            mix: str | None = None, context_overrides: bool = True) -> dict[str, Any]:
+def request(
+    nic: str,
+    flows: list[Flow | dict[str, Any] | str],
+    overrides: dict[str, float] | None = None,
+    mix: str | None = None,
+    context_overrides: bool = True,
+) -> dict[str, Any]:
     """The request JSON object for `flows` on `nic` (calibration overrides merged in unless
     `context_overrides` is False — a baseline profile compared with the calibrated one; `mix`: see
     the module doc, None = the model's default, `shares`)."""
@@ -298,9 +348,13 @@ def request(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[
     return out
 
 
-
-def predict(nic: str, flows: list[Flow | dict[str, Any] | str], overrides: dict[str, float] | None = None,
-            mix: str | None = None, context_overrides: bool = True) -> dict[str, Any]:
+def predict(
+    nic: str,
+    flows: list[Flow | dict[str, Any] | str],
+    overrides: dict[str, float] | None = None,
+    mix: str | None = None,
+    context_overrides: bool = True,
+) -> dict[str, Any]:
     """Predict throughput, latency, PCIe packet rates, the bottleneck and the advice for a mix of flows.
 
     `flows`: Flow objects, flow strings (`"client->soc READ 4KiB x 80%"`) or request dicts.

@@ -29,12 +29,16 @@ def load_openflow(path: str | Path) -> list[dict]:
     except NicbenchError:
         other = _rte_flow_syntax(path)
         if other:  # the OpenFlow parser would only say "missing 'actions='" at its first line
-            raise NicbenchError(f"{path}: {other} rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check "
-                                f"{path}' reads them, and classify/simulate --rules run them") from None
+            raise NicbenchError(
+                f"{path}: {other} rules, not OpenFlow (ovs-ofctl syntax): 'nicbench rules check "
+                f"{path}' reads them, and classify/simulate --rules run them"
+            ) from None
         raise
     if not rules:
-        raise NicbenchError(f"{path}: no rules in the file (it is empty or holds only blank lines and comments); "
-                            "a rule file needs at least one rule")
+        raise NicbenchError(
+            f"{path}: no rules in the file (it is empty or holds only blank lines and comments); "
+            "a rule file needs at least one rule"
+        )
     return rules
 
 

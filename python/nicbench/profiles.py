@@ -28,14 +28,26 @@ from typing import Any
 
 from nicbench import _native
 
-__all__ = ["KINDS", "profiles_dir", "resolve", "load", "names", "declared", "facts", "parameter_overrides",
-           "current_overrides", "link_gbps", "above_link"]
+__all__ = [
+    "KINDS",
+    "profiles_dir",
+    "resolve",
+    "load",
+    "names",
+    "declared",
+    "facts",
+    "parameter_overrides",
+    "current_overrides",
+    "link_gbps",
+    "above_link",
+]
 
 KINDS = ("connectx", "offpath", "flowhost", "connectx-eswitch", "agilio")
 
 # The default is read-only: every change sets a new mapping (parameter_overrides), none edits one in place.
 _OVERRIDES: contextvars.ContextVar[Mapping[str, float]] = contextvars.ContextVar(
-    "nicbench_overrides", default=MappingProxyType({}))
+    "nicbench_overrides", default=MappingProxyType({})
+)
 
 
 def profiles_dir() -> Path:
@@ -65,8 +77,9 @@ def link_gbps(name_or_path: str | Path, overrides: dict[str, float] | None = Non
         return None
 
 
-def above_link(wire_gbps: float, name_or_path: str | Path, overrides: dict[str, float] | None = None, *,
-               slack: float = 1e-6) -> float | None:
+def above_link(
+    wire_gbps: float, name_or_path: str | Path, overrides: dict[str, float] | None = None, *, slack: float = 1e-6
+) -> float | None:
     """The device's line rate when `wire_gbps` exceeds it (the wire cannot carry more: a caller refuses
     such a rate rather than label a run with a rate it did not have), else None. `slack`, relative,
     lets rates written with rounding through: the model's own (connectx 1e-6, flowhost 1e-9), so

@@ -43,14 +43,15 @@ FLOW_ORDERS = ("round-robin", "random")
 
 def pvp_megaflows(flows: int, vxlan: bool = False) -> dict[str, Any]:
     """The seed's PVP megaflows: one exact megaflow per flow and direction, all offloaded."""
-    return {"masks": [
-        {"ingress": "uplink", "megaflows": flows, "offloaded": flows, "decap": vxlan, "encap": False},
-        {"ingress": "vf", "megaflows": flows, "offloaded": flows, "decap": False, "encap": vxlan},
-    ]}
+    return {
+        "masks": [
+            {"ingress": "uplink", "megaflows": flows, "offloaded": flows, "decap": vxlan, "encap": False},
+            {"ingress": "vf", "megaflows": flows, "offloaded": flows, "decap": False, "encap": vxlan},
+        ]
+    }
 
 
-def check_offered(nic: str, offered_gbps: float | None, option: str,
-                  overrides: dict[str, float] | None = None) -> None:
+def check_offered(nic: str, offered_gbps: float | None, option: str, overrides: dict[str, float] | None = None) -> None:
     """An offered load above the NIC's port is refused naming the option and the line rate (the model
     would name its own field, `offered_gbps`)."""
     if offered_gbps is None:
@@ -59,13 +60,25 @@ def check_offered(nic: str, offered_gbps: float | None, option: str,
 
     link = above_link(offered_gbps, nic, overrides, slack=0.0)  # the model's own test: offered <= link
     if link is not None:
-        raise NicbenchError(f"{option}: above the line rate of {nic} ({link:g} Gbps on the wire); "
-                            f"give at most {link:g} Gbps, or leave it out for the line rate")
+        raise NicbenchError(
+            f"{option}: above the line rate of {nic} ({link:g} Gbps on the wire); "
+            f"give at most {link:g} Gbps, or leave it out for the line rate"
+        )
 
 
-def request(nic: str, flows: int, frame_bytes: int = 64, *, vxlan: bool = False, offered_gbps: float | None = None,
-            datapath: str | None = None, flow_order: str | None = None, megaflows: dict[str, Any] | None = None,
-            overrides: dict[str, float] | None = None, context_overrides: bool = True) -> dict[str, Any]:
+def request(
+    nic: str,
+    flows: int,
+    frame_bytes: int = 64,
+    *,
+    vxlan: bool = False,
+    offered_gbps: float | None = None,
+    datapath: str | None = None,
+    flow_order: str | None = None,
+    megaflows: dict[str, Any] | None = None,
+    overrides: dict[str, float] | None = None,
+    context_overrides: bool = True,
+) -> dict[str, Any]:
     """The request JSON object (calibration overrides merged in unless `context_overrides` is False)."""
     if datapath is not None and datapath not in DATAPATHS:
         raise NicbenchError(f"pvp: unknown datapath {datapath!r} (allowed: {', '.join(DATAPATHS)})")
@@ -91,5 +104,3 @@ def predict(nic: str, flows: int, frame_bytes: int = 64, **kwargs: Any) -> dict[
 
     Bad input raises `NicbenchError` (a ValueError) with a one-line message."""
     return models.run("pvp", request(nic, flows, frame_bytes, **kwargs))
-
-

@@ -8,8 +8,15 @@ from nicbench import _native
 from nicbench.errors import NicbenchError
 from nicbench.inputs import naming_capture
 
-__all__ = ["check_rules", "classify_pcap", "convert_rules", "generate_rules", "MAX_GENERATED_RULES", "RULE_SET_KINDS",
-           "SYNTAXES"]
+__all__ = [
+    "check_rules",
+    "classify_pcap",
+    "convert_rules",
+    "generate_rules",
+    "MAX_GENERATED_RULES",
+    "RULE_SET_KINDS",
+    "SYNTAXES",
+]
 
 # The generated rule-set kinds, as the rules crate names them (`RuleSetKind::ALL`).
 RULE_SET_KINDS = tuple(_native.RULE_SET_KINDS)
@@ -35,8 +42,9 @@ def convert_rules(path: str, to: str, out: str, syntax: str | None = None, port:
     return _native.rules_convert(str(path), to, str(out), syntax, port, dev)
 
 
-def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, to: str = "testpmd",
-                   port: int = 0, dev: str = "eth0") -> int:
+def generate_rules(
+    kind: str, count: int, groups: int, out: str, seed: int = 1, to: str = "testpmd", port: int = 0, dev: str = "eth0"
+) -> int:
     """Write a seeded synthetic rule set (ClassBench-like or the PAM'21 layout); returns the rule count.
 
     `groups=0`: all `count` exact 5-tuple rules in the root table (group 0). `groups=T >= 1`: rules spread
@@ -46,16 +54,21 @@ def generate_rules(kind: str, count: int, groups: int, out: str, seed: int = 1, 
     At most MAX_GENERATED_RULES rules; `to="tc"` is refused (see the message): the generated rules
     steer to queues, an action tc flower has not."""
     if count > MAX_GENERATED_RULES:
-        raise NicbenchError(f"rules gen: {count:,} rules is more than the {MAX_GENERATED_RULES:,} a rule set may "
-                            f"hold (the rules are built in memory, ~{GENERATED_RULE_BYTES} B each, before writing)")
+        raise NicbenchError(
+            f"rules gen: {count:,} rules is more than the {MAX_GENERATED_RULES:,} a rule set may "
+            f"hold (the rules are built in memory, ~{GENERATED_RULE_BYTES} B each, before writing)"
+        )
     if to == "tc":
-        raise NicbenchError("rules gen --to tc: generated rules end in 'queue index N' (steering to a receive "
-                            "queue), which tc flower cannot express; generate testpmd rules (--to testpmd)")
+        raise NicbenchError(
+            "rules gen --to tc: generated rules end in 'queue index N' (steering to a receive "
+            "queue), which tc flower cannot express; generate testpmd rules (--to testpmd)"
+        )
     return _native.rules_generate(kind, count, groups, seed, str(out), to, port, dev)
 
 
-def classify_pcap(rules_path: str, pcap: str, syntax: str | None = None, progress=None, *,
-                  port_queues: int = 1) -> dict:
+def classify_pcap(
+    rules_path: str, pcap: str, syntax: str | None = None, progress=None, *, port_queues: int = 1
+) -> dict:
     """Classify every packet of `pcap` with the software classifier loaded with `rules_path`, on a port
     with `port_queues` rx queues.
 

@@ -17,12 +17,22 @@ def pcap_info(path: str, progress: Callable[[int], None] | None = None) -> dict:
         return json.loads(_native.pcap_info(str(path), progress))
 
 
-def rss_spread(path: str, queues: int, key: bytes, fields: str = "ip-ports", reta_size: int = 128,
-               inner: bool = False, progress: Callable[[int], None] | None = None) -> dict:
+def rss_spread(
+    path: str,
+    queues: int,
+    key: bytes,
+    fields: str = "ip-ports",
+    reta_size: int = 128,
+    inner: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
     """Per-queue packets and flows under Toeplitz RSS with a round-robin RETA."""
     with naming_capture(path):
-        return json.loads(_native.rss_spread(str(path), int(queues), bytes(key), fields == "ip-ports",
-                                             int(reta_size), bool(inner), progress))
+        return json.loads(
+            _native.rss_spread(
+                str(path), int(queues), bytes(key), fields == "ip-ports", int(reta_size), bool(inner), progress
+            )
+        )
 
 
 def read_packets(path: str, skip: int = 0, limit: int | None = None) -> list[tuple[int, bytes]]:

@@ -29,6 +29,7 @@ def line_rate_mpps(gbps: float, frame_bytes: float) -> float:
     `WIRE_OVERHEAD_BYTES` (preamble + SFD 8 B, inter-frame gap 12 B) of line time."""
     return gbps * 1e3 / ((frame_bytes + WIRE_OVERHEAD_BYTES) * 8)
 
+
 # Bounds a generated stream must respect (issue 17: beyond them runs wrote NaN durations, one packet,
 # or never ended). Pacing: a pcap timestamp is a whole nanosecond, so at most one frame starts per ns;
 # below one packet per second a trace of a few packets spans days.
@@ -39,8 +40,6 @@ IMIX_SIZES = (64, 594, 1518)
 
 # A frame-size spec: int (fixed), list (random pick), (lo, hi) tuple (uniform) or "imix".
 SizeSpec = int | list[int] | tuple[int, int] | str
-
-
 
 
 def parse_size_spec(text: str, what: str = "--size") -> SizeSpec:
@@ -62,15 +61,18 @@ def parse_size_spec(text: str, what: str = "--size") -> SizeSpec:
         ) from None
     for size in sizes:
         if not MIN_FRAME_BYTES <= size <= MAX_FRAME_BYTES:
-            raise NicbenchError(f"{what}: frame size {size} B is outside {MIN_FRAME_BYTES}-{MAX_FRAME_BYTES} B "
-                                "(sizes include the 4 B FCS)")
+            raise NicbenchError(
+                f"{what}: frame size {size} B is outside {MIN_FRAME_BYTES}-{MAX_FRAME_BYTES} B "
+                "(sizes include the 4 B FCS)"
+            )
     if "," in s:
         return sizes
     if "-" in s:
         lo, hi = sizes
         if lo > hi:
-            raise NicbenchError(f"{what}: range {text.strip()!r} goes from {lo} B down to {hi} B; write it "
-                                f"smallest first ({hi}-{lo})")
+            raise NicbenchError(
+                f"{what}: range {text.strip()!r} goes from {lo} B down to {hi} B; write it smallest first ({hi}-{lo})"
+            )
         return (lo, hi)
     return sizes[0]
 
@@ -129,21 +131,29 @@ class GenConfig:
             slowest, fastest = rates
             small, _ = self.frame_size_range()
             if fastest > MAX_RATE_PPS:
-                most = (f"{MAX_RATE_PPS / 1e6:,.0f} Mpps" if self.rate.unit == "pps" else
-                        f"{MAX_RATE_PPS * 8 * (small + WIRE_OVERHEAD_BYTES) / 1e9:,.0f} Gbps for {small} B frames")
-                raise NicbenchError(f"rate {_rate_text(self.rate)}: more than one frame per nanosecond (timestamps are "
-                                    f"whole nanoseconds); at most {most}")
+                most = (
+                    f"{MAX_RATE_PPS / 1e6:,.0f} Mpps"
+                    if self.rate.unit == "pps"
+                    else f"{MAX_RATE_PPS * 8 * (small + WIRE_OVERHEAD_BYTES) / 1e9:,.0f} Gbps for {small} B frames"
+                )
+                raise NicbenchError(
+                    f"rate {_rate_text(self.rate)}: more than one frame per nanosecond (timestamps are "
+                    f"whole nanoseconds); at most {most}"
+                )
             if slowest < MIN_RATE_PPS:
-                raise NicbenchError(f"rate {_rate_text(self.rate)}: less than one packet per second; "
-                                    f"at least {MIN_RATE_PPS:g} pps")
+                raise NicbenchError(
+                    f"rate {_rate_text(self.rate)}: less than one packet per second; at least {MIN_RATE_PPS:g} pps"
+                )
         duration_ns = self.duration_ns if duration_ns is None else duration_ns
         bound = self.packets
         if rates is not None and duration_ns is not None:
             by_time = math.ceil(rates[1] * duration_ns / 1e9)
             bound = by_time if bound is None else min(bound, by_time)
         if bound is not None and bound > max_packets:
-            raise NicbenchError(f"the stream would hold ~{bound:,.0f} packets: at most {max_packets:,} "
-                                "(give fewer packets, a shorter duration or a lower rate)")
+            raise NicbenchError(
+                f"the stream would hold ~{bound:,.0f} packets: at most {max_packets:,} "
+                "(give fewer packets, a shorter duration or a lower rate)"
+            )
 
     def expected_packets(self) -> int | None:
         """Packets the run will produce (for progress bars); None when unbounded."""
@@ -216,6 +226,10 @@ def measure_generation(config: GenConfig, path: str | None = None) -> dict:
         elapsed_s = time.perf_counter() - start
         packets, nbytes = summary["packets"], summary["bytes"]
     wire_bits = (nbytes + packets * (FCS_BYTES + WIRE_OVERHEAD_BYTES)) * 8
-    return {"packets": packets, "bytes": nbytes, "elapsed_s": elapsed_s,
-            "mpps": packets / elapsed_s / 1e6 if elapsed_s > 0 else float("nan"),
-            "wire_gbps": wire_bits / elapsed_s / 1e9 if elapsed_s > 0 else float("nan")}
+    return {
+        "packets": packets,
+        "bytes": nbytes,
+        "elapsed_s": elapsed_s,
+        "mpps": packets / elapsed_s / 1e6 if elapsed_s > 0 else float("nan"),
+        "wire_gbps": wire_bits / elapsed_s / 1e9 if elapsed_s > 0 else float("nan"),
+    }

@@ -52,13 +52,15 @@ def parse_rate(text: str, what: str | None = None) -> Rate:
     `8Mpps`, `500kpps`, `1.5e6pps`. Prefixes and units in any case (a rate has no milli: m is mega).
     `what` (the option) starts an error."""
     prefix = f"{what}: " if what else ""
-    m = re.fullmatch(_NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(),
-                     re.IGNORECASE)
+    m = re.fullmatch(
+        _NUMBER + r"\s*(?P<si>[kmgt]?)(?P<unit>bps|bit/s|bits/s|b/s|pps|p/s|)", text.strip(), re.IGNORECASE
+    )
     if not m or (not m["unit"] and not m["si"]):
         raise UnitError(f"{prefix}expected a rate such as 100Gbps, 10G or 8Mpps, found {text!r}")
     if "B" in m["unit"]:
-        raise UnitError(f"{prefix}a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), "
-                        f"found {text!r}")
+        raise UnitError(
+            f"{prefix}a capital B is bytes: give the rate in bits (such as 80Gbps) or packets (8Mpps), found {text!r}"
+        )
     value = float(m["num"]) * _SI[m["si"].upper() if m["si"] != "k" else "k"]
     if not (value > 0 and value < float("inf")):
         raise UnitError(f"{prefix}a rate must be a finite number > 0, found {text!r}")
@@ -90,8 +92,7 @@ def parse_duration_ns(text: str, what: str | None = None, *, allow_zero: bool = 
     return int(round(ns))
 
 
-_SIZE = {"B": 1, "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3,
-         "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_SIZE = {"B": 1, "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
 
 def parse_size_bytes(text: str | int) -> int:
@@ -114,8 +115,7 @@ def parse_size_bytes(text: str | int) -> int:
 _IEC = {"Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
 
 
-def parse_count(text: str | int, *, at_most: int | None = None, what: str | None = None,
-                at_least: int = 0) -> int:
+def parse_count(text: str | int, *, at_most: int | None = None, what: str | None = None, at_least: int = 0) -> int:
     """Parse `10000`, `10k`, `1M`, `2.5M` (SI: k = 1,000) or `16Ki`, `1Mi` (binary: Ki = 1,024); exact
     integers only.
 
@@ -130,8 +130,9 @@ def parse_count(text: str | int, *, at_most: int | None = None, what: str | None
     else:
         m = re.fullmatch(_NUMBER + r"\s*(?P<si>Ki|Mi|Gi|[kKMG]?)", text.strip())
         if not m:
-            raise UnitError(f"{prefix}expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), "
-                            f"found {text!r}")
+            raise UnitError(
+                f"{prefix}expected a count such as 10000, 10k (= 10,000) or 16Ki (= 16,384), found {text!r}"
+            )
         value = float(m["num"]) * (_IEC.get(m["si"]) or _SI[m["si"]])
     if not math.isfinite(value) or value != int(value) or value < 0:
         raise UnitError(f"{prefix}expected a non-negative whole count, found {text!r}")

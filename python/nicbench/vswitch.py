@@ -31,9 +31,23 @@ from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.inputs import read_input_text
 
-__all__ = ["pvp_through_datapath", "mask_load", "megaflows", "build_request", "request_json", "gc_paused",
-           "load_openflow", "default_ports", "DEFAULT_COSTS", "NICS", "TC_POLICIES",
-           "OFPP_LOCAL", "parse_port_spec", "tunnel_setup", "VXLAN_PORT_KEYS"]
+__all__ = [
+    "pvp_through_datapath",
+    "mask_load",
+    "megaflows",
+    "build_request",
+    "request_json",
+    "gc_paused",
+    "load_openflow",
+    "default_ports",
+    "DEFAULT_COSTS",
+    "NICS",
+    "TC_POLICIES",
+    "OFPP_LOCAL",
+    "parse_port_spec",
+    "tunnel_setup",
+    "VXLAN_PORT_KEYS",
+]
 
 NICS = ("agilio-cx-25g", "connectx5-25g")
 TC_POLICIES = ("none", "skip_sw", "skip_hw")
@@ -42,17 +56,25 @@ OFPP_LOCAL = 0xFFFE
 # Host costs. None of these is measured by nicbench yet: each is an order-of-magnitude
 # assumption, said so, to be replaced by a measurement (or a calibration) of the host at hand.
 DEFAULT_COSTS: dict[str, dict[str, Any]] = {
-    "sw_packet_ns": {"value": 1000.0, "unit": "ns",
-                     "provenance": "assumption, not measured: ~1 Mpps per core for the kernel datapath's per-packet "
-                                   "work (order of magnitude); override with a measurement"},
-    "upcall_us": {"value": 20.0, "unit": "us",
-                  "provenance": "assumption, not measured: a handler's classifier walk + flow install per upcall "
-                                "(order of magnitude); override with a measurement"},
-    "revalidate_flow_us": {"value": 2.0, "unit": "us",
-                           "provenance": "assumption, not measured: per flow per revalidator dump (order of "
-                                         "magnitude); override with a measurement"},
+    "sw_packet_ns": {
+        "value": 1000.0,
+        "unit": "ns",
+        "provenance": "assumption, not measured: ~1 Mpps per core for the kernel datapath's per-packet "
+        "work (order of magnitude); override with a measurement",
+    },
+    "upcall_us": {
+        "value": 20.0,
+        "unit": "us",
+        "provenance": "assumption, not measured: a handler's classifier walk + flow install per upcall "
+        "(order of magnitude); override with a measurement",
+    },
+    "revalidate_flow_us": {
+        "value": 2.0,
+        "unit": "us",
+        "provenance": "assumption, not measured: per flow per revalidator dump (order of "
+        "magnitude); override with a measurement",
+    },
 }
-
 
 
 def load_openflow(path: str | Path) -> list[dict[str, Any]]:
@@ -63,8 +85,9 @@ def load_openflow(path: str | Path) -> list[dict[str, Any]]:
     try:
         text = read_input_text(p, "rule file")
     except UnicodeDecodeError:
-        raise NicbenchError(f"{p}: not a text file (OpenFlow rules are text: ovs-ofctl add-flows or "
-                            "dump-flows lines, or a JSON list)") from None
+        raise NicbenchError(
+            f"{p}: not a text file (OpenFlow rules are text: ovs-ofctl add-flows or dump-flows lines, or a JSON list)"
+        ) from None
     except OSError as exc:
         raise NicbenchError(f"{p}: cannot read the OpenFlow rules: {exc.strerror or exc}") from None
     if not text.lstrip().startswith("["):
@@ -98,8 +121,11 @@ def _port_names(rules: Iterable[dict[str, Any]]) -> set[str]:
 
 def matched_in_ports(rules: Iterable[dict[str, Any]]) -> set[str]:
     """The port names the rules match on (`in_port=NAME`)."""
-    return {m["in_port"]["name"] for r in rules if isinstance((m := r.get("matches") or {}).get("in_port"), dict)
-            and isinstance(m["in_port"].get("name"), str)}
+    return {
+        m["in_port"]["name"]
+        for r in rules
+        if isinstance((m := r.get("matches") or {}).get("in_port"), dict) and isinstance(m["in_port"].get("name"), str)
+    }
 
 
 def default_ports(rules: list[dict[str, Any]], in_port: str, bridge: str = "br0") -> list[dict[str, Any]]:
@@ -128,8 +154,9 @@ def _mac(text: str, what: str) -> str:
     import re
 
     if not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", text):
-        raise NicbenchError(f"{what}: {text!r} is not a MAC address "
-                            "(six hex bytes with ':', such as aa:55:aa:55:00:01)")
+        raise NicbenchError(
+            f"{what}: {text!r} is not a MAC address (six hex bytes with ':', such as aa:55:aa:55:00:01)"
+        )
     return text.lower()
 
 
@@ -151,8 +178,9 @@ def parse_port_spec(text: str) -> dict[str, Any]:
         opts[k] = v
     missing = [k for k in ("remote_ip", "local_ip", "underlay") if k not in opts]
     if missing:
-        raise NicbenchError(f"{where}: {', '.join(missing)} missing "
-                            "(a vxlan port needs remote_ip, local_ip and underlay)")
+        raise NicbenchError(
+            f"{where}: {', '.join(missing)} missing (a vxlan port needs remote_ip, local_ip and underlay)"
+        )
     key_text = opts.get("key", "flow")
     key: int | None = None
     if key_text != "flow":
@@ -168,14 +196,21 @@ def parse_port_spec(text: str) -> dict[str, Any]:
         dst_port = -1
     if not 1 <= dst_port <= 65535:
         raise NicbenchError(f"{where}: dst_port {opts.get('dst_port')!r} is not a UDP port from 1 to 65535")
-    return {"name": name, "remote_ip": _ipv4(opts["remote_ip"], f"{where}: remote_ip"),
-            "local_ip": _ipv4(opts["local_ip"], f"{where}: local_ip"), "underlay": opts["underlay"], "key": key,
-            "dst_port": dst_port, "remote_mac": _mac(opts.get("remote_mac", _ZERO_MAC), f"{where}: remote_mac"),
-            "local_mac": _mac(opts.get("local_mac", _ZERO_MAC), f"{where}: local_mac")}
+    return {
+        "name": name,
+        "remote_ip": _ipv4(opts["remote_ip"], f"{where}: remote_ip"),
+        "local_ip": _ipv4(opts["local_ip"], f"{where}: local_ip"),
+        "underlay": opts["underlay"],
+        "key": key,
+        "dst_port": dst_port,
+        "remote_mac": _mac(opts.get("remote_mac", _ZERO_MAC), f"{where}: remote_mac"),
+        "local_mac": _mac(opts.get("local_mac", _ZERO_MAC), f"{where}: local_mac"),
+    }
 
 
-def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]],
-                 bridge: str = "br0") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def tunnel_setup(
+    specs: list[dict[str, Any]], rules: list[dict[str, Any]], bridge: str = "br0"
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The bridge's ports (as `default_ports` numbers them: the names the rules use and the VXLAN ports,
     in name order, OpenFlow and datapath 1, 2, ...; LOCAL datapath 100), each VXLAN port with its options
     and its UDP port as datapath number (as OVS's userspace datapath numbers tunnel ports), and the
@@ -184,8 +219,10 @@ def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]],
     for s in specs[1:]:
         for k in ("local_ip", "underlay", "local_mac"):
             if s[k] != first[k]:
-                raise NicbenchError(f"--port {s['name']}: {k} {s[k]!r} differs from {first['name']}'s {first[k]!r} "
-                                    "(one underlay bridge is modelled)")
+                raise NicbenchError(
+                    f"--port {s['name']}: {k} {s[k]!r} differs from {first['name']}'s {first[k]!r} "
+                    "(one underlay bridge is modelled)"
+                )
     names = sorted((_port_names(rules) | {s["name"] for s in specs}) - {bridge, first["underlay"]})
     by_spec = {s["name"]: s for s in specs}
     ports: list[dict[str, Any]] = [{"name": bridge, "ofport": OFPP_LOCAL, "dp_port": 100}]
@@ -200,8 +237,13 @@ def tunnel_setup(specs: list[dict[str, Any]], rules: list[dict[str, Any]],
         ports.append(port)
     used = {p["dp_port"] for p in ports}
     phy_dp = next(n for n in range(1, 1 << 16) if n not in used and n != 101)
-    underlay = {"port": first["underlay"], "dp_port": phy_dp, "bridge_dp_port": 101, "ip": first["local_ip"],
-                "mac": first["local_mac"]}
+    underlay = {
+        "port": first["underlay"],
+        "dp_port": phy_dp,
+        "bridge_dp_port": 101,
+        "ip": first["local_ip"],
+        "mac": first["local_mac"],
+    }
     return ports, underlay
 
 
@@ -219,11 +261,20 @@ def gc_paused():
             gc.enable()
 
 
-def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, ports: list[dict[str, Any]] | None = None,
-              underlay: dict[str, Any] | None = None, nic: str | None = None, tc_policy: str = "none",
-              hw_offload: bool | None = None,
-              lookup: dict[str, Any] | None = None, cache: dict[str, Any] | None = None,
-              costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def megaflows(
+    rules: list[dict[str, Any]],
+    pcap: str | Path,
+    *,
+    in_port: str,
+    ports: list[dict[str, Any]] | None = None,
+    underlay: dict[str, Any] | None = None,
+    nic: str | None = None,
+    tc_policy: str = "none",
+    hw_offload: bool | None = None,
+    lookup: dict[str, Any] | None = None,
+    cache: dict[str, Any] | None = None,
+    costs: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Runs the packets of PCAP (file order, all received on IN_PORT) through the rules; returns
     the result dict (megaflows with `text` in dpctl/dump-flows syntax, refusals, upcalls, host cost).
 
@@ -232,8 +283,19 @@ def megaflows(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str, po
     revalidator settings (`max_idle_ms`, `flow_limit`, ...). With VXLAN ports (`ports` entries with
     `tunnel` options) `underlay` is the bridge they send through (`tunnel_setup` builds both); packets
     arriving on the underlay's port are decapsulated when they are VXLAN to its IP."""
-    request = build_request(rules, pcap, in_port=in_port, ports=ports, underlay=underlay, nic=nic, tc_policy=tc_policy,
-                            hw_offload=hw_offload, lookup=lookup, cache=cache, costs=costs)
+    request = build_request(
+        rules,
+        pcap,
+        in_port=in_port,
+        ports=ports,
+        underlay=underlay,
+        nic=nic,
+        tc_policy=tc_policy,
+        hw_offload=hw_offload,
+        lookup=lookup,
+        cache=cache,
+        costs=costs,
+    )
     with gc_paused():
         return models.run_json("vswitch", request_json(request))
 
@@ -262,12 +324,20 @@ def _wide_ints_walk(value: Any) -> Any:
     return value
 
 
-def build_request(rules: list[dict[str, Any]], pcap: str | Path, *, in_port: str,
-                  ports: list[dict[str, Any]] | None = None, underlay: dict[str, Any] | None = None,
-                  nic: str | None = None, tc_policy: str = "none", hw_offload: bool | None = None,
-                  lookup: dict[str, Any] | None = None,
-                  cache: dict[str, Any] | None = None,
-                  costs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def build_request(
+    rules: list[dict[str, Any]],
+    pcap: str | Path,
+    *,
+    in_port: str,
+    ports: list[dict[str, Any]] | None = None,
+    underlay: dict[str, Any] | None = None,
+    nic: str | None = None,
+    tc_policy: str = "none",
+    hw_offload: bool | None = None,
+    lookup: dict[str, Any] | None = None,
+    cache: dict[str, Any] | None = None,
+    costs: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The request `megaflows` sends (the `vswitch.request` contract, serialized by `request_json`),
     with nicbench's defaults."""
     if nic is not None and nic not in NICS:
@@ -306,8 +376,10 @@ def mask_load(result: dict[str, Any], ingress: str) -> list[dict[str, Any]]:
         decap = any(k["field"] == "tun_id" for k in mf["flow"]["keys"])
         encap = any(t.startswith("tnl_push(") for t in texts)
         signature = tuple(sorted((k["field"], str(k["mask"])) for k in mf["flow"]["keys"]))
-        entry = masks.setdefault((signature, decap, encap), {"ingress": ingress, "megaflows": 0, "offloaded": 0,
-                                                             "decap": decap, "encap": encap})
+        entry = masks.setdefault(
+            (signature, decap, encap),
+            {"ingress": ingress, "megaflows": 0, "offloaded": 0, "decap": decap, "encap": encap},
+        )
         entry["megaflows"] += 1
         entry["offloaded"] += bool(mf["flow"]["placement"].get("offloaded"))
     return list(masks.values())
@@ -326,14 +398,22 @@ def _inner_frames(trace: str | Path, out: Path) -> None:
         for ts, frame in read_packets(str(trace)):
             parsed = parse_frame(frame)
             if "Vxlan" in (parsed.get("tunnel") or {}):
-                frame = frame[parsed["outer"]["payload_offset"] + 8:]
+                frame = frame[parsed["outer"]["payload_offset"] + 8 :]
             f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(frame), len(frame)) + frame)
 
 
-def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: str, uplink: str, vm_port: str,
-                         tc_policy: str = "none", offered_gbps: float | None = None,
-                         flow_order: str = "round-robin",
-                         tunnels: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def pvp_through_datapath(
+    rules: list[dict[str, Any]],
+    pcap: str | Path,
+    *,
+    nic: str,
+    uplink: str,
+    vm_port: str,
+    tc_policy: str = "none",
+    offered_gbps: float | None = None,
+    flow_order: str = "round-robin",
+    tunnels: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Red Hat PVP with the user's rules and packets: the trace arrives on `uplink`, and the VM (a
     forwarding loop that returns each packet unchanged, as testpmd in the seed's guest) sends it back
     in on `vm_port`. Both passes run through the virtual OVS datapath with the NIC's offload
@@ -355,8 +435,10 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
     if tunnels:
         ports, underlay = tunnel_setup(tunnels, rules)
         if underlay["port"] != uplink:
-            raise NicbenchError(f"--port {tunnels[0]['name']}: underlay={underlay['port']!r} must be the uplink "
-                                f"{uplink!r} (the VXLAN trace arrives on it)")
+            raise NicbenchError(
+                f"--port {tunnels[0]['name']}: underlay={underlay['port']!r} must be the uplink "
+                f"{uplink!r} (the VXLAN trace arrives on it)"
+            )
     with tempfile.TemporaryDirectory(prefix="nicbench-pvp-") as tmp, gc_paused():
         vm_pcap: str | Path = pcap
         if tunnels:
@@ -364,18 +446,23 @@ def pvp_through_datapath(rules: list[dict[str, Any]], pcap: str | Path, *, nic: 
             _inner_frames(pcap, vm_pcap)
         passes = {}
         for ingress, port, trace in (("uplink", uplink, pcap), ("vf", vm_port, vm_pcap)):
-            passes[ingress] = megaflows(rules, trace, in_port=port, ports=ports, underlay=underlay, nic=nic,
-                                        tc_policy=tc_policy)
+            passes[ingress] = megaflows(
+                rules, trace, in_port=port, ports=ports, underlay=underlay, nic=nic, tc_policy=tc_policy
+            )
         vm_info = pcap_info(str(vm_pcap))
     load = {"masks": [m for ingress, r in passes.items() for m in mask_load(r, ingress)]}
     for ingress, port in (("uplink", uplink), ("vf", vm_port)):
-        forwarding = any(a.get("action") == "output"
-                         for mf in passes[ingress]["megaflows"] for a in mf["flow"]["actions"])
+        forwarding = any(
+            a.get("action") == "output" for mf in passes[ingress]["megaflows"] for a in mf["flow"]["actions"]
+        )
         if not forwarding:
-            raise NicbenchError(f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
-                                "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)")
+            raise NicbenchError(
+                f"no packet arriving on {port!r} ({ingress}) is forwarded: the rules drop them "
+                "(a PVP loop needs rules for both directions: uplink -> VM and VM -> uplink)"
+            )
     frame_bytes = max(64, round(vm_info["bytes"] / vm_info["packets"]) + 4)  # captured frames lack the 4 B FCS
     flows = max(1, int(vm_info["flows"]))
-    prediction = pvp.predict(nic, flows, frame_bytes, vxlan=bool(tunnels), megaflows=load,
-                             offered_gbps=offered_gbps, flow_order=flow_order)
+    prediction = pvp.predict(
+        nic, flows, frame_bytes, vxlan=bool(tunnels), megaflows=load, offered_gbps=offered_gbps, flow_order=flow_order
+    )
     return {"datapath": passes, "load": load, "frame_bytes": frame_bytes, "flows": flows, "pvp": prediction}

@@ -94,17 +94,22 @@ def _child(args: list[str], out_path: str, err_path: str, cwd: str, env: dict[st
     os._exit(code)
 
 
-def run_forked(args: list[str], timeout_s: float, cwd: str | Path | None = None,
-               env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess | None:
+def run_forked(
+    args: list[str], timeout_s: float, cwd: str | Path | None = None, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess | None:
     """`nicbench ARGS` in a forked process (see the module doc), in `cwd` (default: this process's
     working folder) with this process's environment and `env` (None removes a variable); None when
     it is still running after `timeout_s` (it is then killed)."""
     return run_forked_many([args], timeout_s, cwd=cwd, env=env, at_once=1)[0]
 
 
-def run_forked_many(commands: list[list[str]], timeout_s: float, cwd: str | Path | None = None,
-                    env: dict[str, str | None] | None = None, at_once: int = 4
-                    ) -> list[subprocess.CompletedProcess | None]:
+def run_forked_many(
+    commands: list[list[str]],
+    timeout_s: float,
+    cwd: str | Path | None = None,
+    env: dict[str, str | None] | None = None,
+    at_once: int = 4,
+) -> list[subprocess.CompletedProcess | None]:
     """Each command of `commands` as `run_forked` runs it, `at_once` at a time; results in order.
     One thread starts and waits for them all (multiprocessing's bookkeeping of children is not
     thread-safe)."""
@@ -112,6 +117,7 @@ def run_forked_many(commands: list[list[str]], timeout_s: float, cwd: str | Path
     workdir = str(cwd) if cwd is not None else os.getcwd()
     environ = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     with tempfile.TemporaryDirectory(prefix="nicbench-cli-") as d:
+
         def start(i: int) -> tuple[int, multiprocessing.process.BaseProcess, float]:
             args = [str(a) for a in commands[i]]
             proc = _context().Process(target=_child, args=(args, f"{d}/{i}.out", f"{d}/{i}.err", workdir, environ))
@@ -132,8 +138,9 @@ def run_forked_many(commands: list[list[str]], timeout_s: float, cwd: str | Path
             for i, proc, deadline in running:
                 if proc.exitcode is not None:  # exitcode polls the child
                     proc.join()
-                    results[i] = subprocess.CompletedProcess(["nicbench", *commands[i]], proc.exitcode,
-                                                             read(f"{d}/{i}.out"), read(f"{d}/{i}.err"))
+                    results[i] = subprocess.CompletedProcess(
+                        ["nicbench", *commands[i]], proc.exitcode, read(f"{d}/{i}.out"), read(f"{d}/{i}.err")
+                    )
                 elif time.monotonic() >= deadline:
                     proc.kill()
                     proc.join()  # results[i] stays None: no answer in time

@@ -37,8 +37,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 FORKED_CLI_TIMEOUT_S = 300
 
 
-def forked_cli(*args: str, cwd=None, env: dict[str, str | None] | None = None,
-               timeout_s: float = FORKED_CLI_TIMEOUT_S) -> subprocess.CompletedProcess:
+def forked_cli(
+    *args: str, cwd=None, env: dict[str, str | None] | None = None, timeout_s: float = FORKED_CLI_TIMEOUT_S
+) -> subprocess.CompletedProcess:
     """`nicbench ARGS` in a process of its own (exit code, stdout, stderr; this process's folder and
     environment, or `cwd` and `env` on top of it, None removing a variable), forked from a server that
     imported the CLI once (`cli_process`): what `run_cli` checks, without an interpreter's start-up
@@ -90,8 +91,10 @@ def classbench_file(name: str) -> Path:
     """One ClassBench filter set (e.g. "acl1_1k"), or `missing()` saying where it was looked for."""
     path = classbench_dir() / name
     if not path.is_file():
-        missing(f"ClassBench data not found at {path} (put the project's shared/ folder beside the checkout, "
-                f"or set {CLASSBENCH_ENV})")
+        missing(
+            f"ClassBench data not found at {path} (put the project's shared/ folder beside the checkout, "
+            f"or set {CLASSBENCH_ENV})"
+        )
     return path
 
 

@@ -34,6 +34,7 @@ def bracket(profile: str = "argus-host") -> tuple[float, float]:
     refs = {r.id: r for r in study.references}
     problem = build_problem(study, [refs[NO_DROPS], refs[DROPS]], nic=profile)
     with Evaluator(problem, jobs=1) as ev:
+
         def drops(index: int, miss_ns: float) -> bool:
             point = problem.ref_point[index]
             return ev.run([point], {"llc_miss_ns": miss_ns})[point]["drops"] >= 0.5
@@ -54,8 +55,10 @@ def bracket(profile: str = "argus-host") -> tuple[float, float]:
 def main() -> None:
     low, high = bracket(*sys.argv[1:2])
     status = "" if low <= high else "  (empty: no value reproduces both flags)"
-    print(f"llc_miss_ns: drops at 262,144 flows from {low:.2f} ns, none at 131,072 flows up to {high:.2f} ns; "
-          f"middle {0.5 * (low + high):.1f} ns{status}")
+    print(
+        f"llc_miss_ns: drops at 262,144 flows from {low:.2f} ns, none at 131,072 flows up to {high:.2f} ns; "
+        f"middle {0.5 * (low + high):.1f} ns{status}"
+    )
 
 
 if __name__ == "__main__":

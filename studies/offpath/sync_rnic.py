@@ -28,13 +28,20 @@ PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 SOURCE, TARGET = PROFILES / "bluefield2.toml", PROFILES / "connectx6-rnic.toml"
 
 # The RNIC's own parameters: everything the off-path SmartNIC adds to a ConnectX-6 (Fig. 2a vs 2c).
-OWN = {"has_soc", "pcie_switch_one_way_ns", "pcie1_one_way_ns", "nic_core_endpoint_fraction",
-       "nic_stall_shared_fraction",
-       "loopback_ns"}
+OWN = {
+    "has_soc",
+    "pcie_switch_one_way_ns",
+    "pcie1_one_way_ns",
+    "nic_core_endpoint_fraction",
+    "nic_stall_shared_fraction",
+    "loopback_ns",
+}
 # What the BlueField-2's provenance says about the copy, and what the RNIC's says instead.
 SOURCE_NOTE = " (the RNIC shares it: studies/offpath/sync_rnic.py copies it to connectx6-rnic)"
-TARGET_NOTE = (" (on bluefield2's points; the RNIC has the same ConnectX-6 NIC cores, seed §3.1: copied by "
-               "studies/offpath/sync_rnic.py)")
+TARGET_NOTE = (
+    " (on bluefield2's points; the RNIC has the same ConnectX-6 NIC cores, seed §3.1: copied by "
+    "studies/offpath/sync_rnic.py)"
+)
 
 
 def shared_names(source: dict) -> list[str]:
@@ -43,8 +50,10 @@ def shared_names(source: dict) -> list[str]:
 
 
 def expected(source: dict) -> dict[str, tuple[float, str]]:
-    return {n: (float(source["param"][n]["value"]), source["param"][n]["provenance"].replace(SOURCE_NOTE, TARGET_NOTE))
-            for n in shared_names(source)}
+    return {
+        n: (float(source["param"][n]["value"]), source["param"][n]["provenance"].replace(SOURCE_NOTE, TARGET_NOTE))
+        for n in shared_names(source)
+    }
 
 
 def differences(source: dict, target: dict) -> list[str]:
@@ -74,9 +83,12 @@ def rewrite(text: str, values: dict[str, tuple[float, str]]) -> str:
         value, provenance = values[m.group(1)]
         # The lambdas run inside re.sub, in this iteration (B023 is about calls after the loop moved on).
         part = re.sub(r"(?m)^value = .*$", lambda _: f"value = {_literal(value)}", part, count=1)  # noqa: B023
-        part = re.sub(r"(?m)^provenance = .*$",
-                      lambda _: "provenance = " + json.dumps(provenance, ensure_ascii=False),  # noqa: B023
-                      part, count=1)
+        part = re.sub(
+            r"(?m)^provenance = .*$",
+            lambda _: "provenance = " + json.dumps(provenance, ensure_ascii=False),  # noqa: B023
+            part,
+            count=1,
+        )
         parts[i] = part
         done.add(m.group(1))
     missing = sorted(set(values) - done)

@@ -68,8 +68,13 @@ def _perftest() -> Backend:
     return PerftestBackend()
 
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"virtual": _Virtual, "software": _Software, "ovs": _ovs, "dpdk": _dpdk,
-                                              "perftest": _perftest}
+BACKENDS: dict[str, Callable[[], Backend]] = {
+    "virtual": _Virtual,
+    "software": _Software,
+    "ovs": _ovs,
+    "dpdk": _dpdk,
+    "perftest": _perftest,
+}
 
 
 def get_backend(name: str) -> Backend:

@@ -37,10 +37,13 @@ _FLOW_OK = re.compile(r"^Flow rule #(\d+) created", re.M)
 _FLOW_ERR = re.compile(r"port_flow_complain\(\): Caught PMD error type (\d+) \(([^)]*)\): (.*)$", re.M)
 _NIC_STATS = re.compile(
     r"NIC statistics for port (\d+)\s+#+\s*\n\s*RX-packets: (\d+)\s+RX-missed: (\d+)\s+RX-bytes:\s+(\d+)\s*\n"
-    r"\s*RX-errors: (\d+)\s*\n\s*RX-nombuf:\s+(\d+)\s*\n\s*TX-packets: (\d+)\s+TX-errors: (\d+)\s+TX-bytes:\s+(\d+)")
-_ACCUMULATED = re.compile(r"Accumulated forward statistics for all ports\+*\s*\n\s*RX-packets: (\d+)\s+"
-                          r"RX-dropped: (\d+)\s+RX-total: (\d+)\s*\n"
-                          r"\s*TX-packets: (\d+)\s+TX-dropped: (\d+)\s+TX-total: (\d+)")
+    r"\s*RX-errors: (\d+)\s*\n\s*RX-nombuf:\s+(\d+)\s*\n\s*TX-packets: (\d+)\s+TX-errors: (\d+)\s+TX-bytes:\s+(\d+)"
+)
+_ACCUMULATED = re.compile(
+    r"Accumulated forward statistics for all ports\+*\s*\n\s*RX-packets: (\d+)\s+"
+    r"RX-dropped: (\d+)\s+RX-total: (\d+)\s*\n"
+    r"\s*TX-packets: (\d+)\s+TX-dropped: (\d+)\s+TX-total: (\d+)"
+)
 
 
 def parse_flow_results(text: str) -> dict[str, Any]:
@@ -74,8 +77,14 @@ class DpdkBackend(Backend):
     params = (
         Param("dpdk_seconds", "float", 2.0, "how long testpmd forwards [s]", minimum=0.1, maximum=600.0),
         Param("dpdk_vdev", "choice", "net_null", "the ports' virtual device driver", choices=("net_null",)),
-        Param("dpdk_flow_cores", "int", 1, "cores inserting/deleting rules (dpdk-test-flow-perf --cores)",
-              minimum=1, maximum=64),
+        Param(
+            "dpdk_flow_cores",
+            "int",
+            1,
+            "cores inserting/deleting rules (dpdk-test-flow-perf --cores)",
+            minimum=1,
+            maximum=64,
+        ),
     )
 
     def why_not(self, target_name: str, params: dict[str, Any]) -> str | None:
@@ -123,14 +132,20 @@ class DpdkBackend(Backend):
             ctx.record(f"dpdk_port{port}_rx_missed", float(stats["rx_missed"]), "packets")
             ctx.record(f"dpdk_port{port}_rx_nombuf", float(stats["rx_nombuf"]), "packets")
         rx_mpps = fwd["rx_packets"] / elapsed / 1e6
-        return {"rx_mpps": rx_mpps, "dropped_packets": float(fwd["rx_dropped"] + fwd["tx_dropped"]),
-                "dropped_imissed": float(sum(s["rx_missed"] for s in ports.values())) if ports else math.nan}
+        return {
+            "rx_mpps": rx_mpps,
+            "dropped_packets": float(fwd["rx_dropped"] + fwd["tx_dropped"]),
+            "dropped_imissed": float(sum(s["rx_missed"] for s in ports.values())) if ports else math.nan,
+        }
 
     def environment(self) -> dict[str, str]:
-        return {"backend": self.name, "system": "dpdk-testpmd, io forwarding, ports: DPDK null PMD (net_null0/1); "
-                "rule insertion: dpdk-test-flow-perf on net_null0",
-                "dpdk_testpmd": shutil.which(TESTPMD) or "not found",
-                "dpdk_test_flow_perf": shutil.which(FLOW_PERF) or "not found"}
+        return {
+            "backend": self.name,
+            "system": "dpdk-testpmd, io forwarding, ports: DPDK null PMD (net_null0/1); "
+            "rule insertion: dpdk-test-flow-perf on net_null0",
+            "dpdk_testpmd": shutil.which(TESTPMD) or "not found",
+            "dpdk_test_flow_perf": shutil.which(FLOW_PERF) or "not found",
+        }
 
 
 def _run_testpmd(cmds: Path, seconds: float, workdir: Path) -> tuple[str, float]:
@@ -140,11 +155,28 @@ def _run_testpmd(cmds: Path, seconds: float, workdir: Path) -> tuple[str, float]
     # printed, to start the clock (stdbuf, coreutils).
     # EAL keeps a run's state under /var/run/dpdk/<file-prefix>: two runs at once (two workers of a
     # sweep, two sweeps) each need their own, and id() alone repeats across forked workers.
-    argv = ["stdbuf", "-oL", TESTPMD, "--no-huge", "-m", "1024", "--no-pci", "--vdev", "net_null0",
-            "--vdev", "net_null1", "--log-level=error", f"--file-prefix=nbdpdk{os.getpid()}-{id(cmds)}", "--", "-i",
-            "--total-num-mbufs=8192", f"--cmdline-file={cmds}"]
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=workdir)
+    argv = [
+        "stdbuf",
+        "-oL",
+        TESTPMD,
+        "--no-huge",
+        "-m",
+        "1024",
+        "--no-pci",
+        "--vdev",
+        "net_null0",
+        "--vdev",
+        "net_null1",
+        "--log-level=error",
+        f"--file-prefix=nbdpdk{os.getpid()}-{id(cmds)}",
+        "--",
+        "-i",
+        "--total-num-mbufs=8192",
+        f"--cmdline-file={cmds}",
+    ]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=workdir
+    )
     chunks: list[str] = []
     ready = threading.Event()
 

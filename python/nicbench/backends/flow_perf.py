@@ -29,8 +29,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FLOW_PERF", "flow_perf_args", "install_rate", "parse_flow_perf", "run_flow_perf", "why_not_flow_perf",
-           "ITEMS", "ACTIONS"]
+__all__ = [
+    "FLOW_PERF",
+    "flow_perf_args",
+    "install_rate",
+    "parse_flow_perf",
+    "run_flow_perf",
+    "why_not_flow_perf",
+    "ITEMS",
+    "ACTIONS",
+]
 
 FLOW_PERF = "dpdk-test-flow-perf"
 
@@ -50,14 +58,22 @@ TIMEOUT_S = 600.0
 _NOTED: set[str] = set()
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?|inf|nan|-nan)"
-_CORE_RATE = re.compile(r"^:: Port (\d+) :: Core (\d+) :: Rules (insertion|deletion) rate -> " + _NUM + r" K Rule/Sec",
-                        re.M)
-_CORE_TIME = re.compile(r"^:: Port (\d+) :: Core (\d+) :: The time for "
-                        r"(?:creating (\d+) in rules|deleting (\d+) rules is) " + _NUM + " seconds", re.M)
-_TOTAL_RATE = re.compile(r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "
-                         r"Total (?:flows insertion|deletion) rate -> " + _NUM + r" K Rules/Sec")
-_TOTAL_TIME = re.compile(r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "
-                         r"The (?:average )?time for (?:creating|deleting) (\d+) rules is " + _NUM + " seconds")
+_CORE_RATE = re.compile(
+    r"^:: Port (\d+) :: Core (\d+) :: Rules (insertion|deletion) rate -> " + _NUM + r" K Rule/Sec", re.M
+)
+_CORE_TIME = re.compile(
+    r"^:: Port (\d+) :: Core (\d+) :: The time for "
+    r"(?:creating (\d+) in rules|deleting (\d+) rules is) " + _NUM + " seconds",
+    re.M,
+)
+_TOTAL_RATE = re.compile(
+    r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "
+    r"Total (?:flows insertion|deletion) rate -> " + _NUM + r" K Rules/Sec"
+)
+_TOTAL_TIME = re.compile(
+    r":: \[(Latency|Throughput) \| (Insertion|Deletion)\] All Cores :: Port (\d+) :: "
+    r"The (?:average )?time for (?:creating|deleting) (\d+) rules is " + _NUM + " seconds"
+)
 _FIRST = re.compile(r":: First Flow Latency :: Port (\d+) :: First flow installed in " + _NUM + " milliseconds")
 _REFUSED = re.compile(r"^Flow can't be (created|deleted) (-?\d+) message: (.*)$", re.M)
 _OPS = {"insertion": "insert", "Insertion": "insert", "deletion": "delete", "Deletion": "delete"}
@@ -90,11 +106,17 @@ def parse_flow_perf(text: str) -> dict[str, Any]:
         entry[f"{m[1].lower()}_s"] = _float(m[5])
     first = {int(m[1]): _float(m[2]) for m in _FIRST.finditer(text)}
     refusal = _REFUSED.search(text)
-    refused = ({"op": "insert" if refusal[1] == "created" else "delete", "type": int(refusal[2]),
-                "reason": refusal[3].strip()} if refusal else None)
-    return {"cores": [{"port": p, "core": c, "op": op, **v} for (p, c, op), v in sorted(cores.items())],
-            "totals": [{"port": p, "op": op, **v} for (p, op), v in sorted(totals.items())],
-            "first_flow_ms": first, "refused": refused}
+    refused = (
+        {"op": "insert" if refusal[1] == "created" else "delete", "type": int(refusal[2]), "reason": refusal[3].strip()}
+        if refusal
+        else None
+    )
+    return {
+        "cores": [{"port": p, "core": c, "op": op, **v} for (p, c, op), v in sorted(cores.items())],
+        "totals": [{"port": p, "op": op, **v} for (p, op), v in sorted(totals.items())],
+        "first_flow_ms": first,
+        "refused": refused,
+    }
 
 
 def why_not_flow_perf(params: dict[str, Any]) -> str | None:
@@ -117,9 +139,15 @@ def why_not_flow_perf(params: dict[str, Any]) -> str | None:
 
 def flow_perf_args(*, rules: int, group: int, match: str, actions: int, op: str, cores: int) -> list[str]:
     """flow-perf's own arguments (after `--`) for one batch."""
-    args = ["--ingress", f"--group={group}", *(f"--{item}" for item in ITEMS[match]),
-            *(f"--{action}" for action in ACTIONS[:actions]), f"--rules-count={rules}", f"--rules-batch={rules}",
-            f"--cores={cores}"]
+    args = [
+        "--ingress",
+        f"--group={group}",
+        *(f"--{item}" for item in ITEMS[match]),
+        *(f"--{action}" for action in ACTIONS[:actions]),
+        f"--rules-count={rules}",
+        f"--rules-batch={rules}",
+        f"--cores={cores}",
+    ]
     if op == "delete":
         args.append("--deletion-rate")
     return args
@@ -131,10 +159,33 @@ def run_flow_perf(args: list[str], *, cores: int, vdev: str = "net_null0") -> tu
     # Line-buffered stdout and stderr (stdbuf): the refusal goes to stdout and the exit notice to
     # stderr; unbuffered, their order in the combined output would be the pipe buffers', not flow-perf's.
     with tempfile.TemporaryDirectory(prefix="nbflowperf-") as tmp:
-        argv = ["stdbuf", "-oL", "-eL", FLOW_PERF, "--no-huge", "-m", "512", "--no-pci", "--vdev", vdev,
-                "-l", f"0-{cores}", "--log-level=error", f"--file-prefix=nbfp{os.getpid()}", "--", *args]
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=Path(tmp),
-                              timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+        argv = [
+            "stdbuf",
+            "-oL",
+            "-eL",
+            FLOW_PERF,
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--vdev",
+            vdev,
+            "-l",
+            f"0-{cores}",
+            "--log-level=error",
+            f"--file-prefix=nbfp{os.getpid()}",
+            "--",
+            *args,
+        ]
+        proc = subprocess.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=Path(tmp),
+            timeout=TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     return proc.stdout, proc.returncode
 
 
@@ -142,16 +193,19 @@ def _measure(p: dict[str, Any], ctx: Any, *, op: str, match: str, tag: str) -> d
     """One flow-perf run of the point's batch; the batch's operation measured (`tag` prefixes the
     extra records of the comparison run)."""
     cores = int(p["dpdk_flow_cores"])
-    args = flow_perf_args(rules=int(p["rules"]), group=int(p["group"]), match=match, actions=int(p["actions"]),
-                          op=op, cores=cores)
+    args = flow_perf_args(
+        rules=int(p["rules"]), group=int(p["group"]), match=match, actions=int(p["actions"]), op=op, cores=cores
+    )
     text, code = run_flow_perf(args, cores=cores)
     report = parse_flow_perf(text)
     if report["refused"] is not None:
         refused = report["refused"]
         # The device's answer: recorded as refused, no rate (flow-perf stops at the first refused rule).
         ctx.record(f"dpdk_flow{tag}_rules_refused", 1.0, "rules")
-        note = (f"nicbench: note: {FLOW_PERF} on net_null0: the device refused flow "
-                f"{'creation' if refused['op'] == 'insert' else 'deletion'} ({refused['reason']}): no rate measured")
+        note = (
+            f"nicbench: note: {FLOW_PERF} on net_null0: the device refused flow "
+            f"{'creation' if refused['op'] == 'insert' else 'deletion'} ({refused['reason']}): no rate measured"
+        )
         if note not in _NOTED:  # once per process, not once per point
             _NOTED.add(note)
             print(note, file=sys.stderr)
@@ -169,9 +223,12 @@ def _measure(p: dict[str, Any], ctx: Any, *, op: str, match: str, tag: str) -> d
     if 0 in report["first_flow_ms"]:
         ctx.record(f"dpdk_flow{tag}_first_ms", report["first_flow_ms"][0], "ms")
     done = totals[op]
-    return {"install_rules": done["rules"], "install_s": done["latency_s"],
-            "install_rate_krules_s": done["latency_krules_s"],
-            "install_complete": 1.0 if done["rules"] >= int(p["rules"]) else 0.0}
+    return {
+        "install_rules": done["rules"],
+        "install_s": done["latency_s"],
+        "install_rate_krules_s": done["latency_krules_s"],
+        "install_complete": 1.0 if done["rules"] >= int(p["rules"]) else 0.0,
+    }
 
 
 def install_rate(p: dict[str, Any], ctx: Any) -> dict[str, float]:
@@ -181,8 +238,13 @@ def install_rate(p: dict[str, Any], ctx: Any) -> dict[str, float]:
     out["rate_ratio"] = math.nan
     out["sim_wall_s"] = math.nan  # nothing simulated
     if p["versus_match"] != "none" or p["versus_op"] != "none":
-        other = _measure(p, ctx, op=p["op"] if p["versus_op"] == "none" else p["versus_op"],
-                         match=p["match"] if p["versus_match"] == "none" else p["versus_match"], tag="_versus")
+        other = _measure(
+            p,
+            ctx,
+            op=p["op"] if p["versus_op"] == "none" else p["versus_op"],
+            match=p["match"] if p["versus_match"] == "none" else p["versus_match"],
+            tag="_versus",
+        )
         a, b = out["install_rate_krules_s"], other["install_rate_krules_s"]
         out["rate_ratio"] = a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
     return out

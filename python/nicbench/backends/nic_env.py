@@ -85,10 +85,12 @@ def nic_environment(iface: str, prefix: str = "nic") -> dict[str, str]:
         handle = f"pci/{bus}"
         dev = parse_devlink_info(_run(["devlink", "dev", "info", handle])).get(handle, {})
         versions = dev.get("versions", {})
-        for value, name in ((versions.get("fixed", {}).get("fw.psid"), "psid"),
-                            (versions.get("running", {}).get("fw.version"), "fw_running"),
-                            (versions.get("stored", {}).get("fw.version"), "fw_stored"),
-                            (dev.get("board.serial_number"), "board_serial")):
+        for value, name in (
+            (versions.get("fixed", {}).get("fw.psid"), "psid"),
+            (versions.get("running", {}).get("fw.version"), "fw_running"),
+            (versions.get("stored", {}).get("fw.version"), "fw_stored"),
+            (dev.get("board.serial_number"), "board_serial"),
+        ):
             if value:
                 env[f"{prefix}_{name}"] = value
     return env

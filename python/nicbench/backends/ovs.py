@@ -38,7 +38,7 @@ _SETTLE_S = 0.3
 
 _SRC_BASE = int(ipaddress.IPv4Address("10.0.0.0"))
 _DST_BASE = int(ipaddress.IPv4Address("20.0.0.0"))
-_MACS = bytes.fromhex("020000000002" "020000000001")
+_MACS = bytes.fromhex("020000000002020000000001")
 
 
 def _flow_ips(i: int) -> tuple[str, str]:
@@ -79,8 +79,14 @@ class OvsBackend(Backend):
     name = "ovs"
     doc = "a real Open vSwitch (userspace datapath, veth pairs in a private network namespace) on this machine"
     params = (
-        Param("ovs_packets", "count", 200_000, "frames replayed per run (cycling over the flows)", minimum=1,
-              maximum=100_000_000),
+        Param(
+            "ovs_packets",
+            "count",
+            200_000,
+            "frames replayed per run (cycling over the flows)",
+            minimum=1,
+            maximum=100_000_000,
+        ),
         Param("ovs_rate", "rate_pps", None, "sender pacing ('max': as fast as the sender goes)", none_word="max"),
     )
 
@@ -90,7 +96,7 @@ class OvsBackend(Backend):
         if params.get("vxlan"):
             return "the ovs backend does not set up VXLAN tunnel ports: run its points with vxlan = false"
         if params.get("gbps") is not None:
-            return "the ovs backend sends at its own rate (ovs_rate): run its points with gbps = \"line\""
+            return 'the ovs backend sends at its own rate (ovs_rate): run its points with gbps = "line"'
         missing = [t for t in TOOLS if shutil.which(t) is None]
         if missing:
             return f"{', '.join(missing)} not found (the ovs backend needs Open vSwitch: package openvswitch-switch)"
@@ -109,8 +115,18 @@ class OvsBackend(Backend):
             ovs.add_flows(rules)
             rx0 = ovs.rx_packets("g1")
             rate = p.get("ovs_rate")
-            sender = ovs.sh(sys.executable, "-m", "nicbench.backends.replay", str(frames_file), str(len(frames[0])),
-                            "g0", str(packets), str(float(rate) if rate else 0.0), ns=True, timeout=3600)
+            sender = ovs.sh(
+                sys.executable,
+                "-m",
+                "nicbench.backends.replay",
+                str(frames_file),
+                str(len(frames[0])),
+                "g0",
+                str(packets),
+                str(float(rate) if rate else 0.0),
+                ns=True,
+                timeout=3600,
+            )
             sent = json.loads(sender.strip().splitlines()[-1])
             time.sleep(_SETTLE_S)
             received = ovs.rx_packets("g1") - rx0
@@ -130,9 +146,14 @@ class OvsBackend(Backend):
         ctx.record("ovs_failed_upcalls", failed, "")
         ctx.record("ovs_datapath_packets", pmd.get("packets received", math.nan), "packets")
         ctx.record("ovs_megaflow_hits", pmd.get("megaflow hits", math.nan), "packets")
-        return {"mpps": mpps, "gbps": mpps * frame_wire_bits / 1e3, "offered_mpps": sent["sent"] / elapsed / 1e6,
-                "loss": 1.0 - received / sent["sent"] if sent["sent"] else math.nan,
-                "megaflows_software": float(len(megaflows)), "megaflows_offloaded": 0.0}
+        return {
+            "mpps": mpps,
+            "gbps": mpps * frame_wire_bits / 1e3,
+            "offered_mpps": sent["sent"] / elapsed / 1e6,
+            "loss": 1.0 - received / sent["sent"] if sent["sent"] else math.nan,
+            "megaflows_software": float(len(megaflows)),
+            "megaflows_offloaded": 0.0,
+        }
 
     def environment(self) -> dict[str, str]:
         def version(tool: str) -> str:
@@ -142,6 +163,10 @@ class OvsBackend(Backend):
                 return "not found"
             return (out.splitlines() or ["unknown"])[0]
 
-        return {"backend": self.name, "system": "Open vSwitch, userspace (netdev) datapath, hw-offload off",
-                "ovs_vswitchd": version("ovs-vswitchd"), "kernel": platform.release(),
-                "ports": "veth pairs in a private network namespace (driver veth)"}
+        return {
+            "backend": self.name,
+            "system": "Open vSwitch, userspace (netdev) datapath, hw-offload off",
+            "ovs_vswitchd": version("ovs-vswitchd"),
+            "kernel": platform.release(),
+            "ports": "veth pairs in a private network namespace (driver veth)",
+        }

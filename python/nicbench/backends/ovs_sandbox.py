@@ -115,18 +115,26 @@ class OvsSandbox:
     def _start(self) -> None:
         d = str(self.dir)
         self.sh("ip", "netns", "add", self.name)
-        self.sh("sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                ns=True)
+        self.sh(
+            "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1", ns=True
+        )
         for i in range(self.ports):
             self.sh("ip", "link", "add", f"g{i}", "type", "veth", "peer", "name", f"p{i}", ns=True)
             for dev in (f"g{i}", f"p{i}"):
                 self.sh("ip", "link", "set", dev, "up", ns=True)
         self.sh("ovsdb-tool", "create", f"{d}/conf.db")
-        self.sh("ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock", f"--pidfile={d}/ovsdb.pid",
-                "--detach", f"--log-file={d}/ovsdb.log")
+        self.sh(
+            "ovsdb-server",
+            f"{d}/conf.db",
+            f"--remote=punix:{d}/db.sock",
+            f"--pidfile={d}/ovsdb.pid",
+            "--detach",
+            f"--log-file={d}/ovsdb.log",
+        )
         self.sh("ovs-vsctl", f"--db={self.db}", "--no-wait", "init")
-        self.sh("ovs-vswitchd", self.db, f"--pidfile={d}/vswitchd.pid", "--detach", f"--log-file={d}/vswitchd.log",
-                ns=True)
+        self.sh(
+            "ovs-vswitchd", self.db, f"--pidfile={d}/vswitchd.pid", "--detach", f"--log-file={d}/vswitchd.log", ns=True
+        )
         add = ["ovs-vsctl", f"--db={self.db}", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev"]
         for i in range(self.ports):
             add += ["--", "add-port", "br0", f"p{i}", "--", "set", "interface", f"p{i}", f"ofport_request={i + 1}"]
@@ -164,8 +172,9 @@ class OvsSandbox:
         raise RuntimeError(f"no device {dev} in {self.name}")
 
     def megaflows(self) -> list[str]:
-        return [line for line in self.appctl("dpctl/dump-flows").splitlines()
-                if line and not line.startswith("flow-dump")]
+        return [
+            line for line in self.appctl("dpctl/dump-flows").splitlines() if line and not line.startswith("flow-dump")
+        ]
 
     def upcall_show(self) -> dict[str, float]:
         """`upcall/show`: flows now, their dynamic limit (revalidators lower it under load)."""

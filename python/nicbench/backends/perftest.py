@@ -104,13 +104,21 @@ class PerftestBackend(Backend):
     params = (
         Param("perftest_device", "str", "", "RDMA device (-d; empty: the first in /sys/class/infiniband)"),
         Param("perftest_server", "str", "", "the responder's address (empty: started on this machine)"),
-        Param("perftest_inline", "int", 0, "inline data size (-I) [bytes]; 0: perftest's default", minimum=0,
-              maximum=4096),
-        Param("perftest_seconds", "float", 5.0, "how long the bandwidth test runs (-D) [s]", minimum=1.0,
-              maximum=600.0),
+        Param(
+            "perftest_inline", "int", 0, "inline data size (-I) [bytes]; 0: perftest's default", minimum=0, maximum=4096
+        ),
+        Param(
+            "perftest_seconds", "float", 5.0, "how long the bandwidth test runs (-D) [s]", minimum=1.0, maximum=600.0
+        ),
         Param("perftest_iterations", "int", 10000, "latency test iterations (-n)", minimum=10, maximum=10_000_000),
-        Param("perftest_port", "int", 18515, "TCP port the two sides exchange their QP data on (-p)", minimum=1024,
-              maximum=65535),
+        Param(
+            "perftest_port",
+            "int",
+            18515,
+            "TCP port the two sides exchange their QP data on (-p)",
+            minimum=1024,
+            maximum=65535,
+        ),
     )
 
     def why_not(self, target_name: str, params: dict[str, Any]) -> str | None:
@@ -134,14 +142,20 @@ class PerftestBackend(Backend):
     def run(self, target: Any, p: dict[str, Any], ctx: Any) -> dict[str, float]:
         device = p["perftest_device"] or rdma_devices()[0]
         bw = parse_perftest(_run_pair(TOOLS[(p["verb"], "bw")], perftest_args(p, "bw", device), p["perftest_server"]))
-        lat = parse_perftest(_run_pair(TOOLS[(p["verb"], "lat")], perftest_args(p, "lat", device),
-                                       p["perftest_server"]))
+        lat = parse_perftest(
+            _run_pair(TOOLS[(p["verb"], "lat")], perftest_args(p, "lat", device), p["perftest_server"])
+        )
         if not bw or not lat:
             raise RuntimeError(f"perftest printed no result row ({'bandwidth' if not bw else 'latency'} test)")
         b, lt = bw[-1], lat[-1]
         ctx.record("perftest_bw_peak_gbps", bw_gbps(b, "BW peak"), "Gbps")
-        for name, prefix in (("min", "t_min"), ("max", "t_max"), ("typical", "t_typical"), ("p99", "99%"),
-                             ("p999", "99.9%")):
+        for name, prefix in (
+            ("min", "t_min"),
+            ("max", "t_max"),
+            ("typical", "t_typical"),
+            ("p99", "99%"),
+            ("p999", "99.9%"),
+        ):
             ctx.record(f"perftest_lat_{name}_us", _column(lt, prefix), "us")
         out = {"gbps": bw_gbps(b), "mpps": _column(b, "MsgRate"), "latency_us": _column(lt, "t_avg")}
         return {k: v for k, v in out.items() if k in target.metrics}
@@ -149,8 +163,11 @@ class PerftestBackend(Backend):
     def environment(self) -> dict[str, str]:
         """The RDMA devices, and for each its NIC's driver, model (PSID) and firmware from `ethtool -i`
         and `devlink dev info` on its network interface (entries `nic_<device>_*`)."""
-        env = {"backend": self.name, "system": "perftest on an RDMA device",
-               "rdma_devices": ", ".join(rdma_devices()) or "none"}
+        env = {
+            "backend": self.name,
+            "system": "perftest on an RDMA device",
+            "rdma_devices": ", ".join(rdma_devices()) or "none",
+        }
         for dev in rdma_devices():
             for iface in rdma_netdevs(dev)[:1]:
                 env.update(nic_environment(iface, prefix=f"nic_{dev}"))

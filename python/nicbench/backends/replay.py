@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     path, frame_bytes, dev, count, pps = argv[0], int(argv[1]), argv[2], int(argv[3]), float(argv[4])
     with open(path, "rb") as f:
         data = f.read()
-    frames = [data[i:i + frame_bytes] for i in range(0, len(data), frame_bytes)]
+    frames = [data[i : i + frame_bytes] for i in range(0, len(data), frame_bytes)]
     print(json.dumps(replay(frames, dev, count, pps)))
     return 0
 

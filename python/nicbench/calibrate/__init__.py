@@ -98,7 +98,7 @@ def load_config(path: Path) -> CalibrationConfig:
         cfg.bounds[name] = (float(b[0]), float(b[1]))
     ep = doc.get("experiment_params", {})
     if not isinstance(ep, dict) or not all(isinstance(v, dict) for v in ep.values()):
-        raise NicbenchError(f"{path}: experiment_params: expected tables [experiment_params.\"NAME\"]")
+        raise NicbenchError(f'{path}: experiment_params: expected tables [experiment_params."NAME"]')
     cfg.experiment_params = ep
     keep = doc.get("fewshot", {}).get("keep", [])
     if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
@@ -135,11 +135,20 @@ class CalibrationOutcome:
     certainty: dict[str, ParamCertainty] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"profile": str(self.profile), "study": self.study, "parameters": self.parameters,
-                "points": self.points, "free_parameters": len(self.parameters),
-                "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
-                "summary": self.summary, "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written,
-                "errors": self.errors, "references": self.rows}
+        return {
+            "profile": str(self.profile),
+            "study": self.study,
+            "parameters": self.parameters,
+            "points": self.points,
+            "free_parameters": len(self.parameters),
+            "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
+            "summary": self.summary,
+            "runs": self.runs,
+            "elapsed_s": self.elapsed_s,
+            "written": self.written,
+            "errors": self.errors,
+            "references": self.rows,
+        }
 
 
 def _study_parameters(study: str) -> set[str]:
@@ -157,8 +166,9 @@ def _study_parameters(study: str) -> set[str]:
     return out
 
 
-def _fit_params(params: dict[str, ProfileParam], cfg: CalibrationConfig, only: list[str] | None,
-                study: str | None = None) -> list[FitParam]:
+def _fit_params(
+    params: dict[str, ProfileParam], cfg: CalibrationConfig, only: list[str] | None, study: str | None = None
+) -> list[FitParam]:
     chosen = [p for p in params.values() if p.fitted]
     names = only or cfg.parameters
     if names:
@@ -168,15 +178,16 @@ def _fit_params(params: dict[str, ProfileParam], cfg: CalibrationConfig, only: l
             # this profile fits its own; a name no profile of the study declares is still an error.
             stray = sorted(set(unknown) - _study_parameters(study))
             if stray:
-                raise NicbenchError(f"calibration.toml names parameter(s) no profile of {study} declares: "
-                                    f"{', '.join(stray)}")
+                raise NicbenchError(
+                    f"calibration.toml names parameter(s) no profile of {study} declares: {', '.join(stray)}"
+                )
             names = [n for n in names if n in params]
             unknown = [] if names else unknown
         if unknown:
             raise NicbenchError(f"no such profile parameter(s): {', '.join(unknown)}")
         chosen = [params[n] for n in names]
     if not chosen:
-        raise NicbenchError("the profile marks no parameter as fitted (fitted = true or provenance \"fitted: ...\")")
+        raise NicbenchError('the profile marks no parameter as fitted (fitted = true or provenance "fitted: ...")')
     out = []
     for p in chosen:
         low, high, log = default_bounds(p)
@@ -192,9 +203,20 @@ def _rows(refs: list[Reference], models: list[float]) -> list[dict[str, Any]]:
     rows = []
     for r, m in zip(refs, models):
         rel = (m - r.value) / abs(r.value) if math.isfinite(m) and r.value != 0 else math.nan
-        rows.append({"id": r.id, "set": r.set, "experiment": r.experiment, "metric": r.metric, "unit": r.unit,
-                     "where": dict(r.where), "value": r.value, "model": m, "rel_error": rel,
-                     "status": "pass" if r.passes(m) else ("no result" if not math.isfinite(m) else "fail")})
+        rows.append(
+            {
+                "id": r.id,
+                "set": r.set,
+                "experiment": r.experiment,
+                "metric": r.metric,
+                "unit": r.unit,
+                "where": dict(r.where),
+                "value": r.value,
+                "model": m,
+                "rel_error": rel,
+                "status": "pass" if r.passes(m) else ("no result" if not math.isfinite(m) else "fail"),
+            }
+        )
     return rows
 
 
@@ -208,10 +230,21 @@ def profile_study(profile_path: Path) -> str:
     return load(profile_path).get("calibration_study") or DEFAULT_STUDY
 
 
-def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathLike | None = None, write: bool = True,
-              validate: bool = True, jobs: int | None = None, parameters: list[str] | None = None,
-              sweeps: int | None = None, line_evals: int | None = None, allow_saturated: bool = False,
-              log: Callable[[str], None] = lambda s: None, scheduler: Any = None) -> CalibrationOutcome:
+def calibrate(
+    nic: str,
+    *,
+    study: str | None = None,
+    studies_dir: str | os.PathLike | None = None,
+    write: bool = True,
+    validate: bool = True,
+    jobs: int | None = None,
+    parameters: list[str] | None = None,
+    sweeps: int | None = None,
+    line_evals: int | None = None,
+    allow_saturated: bool = False,
+    log: Callable[[str], None] = lambda s: None,
+    scheduler: Any = None,
+) -> CalibrationOutcome:
     """Fit `nic`'s fitted parameters to `study`'s calibration set; write them back unless `write=False`.
 
     Refuses (NicbenchError) a fit with no more independent calibration points than free parameters
@@ -222,8 +255,10 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     from nicbench.profiles import load
 
     if load(profile_path).get("fitted_on"):
-        raise NicbenchError(f"{profile_path} is a few-shot fit ([fitted_on]): repeat it with "
-                            "nicbench.calibrate.fewshot.refit (the CLI does)")
+        raise NicbenchError(
+            f"{profile_path} is a few-shot fit ([fitted_on]): repeat it with "
+            "nicbench.calibrate.fewshot.refit (the CLI does)"
+        )
     if study is None:
         study = profile_study(profile_path)
     folder = Path(study) if Path(study, "study.toml").is_file() else Path(studies_dir or default_studies_dir()) / study
@@ -240,14 +275,18 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     fit_params = _fit_params(params, cfg, parameters, st.name)
     points = independent_points(cal_refs)
     if points <= len(fit_params) and not allow_saturated:
-        raise NicbenchError(f"{len(fit_params)} free parameters on {points} independent calibration points of "
-                            f"{st.name}: a saturated fit shows nothing (fit fewer parameters, add calibration points, "
-                            "or pass --allow-saturated)")
+        raise NicbenchError(
+            f"{len(fit_params)} free parameters on {points} independent calibration points of "
+            f"{st.name}: a saturated fit shows nothing (fit fewer parameters, add calibration points, "
+            "or pass --allow-saturated)"
+        )
     problem = build_problem(st, cal_refs, nic=str(profile_path), experiment_params=cfg.experiment_params)
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    log(f"calibrating {len(fit_params)} parameters of {profile_path} on {len(cal_refs)} references "
+    log(
+        f"calibrating {len(fit_params)} parameters of {profile_path} on {len(cal_refs)} references "
         f"({len(problem.points)} runs per full evaluation, "
-        + (f"Dask {scheduler.address})" if scheduler is not None else f"{jobs} jobs)"))
+        + (f"Dask {scheduler.address})" if scheduler is not None else f"{jobs} jobs)")
+    )
     with Evaluator(problem, jobs, scheduler) as ev:
         result = fit(problem, fit_params, ev, sweeps=cfg.sweeps, line_evals=cfg.line_evals, log=log)
         log("standard errors at the fitted values (Jacobian by central differences)")
@@ -278,8 +317,20 @@ def calibrate(nic: str, *, study: str | None = None, studies_dir: str | os.PathL
     else:
         rows = _rows(cal_refs, result.models)
         summary["calibration"] = error_summary(cal_refs, result.models)
-    parameters = {p.name: {"start": p.start, "fitted": result.values[p.name], "low": p.low, "high": p.high}
-                  for p in fit_params}
-    return CalibrationOutcome(profile=profile_path, study=st.name, parameters=parameters, rows=rows, summary=summary,
-                              runs=runs, elapsed_s=time.monotonic() - started, written=written, errors=errors,
-                              fit=result, points=points, certainty=certainty)
+    parameters = {
+        p.name: {"start": p.start, "fitted": result.values[p.name], "low": p.low, "high": p.high} for p in fit_params
+    }
+    return CalibrationOutcome(
+        profile=profile_path,
+        study=st.name,
+        parameters=parameters,
+        rows=rows,
+        summary=summary,
+        runs=runs,
+        elapsed_s=time.monotonic() - started,
+        written=written,
+        errors=errors,
+        fit=result,
+        points=points,
+        certainty=certainty,
+    )

@@ -71,8 +71,13 @@ class Selection:
     points_moved: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "free": self.free, "reason": self.reason, "effect": self.effect,
-                "points_moved": self.points_moved}
+        return {
+            "name": self.name,
+            "free": self.free,
+            "reason": self.reason,
+            "effect": self.effect,
+            "points_moved": self.points_moved,
+        }
 
 
 @dataclass
@@ -95,13 +100,24 @@ class FewshotOutcome:
     never_freed: list[str] = field(default_factory=list)  # the testbed's and the device's own values
 
     def as_dict(self) -> dict[str, Any]:
-        return {"profile": str(self.profile), "base": self.base, "study": self.study,
-                "measurements": self.measurements, "points": self.points, "free_parameters": len(self.parameters),
-                "selection": [s.as_dict() for s in self.selection], "parameters": self.parameters,
-                "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
-                "summary": {"zero-shot": self.zero_shot, "fitted": self.fitted}, "references": self.rows,
-                "runs": self.runs, "elapsed_s": self.elapsed_s, "written": self.written, "errors": self.errors,
-                "never_freed": self.never_freed}
+        return {
+            "profile": str(self.profile),
+            "base": self.base,
+            "study": self.study,
+            "measurements": self.measurements,
+            "points": self.points,
+            "free_parameters": len(self.parameters),
+            "selection": [s.as_dict() for s in self.selection],
+            "parameters": self.parameters,
+            "certainty": {k: v.as_dict() for k, v in self.certainty.items()},
+            "summary": {"zero-shot": self.zero_shot, "fitted": self.fitted},
+            "references": self.rows,
+            "runs": self.runs,
+            "elapsed_s": self.elapsed_s,
+            "written": self.written,
+            "errors": self.errors,
+            "never_freed": self.never_freed,
+        }
 
 
 def _device_facts(output: Path, base_params: dict[str, ProfileParam]) -> tuple[dict[str, ProfileParam], dict]:
@@ -127,12 +143,20 @@ def _parse_sets(sets: dict[str, float], base_params: dict[str, ProfileParam]) ->
     out = {}
     for name, value in sets.items():
         if name not in base_params:
-            raise NicbenchError(f"--set {name}: not a parameter of the base profile "
-                                f"(known: {', '.join(sorted(base_params))})")
+            raise NicbenchError(
+                f"--set {name}: not a parameter of the base profile (known: {', '.join(sorted(base_params))})"
+            )
         b = base_params[name]
-        out[name] = ProfileParam(name=name, value=float(value), unit=b.unit, fitted=False, integer=b.integer,
-                                 provenance=f"set by the user at calibration (--set {name}={value:g})",
-                                 minimum=b.minimum, maximum=b.maximum)
+        out[name] = ProfileParam(
+            name=name,
+            value=float(value),
+            unit=b.unit,
+            fitted=False,
+            integer=b.integer,
+            provenance=f"set by the user at calibration (--set {name}={value:g})",
+            minimum=b.minimum,
+            maximum=b.maximum,
+        )
     return out
 
 
@@ -144,8 +168,9 @@ def _fit_param(p: ProfileParam, bounds: dict[str, tuple[float, float]]) -> FitPa
     return FitParam(p.name, min(max(p.value, low), high), low, high, log=log, integer=p.integer)
 
 
-def select_free(params: list[FitParam], jac: np.ndarray, influences: dict[str, list[int]], points: int
-                ) -> list[Selection]:
+def select_free(
+    params: list[FitParam], jac: np.ndarray, influences: dict[str, list[int]], points: int
+) -> list[Selection]:
     """Which candidates the measurements identify (see the module doc, step 3); in candidate order."""
     span = np.array([p.u_high - p.u_low for p in params])
     cols = jac * span  # residual change over each parameter's whole range, linearized
@@ -159,18 +184,22 @@ def select_free(params: list[FitParam], jac: np.ndarray, influences: dict[str, l
         if j not in remaining:
             reasons[j] = "moves no measured point"
     while remaining:
+
         def own(j: int) -> np.ndarray:
             v = cols[:, j].copy()
             for q in basis:
                 v -= (q @ v) * q
             return v
+
         best = max(remaining, key=lambda j: float(np.linalg.norm(own(j))))
         v = own(best)
         new = float(np.linalg.norm(v))
         if len(chosen) >= budget:
             for j in remaining:
-                reasons[j] = f"over the budget of {budget} free parameters ({points} independent points, " \
-                             f"{POINTS_PER_PARAM} per parameter)"
+                reasons[j] = (
+                    f"over the budget of {budget} free parameters ({points} independent points, "
+                    f"{POINTS_PER_PARAM} per parameter)"
+                )
             break
         if new < MIN_EFFECT:
             for j in remaining:
@@ -183,23 +212,30 @@ def select_free(params: list[FitParam], jac: np.ndarray, influences: dict[str, l
             break
         remaining.remove(best)
         if new < MIN_NEW_SHARE * effect[best]:
-            reasons[best] = f"degenerate with {_closest(cols, best, chosen, params)}: only " \
-                            f"{new / effect[best]:.0%} of its effect is its own"
+            reasons[best] = (
+                f"degenerate with {_closest(cols, best, chosen, params)}: only "
+                f"{new / effect[best]:.0%} of its effect is its own"
+            )
             continue
         chosen.append(best)
         basis.append(v / new)
-        reasons[best] = (f"moves {len(influences[params[best].name])} runs by {effect[best]:.3g} tolerances "
-                         f"over its range, {new / effect[best]:.0%} of it its own")
-    return [Selection(p.name, j in chosen, reasons.get(j, ""), float(effect[j]), len(influences.get(p.name, [])))
-            for j, p in enumerate(params)]
+        reasons[best] = (
+            f"moves {len(influences[params[best].name])} runs by {effect[best]:.3g} tolerances "
+            f"over its range, {new / effect[best]:.0%} of it its own"
+        )
+    return [
+        Selection(p.name, j in chosen, reasons.get(j, ""), float(effect[j]), len(influences.get(p.name, [])))
+        for j, p in enumerate(params)
+    ]
 
 
 def _closest(cols: np.ndarray, j: int, chosen: list[int], params: list[FitParam]) -> str:
     if not chosen:
         return "the freed parameters"
     a = cols[:, j]
-    cos = [abs(float(a @ cols[:, k])) / max(1e-300, float(np.linalg.norm(a) * np.linalg.norm(cols[:, k])))
-           for k in chosen]
+    cos = [
+        abs(float(a @ cols[:, k])) / max(1e-300, float(np.linalg.norm(a) * np.linalg.norm(cols[:, k]))) for k in chosen
+    ]
     return params[chosen[int(np.argmax(cos))]].name
 
 
@@ -207,9 +243,20 @@ def _rows(refs: list[Reference], start: list[float], fitted: list[float]) -> lis
     out = []
     for r, m0, m1 in zip(refs, start, fitted):
         rel = lambda m: (m - r.value) / abs(r.value) if math.isfinite(m) and r.value else math.nan  # noqa: E731, B023
-        out.append({"id": r.id, "experiment": r.experiment, "where": dict(r.where), "metric": r.metric,
-                    "value": r.value, "zero_shot": m0, "model": m1, "zero_shot_rel_error": rel(m0),
-                    "rel_error": rel(m1), "status": "pass" if r.passes(m1) else "fail"})
+        out.append(
+            {
+                "id": r.id,
+                "experiment": r.experiment,
+                "where": dict(r.where),
+                "metric": r.metric,
+                "value": r.value,
+                "zero_shot": m0,
+                "model": m1,
+                "zero_shot_rel_error": rel(m0),
+                "rel_error": rel(m1),
+                "status": "pass" if r.passes(m1) else "fail",
+            }
+        )
     return out
 
 
@@ -227,10 +274,20 @@ def _check_start_profile(start_file: Path, sets: dict[str, float], output: Path)
         raise NicbenchError(f"{where}: {message}") from None
 
 
-def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, sets: dict[str, float] | None = None,
-            study: str | None = None, studies_dir: str | os.PathLike | None = None, jobs: int | None = None,
-            write: bool = True, name: str | None = None, log: Callable[[str], None] = lambda s: None,
-            scheduler: Any = None) -> FewshotOutcome:
+def fewshot(
+    base: str,
+    measurements: list[str | Path],
+    output: str | Path,
+    *,
+    sets: dict[str, float] | None = None,
+    study: str | None = None,
+    studies_dir: str | os.PathLike | None = None,
+    jobs: int | None = None,
+    write: bool = True,
+    name: str | None = None,
+    log: Callable[[str], None] = lambda s: None,
+    scheduler: Any = None,
+) -> FewshotOutcome:
     """Fit a profile for another device from `base` and `measurements`; write it to `output`."""
     from nicbench.calibrate import load_config, profile_study, resolve_profile
     from nicbench.profiles import load
@@ -255,24 +312,32 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
     own, keep_top = _device_facts(output, base_params)
     own.update(_parse_sets(sets or {}, base_params))
     start_params = {n: own.get(n, p) for n, p in base_params.items()}
-    candidates = [n for n in (cfg.parameters or [p.name for p in base_params.values() if p.fitted])
-                  if n in base_params and n not in cfg.fewshot_keep and n not in own]
+    candidates = [
+        n
+        for n in (cfg.parameters or [p.name for p in base_params.values() if p.fitted])
+        if n in base_params and n not in cfg.fewshot_keep and n not in own
+    ]
     fit_params = [_fit_param(start_params[n], cfg.bounds) for n in candidates]
     start_values = {p.name: p.start for p in fit_params}
 
     with tempfile.TemporaryDirectory(prefix="nicbench-fewshot-") as tmp:
         # The start profile as a file: the runs read it, the fit overrides its free parameters.
         start_file = Path(tmp) / f"{output.stem}.toml"
-        header = {"name": keep_top.get("name") or name or output.stem, "kind": base_doc["kind"],
-                  "description": keep_top.get("description") or f"{base_doc.get('description', '')} "
-                                 f"(few-shot fit of {output.stem} from {base_doc['name']})".strip()}
+        header = {
+            "name": keep_top.get("name") or name or output.stem,
+            "kind": base_doc["kind"],
+            "description": keep_top.get("description")
+            or f"{base_doc.get('description', '')} (few-shot fit of {output.stem} from {base_doc['name']})".strip(),
+        }
         start_file.write_text(render_profile(header, None, _param_rows(start_params, base_doc["name"], own, {}, "")))
         _check_start_profile(start_file, sets or {}, output)
         problem = build_problem(st, refs, nic=str(start_file), experiment_params=cfg.experiment_params)
         every = list(range(len(problem.points)))
         jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-        log(f"{len(refs)} measurements ({points} independent points, {len(problem.points)} runs) on study "
-            f"{st.name}; {len(candidates)} candidate parameters")
+        log(
+            f"{len(refs)} measurements ({points} independent points, {len(problem.points)} runs) on study "
+            f"{st.name}; {len(candidates)} candidate parameters"
+        )
         with Evaluator(problem, jobs, scheduler) as ev:
             metrics0 = ev.run(every, start_values)
             zero = model_values(problem, metrics0)
@@ -280,15 +345,23 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
             probes: dict[str, tuple[float, dict]] = {}
             influences = probe_influences(problem, fit_params, ev, start_values, metrics0, record=probes)
             log(f"probe: {ev.runs} runs so far")
-            selection = select_free(fit_params, _forward_jacobian(problem, fit_params, start_values, metrics0, probes),
-                                    influences, points)
+            selection = select_free(
+                fit_params, _forward_jacobian(problem, fit_params, start_values, metrics0, probes), influences, points
+            )
             free = [p for p, s in zip(fit_params, selection) if s.free]
             for s in selection:
                 log(f"{'free' if s.free else 'kept'} {s.name}: {s.reason}")
             if free:
                 moved = {p.name: influences[p.name] for p in free}
-                coarse = fit(problem, free, ev, sweeps=cfg.fewshot_sweeps, line_evals=cfg.fewshot_line_evals,
-                             influences=moved, log=log)
+                coarse = fit(
+                    problem,
+                    free,
+                    ev,
+                    sweeps=cfg.fewshot_sweeps,
+                    line_evals=cfg.fewshot_line_evals,
+                    influences=moved,
+                    log=log,
+                )
                 log(f"coordinate descent: {ev.runs} runs so far")
                 result, jac = polish(problem, free, ev, coarse.values, moved, iterations=cfg.fewshot_polish, log=log)
                 values = result.values
@@ -307,8 +380,11 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
     known = (Path(studies_dir or default_studies_dir()) / st.name).resolve() == st.dir.resolve()
     study_ref = st.name if known else os.path.relpath(st.dir.resolve(), output.resolve().parent)
     record = {"base": base_doc["name"], "study": study_ref, "measurements": rel_files, "parameters": sorted(values)}
-    text = render_profile(header, record, _param_rows(start_params, base_doc["name"], own, values, fitted_prov,
-                                                      {p.name: (p.low, p.high) for p in free}))
+    text = render_profile(
+        header,
+        record,
+        _param_rows(start_params, base_doc["name"], own, values, fitted_prov, {p.name: (p.low, p.high) for p in free}),
+    )
     if write:
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = output.resolve().with_name(f".{output.stem}.tmp.toml")
@@ -321,16 +397,29 @@ def fewshot(base: str, measurements: list[str | Path], output: str | Path, *, se
         tmp_out.replace(output)
         log(f"wrote {output}")
     parameters = {p.name: {"start": p.start, "fitted": values[p.name], "low": p.low, "high": p.high} for p in free}
-    return FewshotOutcome(profile=output, base=base_doc["name"], study=st.name, measurements=[str(f) for f in files],
-                          points=points, selection=selection, parameters=parameters, certainty=certainty,
-                          zero_shot=error_summary(refs, zero), fitted=error_summary(refs, fitted_models),
-                          rows=_rows(refs, zero, fitted_models), runs=runs, elapsed_s=time.monotonic() - started,
-                          written=write, errors=errors,
-                          never_freed=[n for n in (cfg.parameters or []) if n in cfg.fewshot_keep or n in own])
+    return FewshotOutcome(
+        profile=output,
+        base=base_doc["name"],
+        study=st.name,
+        measurements=[str(f) for f in files],
+        points=points,
+        selection=selection,
+        parameters=parameters,
+        certainty=certainty,
+        zero_shot=error_summary(refs, zero),
+        fitted=error_summary(refs, fitted_models),
+        rows=_rows(refs, zero, fitted_models),
+        runs=runs,
+        elapsed_s=time.monotonic() - started,
+        written=write,
+        errors=errors,
+        never_freed=[n for n in (cfg.parameters or []) if n in cfg.fewshot_keep or n in own],
+    )
 
 
-def _forward_jacobian(problem, params: list[FitParam], values: dict[str, float], metrics0: dict,
-                      probes: dict[str, tuple[float, dict]]) -> np.ndarray:
+def _forward_jacobian(
+    problem, params: list[FitParam], values: dict[str, float], metrics0: dict, probes: dict[str, tuple[float, dict]]
+) -> np.ndarray:
     """d residual / d u from the probe's one-parameter perturbations (forward differences)."""
     r0 = np.array([residual(r, m) for r, m in zip(problem.references, model_values(problem, metrics0))])
     jac = np.zeros((len(r0), len(params)))
@@ -341,8 +430,9 @@ def _forward_jacobian(problem, params: list[FitParam], values: dict[str, float],
         du = p.to_u(x) - p.to_u(values[p.name])
         if du == 0:
             continue
-        r1 = np.array([residual(r, m) for r, m in zip(problem.references,
-                                                      model_values(problem, {**metrics0, **moved}))])
+        r1 = np.array(
+            [residual(r, m) for r, m in zip(problem.references, model_values(problem, {**metrics0, **moved}))]
+        )
         jac[:, j] = (r1 - r0) / du
     return jac
 
@@ -351,8 +441,14 @@ def _brief(s: dict[str, Any]) -> str:
     return f"{s['passed']}/{s['entries']} within tolerance, median |error| {s['median_abs_rel_error']:.1%}"
 
 
-def _param_rows(params: dict[str, ProfileParam], base: str, own: dict[str, ProfileParam], fitted: dict[str, float],
-                fitted_prov: str, fit_bounds: dict[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+def _param_rows(
+    params: dict[str, ProfileParam],
+    base: str,
+    own: dict[str, ProfileParam],
+    fitted: dict[str, float],
+    fitted_prov: str,
+    fit_bounds: dict[str, tuple[float, float]] | None = None,
+) -> list[dict[str, Any]]:
     """The `[param.NAME]` tables of the written profile: fitted, the device's own, or inherited. A fitted
     value on a bound of its fit (`fit_bounds`) says so: the measurements would have taken it further."""
     rows = []
@@ -386,8 +482,15 @@ def _hypothesis(provenance: str) -> str:
     return "; ".join(s for s in parts if s and not s.lower().startswith("fitted"))
 
 
-def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir: str | os.PathLike | None = None,
-          log: Callable[[str], None] = lambda s: None, scheduler: Any = None) -> FewshotOutcome:
+def refit(
+    nic: str,
+    *,
+    jobs: int | None = None,
+    write: bool = True,
+    studies_dir: str | os.PathLike | None = None,
+    log: Callable[[str], None] = lambda s: None,
+    scheduler: Any = None,
+) -> FewshotOutcome:
     """Repeat the few-shot fit recorded in profile `nic`'s `[fitted_on]` (measurement paths are
     relative to the profile's folder), writing the profile in place."""
     from nicbench.calibrate import resolve_profile
@@ -400,11 +503,22 @@ def refit(nic: str, *, jobs: int | None = None, write: bool = True, studies_dir:
     files = [(path.parent / f) for f in record["measurements"]]
     missing = [f for f in files if not f.exists()]
     if missing:  # e.g. the profile was copied to another folder without its measurements
-        raise NicbenchError(f"{path}: its [fitted_on] measurements name {os.path.normpath(missing[0].absolute())} "
-                            "(paths are relative to the profile's folder), which does not exist; put the measurements "
-                            "there, or fit again with --base ... --measurements FILE -o PROFILE")
+        raise NicbenchError(
+            f"{path}: its [fitted_on] measurements name {os.path.normpath(missing[0].absolute())} "
+            "(paths are relative to the profile's folder), which does not exist; put the measurements "
+            "there, or fit again with --base ... --measurements FILE -o PROFILE"
+        )
     study = record["study"]
     if (path.parent / study / "study.toml").is_file():
         study = str(path.parent / study)
-    return fewshot(record["base"], files, path, study=study, studies_dir=studies_dir, jobs=jobs,
-                   write=write, log=log, scheduler=scheduler)
+    return fewshot(
+        record["base"],
+        files,
+        path,
+        study=study,
+        studies_dir=studies_dir,
+        jobs=jobs,
+        write=write,
+        log=log,
+        scheduler=scheduler,
+    )

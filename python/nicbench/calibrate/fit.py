@@ -73,9 +73,17 @@ def _cost(residuals: list[float]) -> float:
     return sum(2.0 * (math.sqrt(1.0 + r * r) - 1.0) for r in residuals)
 
 
-def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweeps: int = 2, line_evals: int = 8,
-        shrink: float = 0.3, influences: dict[str, list[int]] | None = None,
-        log: Callable[[str], None] = lambda s: None) -> FitResult:
+def fit(
+    problem: Problem,
+    params: list[FitParam],
+    evaluator: Evaluator,
+    *,
+    sweeps: int = 2,
+    line_evals: int = 8,
+    shrink: float = 0.3,
+    influences: dict[str, list[int]] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> FitResult:
     """Minimize the soft-L1 cost of the residuals over `params` within bounds; the best values seen.
     `influences` (parameter -> points it moves, from `probe_influences`) skips the probe."""
     values = {p.name: min(max(p.start, p.low), p.high) for p in params}
@@ -110,8 +118,9 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
                 continue
             ref_idx = [r for i in pts for r in refs_of[i]]
 
-            def cost_at(x: float, _p: FitParam = p, _pts: list[int] = pts,
-                        _refs: list[int] = ref_idx) -> tuple[float, dict]:
+            def cost_at(
+                x: float, _p: FitParam = p, _pts: list[int] = pts, _refs: list[int] = ref_idx
+            ) -> tuple[float, dict]:
                 m = evaluator.run(_pts, {**values, _p.name: x})
                 merged = {**metrics, **m}
                 models = model_values(problem, merged)
@@ -153,14 +162,27 @@ def fit(problem: Problem, params: list[FitParam], evaluator: Evaluator, *, sweep
         if sweep >= 1:
             width *= shrink
     final_models = model_values(problem, metrics)
-    return FitResult(values=values, start_cost=start_cost, cost=_cost(residuals_now()), models=final_models,
-                     influences=influences, runs=evaluator.runs, history=history)
+    return FitResult(
+        values=values,
+        start_cost=start_cost,
+        cost=_cost(residuals_now()),
+        models=final_models,
+        influences=influences,
+        runs=evaluator.runs,
+        history=history,
+    )
 
 
-def probe_influences(problem: Problem, params: list[FitParam], evaluator: Evaluator, values: dict[str, float],
-                     metrics: dict[int, dict[str, float]], *, log: Callable[[str], None] = lambda s: None,
-                     record: dict[str, tuple[float, dict[int, dict[str, float]]]] | None = None
-                     ) -> dict[str, list[int]]:
+def probe_influences(
+    problem: Problem,
+    params: list[FitParam],
+    evaluator: Evaluator,
+    values: dict[str, float],
+    metrics: dict[int, dict[str, float]],
+    *,
+    log: Callable[[str], None] = lambda s: None,
+    record: dict[str, tuple[float, dict[int, dict[str, float]]]] | None = None,
+) -> dict[str, list[int]]:
     """Which points each parameter moves (`metrics`: every point at `values`). Group testing:
     perturb a set of parameters at once by 15% of their range; points that do not move depend on
     none of them; split moving sets in halves until single parameters remain (cheap when each
@@ -205,9 +227,17 @@ def _differs(a: dict[str, float], b: dict[str, float], problem: Problem, refs: l
     return False
 
 
-def polish(problem: Problem, params: list[FitParam], evaluator: Evaluator, values: dict[str, float],
-           influences: dict[str, list[int]], *, iterations: int = 4, step: float = 0.02,
-           log: Callable[[str], None] = lambda s: None) -> tuple[FitResult, np.ndarray]:
+def polish(
+    problem: Problem,
+    params: list[FitParam],
+    evaluator: Evaluator,
+    values: dict[str, float],
+    influences: dict[str, list[int]],
+    *,
+    iterations: int = 4,
+    step: float = 0.02,
+    log: Callable[[str], None] = lambda s: None,
+) -> tuple[FitResult, np.ndarray]:
     """Levenberg-Marquardt steps from `values` on the soft-L1 cost (iteratively reweighted: each
     residual weighs 1/sqrt(1 + r^2), as the cost's curvature there), in each parameter's search
     space; Jacobian by forward differences (`step` of the range) on the points a parameter moves.
@@ -253,8 +283,9 @@ def polish(problem: Problem, params: list[FitParam], evaluator: Evaluator, value
             except np.linalg.LinAlgError:
                 lam *= 10
                 continue
-            trial = {p.name: p.from_u(min(max(p.to_u(values[p.name]) + d, p.u_low), p.u_high))
-                     for p, d in zip(params, delta)}
+            trial = {
+                p.name: p.from_u(min(max(p.to_u(values[p.name]) + d, p.u_low), p.u_high)) for p, d in zip(params, delta)
+            }
             changed = [i for p in params if trial[p.name] != values[p.name] for i in influences.get(p.name, [])]
             moved = evaluator.run(sorted(set(changed)), {**values, **trial}) if changed else {}
             r_trial = residuals({**metrics, **moved})
@@ -269,6 +300,13 @@ def polish(problem: Problem, params: list[FitParam], evaluator: Evaluator, value
             lam *= 4
         if not improved or before - cost < 1e-3 * max(before, 1e-12):
             break
-    result = FitResult(values=values, start_cost=start_cost, cost=cost, models=model_values(problem, metrics),
-                       influences=influences, runs=evaluator.runs, history=history)
+    result = FitResult(
+        values=values,
+        start_cost=start_cost,
+        cost=cost,
+        models=model_values(problem, metrics),
+        influences=influences,
+        runs=evaluator.runs,
+        history=history,
+    )
     return result, jac

@@ -48,13 +48,25 @@ class ParamCertainty:
     correlated_with: str
 
     def as_dict(self) -> dict[str, float | bool | str]:
-        return {"value": self.value, "sigma": self.sigma, "rel_sigma": self.rel_sigma, "constrained": self.constrained,
-                "reason": self.reason, "max_correlation": self.max_correlation, "correlated_with": self.correlated_with}
+        return {
+            "value": self.value,
+            "sigma": self.sigma,
+            "rel_sigma": self.rel_sigma,
+            "constrained": self.constrained,
+            "reason": self.reason,
+            "max_correlation": self.max_correlation,
+            "correlated_with": self.correlated_with,
+        }
 
 
-def identifiability(problem: Problem, params: list[FitParam], values: dict[str, float], evaluator: Evaluator,
-                    influences: dict[str, list[int]],
-                    precomputed: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, ParamCertainty]:
+def identifiability(
+    problem: Problem,
+    params: list[FitParam],
+    values: dict[str, float],
+    evaluator: Evaluator,
+    influences: dict[str, list[int]],
+    precomputed: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, ParamCertainty]:
     """Standard errors and constrained flags of `params` at `values` (see the module doc);
     `precomputed` = (residuals, Jacobian d r / d u) at `values` saves the runs."""
     r0, jac = precomputed if precomputed is not None else jacobian(problem, params, values, evaluator, influences)
@@ -91,15 +103,26 @@ def identifiability(problem: Problem, params: list[FitParam], values: dict[str, 
                     c = float(cov[j, k] / math.sqrt(cov[j, j] * cov[k, k]))
                     if abs(c) > abs(corr):
                         corr, partner = c, q.name
-        out[p.name] = ParamCertainty(value=x, sigma=sigma, rel_sigma=sigma / abs(x) if x else math.inf,
-                                     constrained=not reason, reason=reason, max_correlation=corr,
-                                     correlated_with=partner)
+        out[p.name] = ParamCertainty(
+            value=x,
+            sigma=sigma,
+            rel_sigma=sigma / abs(x) if x else math.inf,
+            constrained=not reason,
+            reason=reason,
+            max_correlation=corr,
+            correlated_with=partner,
+        )
     return out
 
 
-def jacobian(problem: Problem, params: list[FitParam], values: dict[str, float], evaluator: Evaluator,
-             influences: dict[str, list[int]], base: dict[int, dict[str, float]] | None = None
-             ) -> tuple[np.ndarray, np.ndarray]:
+def jacobian(
+    problem: Problem,
+    params: list[FitParam],
+    values: dict[str, float],
+    evaluator: Evaluator,
+    influences: dict[str, list[int]],
+    base: dict[int, dict[str, float]] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(residuals at `values`, d residual / d u) by central differences in each parameter's search space
     (u: log for log-scaled parameters), re-running only the points a parameter moves; `base` (every
     point at `values`) saves a full run."""

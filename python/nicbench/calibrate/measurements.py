@@ -39,8 +39,9 @@ TIDY_COLUMNS = {"experiment", "metric", "value"}
 DEFAULT_TOLERANCE = ("relative", 0.15)
 
 
-def load_measurements(files: list[str | Path], study: Study,
-                      log: Callable[[str], None] = lambda s: None) -> list[Reference]:
+def load_measurements(
+    files: list[str | Path], study: Study, log: Callable[[str], None] = lambda s: None
+) -> list[Reference]:
     """Every measurement in `files` as a calibration reference of `study` (NicbenchError naming the file
     and what is wrong when a file is neither format or names no experiment of the study). Tidy records
     of metrics the experiment's model does not report (a backend's own counters, such as testpmd's
@@ -51,8 +52,9 @@ def load_measurements(files: list[str | Path], study: Study,
         if path.is_dir():
             entries = _tidy_rows(_result_rows(path), path, study, log)
             if not entries:
-                raise NicbenchError(f"measurements {path}: no successful scalar record maps to an experiment of "
-                                    f"study {study.name}")
+                raise NicbenchError(
+                    f"measurements {path}: no successful scalar record maps to an experiment of study {study.name}"
+                )
             refs += [_reference(e, f"m-{path.name}-{i + 1:03d}") for i, e in enumerate(entries)]
             continue
         try:
@@ -61,16 +63,20 @@ def load_measurements(files: list[str | Path], study: Study,
         except OSError as exc:
             raise NicbenchError(f"measurements {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:  # a pcap or a Parquet file given by mistake
-            raise NicbenchError(f"measurements {path}: not a text (CSV) file; give a CSV export "
-                                "(nicbench results export DIR --csv) or a results folder") from None
+            raise NicbenchError(
+                f"measurements {path}: not a text (CSV) file; give a CSV export "
+                "(nicbench results export DIR --csv) or a results folder"
+            ) from None
         if DIGITIZED_COLUMNS <= header:
             entries = _digitized(path, study)
         elif TIDY_COLUMNS <= header:
             entries = _tidy(path, study, log)
         else:
-            raise NicbenchError(f"measurements {path}: neither a tidy record export (columns "
-                                f"{', '.join(sorted(TIDY_COLUMNS))}, ...) nor a digitized figure (columns "
-                                f"{', '.join(sorted(DIGITIZED_COLUMNS))}, ...)")
+            raise NicbenchError(
+                f"measurements {path}: neither a tidy record export (columns "
+                f"{', '.join(sorted(TIDY_COLUMNS))}, ...) nor a digitized figure (columns "
+                f"{', '.join(sorted(DIGITIZED_COLUMNS))}, ...)"
+            )
         if not entries:
             raise NicbenchError(f"measurements {path}: no value maps to an experiment of study {study.name}")
         refs += [_reference(e, f"m-{path.stem}-{i + 1:03d}") for i, e in enumerate(entries)]
@@ -81,21 +87,23 @@ def _digitized(path: Path, study: Study) -> list[dict[str, Any]]:
     script = study.dir / "make_reference.py"
     spec = importlib.util.spec_from_file_location(f"nicbench_study_{study.name}", script)
     if spec is None or spec.loader is None or not script.is_file():
-        raise NicbenchError(f"measurements {path}: study {study.name} has no make_reference.py to map digitized "
-                            "figures to its experiments")
+        raise NicbenchError(
+            f"measurements {path}: study {study.name} has no make_reference.py to map digitized "
+            "figures to its experiments"
+        )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     mapper = getattr(module, "references_from_csv", None)
     if mapper is None:
-        raise NicbenchError(f"measurements {path}: {script} does not map digitized figures "
-                            "(no references_from_csv)")
+        raise NicbenchError(f"measurements {path}: {script} does not map digitized figures (no references_from_csv)")
     return list(mapper(path))
 
 
 def _tidy(path: Path, study: Study, log: Callable[[str], None]) -> list[dict[str, Any]]:
     with path.open(newline="") as fh:
-        return _tidy_rows(((f"{path}:{line}", row) for line, row in enumerate(csv.DictReader(fh), start=2)),
-                          path, study, log)
+        return _tidy_rows(
+            ((f"{path}:{line}", row) for line, row in enumerate(csv.DictReader(fh), start=2)), path, study, log
+        )
 
 
 def _result_rows(folder: Path):
@@ -125,8 +133,10 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
             continue
         spec = specs.get(row["experiment"])
         if spec is None:
-            raise NicbenchError(f"measurements {where_text}: experiment {row['experiment']!r} is not one of "
-                                f"study {study.name}'s ({', '.join(sorted(specs))})")
+            raise NicbenchError(
+                f"measurements {where_text}: experiment {row['experiment']!r} is not one of "
+                f"study {study.name}'s ({', '.join(sorted(specs))})"
+            )
         if row["metric"] not in spec.target.metrics:
             _check_backend_counter(where_text, row["metric"], spec)
             not_modelled.add(row["metric"])
@@ -140,8 +150,11 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
         if not math.isfinite(value):
             continue
         # The device is the profile being fitted, not what the run stored.
-        where = {p.name: _number(row[p.name]) for p in spec.target.params
-                 if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")}
+        where = {
+            p.name: _number(row[p.name])
+            for p in spec.target.params
+            if p.name != "nic" and row.get(p.name) not in (None, "", "nan", "None")
+        }
         _check_one_point(where_text, row, where, spec)
         _check_unit(where_text, row, spec)
         key = (row["experiment"], tuple(sorted(where.items())), row["metric"])
@@ -152,11 +165,19 @@ def _tidy_rows(rows, path: Path, study: Study, log: Callable[[str], None]) -> li
     out = []
     for (experiment, where, metric), values in sorted(groups.items()):
         kind, tol = tolerances.get((experiment, metric), DEFAULT_TOLERANCE)
-        out.append({"quote": f"measured: median of {len(values)} run(s) in {path.name}",
-                    "location": str(path), "experiment": experiment,
-                    "where": specs[experiment].parse_params(dict(where), f"{path}: "),
-                    "metric": metric, "statistic": "median", "value": statistics.median(values),
-                    "unit": units[(experiment, where, metric)], "tolerance": {kind: tol}})
+        out.append(
+            {
+                "quote": f"measured: median of {len(values)} run(s) in {path.name}",
+                "location": str(path),
+                "experiment": experiment,
+                "where": specs[experiment].parse_params(dict(where), f"{path}: "),
+                "metric": metric,
+                "statistic": "median",
+                "value": statistics.median(values),
+                "unit": units[(experiment, where, metric)],
+                "tolerance": {kind: tol},
+            }
+        )
     return out
 
 
@@ -165,10 +186,14 @@ def _check_fields(where_text: str, row: dict) -> None:
     missing ones with None and keeps the extra ones under None)."""
     missing = [k for k, v in row.items() if k is not None and v is None]
     if missing or None in row:
-        what = (f"no value for column(s) {', '.join(missing)}" if missing
-                else f"{len(row[None])} field(s) more than the header's {len(row) - 1} columns")
-        raise NicbenchError(f"measurements {where_text}: {what} (every row has one field per header column, "
-                            "separated by commas)")
+        what = (
+            f"no value for column(s) {', '.join(missing)}"
+            if missing
+            else f"{len(row[None])} field(s) more than the header's {len(row) - 1} columns"
+        )
+        raise NicbenchError(
+            f"measurements {where_text}: {what} (every row has one field per header column, separated by commas)"
+        )
 
 
 def _check_unit(where_text: str, row: dict, spec: Any) -> None:
@@ -176,10 +201,14 @@ def _check_unit(where_text: str, row: dict, spec: Any) -> None:
     if it were in the model's: refused, naming both. An empty unit is taken as the model's."""
     given, expected = (row.get("unit") or "").strip(), spec.target.metrics[row["metric"]]
     if given and given.lower() != expected.lower():
-        wanted = (f"in {expected}; convert the value to {expected} (or leave the unit empty)" if expected else
-                  "as a plain number (a ratio: 0.1 for 10%); give it so, with an empty unit")
-        raise NicbenchError(f"measurements {where_text}: unit {given!r}, but {spec.name} reports {row['metric']} "
-                            f"{wanted}")
+        wanted = (
+            f"in {expected}; convert the value to {expected} (or leave the unit empty)"
+            if expected
+            else "as a plain number (a ratio: 0.1 for 10%); give it so, with an empty unit"
+        )
+        raise NicbenchError(
+            f"measurements {where_text}: unit {given!r}, but {spec.name} reports {row['metric']} {wanted}"
+        )
 
 
 def _check_backend_counter(where_text: str, metric: str, spec: Any) -> None:
@@ -191,8 +220,10 @@ def _check_backend_counter(where_text: str, metric: str, spec: Any) -> None:
         return
     close = difflib.get_close_matches(metric, spec.target.metrics, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
-    raise NicbenchError(f"measurements {where_text}: metric {metric!r} is not one {spec.name} reports ({hint}its "
-                        f"metrics: {', '.join(sorted(spec.target.metrics))})")
+    raise NicbenchError(
+        f"measurements {where_text}: metric {metric!r} is not one {spec.name} reports ({hint}its "
+        f"metrics: {', '.join(sorted(spec.target.metrics))})"
+    )
 
 
 _VALUES_SHOWN = 6
@@ -209,8 +240,11 @@ def _check_one_point(where_text: str, row: dict, where: dict[str, Any], spec: An
         return
     names = {p.name for p in spec.target.params}
     strange = sorted(k for k in row if k not in names and k not in RESERVED_NAMES)
-    note = (f"; column(s) {', '.join(strange)} are no parameter of {spec.name}'s target {spec.target.name}"
-            if strange else "")
+    note = (
+        f"; column(s) {', '.join(strange)} are no parameter of {spec.name}'s target {spec.target.name}"
+        if strange
+        else ""
+    )
 
     def values(name: str, among: list[dict[str, Any]]) -> str:
         shown = sorted({str(pt.get(name)) for pt in among}, key=lambda v: (len(v), v))
@@ -220,12 +254,20 @@ def _check_one_point(where_text: str, row: dict, where: dict[str, Any], spec: An
         # The parameters whose value no point has (a --set run's duration), else the combination.
         odd = [k for k, v in parsed.items() if all(pt.get(k) != v for pt in points)] or list(parsed)
         have = "; ".join(f"{k} in {values(k, points)}" for k in odd)
-        raise NicbenchError(f"measurements {where_text}: no point of {spec.name} has "
-                            f"{', '.join(f'{k}={where[k]}' for k in odd)} (its points have {have}){note}")
-    varying = [p.name for p in spec.target.params
-               if p.name not in parsed and p.name != "nic" and len({str(pt.get(p.name)) for pt in found}) > 1]
-    raise NicbenchError(f"measurements {where_text}: matches {len(found)} points of {spec.name}; give column(s) "
-                        + ", ".join(f"{k} (values {values(k, found)})" for k in varying) + note)
+        raise NicbenchError(
+            f"measurements {where_text}: no point of {spec.name} has "
+            f"{', '.join(f'{k}={where[k]}' for k in odd)} (its points have {have}){note}"
+        )
+    varying = [
+        p.name
+        for p in spec.target.params
+        if p.name not in parsed and p.name != "nic" and len({str(pt.get(p.name)) for pt in found}) > 1
+    ]
+    raise NicbenchError(
+        f"measurements {where_text}: matches {len(found)} points of {spec.name}; give column(s) "
+        + ", ".join(f"{k} (values {values(k, found)})" for k in varying)
+        + note
+    )
 
 
 def _number(text: str) -> Any:
@@ -239,8 +281,20 @@ def _number(text: str) -> Any:
 
 
 def _reference(e: dict[str, Any], id_: str) -> Reference:
-    (kind, tol), = e["tolerance"].items()
-    return Reference(id=id_, quote=e["quote"], location=e["location"], experiment=e["experiment"],
-                     where=dict(e["where"]), metric=e["metric"], statistic=e.get("statistic", "median"),
-                     value=float(e["value"]), unit=e["unit"], tolerance_kind=kind, tolerance=float(tol),
-                     set="calibration", low=e.get("low"), high=e.get("high"))
+    ((kind, tol),) = e["tolerance"].items()
+    return Reference(
+        id=id_,
+        quote=e["quote"],
+        location=e["location"],
+        experiment=e["experiment"],
+        where=dict(e["where"]),
+        metric=e["metric"],
+        statistic=e.get("statistic", "median"),
+        value=float(e["value"]),
+        unit=e["unit"],
+        tolerance_kind=kind,
+        tolerance=float(tol),
+        set="calibration",
+        low=e.get("low"),
+        high=e.get("high"),
+    )

@@ -62,8 +62,9 @@ def _match(spec: Spec, ref: Reference) -> dict[str, Any]:
     where = spec.parse_params(ref.where, f"reference {ref.id}: where.")
     found = [pt for pt in spec.points() if all(pt.get(k) == v for k, v in where.items())]
     if len(found) != 1:
-        raise SpecError(f"reference {ref.id}: where {ref.where} matches {len(found)} points of {spec.name} "
-                        "(expected exactly one)")
+        raise SpecError(
+            f"reference {ref.id}: where {ref.where} matches {len(found)} points of {spec.name} (expected exactly one)"
+        )
     return found[0]
 
 
@@ -80,8 +81,13 @@ def _calibrated_device(point_nics: list[Any], nic: str | None) -> str | None:
     return Counter(stems).most_common(1)[0][0]
 
 
-def build_problem(study: Study, references: list[Reference], *, nic: str | None = None,
-                  experiment_params: dict[str, dict[str, Any]] | None = None) -> Problem:
+def build_problem(
+    study: Study,
+    references: list[Reference],
+    *,
+    nic: str | None = None,
+    experiment_params: dict[str, dict[str, Any]] | None = None,
+) -> Problem:
     """The distinct runs `references` need. `nic` replaces the points' `nic` (e.g. a profile path);
     `experiment_params[experiment]` replaces point parameters (raw spec values) for speed."""
     specs = {}
@@ -115,8 +121,7 @@ def build_problem(study: Study, references: list[Reference], *, nic: str | None 
         if key not in index:
             index[key] = len(points)
             seed = derive_seed(spec.seed, spec.target.key_point(original), 0)
-            points.append(Point(spec.name, spec.target.name, params, seed,
-                                calibrated=calibrated))
+            points.append(Point(spec.name, spec.target.name, params, seed, calibrated=calibrated))
         points[index[key]].refs.append(i)
         ref_point.append(index[key])
     return Problem(references=list(references), points=points, ref_point=ref_point)
@@ -149,8 +154,9 @@ def _run_point(job: tuple[str, dict[str, Any], int, dict[str, float]]) -> dict[s
         return f"{type(exc).__name__}: {exc}"
 
 
-def _run_point_checked(job: tuple[str, dict[str, Any], int, dict[str, float]], fingerprint: dict[str, str],
-                       inputs: dict[str, str]) -> dict[str, float] | str:
+def _run_point_checked(
+    job: tuple[str, dict[str, Any], int, dict[str, float]], fingerprint: dict[str, str], inputs: dict[str, str]
+) -> dict[str, float] | str:
     """`_run_point` on a Dask worker, after checking that the worker runs the client's code and
     profiles and reads the same files (a few-shot fit's start profile is a temporary file of the
     client: workers on other machines do not have it)."""
@@ -183,8 +189,10 @@ class Evaluator:
 
     def run(self, indexes: list[int], overrides: dict[str, float]) -> dict[int, dict[str, float]]:
         points = self.problem.points
-        jobs = [(points[i].target, points[i].params, points[i].seed, dict(overrides) if points[i].calibrated else {})
-                for i in indexes]
+        jobs = [
+            (points[i].target, points[i].params, points[i].seed, dict(overrides) if points[i].calibrated else {})
+            for i in indexes
+        ]
         if self.scheduler is not None:
             outs = self._run_on_dask(jobs)
         elif self._pool is None:
@@ -201,16 +209,19 @@ class Evaluator:
                 result[i] = out
         return result
 
-    def _run_on_dask(self,
-                     jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]) -> list[dict[str, float] | str]:
+    def _run_on_dask(
+        self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]
+    ) -> list[dict[str, float] | str]:
         """One Dask task per point; a task Dask retries after losing its worker returns the same
         value (a point's run is a pure function of its job), so nothing is counted twice."""
         from nicbench.experiments.fingerprint import input_hashes
         from nicbench.experiments.scheduler import EnvironmentMismatch
 
         client = self.scheduler.client
-        futures = [client.submit(_run_point_checked, job, self.scheduler.fingerprint, input_hashes(job[1]), pure=False)
-                   for job in jobs]
+        futures = [
+            client.submit(_run_point_checked, job, self.scheduler.fingerprint, input_hashes(job[1]), pure=False)
+            for job in jobs
+        ]
         try:
             return client.gather(futures)
         except EnvironmentMismatch as exc:
@@ -218,19 +229,22 @@ class Evaluator:
 
 
 def model_values(problem: Problem, metrics: dict[int, dict[str, float]]) -> list[float]:
-    return [metrics.get(problem.ref_point[i], {}).get(ref.metric, math.nan)
-            for i, ref in enumerate(problem.references)]
+    return [metrics.get(problem.ref_point[i], {}).get(ref.metric, math.nan) for i, ref in enumerate(problem.references)]
 
 
 def error_summary(references: list[Reference], models: list[float]) -> dict[str, Any]:
     """Pass count and median |relative error| (entries with a published 0 have no relative error)."""
-    rel = [abs(m - r.value) / abs(r.value) for r, m in zip(references, models)
-           if math.isfinite(m) and r.value != 0]
+    rel = [abs(m - r.value) / abs(r.value) for r, m in zip(references, models) if math.isfinite(m) and r.value != 0]
     passed = sum(1 for r, m in zip(references, models) if r.passes(m))
-    return {"entries": len(references), "passed": passed, "failed": len(references) - passed,
-            "median_abs_rel_error": statistics.median(rel) if rel else math.nan,
-            "rms_residual": math.sqrt(sum(residual(r, m) ** 2 for r, m in zip(references, models))
-                                      / max(1, len(references)))}
+    return {
+        "entries": len(references),
+        "passed": passed,
+        "failed": len(references) - passed,
+        "median_abs_rel_error": statistics.median(rel) if rel else math.nan,
+        "rms_residual": math.sqrt(
+            sum(residual(r, m) ** 2 for r, m in zip(references, models)) / max(1, len(references))
+        ),
+    }
 
 
 ProgressFn = Callable[[str], None]

@@ -71,9 +71,16 @@ def read_params(path: str | Path) -> dict[str, ProfileParam]:
         provenance = str(t.get("provenance", ""))
         fitted = bool(t.get("fitted", False)) or provenance.strip().lower().startswith("fitted")
         lo, hi = t.get("bounds") or (None, None)
-        out[name] = ProfileParam(name=name, value=float(t["value"]), unit=str(t.get("unit", "")),
-                                 provenance=provenance, fitted=fitted, integer=name in integers,
-                                 minimum=None if lo is None else float(lo), maximum=None if hi is None else float(hi))
+        out[name] = ProfileParam(
+            name=name,
+            value=float(t["value"]),
+            unit=str(t.get("unit", "")),
+            provenance=provenance,
+            fitted=fitted,
+            integer=name in integers,
+            minimum=None if lo is None else float(lo),
+            maximum=None if hi is None else float(hi),
+        )
     return out
 
 
@@ -113,7 +120,7 @@ def merge_provenance(old: str, new: str) -> str:
     figures) so repeated calibrations do not pile up prefixes."""
     rest = _OUR_PREFIX.sub("", old.strip())
     if rest.lower().startswith("fitted:"):
-        rest = rest[len("fitted:"):].strip()
+        rest = rest[len("fitted:") :].strip()
     return f"{new}; {rest}" if rest else new
 
 
@@ -136,7 +143,7 @@ def write_fitted(path: str | Path, values: dict[str, float], provenance: str) ->
         j = i + 1
         while j < len(lines) and not header.match(lines[j].rstrip("\r\n")):
             j += 1
-        body = lines[i + 1:j]
+        body = lines[i + 1 : j]
         new_value = _format(values[name], params[name].integer if name in params else False)
         body, found_value = _set_key(body, "value", new_value)
         prov = merge_provenance(params[name].provenance if name in params else "", provenance)
@@ -145,7 +152,7 @@ def write_fitted(path: str | Path, values: dict[str, float], provenance: str) ->
             raise NicbenchError(f"{path}: [param.{name}] has no single-line `value = ...` to update")
         if not found_prov:
             body = _insert_after(body, "value", f"provenance = {json.dumps(prov, ensure_ascii=False)}\n")
-        lines[i + 1:j] = body
+        lines[i + 1 : j] = body
         done.add(name)
         i = i + 1 + len(body)
     missing = sorted(set(values) - done)
@@ -178,7 +185,7 @@ def _set_key(body: list[str], key: str, rendered: str) -> tuple[list[str], bool]
             rest = m["rest"]
             comment = ""
             if key == "value" and "#" in rest:  # keep a trailing comment on numeric lines
-                comment = "  " + rest[rest.index("#"):]
+                comment = "  " + rest[rest.index("#") :]
             out.append(f"{m['indent']}{key} = {rendered}{comment}{m['nl'] or ''}")
             found = True
         else:
@@ -189,7 +196,7 @@ def _set_key(body: list[str], key: str, rendered: str) -> tuple[list[str], bool]
 def _insert_after(body: list[str], key: str, line: str) -> list[str]:
     for k, existing in enumerate(body):
         if re.match(rf"^\s*{re.escape(key)}\s*=", existing):
-            return body[:k + 1] + [line] + body[k + 1:]
+            return body[: k + 1] + [line] + body[k + 1 :]
     return [line] + body
 
 
@@ -201,8 +208,10 @@ def render_profile(header: dict[str, str], fitted_on: dict[str, Any] | None, par
     q = lambda s: json.dumps(str(s), ensure_ascii=False)  # noqa: E731
     out = [f"# {header.get('description', header['name'])}\n"]
     if fitted_on:
-        out.append(f"# Few-shot fit from {fitted_on['base']} (see [fitted_on]); `nicbench calibrate "
-                   f"{header['name']}` repeats it.\n")
+        out.append(
+            f"# Few-shot fit from {fitted_on['base']} (see [fitted_on]); `nicbench calibrate "
+            f"{header['name']}` repeats it.\n"
+        )
     out.append("\n")
     for key in ("name", "kind", "calibration_study", "description"):
         if header.get(key):

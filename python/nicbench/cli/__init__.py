@@ -34,7 +34,7 @@ def _summaries() -> dict[str, tuple[str, str]]:
         if start < 0:
             continue
         end = text.index("\n}\n", start) + 2
-        for name, summary in ast.literal_eval(text[start + len("\nSUMMARIES = "):end]).items():
+        for name, summary in ast.literal_eval(text[start + len("\nSUMMARIES = ") : end]).items():
             found[name] = (path.stem, summary)
     return found
 

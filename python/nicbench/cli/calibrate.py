@@ -50,44 +50,96 @@ def _calibrate_flowmeter_local(log: Callable[[str], None], as_json: bool) -> Non
     for col in ("flows", "measured Mpps", "measured ns/packet", "model ns/packet"):
         table.add_column(col, justify="right")
     for pt in outcome.points:
-        table.add_row(f"{pt['flows']:,.0f}", fmt_number(pt["mpps"], 3), fmt_number(pt["packet_ns"], 3),
-                      fmt_number(pt["model_ns"], 3))
+        table.add_row(
+            f"{pt['flows']:,.0f}",
+            fmt_number(pt["mpps"], 3),
+            fmt_number(pt["packet_ns"], 3),
+            fmt_number(pt["model_ns"], 3),
+        )
     print_table(table)
-    stdout_console.print(f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
-                         f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "
-                         f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}")
+    stdout_console.print(
+        f"base {fmt_number(outcome.base_cycles_per_packet, 3)} cycles/packet, LLC hit "
+        f"{fmt_number(outcome.llc_hit_ns, 3)} ns, LLC miss {fmt_number(outcome.llc_miss_ns, 3)} ns, "
+        f"rms error {outcome.rms_rel_error:.1%}; wrote {outcome.path}"
+    )
 
 
 @click.command()
 @click.argument("args", nargs=-1, metavar="[NIC]")
-@click.option("--base", default=None, metavar="PROFILE",
-              help="Few-shot: fit a new device's profile starting from this one (with --measurements, -o).")
-@click.option("--measurements", "measurements", multiple=True, metavar="FILE...",
-              help="Few-shot: measurement files (tidy export or digitized-figure CSV); several may follow.")
-@click.option("-o", "--output", default=None, type=NonEmptyPath(dir_okay=False),
-              help="Few-shot: the profile to write (kept: its own datasheet parameters, if it exists).")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Few-shot: a datasheet difference from the base profile (never fitted; repeatable).")
-@click.option("--study", default=None,
-              help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].")
-@click.option("--studies", "studies_dir", type=NonEmptyPath(file_okay=False), default=None,
-              help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).")
+@click.option(
+    "--base",
+    default=None,
+    metavar="PROFILE",
+    help="Few-shot: fit a new device's profile starting from this one (with --measurements, -o).",
+)
+@click.option(
+    "--measurements",
+    "measurements",
+    multiple=True,
+    metavar="FILE...",
+    help="Few-shot: measurement files (tidy export or digitized-figure CSV); several may follow.",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=NonEmptyPath(dir_okay=False),
+    help="Few-shot: the profile to write (kept: its own datasheet parameters, if it exists).",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Few-shot: a datasheet difference from the base profile (never fitted; repeatable).",
+)
+@click.option(
+    "--study",
+    default=None,
+    help="Study whose calibration set is fitted [default: the profile's calibration_study, else pam21].",
+)
+@click.option(
+    "--studies",
+    "studies_dir",
+    type=NonEmptyPath(file_okay=False),
+    default=None,
+    help="Studies folder (default: $NICBENCH_STUDIES, ./studies or the checkout's).",
+)
 @click.option("--dry-run", is_flag=True, help="Fit and report, but do not write the profile.")
 @click.option("--no-validate", is_flag=True, help="Skip the validation run of the whole reference file.")
 @click.option("--param", "params", multiple=True, help="Fit only this parameter (repeatable).")
 @click.option("--sweeps", type=IntRange(1, 20), default=None, help="Coordinate-descent sweeps.")
 @click.option("--line-evals", type=IntRange(3, 50), default=None, help="Runs per line search.")
 @click.option("--jobs", "-j", type=IntRange(1, 1024), default=None, help="Parallel runs (default: cores).")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
-              help="Run the model evaluations as Dask tasks: a scheduler's address, or local:N to start N local "
-                   "worker processes (default: local processes, --jobs).")
-@click.option("--allow-saturated", is_flag=True,
-              help="Fit even with no more independent calibration points than free parameters.")
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="tcp://HOST:PORT|local:N",
+    help="Run the model evaluations as Dask tasks: a scheduler's address, or local:N to start N local "
+    "worker processes (default: local processes, --jobs).",
+)
+@click.option(
+    "--allow-saturated", is_flag=True, help="Fit even with no more independent calibration points than free parameters."
+)
 @json_option
-def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, ...], output: str | None,
-              sets: tuple[str, ...], study: str | None, studies_dir: str | None, dry_run: bool, no_validate: bool,
-              params: tuple[str, ...], sweeps: int | None, line_evals: int | None, jobs: int | None,
-              scheduler: str | None, allow_saturated: bool, as_json: bool) -> None:
+def calibrate(
+    args: tuple[str, ...],
+    base: str | None,
+    measurements: tuple[str, ...],
+    output: str | None,
+    sets: tuple[str, ...],
+    study: str | None,
+    studies_dir: str | None,
+    dry_run: bool,
+    no_validate: bool,
+    params: tuple[str, ...],
+    sweeps: int | None,
+    line_evals: int | None,
+    jobs: int | None,
+    scheduler: str | None,
+    allow_saturated: bool,
+    as_json: bool,
+) -> None:
     """Fit a NIC profile's opaque parameters to a study's calibration set, or to your measurements.
 
     Few-shot, for a device the study did not measure:
@@ -134,20 +186,35 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         _refuse_full_fit_options(f"repeating the few-shot fit recorded in {nic}", ("study",))
 
         with spinner(f"refitting {nic} (minutes)", enabled=not as_json):
-            outcome_fewshot = refit(nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log,
-                                    scheduler=sched)
+            outcome_fewshot = refit(
+                nic, jobs=jobs, write=not dry_run, studies_dir=studies_dir, log=log, scheduler=sched
+            )
         _print_fewshot(outcome_fewshot, as_json)
         return
 
     with spinner(f"calibrating {nic} (minutes)", enabled=not as_json):
-        outcome = run_calibration(nic, study=study, studies_dir=studies_dir, write=not dry_run,
-                                  validate=not no_validate, jobs=jobs, parameters=list(params) or None, sweeps=sweeps,
-                                  line_evals=line_evals, allow_saturated=allow_saturated, log=log, scheduler=sched)
+        outcome = run_calibration(
+            nic,
+            study=study,
+            studies_dir=studies_dir,
+            write=not dry_run,
+            validate=not no_validate,
+            jobs=jobs,
+            parameters=list(params) or None,
+            sweeps=sweeps,
+            line_evals=line_evals,
+            allow_saturated=allow_saturated,
+            log=log,
+            scheduler=sched,
+        )
     if as_json:
         emit_json(outcome.as_dict())
         return
-    table = Table(title=f"fitted parameters of {outcome.profile}: {len(outcome.parameters)} free on "
-                        f"{outcome.points} independent calibration points", title_justify="left")
+    table = Table(
+        title=f"fitted parameters of {outcome.profile}: {len(outcome.parameters)} free on "
+        f"{outcome.points} independent calibration points",
+        title_justify="left",
+    )
     table.add_column("parameter", no_wrap=True, overflow="fold")  # typed back in --set/--param: never cut
     for col in ("start", "fitted", "± 1σ", "bounds", "data constrain it"):
         table.add_column(col, no_wrap=col != "data constrain it")
@@ -157,31 +224,52 @@ def calibrate(args: tuple[str, ...], base: str | None, measurements: tuple[str, 
         verdict = "–" if c is None else ("yes" if c.constrained else f"no: {c.reason}")
         if c is not None and c.constrained and abs(c.max_correlation) > 0.9:
             verdict += f" (corr {c.max_correlation:+.2f} with {c.correlated_with})"
-        table.add_row(name, fmt_number(p["start"], 5), fmt_number(p["fitted"], 5), sigma,
-                      f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]", verdict)
+        table.add_row(
+            name,
+            fmt_number(p["start"], 5),
+            fmt_number(p["fitted"], 5),
+            sigma,
+            f"[{fmt_number(p['low'], 3)}, {fmt_number(p['high'], 3)}]",
+            verdict,
+        )
     print_table(table)
     errors = Table(title=f"errors on study {outcome.study}", title_justify="left")
     for col in ("set", "entries", "pass", "fail", "median |relative error|", "rms residual (tolerances)"):
         errors.add_column(col)
     for set_name, s in outcome.summary.items():
-        errors.add_row(set_name, str(s["entries"]), str(s["passed"]), str(s["failed"]),
-                       f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
-                       fmt_number(s["rms_residual"], 3))
+        errors.add_row(
+            set_name,
+            str(s["entries"]),
+            str(s["passed"]),
+            str(s["failed"]),
+            f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
+            fmt_number(s["rms_residual"], 3),
+        )
     print_table(errors)
-    worst = sorted((r for r in outcome.rows if r["status"] != "pass"),
-                   key=lambda r: -abs(r["rel_error"]) if math.isfinite(r["rel_error"]) else -math.inf)[:10]
+    worst = sorted(
+        (r for r in outcome.rows if r["status"] != "pass"),
+        key=lambda r: -abs(r["rel_error"]) if math.isfinite(r["rel_error"]) else -math.inf,
+    )[:10]
     if worst:
         t = Table(title="largest misses", title_justify="left")
         for col in ("id", "set", "metric", "published", "model", "error"):
             t.add_column(col)
         for r in worst:
-            t.add_row(r["id"], r["set"], r["metric"], fmt_number(r["value"]), fmt_number(r["model"]),
-                      f"{r['rel_error']:+.0%}" if math.isfinite(r["rel_error"]) else r["status"])
+            t.add_row(
+                r["id"],
+                r["set"],
+                r["metric"],
+                fmt_number(r["value"]),
+                fmt_number(r["model"]),
+                f"{r['rel_error']:+.0%}" if math.isfinite(r["rel_error"]) else r["status"],
+            )
         print_table(t)
     for label, err in list(outcome.errors.items())[:5]:
         stderr_console.print(f"[red]failed run[/] {label}: {err}")
-    stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
-                         + ("profile updated" if outcome.written else "profile NOT written (--dry-run)"))
+    stdout_console.print(
+        f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
+        + ("profile updated" if outcome.written else "profile NOT written (--dry-run)")
+    )
 
 
 def _sigma_cell(c: Any, p: dict[str, float]) -> str:
@@ -202,8 +290,9 @@ def _refuse_full_fit_options(mode: str, also: tuple[str, ...] = ()) -> None:
     """A full-fit option given to a fit that ignores it is refused, not silently dropped."""
     given = first_set_off_default((*_FULL_FIT_OPTIONS, *also))
     if given is not None:
-        raise click.UsageError(f"{given[0]} applies to a full calibration (calibrate NIC), not to {mode}",
-                               click.get_current_context())
+        raise click.UsageError(
+            f"{given[0]} applies to a full calibration (calibrate NIC), not to {mode}", click.get_current_context()
+        )
 
 
 def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run, jobs, log, as_json, sched) -> None:
@@ -226,8 +315,18 @@ def _fewshot(args, base, measurements, output, sets, study, studies_dir, dry_run
         if not sep or not name.strip() or not math.isfinite(values[name.strip()]):
             raise click.BadParameter(f"{item!r}: expected NAME=NUMBER", param_hint="--set")
     with spinner(f"fitting {output} on {base} (minutes)", enabled=not as_json):
-        outcome = fewshot(base, list(measurements) + list(args), output, sets=values, study=study,
-                          studies_dir=studies_dir, jobs=jobs, write=not dry_run, log=log, scheduler=sched)
+        outcome = fewshot(
+            base,
+            list(measurements) + list(args),
+            output,
+            sets=values,
+            study=study,
+            studies_dir=studies_dir,
+            jobs=jobs,
+            write=not dry_run,
+            log=log,
+            scheduler=sched,
+        )
     _print_fewshot(outcome, as_json)
 
 
@@ -236,9 +335,12 @@ def _print_fewshot(outcome, as_json: bool) -> None:
         emit_json(outcome.as_dict())
         return
     free = [s for s in outcome.selection if s.free]
-    table = Table(title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on "
-                        f"{counted(outcome.points, 'independent measured point')} (base {outcome.base}, study "
-                        f"{outcome.study})", title_justify="left")
+    table = Table(
+        title=f"{outcome.profile}: {counted(len(free), 'parameter')} freed on "
+        f"{counted(outcome.points, 'independent measured point')} (base {outcome.base}, study "
+        f"{outcome.study})",
+        title_justify="left",
+    )
     # Numbers in the table, the prose under it: beside a 33-character name an 80-column table has no
     # room for a sentence per row, and the name is what a user types back in --set (never cut).
     table.add_column("parameter", no_wrap=True, overflow="fold")
@@ -259,19 +361,28 @@ def _print_fewshot(outcome, as_json: bool) -> None:
     for why, names in kept.items():
         stdout_console.print(f"kept ({why}): {', '.join(names)}", highlight=False, soft_wrap=True)
     if outcome.never_freed:
-        stdout_console.print("never freed (the testbed's, or given for this device): "
-                             + ", ".join(outcome.never_freed), highlight=False, soft_wrap=True)
+        stdout_console.print(
+            "never freed (the testbed's, or given for this device): " + ", ".join(outcome.never_freed),
+            highlight=False,
+            soft_wrap=True,
+        )
     errors = Table(title="error on the measurements", title_justify="left")
     for col in ("profile", "entries", "within tolerance", "median |relative error|"):
         errors.add_column(col)
     for label, s in (("zero-shot (before the fit)", outcome.zero_shot), ("fitted", outcome.fitted)):
-        errors.add_row(label, str(s["entries"]), str(s["passed"]),
-                       f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–")
+        errors.add_row(
+            label,
+            str(s["entries"]),
+            str(s["passed"]),
+            f"{s['median_abs_rel_error']:.1%}" if math.isfinite(s["median_abs_rel_error"]) else "–",
+        )
     print_table(errors)
     for label, err in list(outcome.errors.items())[:5]:
         stderr_console.print(f"[red]failed run[/] {label}: {err}")
-    stdout_console.print(f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
-                         + (f"wrote {outcome.profile}" if outcome.written else "profile NOT written (--dry-run)"))
+    stdout_console.print(
+        f"{outcome.runs} runs in {outcome.elapsed_s:.1f} s; "
+        + (f"wrote {outcome.profile}" if outcome.written else "profile NOT written (--dry-run)")
+    )
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.

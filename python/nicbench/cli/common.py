@@ -80,6 +80,7 @@ def print_table(table: Any) -> None:
 
 def describe_range(low: Any, high: Any, low_open: bool = False, high_open: bool = False) -> str:
     """`1 to 1024`, `at least 1`, `more than 0 and at most 1`: a number range in words."""
+
     def show(x: Any) -> str:
         return f"{x:g}" if isinstance(x, float) else str(x)  # a u64 seed bound stays whole
 
@@ -184,7 +185,7 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
     if isinstance(exc, click.exceptions.NoArgsIsHelpError):
         raise exc  # a bare group (`nicbench`, `nicbench rules`): click prints its help
     path = (exc.ctx or ctx).command_path
-    command = path[len(ctx.find_root().command_path):].strip()
+    command = path[len(ctx.find_root().command_path) :].strip()
     command = f"{command}: " if command else ""
     what = one_line_text(exc.format_message()).rstrip(".")
     report_error(ctx, f"{command}{what} (see '{path} --help')")
@@ -338,11 +339,19 @@ class InterfaceName(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
-        bad = (not text or text in (".", "..") or len(text.encode()) > IFNAME_MAX_BYTES
-               or any(c in "/:" or c.isspace() for c in text))
+        bad = (
+            not text
+            or text in (".", "..")
+            or len(text.encode()) > IFNAME_MAX_BYTES
+            or any(c in "/:" or c.isspace() for c in text)
+        )
         if bad:
-            self.fail(f"{text!r} is not an interface name (allowed: 1 to {IFNAME_MAX_BYTES} bytes, no '/', ':' "
-                      "or spaces, such as eth0)", param, ctx)
+            self.fail(
+                f"{text!r} is not an interface name (allowed: 1 to {IFNAME_MAX_BYTES} bytes, no '/', ':' "
+                "or spaces, such as eth0)",
+                param,
+                ctx,
+            )
         return text
 
 
@@ -355,8 +364,11 @@ class PortName(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
         if not text or any(c in ",=" or c.isspace() for c in text):
-            self.fail(f"{text!r} is not a port name (allowed: a name such as p0 or vm, without spaces, ',' or '=')",
-                      param, ctx)
+            self.fail(
+                f"{text!r} is not a port name (allowed: a name such as p0 or vm, without spaces, ',' or '=')",
+                param,
+                ctx,
+            )
         return text
 
 
@@ -364,8 +376,9 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print machin
 
 
 @contextmanager
-def progress_bar(description: str, total: float | None, enabled: bool = True,
-                 unit: str = "") -> Iterator[Callable[[float], None]]:
+def progress_bar(
+    description: str, total: float | None, enabled: bool = True, unit: str = ""
+) -> Iterator[Callable[[float], None]]:
     """Yield an `update(done)` callback driving a rich progress bar on stderr.
 
     The bar only shows on an interactive terminal, so pipes, CI logs and `--json`
@@ -417,6 +430,7 @@ def progress_bar(description: str, total: float | None, enabled: bool = True,
 
 def done_of_total(done: float, total: float | None, unit: str = "") -> str:
     """`396.4/1,243.4 MB`, `0.004/0.01 s`, `8,224/82,237 packets`: a progress bar's figures."""
+
     def show(v: float) -> str:
         if unit == "B":
             return f"{v / 1e6:,.1f}"
@@ -498,7 +512,7 @@ def _check_profile_params(overrides: dict[str, float], profile: str) -> None:
         else:  # a SmartNIC profile has ~70: the family of the name given, and where they all are
             family = name.split("_")[0] + "_"
             kin = [k for k in known if k.startswith(family)]
-            listing = (f"{family}*: {', '.join(kin)}; " if kin and len(", ".join(kin)) <= _PARAMS_LISTED_CHARS else "")
+            listing = f"{family}*: {', '.join(kin)}; " if kin and len(", ".join(kin)) <= _PARAMS_LISTED_CHARS else ""
             listing += f"all {len(known)} in {os.path.normpath(doc.get('path', profile))}"
         raise NicbenchError(f"--set {name}: not a parameter of profile {doc.get('name', profile)} ({hint}{listing})")
 
@@ -516,8 +530,18 @@ class OptionValue(click.ParamType):
         self.name = option.kind
 
     # A value's name in --help by its kind, where the option names none.
-    _METAVARS = {"int": "INTEGER", "count": "COUNT", "float": "NUMBER", "fraction": "FRACTION", "rate_bps": "RATE",
-                 "rate_pps": "RATE", "duration_ns": "DURATION", "size_bytes": "BYTES", "str": "TEXT", "bool": "BOOLEAN"}
+    _METAVARS = {
+        "int": "INTEGER",
+        "count": "COUNT",
+        "float": "NUMBER",
+        "fraction": "FRACTION",
+        "rate_bps": "RATE",
+        "rate_pps": "RATE",
+        "duration_ns": "DURATION",
+        "size_bytes": "BYTES",
+        "str": "TEXT",
+        "bool": "BOOLEAN",
+    }
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
         if self.option.choices:
@@ -557,14 +581,17 @@ def table_option(option: Any) -> Callable[[Callable], Callable]:
     if option.kind == "bool":  # a switch: given means true
         return click.option(option.flag, option.name, is_flag=True, default=bool(default), help=text)
     if option.cli_multiple:
-        return click.option(option.flag, option.name, type=OptionValue(option), multiple=True,
-                            required=default is None, help=text)
-    return click.option(option.flag, option.name, type=OptionValue(option), default=default,
-                        show_default=default is not None, help=text)
+        return click.option(
+            option.flag, option.name, type=OptionValue(option), multiple=True, required=default is None, help=text
+        )
+    return click.option(
+        option.flag, option.name, type=OptionValue(option), default=default, show_default=default is not None, help=text
+    )
 
 
 def table_options(options: list[Any]) -> Callable[[Callable], Callable]:
     """Decorate a command with the click options of `options`, in this order in --help."""
+
     def decorate(fn: Callable) -> Callable:
         for option in reversed(options):
             fn = table_option(option)(fn)

@@ -42,8 +42,11 @@ def sparkline(values: list[float], top: float | None = None, width: int = 60) ->
         return ""
     if len(vals) > width:
         step = len(vals) / width
-        vals = [sum(vals[int(i * step):max(int(i * step) + 1, int((i + 1) * step))])
-                / max(1, int((i + 1) * step) - int(i * step)) for i in range(width)]
+        vals = [
+            sum(vals[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))])
+            / max(1, int((i + 1) * step) - int(i * step))
+            for i in range(width)
+        ]
     top = top if top and top > 0 else max(vals) or 1.0
     out = []
     for v in vals:
@@ -56,9 +59,22 @@ def sparkline(values: list[float], top: float | None = None, width: int = 60) ->
 
 # The table's options `simulate` has, in --help order (`--seed`, `--set`, `--gen`, `--json` are its own).
 _TABLE_FLAGS = ("nic", "rules_file", "rules", "groups", "trace")
-_INSTALL_FLAGS = ("install_rate", "install_batch", "install_start", "install_period", "install_core",
-                  "install_group", "install_op", "install_match", "install_actions", "cores", "queue_map",
-                  "duration", "warmup", "bin")
+_INSTALL_FLAGS = (
+    "install_rate",
+    "install_batch",
+    "install_start",
+    "install_period",
+    "install_core",
+    "install_group",
+    "install_op",
+    "install_match",
+    "install_actions",
+    "cores",
+    "queue_map",
+    "duration",
+    "warmup",
+    "bin",
+)
 
 
 def _options(names: tuple[str, ...]) -> list:
@@ -67,8 +83,12 @@ def _options(names: tuple[str, ...]) -> list:
 
 @click.command()
 @table_options(_options(_TABLE_FLAGS))
-@click.option("--gen", "gen_spec", default=None,
-              help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).")
+@click.option(
+    "--gen",
+    "gen_spec",
+    default=None,
+    help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).",
+)
 @table_options(_options(_INSTALL_FLAGS))
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
@@ -84,8 +104,10 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
         raise NicbenchError("give either --trace PCAP or --gen SPEC, not both")
     _refuse_ignored(values["rules"] is None, ("groups",), "--generated N (the generated rules' tables)")
     if gen_spec is not None and not gen_spec.strip():
-        raise NicbenchError("--gen: empty; give KEY=VALUE pairs such as flows=10000,size=1500,rate=100Gbps, "
-                            "or leave --gen out for those defaults")
+        raise NicbenchError(
+            "--gen: empty; give KEY=VALUE pairs such as flows=10000,size=1500,rate=100Gbps, "
+            "or leave --gen out for those defaults"
+        )
     trace = values["trace"]
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
     if values["duration"] is None:
@@ -96,11 +118,20 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
     if problem:
         raise NicbenchError(problem)
     nic = values["nic"]
-    sc = connectx.scenario(nic=nic, rules=options.rules(values, values["groups"], seed),
-                           duration_ns=values["duration"], traffic=traffic, trace=trace,
-                           install=options.installer(values), seed=seed, warmup_ns=values["warmup"],
-                           timeline_bin_ns=values["bin"], overrides=parse_overrides(sets, nic),
-                           generator=values["generator"], **options.topology(values, flag_spelling(OPTIONS)))
+    sc = connectx.scenario(
+        nic=nic,
+        rules=options.rules(values, values["groups"], seed),
+        duration_ns=values["duration"],
+        traffic=traffic,
+        trace=trace,
+        install=options.installer(values),
+        seed=seed,
+        warmup_ns=values["warmup"],
+        timeline_bin_ns=values["bin"],
+        overrides=parse_overrides(sets, nic),
+        generator=values["generator"],
+        **options.topology(values, flag_spelling(OPTIONS)),
+    )
     with progress_bar("simulating", total=values["duration"] / 1e9, enabled=not as_json, unit="s") as update:
         try:
             result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
@@ -116,14 +147,19 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
     _print_result(nic, result)
     paced_us = (result.get("sim") or {}).get("link_paced_max_us") or 0.0
     if paced_us > 1.0:
-        stderr_console.print(f"note: the traffic came faster than the port's line rate; the port paced it (the longest "
-                          f"wait for the line: {fmt_number(paced_us)} µs), so offered and received are what the "
-                          "link carried and latency starts when a packet left the port")
+        stderr_console.print(
+            f"note: the traffic came faster than the port's line rate; the port paced it (the longest "
+            f"wait for the line: {fmt_number(paced_us)} µs), so offered and received are what the "
+            "link carried and latency starts when a packet left the port"
+        )
 
 
 # Where a packet that did not come back was dropped, in the user's terms.
-_DROP_CAUSES = (("rule", "your rules' drop action"), ("nic", "NIC packet buffer full"),
-                ("imissed", "RX ring full (imissed)"))
+_DROP_CAUSES = (
+    ("rule", "your rules' drop action"),
+    ("nic", "NIC packet buffer full"),
+    ("imissed", "RX ring full (imissed)"),
+)
 
 
 def bottleneck_line(detail: dict[str, Any]) -> str:
@@ -131,11 +167,14 @@ def bottleneck_line(detail: dict[str, Any]) -> str:
     profile parameters behind it with their provenance (`model.bottleneck_detail` of a result)."""
     if not detail.get("resource"):
         return ""
-    params = "; ".join(f"{name} = {fmt_number(p.get('value'))} {p.get('unit', '')} ({p.get('provenance', '')})"
-                       for name, p in (detail.get("parameters") or {}).items())
-    return (f"{detail['resource']}: {detail.get('what', '')}, {fmt_number(detail.get('ns_per_packet'))} ns/packet, "
-            f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic"
-            + (f" — {params}" if params else ""))
+    params = "; ".join(
+        f"{name} = {fmt_number(p.get('value'))} {p.get('unit', '')} ({p.get('provenance', '')})"
+        for name, p in (detail.get("parameters") or {}).items()
+    )
+    return (
+        f"{detail['resource']}: {detail.get('what', '')}, {fmt_number(detail.get('ns_per_packet'))} ns/packet, "
+        f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic" + (f" — {params}" if params else "")
+    )
 
 
 def _drops_by_cause(result: dict[str, Any]) -> str:
@@ -175,32 +214,53 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     table = Table(title=f"virtual {nic}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    table.add_row("offered",
-                  f"{fmt_number(result.get('offered_gbps'))} Gbps, {fmt_number(result.get('offered_mpps'))} Mpps")
-    table.add_row("received", f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
-                              f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)")
+    table.add_row(
+        "offered", f"{fmt_number(result.get('offered_gbps'))} Gbps, {fmt_number(result.get('offered_mpps'))} Mpps"
+    )
+    table.add_row(
+        "received",
+        f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
+        f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)",
+    )
     loss = result.get("loss_ratio")
-    table.add_row("not received", f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} % of offered, "
-                  "by cause: " + _drops_by_cause(result))
+    table.add_row(
+        "not received",
+        f"{fmt_number(loss * 100 if isinstance(loss, (int, float)) else loss)} % of offered, "
+        "by cause: " + _drops_by_cause(result),
+    )
     lat = result.get("latency_us") or {}
     if lat:
-        table.add_row("latency [µs]", "  ".join(f"{k} {fmt_number(lat.get(k))}" for k in
-                                               ("p1", "p25", "p50", "p75", "p99", "p999", "max") if k in lat))
+        table.add_row(
+            "latency [µs]",
+            "  ".join(
+                f"{k} {fmt_number(lat.get(k))}" for k in ("p1", "p25", "p50", "p75", "p99", "p999", "max") if k in lat
+            ),
+        )
     floor = (result.get("model") or {}).get("latency_floor_us") or {}
     if floor:
         parts = "  ".join(f"{k} {fmt_number(v, 3)}" for k, v in floor.items())
-        table.add_row("latency floor [µs]",
-                      f"{fmt_number(sum(floor.values()), 4)} = {parts} (fixed: the testbed outside the "
-                                            "modelled queues, fitted; above the floor: queueing)")
+        table.add_row(
+            "latency floor [µs]",
+            f"{fmt_number(sum(floor.values()), 4)} = {parts} (fixed: the testbed outside the "
+            "modelled queues, fitted; above the floor: queueing)",
+        )
     inst = result.get("install")
     if inst:
-        table.add_row("rule updates",
-                      f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
-                                      f"({fmt_number(inst.get('rate_rules_per_s'))} rules/s)")
+        table.add_row(
+            "rule updates",
+            f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
+            f"({fmt_number(inst.get('rate_rules_per_s'))} rules/s)",
+        )
     model = result.get("model") or {}
     if model:
-        table.add_row("model", "  ".join(f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
-                                         for k, v in model.items() if not isinstance(v, dict)))
+        table.add_row(
+            "model",
+            "  ".join(
+                f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
+                for k, v in model.items()
+                if not isinstance(v, dict)
+            ),
+        )
         for k, v in model.items():
             if isinstance(v, dict) and k not in ("latency_floor_us", "bottleneck_detail"):  # e.g. utilization
                 table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
@@ -208,12 +268,15 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         if limit:
             table.add_row("bottleneck", limit)
     for c in result.get("cores") or []:
-        table.add_row(f"core {c['core']}", f"queues {', '.join(map(str, c['queues'])) or '-'}  "
-                                           f"forwarded {fmt_number(c['packets'])}  "
-                                           # Load: its packets at the cost of full bursts; busy: the share of
-                                           # the run it worked (bursts as they came: small ones cost more).
-                                           f"load {fmt_number(c['utilization'], 3)} at full bursts  "
-                                           f"busy {fmt_number(c['busy_ratio'], 3)} of the run")
+        table.add_row(
+            f"core {c['core']}",
+            f"queues {', '.join(map(str, c['queues'])) or '-'}  "
+            f"forwarded {fmt_number(c['packets'])}  "
+            # Load: its packets at the cost of full bursts; busy: the share of
+            # the run it worked (bursts as they came: small ones cost more).
+            f"load {fmt_number(c['utilization'], 3)} at full bursts  "
+            f"busy {fmt_number(c['busy_ratio'], 3)} of the run",
+        )
     queues = result.get("queues") or {}
     if queues:
         ordered = sorted(queues.items(), key=lambda kv: int(kv[0]))
@@ -223,17 +286,20 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
         table.add_row("rx queue bytes", "  ".join(f"{q}: {c['bytes']:,}" for q, c in shown) + more)
     sim = result.get("sim") or {}
     if sim:
-        table.add_row("simulation",
-                      f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
-                                    f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)")
+        table.add_row(
+            "simulation",
+            f"{fmt_number(sim.get('packets'))} packets in {fmt_number(sim.get('wall_s'), 3)} s wall "
+            f"({fmt_number((sim.get('sim_packets_per_s') or math.nan) / 1e6, 3)} M packets/s)",
+        )
     stdout_console.print(table)
     timeline = result.get("timeline") or []
     if timeline:
         values = [row.get("rx_gbps") for row in timeline if isinstance(row, dict)]
         end = timeline[-1].get("t_s", math.nan) if isinstance(timeline[-1], dict) else math.nan
         top = result.get("offered_gbps")
-        stdout_console.print(f"rx Gbps over time (0–{fmt_number(end, 3)} s, "
-                             f"full height = offered {fmt_number(top)} Gbps):")
+        stdout_console.print(
+            f"rx Gbps over time (0–{fmt_number(end, 3)} s, full height = offered {fmt_number(top)} Gbps):"
+        )
         stdout_console.print(f"[cyan]|{sparkline(values, top)}|[/]")
     for ev in result.get("events") or []:
         if isinstance(ev, dict):
@@ -242,6 +308,6 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "simulate": 'Run traffic through a virtual NIC with pre-installed rules (and optional rule updates).',
+    "simulate": "Run traffic through a virtual NIC with pre-installed rules (and optional rule updates).",
 }
 COMMANDS = [simulate]

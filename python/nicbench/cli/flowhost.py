@@ -49,26 +49,43 @@ def flowhost(smt: bool, seed: int, as_json: bool, **given: Any) -> None:
     if as_json:
         emit_json(result)
         return
-    table = Table(title=f"{result.get('nic', card)} → {result.get('processes', cores)} × {result.get('host', host)}",
-                  show_header=False, title_justify="left")
+    table = Table(
+        title=f"{result.get('nic', card)} → {result.get('processes', cores)} × {result.get('host', host)}",
+        show_header=False,
+        title_justify="left",
+    )
     table.add_column("what", style="bold")
     table.add_column("value")
     rows = [
         ("offered", f"{_fmt(result.get('offered_gbps'))} Gbps, {_fmt(result.get('offered_mpps'))} Mpps"),
-        ("processed", f"{_fmt(result.get('processed_mpps'))} Mpps "
-                      f"({_fmt(result.get('processed_mpps_per_process'))} Mpps per process)"),
-        ("capacity per core", f"{_fmt(result.get('capacity_mpps_per_core'))} Mpps "
-                              f"(short-term peak {_fmt(result.get('peak_mpps_per_core'))})"),
-        ("dropped", f"{_fmt(100 * result.get('drop_ratio', float('nan')), 3)} % "
-                    f"({result.get('dropped_packets', 0):,.0f} packets; "
-                    f"NIC {_fmt(result.get('nic_dropped_mpps'))} Mpps)"),
+        (
+            "processed",
+            f"{_fmt(result.get('processed_mpps'))} Mpps "
+            f"({_fmt(result.get('processed_mpps_per_process'))} Mpps per process)",
+        ),
+        (
+            "capacity per core",
+            f"{_fmt(result.get('capacity_mpps_per_core'))} Mpps "
+            f"(short-term peak {_fmt(result.get('peak_mpps_per_core'))})",
+        ),
+        (
+            "dropped",
+            f"{_fmt(100 * result.get('drop_ratio', float('nan')), 3)} % "
+            f"({result.get('dropped_packets', 0):,.0f} packets; "
+            f"NIC {_fmt(result.get('nic_dropped_mpps'))} Mpps)",
+        ),
         ("overloaded processes", _fmt(result.get("overloaded_processes"))),
-        ("flows per process", f"{_fmt(result.get('flows_per_process_min'))}–{_fmt(result.get('flows_per_process_max'))}"
-                              f" (imbalance {_fmt(result.get('imbalance'), 3)})"),
+        (
+            "flows per process",
+            f"{_fmt(result.get('flows_per_process_min'))}–{_fmt(result.get('flows_per_process_max'))}"
+            f" (imbalance {_fmt(result.get('imbalance'), 3)})",
+        ),
         ("CPU utilisation", f"mean {_fmt(result.get('cpu_util_mean'), 3)}, max {_fmt(result.get('cpu_util_max'), 3)}"),
-        ("cost per packet",
-         f"{_fmt(result.get('packet_ns_mean'))} ns (L2 miss {_fmt(result.get('l2_miss_ratio_mean'), 3)},"
-                            f" LLC miss {_fmt(result.get('llc_miss_ratio_mean'), 3)})"),
+        (
+            "cost per packet",
+            f"{_fmt(result.get('packet_ns_mean'))} ns (L2 miss {_fmt(result.get('l2_miss_ratio_mean'), 3)},"
+            f" LLC miss {_fmt(result.get('llc_miss_ratio_mean'), 3)})",
+        ),
     ]
     if search:
         rows.append(("cores needed (no drops)", _fmt(result.get("cores_needed"))))
@@ -85,12 +102,14 @@ def _refuse_unmeasured_local_host(host: str) -> None:
 
     path = profiles.profiles_dir() / f"{host}.toml"
     if host == LOCAL_PROFILE and not path.is_file():
-        raise NicbenchError(f"--host {host}: not measured on this machine yet: run 'nicbench calibrate {host}' "
-                            f"first (it measures nicbench's flow meter here and writes {path})")
+        raise NicbenchError(
+            f"--host {host}: not measured on this machine yet: run 'nicbench calibrate {host}' "
+            f"first (it measures nicbench's flow meter here and writes {path})"
+        )
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "flowhost": 'Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC.',
+    "flowhost": "Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC.",
 }
 COMMANDS = [flowhost]

@@ -33,25 +33,58 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 @click.argument("pcap", required=False, type=NonEmptyPath(dir_okay=False))
 @click.option("--live", "iface", metavar="IFACE", default=None, help="Capture from this interface (AF_PACKET) instead.")
 @click.option("--duration", default=None, help="Live: stop after this long (e.g. 10s); Ctrl-C also stops.")
-@click.option("-w", "--workers", type=IntRange(1, 64), default=1, show_default=True,
-              help="Worker threads behind symmetric RSS (1: inline, no dispatcher).")
-@click.option("-o", "--out", type=NonEmptyPath(dir_okay=False), default=None,
-              help="Record file (.csv, .jsonl or .parquet); without it records are only counted.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Record format (default: from -o suffix).")
-@click.option("--idle", default=None,
-              help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s).")
+@click.option(
+    "-w",
+    "--workers",
+    type=IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Worker threads behind symmetric RSS (1: inline, no dispatcher).",
+)
+@click.option(
+    "-o",
+    "--out",
+    type=NonEmptyPath(dir_okay=False),
+    default=None,
+    help="Record file (.csv, .jsonl or .parquet); without it records are only counted.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Record format (default: from -o suffix)."
+)
+@click.option(
+    "--idle", default=None, help="One idle timeout for all protocols, e.g. 60s (default: TCP 60 s, UDP 30 s, ICMP 5 s)."
+)
 @click.option("--active", default=None, help="Status interval splitting long flows, e.g. 30s, or 'off' (default 60s).")
-@click.option("--compat", type=click.Choice(COMPATS), default="nicbench", show_default=True,
-              help="Record semantics; 'argus' counts, keys and times out flows as Argus 3.0 does.")
-@click.option("--max-flows", default=None,
-              help="Active flows kept at most (all workers), e.g. 1M (1 to 2,147,483,646); LRU eviction is counted.")
-@click.option("--ipfix", metavar="HOST:PORT", default=None,
-              help="Also export the records over IPFIX/UDP to a collector.")
+@click.option(
+    "--compat",
+    type=click.Choice(COMPATS),
+    default="nicbench",
+    show_default=True,
+    help="Record semantics; 'argus' counts, keys and times out flows as Argus 3.0 does.",
+)
+@click.option(
+    "--max-flows",
+    default=None,
+    help="Active flows kept at most (all workers), e.g. 1M (1 to 2,147,483,646); LRU eviction is counted.",
+)
+@click.option(
+    "--ipfix", metavar="HOST:PORT", default=None, help="Also export the records over IPFIX/UDP to a collector."
+)
 @json_option
-def flows(pcap: str | None, iface: str | None, duration: str | None, workers: int, out: str | None, fmt: str | None,
-          idle: str | None, active: str | None, compat: str, max_flows: str | None, ipfix: str | None,
-          as_json: bool) -> None:
+def flows(
+    pcap: str | None,
+    iface: str | None,
+    duration: str | None,
+    workers: int,
+    out: str | None,
+    fmt: str | None,
+    idle: str | None,
+    active: str | None,
+    compat: str,
+    max_flows: str | None,
+    ipfix: str | None,
+    as_json: bool,
+) -> None:
     """Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate."""
     if (pcap is None) == (iface is None):
         fail("give a pcap file or --live IFACE (one of them)")
@@ -64,9 +97,20 @@ def flows(pcap: str | None, iface: str | None, duration: str | None, workers: in
     label = f"metering {iface}" if iface else "metering"
     with progress_bar(label, total=total, enabled=not as_json, unit="B") as update:
         try:
-            stats = meter(pcap, live=iface, workers=workers, idle=idle, active=active, max_flows=max_flows,
-                          compat=compat, out=out, format=fmt, ipfix=ipfix, duration=duration,
-                          progress=lambda done, packets, records: update(done))
+            stats = meter(
+                pcap,
+                live=iface,
+                workers=workers,
+                idle=idle,
+                active=active,
+                max_flows=max_flows,
+                compat=compat,
+                out=out,
+                format=fmt,
+                ipfix=ipfix,
+                duration=duration,
+                progress=lambda done, packets, records: update(done),
+            )
         except (NicbenchError, OSError) as exc:  # the exporter names "IPFIX collector X"; the user wrote --ipfix X
             if ipfix is not None and str(exc).startswith(f"IPFIX collector {ipfix}: "):
                 fail(f"--ipfix {ipfix}: " + str(exc).removeprefix(f"IPFIX collector {ipfix}: "))
@@ -101,12 +145,18 @@ def _summary(stats: dict) -> None:
     totals.add_column("counter")
     totals.add_column("value", justify="right")
     rows = [
-        ("packets", f"{packets:,}"), ("bytes", f"{stats['bytes']:,}"),
-        ("non-IP packets", f"{stats['non_ip_packets']:,}"), ("flows", f"{stats['flows']:,}"),
-        ("records", f"{stats['records']:,}"), ("idle expired", f"{stats['idle_expired']:,}"),
-        ("active splits", f"{stats['active_splits']:,}"), ("flushed at end", f"{stats['flushed']:,}"),
-        ("evicted (max flows)", f"{stats['evicted']:,}"), ("peak active flows", f"{stats['max_active_flows']:,}"),
-        ("imbalance (max/mean)", f"{stats['imbalance']:.3f}"), ("Mpps", f"{stats['mpps']:.2f}"),
+        ("packets", f"{packets:,}"),
+        ("bytes", f"{stats['bytes']:,}"),
+        ("non-IP packets", f"{stats['non_ip_packets']:,}"),
+        ("flows", f"{stats['flows']:,}"),
+        ("records", f"{stats['records']:,}"),
+        ("idle expired", f"{stats['idle_expired']:,}"),
+        ("active splits", f"{stats['active_splits']:,}"),
+        ("flushed at end", f"{stats['flushed']:,}"),
+        ("evicted (max flows)", f"{stats['evicted']:,}"),
+        ("peak active flows", f"{stats['max_active_flows']:,}"),
+        ("imbalance (max/mean)", f"{stats['imbalance']:.3f}"),
+        ("Mpps", f"{stats['mpps']:.2f}"),
     ]
     if stats.get("output"):
         rows.append((f"output ({stats['format']})", stats["output"]))
@@ -116,22 +166,31 @@ def _summary(stats: dict) -> None:
         totals.add_row(name, value)
     stdout_console.print(totals)
     if stats.get("ipfix_messages_refused"):
-        stderr_console.print(f"note: --ipfix {stats['ipfix']}: the host refused {stats['ipfix_messages_refused']:,} of "
-                             f"{stats['ipfix_messages_sent']:,} messages (ICMP port unreachable; each was sent again): "
-                             "is a collector listening there?")
+        stderr_console.print(
+            f"note: --ipfix {stats['ipfix']}: the host refused {stats['ipfix_messages_refused']:,} of "
+            f"{stats['ipfix_messages_sent']:,} messages (ICMP port unreachable; each was sent again): "
+            "is a collector listening there?"
+        )
     per_worker = Table(title="workers", title_justify="left")
     for col in ("worker", "packets", "share", "flows", "records", "evicted", "peak flows"):
         per_worker.add_column(col, justify="right")
     metered = max(sum(w["packets"] for w in stats["workers"]), 1)
     for i, w in enumerate(stats["workers"]):
-        per_worker.add_row(str(i), f"{w['packets']:,}", f"{w['packets'] / metered:.1%}", f"{w['flows']:,}",
-                           f"{w['records']:,}", f"{w['evicted']:,}", f"{w['max_active_flows']:,}")
+        per_worker.add_row(
+            str(i),
+            f"{w['packets']:,}",
+            f"{w['packets'] / metered:.1%}",
+            f"{w['flows']:,}",
+            f"{w['records']:,}",
+            f"{w['evicted']:,}",
+            f"{w['max_active_flows']:,}",
+        )
     stdout_console.print(per_worker)
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "flows": 'Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate.',
+    "flows": "Bidirectional flow records (Argus-style) from PCAP or --live IFACE, with per-worker balance and rate.",
 }
 COMMANDS = [flows]
 
@@ -140,5 +199,7 @@ def _check_collector(address: str) -> None:
     """--ipfix HOST:PORT (an IPv6 host in brackets), the port 1 to 65535: refused before any work."""
     host, sep, port = address.rpartition(":")
     if not sep or not host.strip("[]") or not port.isdigit() or not 1 <= int(port) <= 65535:
-        fail(f"--ipfix {address!r}: expected HOST:PORT of an IPFIX collector (UDP), e.g. 127.0.0.1:4739 or "
-             "[::1]:4739, the port 1 to 65535")
+        fail(
+            f"--ipfix {address!r}: expected HOST:PORT of an IPFIX collector (UDP), e.g. 127.0.0.1:4739 or "
+            "[::1]:4739, the port 1 to 65535"
+        )

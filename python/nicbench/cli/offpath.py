@@ -43,24 +43,39 @@ def summarize(nic: str, flows: list[Any], result: dict[str, Any], mix: str | Non
     out_flows = []
     for i, flow in enumerate(flows):
         f = per[i] if i < len(per) else {}
-        out_flows.append({"flow": flow.label(), "path": flow.path, "verb": flow.verb,
-                          "payload_bytes": flow.payload_bytes, "share": _num(f.get("share", flow.share)),
-                          "gbps": _num(f.get("gbps")), "mpps": _num(f.get("mpps")),
-                          "latency_us": _num(f.get("latency_us")),
-                          "posting_latency_us": _num(f.get("posting_latency_us")),
-                          "saturated": bool(f.get("saturated", False)), "bottleneck": f.get("bottleneck"),
-                          "pcie_mpps": {k: _num(v) for k, v in (f.get("pcie_mpps") or {}).items()}})
+        out_flows.append(
+            {
+                "flow": flow.label(),
+                "path": flow.path,
+                "verb": flow.verb,
+                "payload_bytes": flow.payload_bytes,
+                "share": _num(f.get("share", flow.share)),
+                "gbps": _num(f.get("gbps")),
+                "mpps": _num(f.get("mpps")),
+                "latency_us": _num(f.get("latency_us")),
+                "posting_latency_us": _num(f.get("posting_latency_us")),
+                "saturated": bool(f.get("saturated", False)),
+                "bottleneck": f.get("bottleneck"),
+                "pcie_mpps": {k: _num(v) for k, v in (f.get("pcie_mpps") or {}).items()},
+            }
+        )
     util = {k: _num(v) for k, v in (result.get("utilization") or {}).items()}
     bottleneck = result.get("bottleneck")
-    return {"nic": result.get("nic", nic), "mix": result.get("mix", mix), "flows": out_flows,
-            "total_gbps": _num(result.get("total_gbps")),
-            "total_mpps": _num(result.get("total_mpps")), "bottleneck": bottleneck,
-            "bottleneck_class": offpath.bottleneck_class(bottleneck),
-            "bottleneck_utilization": _num(result.get("bottleneck_utilization", util.get(bottleneck or ""))),
-            "utilization": util,
-            "pcie_mpps": {k: _num(v) for k, v in (result.get("pcie_mpps") or {}).items()},
-            "advice": [{"id": a.get("id"), "text": a.get("text", "")} for a in result.get("advice") or []
-                       if isinstance(a, dict)]}
+    return {
+        "nic": result.get("nic", nic),
+        "mix": result.get("mix", mix),
+        "flows": out_flows,
+        "total_gbps": _num(result.get("total_gbps")),
+        "total_mpps": _num(result.get("total_mpps")),
+        "bottleneck": bottleneck,
+        "bottleneck_class": offpath.bottleneck_class(bottleneck),
+        "bottleneck_utilization": _num(result.get("bottleneck_utilization", util.get(bottleneck or ""))),
+        "utilization": util,
+        "pcie_mpps": {k: _num(v) for k, v in (result.get("pcie_mpps") or {}).items()},
+        "advice": [
+            {"id": a.get("id"), "text": a.get("text", "")} for a in result.get("advice") or [] if isinstance(a, dict)
+        ],
+    }
 
 
 def _fmt(v: float | None, digits: int = 4) -> str:
@@ -89,23 +104,39 @@ def paths(nic: str, flows: tuple[str, ...], mix: str | None, sets: tuple[str, ..
 
 def _print(doc: dict[str, Any]) -> None:
     table = Table(title=f"{doc['nic']}: predicted flows (mix: {doc['mix']})", title_justify="left")
-    for col, justify in (("flow", "left"), ("Gbps", "right"), ("M req/s", "right"), ("latency µs", "right"),
-                         ("posting µs", "right"), ("limited by", "left")):
+    for col, justify in (
+        ("flow", "left"),
+        ("Gbps", "right"),
+        ("M req/s", "right"),
+        ("latency µs", "right"),
+        ("posting µs", "right"),
+        ("limited by", "left"),
+    ):
         table.add_column(col, justify=justify)
     for f in doc["flows"]:
-        table.add_row(f["flow"], _fmt(f["gbps"]), _fmt(f["mpps"]),
-                      _fmt(f["latency_us"], 3) + (" (saturated)" if f["saturated"] else ""),
-                      _fmt(f["posting_latency_us"], 3), f["bottleneck"] or "")
-    table.add_row("[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]",
-                  "", "", "")
+        table.add_row(
+            f["flow"],
+            _fmt(f["gbps"]),
+            _fmt(f["mpps"]),
+            _fmt(f["latency_us"], 3) + (" (saturated)" if f["saturated"] else ""),
+            _fmt(f["posting_latency_us"], 3),
+            f["bottleneck"] or "",
+        )
+    table.add_row(
+        "[bold]total[/]", f"[bold]{_fmt(doc['total_gbps'])}[/]", f"[bold]{_fmt(doc['total_mpps'])}[/]", "", "", ""
+    )
     stdout_console.print(table)
     util = doc["bottleneck_utilization"]
-    stdout_console.print(f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"
-                         + (f" at {util:.0%} utilization" if util is not None else ""), highlight=False)
+    stdout_console.print(
+        f"bottleneck: [bold]{doc['bottleneck'] or '–'}[/]"
+        + (f" at {util:.0%} utilization" if util is not None else ""),
+        highlight=False,
+    )
     busy = sorted(((k, v) for k, v in doc["utilization"].items() if v is not None), key=lambda kv: -kv[1])
     if busy:
-        stdout_console.print("busiest resources: " + ", ".join(f"{k} {v:.0%}" for k, v in busy[:_TOP_RESOURCES]),
-                             highlight=False)
+        stdout_console.print(
+            "busiest resources: " + ", ".join(f"{k} {v:.0%}" for k, v in busy[:_TOP_RESOURCES]), highlight=False
+        )
     if doc["advice"]:
         stdout_console.print("[bold]advice[/]:")
         for a in doc["advice"]:
@@ -116,6 +147,6 @@ def _print(doc: dict[str, Any]) -> None:
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "paths": 'Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice.',
+    "paths": "Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice.",
 }
 COMMANDS = [paths]

@@ -48,14 +48,19 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
     except json.JSONDecodeError as exc:
         fail(f"--megaflows {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}")
     except UnicodeDecodeError:
-        fail(f"--megaflows {path}: not a text (JSON) file, e.g. {{\"masks\": [...]}}")
+        fail(f'--megaflows {path}: not a text (JSON) file, e.g. {{"masks": [...]}}')
     return doc
 
 
 @click.command()
 @table_options([OPTIONS[name] for name in ("nic", "flows", "size", "vxlan", "datapath", "flow_order", "gbps")])
-@click.option("--megaflows", "megaflows_path", default=None, metavar="FILE",
-              help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).")
+@click.option(
+    "--megaflows",
+    "megaflows_path",
+    default=None,
+    metavar="FILE",
+    help="JSON megaflow counts per mask from the datapath (default: the seed's PVP rule set).",
+)
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
 def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
@@ -67,38 +72,56 @@ def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **valu
     problem = options.check(values, flag_spelling(OPTIONS), overrides)
     if problem:
         fail(problem)
-    result = model.predict(nic, values["flows"], values["size"], **options.predict_kwargs(values),
-                           megaflows=_megaflows(megaflows_path), overrides=overrides)
+    result = model.predict(
+        nic,
+        values["flows"],
+        values["size"],
+        **options.predict_kwargs(values),
+        megaflows=_megaflows(megaflows_path),
+        overrides=overrides,
+    )
     if as_json:
         emit_json(result)
         return
     # The heading as its own line: as the two-column table's title it wrapped at the table's ~34 columns.
-    stdout_console.print(f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
-                         f"{result['wire_frame_bytes']} B on the wire", highlight=False, soft_wrap=True)
+    stdout_console.print(
+        f"{result['nic']} ({result['datapath']}): Red Hat PVP, {result['flows']:,} flows, "
+        f"{result['wire_frame_bytes']} B on the wire",
+        highlight=False,
+        soft_wrap=True,
+    )
     table = Table()
     table.add_column("")
     table.add_column("value", justify="right")
-    rows = [("offered Mpps", result["offered_mpps"]), ("received Mpps", result["mpps"]),
-            ("received Gb/s (line)", result["line_gbps"]), ("loss %", result["loss"] * 100),
-            ("latency µs (unloaded)", result["latency_us"]), ("host cores busy", result["host_cores_busy"]),
-            ("megaflows offloaded", result["megaflows_offloaded"]),
-            ("megaflows in software", result["megaflows_software"])]
+    rows = [
+        ("offered Mpps", result["offered_mpps"]),
+        ("received Mpps", result["mpps"]),
+        ("received Gb/s (line)", result["line_gbps"]),
+        ("loss %", result["loss"] * 100),
+        ("latency µs (unloaded)", result["latency_us"]),
+        ("host cores busy", result["host_cores_busy"]),
+        ("megaflows offloaded", result["megaflows_offloaded"]),
+        ("megaflows in software", result["megaflows_software"]),
+    ]
     for name, value in rows:
         table.add_row(name, f"{value:,}" if isinstance(value, int) else fmt_number(value))
     stdout_console.print(table)
-    limits = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(),
-                                                                    key=lambda kv: kv[1]))
+    limits = ", ".join(
+        f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1])
+    )
     stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
     if result["detail"]:
-        stdout_console.print("NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()),
-                             highlight=False)
+        stdout_console.print(
+            "NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()), highlight=False
+        )
     for r in result["refused"]:
-        stdout_console.print(f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})",
-                             highlight=False)
+        stdout_console.print(
+            f"refused: mask {r['mask']}: {r['megaflows']:,} megaflows ({r['reason']})", highlight=False
+        )
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "pvp": 'Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores.',
+    "pvp": "Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores.",
 }
 COMMANDS = [pvp]

@@ -34,8 +34,12 @@ from nicbench.rules import (
 )
 from nicbench.units import parse_count
 
-syntax_option = click.option("--syntax", type=click.Choice(SYNTAXES), default=None,
-                             help="Rule syntax (default: from the extension or the first line).")
+syntax_option = click.option(
+    "--syntax",
+    type=click.Choice(SYNTAXES),
+    default=None,
+    help="Rule syntax (default: from the extension or the first line).",
+)
 
 
 @click.group(cls=WholeHelpGroup)
@@ -68,12 +72,16 @@ def check(file: str, syntax: str | None, keep_going: bool, as_json: bool) -> Non
 
 def render_summary(report: dict) -> None:
     s = report["summary"]
-    stdout_console.print(f"{report['file']}: [bold]{s['rules']:,}[/] rules ({report['syntax']}), "
-                         f"{len(s['groups'])} group(s), {s['priorities']} "
-                         f"priorit{'y' if s['priorities'] == 1 else 'ies'}")
+    stdout_console.print(
+        f"{report['file']}: [bold]{s['rules']:,}[/] rules ({report['syntax']}), "
+        f"{len(s['groups'])} group(s), {s['priorities']} "
+        f"priorit{'y' if s['priorities'] == 1 else 'ies'}"
+    )
     if report.get("widened"):
-        stdout_console.print(f"[yellow]{report['widened']:,} ClassBench lines have port limits on a wildcard "
-                             "protocol, which rte_flow cannot express: those rules match more[/]")
+        stdout_console.print(
+            f"[yellow]{report['widened']:,} ClassBench lines have port limits on a wildcard "
+            "protocol, which rte_flow cannot express: those rules match more[/]"
+        )
     for title, key in (("group", "groups"), ("match type", "match_types"), ("action", "actions")):
         table = Table(title_justify="left")
         table.add_column(title)
@@ -94,9 +102,11 @@ def openflow(file: str, as_json: bool) -> None:
     if as_json:
         emit_json(summary)
         return
-    stdout_console.print(f"{file}: [bold]{summary['rules']:,}[/] OpenFlow rules in {len(summary['tables'])} table(s), "
-                         f"{summary['priorities']} priorit{'y' if summary['priorities'] == 1 else 'ies'}; "
-                         f"run them with 'nicbench vswitch --openflow {file}'")
+    stdout_console.print(
+        f"{file}: [bold]{summary['rules']:,}[/] OpenFlow rules in {len(summary['tables'])} table(s), "
+        f"{summary['priorities']} priorit{'y' if summary['priorities'] == 1 else 'ies'}; "
+        f"run them with 'nicbench vswitch --openflow {file}'"
+    )
     for title, key in (("table", "tables"), ("action", "actions")):
         table = Table(title_justify="left")
         table.add_column(title)
@@ -109,13 +119,29 @@ def openflow(file: str, as_json: bool) -> None:
 @rules.command("convert")
 @click.argument("file", type=NonEmptyPath(dir_okay=False))
 @click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), required=True)
-@click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), default="-", show_default=True,
-              help="Output file ('-' for stdout).")
+@click.option(
+    "-o",
+    "--output",
+    type=NonEmptyPath(dir_okay=False),
+    default="-",
+    show_default=True,
+    help="Output file ('-' for stdout).",
+)
 @syntax_option
-@click.option("--port", type=IntRange(0, 65535), default=0, show_default=True,
-              help="testpmd port id to write (0-65535; with --to testpmd).")
-@click.option("--dev", type=InterfaceName(), default="eth0", show_default=True,
-              help="tc device to attach filters to (with --to tc).")
+@click.option(
+    "--port",
+    type=IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="testpmd port id to write (0-65535; with --to testpmd).",
+)
+@click.option(
+    "--dev",
+    type=InterfaceName(),
+    default="eth0",
+    show_default=True,
+    help="tc device to attach filters to (with --to tc).",
+)
 @json_option
 def convert(file: str, to: str, output: str, syntax: str | None, port: int, dev: str, as_json: bool) -> None:
     """Rewrite FILE in another syntax."""
@@ -152,14 +178,30 @@ def _refuse_unused_target_option(to: str) -> None:
 
 
 @rules.command("gen")
-@click.option("--kind", type=click.Choice(RULE_SET_KINDS), default="exact5", show_default=True,
-              help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.")
+@click.option(
+    "--kind",
+    type=click.Choice(RULE_SET_KINDS),
+    default="exact5",
+    show_default=True,
+    help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.",
+)
 @click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 4,194,304).")
-@click.option("--groups", type=IntRange(0, 4096), default=0, show_default=True,
-              help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.")
+@click.option(
+    "--groups",
+    type=IntRange(0, 4096),
+    default=0,
+    show_default=True,
+    help="0: everything in group 0 (root table); T: spread over groups 1..T chained by jumps.",
+)
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
-@click.option("--to", "to", type=click.Choice(["testpmd", "tc"]), default="testpmd", show_default=True,
-              help="Output syntax; tc is refused: the rules end in 'queue index N', which tc flower cannot express.")
+@click.option(
+    "--to",
+    "to",
+    type=click.Choice(["testpmd", "tc"]),
+    default="testpmd",
+    show_default=True,
+    help="Output syntax; tc is refused: the rules end in 'queue index N', which tc flower cannot express.",
+)
 @click.option("-o", "--output", type=NonEmptyPath(dir_okay=False), required=True)
 @json_option
 def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_json: bool) -> None:
@@ -171,24 +213,40 @@ def gen(kind: str, count: str, groups: int, seed: int, to: str, output: str, as_
     # defaults): say so, so that the file's rule count is not mistaken for --count.
     layout = written - n
     if as_json:
-        emit_json({"rules": written, "kind": kind, "count": n, "layout_rules": layout, "groups": groups,
-                   "output": output})
+        emit_json(
+            {"rules": written, "kind": kind, "count": n, "layout_rules": layout, "groups": groups, "output": output}
+        )
     elif layout:
-        stdout_console.print(f"wrote {written:,} rules to {output}: {n:,} {kind} rules over groups 1..{groups}, "
-                             f"plus {layout:,} jump and default rules of the layout", soft_wrap=True)
+        stdout_console.print(
+            f"wrote {written:,} rules to {output}: {n:,} {kind} rules over groups 1..{groups}, "
+            f"plus {layout:,} jump and default rules of the layout",
+            soft_wrap=True,
+        )
     else:
-        stdout_console.print(f"wrote {written:,} {kind} rules over {max(groups, 1)} group(s) to {output}",
-                             soft_wrap=True)
+        stdout_console.print(
+            f"wrote {written:,} {kind} rules over {max(groups, 1)} group(s) to {output}", soft_wrap=True
+        )
 
 
 @click.command()
 @click.option("--rules", "rules_path", type=NonEmptyPath(dir_okay=False), required=True, help="Rule file.")
 @click.option("--pcap", type=NonEmptyPath(dir_okay=False), required=True, help="Capture to classify.")
 @click.option("--syntax", type=click.Choice(SYNTAXES), default=None, help="Rule syntax (default: detected).")
-@click.option("--top", type=IntRange(0, 1_000_000), default=20, show_default=True,
-              help="Rules to list (most hits first; 0 to 1,000,000).")
-@click.option("--queues", "port_queues", type=IntRange(1, 65535), default=1, show_default=True,
-              help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.")
+@click.option(
+    "--top",
+    type=IntRange(0, 1_000_000),
+    default=20,
+    show_default=True,
+    help="Rules to list (most hits first; 0 to 1,000,000).",
+)
+@click.option(
+    "--queues",
+    "port_queues",
+    type=IntRange(1, 65535),
+    default=1,
+    show_default=True,
+    help="The port's rx queues: packets no rule sends anywhere go through its default RSS over 0..N-1.",
+)
 @json_option
 def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queues: int, as_json: bool) -> None:
     """Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and
@@ -207,17 +265,24 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
     outcomes.add_column("fate")
     outcomes.add_column("packets", justify="right")
     outcomes.add_column("share", justify="right")
-    rows = [("queue action", sum(report["queue_action_packets"].values())), ("rss", report["rss_packets"]),
-            ("drop", report["dropped"]), ("port_id", report["port_id_packets"]),
-             ("passthru", report["passthru"]), ("no fate action", report["no_fate"]),
-             ("unmatched", report["unmatched"])]
+    rows = [
+        ("queue action", sum(report["queue_action_packets"].values())),
+        ("rss", report["rss_packets"]),
+        ("drop", report["dropped"]),
+        ("port_id", report["port_id_packets"]),
+        ("passthru", report["passthru"]),
+        ("no fate action", report["no_fate"]),
+        ("unmatched", report["unmatched"]),
+    ]
     for name, count in rows:
         if count:
             outcomes.add_row(name, f"{count:,}", f"{count / n:.1%}")
     stdout_console.print(outcomes)
     # Queue and rss actions choose the queue; the port's RSS spreads only what no rule sends anywhere.
-    queues = Table(title=f"rx queues (by the rules' actions; the rest by the port's default RSS over "
-                         f"{report['port_queues']:,})", title_justify="left")
+    queues = Table(
+        title=f"rx queues (by the rules' actions; the rest by the port's default RSS over {report['port_queues']:,})",
+        title_justify="left",
+    )
     for col in ("queue", "packets", "bytes", "share"):
         queues.add_column(col, justify="right")
     for q, c in sorted(report["queues"].items(), key=lambda kv: int(kv[0])):
@@ -227,15 +292,18 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
     for col in ("line", "group", "priority", "hits", "bytes"):
         hits.add_column(col, justify="right")
     for rule in sorted(report["rules"], key=lambda r: -r["hits"])[:top]:
-        hits.add_row(str(rule["line"]), str(rule["group"]), str(rule["priority"]), f"{rule['hits']:,}",
-                     f"{rule['bytes']:,}")
+        hits.add_row(
+            str(rule["line"]), str(rule["group"]), str(rule["priority"]), f"{rule['hits']:,}", f"{rule['bytes']:,}"
+        )
     stdout_console.print(hits)
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "rules": 'Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files.',
-    "classify": ('Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and '
-           'unmatched packets, and the rate achieved.'),
+    "rules": "Check, convert and generate rule files (testpmd, tc flower, ClassBench); summarise OpenFlow files.",
+    "classify": (
+        "Per-rule hits, per-queue packets and bytes (RSS resolved as the mlx5 PMD does), dropped and "
+        "unmatched packets, and the rate achieved."
+    ),
 }
 COMMANDS = [rules, classify]

@@ -44,9 +44,18 @@ class RichProgress(runner_mod.Progress):
         self.failed = 0
         if not self.enabled:
             return
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
-                            MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            TextColumn("{task.fields[status]}"), console=stderr_console.console, transient=False)
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=stderr_console.console,
+            transient=False,
+        )
         self.bar.start()
         self.task = self.bar.add_task(spec.name, total=total_runs, status="")
 
@@ -56,8 +65,11 @@ class RichProgress(runner_mod.Progress):
             self.failed += 1
             point = ", ".join(f"{k}={v}" for k, v in request.params.items())
             first = (outcome.error or "").splitlines()[0] if outcome.error else "failed"
-            stderr_console.print(f"[red]✗[/] run {request.key[:10]} (rep {request.rep}; {point}): {first}",
-                                 highlight=False, soft_wrap=True)
+            stderr_console.print(
+                f"[red]✗[/] run {request.key[:10]} (rep {request.rep}; {point}): {first}",
+                highlight=False,
+                soft_wrap=True,
+            )
         if self.bar is not None:
             self.state = "cached" if outcome.cached else outcome.status
             total = self.bar.tasks[0].total or 0

@@ -81,40 +81,59 @@ def render_info(file: str, s: dict) -> None:
 
 @click.command()
 @click.argument("file", type=NonEmptyPath(dir_okay=False))
-@click.option("--queues", type=IntRange(1, 512), required=True,
-              help="Number of RX queues (at most the indirection table's entries, --reta-size).")
-@click.option("--key", default="symmetric", show_default=True,
-              help="Toeplitz key: symmetric | microsoft | HEX (40 or 52 bytes).")
-@click.option("--fields", type=click.Choice(["ip", "ip-ports"]), default="ip-ports", show_default=True,
-              help="Hash input: IP addresses only, or addresses + L4 ports (TCP/UDP/SCTP).")
-@click.option("--reta-size", type=IntRange(64, 512), default=128, show_default=True,
-              help="Indirection table entries (a power of two, 64-512).")
+@click.option(
+    "--queues",
+    type=IntRange(1, 512),
+    required=True,
+    help="Number of RX queues (at most the indirection table's entries, --reta-size).",
+)
+@click.option(
+    "--key", default="symmetric", show_default=True, help="Toeplitz key: symmetric | microsoft | HEX (40 or 52 bytes)."
+)
+@click.option(
+    "--fields",
+    type=click.Choice(["ip", "ip-ports"]),
+    default="ip-ports",
+    show_default=True,
+    help="Hash input: IP addresses only, or addresses + L4 ports (TCP/UDP/SCTP).",
+)
+@click.option(
+    "--reta-size",
+    type=IntRange(64, 512),
+    default=128,
+    show_default=True,
+    help="Indirection table entries (a power of two, 64-512).",
+)
 @click.option("--inner", is_flag=True, help="Hash the inner headers of VXLAN frames (default: outer, as NICs do).")
 @json_option
 def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bool, as_json: bool) -> None:
     """Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean)."""
     if reta_size & (reta_size - 1):
-        raise click.BadParameter(f"{reta_size} is not a power of two (allowed: 64, 128, 256, 512)",
-                                 param_hint="--reta-size")
+        raise click.BadParameter(
+            f"{reta_size} is not a power of two (allowed: 64, 128, 256, 512)", param_hint="--reta-size"
+        )
     if queues > reta_size:  # the indirection table names at most reta_size queues: the rest would stay empty
-        raise click.BadParameter(f"{queues} queues is more than the RETA (indirection table) size {reta_size}: "
-                                 f"queues beyond {reta_size} would never get a packet (allowed: 1 to {reta_size}; "
-                                 "--reta-size takes up to 512)", param_hint="--queues")
+        raise click.BadParameter(
+            f"{queues} queues is more than the RETA (indirection table) size {reta_size}: "
+            f"queues beyond {reta_size} would never get a packet (allowed: 1 to {reta_size}; "
+            "--reta-size takes up to 512)",
+            param_hint="--queues",
+        )
     try:
         key_bytes = parse_key(key)
     except NicbenchError as exc:
         raise NicbenchError(f"--key: {exc}") from None
     size = os.path.getsize(file)
     with progress_bar("hashing", total=size, enabled=not as_json, unit="B") as update:
-        report = rss_spread(file, queues=queues, key=key_bytes, fields=fields, reta_size=reta_size,
-                            inner=inner, progress=update)
+        report = rss_spread(
+            file, queues=queues, key=key_bytes, fields=fields, reta_size=reta_size, inner=inner, progress=update
+        )
     report["key"] = key
     if as_json:
         emit_json(report)
         return
     # The heading is a line of its own: as the table's title it would wrap to the narrow table's width.
-    stdout_console.print(f"RSS of {file} over {queues} queues (key {key}, {fields}, RETA {reta_size})",
-                         highlight=False)
+    stdout_console.print(f"RSS of {file} over {queues} queues (key {key}, {fields}, RETA {reta_size})", highlight=False)
     table = Table()
     table.add_column("queue", justify="right")
     table.add_column("packets", justify="right")
@@ -133,7 +152,7 @@ def rss(file: str, queues: int, key: str, fields: str, reta_size: int, inner: bo
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.
 SUMMARIES = {
-    "pcap": 'Inspect pcap/pcapng traces.',
-    "rss": 'Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean).',
+    "pcap": "Inspect pcap/pcapng traces.",
+    "rss": "Per-queue packets and flows of FILE under Toeplitz RSS, and the imbalance (max/mean).",
 }
 COMMANDS = [pcap, rss]

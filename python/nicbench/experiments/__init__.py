@@ -27,15 +27,33 @@ if TYPE_CHECKING:
 # and the store pull in pandas and pyarrow (~1 s), which a command that only needs one
 # sub-module (or nothing of the harness at all) should not pay for.
 _EXPORTS = {
-    "RunSummary": "runner", "run_experiment": "runner", "Spec": "spec", "load_spec": "spec",
-    "parse_spec": "spec", "hdr_percentiles": "stats", "summarize": "stats", "load_results": "store",
-    "results_root": "store", "all_targets": "targets", "get_target": "targets", "target": "targets",
+    "RunSummary": "runner",
+    "run_experiment": "runner",
+    "Spec": "spec",
+    "load_spec": "spec",
+    "parse_spec": "spec",
+    "hdr_percentiles": "stats",
+    "summarize": "stats",
+    "load_results": "store",
+    "results_root": "store",
+    "all_targets": "targets",
+    "get_target": "targets",
+    "target": "targets",
 }
 
 __all__ = [
-    "Spec", "load_spec", "parse_spec",
-    "run_experiment", "RunSummary", "load_results", "results_root", "summarize", "hdr_percentiles",
-    "target", "get_target", "all_targets",
+    "Spec",
+    "load_spec",
+    "parse_spec",
+    "run_experiment",
+    "RunSummary",
+    "load_results",
+    "results_root",
+    "summarize",
+    "hdr_percentiles",
+    "target",
+    "get_target",
+    "all_targets",
 ]
 
 

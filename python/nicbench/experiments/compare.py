@@ -60,18 +60,42 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         counts = self.rows["verdict"].value_counts().to_dict()
-        return {"a": self.a, "b": self.b, "acceptable": self.acceptable, "compared": len(self.rows),
-                "only_a": self.only_a, "only_b": self.only_b,
-                "verdicts": {k: int(counts.get(k, 0)) for k in ("same", "better", "worse", "changed")},
-                "regressions": _records(self.regressions, self.params),
-                "rows": _records(self.rows, self.params)}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "acceptable": self.acceptable,
+            "compared": len(self.rows),
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "verdicts": {k: int(counts.get(k, 0)) for k in ("same", "better", "worse", "changed")},
+            "regressions": _records(self.regressions, self.params),
+            "rows": _records(self.rows, self.params),
+        }
 
 
 def _records(df: pd.DataFrame, params: list[str]) -> list[dict[str, Any]]:
     out = []
     for r in df.to_dict("records"):
-        out.append({"point": {p: r[p] for p in params}, **{k: r[k] for k in (
-            "metric", "unit", "a_mean", "a_std", "a_n", "b_mean", "b_std", "b_n", "rel_diff", "verdict")}})
+        out.append(
+            {
+                "point": {p: r[p] for p in params},
+                **{
+                    k: r[k]
+                    for k in (
+                        "metric",
+                        "unit",
+                        "a_mean",
+                        "a_std",
+                        "a_n",
+                        "b_mean",
+                        "b_std",
+                        "b_n",
+                        "rel_diff",
+                        "verdict",
+                    )
+                },
+            }
+        )
     return out
 
 
@@ -93,8 +117,16 @@ def _summaries(df: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     return out
 
 
-def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_name: str = "A",
-                   b_name: str = "B", ignore: tuple[str, ...] = (), where: str | None = None) -> Comparison:
+def compare_frames(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    acceptable: float,
+    a_name: str = "A",
+    b_name: str = "B",
+    ignore: tuple[str, ...] = (),
+    where: str | None = None,
+) -> Comparison:
     """Compares two records frames (`load_results` output) of the same experiment; `ignore`:
     parameters left out of a point's identity (e.g. `nic`, to compare two profiles' runs); `where`:
     how an error starts (default `compare A B`, the command's words)."""
@@ -121,20 +153,30 @@ def compare_frames(a: pd.DataFrame, b: pd.DataFrame, *, acceptable: float, a_nam
         names = [", ".join(sorted(f["experiment"].astype(str).unique())) if "experiment" in f else "" for f in (a, b)]
         targets = [", ".join(sorted(f["target"].astype(str).unique())) if "target" in f else "" for f in (a, b)]
         if all(targets) and targets[0] != targets[1]:  # no --ignore makes two targets' runs comparable
-            why = (f"A holds {targets[0]} runs ({names[0]}), B {targets[1]} runs ({names[1]}); give two result "
-                   "folders of one experiment")
+            why = (
+                f"A holds {targets[0]} runs ({names[0]}), B {targets[1]} runs ({names[1]}); give two result "
+                "folders of one experiment"
+            )
         else:
             named = f" (A is {names[0]}, B {names[1]})" if all(names) and names[0] != names[1] else ""
             why = f"not results of one experiment{named}{hint}"
-        raise ValueError(f"{where or f'compare {a_name} {b_name}'}: no point and metric in common "
-                         f"({only_a:,} only in A, {only_b:,} only in B): {why}")
-    rows = pd.DataFrame({
-        **{p: both[p] for p in params},
-        "metric": both["metric"],
-        "unit": both["unit_a"] if "unit_a" in both else "",
-        "a_mean": both["mean_a"], "a_std": both["std_a"], "a_n": both["n_a"],
-        "b_mean": both["mean_b"], "b_std": both["std_b"], "b_n": both["n_b"],
-    })
+        raise ValueError(
+            f"{where or f'compare {a_name} {b_name}'}: no point and metric in common "
+            f"({only_a:,} only in A, {only_b:,} only in B): {why}"
+        )
+    rows = pd.DataFrame(
+        {
+            **{p: both[p] for p in params},
+            "metric": both["metric"],
+            "unit": both["unit_a"] if "unit_a" in both else "",
+            "a_mean": both["mean_a"],
+            "a_std": both["std_a"],
+            "a_n": both["n_a"],
+            "b_mean": both["mean_b"],
+            "b_std": both["std_b"],
+            "b_n": both["n_b"],
+        }
+    )
     rows["rel_diff"] = [_rel(x, y) for x, y in zip(rows["a_mean"], rows["b_mean"])]
     rows["verdict"] = [_verdict(r, acceptable) for r in rows.to_dict("records")]
     rows = rows.sort_values(["metric"] + params, kind="stable").reset_index(drop=True)
@@ -169,8 +211,9 @@ def _verdict(r: dict[str, Any], acceptable: float) -> str:
 
 def compare_results(a: str | Path, b: str | Path, *, acceptable: float, ignore: tuple[str, ...] = ()) -> Comparison:
     """Compares two experiment result folders (or experiment names in the results root)."""
-    return compare_frames(load_results(a), load_results(b), acceptable=acceptable, a_name=str(a), b_name=str(b),
-                          ignore=ignore)
+    return compare_frames(
+        load_results(a), load_results(b), acceptable=acceptable, a_name=str(a), b_name=str(b), ignore=ignore
+    )
 
 
 def settings_that_differ(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, ...]:

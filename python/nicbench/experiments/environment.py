@@ -48,12 +48,14 @@ def git_commit(repo_dir: str | os.PathLike | None = None) -> str:
     """`<sha>` (`+dirty` when the tree has changes), or a note when there is none."""
     cwd = str(repo_dir) if repo_dir else None
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True,
-                             text=True, timeout=5)
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
         if sha.returncode != 0:
             return "no commit"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown (git not available)"
@@ -66,5 +68,3 @@ def study_of(spec_file: str | os.PathLike) -> str | None:
         if (parent / "study.toml").is_file():
             return str(parent)
     return None
-
-

@@ -23,9 +23,11 @@ FILE = "feature_matrix.toml"
 SEED_NIC = "agilio-cx-25g"
 INFO_NIC = "connectx5-25g"
 KINDS = ("match", "action", "feature")
-HONESTY = ("nicbench's Agilio CX capabilities were taken from this same table, so agreement checks the "
-           "datapath's translation of each rule into a megaflow and the offload decision end to end, "
-           "not an independent prediction.")
+HONESTY = (
+    "nicbench's Agilio CX capabilities were taken from this same table, so agreement checks the "
+    "datapath's translation of each rule into a megaflow and the offload decision end to end, "
+    "not an independent prediction."
+)
 
 
 @dataclass
@@ -53,10 +55,20 @@ class Row:
         return None if r is None else r["offloaded"] == self.offloaded and (r["offloaded"] or bool(r["reason"]))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "row": self.row, "line": self.line, "seed_offloaded": self.offloaded,
-                "expressible": self.expressible, "why": self.why, "rule": self.rule, "packet": self.packet,
-                "connectx5_expected": self.connectx5, "note": self.note, "result": self.result,
-                "agrees": self.agrees}
+        return {
+            "kind": self.kind,
+            "row": self.row,
+            "line": self.line,
+            "seed_offloaded": self.offloaded,
+            "expressible": self.expressible,
+            "why": self.why,
+            "rule": self.rule,
+            "packet": self.packet,
+            "connectx5_expected": self.connectx5,
+            "note": self.note,
+            "result": self.result,
+            "agrees": self.agrees,
+        }
 
 
 @dataclass
@@ -66,12 +78,19 @@ class MatrixOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         run = [r for r in self.rows if r.expressible]
-        return {"rows": [r.as_dict() for r in self.rows], "expressible": len(run),
-                "agree": sum(r.agrees is True for r in run), "not_run": self.not_run,
-                "disagree": [r.row for r in run if r.agrees is False],
-                "connectx5_disagree": [r.row for r in run if r.connectx5 is not None and INFO_NIC in r.result
-                                       and r.result[INFO_NIC]["offloaded"] != r.connectx5],
-                "caveat": HONESTY}
+        return {
+            "rows": [r.as_dict() for r in self.rows],
+            "expressible": len(run),
+            "agree": sum(r.agrees is True for r in run),
+            "not_run": self.not_run,
+            "disagree": [r.row for r in run if r.agrees is False],
+            "connectx5_disagree": [
+                r.row
+                for r in run
+                if r.connectx5 is not None and INFO_NIC in r.result and r.result[INFO_NIC]["offloaded"] != r.connectx5
+            ],
+            "caveat": HONESTY,
+        }
 
 
 def load_matrix(path: str | Path) -> list[Row]:
@@ -126,8 +145,11 @@ def run_row(row: Row, nic: str, workdir: Path) -> dict[str, Any]:
         raise ValueError(f"{row.row}: expected {expected} megaflow(s), got {len(result['megaflows'])}")
     mf = result["megaflows"][-1]
     refused = [m["reason"] for m in result["megaflows"] if m["reason"]]
-    return {"offloaded": result["offloaded_flows"] == len(result["megaflows"]),
-            "reason": refused[0] if refused else None, "megaflow": mf["text"]}
+    return {
+        "offloaded": result["offloaded_flows"] == len(result["megaflows"]),
+        "reason": refused[0] if refused else None,
+        "megaflow": mf["text"],
+    }
 
 
 def run_matrix(path: str | Path, nics: tuple[str, ...] = (SEED_NIC, INFO_NIC)) -> MatrixOutcome:
@@ -152,9 +174,11 @@ def summary_line(d: dict[str, Any]) -> str:
     if d["not_run"]:
         return f"{TITLE}: not run: {d['not_run']}"
     listed = len(d["rows"]) - d["expressible"]
-    line = (f"{TITLE}: {d['agree']}/{d['expressible']} expressible rows agree on agilio-cx-25g, "
-            f"{listed} rows listed as not expressible (capabilities taken from this table: checks the datapath "
-            f"end to end, not a prediction)")
+    line = (
+        f"{TITLE}: {d['agree']}/{d['expressible']} expressible rows agree on agilio-cx-25g, "
+        f"{listed} rows listed as not expressible (capabilities taken from this table: checks the datapath "
+        f"end to end, not a prediction)"
+    )
     if d["disagree"]:
         line += f" (not: {', '.join(d['disagree'])})"
     return line

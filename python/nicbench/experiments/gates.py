@@ -46,8 +46,13 @@ class GateResult:
         return not self.unexpected and not self.fixed
 
     def as_dict(self) -> dict[str, Any]:
-        return {"study": self.study, "ok": self.ok, "unexpected": self.unexpected, "fixed": self.fixed,
-                "known": self.known}
+        return {
+            "study": self.study,
+            "ok": self.ok,
+            "unexpected": self.unexpected,
+            "fixed": self.fixed,
+            "known": self.known,
+        }
 
 
 def load_known_misses(study_dir: str | Path) -> list[KnownMiss]:
@@ -60,8 +65,11 @@ def load_known_misses(study_dir: str | Path) -> list[KnownMiss]:
         raise SpecError(f"{path}: {exc}") from None
     out = []
     for i, entry in enumerate(data.get("miss", [])):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(entry.get("reason"),
-                                                                                                 str):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("id"), str)
+            or not isinstance(entry.get("reason"), str)
+        ):
             raise SpecError(f"{path}: miss[{i}]: expected a table with string `id` and `reason`")
         unknown = set(entry) - {"id", "device", "reason"}
         if unknown:

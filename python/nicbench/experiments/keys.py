@@ -36,8 +36,14 @@ def run_identity(target: str, target_version: str, params: Mapping[str, Any], re
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def run_key(target: str, target_version: str, params: Mapping[str, Any], rep: int, seed: int,
-            fingerprint_digest: str | None = None) -> str:
+def run_key(
+    target: str,
+    target_version: str,
+    params: Mapping[str, Any],
+    rep: int,
+    seed: int,
+    fingerprint_digest: str | None = None,
+) -> str:
     """The store's key of a run: its identity under the current code and input files."""
     if fingerprint_digest is None:
         from nicbench.experiments.fingerprint import fingerprint

@@ -37,8 +37,15 @@ def timeout_message(timeout_s: float) -> str:
 
 def timed_out_result(job: dict[str, Any]) -> dict[str, Any]:
     """The answer for a run that was stopped at its deadline (not stored yet: the runner stores it)."""
-    return {"key": job["key"], "status": "error", "metrics": {}, "error": timeout_message(job["timeout_s"]),
-            "rows": [], "stored": False, "meta": {}}
+    return {
+        "key": job["key"],
+        "status": "error",
+        "metrics": {},
+        "error": timeout_message(job["timeout_s"]),
+        "rows": [],
+        "stored": False,
+        "meta": {},
+    }
 
 
 class _Handle:
@@ -67,8 +74,12 @@ class LocalPool:
         self.starts = ctx.SimpleQueue()
         self.running: dict[str, tuple[int, float]] = {}  # run key -> (worker pid, start time)
         self.killed: set[str] = set()
-        self.executor = cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=_worker_init,
-                                               initargs=(os.getpid(), self.starts, self.lock_path))
+        self.executor = cf.ProcessPoolExecutor(
+            max_workers=self.jobs,
+            mp_context=ctx,
+            initializer=_worker_init,
+            initargs=(os.getpid(), self.starts, self.lock_path),
+        )
         # With fork, the first submit starts every worker now.
         self.executor.submit(_noop).result()
 
@@ -133,8 +144,9 @@ class LocalPool:
     def _restart(self, broken: list[_Handle]) -> None:
         """The pool broke: replace it if we broke it (a timeout), else say a worker died."""
         if not self.killed:
-            raise StoreError("a worker process died (crash or kill); finished runs are stored — "
-                             "re-run the same command to resume")
+            raise StoreError(
+                "a worker process died (crash or kill); finished runs are stored — re-run the same command to resume"
+            )
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.restarts += 1
         self._start()

@@ -16,8 +16,19 @@ from typing import Any
 __all__ = ["toml_value", "render_references", "REFERENCE_KEYS", "OPTIONAL_KEYS"]
 
 # The order of keys in each `[[reference]]` table; the optional ones follow when an entry has them.
-REFERENCE_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
-                  "tolerance", "set")
+REFERENCE_KEYS = (
+    "id",
+    "quote",
+    "location",
+    "experiment",
+    "where",
+    "metric",
+    "statistic",
+    "value",
+    "unit",
+    "tolerance",
+    "set",
+)
 OPTIONAL_KEYS = ("low", "high", "derived_from")
 
 
@@ -40,8 +51,9 @@ def toml_value(v: Any, round_digits: int | None = None) -> str:
     raise TypeError(f"no TOML spelling for {type(v).__name__}: {v!r}")
 
 
-def render_references(header: Iterable[str], entries: Iterable[Mapping[str, Any]],
-                      round_digits: int | None = None) -> str:
+def render_references(
+    header: Iterable[str], entries: Iterable[Mapping[str, Any]], round_digits: int | None = None
+) -> str:
     """The whole file: `header` lines (comments, written as given), then one table per entry."""
     lines = [*header, ""]
     for e in entries:

@@ -74,8 +74,15 @@ def _checkout(repo: Path, rev: Revision, workdir: Path, log: Callable[[str], Non
     return tree
 
 
-def run_at_revision(repo: Path, rev: Revision, spec: Path, experiment: str, workdir: Path,
-                    extra_args: list[str], log: Callable[[str], None]) -> Path:
+def run_at_revision(
+    repo: Path,
+    rev: Revision,
+    spec: Path,
+    experiment: str,
+    workdir: Path,
+    extra_args: list[str],
+    log: Callable[[str], None],
+) -> Path:
     """Runs `spec` with the nicbench of `rev`; returns the experiment's results folder."""
     results = workdir / "results" / rev.label
     if rev.commit == CURRENT:
@@ -87,10 +94,18 @@ def run_at_revision(repo: Path, rev: Revision, spec: Path, experiment: str, work
         cwd = tree
     log(f"running {spec} at {rev.label}")
     # A worktree's nicbench reads that revision's profiles, not ones this shell points at.
-    env = dict(os.environ) if rev.commit == CURRENT else {
-        k: v for k, v in os.environ.items() if k not in ("NICBENCH_PROFILES", "NICBENCH_STUDIES")}
-    proc = subprocess.run([*cmd, "run", str(spec.resolve()), "--results", str(results.resolve()), *extra_args],
-                          cwd=cwd, env=env, capture_output=True, text=True)
+    env = (
+        dict(os.environ)
+        if rev.commit == CURRENT
+        else {k: v for k, v in os.environ.items() if k not in ("NICBENCH_PROFILES", "NICBENCH_STUDIES")}
+    )
+    proc = subprocess.run(
+        [*cmd, "run", str(spec.resolve()), "--results", str(results.resolve()), *extra_args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise ValueError(f"--rev {rev.name}: the run failed at {rev.label}: {last}")

@@ -82,11 +82,23 @@ def select_points(points: list[dict[str, Any]], only: dict[str, Any] | None) -> 
     return [p for p in points if all(p.get(k) == v for k, v in only.items())]
 
 
-def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs: int | None = None,
-                   fresh: bool = False, only: dict[str, Any] | None = None, reps: list[int] | None = None,
-                   rerun: bool = False, progress: Progress | None = None, prune_stale: bool = True,
-                   extra_meta: dict[str, Any] | None = None, scheduler: Any = None,
-                   timeout_s: float | None = None, reuse_stale: bool = False, whole_sweep: bool = True) -> RunSummary:
+def run_experiment(
+    spec: Spec,
+    *,
+    results: str | os.PathLike | None = None,
+    jobs: int | None = None,
+    fresh: bool = False,
+    only: dict[str, Any] | None = None,
+    reps: list[int] | None = None,
+    rerun: bool = False,
+    progress: Progress | None = None,
+    prune_stale: bool = True,
+    extra_meta: dict[str, Any] | None = None,
+    scheduler: Any = None,
+    timeout_s: float | None = None,
+    reuse_stale: bool = False,
+    whole_sweep: bool = True,
+) -> RunSummary:
     """Run every missing run of `spec`; returns counts. Raises OSError/StoreError on store problems.
 
     `scheduler`: a `scheduler.DaskScheduler` to run on (default: local processes, `jobs`).
@@ -119,8 +131,12 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
     rep_list = reps if reps is not None else list(range(spec.repeat))
     if any(r < 0 for r in rep_list):
         raise ValueError("repetitions are numbered from 0")
-    summary = RunSummary(experiment=spec.name, store=str(store.dir), points=len(points),
-                         planned_runs=spec.design.estimated_runs(len(points), len(rep_list)))
+    summary = RunSummary(
+        experiment=spec.name,
+        store=str(store.dir),
+        points=len(points),
+        planned_runs=spec.design.estimated_runs(len(points), len(rep_list)),
+    )
     # Local workers are forked before the store lock is taken, so they never hold it.
     if scheduler is not None:
         backend = scheduler.backend()
@@ -138,14 +154,24 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             was_complete = bool(before.get("complete"))
             store.write_text("spec.toml", spec.text)
             meta = {
-                "name": spec.name, "target": spec.target.name, "target_version": spec.target.version,
-                "code_version": code_version(), "code_fingerprint": code_fingerprint(),
+                "name": spec.name,
+                "target": spec.target.name,
+                "target_version": spec.target.version,
+                "code_version": code_version(),
+                "code_fingerprint": code_fingerprint(),
                 "spec_file": str(Path(spec.file).resolve()),
-                "study": study_of(spec.file), "design": spec.design.describe(), "points": len(points),
-                "repeat": spec.repeat, "param_units": {p.name: p.unit for p in spec.target.params},
-                "metric_units": spec.target.metrics, "started": now_iso(), "complete": False,
-                "environment": {**collect_environment(Path(spec.file).resolve().parent),
-                                **get_backend(answers).environment()},
+                "study": study_of(spec.file),
+                "design": spec.design.describe(),
+                "points": len(points),
+                "repeat": spec.repeat,
+                "param_units": {p.name: p.unit for p in spec.target.params},
+                "metric_units": spec.target.metrics,
+                "started": now_iso(),
+                "complete": False,
+                "environment": {
+                    **collect_environment(Path(spec.file).resolve().parent),
+                    **get_backend(answers).environment(),
+                },
                 "backend": answers,
                 "scheduler": scheduler.address if scheduler is not None else f"local, {jobs} jobs",
                 "timeout_s": timeout_s,
@@ -165,9 +191,16 @@ def run_experiment(spec: Spec, *, results: str | os.PathLike | None = None, jobs
             prune = complete and prune_stale and not only and reps is None
             summary.stale_moved = store.compact(keep=requested if prune else None)
             summary.elapsed_s = time.monotonic() - started
-            meta.update(finished=now_iso(), complete=complete, runs=len(requested), sweep_runs=sweep_runs,
-                        sweep_runs_exact=sweep_exact, executed=summary.executed,
-                        cached=summary.cached, failed=summary.failed)
+            meta.update(
+                finished=now_iso(),
+                complete=complete,
+                runs=len(requested),
+                sweep_runs=sweep_runs,
+                sweep_runs_exact=sweep_exact,
+                executed=summary.executed,
+                cached=summary.cached,
+                failed=summary.failed,
+            )
             store.write_json("experiment.json", meta)
     finally:
         if backend is not None:
@@ -192,12 +225,22 @@ def _sweep_size(spec: Spec, whole_sweep: bool, before: dict[str, Any]) -> tuple[
     return planned, exact
 
 
-def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, rerun: bool,
-           progress: Progress, summary: RunSummary, timeout_s: float | None, reuse_stale: bool = False) -> set[str]:
+def _drive(
+    spec: Spec,
+    store: ExperimentStore,
+    tasks: list[Task],
+    backend: Any,
+    rerun: bool,
+    progress: Progress,
+    summary: RunSummary,
+    timeout_s: float | None,
+    reuse_stale: bool = False,
+) -> set[str]:
     done = store.done_keys()
     # identity -> a stored run of it (stale when its key is not the one requested now)
-    stored_by_identity = ({ident: run for run, (ident, _, _) in store.provenance().items() if ident}
-                          if reuse_stale else {})
+    stored_by_identity = (
+        {ident: run for run, (ident, _, _) in store.provenance().items() if ident} if reuse_stale else {}
+    )
     executed_now: set[str] = set()
     requested: set[str] = set()
     waiting: dict[str, list[tuple[Task, RunRequest]]] = {}
@@ -205,9 +248,15 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, 
     ready: collections.deque[tuple[Task, RunOutcome | None]] = collections.deque((t, None) for t in tasks)
     inflight: dict[Any, RunRequest] = {}
     # Records name the spec's experiment; the folder (`store`) also names a non-default backend.
-    job_base = {"experiment": spec.name, "store": store.experiment, "target": spec.target.name,
-                "root": str(store.dir.parent), "keep": spec.metrics, "timeout_s": timeout_s,
-                "backend": spec.target.backend or spec.target.backends[0]}
+    job_base = {
+        "experiment": spec.name,
+        "store": store.experiment,
+        "target": spec.target.name,
+        "root": str(store.dir.parent),
+        "keep": spec.metrics,
+        "timeout_s": timeout_s,
+        "backend": spec.target.backend or spec.target.backends[0],
+    }
 
     def resolve(req: RunRequest, result: dict[str, Any]) -> None:
         if not result.get("stored", True):  # computed elsewhere (Dask) or stopped: this process writes it
@@ -222,8 +271,14 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, 
                 executed_now.add(req.key)
         else:
             summary.failed += 1
-            summary.failures.append({"run": req.key, "rep": req.rep, "params": req.params,
-                                     "error": (outcome.error or "").splitlines()[0] if outcome.error else ""})
+            summary.failures.append(
+                {
+                    "run": req.key,
+                    "rep": req.rep,
+                    "params": req.params,
+                    "error": (outcome.error or "").splitlines()[0] if outcome.error else "",
+                }
+            )
         progress.run_done(req, outcome)
         for task, _ in waiting.pop(req.key, []):
             ready.append((task, outcome))
@@ -240,8 +295,9 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, 
                 continue
             requested.add(req.key)
             if req.key in done and (not rerun or req.key in executed_now):
-                cached = RunOutcome(req.key, "ok", _stored_metrics(store, req.key) if req.needs_outcome else {},
-                                    cached=True)
+                cached = RunOutcome(
+                    req.key, "ok", _stored_metrics(store, req.key) if req.needs_outcome else {}, cached=True
+                )
                 summary.cached += 1
                 progress.run_done(req, cached)
                 ready.append((task, cached))
@@ -280,8 +336,11 @@ def _drive(spec: Spec, store: ExperimentStore, tasks: list[Task], backend: Any, 
 
 def _job(req: RunRequest) -> dict[str, Any]:
     fp = req.fingerprint
-    provenance = {"run_identity": req.identity or None, "code_fingerprint": fp.code if fp else None,
-                  "input_files": fp.inputs if fp else None}  # + "backend", from the job's base
+    provenance = {
+        "run_identity": req.identity or None,
+        "code_fingerprint": fp.code if fp else None,
+        "input_files": fp.inputs if fp else None,
+    }  # + "backend", from the job's base
     return {"key": req.key, "params": req.params, "rep": req.rep, "seed": req.seed, "provenance": provenance}
 
 
@@ -298,10 +357,23 @@ def _stored_metrics(store: ExperimentStore, key: str) -> dict[str, float]:
 def _store_derived(spec: Spec, store: ExperimentStore, d: Derived) -> None:
     status = "ok" if d.error is None else "error"
     fp = fingerprint(d.params)
-    table = build_table(experiment=spec.name, target=spec.target.name, run=d.key, rep=d.rep, seed=d.seed,
-                        status=status, error=d.error, search=d.search, params=d.params, rows=d.rows,
-                        provenance={"code_fingerprint": fp.code, "input_files": fp.inputs,
-                                    "backend": spec.target.backend or spec.target.backends[0]})
+    table = build_table(
+        experiment=spec.name,
+        target=spec.target.name,
+        run=d.key,
+        rep=d.rep,
+        seed=d.seed,
+        status=status,
+        error=d.error,
+        search=d.search,
+        params=d.params,
+        rows=d.rows,
+        provenance={
+            "code_fingerprint": fp.code,
+            "input_files": fp.inputs,
+            "backend": spec.target.backend or spec.target.backends[0],
+        },
+    )
     store.write_run(d.key, table, failed=d.error is not None)
 
 
@@ -339,8 +411,15 @@ def compute_run(job: dict[str, Any]) -> dict[str, Any]:
     keep = job.get("keep")
     if keep is not None:
         rows = [r for r in rows if r[0] in keep or r[0].startswith("event:")]
-    return {"key": job["key"], "status": status, "metrics": metrics, "error": error, "rows": rows,
-            "stored": False, "meta": {"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()}}
+    return {
+        "key": job["key"],
+        "status": status,
+        "metrics": metrics,
+        "error": error,
+        "rows": rows,
+        "stored": False,
+        "meta": {"started_unix": t0, "wall_s": time.time() - t0, "pid": os.getpid()},
+    }
 
 
 def _raise_timeout(signum: int, frame: Any) -> None:
@@ -349,10 +428,19 @@ def _raise_timeout(signum: int, frame: Any) -> None:
 
 def write_result(store: ExperimentStore, job: dict[str, Any], result: dict[str, Any]) -> None:
     """Store one run's records (or its error record) under its run key."""
-    table = build_table(experiment=job["experiment"], target=job["target"], run=job["key"], rep=job["rep"],
-                        seed=job["seed"], status=result["status"], error=result["error"], search=None,
-                        params=job["params"], rows=result.get("rows") or [],
-                        provenance={**(job.get("provenance") or {}), "backend": job.get("backend")})
+    table = build_table(
+        experiment=job["experiment"],
+        target=job["target"],
+        run=job["key"],
+        rep=job["rep"],
+        seed=job["seed"],
+        status=result["status"],
+        error=result["error"],
+        search=None,
+        params=job["params"],
+        rows=result.get("rows") or [],
+        provenance={**(job.get("provenance") or {}), "backend": job.get("backend")},
+    )
     store.write_run(job["key"], table, failed=result["status"] != "ok", metadata=result.get("meta") or None)
 
 

@@ -35,9 +35,15 @@ from nicbench.experiments.fingerprint import code_fingerprint, file_hash, input_
 from nicbench.experiments.keys import code_version
 from nicbench.experiments.local_pool import timed_out_result
 
-__all__ = ["open_scheduler", "DaskScheduler", "EnvironmentMismatch", "environment_fingerprint", "check_worker",
-           "run_task",
-           "parse_address"]
+__all__ = [
+    "open_scheduler",
+    "DaskScheduler",
+    "EnvironmentMismatch",
+    "environment_fingerprint",
+    "check_worker",
+    "run_task",
+    "parse_address",
+]
 
 WAIT_FOR_WORKERS_S = 60.0
 POLL_S = 0.5  # at most this often the backend asks the scheduler for its workers
@@ -51,13 +57,15 @@ def parse_address(address: str) -> tuple[str, int | None]:
     """`("local", N)` for `local:N`, else `(address, None)` for a scheduler URL such as tcp://host:8786."""
     text = address.strip()
     if text.startswith("local:"):
-        n = text[len("local:"):]
+        n = text[len("local:") :]
         if not n.isdigit() or not 1 <= int(n) <= 1024:
             raise ValueError(f"--scheduler {address!r}: local:N needs N workers from 1 to 1024")
         return "local", int(n)
     if "://" not in text or text.endswith("://"):
-        raise ValueError(f"--scheduler {address!r}: expected a scheduler address such as tcp://HOST:8786, "
-                         f"or local:N for N local worker processes")
+        raise ValueError(
+            f"--scheduler {address!r}: expected a scheduler address such as tcp://HOST:8786, "
+            f"or local:N for N local worker processes"
+        )
     return text, None
 
 
@@ -94,13 +102,16 @@ def _profiles_digest() -> str:
 
 def describe_mismatch(worker: str, client: dict[str, str], mine: dict[str, str]) -> str:
     parts = [f"{k} {mine.get(k)!s} vs {v!s}" for k, v in client.items() if mine.get(k) != v]
-    return (f"Dask worker {worker} differs from this machine: {'; '.join(parts)} (worker vs client); "
-            f"install the same nicbench build and profiles on every worker")
+    return (
+        f"Dask worker {worker} differs from this machine: {'; '.join(parts)} (worker vs client); "
+        f"install the same nicbench build and profiles on every worker"
+    )
 
 
 # -- the task --------------------------------------------------------------------------------------
-def check_worker(fingerprint: dict[str, str], params: dict[str, Any] | None = None,
-                 inputs: dict[str, str] | None = None) -> None:
+def check_worker(
+    fingerprint: dict[str, str], params: dict[str, Any] | None = None, inputs: dict[str, str] | None = None
+) -> None:
     """On a Dask worker, before a run: `EnvironmentMismatch` when this worker's code or profiles
     differ from the client's `fingerprint`, or when a file the run's `params` name is missing here
     or has other contents than the client's (`inputs`: `fingerprint.input_hashes` on the client)."""
@@ -112,10 +123,12 @@ def check_worker(fingerprint: dict[str, str], params: dict[str, Any] | None = No
     theirs = input_hashes(params or {})
     for value, digest in inputs.items():
         if theirs.get(value) != digest:
-            raise EnvironmentMismatch(f"Dask worker {_worker_address()} does not have the client's file {value} "
-                                      f"({'different contents' if value in theirs else 'missing'}): give workers "
-                                      f"the same file at the same path (a few-shot fit's start profile is a "
-                                      f"temporary file: use --scheduler local:N or a shared file system)")
+            raise EnvironmentMismatch(
+                f"Dask worker {_worker_address()} does not have the client's file {value} "
+                f"({'different contents' if value in theirs else 'missing'}): give workers "
+                f"the same file at the same path (a few-shot fit's start profile is a "
+                f"temporary file: use --scheduler local:N or a shared file system)"
+            )
 
 
 def run_task(job: dict[str, Any], fingerprint: dict[str, str]) -> dict[str, Any]:
@@ -152,8 +165,15 @@ def run_with_deadline(job: dict[str, Any]) -> dict[str, Any]:
         _THREAD.child = None
         if answer is None:
             return timed_out_result(job)
-        return {"key": job["key"], "status": "error", "metrics": {}, "rows": [], "stored": False, "meta": {},
-                "error": answer}
+        return {
+            "key": job["key"],
+            "status": "error",
+            "metrics": {},
+            "rows": [],
+            "stored": False,
+            "meta": {},
+            "error": answer,
+        }
     return answer
 
 
@@ -226,7 +246,7 @@ def _serve(jobs_r: int, results_w: int) -> None:
 def _write_frame(fd: int, data: bytes) -> None:
     view = memoryview(_LEN.pack(len(data)) + data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_frame(fd: int, deadline: float | None) -> bytes | None:
@@ -247,7 +267,7 @@ def _read_frame(fd: int, deadline: float | None) -> bytes | None:
                 return b""
             buf += chunk
         if not header:
-            return bytes(buf[_LEN.size:need])
+            return bytes(buf[_LEN.size : need])
         need = _LEN.size + _LEN.unpack_from(buf)[0]
         header = False
 
@@ -292,8 +312,9 @@ class DaskScheduler:
         try:
             theirs = self.client.run(environment_fingerprint)
         except ImportError as exc:
-            raise EnvironmentMismatch(f"a Dask worker of {self.address} cannot import nicbench ({exc}); "
-                                      f"install nicbench on every worker") from None
+            raise EnvironmentMismatch(
+                f"a Dask worker of {self.address} cannot import nicbench ({exc}); install nicbench on every worker"
+            ) from None
         for worker, fp in sorted(theirs.items()):
             if fp != self.fingerprint:
                 raise EnvironmentMismatch(describe_mismatch(worker, self.fingerprint, fp))
@@ -321,27 +342,36 @@ def open_scheduler(address: str, *, wait_for_workers_s: float = WAIT_FOR_WORKERS
 
         from distributed import Client, LocalCluster
     except ImportError:
-        raise ValueError("--scheduler needs the dask and distributed packages "
-                         "(pip install 'nicbench[dask]')") from None
+        raise ValueError("--scheduler needs the dask and distributed packages (pip install 'nicbench[dask]')") from None
     cluster = None
     if n_workers is not None:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
         client = Client(cluster)
     else:
         _check_reachable(address, where)
         try:
             client = Client(where, timeout="5s")
         except (OSError, TimeoutError) as exc:
-            raise ValueError(f"--scheduler {address}: no Dask scheduler answers there "
-                             f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+            raise ValueError(
+                f"--scheduler {address}: no Dask scheduler answers there "
+                f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+            ) from None
     sched = DaskScheduler(address, client, cluster)
     try:
         try:
             client.wait_for_workers(1, timeout=wait_for_workers_s)
         except TimeoutError:
-            raise ValueError(f"--scheduler {address}: no Dask worker connected within {wait_for_workers_s:g} s "
-                             f"(start one with `dask worker {where}`)") from None
+            raise ValueError(
+                f"--scheduler {address}: no Dask worker connected within {wait_for_workers_s:g} s "
+                f"(start one with `dask worker {where}`)"
+            ) from None
         sched.check_workers()
     except BaseException:
         sched.close()
@@ -355,7 +385,7 @@ def _check_reachable(address: str, where: str) -> None:
 
     if not where.startswith("tcp://"):
         return
-    host, _, port = where[len("tcp://"):].rpartition(":")
+    host, _, port = where[len("tcp://") :].rpartition(":")
     if not port.isdigit():
         raise ValueError(f"--scheduler {address}: expected tcp://HOST:PORT (a port number after the last ':')")
     try:
@@ -421,8 +451,15 @@ class DaskBackend:
             raise EnvironmentMismatch(str(exc)) from None
         what = f"{type(exc).__name__}: {exc}" if exc is not None else f"Dask task {handle.status}"
         # e.g. KilledWorker: the run took down every worker it was given (Dask's allowed-failures).
-        return {"key": job["key"], "status": "error", "metrics": {}, "error": what, "rows": [], "stored": False,
-                "meta": {}}
+        return {
+            "key": job["key"],
+            "status": "error",
+            "metrics": {},
+            "error": what,
+            "rows": [],
+            "stored": False,
+            "meta": {},
+        }
 
     def status(self) -> dict[str, Any]:
         return {"workers": self.alive, "lost": list(self.lost), "retried": len(self.retried)}

@@ -67,8 +67,16 @@ from nicbench.vocab.errors import SpecError
 from nicbench.vocab.params import Param
 from nicbench.vocab.records import RESERVED_NAMES
 
-__all__ = ["Spec", "FigureSpec", "load_spec", "parse_spec", "parse_timeout_s", "FIGURE_KINDS", "DEFAULT_REPEAT",
-           "DEFAULT_TIMEOUT_S"]
+__all__ = [
+    "Spec",
+    "FigureSpec",
+    "load_spec",
+    "parse_spec",
+    "parse_timeout_s",
+    "FIGURE_KINDS",
+    "DEFAULT_REPEAT",
+    "DEFAULT_TIMEOUT_S",
+]
 
 DEFAULT_REPEAT = 5
 # Per-run timeout [s]: far above any run of the shipped studies (the longest take seconds), so
@@ -189,8 +197,14 @@ class Spec:
         return values
 
 
-def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, str] | None = None,
-              limit_points: int | None = None, backend: str | None = None) -> Spec:
+def load_spec(
+    path: str | Path,
+    *,
+    repeat: int | None = None,
+    sets: dict[str, str] | None = None,
+    limit_points: int | None = None,
+    backend: str | None = None,
+) -> Spec:
     """Read and check a spec file. `sets` overrides fixed parameters (and unsweeps them); `backend`
     answers the runs with another backend than the target's default (nicbench.backends)."""
     path = Path(path)
@@ -201,9 +215,15 @@ def load_spec(path: str | Path, *, repeat: int | None = None, sets: dict[str, st
     return parse_spec(text, str(path), repeat=repeat, sets=sets, limit_points=limit_points, backend=backend)
 
 
-def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
-               sets: dict[str, str] | None = None, limit_points: int | None = None,
-               backend: str | None = None) -> Spec:
+def parse_spec(
+    text: str,
+    file: str = "<spec>",
+    *,
+    repeat: int | None = None,
+    sets: dict[str, str] | None = None,
+    limit_points: int | None = None,
+    backend: str | None = None,
+) -> Spec:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -217,16 +237,19 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
     exp = _table(doc, "experiment", file, required=True)
     for key in exp:
         if key not in _EXPERIMENT_KEYS:
-            raise SpecError.at(file, f"experiment.{key}",
-                               f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
+            raise SpecError.at(
+                file, f"experiment.{key}", f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})"
+            )
     name = exp.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise SpecError.at(file, "experiment.name",
-                           f"expected a name of letters, digits, '.', '_', '-', found {name!r}")
+        raise SpecError.at(
+            file, "experiment.name", f"expected a name of letters, digits, '.', '_', '-', found {name!r}"
+        )
     target_name = exp.get("target")
     if not isinstance(target_name, str):
-        raise SpecError.at(file, "experiment.target",
-                           f"expected a target name such as 'gen.rate', found {target_name!r}")
+        raise SpecError.at(
+            file, "experiment.target", f"expected a target name such as 'gen.rate', found {target_name!r}"
+        )
     try:
         target = get_target(target_name)
     except SpecError as exc:
@@ -313,8 +336,12 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
         where, changes = table.get("where"), table.get("set")
         if not isinstance(where, dict) or not isinstance(changes, dict) or set(table) - {"where", "set"}:
             raise SpecError.at(file, f"override[{i}]", "expected where = { param = value } and set = { param = value }")
-        overrides.append(({k: value(f"override[{i}].where.{k}", k, v) for k, v in where.items()},
-                          {k: value(f"override[{i}].set.{k}", k, v) for k, v in changes.items()}))
+        overrides.append(
+            (
+                {k: value(f"override[{i}].where.{k}", k, v) for k, v in where.items()},
+                {k: value(f"override[{i}].set.{k}", k, v) for k, v in changes.items()},
+            )
+        )
 
     design_table = _table(doc, "design", file)
     kind = design_table.get("kind", "full")
@@ -322,20 +349,37 @@ def parse_spec(text: str, file: str = "<spec>", *, repeat: int | None = None,
         raise SpecError.at(file, "design.kind", f"expected one of {', '.join(DESIGNS)}, found {kind!r}")
     design = DESIGNS[kind].from_table(design_table, file, target) if design_table else FullFactorial()
 
-    spec = Spec(file=file, text=text, name=name, target=target, description=str(exp.get("description", "")),
-                repeat=reps, seed=seed, metrics=metrics, fixed=fixed, axes=axes, overrides=overrides,
-                design=design, figures=[], limit_points=limit_points,
-                timeout_s=timeout_s, declared_repeat=declared if isinstance(declared, int) else None,
-                includes=[str(p) for p in includes])
+    spec = Spec(
+        file=file,
+        text=text,
+        name=name,
+        target=target,
+        description=str(exp.get("description", "")),
+        repeat=reps,
+        seed=seed,
+        metrics=metrics,
+        fixed=fixed,
+        axes=axes,
+        overrides=overrides,
+        design=design,
+        figures=[],
+        limit_points=limit_points,
+        timeout_s=timeout_s,
+        declared_repeat=declared if isinstance(declared, int) else None,
+        includes=[str(p) for p in includes],
+    )
     design.check(spec)
     known_metrics = spec.metric_names()
     for m in metrics or []:
         if m not in target.metrics:
-            raise SpecError.at(file, "experiment.metrics",
-                               f"target {target.name} reports no metric {m!r} "
-                               f"(it reports: {', '.join(target.metrics)})")
-    spec.figures = [_figure(t, i, file, spec, known_metrics)
-                    for i, t in enumerate(_list_of_tables(doc, "figure", file))]
+            raise SpecError.at(
+                file,
+                "experiment.metrics",
+                f"target {target.name} reports no metric {m!r} (it reports: {', '.join(target.metrics)})",
+            )
+    spec.figures = [
+        _figure(t, i, file, spec, known_metrics) for i, t in enumerate(_list_of_tables(doc, "figure", file))
+    ]
     return spec
 
 
@@ -373,8 +417,9 @@ def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[s
     def need(field_: str, what: str, allowed: set[str]) -> str:
         v = table.get(field_)
         if v not in allowed:
-            raise SpecError.at(file, f"{key}.{field_}",
-                               f"expected {what} (one of {', '.join(sorted(allowed))}), found {v!r}")
+            raise SpecError.at(
+                file, f"{key}.{field_}", f"expected {what} (one of {', '.join(sorted(allowed))}), found {v!r}"
+            )
         return v
 
     x = y = z = None
@@ -389,8 +434,9 @@ def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[s
         x, y, z = need("x", "a parameter", params), need("y", "a parameter", params), need("z", "a metric", metrics)
     hue = table.get("hue")
     if hue is not None and hue not in params:
-        raise SpecError.at(file, f"{key}.hue",
-                           f"expected a parameter (one of {', '.join(sorted(params))}), found {hue!r}")
+        raise SpecError.at(
+            file, f"{key}.hue", f"expected a parameter (one of {', '.join(sorted(params))}), found {hue!r}"
+        )
     stat = table.get("stat", "mean")
     if stat not in STAT_NAMES:
         raise SpecError.at(file, f"{key}.stat", f"expected one of {', '.join(STAT_NAMES)}, found {stat!r}")
@@ -410,9 +456,19 @@ def _figure(table: dict[str, Any], i: int, file: str, spec: Spec, metrics: set[s
         if not isinstance(table.get(flag, False), bool):
             raise SpecError.at(file, f"{key}.{flag}", "expected true or false")
     name = table.get("name") or f"{i + 1:02d}-{kind}-{y or x}"
-    return FigureSpec(kind=kind, x=x, y=y, z=z, hue=hue, logx=table.get("logx", False), logy=table.get("logy", False),
-                      title=str(table.get("title", "")), stat=stat, where=parsed_where,
-                      name=re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)))
+    return FigureSpec(
+        kind=kind,
+        x=x,
+        y=y,
+        z=z,
+        hue=hue,
+        logx=table.get("logx", False),
+        logy=table.get("logy", False),
+        title=str(table.get("title", "")),
+        stat=stat,
+        where=parsed_where,
+        name=re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)),
+    )
 
 
 def _table(doc: dict, key: str, file: str, required: bool = False) -> dict[str, Any]:
@@ -443,8 +499,12 @@ def _with_includes(doc: dict[str, Any], file: str, chain: tuple[Path, ...]) -> t
         return doc, []
     names = [raw] if isinstance(raw, str) else raw
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise SpecError.at(file, INCLUDE_KEY, "expected a TOML file or a list of them, relative to this spec, "
-                           f"such as [\"../fragments/testbed.toml\"], found {raw!r}")
+        raise SpecError.at(
+            file,
+            INCLUDE_KEY,
+            "expected a TOML file or a list of them, relative to this spec, "
+            f'such as ["../fragments/testbed.toml"], found {raw!r}',
+        )
     here = Path(file).resolve() if Path(file).is_file() else None
     folder = here.parent if here is not None else Path.cwd()
     chain = chain + ((here,) if here is not None and here not in chain else ())
@@ -453,7 +513,7 @@ def _with_includes(doc: dict[str, Any], file: str, chain: tuple[Path, ...]) -> t
     for name in names:
         path = (folder / name).resolve()
         if path in chain:
-            loop = " → ".join(str(p) for p in (*chain[chain.index(path):], path))
+            loop = " → ".join(str(p) for p in (*chain[chain.index(path) :], path))
             raise SpecError.at(file, INCLUDE_KEY, f"{name}: an include cycle ({loop})")
         try:
             text = read_input_text(path, "included spec fragment")

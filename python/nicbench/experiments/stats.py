@@ -31,8 +31,10 @@ def hdr_percentiles(samples: Iterable[float], prefix: str, suffix: str = "") -> 
     values = np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples, dtype=float)
     if values.size == 0:
         return {f"{prefix}_{name}{suffix}": math.nan for name, _ in (*HDR_PERCENTILES, ("max", 0))}
-    out = {f"{prefix}_{name}{suffix}": _sig3(float(np.percentile(values, q, method="higher")))
-           for name, q in HDR_PERCENTILES}
+    out = {
+        f"{prefix}_{name}{suffix}": _sig3(float(np.percentile(values, q, method="higher")))
+        for name, q in HDR_PERCENTILES
+    }
     out[f"{prefix}_max{suffix}"] = _sig3(float(values.max()))
     return out
 

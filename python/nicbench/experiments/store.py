@@ -64,10 +64,20 @@ def results_root(explicit: str | os.PathLike | None = None) -> Path:
     return Path(os.environ.get(ENV_RESULTS) or "results")
 
 
-def build_table(*, experiment: str, target: str, run: str, rep: int, seed: int, status: str,
-                error: str | None, search: str | None, params: Mapping[str, Any],
-                rows: list[tuple[str, float, str, float | None]],
-                provenance: Mapping[str, str | None] | None = None) -> pa.Table:
+def build_table(
+    *,
+    experiment: str,
+    target: str,
+    run: str,
+    rep: int,
+    seed: int,
+    status: str,
+    error: str | None,
+    search: str | None,
+    params: Mapping[str, Any],
+    rows: list[tuple[str, float, str, float | None]],
+    provenance: Mapping[str, str | None] | None = None,
+) -> pa.Table:
     """The records of one run as an Arrow table (one row per record; one error row if none)."""
     if not rows:
         rows = [(None, None, None, None)]  # type: ignore[list-item]
@@ -127,8 +137,10 @@ class ExperimentStore:
                 raise PermissionError(13, "Permission denied", str(self.dir))
         except OSError as exc:
             where = exc.filename or self.dir
-            raise StoreError(f"cannot use results folder {where}: {exc.strerror or exc} "
-                             f"(choose another with --results DIR or ${ENV_RESULTS})") from None
+            raise StoreError(
+                f"cannot use results folder {where}: {exc.strerror or exc} "
+                f"(choose another with --results DIR or ${ENV_RESULTS})"
+            ) from None
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -139,8 +151,9 @@ class ExperimentStore:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise StoreError(f"{self.dir} is in use by another nicbench run; wait for it or "
-                                 f"use another --results folder") from None
+                raise StoreError(
+                    f"{self.dir} is in use by another nicbench run; wait for it or use another --results folder"
+                ) from None
             for d in (self.runs_dir, self.failed_dir, self.parts_dir, self.stale_dir):
                 for leftover in d.glob(".tmp-*"):
                     leftover.unlink(missing_ok=True)
@@ -148,8 +161,9 @@ class ExperimentStore:
         finally:
             os.close(fd)
 
-    def write_run(self, key: str, table: pa.Table, *, failed: bool = False,
-                  metadata: Mapping[str, Any] | None = None) -> Path:
+    def write_run(
+        self, key: str, table: pa.Table, *, failed: bool = False, metadata: Mapping[str, Any] | None = None
+    ) -> Path:
         """Atomically add one run's records (replacing an earlier failure of the same run)."""
         folder = self.failed_dir if failed else self.runs_dir
         final = folder / f"{key}{JOURNAL_SUFFIX}"
@@ -232,8 +246,11 @@ class ExperimentStore:
         out: dict[str, tuple[str | None, str | None, str | None]] = {}
         paths = list(_run_files(self.parts_dir)) + list(_run_files(self.runs_dir))
         for path in paths:
-            table = _read_file(path) if path.suffix == JOURNAL_SUFFIX else pq.read_table(
-                path, columns=[c for c in cols if c in pq.read_schema(path).names])
+            table = (
+                _read_file(path)
+                if path.suffix == JOURNAL_SUFFIX
+                else pq.read_table(path, columns=[c for c in cols if c in pq.read_schema(path).names])
+            )
             names = table.column_names
             columns = [table.column(c).to_pylist() if c in names else [None] * table.num_rows for c in cols]
             for run, identity, code, inputs in zip(*columns):
@@ -284,8 +301,9 @@ JOURNAL_SUFFIX = ".arrow"
 def _run_files(folder: Path) -> Iterable[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir()
-                  if p.suffix in (JOURNAL_SUFFIX, ".parquet") and not p.name.startswith("."))
+    return sorted(
+        p for p in folder.iterdir() if p.suffix in (JOURNAL_SUFFIX, ".parquet") and not p.name.startswith(".")
+    )
 
 
 def _read_file(path: Path) -> pa.Table:
@@ -332,7 +350,8 @@ def _to_frame(tables: list[pa.Table]) -> pd.DataFrame:
     except (pa.ArrowException, TypeError):
         # Parameter columns whose type changed between spec versions: let pandas mix them.
         df = pd.concat([t.to_pandas() for t in tables], ignore_index=True).drop_duplicates(
-            subset=["run", "metric", "t"], keep="first")
+            subset=["run", "metric", "t"], keep="first"
+        )
     head = [c for c in HEAD_COLUMNS if c in df.columns]
     tail = [c for c in TAIL_COLUMNS if c in df.columns]
     params = [c for c in df.columns if c not in RESERVED_NAMES]
@@ -344,8 +363,11 @@ def list_experiments(root: str | os.PathLike | None = None) -> list[ExperimentSt
     base = results_root(root)
     if not base.is_dir():
         return []
-    return [ExperimentStore(base, d.name) for d in sorted(base.iterdir())
-            if d.is_dir() and any((d / s).is_dir() for s in ("runs", "parts", "failed"))]
+    return [
+        ExperimentStore(base, d.name)
+        for d in sorted(base.iterdir())
+        if d.is_dir() and any((d / s).is_dir() for s in ("runs", "parts", "failed"))
+    ]
 
 
 def load_results(experiment_or_dir: str | os.PathLike, results: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -361,8 +383,12 @@ def load_results(experiment_or_dir: str | os.PathLike, results: str | os.PathLik
         store = ExperimentStore(results_root(results), str(experiment_or_dir))
         if not store.exists():
             # Name what was given, and where a bare name was looked up (a folder path typo is not a name).
-            raise FileNotFoundError(2, f"no results there, nor an experiment of that name in {results_root(results)} "
-                                       "(run `nicbench run SPEC` first)", str(experiment_or_dir))
+            raise FileNotFoundError(
+                2,
+                f"no results there, nor an experiment of that name in {results_root(results)} "
+                "(run `nicbench run SPEC` first)",
+                str(experiment_or_dir),
+            )
     return store.load()
 
 

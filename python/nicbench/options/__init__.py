@@ -79,14 +79,28 @@ class Option:
     path: bool = False
     extra: dict = field(default_factory=dict, compare=False)
 
-    def param(self, name: str | None = None, *, default: Any = SAME, help: str | None = None,  # noqa: A002
-              minimum: Any = SAME) -> Param:
+    def param(
+        self,
+        name: str | None = None,
+        *,
+        default: Any = SAME,
+        help: str | None = None,  # noqa: A002
+        minimum: Any = SAME,
+    ) -> Param:
         """The target parameter: this option's kind, range and help, optionally under another name or
         default (a target's default where it has always had its own)."""
-        return Param(name or self.name, self.kind, self.default if default is SAME else default,
-                     self.help if help is None else help, choices=self.choices,
-                     minimum=self.minimum if minimum is SAME else minimum, maximum=self.maximum,
-                     none_word=self.none_word, profile_kinds=self.profile_kinds, profile_role=self.profile_role)
+        return Param(
+            name or self.name,
+            self.kind,
+            self.default if default is SAME else default,
+            self.help if help is None else help,
+            choices=self.choices,
+            minimum=self.minimum if minimum is SAME else minimum,
+            maximum=self.maximum,
+            none_word=self.none_word,
+            profile_kinds=self.profile_kinds,
+            profile_role=self.profile_role,
+        )
 
     def parse(self, raw: Any, *, profile_check: bool = True) -> Any:
         """The canonical value of `raw` (a spec value, or command-line text): `UnitError` saying what
@@ -107,9 +121,9 @@ class Option:
         if unit == "ns" and low == 1:  # "positive": a duration says so itself
             low = None
         if unit == "ns":
-            show = (lambda x: f"{x / 1e9:g} s")  # noqa: E731
+            show = lambda x: f"{x / 1e9:g} s"  # noqa: E731
         else:
-            show = (lambda x: f"{x:,.0f}{unit}" if float(x).is_integer() else f"{x:g}{unit}")  # noqa: E731
+            show = lambda x: f"{x:,.0f}{unit}" if float(x).is_integer() else f"{x:g}{unit}"  # noqa: E731
         if low is not None and high is not None:
             return f"{show(low)} to {show(high)}"
         if low is not None:

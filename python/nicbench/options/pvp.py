@@ -23,25 +23,65 @@ MAX_FRAME_BYTES = 9216
 # Profile kinds of an OVS-offload NIC.
 NIC_KINDS = ("connectx-eswitch", "agilio")
 
-OPTIONS = Options([
-    Option("nic", "str", "connectx5-25g", "OVS-offload profile: connectx5-25g, agilio-cx-25g or a .toml path.",
-           flag="--nic", profile_kinds=NIC_KINDS),
-    Option("flows", "count", 16_000, "Flows the generator sends (10000, 64k, 1M); two OpenFlow rules per flow.",
-           flag="--flows", cli_default="16k", minimum=1, maximum=MAX_FLOWS),
-    Option("size", "size_bytes", 64, "Frame size with FCS in bytes (with --vxlan: the inner frame; the wire adds "
-           "50 B).", flag="--size", cli_default="64", minimum=MIN_FRAME_BYTES, maximum=MAX_FRAME_BYTES),
-    Option("vxlan", "bool", False, "VXLAN decap towards the VM and encap back, one VNI per rule.", flag="--vxlan"),
-    Option("flow_order", "choice", "round-robin", "Order of the flows' packets: round-robin (TRex incrementing "
-           "addresses, as in the seed) or random.", flag="--flow-order", choices=pvp.FLOW_ORDERS),
-    Option("datapath", "choice", "tc-offload", "Which OVS datapath forwards.", flag="--datapath",
-           choices=pvp.DATAPATHS),
-    Option("gbps", "float", None, "Offered load in Gb/s on the wire (default: the port's line rate).",
-           flag="--gbps", none_word="line", minimum=1e-9, cli_metavar="NUMBER"),
-])
+OPTIONS = Options(
+    [
+        Option(
+            "nic",
+            "str",
+            "connectx5-25g",
+            "OVS-offload profile: connectx5-25g, agilio-cx-25g or a .toml path.",
+            flag="--nic",
+            profile_kinds=NIC_KINDS,
+        ),
+        Option(
+            "flows",
+            "count",
+            16_000,
+            "Flows the generator sends (10000, 64k, 1M); two OpenFlow rules per flow.",
+            flag="--flows",
+            cli_default="16k",
+            minimum=1,
+            maximum=MAX_FLOWS,
+        ),
+        Option(
+            "size",
+            "size_bytes",
+            64,
+            "Frame size with FCS in bytes (with --vxlan: the inner frame; the wire adds 50 B).",
+            flag="--size",
+            cli_default="64",
+            minimum=MIN_FRAME_BYTES,
+            maximum=MAX_FRAME_BYTES,
+        ),
+        Option("vxlan", "bool", False, "VXLAN decap towards the VM and encap back, one VNI per rule.", flag="--vxlan"),
+        Option(
+            "flow_order",
+            "choice",
+            "round-robin",
+            "Order of the flows' packets: round-robin (TRex incrementing addresses, as in the seed) or random.",
+            flag="--flow-order",
+            choices=pvp.FLOW_ORDERS,
+        ),
+        Option(
+            "datapath", "choice", "tc-offload", "Which OVS datapath forwards.", flag="--datapath", choices=pvp.DATAPATHS
+        ),
+        Option(
+            "gbps",
+            "float",
+            None,
+            "Offered load in Gb/s on the wire (default: the port's line rate).",
+            flag="--gbps",
+            none_word="line",
+            minimum=1e-9,
+            cli_metavar="NUMBER",
+        ),
+    ]
+)
 
 
-def check(values: dict[str, Any], spell: Spell = param_spelling, overrides: dict[str, float] | None = None
-          ) -> str | None:
+def check(
+    values: dict[str, Any], spell: Spell = param_spelling, overrides: dict[str, float] | None = None
+) -> str | None:
     """An offered load above the NIC's port, named as the caller spells it; None when it can run."""
     from nicbench.errors import NicbenchError
 
@@ -55,5 +95,9 @@ def check(values: dict[str, Any], spell: Spell = param_spelling, overrides: dict
 
 def predict_kwargs(values: dict[str, Any]) -> dict[str, Any]:
     """`pvp.predict`'s keyword arguments from option values (nic, flows and size are positional)."""
-    return {"vxlan": values["vxlan"], "datapath": values["datapath"], "flow_order": values["flow_order"],
-            "offered_gbps": values.get("gbps")}
+    return {
+        "vxlan": values["vxlan"],
+        "datapath": values["datapath"],
+        "flow_order": values["flow_order"],
+        "offered_gbps": values.get("gbps"),
+    }

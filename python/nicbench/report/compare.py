@@ -22,11 +22,27 @@ __all__ = ["Comparison", "compare", "convert"]
 
 # Scale of each unit to its base unit, per dimension.
 _SCALES = {
-    "bps": ("rate", 1.0), "kbps": ("rate", 1e3), "Mbps": ("rate", 1e6), "Gbps": ("rate", 1e9), "Tbps": ("rate", 1e12),
-    "pps": ("prate", 1.0), "kpps": ("prate", 1e3), "Mpps": ("prate", 1e6), "Gpps": ("prate", 1e9),
-    "ns": ("time", 1e-9), "us": ("time", 1e-6), "µs": ("time", 1e-6), "ms": ("time", 1e-3), "s": ("time", 1.0),
-    "B": ("size", 1.0), "KiB": ("size", 1024.0), "MiB": ("size", 1024.0**2), "kB": ("size", 1e3), "MB": ("size", 1e6),
-    "": ("ratio", 1.0), "%": ("ratio", 0.01),
+    "bps": ("rate", 1.0),
+    "kbps": ("rate", 1e3),
+    "Mbps": ("rate", 1e6),
+    "Gbps": ("rate", 1e9),
+    "Tbps": ("rate", 1e12),
+    "pps": ("prate", 1.0),
+    "kpps": ("prate", 1e3),
+    "Mpps": ("prate", 1e6),
+    "Gpps": ("prate", 1e9),
+    "ns": ("time", 1e-9),
+    "us": ("time", 1e-6),
+    "µs": ("time", 1e-6),
+    "ms": ("time", 1e-3),
+    "s": ("time", 1.0),
+    "B": ("size", 1.0),
+    "KiB": ("size", 1024.0),
+    "MiB": ("size", 1024.0**2),
+    "kB": ("size", 1e3),
+    "MB": ("size", 1e6),
+    "": ("ratio", 1.0),
+    "%": ("ratio", 0.01),
 }
 
 
@@ -53,8 +69,9 @@ class Comparison:
         return (self.model_value - self.reference.value) / abs(self.reference.value)
 
 
-def compare(references: list[Reference], summaries: dict[str, pd.DataFrame],
-            targets: dict[str, Target]) -> list[Comparison]:
+def compare(
+    references: list[Reference], summaries: dict[str, pd.DataFrame], targets: dict[str, Target]
+) -> list[Comparison]:
     """One comparison per reference entry; `summaries`: experiment → `summarize()` frame."""
     out = []
     for ref in references:

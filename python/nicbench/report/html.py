@@ -79,16 +79,31 @@ window.addEventListener('load', function () {
 class ExperimentPage:
     """What an experiment page showed (returned for `--json` and the study index)."""
 
-    def __init__(self, name: str, path: Path, figures: int, comparisons: list[Comparison], complete: bool,
-                 failed_runs: int, description: str, published_drawn: int = 0):
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        figures: int,
+        comparisons: list[Comparison],
+        complete: bool,
+        failed_runs: int,
+        description: str,
+        published_drawn: int = 0,
+    ):
         self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
         self.complete, self.failed_runs, self.description = complete, failed_runs, description
         self.published_drawn = published_drawn  # reference entries shown on at least one figure
 
     def as_dict(self) -> dict[str, Any]:
-        return {"experiment": self.name, "report": str(self.path), "figures": self.figures,
-                "published_drawn": self.published_drawn, "complete": self.complete, "failed_runs": self.failed_runs,
-                "comparisons": [_comparison_dict(c) for c in self.comparisons]}
+        return {
+            "experiment": self.name,
+            "report": str(self.path),
+            "figures": self.figures,
+            "published_drawn": self.published_drawn,
+            "complete": self.complete,
+            "failed_runs": self.failed_runs,
+            "comparisons": [_comparison_dict(c) for c in self.comparisons],
+        }
 
 
 def incomplete_note(meta: dict, stored_runs: int) -> str:
@@ -98,17 +113,27 @@ def incomplete_note(meta: dict, stored_runs: int) -> str:
     sweep = meta.get("sweep_runs")
     of = f" of {sweep:,}" if isinstance(sweep, int) and meta.get("sweep_runs_exact") else ""
     if failed:
-        return (f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command "
-                "to retry them.")
+        return (
+            f"{failed:,} runs of the last run failed (their errors are in the records): re-run the same command "
+            "to retry them."
+        )
     if "finished" not in meta:
         return "The last run did not finish (interrupted): re-run the same command to finish it."
-    return (f"Part of the spec's sweep ({stored_runs:,}{of} runs stored): the last run was narrowed (--repeat, --set, "
-            "--only, --rep or --limit-points). The same command without them runs the rest.")
+    return (
+        f"Part of the spec's sweep ({stored_runs:,}{of} runs stored): the last run was narrowed (--repeat, --set, "
+        "--only, --rep or --limit-points). The same command without them runs the rest."
+    )
 
 
-def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | None = None,
-                      prediction: str | None = None, others: Iterable[str | Path] = (),
-                      acceptable: float = 0.01, ignore: tuple[str, ...] | None = None) -> ExperimentPage:
+def experiment_report(
+    exp_dir: str | Path,
+    out_html: str | Path,
+    study: Study | None = None,
+    prediction: str | None = None,
+    others: Iterable[str | Path] = (),
+    acceptable: float = 0.01,
+    ignore: tuple[str, ...] | None = None,
+) -> ExperimentPage:
     """Write the report of one experiment folder to `out_html` (+ figures/ next to it); `prediction`
     names the device when the runs are a prediction for a device the study did not measure.
     `others`: result folders of the same experiment (another version, profile or machine) drawn
@@ -149,7 +174,8 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
         figures_html.append(
             f'<figure><img alt="{html.escape(rendered.title)}" src="data:image/png;base64,{data}">'
             f'<figcaption>{html.escape(rendered.title)} — <a href="{html.escape(str(svg_rel))}">SVG</a>'
-            f"{published_caption(rendered.marks)}</figcaption></figure>")
+            f"{published_caption(rendered.marks)}</figcaption></figure>"
+        )
 
     summary = summarize(records)
     comparisons: list[Comparison] = []
@@ -161,63 +187,94 @@ def experiment_report(exp_dir: str | Path, out_html: str | Path, study: Study | 
     runs = ok["run"].nunique() if not ok.empty else 0
     complete = bool(meta.get("complete", False))
     name = meta.get("name", exp_dir.name)
-    cards = [(str(meta.get("target", "?")), "target"), (str(meta.get("points", "?")), "points"),
-             (str(meta.get("repeat", "?")), "repetitions"), (f"{runs:,}", "stored runs"),
-             (f"{failed['run'].nunique() if not failed.empty else 0}", "failed runs"),
-             ("yes" if complete else "no", "sweep complete")]
+    cards = [
+        (str(meta.get("target", "?")), "target"),
+        (str(meta.get("points", "?")), "points"),
+        (str(meta.get("repeat", "?")), "repetitions"),
+        (f"{runs:,}", "stored runs"),
+        (f"{failed['run'].nunique() if not failed.empty else 0}", "failed runs"),
+        ("yes" if complete else "no", "sweep complete"),
+    ]
     title = f"{name} — PREDICTION for {prediction}" if prediction else name
-    body = [f"<h1>{html.escape(title)}</h1>",
-            f'<p class="sub">{html.escape(spec.description if spec else "")}</p>']
+    body = [f"<h1>{html.escape(title)}</h1>", f'<p class="sub">{html.escape(spec.description if spec else "")}</p>']
     if prediction:
-        body.append(f'<p class="note">Prediction: these runs use profile <b>{html.escape(prediction)}</b>, a device '
-                    "the study did not publish this figure for. The figures and tables compare it only with that "
-                    "device's own measurements (its few-shot calibration, where its profile was fitted on some) and "
-                    "with the source's qualitative claims about it (ids <code>claim:…</code>), never with the "
-                    "study device's published values.</p>")
+        body.append(
+            f'<p class="note">Prediction: these runs use profile <b>{html.escape(prediction)}</b>, a device '
+            "the study did not publish this figure for. The figures and tables compare it only with that "
+            "device's own measurements (its few-shot calibration, where its profile was fitted on some) and "
+            "with the source's qualitative claims about it (ids <code>claim:…</code>), never with the "
+            "study device's published values.</p>"
+        )
     if not complete:
         body.append(f'<p class="note">{html.escape(incomplete_note(meta, runs))}</p>')
     if beside:
-        body.append('<p class="note">Also drawn: the runs of this spec on other backends, as series named '
-                    + ", ".join(f"<b>{html.escape(label)}</b> (<code>{html.escape(folder)}</code>)"
-                                for label, folder in beside)
-                    + ": a real system measured on the machine that ran them (e.g. <code>ovs</code>: Open vSwitch's "
-                    "software datapath, no hardware offload), not a model. Tables below are the model's only.</p>")
+        body.append(
+            '<p class="note">Also drawn: the runs of this spec on other backends, as series named '
+            + ", ".join(f"<b>{html.escape(label)}</b> (<code>{html.escape(folder)}</code>)" for label, folder in beside)
+            + ": a real system measured on the machine that ran them (e.g. <code>ovs</code>: Open vSwitch's "
+            "software datapath, no hardware offload), not a model. Tables below are the model's only.</p>"
+        )
     if others:
-        body.append(f'<p class="note">Drawn as series of their own: <b>{html.escape(labels[0])}</b> '
-                    f"(<code>{html.escape(str(exp_dir))}</code>, this page's results: solid lines, published "
-                    "values placed on them) and " + ", ".join(
-                        f"<b>{html.escape(label)}</b> (<code>{html.escape(str(o))}</code>)"
-                        for label, o in zip(labels[1:], others))
-                    + " (dashed, dotted). Tables below the comparison are this page's results only.</p>")
+        body.append(
+            f'<p class="note">Drawn as series of their own: <b>{html.escape(labels[0])}</b> '
+            f"(<code>{html.escape(str(exp_dir))}</code>, this page's results: solid lines, published "
+            "values placed on them) and "
+            + ", ".join(
+                f"<b>{html.escape(label)}</b> (<code>{html.escape(str(o))}</code>)"
+                for label, o in zip(labels[1:], others)
+            )
+            + " (dashed, dotted). Tables below the comparison are this page's results only.</p>"
+        )
     # The figures first (the paper's values over the model's), then the tables behind them.
-    body += ["<h2>Figures</h2>", '<div class="figs">' + "".join(figures_html) + "</div>"
-             if figures_html else '<p class="missing">The spec defines no [[figure]].</p>']
+    body += [
+        "<h2>Figures</h2>",
+        '<div class="figs">' + "".join(figures_html) + "</div>"
+        if figures_html
+        else '<p class="missing">The spec defines no [[figure]].</p>',
+    ]
     if refs:
         body.append(not_drawn_list(refs, rendered_figures, defined=bool(spec and spec.figures)))
     for label, other, other_frame in zip(labels[1:], others, other_records):
-        body += [f"<h2>{html.escape(labels[0])} vs {html.escape(label)}, point by point</h2>",
-                 results_comparison_section(records, other_frame, (str(exp_dir), str(other)), acceptable, ignore)]
+        body += [
+            f"<h2>{html.escape(labels[0])} vs {html.escape(label)}, point by point</h2>",
+            results_comparison_section(records, other_frame, (str(exp_dir), str(other)), acceptable, ignore),
+        ]
     if comparisons:
         body += ["<h2>Published vs nicbench</h2>", comparison_table(comparisons)]
     elif study is not None:
-        body += ["<h2>Published vs nicbench</h2>",
-                 '<p class="missing">No published reference values for this experiment: its numbers are not compared '
-                 'with a paper.</p>']
-    body += ["<h2>Runs</h2>",
-             f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
-             f"<code>{html.escape(str(exp_dir))}</code></p>",
-             '<div class="cards">' + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>"
-                                             for v, k in cards) + "</div>"]
+        body += [
+            "<h2>Published vs nicbench</h2>",
+            '<p class="missing">No published reference values for this experiment: its numbers are not compared '
+            "with a paper.</p>",
+        ]
+    body += [
+        "<h2>Runs</h2>",
+        f'<p class="sub">{html.escape(str(meta.get("design", "")))} · results in '
+        f"<code>{html.escape(str(exp_dir))}</code></p>",
+        '<div class="cards">'
+        + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>" for v, k in cards)
+        + "</div>",
+    ]
     body += ["<h2>Statistics across repetitions</h2>", summary_table(summary)]
     if not failed.empty:
         body += ["<h2>Failed runs</h2>", failures_table(failed)]
-    body += ["<h2>Environment of the runs</h2>", kv_table(meta.get("environment", {})),
-             "<h2>Spec</h2>", f"<pre>{html.escape(spec_text)}</pre>"]
+    body += [
+        "<h2>Environment of the runs</h2>",
+        kv_table(meta.get("environment", {})),
+        "<h2>Spec</h2>",
+        f"<pre>{html.escape(spec_text)}</pre>",
+    ]
     out_html.write_text(page(f"nicbench · {title}", body))
-    return ExperimentPage(name, out_html, n_figures, comparisons, complete,
-                          int(failed["run"].nunique()) if not failed.empty else 0,
-                          spec.description if spec else "",
-                          len({m.ref.id for f in rendered_figures for m in f.marks}))
+    return ExperimentPage(
+        name,
+        out_html,
+        n_figures,
+        comparisons,
+        complete,
+        int(failed["run"].nunique()) if not failed.empty else 0,
+        spec.description if spec else "",
+        len({m.ref.id for f in rendered_figures for m in f.marks}),
+    )
 
 
 def _with_backend_runs(exp_dir: Path, records: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
@@ -255,7 +312,7 @@ def source_labels(folders: list[Path]) -> list[str]:
     tail = 0
     while all(len(p) > head + tail + 1 for p in parts) and len({p[-1 - tail] for p in parts}) == 1:
         tail += 1
-    middles = [p[head:len(p) - tail] for p in parts]
+    middles = [p[head : len(p) - tail] for p in parts]
     # The first differing component is usually enough (a revision, a profile's folder).
     firsts = [m[0] for m in middles]
     if len(set(firsts)) == len(firsts):
@@ -284,8 +341,9 @@ def _with_other_results(records: pd.DataFrame, others: list[pd.DataFrame], label
     return pd.concat(frames, ignore_index=True)
 
 
-def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[str, str], acceptable: float,
-                               ignore: tuple[str, ...] | None = None) -> str:
+def results_comparison_section(
+    fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[str, str], acceptable: float, ignore: tuple[str, ...] | None = None
+) -> str:
     """`nicbench compare`'s verdict counts and the points beyond the margin, for the records of two
     folders (`names`: theirs); `ignore` None: the parameters that are one setting on each side and
     differ (what the two results compare)."""
@@ -293,49 +351,100 @@ def results_comparison_section(fa: pd.DataFrame, fb: pd.DataFrame, names: tuple[
 
     if ignore is None:
         ignore = settings_that_differ(fa, fb)
-    c = compare_frames(fa, fb, acceptable=acceptable, a_name=names[0], b_name=names[1], ignore=ignore,
-                       where=f"--with {names[1]} (B) vs {names[0]} (A)")
+    c = compare_frames(
+        fa,
+        fb,
+        acceptable=acceptable,
+        a_name=names[0],
+        b_name=names[1],
+        ignore=ignore,
+        where=f"--with {names[1]} (B) vs {names[0]} (A)",
+    )
     d = c.as_dict()
     v = d["verdicts"]
-    compared = ("" if not ignore else " Points are matched although the results differ in "
-                + ", ".join(f"<code>{html.escape(p)}</code>" for p in ignore) + " (what they compare).")
-    head = (f'<p class="sub">{d["compared"]:,} point×metric pairs compared (acceptable ±{acceptable:.2%}, and beyond '
-            f"2 standard errors of the repetitions): {v['same']:,} same, {v['better']:,} better, "
-            f"<span class=fail>{v['worse']:,} worse</span>, {v['changed']:,} changed"
-            + (f"; only in one: {d['only_a']:,} / {d['only_b']:,}" if d["only_a"] or d["only_b"] else "") + "."
-            + compared + "</p>")
+    compared = (
+        ""
+        if not ignore
+        else " Points are matched although the results differ in "
+        + ", ".join(f"<code>{html.escape(p)}</code>" for p in ignore)
+        + " (what they compare)."
+    )
+    head = (
+        f'<p class="sub">{d["compared"]:,} point×metric pairs compared (acceptable ±{acceptable:.2%}, and beyond '
+        f"2 standard errors of the repetitions): {v['same']:,} same, {v['better']:,} better, "
+        f"<span class=fail>{v['worse']:,} worse</span>, {v['changed']:,} changed"
+        + (f"; only in one: {d['only_a']:,} / {d['only_b']:,}" if d["only_a"] or d["only_b"] else "")
+        + "."
+        + compared
+        + "</p>"
+    )
     flagged = c.rows[c.rows["verdict"] != "same"]
     if flagged.empty:
         return head
     varying = [p for p in c.params if c.rows[p].nunique() > 1]
-    rows = [[*(str(r[p]) for p in varying), str(r["metric"]), _cell(r["a_mean"]), _cell(r["b_mean"]),
-             f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–", str(r["verdict"])]
-            for r in flagged.head(MAX_SUMMARY_ROWS).to_dict("records")]
-    return head + '<div class="scroll">' + table([*varying, "metric", "A mean", "B mean", "diff", "verdict"], rows,
-                                                 numeric={len(varying) + 1, len(varying) + 2,
-                                                          len(varying) + 3}) + "</div>"
+    rows = [
+        [
+            *(str(r[p]) for p in varying),
+            str(r["metric"]),
+            _cell(r["a_mean"]),
+            _cell(r["b_mean"]),
+            f"{r['rel_diff']:+.2%}" if r["rel_diff"] == r["rel_diff"] else "–",
+            str(r["verdict"]),
+        ]
+        for r in flagged.head(MAX_SUMMARY_ROWS).to_dict("records")
+    ]
+    return (
+        head
+        + '<div class="scroll">'
+        + table(
+            [*varying, "metric", "A mean", "B mean", "diff", "verdict"],
+            rows,
+            numeric={len(varying) + 1, len(varying) + 2, len(varying) + 3},
+        )
+        + "</div>"
+    )
 
 
-def study_report(study: Study, pages: list[ExperimentPage], out_html: str | Path,
-                 predictions: list[Any] | None = None, feature_matrix: Any = None) -> Path:
+def study_report(
+    study: Study,
+    pages: list[ExperimentPage],
+    out_html: str | Path,
+    predictions: list[Any] | None = None,
+    feature_matrix: Any = None,
+) -> Path:
     """The study index: links to its experiment pages, pass/fail and median |error| per set, and the
     predictions for other devices (`nicbench.reproduce.predictions.DevicePredictions`) and the
     offload feature matrix (`nicbench.experiments.feature_matrix.MatrixOutcome`), if any."""
     out_html = Path(out_html)
     comparisons = [c for p in pages for c in p.comparisons]
-    body = [f"<h1>{html.escape(study.title)}</h1>", f'<p class="sub">{html.escape(study.description)}</p>',
-            "<h2>Summary per reference set</h2>", set_summary_table(comparisons)]
+    body = [
+        f"<h1>{html.escape(study.title)}</h1>",
+        f'<p class="sub">{html.escape(study.description)}</p>',
+        "<h2>Summary per reference set</h2>",
+        set_summary_table(comparisons),
+    ]
     rows = []
     for p in pages:
         rel = p.path.relative_to(out_html.parent)
         passed = sum(c.status == "pass" for c in p.comparisons)
-        rows.append([f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>', html.escape(p.description),
-                     str(p.figures), f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
-                     f"{passed}/{len(p.comparisons)}" if p.comparisons else "no reference values",
-                     "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>'])
-    body += ["<h2>Experiments</h2>",
-             table(["experiment", "description", "figures", "references on a figure", "references passed", "complete"],
-                   rows, raw=True)]
+        rows.append(
+            [
+                f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>',
+                html.escape(p.description),
+                str(p.figures),
+                f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
+                f"{passed}/{len(p.comparisons)}" if p.comparisons else "no reference values",
+                "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>',
+            ]
+        )
+    body += [
+        "<h2>Experiments</h2>",
+        table(
+            ["experiment", "description", "figures", "references on a figure", "references passed", "complete"],
+            rows,
+            raw=True,
+        ),
+    ]
     if predictions:
         body += predictions_section(predictions, out_html.parent)
     if feature_matrix is not None:
@@ -356,22 +465,36 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
         info = d.as_dict()
         m = info["measurements"]
         fit = d.fitted_on
-        fitted = (f"few-shot from {html.escape(fit['base'])} on {len(fit['measurements'])} file(s), "
-                  f"{len(fit['parameters'])} parameters" if fit else "not fitted on measurements")
+        fitted = (
+            f"few-shot from {html.escape(fit['base'])} on {len(fit['measurements'])} file(s), "
+            f"{len(fit['parameters'])} parameters"
+            if fit
+            else "not fitted on measurements"
+        )
         err = m["median_abs_rel_error"]
         claims = info["claims"]
         claim_ids += [c for c in claims if c not in claim_ids]
         held = sum(c["status"] == "pass" for c in claims.values())
-        links = " ".join(f'<a href="{html.escape(str(Path(p).relative_to(base)))}">'
-                         f'{html.escape(Path(p).parent.name)}</a>' for p in info["pages"])
-        rows.append([f"<b>{html.escape(d.device)}</b><br><small>{html.escape(d.description)}</small>", fitted,
-                     f"{m['passed']}/{m['entries']}, median |error| {err:.1%}" if m["entries"] and err == err else "–",
-                     f"{held}/{len(claims)}" if claims else "–", links])
-    out = ["<h2>Predictions for other devices</h2>",
-           '<p class="sub">The study\'s specs run with other devices\' profiles. Nothing here is compared with the '
-           "study device's published values: each device is checked against its own measurements (what its "
-           "profile was fitted on, i.e. its calibration) and the source's qualitative claims about it.</p>",
-           table(["device", "profile", "its measurements (calibration)", "claims that hold", "pages"], rows, raw=True)]
+        links = " ".join(
+            f'<a href="{html.escape(str(Path(p).relative_to(base)))}">{html.escape(Path(p).parent.name)}</a>'
+            for p in info["pages"]
+        )
+        rows.append(
+            [
+                f"<b>{html.escape(d.device)}</b><br><small>{html.escape(d.description)}</small>",
+                fitted,
+                f"{m['passed']}/{m['entries']}, median |error| {err:.1%}" if m["entries"] and err == err else "–",
+                f"{held}/{len(claims)}" if claims else "–",
+                links,
+            ]
+        )
+    out = [
+        "<h2>Predictions for other devices</h2>",
+        "<p class=\"sub\">The study's specs run with other devices' profiles. Nothing here is compared with the "
+        "study device's published values: each device is checked against its own measurements (what its "
+        "profile was fitted on, i.e. its calibration) and the source's qualitative claims about it.</p>",
+        table(["device", "profile", "its measurements (calibration)", "claims that hold", "pages"], rows, raw=True),
+    ]
     if claim_ids:
         head = ["claim"] + [d.device for d in predictions]
         grid = []
@@ -383,8 +506,10 @@ def predictions_section(predictions: list[Any], base: Path) -> list[str]:
                     row.append("not claimed")
                 else:
                     ok = c["status"] == "pass"
-                    row.append(f'<span class="{"pass" if ok else "fail"}">{"holds" if ok else c["status"]}</span> '
-                               f"({_cell(c['model'])})")
+                    row.append(
+                        f'<span class="{"pass" if ok else "fail"}">{"holds" if ok else c["status"]}</span> '
+                        f"({_cell(c['model'])})"
+                    )
             grid.append(row)
         out += ["<h3>Qualitative claims on each device</h3>", table(head, grid, raw=True)]
     return out
@@ -394,9 +519,12 @@ def feature_matrix_section(d: dict[str, Any]) -> list[str]:
     """The study page's offload feature matrix (`MatrixOutcome.as_dict()`): the rows, the seed's value,
     nicbench's, the refusal reasons."""
     e = html.escape
-    out = [f"<h2>{e(fm.TITLE)}</h2>", f'<p class="sub">{e(fm.summary_line(d))}. {e(fm.HONESTY)} '
-           "Each expressible row is a real OpenFlow rule and a packet run through the virtual OVS datapath; "
-           "ConnectX-5 is informational (offload.rs's mlx5 capabilities; the seed gives no value).</p>"]
+    out = [
+        f"<h2>{e(fm.TITLE)}</h2>",
+        f'<p class="sub">{e(fm.summary_line(d))}. {e(fm.HONESTY)} '
+        "Each expressible row is a real OpenFlow rule and a packet run through the virtual OVS datapath; "
+        "ConnectX-5 is informational (offload.rs's mlx5 capabilities; the seed gives no value).</p>",
+    ]
     if d["not_run"]:
         return out
 
@@ -414,8 +542,20 @@ def feature_matrix_section(d: dict[str, Any]) -> list[str]:
         else:
             nb, cx, what = "not expressible", "–", f"<small>{e(r['why'])}</small>"
         rows.append([e(r["row"]), str(r["line"]), yn(r["seed_offloaded"]), nb, cx, what])
-    out.append(table(["row", "seed line", "seed: OVS-TC offloads", "nicbench agilio-cx-25g",
-                      "nicbench connectx5-25g", "rule / packet (or why not run)"], rows, raw=True))
+    out.append(
+        table(
+            [
+                "row",
+                "seed line",
+                "seed: OVS-TC offloads",
+                "nicbench agilio-cx-25g",
+                "nicbench connectx5-25g",
+                "rule / packet (or why not run)",
+            ],
+            rows,
+            raw=True,
+        )
+    )
     return out
 
 
@@ -434,11 +574,16 @@ def not_drawn_list(refs: list[Reference], figures: list[RenderedFigure], defined
     missing = [r for r in refs if r.id not in drawn]
     if not missing:
         return f'<p class="sub">All {len(refs)} published values of this experiment are drawn on its figures.</p>'
-    items = "".join(f"<li><b>{html.escape(r.id)}</b> ({html.escape(_selector(r))}): "
-                    f"{html.escape(_why_not_drawn(r, figures, defined))}</li>" for r in missing)
+    items = "".join(
+        f"<li><b>{html.escape(r.id)}</b> ({html.escape(_selector(r))}): "
+        f"{html.escape(_why_not_drawn(r, figures, defined))}</li>"
+        for r in missing
+    )
     opened = " open" if len(missing) <= 10 else ""
-    return (f'<details class="notdrawn"{opened}><summary>Not drawn: {len(missing)} of {len(refs)} published values '
-            f"fit no figure (they are in the table below)</summary><ul>{items}</ul></details>")
+    return (
+        f'<details class="notdrawn"{opened}><summary>Not drawn: {len(missing)} of {len(refs)} published values '
+        f"fit no figure (they are in the table below)</summary><ul>{items}</ul></details>"
+    )
 
 
 def _why_not_drawn(ref: Reference, figures: list[RenderedFigure], defined: bool) -> str:
@@ -458,8 +603,10 @@ def _selector(r: Reference) -> str:
 
 def set_summary_table(comparisons: list[Comparison]) -> str:
     if not comparisons:
-        return ('<p class="missing">This study has no published reference values: its experiments\' numbers are not '
-                'compared with a paper.</p>')
+        return (
+            '<p class="missing">This study has no published reference values: its experiments\' numbers are not '
+            "compared with a paper.</p>"
+        )
     rows = []
     for set_name in SUMMARY_GROUPS:
         group = [c for c in comparisons if summary_group(c.reference) == set_name]
@@ -467,9 +614,16 @@ def set_summary_table(comparisons: list[Comparison]) -> str:
             continue
         errors = [abs(c.relative_error) for c in group if math.isfinite(c.relative_error)]
         median = f"{statistics.median(errors):.1%}" if errors else "–"
-        rows.append([set_name, str(len(group)), str(sum(c.status == "pass" for c in group)),
-                     str(sum(c.status == "fail" for c in group)),
-                     str(sum(c.status not in ("pass", "fail") for c in group)), median])
+        rows.append(
+            [
+                set_name,
+                str(len(group)),
+                str(sum(c.status == "pass" for c in group)),
+                str(sum(c.status == "fail" for c in group)),
+                str(sum(c.status not in ("pass", "fail") for c in group)),
+                median,
+            ]
+        )
     return table(["set", "entries", "pass", "fail", "no result", "median |relative error|"], rows)
 
 
@@ -478,19 +632,39 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     for c in comparisons:
         r = c.reference
         tol = {"relative": f"±{r.tolerance * 100:.3g}%", "factor": f"×/÷ {r.tolerance:g}"}.get(
-            r.tolerance_kind, f"±{r.tolerance:g} {r.unit}")
+            r.tolerance_kind, f"±{r.tolerance:g} {r.unit}"
+        )
         status_cls = {"pass": "pass", "fail": "fail"}.get(c.status, "missing")
         set_cell = html.escape(r.set) + (f"<br><small>restates {html.escape(r.restates)}</small>" if r.restates else "")
-        rows.append([html.escape(r.id), set_cell, f"<q>{html.escape(r.quote)}</q><br>"
-                     f"<small>{html.escape(r.location)}</small>",
-                     html.escape(_selector(r)),
-                     f"{r.value:.4g} {html.escape(r.unit)}",
-                     f"{c.model_value:.4g} {html.escape(r.unit)}" if math.isfinite(c.model_value) else "–",
-                     f"{c.relative_error:+.1%}" if math.isfinite(c.relative_error) else "–", tol,
-                     f'<span class="{status_cls}">{html.escape(c.status)}</span>'
-                     + (f"<br><small>{html.escape(c.note)}</small>" if c.note else "")])
-    return table(["id", "set", "published (quote, location)", "selector", "published", "nicbench",
-                  "rel. error", "tolerance", "result"], rows, raw=True)
+        rows.append(
+            [
+                html.escape(r.id),
+                set_cell,
+                f"<q>{html.escape(r.quote)}</q><br><small>{html.escape(r.location)}</small>",
+                html.escape(_selector(r)),
+                f"{r.value:.4g} {html.escape(r.unit)}",
+                f"{c.model_value:.4g} {html.escape(r.unit)}" if math.isfinite(c.model_value) else "–",
+                f"{c.relative_error:+.1%}" if math.isfinite(c.relative_error) else "–",
+                tol,
+                f'<span class="{status_cls}">{html.escape(c.status)}</span>'
+                + (f"<br><small>{html.escape(c.note)}</small>" if c.note else ""),
+            ]
+        )
+    return table(
+        [
+            "id",
+            "set",
+            "published (quote, location)",
+            "selector",
+            "published",
+            "nicbench",
+            "rel. error",
+            "tolerance",
+            "result",
+        ],
+        rows,
+        raw=True,
+    )
 
 
 def summary_table(summary: pd.DataFrame) -> str:
@@ -501,8 +675,12 @@ def summary_table(summary: pd.DataFrame) -> str:
     cols = varying + ["metric", "unit", "n", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
     shown = summary[cols].head(MAX_SUMMARY_ROWS)
     rows = [[_cell(v) for v in rec] for rec in shown.itertuples(index=False)]
-    note = (f'<p class="sub">First {MAX_SUMMARY_ROWS} of {len(summary)} rows; all of them: '
-            "<code>nicbench results export</code>.</p>" if len(summary) > MAX_SUMMARY_ROWS else "")
+    note = (
+        f'<p class="sub">First {MAX_SUMMARY_ROWS} of {len(summary)} rows; all of them: '
+        "<code>nicbench results export</code>.</p>"
+        if len(summary) > MAX_SUMMARY_ROWS
+        else ""
+    )
     stats_from = len(varying) + 2  # after metric and unit
     return note + '<div class="scroll">' + table(cols, rows, numeric=set(range(stats_from, len(cols)))) + "</div>"
 
@@ -534,11 +712,14 @@ def table(headers: Iterable[str], rows: list[list[str]], raw: bool = False, nume
 
 
 def page(title: str, body: list[str]) -> str:
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, "
-            f"initial-scale=1\"><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body) +
-            f"\n<p class=\"sub\">Generated by nicbench.</p></main><script>{SCRIPT}</script></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, '
+        f'initial-scale=1"><title>{html.escape(title)}</title>'
+        f"<style>{CSS}</style></head><body><main>\n"
+        + "\n".join(body)
+        + f'\n<p class="sub">Generated by nicbench.</p></main><script>{SCRIPT}</script></body></html>\n'
+    )
 
 
 def _cell(v: Any) -> str:
@@ -555,7 +736,17 @@ def _isnan(v: Any) -> bool:
 
 def _comparison_dict(c: Comparison) -> dict[str, Any]:
     r = c.reference
-    return {"id": r.id, "set": r.set, "restates": r.restates, "experiment": r.experiment, "metric": r.metric,
-            "statistic": r.statistic,
-            "published": r.value, "unit": r.unit, "model": c.model_value, "relative_error": c.relative_error,
-            "status": c.status, "note": c.note}
+    return {
+        "id": r.id,
+        "set": r.set,
+        "restates": r.restates,
+        "experiment": r.experiment,
+        "metric": r.metric,
+        "statistic": r.statistic,
+        "published": r.value,
+        "unit": r.unit,
+        "model": c.model_value,
+        "relative_error": c.relative_error,
+        "status": c.status,
+        "note": c.note,
+    }

@@ -45,12 +45,17 @@ class StudyOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         comparisons = [c for p in self.pages for c in p.as_dict()["comparisons"]]
-        return {"study": self.study, "report": str(self.index), "experiments": [r.as_dict() for r in self.runs],
-                "pages": [p.as_dict() for p in self.pages],
-                "references": len(comparisons), "passed": sum(c["status"] == "pass" for c in comparisons),
-                "summary": group_summary(comparisons),
-                "predictions": [d.as_dict() for d in self.predictions],
-                "feature_matrix": self.feature_matrix.as_dict() if self.feature_matrix is not None else None}
+        return {
+            "study": self.study,
+            "report": str(self.index),
+            "experiments": [r.as_dict() for r in self.runs],
+            "pages": [p.as_dict() for p in self.pages],
+            "references": len(comparisons),
+            "passed": sum(c["status"] == "pass" for c in comparisons),
+            "summary": group_summary(comparisons),
+            "predictions": [d.as_dict() for d in self.predictions],
+            "feature_matrix": self.feature_matrix.as_dict() if self.feature_matrix is not None else None,
+        }
 
 
 def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -62,8 +67,11 @@ def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]
         if not rows:
             continue
         errors = [abs(c["relative_error"]) for c in rows if math.isfinite(c["relative_error"])]
-        out[group] = {"entries": len(rows), "passed": sum(c["status"] == "pass" for c in rows),
-                      "median_abs_rel_error": statistics.median(errors) if errors else math.nan}
+        out[group] = {
+            "entries": len(rows),
+            "passed": sum(c["status"] == "pass" for c in rows),
+            "median_abs_rel_error": statistics.median(errors) if errors else math.nan,
+        }
     return out
 
 
@@ -78,8 +86,7 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
     if studies_dir is None:
         studies_dir = default_studies_dir()
     if all_ and names:  # which one was meant? --all would silently run minutes of other studies
-        raise ValueError(f"--all runs every study: give either --all or study names ({', '.join(names)}), "
-                         "not both")
+        raise ValueError(f"--all runs every study: give either --all or study names ({', '.join(names)}), not both")
     if all_:
         folders = find_studies(studies_dir)
         if not folders:
@@ -93,46 +100,77 @@ def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike
                 known = sorted(f.name for f in find_studies(studies_dir))
                 close = difflib.get_close_matches(name.lower(), known, n=1)
                 hint = f"did you mean {close[0]}? " if close else ""
-                raise FileNotFoundError(2, f"no such study ({hint}studies in {studies_dir}: "
-                                           f"{', '.join(known) or 'none'})", name)
+                raise FileNotFoundError(
+                    2, f"no such study ({hint}studies in {studies_dir}: {', '.join(known) or 'none'})", name
+                )
     return [load_study(f) for f in folders]
 
 
-def reproduce_study(study: Study, *, results: str | os.PathLike | None = None,
-                    reports: str | os.PathLike = "reports", jobs: int | None = None, repeat: int | None = None,
-                    limit_points: int | None = None, sets: dict[str, str] | None = None,
-                    progress: Progress | None = None, predictions: bool = True, scheduler: Any = None,
-                    timeout_s: float | None = None, reuse_stale: bool = False) -> StudyOutcome:
+def reproduce_study(
+    study: Study,
+    *,
+    results: str | os.PathLike | None = None,
+    reports: str | os.PathLike = "reports",
+    jobs: int | None = None,
+    repeat: int | None = None,
+    limit_points: int | None = None,
+    sets: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    predictions: bool = True,
+    scheduler: Any = None,
+    timeout_s: float | None = None,
+    reuse_stale: bool = False,
+) -> StudyOutcome:
     """Run `study`'s experiments and report them; then (unless `predictions` is False or `sets`
     chooses the device) its prediction devices (`nicbench.reproduce.predictions`).
     `scheduler` (a Dask scheduler, `scheduler.open_scheduler`), `timeout_s`: as `run_experiment`'s."""
     from nicbench.report import study_report  # matplotlib only when reporting
     from nicbench.reproduce.predictions import run_predictions
 
-    specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=sets_for(p, sets))
-             for p in study.experiments]
+    specs = [load_spec(p, repeat=repeat, limit_points=limit_points, sets=sets_for(p, sets)) for p in study.experiments]
     out_dir = Path(reports) / study.name
     outcome = StudyOutcome(study.name, out_dir / "index.html")
     for spec in specs:
         # A narrowed run stores part of the sweep; more repetitions than the spec's still store all of it.
         quick = limit_points is not None or bool(sets) or spec.fewer_repetitions
-        outcome.runs.append(run_experiment(spec, results=results, jobs=jobs, progress=progress,
-                                           scheduler=scheduler, timeout_s=timeout_s, prune_stale=not quick,
-                                           extra_meta={"study": str(study.dir)}, reuse_stale=reuse_stale,
-                                           whole_sweep=not quick))
+        outcome.runs.append(
+            run_experiment(
+                spec,
+                results=results,
+                jobs=jobs,
+                progress=progress,
+                scheduler=scheduler,
+                timeout_s=timeout_s,
+                prune_stale=not quick,
+                extra_meta={"study": str(study.dir)},
+                reuse_stale=reuse_stale,
+                whole_sweep=not quick,
+            )
+        )
     root = results_root(results)
     pages = [(root / spec.name, out_dir / spec.name / "index.html") for spec in specs]
     outcome.pages.extend(_write_pages(pages, study, None, jobs))
     if predictions and study.predictions and "nic" not in (sets or {}):
         outcome.predictions = run_predictions(
-            study, results=results, reports=reports, jobs=jobs, repeat=repeat, limit_points=limit_points, sets=sets,
-            progress=progress, pages_fn=lambda pairs, view, device: _write_pages(pairs, view, device, jobs),
-            scheduler=scheduler, timeout_s=timeout_s, reuse_stale=reuse_stale)
+            study,
+            results=results,
+            reports=reports,
+            jobs=jobs,
+            repeat=repeat,
+            limit_points=limit_points,
+            sets=sets,
+            progress=progress,
+            pages_fn=lambda pairs, view, device: _write_pages(pairs, view, device, jobs),
+            scheduler=scheduler,
+            timeout_s=timeout_s,
+            reuse_stale=reuse_stale,
+        )
     matrix = study.dir / feature_matrix.FILE
     if matrix.is_file():
         outcome.feature_matrix = feature_matrix.run_matrix(matrix)
-    study_report(study, outcome.pages, outcome.index, predictions=outcome.predictions,
-                 feature_matrix=outcome.feature_matrix)
+    study_report(
+        study, outcome.pages, outcome.index, predictions=outcome.predictions, feature_matrix=outcome.feature_matrix
+    )
     return outcome
 
 

@@ -45,14 +45,22 @@ class DevicePredictions:
         claims = [c for c in comps if c.reference.id.startswith(CLAIM_PREFIX)]
         measured = [c for c in comps if not c.reference.id.startswith(CLAIM_PREFIX)]
         errors = sorted(abs(c.relative_error) for c in measured if math.isfinite(c.relative_error))
-        return {"device": self.device, "description": self.description, "fitted_on": self.fitted_on,
-                "experiments": [r.as_dict() for r in self.runs],
-                "pages": [str(p.path) for p in self.pages],
-                "measurements": {"entries": len(measured), "passed": sum(c.status == "pass" for c in measured),
-                                 "median_abs_rel_error": errors[len(errors) // 2] if errors else math.nan},
-                "claims": {c.reference.id[len(CLAIM_PREFIX):]: {"status": c.status, "model": c.model_value}
-                           for c in claims},
-                "comparisons": [{"id": c.reference.id, "status": c.status, "model": c.model_value} for c in measured]}
+        return {
+            "device": self.device,
+            "description": self.description,
+            "fitted_on": self.fitted_on,
+            "experiments": [r.as_dict() for r in self.runs],
+            "pages": [str(p.path) for p in self.pages],
+            "measurements": {
+                "entries": len(measured),
+                "passed": sum(c.status == "pass" for c in measured),
+                "median_abs_rel_error": errors[len(errors) // 2] if errors else math.nan,
+            },
+            "claims": {
+                c.reference.id[len(CLAIM_PREFIX) :]: {"status": c.status, "model": c.model_value} for c in claims
+            },
+            "comparisons": [{"id": c.reference.id, "status": c.status, "model": c.model_value} for c in measured],
+        }
 
 
 CLAIM_PREFIX = "claim:"
@@ -86,10 +94,21 @@ def _has_nic(spec_path: Path) -> bool:
     return "nic" in target_params(spec_path)
 
 
-def run_predictions(study: Study, *, results: str | Path | None, reports: str | Path, jobs: int | None,
-                    repeat: int | None, limit_points: int | None, sets: dict[str, str] | None,
-                    progress: Progress | None, pages_fn, scheduler: Any = None,
-                    timeout_s: float | None = None, reuse_stale: bool = False) -> list[DevicePredictions]:
+def run_predictions(
+    study: Study,
+    *,
+    results: str | Path | None,
+    reports: str | Path,
+    jobs: int | None,
+    repeat: int | None,
+    limit_points: int | None,
+    sets: dict[str, str] | None,
+    progress: Progress | None,
+    pages_fn,
+    scheduler: Any = None,
+    timeout_s: float | None = None,
+    reuse_stale: bool = False,
+) -> list[DevicePredictions]:
     """Run and report every prediction device of `study` (see the module doc). `pages_fn(pairs,
     study)` writes the experiment pages of (results folder, page path) pairs and returns them.
     `scheduler`, `timeout_s`: as `run_experiment`'s."""
@@ -103,13 +122,26 @@ def run_predictions(study: Study, *, results: str | Path | None, reports: str | 
         profile.setdefault("path", str(profiles.resolve(device)))
         dp = DevicePredictions(device, profile.get("description", ""), profile.get("fitted_on"))
         device_sets = {**(sets or {}), "nic": device}
-        specs = [load_spec(p, repeat=repeat or study.prediction_repeat, limit_points=limit_points,
-                           sets=sets_for(p, device_sets)) for p in specs_paths]
+        specs = [
+            load_spec(
+                p, repeat=repeat or study.prediction_repeat, limit_points=limit_points, sets=sets_for(p, device_sets)
+            )
+            for p in specs_paths
+        ]
         for spec in specs:
-            dp.runs.append(run_experiment(spec, results=root / device, jobs=jobs, progress=progress,
-                                          scheduler=scheduler, timeout_s=timeout_s, prune_stale=False,
-                                          extra_meta={"study": str(study.dir), "prediction": device},
-                                          reuse_stale=reuse_stale))
+            dp.runs.append(
+                run_experiment(
+                    spec,
+                    results=root / device,
+                    jobs=jobs,
+                    progress=progress,
+                    scheduler=scheduler,
+                    timeout_s=timeout_s,
+                    prune_stale=False,
+                    extra_meta={"study": str(study.dir), "prediction": device},
+                    reuse_stale=reuse_stale,
+                )
+            )
         view = dataclasses.replace(study, references=device_references(study, device, profile))
         out_dir = Path(reports) / study.name / "predictions" / device
         pairs = [(root / device / spec.name, out_dir / spec.name / "index.html") for spec in specs]

@@ -41,5 +41,7 @@ def check_sets_apply(studies: list[Study], sets: dict[str, str] | None) -> None:
             known |= target_params(spec_path)
     unknown = sorted(set(sets) - known)
     if unknown:
-        raise ValueError(f"--set {', '.join(unknown)}: no experiment of the selected studies has "
-                         f"{'this parameter' if len(unknown) == 1 else 'these parameters'}")
+        raise ValueError(
+            f"--set {', '.join(unknown)}: no experiment of the selected studies has "
+            f"{'this parameter' if len(unknown) == 1 else 'these parameters'}"
+        )

@@ -31,8 +31,19 @@ __all__ = ["Param", "KINDS", "Scalar"]
 
 Scalar = Any  # int | float | str | bool | None
 
-KINDS = ("int", "count", "float", "fraction", "rate_bps", "rate_pps", "duration_ns", "size_bytes",
-         "str", "choice", "bool")
+KINDS = (
+    "int",
+    "count",
+    "float",
+    "fraction",
+    "rate_bps",
+    "rate_pps",
+    "duration_ns",
+    "size_bytes",
+    "str",
+    "choice",
+    "bool",
+)
 
 # Kinds whose values are numbers (and can therefore be swept with ranges).
 NUMERIC_KINDS = {"int", "count", "float", "fraction", "rate_bps", "rate_pps", "duration_ns", "size_bytes"}
@@ -236,4 +247,3 @@ def _check_profile(name_or_path: str, kinds: tuple[str, ...], role: tuple[str, s
         raise refuse(f", a profile of kind {kind}")
     if not fits(declared):
         raise refuse(f", which has no {role[1]} (not a {role[0]})")
-

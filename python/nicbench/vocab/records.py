@@ -18,8 +18,20 @@ if TYPE_CHECKING:
 __all__ = ["HEAD_COLUMNS", "PROVENANCE_COLUMNS", "TAIL_COLUMNS", "RECORD_COLUMNS", "RESERVED_NAMES", "param_columns"]
 
 # Fixed columns, in order; parameter columns go between `input_files` and `metric`.
-HEAD_COLUMNS = ("experiment", "target", "run", "rep", "seed", "status", "error", "search", "backend",
-                "run_identity", "code_fingerprint", "input_files")
+HEAD_COLUMNS = (
+    "experiment",
+    "target",
+    "run",
+    "rep",
+    "seed",
+    "status",
+    "error",
+    "search",
+    "backend",
+    "run_identity",
+    "code_fingerprint",
+    "input_files",
+)
 # What answered a run and from which code and input files (`nicbench.experiments.fingerprint`).
 PROVENANCE_COLUMNS = ("backend", "run_identity", "code_fingerprint", "input_files")
 TAIL_COLUMNS = ("metric", "value", "unit", "t")

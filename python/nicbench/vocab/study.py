@@ -46,15 +46,38 @@ from typing import Any
 
 from nicbench.vocab.errors import SpecError
 
-__all__ = ["Study", "Reference", "Claim", "load_study", "find_studies", "default_studies_dir", "STUDY_FILE",
-           "REFERENCE_FILE"]
+__all__ = [
+    "Study",
+    "Reference",
+    "Claim",
+    "load_study",
+    "find_studies",
+    "default_studies_dir",
+    "STUDY_FILE",
+    "REFERENCE_FILE",
+]
 
 STUDY_FILE = "study.toml"
 REFERENCE_FILE = "reference.toml"
 REFERENCE_SETS = ("calibration", "validation")
 REFERENCE_STATS = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
-_REF_KEYS = ("id", "quote", "location", "experiment", "where", "metric", "statistic", "value", "unit",
-             "tolerance", "set", "search", "derived_from", "low", "high")
+_REF_KEYS = (
+    "id",
+    "quote",
+    "location",
+    "experiment",
+    "where",
+    "metric",
+    "statistic",
+    "value",
+    "unit",
+    "tolerance",
+    "set",
+    "search",
+    "derived_from",
+    "low",
+    "high",
+)
 TOLERANCE_KINDS = ("relative", "absolute", "factor")
 
 
@@ -121,6 +144,7 @@ def summary_group(r: Reference) -> str:
 class Claim:
     """A qualitative statement of the source, as a reference entry (its value and tolerance say
     what "holds" means), checked on each device in `devices` (empty: every device)."""
+
     reference: Reference
     devices: tuple[str, ...] = ()
 
@@ -184,8 +208,13 @@ def load_study(path: str | Path) -> Study:
         if not p.is_file():
             raise SpecError.at(file, f"study.experiments[{i}]", f"no such spec file: {p}")
         paths.append(p)
-    study = Study(dir=folder, name=str(name), title=str(table.get("title", name)),
-                  description=str(table.get("description", "")), experiments=paths)
+    study = Study(
+        dir=folder,
+        name=str(name),
+        title=str(table.get("title", name)),
+        description=str(table.get("description", "")),
+        experiments=paths,
+    )
     ref_file = folder / REFERENCE_FILE
     if ref_file.is_file():
         study.references = _references(ref_file)
@@ -221,8 +250,9 @@ def _predictions(file: Path, table: Any, study: Study) -> None:
         study.claims.append(Claim(ref, tuple(devs)))
 
 
-def _references(file: Path, doc: dict[str, Any] | None = None, table: str = "reference",
-                extra_keys: tuple[str, ...] = ()) -> list[Reference]:
+def _references(
+    file: Path, doc: dict[str, Any] | None = None, table: str = "reference", extra_keys: tuple[str, ...] = ()
+) -> list[Reference]:
     doc = _toml(file) if doc is None else doc
     entries = doc.get(table, [])
     if not isinstance(entries, list):
@@ -246,12 +276,14 @@ def _references(file: Path, doc: dict[str, Any] | None = None, table: str = "ref
             raise SpecError.at(file, f"{key}.value", f"expected a number, found {value!r}")
         stat = e.get("statistic", "median")
         if stat not in REFERENCE_STATS:
-            raise SpecError.at(file, f"{key}.statistic",
-                               f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}")
+            raise SpecError.at(
+                file, f"{key}.statistic", f"expected one of {', '.join(REFERENCE_STATS)}, found {stat!r}"
+            )
         tol = e.get("tolerance")
         if not isinstance(tol, dict) or len(tol) != 1 or next(iter(tol)) not in TOLERANCE_KINDS:
-            raise SpecError.at(file, f"{key}.tolerance",
-                               "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }")
+            raise SpecError.at(
+                file, f"{key}.tolerance", "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"
+            )
         kind, limit = next(iter(tol.items()))
         if not isinstance(limit, (int, float)) or limit < 0:
             raise SpecError.at(file, f"{key}.tolerance.{kind}", f"expected a non-negative number, found {limit!r}")
@@ -272,10 +304,25 @@ def _references(file: Path, doc: dict[str, Any] | None = None, table: str = "ref
         where = e.get("where", {})
         if not isinstance(where, dict):
             raise SpecError.at(file, f"{key}.where", "expected a table { param = value }")
-        out.append(Reference(id=e["id"], quote=e["quote"], location=e["location"], experiment=e["experiment"],
-                             where=where, metric=e["metric"], statistic=stat, value=float(value), unit=e["unit"],
-                             tolerance_kind=kind, tolerance=float(limit), set=set_, low=spread["low"],
-                             high=spread["high"], derived_from=tuple(derived)))
+        out.append(
+            Reference(
+                id=e["id"],
+                quote=e["quote"],
+                location=e["location"],
+                experiment=e["experiment"],
+                where=where,
+                metric=e["metric"],
+                statistic=stat,
+                value=float(value),
+                unit=e["unit"],
+                tolerance_kind=kind,
+                tolerance=float(limit),
+                set=set_,
+                low=spread["low"],
+                high=spread["high"],
+                derived_from=tuple(derived),
+            )
+        )
     return _mark_restating(file, out)
 
 

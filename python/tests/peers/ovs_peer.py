@@ -30,19 +30,59 @@ class Ovs:
         self.env = {**os.environ, "OVS_RUNDIR": d, "OVS_LOGDIR": d, "OVS_DBDIR": d, "OVS_SYSCONFDIR": d}
         self.db = f"unix:{d}/db.sock"
         self._run("ovsdb-tool", "create", f"{d}/conf.db")  # the installed vswitch schema (ovsdb-tool's default)
-        self._run("ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock", f"--pidfile={d}/ovsdb.pid",
-                  "--detach", f"--log-file={d}/ovsdb.log")
+        self._run(
+            "ovsdb-server",
+            f"{d}/conf.db",
+            f"--remote=punix:{d}/db.sock",
+            f"--pidfile={d}/ovsdb.pid",
+            "--detach",
+            f"--log-file={d}/ovsdb.log",
+        )
         self._run("ovs-vsctl", f"--db={self.db}", "--no-wait", "init")
-        self._run("ovs-vswitchd", self.db, *dummy_flag.split(), f"--pidfile={d}/vswitchd.pid", "--detach",
-                  f"--log-file={d}/vswitchd.log")
+        self._run(
+            "ovs-vswitchd",
+            self.db,
+            *dummy_flag.split(),
+            f"--pidfile={d}/vswitchd.pid",
+            "--detach",
+            f"--log-file={d}/vswitchd.log",
+        )
         pid = (self.dir / "vswitchd.pid").read_text().strip()
         self.ctl = str(self.dir / f"ovs-vswitchd.{pid}.ctl")
         self._add_bridges()
 
     def _add_bridges(self) -> None:
-        self._run("ovs-vsctl", f"--db={self.db}", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
-                  "--", "add-port", "br0", "p0", "--", "set", "interface", "p0", "type=dummy", "ofport_request=1",
-                  "--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=2")
+        self._run(
+            "ovs-vsctl",
+            f"--db={self.db}",
+            "add-br",
+            "br0",
+            "--",
+            "set",
+            "bridge",
+            "br0",
+            "datapath_type=dummy",
+            "--",
+            "add-port",
+            "br0",
+            "p0",
+            "--",
+            "set",
+            "interface",
+            "p0",
+            "type=dummy",
+            "ofport_request=1",
+            "--",
+            "add-port",
+            "br0",
+            "p1",
+            "--",
+            "set",
+            "interface",
+            "p1",
+            "type=dummy",
+            "ofport_request=2",
+        )
 
     def _run(self, *args: str, stdin: str | None = None) -> str:
         done = subprocess.run(args, env=self.env, capture_output=True, text=True, input=stdin, timeout=30)
@@ -82,8 +122,9 @@ class Ovs:
         self.appctl("netdev-dummy/receive", port, frame.hex())
 
     def dump_flows(self) -> list[str]:
-        return [line for line in self.appctl("dpctl/dump-flows").splitlines()
-                if line and not line.startswith("flow-dump")]
+        return [
+            line for line in self.appctl("dpctl/dump-flows").splitlines() if line and not line.startswith("flow-dump")
+        ]
 
     def trace_megaflow(self, flow: str) -> str:
         out = self.appctl("ofproto/trace", "br0", flow)
@@ -119,16 +160,73 @@ class OvsTunnels(Ovs):
         super().__init__("--enable-dummy --disable-system --disable-system-route")
 
     def _add_bridges(self) -> None:
-        self._run("ovs-vsctl", f"--db={self.db}", "add-br", "br-phy", "--", "set", "bridge", "br-phy",
-                  "datapath_type=dummy", f"other-config:hwaddr={self.LOCAL_MAC}",
-                  "--", "add-port", "br-phy", "p0", "--", "set", "interface", "p0", "type=dummy", "ofport_request=1")
-        self._run("ovs-vsctl", f"--db={self.db}", "add-br", "br-int", "--", "set", "bridge", "br-int",
-                  "datapath_type=dummy",
-                  "--", "add-port", "br-int", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",
-                  "--", "add-port", "br-int", "vx", "--", "set", "interface", "vx", "type=vxlan",
-                  f"options:remote_ip={self.REMOTE_IP}", "options:key=flow", "ofport_request=2",
-                  "--", "add-port", "br-int", "vk", "--", "set", "interface", "vk", "type=vxlan",
-                  f"options:remote_ip={self.KEYED_IP}", f"options:key={self.KEYED_VNI}", "ofport_request=3")
+        self._run(
+            "ovs-vsctl",
+            f"--db={self.db}",
+            "add-br",
+            "br-phy",
+            "--",
+            "set",
+            "bridge",
+            "br-phy",
+            "datapath_type=dummy",
+            f"other-config:hwaddr={self.LOCAL_MAC}",
+            "--",
+            "add-port",
+            "br-phy",
+            "p0",
+            "--",
+            "set",
+            "interface",
+            "p0",
+            "type=dummy",
+            "ofport_request=1",
+        )
+        self._run(
+            "ovs-vsctl",
+            f"--db={self.db}",
+            "add-br",
+            "br-int",
+            "--",
+            "set",
+            "bridge",
+            "br-int",
+            "datapath_type=dummy",
+            "--",
+            "add-port",
+            "br-int",
+            "p1",
+            "--",
+            "set",
+            "interface",
+            "p1",
+            "type=dummy",
+            "ofport_request=1",
+            "--",
+            "add-port",
+            "br-int",
+            "vx",
+            "--",
+            "set",
+            "interface",
+            "vx",
+            "type=vxlan",
+            f"options:remote_ip={self.REMOTE_IP}",
+            "options:key=flow",
+            "ofport_request=2",
+            "--",
+            "add-port",
+            "br-int",
+            "vk",
+            "--",
+            "set",
+            "interface",
+            "vk",
+            "type=vxlan",
+            f"options:remote_ip={self.KEYED_IP}",
+            f"options:key={self.KEYED_VNI}",
+            "ofport_request=3",
+        )
         self.appctl("netdev-dummy/ip4addr", "br-phy", f"{self.LOCAL_IP}/24")
         self.appctl("ovs/route/add", f"{self.LOCAL_IP}/24", "br-phy")
         self.appctl("tnl/arp/set", "br-phy", self.REMOTE_IP, self.REMOTE_MAC)
@@ -137,8 +235,13 @@ class OvsTunnels(Ovs):
     def underlay(self) -> dict:
         """nicbench's `underlay` for this setup (numbers from `dpif/show`)."""
         phy = {p["name"]: p for p in self.bridge_ports("br-phy")}
-        return {"port": "p0", "dp_port": phy["p0"]["dp_port"], "bridge_dp_port": phy["br-phy"]["dp_port"],
-                "ip": self.LOCAL_IP, "mac": self.LOCAL_MAC}
+        return {
+            "port": "p0",
+            "dp_port": phy["p0"]["dp_port"],
+            "bridge_dp_port": phy["br-phy"]["dp_port"],
+            "ip": self.LOCAL_IP,
+            "mac": self.LOCAL_MAC,
+        }
 
     def ports(self) -> list[dict]:
         """br-int's ports, the VXLAN port with its options."""
@@ -147,6 +250,10 @@ class OvsTunnels(Ovs):
             if p["name"] == "vx":
                 p["tunnel"] = {"remote_ip": self.REMOTE_IP, "dst_port": 4789, "remote_mac": self.REMOTE_MAC}
             if p["name"] == "vk":
-                p["tunnel"] = {"remote_ip": self.KEYED_IP, "key": self.KEYED_VNI, "dst_port": 4789,
-                               "remote_mac": self.KEYED_MAC}
+                p["tunnel"] = {
+                    "remote_ip": self.KEYED_IP,
+                    "key": self.KEYED_VNI,
+                    "dst_port": 4789,
+                    "remote_mac": self.KEYED_MAC,
+                }
         return out

@@ -49,9 +49,18 @@ rules = [0, 50]
 def test_parsers_read_the_numbers_testpmd_printed():
     text = FIXTURE.read_text()
     assert parse_flow_results(text) == {
-        "created": 0, "refused": 1, "reason": "cause unspecified: Function not implemented: Function not implemented"}
-    assert parse_forward_stats(text) == {"rx_packets": 38106752, "rx_dropped": 0, "rx_total": 38106752,
-                                         "tx_packets": 38106752, "tx_dropped": 0, "tx_total": 38106752}
+        "created": 0,
+        "refused": 1,
+        "reason": "cause unspecified: Function not implemented: Function not implemented",
+    }
+    assert parse_forward_stats(text) == {
+        "rx_packets": 38106752,
+        "rx_dropped": 0,
+        "rx_total": 38106752,
+        "tx_packets": 38106752,
+        "tx_dropped": 0,
+        "tx_total": 38106752,
+    }
     ports = parse_port_stats(text)
     assert sorted(ports) == [0, 1]
     assert ports[0]["rx_packets"] == 19420608 and ports[1]["tx_packets"] == 19051552
@@ -60,8 +69,18 @@ def test_parsers_read_the_numbers_testpmd_printed():
 
 def test_parsers_read_testpmd_output_published_from_connectx_hardware():
     tx = parse_port_stats((FIXTURES / "testpmd-mlx5-txonly.txt").read_text())
-    assert tx == {0: {"rx_packets": 0, "rx_missed": 0, "rx_bytes": 0, "rx_errors": 0, "rx_nombuf": 0,
-                      "tx_packets": 272966271670, "tx_errors": 0, "tx_bytes": 17469841388288}}
+    assert tx == {
+        0: {
+            "rx_packets": 0,
+            "rx_missed": 0,
+            "rx_bytes": 0,
+            "rx_errors": 0,
+            "rx_nombuf": 0,
+            "tx_packets": 272966271670,
+            "tx_errors": 0,
+            "tx_bytes": 17469841388288,
+        }
+    }
     rx = parse_port_stats((FIXTURES / "testpmd-mlx5-rxonly.txt").read_text())
     assert rx[0]["rx_packets"] == 264851673444 and rx[0]["rx_bytes"] == 16950507100416
     assert rx[0]["rx_missed"] == 0 and rx[0]["tx_packets"] == 0
@@ -73,9 +92,25 @@ def test_a_forward_spec_runs_on_testpmd_over_null_ports(tmp_path):
     peer("dpdk-testpmd", "dpdk-dev")
     spec = tmp_path / "fwd.toml"
     spec.write_text(SPEC)
-    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--set",
-                           "dpdk_seconds=0.3", "--results", str(tmp_path / "r"), "--jobs", "1"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nicbench.cli",
+            "run",
+            str(spec),
+            "--backend",
+            "dpdk",
+            "--set",
+            "dpdk_seconds=0.3",
+            "--results",
+            str(tmp_path / "r"),
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     df = load_results(tmp_path / "r" / "fwd--dpdk")
     assert set(df["backend"]) == {"dpdk"} and set(df["status"]) == {"ok"}
@@ -88,8 +123,11 @@ def test_a_forward_spec_runs_on_testpmd_over_null_ports(tmp_path):
 
 def test_points_the_dpdk_backend_cannot_run_are_refused(tmp_path):
     spec = tmp_path / "fwd.toml"
-    spec.write_text(SPEC.replace('size = 1500', 'size = 1500\ntrace = "t.pcap"'))
-    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--results",
-                           str(tmp_path / "r")], capture_output=True, text=True)
+    spec.write_text(SPEC.replace("size = 1500", 'size = 1500\ntrace = "t.pcap"'))
+    proc = subprocess.run(
+        [sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--results", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "no rules_file, no trace" in proc.stderr, proc.stderr

@@ -38,14 +38,17 @@ FIRST = ":: First Flow Latency :: Port %d :: First flow installed in %f millisec
 def _totals(port: int, rules: int, times: list[float], what: str) -> str:
     """`dump_used_cpu_time`'s lines for one operation, computed as flow-perf does."""
     slowest, mean = max(times), sum(times) / len(times)
-    verb, rate = (("creating", "Total flows insertion rate") if what == "Insertion"
-                  else ("deleting", "Total deletion rate"))
-    return (f":: [Latency | {what}] All Cores :: Port {port} :: {rate} -> {rules / slowest / 1000:f} K Rules/Sec\n"
-            f":: [Latency | {what}] All Cores :: Port {port} :: The time for {verb} {rules} rules is {slowest:f} "
-            "seconds\n"
-            f":: [Throughput | {what}] All Cores :: Port {port} :: {rate} -> {rules / mean / 1000:f} K Rules/Sec\n"
-            f":: [Throughput | {what}] All Cores :: Port {port} :: The average time for {verb} {rules} rules is "
-            f"{mean:f} seconds\n")
+    verb, rate = (
+        ("creating", "Total flows insertion rate") if what == "Insertion" else ("deleting", "Total deletion rate")
+    )
+    return (
+        f":: [Latency | {what}] All Cores :: Port {port} :: {rate} -> {rules / slowest / 1000:f} K Rules/Sec\n"
+        f":: [Latency | {what}] All Cores :: Port {port} :: The time for {verb} {rules} rules is {slowest:f} "
+        "seconds\n"
+        f":: [Throughput | {what}] All Cores :: Port {port} :: {rate} -> {rules / mean / 1000:f} K Rules/Sec\n"
+        f":: [Throughput | {what}] All Cores :: Port {port} :: The average time for {verb} {rules} rules is "
+        f"{mean:f} seconds\n"
+    )
 
 
 def test_the_null_device_refusal_is_parsed_as_a_refusal_without_rates():
@@ -58,46 +61,103 @@ def test_a_two_core_report_parses_into_the_printed_numbers():
     rules, ins, dele = 200_000, [0.4172, 0.3951], [0.2113, 0.2508]
     text = FIRST % (0, 0.081) + "".join(
         CORE_RATE % (0, c, "insertion", rules / 2 / t / 1000) + CORE_INS_TIME % (0, c, rules // 2, t)
-        for c, t in enumerate(ins))
-    text += "".join(CORE_RATE % (0, c, "deletion", rules / 2 / t / 1000) + CORE_DEL_TIME % (0, c, rules // 2, t)
-                    for c, t in enumerate(dele))
+        for c, t in enumerate(ins)
+    )
+    text += "".join(
+        CORE_RATE % (0, c, "deletion", rules / 2 / t / 1000) + CORE_DEL_TIME % (0, c, rules // 2, t)
+        for c, t in enumerate(dele)
+    )
     text += "\nFlows:\n" + _totals(0, rules, ins, "Insertion") + _totals(0, rules, dele, "Deletion")
     report = parse_flow_perf(text)
     assert report["refused"] is None and report["first_flow_ms"] == {0: 0.081}
     printed = lambda x: float(f"{x:f}")  # noqa: E731 (what %f printed)
     assert report["cores"] == [
-        {"port": 0, "core": 0, "op": "delete", "rate_krules_s": printed(rules / 2 / dele[0] / 1000), "rules": 100_000,
-         "seconds": printed(dele[0])},
-        {"port": 0, "core": 0, "op": "insert", "rate_krules_s": printed(rules / 2 / ins[0] / 1000), "rules": 100_000,
-         "seconds": printed(ins[0])},
-        {"port": 0, "core": 1, "op": "delete", "rate_krules_s": printed(rules / 2 / dele[1] / 1000), "rules": 100_000,
-         "seconds": printed(dele[1])},
-        {"port": 0, "core": 1, "op": "insert", "rate_krules_s": printed(rules / 2 / ins[1] / 1000), "rules": 100_000,
-         "seconds": printed(ins[1])},
+        {
+            "port": 0,
+            "core": 0,
+            "op": "delete",
+            "rate_krules_s": printed(rules / 2 / dele[0] / 1000),
+            "rules": 100_000,
+            "seconds": printed(dele[0]),
+        },
+        {
+            "port": 0,
+            "core": 0,
+            "op": "insert",
+            "rate_krules_s": printed(rules / 2 / ins[0] / 1000),
+            "rules": 100_000,
+            "seconds": printed(ins[0]),
+        },
+        {
+            "port": 0,
+            "core": 1,
+            "op": "delete",
+            "rate_krules_s": printed(rules / 2 / dele[1] / 1000),
+            "rules": 100_000,
+            "seconds": printed(dele[1]),
+        },
+        {
+            "port": 0,
+            "core": 1,
+            "op": "insert",
+            "rate_krules_s": printed(rules / 2 / ins[1] / 1000),
+            "rules": 100_000,
+            "seconds": printed(ins[1]),
+        },
     ]
     ins_total, del_total = report["totals"][1], report["totals"][0]
-    assert ins_total == {"port": 0, "op": "insert", "rules": rules, "latency_krules_s": printed(rules / 0.4172 / 1000),
-                         "latency_s": 0.4172, "throughput_krules_s": printed(rules / 0.40615 / 1000),
-                         "throughput_s": 0.40615}
+    assert ins_total == {
+        "port": 0,
+        "op": "insert",
+        "rules": rules,
+        "latency_krules_s": printed(rules / 0.4172 / 1000),
+        "latency_s": 0.4172,
+        "throughput_krules_s": printed(rules / 0.40615 / 1000),
+        "throughput_s": 0.40615,
+    }
     assert del_total["latency_krules_s"] == printed(rules / 0.2508 / 1000) and del_total["throughput_s"] == 0.23105
 
 
 def test_the_report_formats_are_the_installed_tools():
     """The formats the parser reads are in the installed flow-perf binary (so a DPDK that changed them fails here)."""
     binary = Path(peer("dpdk-test-flow-perf", "dpdk-dev")).read_bytes()
-    for fmt in (CORE_RATE.replace("%s", "insertion"), CORE_RATE.replace("%s", "deletion"), CORE_INS_TIME,
-                CORE_DEL_TIME, FIRST, "Total flows insertion rate -> %f K Rules/Sec",
-                "Total deletion rate -> %f K Rules/Sec", "The average time for creating %d rules is %f seconds",
-                "Flow can't be created %d message: %s"):
+    for fmt in (
+        CORE_RATE.replace("%s", "insertion"),
+        CORE_RATE.replace("%s", "deletion"),
+        CORE_INS_TIME,
+        CORE_DEL_TIME,
+        FIRST,
+        "Total flows insertion rate -> %f K Rules/Sec",
+        "Total deletion rate -> %f K Rules/Sec",
+        "The average time for creating %d rules is %f seconds",
+        "Flow can't be created %d message: %s",
+    ):
         assert fmt.rstrip("\n").encode() in binary, fmt
 
 
 def test_points_become_flow_perf_arguments():
     assert flow_perf_args(rules=65536, group=1, match="tunnel", actions=3, op="delete", cores=2) == [
-        "--ingress", "--group=1", "--ether", "--ipv4", "--udp", "--vxlan", "--queue", "--mark", "--count",
-        "--rules-count=65536", "--rules-batch=65536", "--cores=2", "--deletion-rate"]
+        "--ingress",
+        "--group=1",
+        "--ether",
+        "--ipv4",
+        "--udp",
+        "--vxlan",
+        "--queue",
+        "--mark",
+        "--count",
+        "--rules-count=65536",
+        "--rules-batch=65536",
+        "--cores=2",
+        "--deletion-rate",
+    ]
     assert flow_perf_args(rules=2, group=0, match="ipv6", actions=1, op="insert", cores=1)[:5] == [
-        "--ingress", "--group=0", "--ether", "--ipv6", "--queue"]
+        "--ingress",
+        "--group=0",
+        "--ether",
+        "--ipv6",
+        "--queue",
+    ]
     assert len(set(ACTIONS)) == len(ACTIONS)
 
 
@@ -122,8 +182,24 @@ def test_an_install_rate_spec_runs_on_flow_perf_and_records_the_refusal(tmp_path
     peer("dpdk-test-flow-perf", "dpdk-dev")
     spec = tmp_path / "ins.toml"
     spec.write_text(SPEC)
-    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--results",
-                           str(tmp_path / "r"), "--jobs", "1"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nicbench.cli",
+            "run",
+            str(spec),
+            "--backend",
+            "dpdk",
+            "--results",
+            str(tmp_path / "r"),
+            "--jobs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "the device refused flow creation (Function not implemented): no rate measured" in proc.stderr
     df = load_results(tmp_path / "r" / "ins--dpdk")
@@ -135,12 +211,33 @@ def test_an_install_rate_spec_runs_on_flow_perf_and_records_the_refusal(tmp_path
     assert (m.loc["ipv6", "dpdk_flow_versus_rules_refused"] == 1).all()
 
 
-@pytest.mark.parametrize("setting, says", [("op=update", "measures insertion and deletion, not update"),
-                                           ("actions=9", "at most 8 actions"),
-                                           ("dpdk_flow_cores=64", "needs 65 CPUs")])
+@pytest.mark.parametrize(
+    "setting, says",
+    [
+        ("op=update", "measures insertion and deletion, not update"),
+        ("actions=9", "at most 8 actions"),
+        ("dpdk_flow_cores=64", "needs 65 CPUs"),
+    ],
+)
 def test_points_flow_perf_cannot_run_are_refused_in_one_line(tmp_path, setting, says):
     spec = tmp_path / "ins.toml"
     spec.write_text(SPEC)
-    proc = subprocess.run([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "dpdk", "--set",
-                           setting, "--results", str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nicbench.cli",
+            "run",
+            str(spec),
+            "--backend",
+            "dpdk",
+            "--set",
+            setting,
+            "--results",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, proc.stderr

@@ -60,8 +60,18 @@ def test_a_pvp_spec_runs_on_real_ovs_and_cleans_up(tmp_path):
     remove_leftovers()
     spec = tmp_path / "pvp.toml"
     spec.write_text(SPEC.format(flows="[10, 200]"))  # the spec as for the virtual NICs; backend settings by --set
-    proc = _cli("run", str(spec), "--backend", "ovs", "--set", "ovs_packets=3000", "--results", str(tmp_path / "r"),
-                "--jobs", "1")
+    proc = _cli(
+        "run",
+        str(spec),
+        "--backend",
+        "ovs",
+        "--set",
+        "ovs_packets=3000",
+        "--results",
+        str(tmp_path / "r"),
+        "--jobs",
+        "1",
+    )
     assert proc.returncode == 0, proc.stderr
     df = load_results(tmp_path / "r" / "pvp-ovs--ovs")
     assert set(df["backend"]) == {"ovs"} and set(df["status"]) == {"ok"}
@@ -92,9 +102,26 @@ def test_a_sigkilled_run_leaves_leftovers_the_next_sandbox_removes(tmp_path):
     spec = tmp_path / "pvp.toml"
     spec.write_text(SPEC.format(flows="[100]"))
     # 50M frames: still sending when it is killed.
-    run = subprocess.Popen([sys.executable, "-m", "nicbench.cli", "run", str(spec), "--backend", "ovs", "--set",
-                            "ovs_packets=50M", "--results", str(tmp_path / "r"), "--jobs", "1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nicbench.cli",
+            "run",
+            str(spec),
+            "--backend",
+            "ovs",
+            "--set",
+            "ovs_packets=50M",
+            "--results",
+            str(tmp_path / "r"),
+            "--jobs",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not _ours()[0]:
         time.sleep(0.2)

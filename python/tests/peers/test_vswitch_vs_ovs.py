@@ -26,8 +26,14 @@ from peers.of_rules import to_of_rules
 from peers.ovs_peer import Ovs
 
 scapy_all = python_module("scapy.all", "scapy")
-Ether, IP, TCP, UDP, ICMP, Dot1Q = (scapy_all.Ether, scapy_all.IP, scapy_all.TCP, scapy_all.UDP, scapy_all.ICMP,
-                                    scapy_all.Dot1Q)
+Ether, IP, TCP, UDP, ICMP, Dot1Q = (
+    scapy_all.Ether,
+    scapy_all.IP,
+    scapy_all.TCP,
+    scapy_all.UDP,
+    scapy_all.ICMP,
+    scapy_all.Dot1Q,
+)
 
 A, B = "02:00:00:00:00:01", "02:00:00:00:00:02"
 
@@ -49,17 +55,28 @@ priority=90,ip,nw_src=10.1.0.0/16,actions=drop
 priority=50,tcp,tp_dst=80,actions=output:p1
 priority=20,ip,nw_dst=192.168.1.0/24,actions=output:p1
 """,
-        [tcp("192.168.0.1", "1.1.1.1", dport=53), tcp("10.1.2.3", "1.1.1.1"), tcp("11.0.0.1", "1.1.1.1"),
-         udp("172.16.0.1", "192.168.1.7"), udp("172.16.0.2", "192.168.2.7"), tcp("10.1.2.3", "1.1.1.1"),
-         udp("10.200.0.1", "8.8.8.8")],
+        [
+            tcp("192.168.0.1", "1.1.1.1", dport=53),
+            tcp("10.1.2.3", "1.1.1.1"),
+            tcp("11.0.0.1", "1.1.1.1"),
+            udp("172.16.0.1", "192.168.1.7"),
+            udp("172.16.0.2", "192.168.2.7"),
+            tcp("10.1.2.3", "1.1.1.1"),
+            udp("10.200.0.1", "8.8.8.8"),
+        ],
     ),
     "ports": (
         """priority=10,tcp,tp_dst=80,actions=output:p1
 priority=10,udp,tp_dst=53,actions=output:p1
 priority=5,tcp,tp_src=1024/0xfc00,actions=output:p1
 """,
-        [tcp("1.0.0.1", "2.0.0.1", sport=5000, dport=443), tcp("1.0.0.1", "2.0.0.1", sport=1030, dport=22),
-         udp("1.0.0.1", "2.0.0.1", dport=53), udp("1.0.0.1", "2.0.0.1", dport=54), tcp("1.0.0.2", "2.0.0.1", dport=80)],
+        [
+            tcp("1.0.0.1", "2.0.0.1", sport=5000, dport=443),
+            tcp("1.0.0.1", "2.0.0.1", sport=1030, dport=22),
+            udp("1.0.0.1", "2.0.0.1", dport=53),
+            udp("1.0.0.1", "2.0.0.1", dport=54),
+            tcp("1.0.0.2", "2.0.0.1", dport=80),
+        ],
     ),
     "vlan": (
         """priority=10,in_port=p0,dl_vlan=10,actions=strip_vlan,output:p1
@@ -98,8 +115,11 @@ priority=5,ip,actions=output:p1
 priority=20,ip,nw_tos=32,actions=output:p1
 priority=10,icmp,actions=dec_ttl,output:p1
 """,
-        [udp("1.0.0.1", "2.0.0.1", ttl=1), udp("1.0.0.1", "2.0.0.1", ttl=9),
-         bytes(Ether(src=A, dst=B) / IP(src="1.0.0.1", dst="2.0.0.1", ttl=5) / ICMP(type=8))],
+        [
+            udp("1.0.0.1", "2.0.0.1", ttl=1),
+            udp("1.0.0.1", "2.0.0.1", ttl=9),
+            bytes(Ether(src=A, dst=B) / IP(src="1.0.0.1", dst="2.0.0.1", ttl=5) / ICMP(type=8)),
+        ],
     ),
     "set_tunnel_then_match_tun_id": (
         """table=0,priority=10,ip,actions=set_tunnel:5,resubmit(,1)
@@ -125,8 +145,15 @@ def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
     import random
 
     rnd = random.Random(seed)
-    nets = ["10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "192.168.0.0/16", "192.168.3.0/24", "172.16.0.0/12",
-            "10.1.2.3/32"]
+    nets = [
+        "10.0.0.0/8",
+        "10.1.0.0/16",
+        "10.1.2.0/24",
+        "192.168.0.0/16",
+        "192.168.3.0/24",
+        "172.16.0.0/12",
+        "10.1.2.3/32",
+    ]
     lines = []
     for _ in range(24):
         parts = [f"priority={rnd.randrange(1, 200)}", rnd.choice(["ip", "tcp", "udp"])]
@@ -149,9 +176,12 @@ def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
                 parts.append(f"nw_ttl={rnd.choice([1, 64])}")
         actions = ["actions=output:p1", "actions=drop", "actions=output:LOCAL"]
         if extras:
-            actions += ["actions=resubmit(,1)", "actions=mod_nw_dst:10.1.2.3,resubmit(,1)",
-                        "actions=strip_vlan,output:p1",
-                        "actions=mod_tp_dst:8080,goto_table:1"]
+            actions += [
+                "actions=resubmit(,1)",
+                "actions=mod_nw_dst:10.1.2.3,resubmit(,1)",
+                "actions=strip_vlan,output:p1",
+                "actions=mod_tp_dst:8080,goto_table:1",
+            ]
         lines.append(",".join(parts) + "," + rnd.choice(actions))
     if extras:
         for _ in range(8):
@@ -160,10 +190,21 @@ def _random_case(seed: int, extras: bool = False) -> tuple[str, list[bytes]]:
                 parts.append(f"nw_dst={rnd.choice(nets)}")
             if parts[2] != "ip" and rnd.random() < 0.5:
                 parts.append(f"tp_dst={rnd.choice([80, 8080, 53])}")
-            lines.append(",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop",
-                                                             "actions=dec_ttl,output:p1"]))
-    hosts = ["10.1.2.3", "10.1.2.200", "10.1.77.1", "10.200.0.1", "192.168.3.9", "192.168.77.1", "172.20.0.1",
-             "8.8.8.8", "11.1.2.3", "192.169.0.1"]
+            lines.append(
+                ",".join(parts) + "," + rnd.choice(["actions=output:p1", "actions=drop", "actions=dec_ttl,output:p1"])
+            )
+    hosts = [
+        "10.1.2.3",
+        "10.1.2.200",
+        "10.1.77.1",
+        "10.200.0.1",
+        "192.168.3.9",
+        "192.168.77.1",
+        "172.20.0.1",
+        "8.8.8.8",
+        "11.1.2.3",
+        "192.169.0.1",
+    ]
     frames = []
     for _ in range(60):
         src, dst = rnd.choice(hosts), rnd.choice(hosts)
@@ -198,7 +239,7 @@ def _masked(m: re.Match) -> str:
         return f"{name}={ipaddress.IPv4Address(v)}/{mask}"
     if ":" in value:  # MAC
         v = int(value.replace(":", ""), 16) & int(mask.replace(":", ""), 16)
-        return f"{name}={':'.join(f'{v:012x}'[i:i + 2] for i in range(0, 12, 2))}/{mask}"
+        return f"{name}={':'.join(f'{v:012x}'[i : i + 2] for i in range(0, 12, 2))}/{mask}"
     v = int(value, 0) & int(mask, 0)
     return f"{name}={hex(v) if value.startswith('0x') else v}/{mask}"
 
@@ -245,7 +286,8 @@ def test_megaflows_equal_ovs(ovs, tmp_path, name):
     expected, why = KNOWN_DIFFERENCES.get(name, (0, ""))
     assert differences == expected, (
         f"{name}: {differences} differing megaflows (expected {expected}{': ' + why if why else ''})\n"
-        f"only nicbench: {sorted(only_ours)}\nonly OVS: {sorted(only_theirs)}")
+        f"only nicbench: {sorted(only_ours)}\nonly OVS: {sorted(only_theirs)}"
+    )
     assert len(theirs) >= 2, "each case installs several megaflows"
 
 
@@ -267,11 +309,12 @@ def test_each_refinement_off_differs_from_ovs_by_wider_megaflows(ovs, tmp_path, 
     differing, extra_bits = 0, 0
     for name in ("random_1", "random_2", "random_3", "ports", "priorities_and_prefixes"):
         ours_off, theirs = run_both(ovs, tmp_path, name, lookup={refinement: False})
-        differing += sum(((collections.Counter(ours_off) - collections.Counter(theirs))).values())
+        differing += sum((collections.Counter(ours_off) - collections.Counter(theirs)).values())
         pcap = tmp_path / f"{name}.pcap"
         on = vswitch.megaflows(to_of_rules(CASES[name][0]), pcap, in_port="p0", ports=ovs.ports())
-        off = vswitch.megaflows(to_of_rules(CASES[name][0]), pcap, in_port="p0", ports=ovs.ports(),
-                                lookup={refinement: False})
+        off = vswitch.megaflows(
+            to_of_rules(CASES[name][0]), pcap, in_port="p0", ports=ovs.ports(), lookup={refinement: False}
+        )
         (n_on, bits_on), (n_off, bits_off) = _mask_bits(on), _mask_bits(off)
         if refinement != "staged_lookup":
             assert n_off >= n_on and bits_off / n_off >= bits_on / n_on, (name, n_on, bits_on, n_off, bits_off)
@@ -281,9 +324,19 @@ def test_each_refinement_off_differs_from_ovs_by_wider_megaflows(ovs, tmp_path, 
 
 
 # `ofproto/trace`'s "Megaflow:" line in OpenFlow match syntax → field → (value & mask, mask).
-_FULL = {"recirc_id": 0xFFFFFFFF, "in_port": 0xFFFFFFFF, "dl_src": (1 << 48) - 1, "dl_dst": (1 << 48) - 1,
-         "dl_type": 0xFFFF, "nw_proto": 0xFF, "nw_tos": 0xFC, "nw_ecn": 0x03, "nw_ttl": 0xFF, "tp_src": 0xFFFF,
-         "tp_dst": 0xFFFF}
+_FULL = {
+    "recirc_id": 0xFFFFFFFF,
+    "in_port": 0xFFFFFFFF,
+    "dl_src": (1 << 48) - 1,
+    "dl_dst": (1 << 48) - 1,
+    "dl_type": 0xFFFF,
+    "nw_proto": 0xFF,
+    "nw_tos": 0xFC,
+    "nw_ecn": 0x03,
+    "nw_ttl": 0xFF,
+    "tp_src": 0xFFFF,
+    "tp_dst": 0xFFFF,
+}
 _SHORT = {"ip": (0x0800, None), "tcp": (0x0800, 6), "udp": (0x0800, 17), "icmp": (0x0800, 1)}
 
 
@@ -342,8 +395,9 @@ def test_single_packet_walk_equals_ofproto_trace(ovs, tmp_path, name):
     frame = next(f for f in frames if f[12:14] != b"\x81\x00")
     ovs.reset(flows_text)
     out = ovs.appctl("ofproto/trace", "br0", "in_port=p0", frame.hex())
-    lines = dict(line.split(": ", 1) for line in out.splitlines()
-                 if line.startswith(("Megaflow: ", "Datapath actions: ")))
+    lines = dict(
+        line.split(": ", 1) for line in out.splitlines() if line.startswith(("Megaflow: ", "Datapath actions: "))
+    )
     pcap = tmp_path / "one.pcap"
     scapy_all.wrpcap(str(pcap), [Ether(frame)])
     result = vswitch.megaflows(to_of_rules(flows_text), pcap, in_port="p0", ports=ovs.ports())

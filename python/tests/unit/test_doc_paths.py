@@ -19,7 +19,7 @@ def _named_paths(text: str) -> set[str]:
     out = set()
     for m in PATH.finditer(text):
         p = m.group(1).rstrip(".,;:")
-        if any(c in text[m.end():m.end() + 1] for c in "<*{"):  # a placeholder or pattern follows
+        if any(c in text[m.end() : m.end() + 1] for c in "<*{"):  # a placeholder or pattern follows
             continue
         out.add(p)
     return out
@@ -27,8 +27,12 @@ def _named_paths(text: str) -> set[str]:
 
 def test_paths_named_in_the_docs_exist():
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    missing = [f"{d.relative_to(ROOT)}: {p}" for d in docs for p in sorted(_named_paths(d.read_text()))
-               if not (ROOT / p).exists()]
+    missing = [
+        f"{d.relative_to(ROOT)}: {p}"
+        for d in docs
+        for p in sorted(_named_paths(d.read_text()))
+        if not (ROOT / p).exists()
+    ]
     assert not missing, "paths named in the docs that do not exist:\n" + "\n".join(missing)
 
 
@@ -43,14 +47,18 @@ NOT_YET_WRITTEN: set[str] = set()  # paths a doc names before the change that wr
 
 
 def _sources(dirs: tuple[str, ...], suffix: str) -> list[Path]:
-    return [p for d in dirs for p in sorted((ROOT / d).rglob(f"*{suffix}"))
-            if not SKIP & set(p.relative_to(ROOT).parts)]
+    return [
+        p for d in dirs for p in sorted((ROOT / d).rglob(f"*{suffix}")) if not SKIP & set(p.relative_to(ROOT).parts)
+    ]
 
 
 def python_doc_text(source: str) -> str:
     """The docstrings (module, class, function) and the comments of a Python source."""
-    docs = [ast.get_docstring(n, clean=False) or "" for n in ast.walk(ast.parse(source))
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    docs = [
+        ast.get_docstring(n, clean=False) or ""
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     comments = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
     return "\n".join(docs + comments)
 
@@ -63,8 +71,12 @@ def rust_doc_text(source: str) -> str:
 def test_paths_named_in_code_docs_exist():
     named = [(f, _named_paths(python_doc_text(f.read_text()))) for f in _sources(PYTHON_DIRS, ".py")]
     named += [(f, _named_paths(rust_doc_text(f.read_text()))) for f in _sources(RUST_DIRS, ".rs")]
-    missing = [f"{f.relative_to(ROOT)}: {p}" for f, paths in named for p in sorted(paths)
-               if not (ROOT / p).exists() and p not in WRITTEN_BY_NICBENCH | NOT_YET_WRITTEN]
+    missing = [
+        f"{f.relative_to(ROOT)}: {p}"
+        for f, paths in named
+        for p in sorted(paths)
+        if not (ROOT / p).exists() and p not in WRITTEN_BY_NICBENCH | NOT_YET_WRITTEN
+    ]
     assert not missing, "paths named in docstrings and doc comments that do not exist:\n" + "\n".join(missing)
 
 

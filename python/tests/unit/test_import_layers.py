@@ -29,15 +29,15 @@ API = "<top-level modules>"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (NATIVE,),
     (API,),
-    ("vocab",),                  # Param, record columns, study types, harness errors
-    ("options",),                # one option table per model: CLI options and target parameters
-    ("backends",),               # what answers a target's runs
-    ("experiments",),            # specs, designs, runner, store, targets
-    ("calibrate", "report"),     # fits on runs; figures and pages from stored records
-    ("reproduce",),              # a study end to end: runs, predictions, pages
-    ("nicbench",),               # the package's public names (nicbench/__init__.py)
-    ("cli",),                    # the commands
-    ("__main__",),               # python -m nicbench
+    ("vocab",),  # Param, record columns, study types, harness errors
+    ("options",),  # one option table per model: CLI options and target parameters
+    ("backends",),  # what answers a target's runs
+    ("experiments",),  # specs, designs, runner, store, targets
+    ("calibrate", "report"),  # fits on runs; figures and pages from stored records
+    ("reproduce",),  # a study end to end: runs, predictions, pages
+    ("nicbench",),  # the package's public names (nicbench/__init__.py)
+    ("cli",),  # the commands
+    ("__main__",),  # python -m nicbench
 )
 
 
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 class Import:
     source: str  # importing module, dotted
     target: str  # imported module (the module a `from m import name` reads, or m.name when a module)
-    where: str   # file:line
+    where: str  # file:line
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -132,8 +132,12 @@ def layer_violations(package: Path) -> list[str]:
 def test_the_harness_has_no_import_cycle():
     graph, evidence = part_graph(PACKAGE)
     cycle = find_cycle(graph)  # each part is imported by the next
-    assert cycle is None, "import cycle " + " -> ".join(reversed(cycle)) + ":\n" + "\n".join(
-        line for a, b in reversed(list(zip(cycle, cycle[1:]))) for line in evidence[b, a])
+    assert cycle is None, (
+        "import cycle "
+        + " -> ".join(reversed(cycle))
+        + ":\n"
+        + "\n".join(line for a, b in reversed(list(zip(cycle, cycle[1:]))) for line in evidence[b, a])
+    )
 
 
 def test_every_import_points_down_the_layers():
@@ -160,6 +164,7 @@ def test_every_subpackage_has_a_layer():
 
 # The checks on small synthetic packages: each one fails on what it is meant to find.
 
+
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     pkg = tmp_path / "nicbench"
     for rel, text in {"__init__.py": "", **files}.items():
@@ -170,38 +175,49 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_cycle_hidden_in_a_function_is_found(tmp_path):
-    pkg = _tree(tmp_path, {
-        "experiments/__init__.py": "",
-        "experiments/run.py": "def f():\n    from nicbench.report import page\n",
-        "report/__init__.py": "from nicbench.experiments.run import f\n",
-    })
+    pkg = _tree(
+        tmp_path,
+        {
+            "experiments/__init__.py": "",
+            "experiments/run.py": "def f():\n    from nicbench.report import page\n",
+            "report/__init__.py": "from nicbench.experiments.run import f\n",
+        },
+    )
     graph, evidence = part_graph(pkg)
     assert sorted(find_cycle(graph)) == ["experiments", "experiments", "report"]
     assert evidence["experiments", "report"] == ["nicbench/experiments/run.py:2 imports nicbench.report"]
 
 
 def test_relative_and_type_checking_imports_count(tmp_path):
-    pkg = _tree(tmp_path, {
-        "vocab/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..backends import B\n",
-        "backends/__init__.py": "from . import local\nfrom .. import vocab\n",
-        "backends/local.py": "",
-    })
+    pkg = _tree(
+        tmp_path,
+        {
+            "vocab/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..backends import B\n",
+            "backends/__init__.py": "from . import local\nfrom .. import vocab\n",
+            "backends/local.py": "",
+        },
+    )
     graph, _ = part_graph(pkg)
     assert graph["vocab"] == {"backends"} and graph["backends"] == {"vocab"}
     assert find_cycle(graph) is not None
-    assert layer_violations(pkg) == ["vocab -> backends (a higher layer): nicbench/vocab/__init__.py:3 imports "
-                                     "nicbench.backends"]
+    assert layer_violations(pkg) == [
+        "vocab -> backends (a higher layer): nicbench/vocab/__init__.py:3 imports nicbench.backends"
+    ]
 
 
 def test_an_upward_or_sideways_import_is_a_violation(tmp_path):
-    pkg = _tree(tmp_path, {
-        "units.py": "",
-        "vocab/__init__.py": "import nicbench.units\n",
-        "calibrate/__init__.py": "from nicbench.vocab import x\nfrom nicbench.report.html import page\n",
-        "report/__init__.py": "", "report/html.py": "",
-        "experiments/__init__.py": "from nicbench.reproduce import run\n",
-        "reproduce/__init__.py": "",
-    })
+    pkg = _tree(
+        tmp_path,
+        {
+            "units.py": "",
+            "vocab/__init__.py": "import nicbench.units\n",
+            "calibrate/__init__.py": "from nicbench.vocab import x\nfrom nicbench.report.html import page\n",
+            "report/__init__.py": "",
+            "report/html.py": "",
+            "experiments/__init__.py": "from nicbench.reproduce import run\n",
+            "reproduce/__init__.py": "",
+        },
+    )
     assert layer_violations(pkg) == [
         "calibrate -> report (the same layer): nicbench/calibrate/__init__.py:2 imports nicbench.report.html",
         "experiments -> reproduce (a higher layer): nicbench/experiments/__init__.py:1 imports nicbench.reproduce",

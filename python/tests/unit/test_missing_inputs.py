@@ -60,9 +60,24 @@ def test_missing_python_package(ci):
 def run_pytest(test_file, ci: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # this run's test, not the child's
     env.update(CI=ci, PYTHONPATH=str(REPO / "python" / "tests"))
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", "--rootdir",
-                           str(test_file.parent), str(test_file)], capture_output=True, text=True,
-                          cwd=test_file.parent, env=env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-ra",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(test_file.parent),
+            str(test_file),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=test_file.parent,
+        env=env,
+    )
 
 
 def test_the_rule_end_to_end_in_a_pytest_run(tmp_path):
@@ -72,8 +87,9 @@ def test_the_rule_end_to_end_in_a_pytest_run(tmp_path):
     test_file.write_text(f"from helpers import peer\n\n\ndef test_peer():\n    peer('{NO_TOOL}')\n")
     in_ci = run_pytest(test_file, "true")
     assert in_ci.returncode == 1, in_ci.stdout
-    assert (f"FAILED test_needs_tool.py::test_peer - Failed: test_needs_tool.py::test_peer: peer tool {NO_TOOL} "
-            "not on PATH") in in_ci.stdout
+    assert (
+        f"FAILED test_needs_tool.py::test_peer - Failed: test_needs_tool.py::test_peer: peer tool {NO_TOOL} not on PATH"
+    ) in in_ci.stdout
     outside = run_pytest(test_file, "false")
     assert outside.returncode == 0, outside.stdout
     assert f"test_needs_tool.py::test_peer: peer tool {NO_TOOL} not on PATH" in outside.stdout
@@ -84,8 +100,10 @@ def test_a_missing_test_package_at_import_time(tmp_path):
     error naming the package under CI=true (pytest stops: the environment is broken), a skip of
     the module outside."""
     test_file = tmp_path / "test_needs_package.py"
-    test_file.write_text('from helpers import python_module\n\npython_module("nicbench_no_such_module", '
-                         '"no-such-package")\n\n\ndef test_nothing():\n    pass\n')
+    test_file.write_text(
+        'from helpers import python_module\n\npython_module("nicbench_no_such_module", '
+        '"no-such-package")\n\n\ndef test_nothing():\n    pass\n'
+    )
     in_ci = run_pytest(test_file, "true")
     assert in_ci.returncode == 2, in_ci.stdout
     assert "ERROR test_needs_package.py - Failed: Python package no-such-package cannot be imported" in in_ci.stdout

@@ -53,7 +53,8 @@ def test_each_model_has_an_experiment_target(name):
     from nicbench.experiments.targets import all_targets
 
     assert any(t.split(".", 1)[0] == name for t in all_targets()), (
-        f"no experiment target '{name}.*' (python/nicbench/experiments/targets/{name}.py)")
+        f"no experiment target '{name}.*' (python/nicbench/experiments/targets/{name}.py)"
+    )
 
 
 @pytest.mark.parametrize("name", models.names())

@@ -24,6 +24,7 @@ from nicbench.vocab.study import load_study
 PROFILES = sorted(p.stem for p in (REPO / "profiles").glob("*.toml"))
 DERIVED = re.compile(r"^derived from references? ([^:]+):")
 
+
 def _fit_list(study: str) -> set[str]:
     doc = tomllib.loads((STUDIES / study / "calibration.toml").read_text())
     return set(doc.get("calibration", {}).get("parameters", []))
@@ -65,7 +66,7 @@ INHERITED = "inherited from "
 def _inherited(pname: str, p: dict, prov: str) -> str:
     """Why an "inherited from <base>: <its provenance>" is untrue ("" if it is true): the base must have
     the same value with that provenance (a stale copy after the base was refit is not inherited)."""
-    base, _, rest = prov[len(INHERITED):].partition(": ")
+    base, _, rest = prov[len(INHERITED) :].partition(": ")
     try:
         b = profiles.load(base)["param"].get(pname)
     except Exception as exc:  # noqa: BLE001 - a missing or broken base is the violation

@@ -13,10 +13,14 @@ spec.loader.exec_module(check)
 
 
 def _study(name, cal=(8, 8, 0.047), val=(18, 20, 0.0104), rows=()):
-    return {"study": name, "pages": [{"comparisons": list(rows)}],
-            "summary": {"calibration": {"passed": cal[0], "entries": cal[1], "median_abs_rel_error": cal[2]},
-                        "validation (independent)": {"passed": val[0], "entries": val[1],
-                                                     "median_abs_rel_error": val[2]}}}
+    return {
+        "study": name,
+        "pages": [{"comparisons": list(rows)}],
+        "summary": {
+            "calibration": {"passed": cal[0], "entries": cal[1], "median_abs_rel_error": cal[2]},
+            "validation (independent)": {"passed": val[0], "entries": val[1], "median_abs_rel_error": val[2]},
+        },
+    }
 
 
 TEXT = """Intro.
@@ -44,10 +48,12 @@ def test_a_changed_figure_is_not_found():
 
 
 def test_numeric_median_leaves_out_drop_flags():
-    rows = [{"set": "validation", "restates": None, "metric": "drops", "published": 1.0, "relative_error": 0.0},
-            {"set": "validation", "restates": None, "metric": "mpps", "published": 2.4, "relative_error": -0.05},
-            {"set": "validation", "restates": None, "metric": "mpps", "published": 16.0, "relative_error": 0.01},
-            {"set": "validation", "restates": "x", "metric": "mpps", "published": 16.0, "relative_error": 0.5}]
+    rows = [
+        {"set": "validation", "restates": None, "metric": "drops", "published": 1.0, "relative_error": 0.0},
+        {"set": "validation", "restates": None, "metric": "mpps", "published": 2.4, "relative_error": -0.05},
+        {"set": "validation", "restates": None, "metric": "mpps", "published": 16.0, "relative_error": 0.01},
+        {"set": "validation", "restates": "x", "metric": "mpps", "published": 16.0, "relative_error": 0.5},
+    ]
     n, median = check.numeric_median(_study("argus100g", rows=rows))
     assert n == 2 and abs(median - 0.03) < 1e-12
     assert check.numeric_median(_study("offpath", rows=rows[1:])) is None
@@ -64,15 +70,25 @@ def test_a_required_study_missing_from_the_run_is_bad_input(tmp_path, capsys):
 def test_prediction_figures_are_wanted_in_the_predictions_paragraph():
     study = _study("pam21")
     study["predictions"] = [
-        {"device": "a", "measurements": {"passed": 39, "entries": 40, "median_abs_rel_error": 0.0246},
-         "claims": {"x": {"status": "pass"}, "y": {"status": "pass"}}},
-        {"device": "b", "measurements": {"passed": 41, "entries": 42, "median_abs_rel_error": 0.045},
-         "claims": {"x": {"status": "fail"}}},
+        {
+            "device": "a",
+            "measurements": {"passed": 39, "entries": 40, "median_abs_rel_error": 0.0246},
+            "claims": {"x": {"status": "pass"}, "y": {"status": "pass"}},
+        },
+        {
+            "device": "b",
+            "measurements": {"passed": 41, "entries": 42, "median_abs_rel_error": 0.045},
+            "claims": {"x": {"status": "fail"}},
+        },
     ]
     assert check.prediction_fragments(study) == [
-        "own measurements pass 39/40 and 41/42 (median |error| 2.5%, 4.5%)", "2 of 3 claims hold"]
-    text = TEXT + "\nPredicted. Current figures: their own measurements pass 39/40 and 41/42 (median |error|\n" \
-                  "2.5%, 4.5%); 2 of 3 claims hold.\n"
+        "own measurements pass 39/40 and 41/42 (median |error| 2.5%, 4.5%)",
+        "2 of 3 claims hold",
+    ]
+    text = (
+        TEXT + "\nPredicted. Current figures: their own measurements pass 39/40 and 41/42 (median |error|\n"
+        "2.5%, 4.5%); 2 of 3 claims hold.\n"
+    )
     para = check._predictions_paragraph(text)
     assert para.startswith("Predicted") and all(f in para for f in check.prediction_fragments(study))
     assert check._predictions_paragraph(TEXT) is None

@@ -24,13 +24,18 @@ def test_a_refit_base_is_copied_into_the_inherited_parameters_only(tmp_path, mon
     folder = tmp_path / "profiles"
     shutil.copytree(REPO / "profiles", folder)
     base = folder / "connectx5.toml"
-    base.write_text(base.read_text().replace("[param.steering_cache_entries]\nvalue = ",
-                                             "[param.steering_cache_entries]\nvalue = 12345.5 #", 1))
+    base.write_text(
+        base.read_text().replace(
+            "[param.steering_cache_entries]\nvalue = ", "[param.steering_cache_entries]\nvalue = 12345.5 #", 1
+        )
+    )
     before = (folder / "connectx5-25g.toml").read_text()
     sync = _load(monkeypatch, folder)
-    assert sync.sync("connectx5-25g") == [f"connectx5-25g.steering_cache_entries: "
-                                          f"{tomllib.loads(before)['param']['steering_cache_entries']['value']!r} -> "
-                                          "12345.5"]
+    assert sync.sync("connectx5-25g") == [
+        f"connectx5-25g.steering_cache_entries: "
+        f"{tomllib.loads(before)['param']['steering_cache_entries']['value']!r} -> "
+        "12345.5"
+    ]
     after = (folder / "connectx5-25g.toml").read_text()
     assert tomllib.loads(after)["param"]["steering_cache_entries"]["value"] == 12345.5
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]

@@ -5,10 +5,19 @@ from nicbench.units import UnitError, parse_count, parse_duration_ns, parse_rate
 
 @pytest.mark.parametrize(
     "text,value,unit",
-    [("100Gbps", 100e9, "bps"), ("25 Gbit/s", 25e9, "bps"), ("8Mpps", 8e6, "pps"), ("500kpps", 5e5, "pps"),
-     ("1.5e6pps", 1.5e6, "pps"), ("3.5Gbps", 3.5e9, "bps"),
-     # Spellings people type: any case, a bare prefix as in "10G Ethernet".
-     ("10gbps", 10e9, "bps"), ("10G", 10e9, "bps"), ("40 GBIT/S".lower(), 40e9, "bps"), ("2MPPS", 2e6, "pps")],
+    [
+        ("100Gbps", 100e9, "bps"),
+        ("25 Gbit/s", 25e9, "bps"),
+        ("8Mpps", 8e6, "pps"),
+        ("500kpps", 5e5, "pps"),
+        ("1.5e6pps", 1.5e6, "pps"),
+        ("3.5Gbps", 3.5e9, "bps"),
+        # Spellings people type: any case, a bare prefix as in "10G Ethernet".
+        ("10gbps", 10e9, "bps"),
+        ("10G", 10e9, "bps"),
+        ("40 GBIT/S".lower(), 40e9, "bps"),
+        ("2MPPS", 2e6, "pps"),
+    ],
 )
 def test_parse_rate(text, value, unit):
     rate = parse_rate(text)
@@ -22,8 +31,10 @@ def test_parse_rate_rejects(text):
         parse_rate(text)
 
 
-@pytest.mark.parametrize("text,ns", [("1s", 10**9), ("500ms", 5 * 10**8), ("20us", 20_000), ("100ns", 100),
-                                     ("2min", 120 * 10**9), ("0.5s", 5 * 10**8)])
+@pytest.mark.parametrize(
+    "text,ns",
+    [("1s", 10**9), ("500ms", 5 * 10**8), ("20us", 20_000), ("100ns", 100), ("2min", 120 * 10**9), ("0.5s", 5 * 10**8)],
+)
 def test_parse_duration(text, ns):
     assert parse_duration_ns(text) == ns
 
@@ -44,8 +55,18 @@ def test_parse_size_rejects_fractions():
         parse_size_bytes("1.5B")
 
 
-@pytest.mark.parametrize("text,n", [("10000", 10000), ("10k", 10000), ("1M", 10**6), ("2.5M", 2_500_000),
-                                    ("16Ki", 16_384), ("1Mi", 1_048_576), ("16K", 16_000)])
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        ("10000", 10000),
+        ("10k", 10000),
+        ("1M", 10**6),
+        ("2.5M", 2_500_000),
+        ("16Ki", 16_384),
+        ("1Mi", 1_048_576),
+        ("16K", 16_000),
+    ],
+)
 def test_parse_count(text, n):
     assert parse_count(text) == n
 
@@ -55,10 +76,20 @@ def test_parse_count_rejects():
         parse_count("1.5")
 
 
-@pytest.mark.parametrize("value,text",
-                         [(32895, "32,895"), (103_500.0, "103,500"), (12.345, "12.35"), (0.00392, "0.00392"),
-                                        (-0.0, "0"), (1e-5, "1.000e-05"), (1_234_567.8, "1,234,568"),
-                                        (float("nan"), "–"), (None, "–")])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (32895, "32,895"),
+        (103_500.0, "103,500"),
+        (12.345, "12.35"),
+        (0.00392, "0.00392"),
+        (-0.0, "0"),
+        (1e-5, "1.000e-05"),
+        (1_234_567.8, "1,234,568"),
+        (float("nan"), "–"),
+        (None, "–"),
+    ],
+)
 def test_numbers_are_formatted_for_people(value, text):
     from nicbench.cli.common import fmt_number
 
@@ -66,8 +97,10 @@ def test_numbers_are_formatted_for_people(value, text):
 
 
 # Numbers that overflow a float (1e400 → inf) are refused, not passed on as inf (issue 17).
-@pytest.mark.parametrize(("parse", "text"), [(parse_rate, "1e400Gbps"), (parse_duration_ns, "1e400s"),
-                                             (parse_size_bytes, "1e400B"), (parse_count, "1e400")])
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [(parse_rate, "1e400Gbps"), (parse_duration_ns, "1e400s"), (parse_size_bytes, "1e400B"), (parse_count, "1e400")],
+)
 def test_overflowing_numbers_refused(parse, text):
     with pytest.raises(UnitError, match="finite|whole"):
         parse(text)

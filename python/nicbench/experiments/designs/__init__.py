@@ -15,8 +15,17 @@ from nicbench.experiments.designs.full import FullFactorial
 from nicbench.experiments.designs.random_subset import RandomSubset
 from nicbench.experiments.designs.zero_loss import ZeroLossSearch
 
-__all__ = ["Design", "Task", "RunRequest", "RunOutcome", "Derived", "FullFactorial", "RandomSubset",
-           "ZeroLossSearch", "DESIGNS"]
+__all__ = [
+    "Design",
+    "Task",
+    "RunRequest",
+    "RunOutcome",
+    "Derived",
+    "FullFactorial",
+    "RandomSubset",
+    "ZeroLossSearch",
+    "DESIGNS",
+]
 
 DESIGNS: dict[str, type[Design]] = {
     FullFactorial.kind: FullFactorial,

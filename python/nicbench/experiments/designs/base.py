@@ -53,18 +53,29 @@ class Derived:
 Task = Generator[RunRequest, RunOutcome, "list[Derived] | None"]
 
 
-def make_request(target: Target, spec_seed: int, params: dict[str, Any], rep: int,
-                 seed_point: dict[str, Any] | None = None, needs_outcome: bool = False) -> RunRequest:
+def make_request(
+    target: Target,
+    spec_seed: int,
+    params: dict[str, Any],
+    rep: int,
+    seed_point: dict[str, Any] | None = None,
+    needs_outcome: bool = False,
+) -> RunRequest:
     """A request with its derived seed and run key; `seed_point` (default: params) picks the seed. Both
     see the point as `target.key_point` gives it (parameters added since runs were stored, at their
     defaults, left out)."""
     keyed = target.key_point(params)
     seed = derive_seed(spec_seed, keyed if seed_point is None else target.key_point(seed_point), rep)
     fp = fingerprint(keyed)
-    return RunRequest(params=dict(params), rep=rep, seed=seed,
-                      key=run_key(target.name, target.version, keyed, rep, seed, fp.digest()),
-                      needs_outcome=needs_outcome, identity=run_identity(target.name, target.version, keyed, rep, seed),
-                      fingerprint=fp)
+    return RunRequest(
+        params=dict(params),
+        rep=rep,
+        seed=seed,
+        key=run_key(target.name, target.version, keyed, rep, seed, fp.digest()),
+        needs_outcome=needs_outcome,
+        identity=run_identity(target.name, target.version, keyed, rep, seed),
+        fingerprint=fp,
+    )
 
 
 class Design:

@@ -35,9 +35,17 @@ class ZeroLossSearch(Design):
     kind = "zero_loss"
     options = ("param", "lo", "hi", "resolution", "max_iterations", "loss")
 
-    def __init__(self, param: str, hi: float, lo: float = 0.0, resolution: float = 0.01,
-                 relative_resolution: bool = True, max_iterations: int = 20,
-                 loss: dict[str, float] | None = None, unit: str = ""):
+    def __init__(
+        self,
+        param: str,
+        hi: float,
+        lo: float = 0.0,
+        resolution: float = 0.01,
+        relative_resolution: bool = True,
+        max_iterations: int = 20,
+        loss: dict[str, float] | None = None,
+        unit: str = "",
+    ):
         self.param = param
         self.lo = lo
         self.hi = hi
@@ -56,8 +64,9 @@ class ZeroLossSearch(Design):
         if param is None or param.kind not in ("rate_bps", "rate_pps"):
             raise SpecError.at(file, "design.param", f"expected a rate parameter of {target.name}, found {name!r}")
         if target.offered_metric not in target.metrics or target.received_metric not in target.metrics:
-            raise SpecError.at(file, "design.kind",
-                               f"target {target.name} does not report offered and received packets")
+            raise SpecError.at(
+                file, "design.kind", f"target {target.name} does not report offered and received packets"
+            )
         bound = Param(name, param.kind)
 
         def rate(key: str, default: Any = None) -> float:
@@ -88,28 +97,41 @@ class ZeroLossSearch(Design):
         loss = dict(NFVBENCH_LOSS_TARGETS)
         if raw_loss is not None:
             if not isinstance(raw_loss, dict) or not raw_loss:
-                raise SpecError.at(file, "design.loss", "expected a table such as { ndr = \"0.001%\", pdr = \"0.1%\" }")
+                raise SpecError.at(file, "design.loss", 'expected a table such as { ndr = "0.001%", pdr = "0.1%" }')
             loss = {}
             for k, v in raw_loss.items():
                 try:
                     loss[k] = Param(k, "fraction").parse(v)
                 except UnitError as exc:
                     raise SpecError.at(file, f"design.loss.{k}", str(exc)) from None
-        return cls(param=name, hi=hi, lo=lo, resolution=resolution, relative_resolution=relative,
-                   max_iterations=iterations, loss=loss, unit=param.unit)
+        return cls(
+            param=name,
+            hi=hi,
+            lo=lo,
+            resolution=resolution,
+            relative_resolution=relative,
+            max_iterations=iterations,
+            loss=loss,
+            unit=param.unit,
+        )
 
     def check(self, spec: Spec) -> None:
         if self.param in spec.swept:
-            raise SpecError.at(spec.file, f"sweep.{self.param}",
-                               "the zero-loss search sets this parameter itself; do not sweep it")
+            raise SpecError.at(
+                spec.file, f"sweep.{self.param}", "the zero-loss search sets this parameter itself; do not sweep it"
+            )
 
     @property
     def resolution_abs(self) -> float:
         return self.resolution * self.hi if self.relative_resolution else self.resolution
 
     def tasks(self, spec: Spec, points: list[dict[str, Any]], reps: list[int]) -> list[Task]:
-        return [self._search(spec, point, rep, name, target_loss)
-                for point in points for rep in reps for name, target_loss in self.loss.items()]
+        return [
+            self._search(spec, point, rep, name, target_loss)
+            for point in points
+            for rep in reps
+            for name, target_loss in self.loss.items()
+        ]
 
     def estimated_runs(self, n_points: int, n_reps: int) -> int:
         steps = min(self.max_iterations, 1 + max(1, math.ceil(math.log2(self.hi / self.resolution_abs))))
@@ -133,8 +155,9 @@ class ZeroLossSearch(Design):
             params = dict(point)
             params[self.param] = float(f"{rate:.12g}")  # stable keys across resumes
             # Same seed for every probe of a search: same traffic, only the rate differs.
-            outcome: RunOutcome = yield make_request(target, spec.seed, params, rep, seed_point=base,
-                                                     needs_outcome=True)
+            outcome: RunOutcome = yield make_request(
+                target, spec.seed, params, rep, seed_point=base, needs_outcome=True
+            )
             iterations += 1
             if outcome.status != "ok":
                 failed_error = outcome.error
@@ -153,8 +176,13 @@ class ZeroLossSearch(Design):
                 break
             rate = (lo + hi) / 2
         seed = derive_seed(spec.seed, target.key_point(base), rep)
-        key = "search-" + run_key(target.name, target.version, {**target.key_point(base), "_search": name,
-                                                                "_design": repr(vars(self))}, rep, seed)
+        key = "search-" + run_key(
+            target.name,
+            target.version,
+            {**target.key_point(base), "_search": name, "_design": repr(vars(self))},
+            rep,
+            seed,
+        )
         gap = (hi - lo) if best is not None else math.nan
         rows = [
             (f"{name}_rate", best if best is not None else math.nan, self.unit, None),
@@ -163,6 +191,15 @@ class ZeroLossSearch(Design):
             (f"{name}_iterations", float(iterations), "", None),
         ]
         if failed_error is not None:
-            return [Derived(key=key, params=base, rep=rep, seed=seed, search=name, rows=[],
-                            error=f"search {name}: a probe failed: {failed_error}")]
+            return [
+                Derived(
+                    key=key,
+                    params=base,
+                    rep=rep,
+                    seed=seed,
+                    search=name,
+                    rows=[],
+                    error=f"search {name}: a probe failed: {failed_error}",
+                )
+            ]
         return [Derived(key=key, params=base, rep=rep, seed=seed, search=name, rows=rows)]

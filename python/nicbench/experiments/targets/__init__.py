@@ -131,11 +131,19 @@ def finite_or_nan(x: Any) -> float:
     return v if math.isfinite(v) else math.nan
 
 
-def target(name: str, *, params: list[Param], metrics: dict[str, str], version: str = "1",
-           rate_param: str | None = None, offered_metric: str = "offered_packets",
-           received_metric: str = "received_packets", backends: tuple[str, ...] = ("virtual",),
-           why_not: Callable[[dict[str, Any]], str | None] | None = None,
-           added: tuple[str, ...] = ()) -> Callable:
+def target(
+    name: str,
+    *,
+    params: list[Param],
+    metrics: dict[str, str],
+    version: str = "1",
+    rate_param: str | None = None,
+    offered_metric: str = "offered_packets",
+    received_metric: str = "received_packets",
+    backends: tuple[str, ...] = ("virtual",),
+    why_not: Callable[[dict[str, Any]], str | None] | None = None,
+    added: tuple[str, ...] = (),
+) -> Callable:
     """Register a target function under `name` (e.g. `gen.rate`). `added`: parameters added after runs
     were stored (see `Target.key_point`)."""
 
@@ -145,10 +153,20 @@ def target(name: str, *, params: list[Param], metrics: dict[str, str], version: 
         unknown = sorted(set(added) - {p.name for p in params})
         if unknown:
             raise ValueError(f"target {name!r}: added parameters {unknown} are not among its parameters")
-        _REGISTRY[name] = Target(name=name, fn=fn, params=tuple(params), metrics=dict(metrics),
-                                 doc=(fn.__doc__ or "").strip(), version=version, rate_param=rate_param,
-                                 offered_metric=offered_metric, received_metric=received_metric,
-                                 backends=tuple(backends), why_not=why_not, added=tuple(added))
+        _REGISTRY[name] = Target(
+            name=name,
+            fn=fn,
+            params=tuple(params),
+            metrics=dict(metrics),
+            doc=(fn.__doc__ or "").strip(),
+            version=version,
+            rate_param=rate_param,
+            offered_metric=offered_metric,
+            received_metric=received_metric,
+            backends=tuple(backends),
+            why_not=why_not,
+            added=tuple(added),
+        )
         return fn
 
     return register

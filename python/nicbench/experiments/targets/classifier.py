@@ -32,10 +32,12 @@ def classifier_lookup(p: dict, ctx: RunContext) -> dict:
     """Lookup rate (one core) of the software classifier on a rule-set workload."""
     from nicbench import _native
 
-    out = json.loads(_native.classifier_load(p["workload"], p["rules"], ctx.seed, p["duration"] / 1e9,
-                                             p["algorithm"]))
-    return {"mpps": out["lookup_mpps"], "memory_bytes_per_rule": out["memory_bytes_per_rule"],
-            "rules_loaded": out["rules"]}
+    out = json.loads(_native.classifier_load(p["workload"], p["rules"], ctx.seed, p["duration"] / 1e9, p["algorithm"]))
+    return {
+        "mpps": out["lookup_mpps"],
+        "memory_bytes_per_rule": out["memory_bytes_per_rule"],
+        "rules_loaded": out["rules"],
+    }
 
 
 @target(
@@ -53,6 +55,9 @@ def classifier_update(p: dict, ctx: RunContext) -> dict:
     """Lookup rate while rules are modified at a rate, from another core or the same one."""
     from nicbench import _native
 
-    out = json.loads(_native.classifier_load("exact5", p["rules"], ctx.seed, p["duration"] / 1e9, "hybrid",
-                                             float(p["update_rate"]), p["placement"]))
+    out = json.loads(
+        _native.classifier_load(
+            "exact5", p["rules"], ctx.seed, p["duration"] / 1e9, "hybrid", float(p["update_rate"]), p["placement"]
+        )
+    )
     return {"lookup_mpps": out["lookup_mpps"], "updates_per_s": out["updates_per_s"]}

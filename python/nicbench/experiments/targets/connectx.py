@@ -38,33 +38,79 @@ from nicbench.vocab.params import Param
 VERSION = "1"
 
 _RESULT_METRICS = {
-    "offered_gbps": "Gbps", "offered_mpps": "Mpps", "rx_gbps": "Gbps", "rx_mpps": "Mpps", "tx_gbps": "Gbps",
-    "loss_ratio": "", "rx_drop_gbps": "Gbps", "dropped_imissed": "packets", "dropped_nic": "packets",
+    "offered_gbps": "Gbps",
+    "offered_mpps": "Mpps",
+    "rx_gbps": "Gbps",
+    "rx_mpps": "Mpps",
+    "tx_gbps": "Gbps",
+    "loss_ratio": "",
+    "rx_drop_gbps": "Gbps",
+    "dropped_imissed": "packets",
+    "dropped_nic": "packets",
     "dropped_packets": "packets",
     **{f"latency_{p}_us": "us" for p in connectx.LATENCY_PERCENTILES},
-    "root_table_occupancy": "", "tables_traversed_mean": "", "steering_cache_hit_rate": "",
-    "sim_packets": "packets", "sim_wall_s": "s", "sim_mpps": "Mpps",
+    "root_table_occupancy": "",
+    "tables_traversed_mean": "",
+    "steering_cache_hit_rate": "",
+    "sim_packets": "packets",
+    "sim_wall_s": "s",
+    "sim_mpps": "Mpps",
 }
 _INSTALL_METRICS = {"install_rules": "rules", "install_s": "s", "install_rate_krules_s": "krules/s"}
 _RATIO_METRICS = {"rx_ratio": "", "latency_ratio": "", "latency_mean_ratio": ""}
-_TIMELINE_METRICS = {"outage_s": "s", "recovered": "", "rx_gbps_before": "Gbps", "rx_gbps_after": "Gbps",
-                     "rx_gbps_min": "Gbps"}
+_TIMELINE_METRICS = {
+    "outage_s": "s",
+    "recovered": "",
+    "rx_gbps_before": "Gbps",
+    "rx_gbps_after": "Gbps",
+    "rx_gbps_min": "Gbps",
+}
 
 # connectx.forward reports the install metrics only with an installer (`install_rate`, `install_batch`).
 _FORWARD_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_INSTALL_METRICS}
-_BATCH_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_TIMELINE_METRICS, **_INSTALL_METRICS,
-                  "lost_packets": "packets"}
+_BATCH_METRICS = {
+    **_RESULT_METRICS,
+    **_RATIO_METRICS,
+    **_TIMELINE_METRICS,
+    **_INSTALL_METRICS,
+    "lost_packets": "packets",
+}
 _RATE_METRICS = {**_RESULT_METRICS, **_RATIO_METRICS, **_INSTALL_METRICS}
 
 # Parameters every traffic target takes, in the order they have always had.
-_TRAFFIC = ("nic", "rules", "kind", "hit_fraction", "rules_file", "size", "rate", "pps", "flows", "trace",
-            "duration", "warmup", "bin", "baseline", "timeline", "generator")
+_TRAFFIC = (
+    "nic",
+    "rules",
+    "kind",
+    "hit_fraction",
+    "rules_file",
+    "size",
+    "rate",
+    "pps",
+    "flows",
+    "trace",
+    "duration",
+    "warmup",
+    "bin",
+    "baseline",
+    "timeline",
+    "generator",
+)
 # The host's cores and queues, which the traffic targets gained with the option table (issue 34), and
 # connectx.forward's installer (`nicbench simulate --install-*`). Added after runs were stored: left out
 # of run keys and seeds while at their defaults (`target(added=...)`), so those runs keep theirs.
 _TOPOLOGY = ("cores", "queues", "queue_map")
-_FORWARD_INSTALL = ("install_rate", "install_batch", "install_start", "install_period", "install_core",
-                    "install_group", "install_op", "install_match", "install_actions")
+_FORWARD_INSTALL = (
+    "install_rate",
+    "install_batch",
+    "install_start",
+    "install_period",
+    "install_core",
+    "install_group",
+    "install_op",
+    "install_match",
+    "install_actions",
+)
 
 
 def _ns(text: str) -> int:
@@ -72,8 +118,9 @@ def _ns(text: str) -> int:
 
 
 def _traffic_params(*, duration: str) -> list[Param]:
-    return [OPTIONS[name].param(default=_ns(duration)) if name == "duration" else OPTIONS[name].param()
-            for name in _TRAFFIC]
+    return [
+        OPTIONS[name].param(default=_ns(duration)) if name == "duration" else OPTIONS[name].param() for name in _TRAFFIC
+    ]
 
 
 def _above_line_rate(p: dict[str, Any]) -> str | None:
@@ -89,16 +136,22 @@ def _above_line_rate(p: dict[str, Any]) -> str | None:
     link = above_link(wire_gbps, p["nic"])
     if link is None:
         return None
-    return (f"{asked} is above the line rate of nic {p['nic']} ({link:g} Gbps on the wire, at most "
-            f"{line_rate_mpps(link, p['size']):.3f} Mpps of {p['size']} B frames); give at most that")
+    return (
+        f"{asked} is above the line rate of nic {p['nic']} ({link:g} Gbps on the wire, at most "
+        f"{line_rate_mpps(link, p['size']):.3f} Mpps of {p['size']} B frames); give at most that"
+    )
 
 
 def _install_params(*, start_default: int, group_doc: str) -> list[Param]:
     """The installer's options under the install targets' names (`start`, `group`, `core`, ...)."""
     names = INSTALL_TARGET_NAMES
-    return [OPTIONS["install_start"].param(names["install_start"], default=start_default),
-            *[OPTIONS[o].param(names[o], help=group_doc if o == "install_group" else None)
-              for o in ("install_group", "install_core", "install_op", "install_match", "install_actions")]]
+    return [
+        OPTIONS["install_start"].param(names["install_start"], default=start_default),
+        *[
+            OPTIONS[o].param(names[o], help=group_doc if o == "install_group" else None)
+            for o in ("install_group", "install_core", "install_op", "install_match", "install_actions")
+        ],
+    ]
 
 
 def _values(p: dict[str, Any]) -> dict[str, Any]:
@@ -118,25 +171,37 @@ def _why_not(p: dict[str, Any]) -> str | None:
 
 def _traffic(p: dict[str, Any], seed: int) -> dict[str, Any]:
     rate = Rate(p["pps"], "pps") if p.get("pps") else Rate(p["rate"], "bps")
-    return connectx.traffic_from_gen(GenConfig(flows=p["flows"], size=p["size"], rate=rate, duration_ns=None,
-                                           seed=seed))
+    return connectx.traffic_from_gen(
+        GenConfig(flows=p["flows"], size=p["size"], rate=rate, duration_ns=None, seed=seed)
+    )
 
 
 def _scenario(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None) -> dict[str, Any]:
     trace = p.get("trace")
-    return connectx.scenario(nic=p["nic"], rules=options.rules(p, groups, ctx.seed), duration_ns=p["duration"],
-                             traffic=None if trace else _traffic(p, ctx.seed), trace=trace, install=install,
-                             seed=ctx.seed, warmup_ns=p["warmup"], timeline_bin_ns=p["bin"],
-                             generator=p["generator"], **options.topology(p))
+    return connectx.scenario(
+        nic=p["nic"],
+        rules=options.rules(p, groups, ctx.seed),
+        duration_ns=p["duration"],
+        traffic=None if trace else _traffic(p, ctx.seed),
+        trace=trace,
+        install=install,
+        seed=ctx.seed,
+        warmup_ns=p["warmup"],
+        timeline_bin_ns=p["bin"],
+        generator=p["generator"],
+        **options.topology(p),
+    )
 
 
 def _ratios(metrics: dict[str, float], base: dict[str, float]) -> dict[str, float]:
     def ratio(a: float, b: float) -> float:
         return a / b if math.isfinite(a) and math.isfinite(b) and b != 0 else math.nan
 
-    return {"rx_ratio": ratio(metrics["rx_gbps"], base["rx_gbps"]),
-            "latency_ratio": ratio(metrics["latency_p50_us"], base["latency_p50_us"]),
-            "latency_mean_ratio": ratio(metrics["latency_mean_us"], base["latency_mean_us"])}
+    return {
+        "rx_ratio": ratio(metrics["rx_gbps"], base["rx_gbps"]),
+        "latency_ratio": ratio(metrics["latency_p50_us"], base["latency_p50_us"]),
+        "latency_mean_ratio": ratio(metrics["latency_mean_us"], base["latency_mean_us"]),
+    }
 
 
 def _keep(metrics: dict[str, float], declared: dict[str, str]) -> dict[str, float]:
@@ -156,8 +221,9 @@ def _record_timeline(ctx: RunContext, result: dict[str, Any]) -> None:
             ctx.record(f"event:{event.get('what', 'event')}", 1.0, "", t=float(event["t_s"]))
 
 
-def _run(p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None,
-         timeline: bool) -> tuple[dict[str, Any], dict[str, float]]:
+def _run(
+    p: dict[str, Any], ctx: RunContext, *, groups: int, install: dict[str, Any] | None, timeline: bool
+) -> tuple[dict[str, Any], dict[str, float]]:
     """Run the scenario (and its baseline); returns the raw result and the metrics."""
     result = connectx.simulate(_scenario(p, ctx, groups=groups, install=install))
     metrics = connectx.result_metrics(result)
@@ -202,10 +268,14 @@ def forward(p: dict, ctx: RunContext) -> dict:
     "connectx.batch_install",
     params=[
         *_traffic_params(duration="8s"),
-        OPTIONS["install_batch"].param(INSTALL_TARGET_NAMES["install_batch"], default=1000, help="rule operations "
-                                       "in the batch"),
-        *_install_params(start_default=_ns("2.1s"), group_doc="target table: 0 = root table; g ≥ 1 = table g, "
-                         "the pre-installed rules laid out over tables 1..g"),
+        OPTIONS["install_batch"].param(
+            INSTALL_TARGET_NAMES["install_batch"], default=1000, help="rule operations in the batch"
+        ),
+        *_install_params(
+            start_default=_ns("2.1s"),
+            group_doc="target table: 0 = root table; g ≥ 1 = table g, "
+            "the pre-installed rules laid out over tables 1..g",
+        ),
         *OPTIONS.params(*_TOPOLOGY),
     ],
     metrics=_BATCH_METRICS,
@@ -228,8 +298,9 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
         *_traffic_params(duration="300ms"),
         OPTIONS["install_rate"].param(default=10_000.0),
         OPTIONS["install_period"].param(),
-        *_install_params(start_default=0, group_doc="target table: 0 = root table; g ≥ 1 = table g (rules laid "
-                         "out over 1..g)"),
+        *_install_params(
+            start_default=0, group_doc="target table: 0 = root table; g ≥ 1 = table g (rules laid out over 1..g)"
+        ),
         *OPTIONS.params(*_TOPOLOGY),
     ],
     metrics=_RATE_METRICS,
@@ -259,11 +330,20 @@ def install_horizon_ns(rules: int, group: int, op: str) -> int:
 def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) -> dict[str, float]:
     rules = p["rules"]
     pre = 0 if op == "insert" else rules  # delete / update operate on rules that exist
-    install = connectx.batch_install(rules, start_ns=1_000_000, group=p["group"], core="distinct", op=op, match=match,
-                                 actions=p["actions"])
-    sc = connectx.scenario(nic=p["nic"], rules=connectx.generated_rules(pre, p["group"], seed=ctx.seed),
-                       duration_ns=install_horizon_ns(rules, p["group"], op), traffic=_IDLE_TRAFFIC,
-                       install=install, seed=ctx.seed, timeline_bin_ns=1_000_000_000, latency=False, queues=False)
+    install = connectx.batch_install(
+        rules, start_ns=1_000_000, group=p["group"], core="distinct", op=op, match=match, actions=p["actions"]
+    )
+    sc = connectx.scenario(
+        nic=p["nic"],
+        rules=connectx.generated_rules(pre, p["group"], seed=ctx.seed),
+        duration_ns=install_horizon_ns(rules, p["group"], op),
+        traffic=_IDLE_TRAFFIC,
+        install=install,
+        seed=ctx.seed,
+        timeline_bin_ns=1_000_000_000,
+        latency=False,
+        queues=False,
+    )
     metrics = connectx.result_metrics(connectx.simulate(sc))
     done = metrics["install_rules"]
     metrics["install_complete"] = 1.0 if math.isfinite(done) and done >= rules else 0.0
@@ -275,15 +355,26 @@ def _install_once(p: dict[str, Any], ctx: RunContext, *, op: str, match: str) ->
     params=[
         OPTIONS["nic"].param(),
         OPTIONS["install_group"].param("group", help="target table (0 = root table)"),
-        OPTIONS["install_batch"].param("rules", default=1000, help="rules in the batch (delete/update: "
-                                       "pre-installed first)"),
+        OPTIONS["install_batch"].param(
+            "rules", default=1000, help="rules in the batch (delete/update: pre-installed first)"
+        ),
         OPTIONS["install_op"].param("op"),
         OPTIONS["install_match"].param("match"),
         OPTIONS["install_actions"].param("actions"),
-        Param("versus_match", "choice", "none", "also run this match type and report rate_ratio",
-              choices=("none", *connectx.MATCH_TYPES)),
-        Param("versus_op", "choice", "none", "also run this operation and report rate_ratio",
-              choices=("none", *connectx.OPS)),
+        Param(
+            "versus_match",
+            "choice",
+            "none",
+            "also run this match type and report rate_ratio",
+            choices=("none", *connectx.MATCH_TYPES),
+        ),
+        Param(
+            "versus_op",
+            "choice",
+            "none",
+            "also run this operation and report rate_ratio",
+            choices=("none", *connectx.OPS),
+        ),
     ],
     metrics={**_INSTALL_METRICS, "install_complete": "", "rate_ratio": "", "sim_wall_s": "s"},
     version=VERSION,
@@ -295,8 +386,12 @@ def install_rate(p: dict, ctx: RunContext) -> dict:
     out = {k: metrics[k] for k in (*_INSTALL_METRICS, "install_complete", "sim_wall_s")}
     out["rate_ratio"] = math.nan
     if p["versus_match"] != "none" or p["versus_op"] != "none":
-        other = _install_once(p, ctx, op=p["op"] if p["versus_op"] == "none" else p["versus_op"],
-                              match=p["match"] if p["versus_match"] == "none" else p["versus_match"])
+        other = _install_once(
+            p,
+            ctx,
+            op=p["op"] if p["versus_op"] == "none" else p["versus_op"],
+            match=p["match"] if p["versus_match"] == "none" else p["versus_match"],
+        )
         a, b = out["install_rate_krules_s"], other["install_rate_krules_s"]
         out["rate_ratio"] = a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
     return out

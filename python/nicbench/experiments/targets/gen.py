@@ -36,9 +36,15 @@ def gen_rate(p: dict, ctx: RunContext) -> dict:
     from nicbench.units import Rate
 
     config = GenConfig(
-        flows=p["flows"], size="imix" if p["imix"] else p["size"],
-        rate=None if p["rate"] is None else Rate(p["rate"], "bps"), duration_ns=None, packets=p["packets"],
-        ipv6=p["ipv6"], proto=p["proto"], zipf_s=p["zipf"], seed=ctx.seed,
+        flows=p["flows"],
+        size="imix" if p["imix"] else p["size"],
+        rate=None if p["rate"] is None else Rate(p["rate"], "bps"),
+        duration_ns=None,
+        packets=p["packets"],
+        ipv6=p["ipv6"],
+        proto=p["proto"],
+        zipf_s=p["zipf"],
+        seed=ctx.seed,
     )
     result = measure_generation(config, None)
     return {

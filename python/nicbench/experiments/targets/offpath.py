@@ -33,34 +33,68 @@ from nicbench.vocab.params import Param
 VERSION = "3"  # 2: `mix` parameter (max_min default for several flows), data-TLP metrics; 3: gbps_change_*
 MAX_FLOW_METRICS = 3  # flow0_* .. flow2_* in offpath.mix
 
-_BOTTLENECK_METRICS = {**{f"bottleneck_{c}": "" for c in offpath.BOTTLENECK_CLASSES},
-                       "bottleneck_code": "", "bottleneck_utilization": ""}
+_BOTTLENECK_METRICS = {
+    **{f"bottleneck_{c}": "" for c in offpath.BOTTLENECK_CLASSES},
+    "bottleneck_code": "",
+    "bottleneck_utilization": "",
+}
 _ADVICE_METRICS = {f"advice_{a}": "" for a in offpath.ADVICE_IDS}
-_PCIE_METRICS = {**{f"{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS},
-                 "pcie_mpps_total": "Mpps", "pcie_mpps_max": "Mpps", "pcie1_mpps": "Mpps",
-                 **{f"{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS},
-                 "pcie_data_mpps_total": "Mpps", "pcie_data_mpps_max": "Mpps"}
+_PCIE_METRICS = {
+    **{f"{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+    "pcie_mpps_total": "Mpps",
+    "pcie_mpps_max": "Mpps",
+    "pcie1_mpps": "Mpps",
+    **{f"{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+    "pcie_data_mpps_total": "Mpps",
+    "pcie_data_mpps_max": "Mpps",
+}
 _COMMON_METRICS = {**_PCIE_METRICS, **_BOTTLENECK_METRICS, **_ADVICE_METRICS}
 
-_SINGLE_METRICS = {"gbps": "Gbps", "mpps": "Mpps", "latency_us": "us", "posting_latency_us": "us",
-                   "saturated": "", **_COMMON_METRICS}
-_MIX_METRICS = {"total_gbps": "Gbps", "total_mpps": "Mpps", "latency_us": "us",
-                **{f"flow{i}_{m}": u for i in range(MAX_FLOW_METRICS)
-                   for m, u in (("gbps", "Gbps"), ("mpps", "Mpps"), ("latency_us", "us"))},
-                **_COMMON_METRICS}
+_SINGLE_METRICS = {
+    "gbps": "Gbps",
+    "mpps": "Mpps",
+    "latency_us": "us",
+    "posting_latency_us": "us",
+    "saturated": "",
+    **_COMMON_METRICS,
+}
+_MIX_METRICS = {
+    "total_gbps": "Gbps",
+    "total_mpps": "Mpps",
+    "latency_us": "us",
+    **{
+        f"flow{i}_{m}": u
+        for i in range(MAX_FLOW_METRICS)
+        for m, u in (("gbps", "Gbps"), ("mpps", "Mpps"), ("latency_us", "us"))
+    },
+    **_COMMON_METRICS,
+}
 _COMPARE_METRICS = {
-    **{f"{q}_{end}": "" for q in ("tput_ratio", "tput_change", "gbps_change", "lat_ratio", "lat_change",
-                                   "pcie_ratio", "pcie_data_ratio") for end in ("min", "max")},
+    **{
+        f"{q}_{end}": ""
+        for q in (
+            "tput_ratio",
+            "tput_change",
+            "gbps_change",
+            "lat_ratio",
+            "lat_change",
+            "pcie_ratio",
+            "pcie_data_ratio",
+        )
+        for end in ("min", "max")
+    },
     **{f"lat_diff_us_{end}": "us" for end in ("min", "max", "median")},
     **{f"{side}_mpps_{end}": "Mpps" for side in ("a", "b") for end in ("min", "max")},
-    "a_gbps_max": "Gbps", "b_gbps_max": "Gbps",
-    **{f"a_{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS}, "a_pcie_mpps_total": "Mpps",
+    "a_gbps_max": "Gbps",
+    "b_gbps_max": "Gbps",
+    **{f"a_{link}_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+    "a_pcie_mpps_total": "Mpps",
     "b_pcie_mpps_total": "Mpps",
-    **{f"a_{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS}, "a_pcie_data_mpps_total": "Mpps",
-    "b_pcie_data_mpps_max": "Mpps", "points": "",
+    **{f"a_{link}_data_mpps": "Mpps" for link in offpath.PCIE_LINKS},
+    "a_pcie_data_mpps_total": "Mpps",
+    "b_pcie_data_mpps_max": "Mpps",
+    "points": "",
 }
-
-
 
 
 def _ratio(a: float, b: float) -> float:
@@ -88,8 +122,9 @@ def common_metrics(result: dict[str, Any]) -> dict[str, float]:
     cls = offpath.bottleneck_class(result.get("bottleneck"))
     for c in offpath.BOTTLENECK_CLASSES:
         out[f"bottleneck_{c}"] = 1.0 if cls == c else 0.0
-    out["bottleneck_code"] = float(offpath.BOTTLENECK_CLASSES.index(cls) + 1) if cls in offpath.BOTTLENECK_CLASSES \
-        else math.nan
+    out["bottleneck_code"] = (
+        float(offpath.BOTTLENECK_CLASSES.index(cls) + 1) if cls in offpath.BOTTLENECK_CLASSES else math.nan
+    )
     out["bottleneck_utilization"] = _num(result.get("bottleneck_utilization"))
     given = {a.get("id") for a in result.get("advice") or [] if isinstance(a, dict)}
     for a in offpath.ADVICE_IDS:
@@ -126,8 +161,7 @@ def _mix_param() -> Param:
     "offpath.single",
     params=[
         _nic_param(),
-        *OPTIONS.params("path", "verb", "payload", "doorbell_batch", "address_range", "threads", "machines",
-                        "offered"),
+        *OPTIONS.params("path", "verb", "payload", "doorbell_batch", "address_range", "threads", "machines", "offered"),
     ],
     metrics=_SINGLE_METRICS,
     version=VERSION,
@@ -135,15 +169,25 @@ def _mix_param() -> Param:
 )
 def single(p: dict, ctx: RunContext) -> dict:
     """Wei et al. Fig. 4/7/8/9/10: one flow on one path; peak throughput, latency, PCIe, bottleneck."""
-    flow = offpath.Flow(path=p["path"], verb=p["verb"], payload_bytes=p["payload"],
-                        doorbell_batch=p["doorbell_batch"], address_range_bytes=p["address_range"],
-                        threads=p["threads"], machines=p["machines"],
-                        offered_mpps=None if p["offered"] is None else p["offered"] / 1e6)
+    flow = offpath.Flow(
+        path=p["path"],
+        verb=p["verb"],
+        payload_bytes=p["payload"],
+        doorbell_batch=p["doorbell_batch"],
+        address_range_bytes=p["address_range"],
+        threads=p["threads"],
+        machines=p["machines"],
+        offered_mpps=None if p["offered"] is None else p["offered"] / 1e6,
+    )
     result = offpath.predict(p["nic"], [flow])
     f = _flows(result)[0] if _flows(result) else {}
-    out = {"gbps": _num(f.get("gbps")), "mpps": _num(f.get("mpps")), "latency_us": _num(f.get("latency_us")),
-           "posting_latency_us": _num(f.get("posting_latency_us")),
-           "saturated": 1.0 if f.get("saturated") else 0.0}
+    out = {
+        "gbps": _num(f.get("gbps")),
+        "mpps": _num(f.get("mpps")),
+        "latency_us": _num(f.get("latency_us")),
+        "posting_latency_us": _num(f.get("posting_latency_us")),
+        "saturated": 1.0 if f.get("saturated") else 0.0,
+    }
     out.update(common_metrics(result))
     return out
 
@@ -152,8 +196,9 @@ def single(p: dict, ctx: RunContext) -> dict:
     "offpath.mix",
     params=[
         _nic_param(),
-        OPTIONS["flows"].param(help="flows separated by ';' (nicbench paths syntax); {payload} and {verb} are "
-                               "substituted"),
+        OPTIONS["flows"].param(
+            help="flows separated by ';' (nicbench paths syntax); {payload} and {verb} are substituted"
+        ),
         OPTIONS["payload"].param(default=4096, help="substituted for {payload} (bytes)"),
         OPTIONS["verb"].param(help="substituted for {verb}"),
         _mix_param(),
@@ -166,8 +211,11 @@ def mix(p: dict, ctx: RunContext) -> dict:
     flows = offpath.parse_flows(_fill(p["flows"], payload=f"{p['payload']}B", verb=p["verb"]))
     result = offpath.predict(p["nic"], flows, mix=p["mix"])
     per = _flows(result)
-    out = {"total_gbps": _num(result.get("total_gbps")), "total_mpps": _num(result.get("total_mpps")),
-           "latency_us": _mean([_num(f.get("latency_us")) for f in per])}
+    out = {
+        "total_gbps": _num(result.get("total_gbps")),
+        "total_mpps": _num(result.get("total_mpps")),
+        "latency_us": _mean([_num(f.get("latency_us")) for f in per]),
+    }
     for i in range(MAX_FLOW_METRICS):
         f = per[i] if i < len(per) else {}
         out[f"flow{i}_gbps"] = _num(f.get("gbps"))
@@ -177,8 +225,9 @@ def mix(p: dict, ctx: RunContext) -> dict:
     return out
 
 
-def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str, context: bool = True
-          ) -> dict[str, float]:
+def _side(
+    nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str, context: bool = True
+) -> dict[str, float]:
     """Throughput (M req/s), goodput, latency and PCIe total of one side of a comparison.
 
     mode `joint`: the flows together; `min_alone` / `max_alone` / `sum_alone`: each flow alone, then
@@ -200,22 +249,29 @@ def _side(nic: str, flows: list[offpath.Flow], mode: str, select: str, mix: str,
     alone = [_side(nic, [f], "joint", "total", mix, context) for f in flows]
     pick = {"min_alone": min, "max_alone": max}.get(mode, sum)
     key = pick(range(len(alone)), key=lambda i: alone[i]["mpps"]) if mode != "sum_alone" else None
-    return {"mpps": pick(a["mpps"] for a in alone),
-            "gbps": alone[key]["gbps"] if key is not None else sum(a["gbps"] for a in alone),
-            "latency_us": alone[key]["latency_us"] if key is not None else _mean([a["latency_us"] for a in alone]),
-            "pcie_mpps_total": alone[key]["pcie_mpps_total"] if key is not None
-            else sum(a["pcie_mpps_total"] for a in alone),
-            "pcie_data_mpps_total": alone[key]["pcie_data_mpps_total"] if key is not None
-            else sum(a["pcie_data_mpps_total"] for a in alone),
-            "pcie_data_mpps_max": alone[key]["pcie_data_mpps_max"] if key is not None
-            else max(a["pcie_data_mpps_max"] for a in alone)}
+    return {
+        "mpps": pick(a["mpps"] for a in alone),
+        "gbps": alone[key]["gbps"] if key is not None else sum(a["gbps"] for a in alone),
+        "latency_us": alone[key]["latency_us"] if key is not None else _mean([a["latency_us"] for a in alone]),
+        "pcie_mpps_total": alone[key]["pcie_mpps_total"]
+        if key is not None
+        else sum(a["pcie_mpps_total"] for a in alone),
+        "pcie_data_mpps_total": alone[key]["pcie_data_mpps_total"]
+        if key is not None
+        else sum(a["pcie_data_mpps_total"] for a in alone),
+        "pcie_data_mpps_max": alone[key]["pcie_data_mpps_max"]
+        if key is not None
+        else max(a["pcie_data_mpps_max"] for a in alone),
+    }
 
 
 def _ends(values: list[float], prefix: str) -> dict[str, float]:
     finite = [v for v in values if math.isfinite(v)]
     complete = bool(finite) and len(finite) == len(values)
-    return {f"{prefix}_min": min(finite) if complete else math.nan,
-            f"{prefix}_max": max(finite) if complete else math.nan}
+    return {
+        f"{prefix}_min": min(finite) if complete else math.nan,
+        f"{prefix}_max": max(finite) if complete else math.nan,
+    }
 
 
 def _list(text: str, what: str) -> list[str]:
@@ -236,10 +292,20 @@ def _list(text: str, what: str) -> list[str]:
         _nic_param(name="b_nic"),
         Param("a", "str", "client->soc {verb} {x}", "flows of configuration a ({x}, {verb} substituted)"),
         Param("b", "str", "client->host {verb} {x}", "flows of configuration b"),
-        Param("b_mode", "choice", "joint", "b's flows together, or each alone: the lower / the higher / the sum",
-              choices=("joint", "min_alone", "max_alone", "sum_alone")),
-        Param("select", "choice", "total", "compare the totals, or the first flow of each side",
-              choices=("total", "first")),
+        Param(
+            "b_mode",
+            "choice",
+            "joint",
+            "b's flows together, or each alone: the lower / the higher / the sum",
+            choices=("joint", "min_alone", "max_alone", "sum_alone"),
+        ),
+        Param(
+            "select",
+            "choice",
+            "total",
+            "compare the totals, or the first flow of each side",
+            choices=("total", "first"),
+        ),
         Param("values", "str", "0", "comma-separated values for {x} (e.g. payloads 16,32,64 or batch sizes)"),
         Param("verbs", "str", "READ", "comma-separated verbs for {verb}"),
         _mix_param(),
@@ -260,8 +326,14 @@ def compare(p: dict, ctx: RunContext) -> dict:
             a_flows = offpath.parse_flows(_fill(p["a"], x=x, verb=verb.upper()))
             b_flows = offpath.parse_flows(_fill(p["b"], x=x, verb=verb.upper()))
             a = _side(p["nic"], a_flows, "joint", p["select"], p["mix"])
-            b = _side(p["b_nic"], b_flows, p["b_mode"], p["select"], p["mix"],
-                      context=offpath.same_profile(p["b_nic"], p["nic"]))
+            b = _side(
+                p["b_nic"],
+                b_flows,
+                p["b_mode"],
+                p["select"],
+                p["mix"],
+                context=offpath.same_profile(p["b_nic"], p["nic"]),
+            )
             rows.append((a, b))
     tput = [_ratio(a["mpps"], b["mpps"]) for a, b in rows]
     # Bandwidth, for sides with different payloads ("WRITE at 16 MiB is not affected" vs 1 MiB).

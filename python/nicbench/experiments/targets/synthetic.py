@@ -47,9 +47,15 @@ def noop(p: dict, ctx: RunContext) -> dict:
         Param("timeseries", "bool", False, "also record throughput over time with an event marker"),
     ],
     metrics={
-        "offered_packets": "packets", "received_packets": "packets", "loss": "",
-        "throughput_gbps": "Gbps", "latency_p50_ns": "ns", "latency_p90_ns": "ns",
-        "latency_p99_ns": "ns", "latency_p99.9_ns": "ns", "latency_max_ns": "ns",
+        "offered_packets": "packets",
+        "received_packets": "packets",
+        "loss": "",
+        "throughput_gbps": "Gbps",
+        "latency_p50_ns": "ns",
+        "latency_p90_ns": "ns",
+        "latency_p99_ns": "ns",
+        "latency_p99.9_ns": "ns",
+        "latency_max_ns": "ns",
     },
     rate_param="rate",
 )

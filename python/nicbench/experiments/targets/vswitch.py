@@ -18,9 +18,19 @@ from nicbench.vocab.params import Param
 
 VERSION = "1"
 
-_METRICS = {"packets": "packets", "megaflows": "", "megaflows_installed": "", "upcalls": "", "upcalls_per_s": "1/s",
-            "flow_limit_hits": "", "offloaded_flows": "", "not_offloaded_flows": "", "hw_packets": "packets",
-            "sw_packets": "packets", "host_cores_busy": "cores"}
+_METRICS = {
+    "packets": "packets",
+    "megaflows": "",
+    "megaflows_installed": "",
+    "upcalls": "",
+    "upcalls_per_s": "1/s",
+    "flow_limit_hits": "",
+    "offloaded_flows": "",
+    "not_offloaded_flows": "",
+    "hw_packets": "packets",
+    "sw_packets": "packets",
+    "host_cores_busy": "cores",
+}
 
 
 def result_metrics(result: dict[str, Any]) -> dict[str, float]:
@@ -33,14 +43,27 @@ def result_metrics(result: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-@target("vswitch.megaflows", version=VERSION, metrics=_METRICS, params=[
-    Param("openflow", "str", None, "OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output", none_word="none"),
-    Param("trace", "str", None, "packets arriving on in_port (pcap, file order)", none_word="none"),
-    Param("in_port", "str", "p0", "the port the packets arrive on"),
-    Param("nic", "str", None, "offload the megaflows to this OVS-TC NIC (hw-offload=true); none: no offload",
-          none_word="none", profile_kinds=("agilio", "connectx-eswitch")),
-    Param("tc_policy", "choice", "none", "OVS's tc-policy", choices=("none", "skip_sw", "skip_hw")),
-])
+@target(
+    "vswitch.megaflows",
+    version=VERSION,
+    metrics=_METRICS,
+    params=[
+        Param(
+            "openflow", "str", None, "OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output", none_word="none"
+        ),
+        Param("trace", "str", None, "packets arriving on in_port (pcap, file order)", none_word="none"),
+        Param("in_port", "str", "p0", "the port the packets arrive on"),
+        Param(
+            "nic",
+            "str",
+            None,
+            "offload the megaflows to this OVS-TC NIC (hw-offload=true); none: no offload",
+            none_word="none",
+            profile_kinds=("agilio", "connectx-eswitch"),
+        ),
+        Param("tc_policy", "choice", "none", "OVS's tc-policy", choices=("none", "skip_sw", "skip_hw")),
+    ],
+)
 def megaflows(p: dict[str, Any], ctx: RunContext) -> dict[str, float]:
     """The megaflows a trace installs on the virtual OVS datapath, and where they run."""
     from nicbench import vswitch
@@ -48,5 +71,6 @@ def megaflows(p: dict[str, Any], ctx: RunContext) -> dict[str, float]:
     if not p["openflow"] or not p["trace"]:
         raise ValueError("vswitch.megaflows needs openflow = RULES and trace = PCAP")
     rules = vswitch.load_openflow(p["openflow"])
-    return result_metrics(vswitch.megaflows(rules, p["trace"], in_port=p["in_port"], nic=p["nic"],
-                                            tc_policy=p["tc_policy"]))
+    return result_metrics(
+        vswitch.megaflows(rules, p["trace"], in_port=p["in_port"], nic=p["nic"], tc_policy=p["tc_policy"])
+    )

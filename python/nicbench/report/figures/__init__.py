@@ -33,8 +33,7 @@ __all__ = ["render", "draw_figure", "RenderedFigure", "EmptyFigure", "DRAWERS", 
 
 TITLE_CHARS = 72  # per line of a figure's title
 
-DRAWERS = {"line": line.draw, "box": box.draw, "timeseries": timeseries.draw, "cdf": cdf.draw,
-           "heatmap": heatmap.draw}
+DRAWERS = {"line": line.draw, "box": box.draw, "timeseries": timeseries.draw, "cdf": cdf.draw, "heatmap": heatmap.draw}
 
 
 @dataclass
@@ -47,8 +46,14 @@ class RenderedFigure:
     skips: list[Skip] = field(default_factory=list)  # the others, with why
 
 
-def draw_figure(ax, figure: FigureSpec, records: pd.DataFrame, units: Units, references: Iterable[Reference] = (),
-                target: Any = None) -> tuple[list[Mark], list[Skip]]:
+def draw_figure(
+    ax,
+    figure: FigureSpec,
+    records: pd.DataFrame,
+    units: Units,
+    references: Iterable[Reference] = (),
+    target: Any = None,
+) -> tuple[list[Mark], list[Skip]]:
     """The model's curves, then the published values over them (`references`: the experiment's)."""
     log = figure.kind != "heatmap"  # heatmap axes are category indices: never log
     # Scales first: setting one resets the axis' tick formatter, and the kinds set theirs (SI units).
@@ -67,8 +72,14 @@ def draw_figure(ax, figure: FigureSpec, records: pd.DataFrame, units: Units, ref
     return marks, skips
 
 
-def render(figure: FigureSpec, records: pd.DataFrame, out_dir: str | Path, units: Units,
-           references: Iterable[Reference] = (), target: Any = None) -> RenderedFigure:
+def render(
+    figure: FigureSpec,
+    records: pd.DataFrame,
+    out_dir: str | Path,
+    units: Units,
+    references: Iterable[Reference] = (),
+    target: Any = None,
+) -> RenderedFigure:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=130, layout="constrained")

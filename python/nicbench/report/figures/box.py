@@ -17,11 +17,25 @@ from nicbench.report.figures.common import SOURCE, Drawn, Units, main_source, me
 def box_stats(values: np.ndarray, label: str) -> dict:
     """What one box shows; repetitions beyond p1 or p99 are drawn as points."""
     if values.size == 0:
-        return {"label": label, "whislo": np.nan, "q1": np.nan, "med": np.nan, "q3": np.nan, "whishi": np.nan,
-                "fliers": values}
+        return {
+            "label": label,
+            "whislo": np.nan,
+            "q1": np.nan,
+            "med": np.nan,
+            "q3": np.nan,
+            "whishi": np.nan,
+            "fliers": values,
+        }
     p1, p25, p50, p75, p99 = np.percentile(values, [1, 25, 50, 75, 99])
-    return {"label": label, "whislo": p1, "q1": p25, "med": p50, "q3": p75, "whishi": p99,
-            "fliers": values[(values < p1) | (values > p99)]}
+    return {
+        "label": label,
+        "whislo": p1,
+        "q1": p25,
+        "med": p50,
+        "q3": p75,
+        "whishi": p99,
+        "fliers": values[(values < p1) | (values > p99)],
+    }
 
 
 # What a box shows of its point: the published value of any of these statistics has its place on it.
@@ -45,26 +59,45 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         flat = [(i + 1, v[0]) for i, v in enumerate(values) if v.size and np.ptp(v) == 0]
         if flat:
             xs, ys = zip(*flat)
-            ax.plot(xs, ys, ls="none", marker="o", ms=4.5, color="C1", zorder=3,
-                    label="model (its runs agree: no spread to box)")
+            ax.plot(
+                xs,
+                ys,
+                ls="none",
+                marker="o",
+                ms=4.5,
+                color="C1",
+                zorder=3,
+                label="model (its runs agree: no spread to box)",
+            )
             ax.legend(fontsize=8)
     else:
         # Several result folders: side by side at each point, one colour per folder.
         width = 0.8 / len(folders)
         for k, src in enumerate(folders):
-            stats = [box_stats(frame.loc[frame[SOURCE] == src, "value"].dropna().to_numpy(float), label)
-                     for (_, frame), label in zip(groups, labels)]
+            stats = [
+                box_stats(frame.loc[frame[SOURCE] == src, "value"].dropna().to_numpy(float), label)
+                for (_, frame), label in zip(groups, labels)
+            ]
             offset = (k - (len(folders) - 1) / 2) * width
-            ax.bxp(stats, positions=[i + 1 + offset for i in range(len(stats))], widths=width * 0.9,
-                   showfliers=True, boxprops={"color": f"C{k % 10}"}, medianprops={"color": f"C{k % 10}"},
-                   whiskerprops={"color": f"C{k % 10}"}, capprops={"color": f"C{k % 10}"}, manage_ticks=False)
+            ax.bxp(
+                stats,
+                positions=[i + 1 + offset for i in range(len(stats))],
+                widths=width * 0.9,
+                showfliers=True,
+                boxprops={"color": f"C{k % 10}"},
+                medianprops={"color": f"C{k % 10}"},
+                whiskerprops={"color": f"C{k % 10}"},
+                capprops={"color": f"C{k % 10}"},
+                manage_ticks=False,
+            )
             ax.plot([], [], color=f"C{k % 10}", label=str(src))
         ax.set_xticks(range(1, len(labels) + 1), labels)
         ax.legend(fontsize=8)
     if len(labels) > 6:
         # Slanted and anchored at their tick's end, so that long labels do not print over each other.
-        ax.tick_params(axis="x", labelrotation=45 if len(labels) <= 12 else 60,
-                       labelsize=None if len(labels) <= 12 else 8)
+        ax.tick_params(
+            axis="x", labelrotation=45 if len(labels) <= 12 else 60, labelsize=None if len(labels) <= 12 else 8
+        )
         for tick in ax.get_xticklabels():
             tick.set_horizontalalignment("right")
             tick.set_rotation_mode("anchor")
@@ -79,5 +112,12 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     # Boxes have no colour per hue (the position says which point): one colour apart from the
     # boxes' black and the medians' orange.
     hues = {p[1] for p in points} if figure.hue else {None}
-    return Drawn("box", figure.y, units.unit(figure.y, data), BOX_STATS, {h: "C3" for h in hues},
-                 main_source(where(records, figure)), position=position)
+    return Drawn(
+        "box",
+        figure.y,
+        units.unit(figure.y, data),
+        BOX_STATS,
+        {h: "C3" for h in hues},
+        main_source(where(records, figure)),
+        position=position,
+    )

@@ -17,8 +17,14 @@ def draw(ax, records, figure, units: Units) -> None:
     for h, (_, label, hue_frame) in enumerate(hue_groups(data, figure.hue, units)):
         for k, name, frame in source_groups(hue_frame, label, folders):
             v = np.sort(frame["value"].dropna().to_numpy(float))
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=name, color=f"C{h % 10}",
-                    ls=SOURCE_STYLES[k % 4])
+            ax.step(
+                v,
+                np.arange(1, len(v) + 1) / len(v),
+                where="post",
+                label=name,
+                color=f"C{h % 10}",
+                ls=SOURCE_STYLES[k % 4],
+            )
     units.set_axis(ax.xaxis, figure.x, data)
     ax.set_ylabel("fraction of runs ≤ x")
     ax.set_ylim(0, 1.02)

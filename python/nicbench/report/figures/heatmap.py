@@ -23,8 +23,7 @@ def draw(ax, records, figure, units: Units) -> None:
         mid = (finite.min() + finite.max()) / 2 if finite.size else 0
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7,
-                        color="black" if v > mid else "white")
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7, color="black" if v > mid else "white")
     ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)} ({figure.stat})")
     ax.set_xlabel(units.title(figure.x))
     ax.set_ylabel(units.title(figure.y))

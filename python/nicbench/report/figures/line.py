@@ -47,18 +47,32 @@ def draw(ax, records, figure, units: Units) -> Drawn:
     every = every[np.isfinite(every)]
     span = float(every.max() - every.min()) if every.size else 0.0
     for k, (value, i, series, x, y, yerr) in enumerate(lines):
-        bars = ax.errorbar(x, y, yerr=yerr, marker=SOURCE_MARKERS[i % 4], ms=4, capsize=3,
-                           label=series and series + _hidden_under(lines, k, span), color=colors.get(value),
-                           ls=SOURCE_STYLES[i % 4])
+        bars = ax.errorbar(
+            x,
+            y,
+            yerr=yerr,
+            marker=SOURCE_MARKERS[i % 4],
+            ms=4,
+            capsize=3,
+            label=series and series + _hidden_under(lines, k, span),
+            color=colors.get(value),
+            ls=SOURCE_STYLES[i % 4],
+        )
         colors.setdefault(value, bars.lines[0].get_color())
     units.set_axis(ax.xaxis, figure.x)
     units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
     if figure.hue or folders != [None]:
         ax.legend(fontsize=8)
     # A numeric axis: any x value has its place, swept or not.
-    return Drawn("line", figure.y, units.unit(figure.y, data), (figure.stat,), colors,
-                 main_source(where(records, figure)),
-                 position=lambda x, hue: float(x))
+    return Drawn(
+        "line",
+        figure.y,
+        units.unit(figure.y, data),
+        (figure.stat,),
+        colors,
+        main_source(where(records, figure)),
+        position=lambda x, hue: float(x),
+    )
 
 
 def _hidden_under(lines: list, k: int, span: float) -> str:
@@ -66,7 +80,7 @@ def _hidden_under(lines: list, k: int, span: float) -> str:
     plot's y `span`, or of each value): its line covers this one, which the legend would otherwise
     list with no line to be seen (Fig. 8's 64K and 128K flows differ by 0.3%)."""
     _, i, _, x, y, _ = lines[k]
-    for _, j, later, x2, y2, _ in lines[k + 1:]:
+    for _, j, later, x2, y2, _ in lines[k + 1 :]:
         if j != i or len(x2) != len(x) or not np.array_equal(x2, x):
             continue
         gap = np.abs(y2 - y)

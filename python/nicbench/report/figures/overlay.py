@@ -20,17 +20,29 @@ from matplotlib.transforms import blended_transform_factory, offset_copy
 from nicbench.report.figures.published import Mark
 from nicbench.vocab.study import SUMMARY_GROUPS
 
-__all__ = ["draw", "marker_colors", "title_pad_pt", "GREY_FACE", "GREY_EDGE", "OPEN_FACE", "DIGITIZED_MARKER",
-           "TEXT_MARKER", "AT_BOTTOM_MARKER", "AT_LEFT_MARKER"]
+__all__ = [
+    "draw",
+    "marker_colors",
+    "title_pad_pt",
+    "GREY_FACE",
+    "GREY_EDGE",
+    "OPEN_FACE",
+    "DIGITIZED_MARKER",
+    "TEXT_MARKER",
+    "AT_BOTTOM_MARKER",
+    "AT_LEFT_MARKER",
+]
 
 GREY_FACE, GREY_EDGE = "#c8c8c8", "#707070"
 OPEN_FACE = "white"
 DIGITIZED_MARKER, TEXT_MARKER, AT_BOTTOM_MARKER, AT_LEFT_MARKER = "D", "^", "v", "<"
 # Brackets (durations on a time axis): rows above the plot, the first this high over its top [pt].
 BRACKET_BASE_PT, BRACKET_STEP_PT = 7.0, 9.0
-LEGEND_LABELS = {SUMMARY_GROUPS[0]: "paper, calibration",
-                 SUMMARY_GROUPS[1]: "paper, validation",
-                 SUMMARY_GROUPS[2]: "paper, restates calibration"}
+LEGEND_LABELS = {
+    SUMMARY_GROUPS[0]: "paper, calibration",
+    SUMMARY_GROUPS[1]: "paper, validation",
+    SUMMARY_GROUPS[2]: "paper, restates calibration",
+}
 LEGEND_COLUMNS = MODEL_COLUMNS = 4  # wider rows of these labels overflow a 6.4 in figure
 
 
@@ -84,8 +96,20 @@ def _point(ax, m: Mark, x: float, y: float, marker: str, labels: list, clip: boo
         low = m.low if m.low is not None else m.y
         high = m.high if m.high is not None else m.y
         yerr = [[max(m.y - low, 0.0)], [max(high - m.y, 0.0)]]
-    bars = ax.errorbar([x], [y], yerr=yerr, fmt=marker, ms=6.5 if marker == DIGITIZED_MARKER else 8, mfc=face,
-                       mec=edge, mew=1.4, ecolor=edge, elinewidth=1.1, capsize=3, zorder=5)
+    bars = ax.errorbar(
+        [x],
+        [y],
+        yerr=yerr,
+        fmt=marker,
+        ms=6.5 if marker == DIGITIZED_MARKER else 8,
+        mfc=face,
+        mec=edge,
+        mew=1.4,
+        ecolor=edge,
+        elinewidth=1.1,
+        capsize=3,
+        zorder=5,
+    )
     bars.lines[0].set_gid(f"published:{m.ref.id}")
     bars.lines[0].set_clip_on(clip)
     for collection in bars.lines[2]:
@@ -97,13 +121,39 @@ def _point(ax, m: Mark, x: float, y: float, marker: str, labels: list, clip: boo
 def _segment(ax, m: Mark, labels: list) -> None:
     """A level over [x, x_end] (e.g. the throughput after an event), in the series' colour."""
     face, edge = marker_colors(m.group, m.color)
-    ax.plot([m.x, m.x_end], [m.y, m.y], color=edge, lw=4, alpha=0.55, solid_capstyle="butt", zorder=4,
-            gid=f"published:{m.ref.id}")
-    ax.plot([m.x_end], [m.y], ls="none", marker=_marker(m), ms=7, mfc=face, mec=edge, mew=1.4, zorder=5,
-            clip_on=False, gid=f"published:{m.ref.id}:end")
+    ax.plot(
+        [m.x, m.x_end],
+        [m.y, m.y],
+        color=edge,
+        lw=4,
+        alpha=0.55,
+        solid_capstyle="butt",
+        zorder=4,
+        gid=f"published:{m.ref.id}",
+    )
+    ax.plot(
+        [m.x_end],
+        [m.y],
+        ls="none",
+        marker=_marker(m),
+        ms=7,
+        mfc=face,
+        mec=edge,
+        mew=1.4,
+        zorder=5,
+        clip_on=False,
+        gid=f"published:{m.ref.id}:end",
+    )
     if m.low is not None or m.high is not None:
-        ax.vlines([m.x_end], [m.low if m.low is not None else m.y], [m.high if m.high is not None else m.y],
-                  colors=edge, lw=1.1, zorder=5, gid=f"published:{m.ref.id}:spread")
+        ax.vlines(
+            [m.x_end],
+            [m.low if m.low is not None else m.y],
+            [m.high if m.high is not None else m.y],
+            colors=edge,
+            lw=1.1,
+            zorder=5,
+            gid=f"published:{m.ref.id}:spread",
+        )
     if not m.digitized:
         labels.append((m, (m.x, m.y), edge, ax.transData, False))
 
@@ -112,16 +162,52 @@ def _bracket(ax, m: Mark, labels: list) -> None:
     """A duration [x, x_end] on the time axis, |—|, in a strip above the plot (one row per hue), so
     that it is not read as a value on the y axis."""
     face, edge = marker_colors(m.group, m.color)
-    above = offset_copy(blended_transform_factory(ax.transData, ax.transAxes), fig=ax.figure, x=0.0,
-                        y=bracket_row_pt(int(m.y)), units="points")
-    ax.plot([m.x, m.x_end], [1.0, 1.0], color=edge, lw=1.6, marker="|", ms=7, mew=1.6, transform=above,
-            clip_on=False, zorder=5, gid=f"published:{m.ref.id}")
-    ax.plot([m.x_end], [1.0], ls="none", marker=_marker(m), ms=6, mfc=face, mec=edge, mew=1.3, transform=above,
-            clip_on=False, zorder=6, gid=f"published:{m.ref.id}:end")
+    above = offset_copy(
+        blended_transform_factory(ax.transData, ax.transAxes),
+        fig=ax.figure,
+        x=0.0,
+        y=bracket_row_pt(int(m.y)),
+        units="points",
+    )
+    ax.plot(
+        [m.x, m.x_end],
+        [1.0, 1.0],
+        color=edge,
+        lw=1.6,
+        marker="|",
+        ms=7,
+        mew=1.6,
+        transform=above,
+        clip_on=False,
+        zorder=5,
+        gid=f"published:{m.ref.id}",
+    )
+    ax.plot(
+        [m.x_end],
+        [1.0],
+        ls="none",
+        marker=_marker(m),
+        ms=6,
+        mfc=face,
+        mec=edge,
+        mew=1.3,
+        transform=above,
+        clip_on=False,
+        zorder=6,
+        gid=f"published:{m.ref.id}:end",
+    )
     if m.low is not None or m.high is not None:
-        ax.plot([m.low if m.low is not None else m.x_end, m.high if m.high is not None else m.x_end], [1.0, 1.0],
-                color=edge, lw=4, alpha=0.4, transform=above, clip_on=False, zorder=5,
-                gid=f"published:{m.ref.id}:spread")
+        ax.plot(
+            [m.low if m.low is not None else m.x_end, m.high if m.high is not None else m.x_end],
+            [1.0, 1.0],
+            color=edge,
+            lw=4,
+            alpha=0.4,
+            transform=above,
+            clip_on=False,
+            zorder=5,
+            gid=f"published:{m.ref.id}:spread",
+        )
     if not m.digitized:
         labels.append((m, (m.x_end, 1.0), edge, above, True))
 
@@ -162,13 +248,23 @@ def _place_labels(ax, labels: list) -> None:
         width = 0.6 * LABEL_PT * len(m.ref.id)
         step = -height if py > upper and not inline else height
         dy = -height / 2 if inline else 3.0 if step > 0 else -3.0 - height
-        while any(px + 5 < x1 and x0 < px + 5 + width and py + dy < y1 and y0 < py + dy + height
-                  for x0, y0, x1, y1 in placed):
+        while any(
+            px + 5 < x1 and x0 < px + 5 + width and py + dy < y1 and y0 < py + dy + height for x0, y0, x1, y1 in placed
+        ):
             dy += step
         placed.append((px + 5, py + dy, px + 5 + width, py + dy + height))
-        ax.annotate(m.ref.id, xy, xycoords=transform, xytext=(5, dy), textcoords="offset points",
-                    fontsize=LABEL_PT, color=color, annotation_clip=False, gid=f"published:{m.ref.id}:label",
-                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75})
+        ax.annotate(
+            m.ref.id,
+            xy,
+            xycoords=transform,
+            xytext=(5, dy),
+            textcoords="offset points",
+            fontsize=LABEL_PT,
+            color=color,
+            annotation_clip=False,
+            gid=f"published:{m.ref.id}:label",
+            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75},
+        )
 
 
 def _legend(ax, marks: list[Mark]) -> None:
@@ -180,11 +276,23 @@ def _legend(ax, marks: list[Mark]) -> None:
     for group in SUMMARY_GROUPS:
         if any(m.group == group for m in marks):
             face, edge = marker_colors(group, "black")
-            handles.append(Line2D([], [], ls="none", marker=shape, ms=6.5, mfc=face, mec=edge, mew=1.4,
-                                  label=LEGEND_LABELS[group]))
+            handles.append(
+                Line2D([], [], ls="none", marker=shape, ms=6.5, mfc=face, mec=edge, mew=1.4, label=LEGEND_LABELS[group])
+            )
     if shape == DIGITIZED_MARKER and any(not m.digitized for m in marks):
-        handles.append(Line2D([], [], ls="none", marker=TEXT_MARKER, ms=7, mfc=OPEN_FACE, mec="black", mew=1.4,
-                              label="paper, text value (id)"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="none",
+                marker=TEXT_MARKER,
+                ms=7,
+                mfc=OPEN_FACE,
+                mec="black",
+                mew=1.4,
+                label="paper, text value (id)",
+            )
+        )
     if any(m.shape == "segment" for m in marks):
         handles.append(Line2D([], [], color="black", lw=4, alpha=0.55, label="paper, level in the last second"))
     if any(m.shape == "bracket" for m in marks):

@@ -70,8 +70,14 @@ def is_digitized(ref: Reference) -> bool:
     return "shared/data/" in ref.location
 
 
-def place(drawn: Drawn | None, figure: FigureSpec, references: list[Reference], records: pd.DataFrame,
-          target: Any, units: Units) -> tuple[list[Mark], list[Skip]]:
+def place(
+    drawn: Drawn | None,
+    figure: FigureSpec,
+    references: list[Reference],
+    records: pd.DataFrame,
+    target: Any,
+    units: Units,
+) -> tuple[list[Mark], list[Skip]]:
     """Marks for the entries this figure shows, skips (with reasons) for the others."""
     marks: list[Mark] = []
     skips: list[Skip] = []
@@ -88,12 +94,12 @@ def _place_one(drawn, figure, ref, scalars, target, units) -> Mark | Skip:
     if drawn.kind == "timeseries":
         shape = _timeseries_shape(ref, figure)
         if shape is None:
-            return Skip(ref, f"a time series shows only {figure.y}{AFTER_SUFFIX} and outage values, "
-                             f"not {ref.metric}", False)
+            return Skip(
+                ref, f"a time series shows only {figure.y}{AFTER_SUFFIX} and outage values, not {ref.metric}", False
+            )
     elif ref.metric != figure.y:
         return Skip(ref, f"its metric {ref.metric} is not on this figure ({figure.y})", False)
-    point = _point(ref, scalars, target, [figure.x if drawn.kind != "timeseries" else None, figure.hue,
-                                           *figure.where])
+    point = _point(ref, scalars, target, [figure.x if drawn.kind != "timeseries" else None, figure.hue, *figure.where])
     if isinstance(point, str):
         return Skip(ref, point, True)
     for k, v in figure.where.items():
@@ -109,8 +115,9 @@ def _place_one(drawn, figure, ref, scalars, target, units) -> Mark | Skip:
     if drawn.kind == "timeseries":
         return _timeseries_mark(drawn, figure, ref, hue, color, units, shape)
     if _canonical(ref.statistic) not in {_canonical(s) for s in drawn.stats}:
-        return Skip(ref, f"its statistic ({ref.statistic}) is not what the figure shows ({', '.join(drawn.stats)})",
-                    True)
+        return Skip(
+            ref, f"its statistic ({ref.statistic}) is not what the figure shows ({', '.join(drawn.stats)})", True
+        )
     try:
         y, low, high = _in_unit(ref, drawn.y_unit)
     except ValueError as exc:
@@ -181,8 +188,9 @@ def _timeseries_shape(ref: Reference, figure: FigureSpec) -> str | None:
     return None
 
 
-def _timeseries_mark(drawn: Drawn, figure: FigureSpec, ref: Reference, hue: Any, color: str, units: Units,
-                     shape: str) -> Mark | Skip:
+def _timeseries_mark(
+    drawn: Drawn, figure: FigureSpec, ref: Reference, hue: Any, color: str, units: Units, shape: str
+) -> Mark | Skip:
     data = drawn.data if figure.hue is None else _series(drawn.data, figure.hue, hue)
     series = data[(data["metric"] == figure.y) & data["t"].notna()]
     if shape == "segment":
@@ -200,8 +208,16 @@ def _timeseries_mark(drawn: Drawn, figure: FigureSpec, ref: Reference, hue: Any,
     except ValueError as exc:
         return Skip(ref, f"{exc} (an outage is a duration on the time axis)", True)
     row = next(i for i, h in enumerate(drawn.colors) if _equal(h, hue))
-    return Mark(ref, "bracket", start, float(row), color, x_end=start + length,
-                low=None if low is None else start + low, high=None if high is None else start + high)
+    return Mark(
+        ref,
+        "bracket",
+        start,
+        float(row),
+        color,
+        x_end=start + length,
+        low=None if low is None else start + low,
+        high=None if high is None else start + high,
+    )
 
 
 def _start_s(data: pd.DataFrame, units: Units) -> float | None:

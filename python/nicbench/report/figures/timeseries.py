@@ -41,8 +41,15 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         for k, name, frame in source_groups(hue_frame, label, folders):
             for i, (_, run_frame) in enumerate(frame.groupby("run", sort=True)):
                 run_frame = run_frame.sort_values("t")
-                ax.plot(run_frame["t"], run_frame["value"], lw=1.2, alpha=0.85, ls=SOURCE_STYLES[k % 4],
-                        label=name if i == 0 else None, color=colors[value])
+                ax.plot(
+                    run_frame["t"],
+                    run_frame["value"],
+                    lw=1.2,
+                    alpha=0.85,
+                    ls=SOURCE_STYLES[k % 4],
+                    label=name if i == 0 else None,
+                    color=colors[value],
+                )
     # Events of the report's own runs only: another folder's would repeat them or crowd the legend.
     events = main_source(data)
     events = events[events["metric"].fillna("").str.startswith("event:")]
@@ -63,6 +70,11 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         # Widen the figure for it, so the plot keeps its size.
         width_in, height_in = ax.figure.get_size_inches()
         ax.figure.set_size_inches(width_in + 3.6, height_in)
-    return Drawn("timeseries", figure.y, units.unit(figure.y, series), (), colors,
-                 main_source(where(records[records["status"] == "ok"], figure)))
-
+    return Drawn(
+        "timeseries",
+        figure.y,
+        units.unit(figure.y, series),
+        (),
+        colors,
+        main_source(where(records[records["status"] == "ok"], figure)),
+    )

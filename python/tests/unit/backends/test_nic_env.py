@@ -30,16 +30,20 @@ def test_devlink_dev_info_of_a_two_port_mlx5():
     port0 = devices["pci/0000:08:00.0"]
     assert port0["driver"] == "mlx5_core" and port0["board.serial_number"] == "MT2314XZ00YA"
     assert port0["function.uid"] == "MT2314XZ00YAMLNXS0D0F0"
-    assert port0["versions"] == {"fixed": {"fw.psid": "MT_0000000894"},
-                                 "running": {"fw.version": "28.41.1000", "fw": "28.41.1000"},
-                                 "stored": {"fw.version": "28.41.1000", "fw": "28.41.1000"}}
+    assert port0["versions"] == {
+        "fixed": {"fw.psid": "MT_0000000894"},
+        "running": {"fw.version": "28.41.1000", "fw": "28.41.1000"},
+        "stored": {"fw.version": "28.41.1000", "fw": "28.41.1000"},
+    }
     assert devices["auxiliary/mlx5_core.eth.0"] == {"versions": {}, "driver": "mlx5_core.eth"}
     assert devices["pci/0000:08:00.1"]["versions"]["running"]["fw.version"] == "28.41.1000"
 
 
 def test_the_collector_joins_both_tools(monkeypatch):
-    outputs = {"ethtool": (FIXTURES / "ethtool-i-connectx4lx.txt").read_text(),
-               "devlink": (FIXTURES / "devlink-dev-info-mlx5.txt").read_text().replace("0000:08:00.0", "0000:3b:00.0")}
+    outputs = {
+        "ethtool": (FIXTURES / "ethtool-i-connectx4lx.txt").read_text(),
+        "devlink": (FIXTURES / "devlink-dev-info-mlx5.txt").read_text().replace("0000:08:00.0", "0000:3b:00.0"),
+    }
     calls = []
 
     def fake_run(argv):
@@ -49,9 +53,15 @@ def test_the_collector_joins_both_tools(monkeypatch):
     monkeypatch.setattr(nic_env, "_run", fake_run)
     env = nic_environment("enp59s0f0", prefix="nic")
     assert calls == [["ethtool", "-i", "enp59s0f0"], ["devlink", "dev", "info", "pci/0000:3b:00.0"]]
-    assert env == {"nic_driver": "mlx5_core", "nic_firmware": "14.21.2328 (MT_2470112034)", "nic_bus": "0000:3b:00.0",
-                   "nic_psid": "MT_0000000894", "nic_fw_running": "28.41.1000", "nic_fw_stored": "28.41.1000",
-                   "nic_board_serial": "MT2314XZ00YA"}
+    assert env == {
+        "nic_driver": "mlx5_core",
+        "nic_firmware": "14.21.2328 (MT_2470112034)",
+        "nic_bus": "0000:3b:00.0",
+        "nic_psid": "MT_0000000894",
+        "nic_fw_running": "28.41.1000",
+        "nic_fw_stored": "28.41.1000",
+        "nic_board_serial": "MT2314XZ00YA",
+    }
 
 
 def test_an_interface_without_firmware_records_none(tmp_path):

@@ -17,19 +17,36 @@ LONG = "root_insert_overflow_us_per_entry"
 
 
 def _outcome():
-    free = SimpleNamespace(name=LONG, free=True,
-                           reason="moves 10 runs by 46.6 tolerances over its range, 70% of it its own")
+    free = SimpleNamespace(
+        name=LONG, free=True, reason="moves 10 runs by 46.6 tolerances over its range, 70% of it its own"
+    )
     loose = SimpleNamespace(name="root_lookup_base_ns", free=True, reason="moves 5 runs by 10.9 tolerances")
     kept = SimpleNamespace(name="nic_buffer_bytes", free=False, reason="too weak: moves little")
     summary = {"entries": 42, "passed": 30, "median_abs_rel_error": 0.05}
     return SimpleNamespace(
-        profile="mine.toml", base="connectx5", study="pam21", points=42, selection=[free, loose, kept],
-        parameters={LONG: {"start": 1.0, "fitted": 1.1, "low": 0.1, "high": 10.0},
-                    "root_lookup_base_ns": {"start": 77.0, "fitted": 94.7, "low": 10.0, "high": 500.0}},
-        certainty={LONG: ParamCertainty(1.1, 0.02, 0.018, True, "", 0.1, ""),
-                   "root_lookup_base_ns": ParamCertainty(94.7, 1.8e18, 1.9e16, False, "its 1-sigma interval spans "
-                                                         "its bounds", 0.0, "")},
-        never_freed=[], zero_shot=summary, fitted=summary, errors={}, runs=100, elapsed_s=3.0, written=True)
+        profile="mine.toml",
+        base="connectx5",
+        study="pam21",
+        points=42,
+        selection=[free, loose, kept],
+        parameters={
+            LONG: {"start": 1.0, "fitted": 1.1, "low": 0.1, "high": 10.0},
+            "root_lookup_base_ns": {"start": 77.0, "fitted": 94.7, "low": 10.0, "high": 500.0},
+        },
+        certainty={
+            LONG: ParamCertainty(1.1, 0.02, 0.018, True, "", 0.1, ""),
+            "root_lookup_base_ns": ParamCertainty(
+                94.7, 1.8e18, 1.9e16, False, "its 1-sigma interval spans its bounds", 0.0, ""
+            ),
+        },
+        never_freed=[],
+        zero_shot=summary,
+        fitted=summary,
+        errors={},
+        runs=100,
+        elapsed_s=3.0,
+        written=True,
+    )
 
 
 @pytest.mark.parametrize("terminal", [True, False])

@@ -19,8 +19,20 @@ def test_gen_bad_rate(cli, tmp_path):
 
 
 def test_gen_size_too_small_for_headers(cli, tmp_path):
-    proc = cli("gen", "--size", "64", "--ipv6", "--proto", "tcp", "--vxlan", "42", "--packets", "10",
-               "-o", str(tmp_path / "x.pcap"))
+    proc = cli(
+        "gen",
+        "--size",
+        "64",
+        "--ipv6",
+        "--proto",
+        "tcp",
+        "--vxlan",
+        "42",
+        "--packets",
+        "10",
+        "-o",
+        str(tmp_path / "x.pcap"),
+    )
     assert_one_line_error(proc, "64")
     assert len(proc.stderr.strip().splitlines()) == 1
 
@@ -60,14 +72,17 @@ def test_rss_bad_queue_count(cli, small_trace, queues):
     assert proc.returncode == 2
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["calibrate", "--base", "connectx5", "-o", "x.toml"], "--measurements"),
-    (["calibrate", "--base", "connectx5", "--measurements", "/no/such.csv", "-o", "x.toml"], "/no/such.csv"),
-    (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml", "--set", "a=b"], "--set"),
-    (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml"], "neither a tidy record"),
-    (["calibrate", "--base", "nosuchnic", "--measurements", "README.md", "-o", "x.toml"], "nosuchnic"),
-    (["calibrate"], "give one nic profile"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["calibrate", "--base", "connectx5", "-o", "x.toml"], "--measurements"),
+        (["calibrate", "--base", "connectx5", "--measurements", "/no/such.csv", "-o", "x.toml"], "/no/such.csv"),
+        (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml", "--set", "a=b"], "--set"),
+        (["calibrate", "--base", "connectx5", "--measurements", "README.md", "-o", "x.toml"], "neither a tidy record"),
+        (["calibrate", "--base", "nosuchnic", "--measurements", "README.md", "-o", "x.toml"], "nosuchnic"),
+        (["calibrate"], "give one nic profile"),
+    ],
+)
 def test_fewshot_calibrate_bad_input(cli, args, needle):
     proc = cli(*args)
     assert_one_line_error(proc, needle)
@@ -89,8 +104,11 @@ def test_flowhost_local_host_before_it_was_measured(tmp_path):
     env = {**os.environ, "NICBENCH_PROFILES": str(tmp_path)}
     run = [sys.executable, "-m", "nicbench.cli", "flowhost", "--cores", "1", "--duration", "10ms"]
     proc = subprocess.run([*run, "--host", "flowmeter-local"], capture_output=True, text=True, env=env)
-    assert_one_line_error(proc, "--host flowmeter-local: not measured on this machine yet: run 'nicbench calibrate "
-                                "flowmeter-local' first", str(tmp_path / "flowmeter-local.toml"))
+    assert_one_line_error(
+        proc,
+        "--host flowmeter-local: not measured on this machine yet: run 'nicbench calibrate flowmeter-local' first",
+        str(tmp_path / "flowmeter-local.toml"),
+    )
     proc = subprocess.run([*run, "--host", "argus-host"], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
 
@@ -101,8 +119,10 @@ def test_rules_check_json_error_has_error_and_exit_code(cli, tmp_path):
     import json
 
     bad = tmp_path / "bad.flow"
-    bad.write_text("flow create 0 ingress pattern eth / end actions dropp / end\n"
-                   "flow create 0 ingress pattern eth / ipv5 / end actions drop / end\n")
+    bad.write_text(
+        "flow create 0 ingress pattern eth / end actions dropp / end\n"
+        "flow create 0 ingress pattern eth / ipv5 / end actions drop / end\n"
+    )
     proc = cli("rules", "check", str(bad), "--keep-going", "--json")
     assert proc.returncode == 2
     out = json.loads(proc.stdout)

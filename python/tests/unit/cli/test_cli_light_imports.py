@@ -42,22 +42,29 @@ def probe(*args: str) -> dict:
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True)
     lines = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
     assert lines, f"the probe did not finish: {proc.stderr[-2000:]}"
-    return {**json.loads(lines[-1][len("PROBE "):]), "output": proc.stdout + proc.stderr}
+    return {**json.loads(lines[-1][len("PROBE ") :]), "output": proc.stdout + proc.stderr}
 
 
-@pytest.mark.parametrize("args", [
-    ["--import-only"],
-    ["--help"],
-    ["--version"],
-    *[[name, "--help"] for name in sorted(COMMANDS)],
-], ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--import-only"],
+        ["--help"],
+        ["--version"],
+        *[[name, "--help"] for name in sorted(COMMANDS)],
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_help_and_import_load_no_heavy_module(args):
     r = probe(*args)
     assert r["code"] == 0, r["output"]
     assert r["heavy"] == [], f"`{' '.join(args)}` imported {r['heavy']}"
     # The listing comes from the registry; a command's help loads only that command's module.
-    expected = {"nicbench.cli.common"} if args[0].startswith("-") else {"nicbench.cli.common",
-                                                                        f"nicbench.cli.{COMMANDS[args[0]][0]}"}
+    expected = (
+        {"nicbench.cli.common"}
+        if args[0].startswith("-")
+        else {"nicbench.cli.common", f"nicbench.cli.{COMMANDS[args[0]][0]}"}
+    )
     assert set(r["cli"]) <= expected, r["cli"]
 
 

@@ -9,8 +9,9 @@ import pytest
 
 def test_gen_info_rss_json(cli, tmp_path):
     trace = tmp_path / "t.pcap"
-    proc = cli("gen", "--flows", "500", "--size", "64", "--rate", "10Gbps", "--duration", "1ms", "-o", str(trace),
-               "--json")
+    proc = cli(
+        "gen", "--flows", "500", "--size", "64", "--rate", "10Gbps", "--duration", "1ms", "-o", str(trace), "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     gen = json.loads(proc.stdout)
     # 64 B at 10 Gbps: (64 + 20) * 8 = 672 bits, one frame every 67.2 ns; the frames that start
@@ -31,8 +32,27 @@ def test_gen_info_rss_json(cli, tmp_path):
 
 def test_gen_ipv6_tcp_vlan_vxlan_zipf(cli, tmp_path):
     trace = tmp_path / "t.pcap"
-    common = ["gen", "--flows", "64", "--ipv6", "--proto", "tcp", "--vlan", "100", "--vxlan", "42", "--zipf", "1.1",
-              "--rate", "1Mpps", "--packets", "5000", "-o", str(trace), "--json"]
+    common = [
+        "gen",
+        "--flows",
+        "64",
+        "--ipv6",
+        "--proto",
+        "tcp",
+        "--vlan",
+        "100",
+        "--vxlan",
+        "42",
+        "--zipf",
+        "1.1",
+        "--rate",
+        "1Mpps",
+        "--packets",
+        "5000",
+        "-o",
+        str(trace),
+        "--json",
+    ]
     # IMIX's 64 B frames cannot hold these headers: a clear error, not a silent resize.
     proc = cli(*common, "--size", "imix")
     assert proc.returncode == 2 and "132 B" in proc.stderr
@@ -95,8 +115,9 @@ def test_pcap_info_reads_a_short_trace_at_the_rate_gen_wrote(cli, tmp_path):
     """10 frames at 100 Gbps span 9 gaps: the rate counts one slot per packet (it read 111 Gbps,
     above the line rate, from bytes over last − first)."""
     trace = tmp_path / "ten.pcap"
-    gen = json.loads(cli("gen", "--packets", "10", "--size", "1500", "--rate", "100Gbps", "-o", str(trace),
-                         "--json").stdout)
+    gen = json.loads(
+        cli("gen", "--packets", "10", "--size", "1500", "--rate", "100Gbps", "-o", str(trace), "--json").stdout
+    )
     info = json.loads(cli("pcap", "info", str(trace), "--json").stdout)
     assert info["packets"] == gen["packets"] == 10
     assert info["wire_gbps"] == pytest.approx(100.0, rel=1e-3)
@@ -118,6 +139,7 @@ def test_progress_figures_in_the_work_unit():
 def test_simulate_timeline_has_bins_for_a_short_run(cli):
     """The default bin is 10 ms, or a 20th of a run shorter than 200 ms: the README's 10 ms runs drew
     one bar."""
+
     def bins(*args: str) -> list[float]:
         proc = cli("simulate", "--gen", "flows=100,size=1500,rate=10Gbps", *args, "--json")
         assert proc.returncode == 0, proc.stderr

@@ -17,8 +17,10 @@ def _emit(data, capsys) -> str:
 
 
 def test_non_finite_values_and_numpy_scalars(capsys):
-    out = _emit({"a": float("nan"), "b": [np.float32("nan"), np.int64(3), 1.5, float("-inf")],
-                 "c": (np.float64("inf"), 2)}, capsys)
+    out = _emit(
+        {"a": float("nan"), "b": [np.float32("nan"), np.int64(3), 1.5, float("-inf")], "c": (np.float64("inf"), 2)},
+        capsys,
+    )
     assert json.loads(out) == {"a": None, "b": [None, 3, 1.5, None], "c": [None, 2]}
     assert "NaN" not in out and "Infinity" not in out
     assert out.startswith("{\n  ")  # small: indented for a reader

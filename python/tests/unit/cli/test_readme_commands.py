@@ -57,6 +57,7 @@ class Block:
 @dataclass
 class Step:
     """One thing the reader does: run `argv`, or create `path` with `content`."""
+
     where: str
     argv: list[str] = field(default_factory=list)
     path: str | None = None
@@ -78,7 +79,7 @@ def readme_blocks(text: str) -> list[Block]:
             j += 1
         previous = next((lines[k].strip() for k in range(start - 1, -1, -1) if lines[k].strip()), "")
         reason = NOT_RUN.match(previous)
-        blocks.append(Block(m.group(1), start + 1, lines[start + 1:j], reason.group(1) if reason else None))
+        blocks.append(Block(m.group(1), start + 1, lines[start + 1 : j], reason.group(1) if reason else None))
         i = j + 1
     return blocks
 
@@ -169,7 +170,8 @@ def test_every_block_is_labelled_and_every_skip_has_a_reason():
     assert len(blocks) > 10
     for block in blocks:
         assert block.label in RUN_LABELS + QUIET_LABELS, (
-            f"README.md:{block.line}: a fenced block needs a label ({', '.join(RUN_LABELS + QUIET_LABELS)})")
+            f"README.md:{block.line}: a fenced block needs a label ({', '.join(RUN_LABELS + QUIET_LABELS)})"
+        )
 
 
 def test_runnable_blocks_hold_only_nicbench_commands_and_files():
@@ -178,12 +180,19 @@ def test_runnable_blocks_hold_only_nicbench_commands_and_files():
     for step in steps:
         assert step.path is not None or step.argv[0] == "nicbench", (
             f"{step.where}: `{' '.join(step.argv)}` in a block that runs: mark the block "
-            "`<!-- not run: REASON -->` or move the line out")
+            "`<!-- not run: REASON -->` or move the line out"
+        )
 
 
 def test_scaling_touches_only_the_duration():
     assert scaled(["nicbench", "gen", "--duration", "1s", "-o", "t.pcap"]) == [
-        "nicbench", "gen", "--duration", MAX_DURATION, "-o", "t.pcap"]
+        "nicbench",
+        "gen",
+        "--duration",
+        MAX_DURATION,
+        "-o",
+        "t.pcap",
+    ]
     assert scaled(["nicbench", "gen", "--duration", "1ms"]) == ["nicbench", "gen", "--duration", "1ms"]
     assert scaled(["nicbench", "simulate", "--gen", "rate=1Gbps"])[-2:] == ["--duration", MAX_DURATION]
     assert scaled(["nicbench", "simulate", "--trace", "t.pcap"]) == ["nicbench", "simulate", "--trace", "t.pcap"]
@@ -193,7 +202,9 @@ def test_console_cat_writes_the_file_shown():
     block = Block("console", 1, ["$ cat a.of", "table=0,actions=drop", "$ nicbench rules openflow a.of", "out"])
     steps = block_steps(block)
     assert [(s.path, s.content, s.argv) for s in steps] == [
-        ("a.of", "table=0,actions=drop\n", []), (None, "", ["nicbench", "rules", "openflow", "a.of"])]
+        ("a.of", "table=0,actions=drop\n", []),
+        (None, "", ["nicbench", "rules", "openflow", "a.of"]),
+    ]
 
 
 def test_readme_commands_run_as_written(tmp_path):
@@ -218,14 +229,20 @@ def test_readme_commands_run_as_written(tmp_path):
     assert not failures, "\n".join(failures)
 
 
-
 def test_python_api_block_runs_as_written(tmp_path):
     """The README's "Python API" block, pasted into a fresh interpreter in an empty folder, runs."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Python API"):]
+    section = text[text.index("## Python API") :]
     block = next(b for b in readme_blocks(section) if b.label == "python")
     env = {k: v for k, v in os.environ.items() if k != "NICBENCH_RESULTS"}
-    proc = subprocess.run([sys.executable, "-c", "\n".join(block.lines)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-c", "\n".join(block.lines)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "flows.parquet").stat().st_size > 0

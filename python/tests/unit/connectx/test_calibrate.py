@@ -36,15 +36,22 @@ rate = ["10Gbps", "100Gbps"]
 BASE = profiles.load("connectx5")["param"]
 # What produced the references: the core's per-packet cost and the fixed latency, both moved
 # away from the profile so that the start values below are wrong by a known amount.
-TRUTH = {"nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 1.25, 3),
-         "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 0.8, 1)}
-START = {"nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
-         "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 1.3, 1)}
+TRUTH = {
+    "nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 1.25, 3),
+    "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 0.8, 1),
+}
+START = {
+    "nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
+    "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 1.3, 1),
+}
 POINTS = [  # (size, rate, metric, set): 64 B at 100 Gb/s saturates the core; 10 Gb/s shows the latency
-    (64, 100e9, "rx_mpps", "calibration"), (1500, 10e9, "latency_p50_us", "calibration"),
-    (256, 10e9, "latency_p50_us", "calibration"), (128, 100e9, "rx_mpps", "calibration"),
+    (64, 100e9, "rx_mpps", "calibration"),
+    (1500, 10e9, "latency_p50_us", "calibration"),
+    (256, 10e9, "latency_p50_us", "calibration"),
+    (128, 100e9, "rx_mpps", "calibration"),
     (256, 100e9, "rx_mpps", "validation"),
-    (64, 10e9, "latency_p50_us", "validation")]
+    (64, 10e9, "latency_p50_us", "validation"),
+]
 
 
 def mini_study(tmp_path):
@@ -60,9 +67,11 @@ def mini_study(tmp_path):
         with profiles.parameter_overrides(TRUTH):
             value = t.fn(params, RunContext(seed=1, rep=0, target=t))[metric]
         unit = "us" if "latency" in metric else "Mpps"
-        entries.append(f'[[reference]]\nid = "r{i}"\nquote = "q"\nlocation = "l"\nexperiment = "mini-fwd"\n'
-                       f'where = {{ size = {size}, rate = {rate} }}\nmetric = "{metric}"\nvalue = {value!r}\n'
-                       f'unit = "{unit}"\ntolerance = {{ relative = 0.02 }}\nset = "{set_}"\n')
+        entries.append(
+            f'[[reference]]\nid = "r{i}"\nquote = "q"\nlocation = "l"\nexperiment = "mini-fwd"\n'
+            f'where = {{ size = {size}, rate = {rate} }}\nmetric = "{metric}"\nvalue = {value!r}\n'
+            f'unit = "{unit}"\ntolerance = {{ relative = 0.02 }}\nset = "{set_}"\n'
+        )
     (folder / "reference.toml").write_text("\n".join(entries))
     return load_study(folder)
 
@@ -80,8 +89,7 @@ def test_fit_recovers_known_parameters_and_writes_the_profile(tmp_path):
     study = mini_study(tmp_path)
     profile = start_profile(tmp_path / "p")
     before = profile.read_text()
-    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, sweeps=3, line_evals=10,
-                        parameters=list(TRUTH))
+    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, sweeps=3, line_evals=10, parameters=list(TRUTH))
     fitted = {k: v["fitted"] for k, v in outcome.parameters.items()}
     assert set(fitted) == set(TRUTH), "only the parameters asked for"
     assert fitted["nf_packet_ns"] == pytest.approx(TRUTH["nf_packet_ns"], rel=0.03)
@@ -91,8 +99,10 @@ def test_fit_recovers_known_parameters_and_writes_the_profile(tmp_path):
     doc = tomllib.loads(profile.read_text())["param"]
     assert doc["nf_packet_ns"]["value"] == pytest.approx(fitted["nf_packet_ns"], rel=1e-5)
     assert doc["nf_packet_ns"]["provenance"].startswith("fitted: mini calibration set (4 values)")
-    assert (doc["nf_burst_ns"]["value"], doc["nf_burst_ns"]["provenance"]) == \
-        (BASE["nf_burst_ns"]["value"], BASE["nf_burst_ns"]["provenance"]), "other parameters untouched"
+    assert (doc["nf_burst_ns"]["value"], doc["nf_burst_ns"]["provenance"]) == (
+        BASE["nf_burst_ns"]["value"],
+        BASE["nf_burst_ns"]["provenance"],
+    ), "other parameters untouched"
     assert profile.read_text().count("\n") == before.count("\n")
     assert profiles.load(profile)["param"]["nf_packet_ns"]["value"] == doc["nf_packet_ns"]["value"]
 
@@ -100,8 +110,16 @@ def test_fit_recovers_known_parameters_and_writes_the_profile(tmp_path):
 def test_fit_reports_what_the_data_constrain(tmp_path):
     study = mini_study(tmp_path)
     profile = start_profile(tmp_path / "p")
-    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, sweeps=2,
-                        line_evals=8, parameters=[*TRUTH, "root_delete_us"])
+    outcome = calibrate(
+        str(profile),
+        study=str(study.dir),
+        jobs=1,
+        write=False,
+        validate=False,
+        sweeps=2,
+        line_evals=8,
+        parameters=[*TRUTH, "root_delete_us"],
+    )
     assert outcome.points == 4, "four calibration entries, four distinct scenarios"
     c = outcome.certainty
     for name in TRUTH:
@@ -118,16 +136,36 @@ def test_a_saturated_fit_is_refused_unless_allowed(tmp_path):
     too_many = [*TRUTH, "nf_burst_ns", "link_propagation_ns"]
     with pytest.raises(NicbenchError, match="4 free parameters on 4 independent calibration points"):
         calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, parameters=too_many)
-    outcome = calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, sweeps=1,
-                        line_evals=3, parameters=too_many, allow_saturated=True)
+    outcome = calibrate(
+        str(profile),
+        study=str(study.dir),
+        jobs=1,
+        write=False,
+        validate=False,
+        sweeps=1,
+        line_evals=3,
+        parameters=too_many,
+        allow_saturated=True,
+    )
     assert not any(c.constrained for c in outcome.certainty.values()), "χ² has no degrees of freedom left"
 
 
 def test_fit_is_reproducible(tmp_path):
     study = mini_study(tmp_path)
     profile = start_profile(tmp_path / "p")
-    runs = [calibrate(str(profile), study=str(study.dir), jobs=1, write=False, validate=False, sweeps=1,
-                      line_evals=4, parameters=["nf_packet_ns"]).parameters for _ in range(2)]
+    runs = [
+        calibrate(
+            str(profile),
+            study=str(study.dir),
+            jobs=1,
+            write=False,
+            validate=False,
+            sweeps=1,
+            line_evals=4,
+            parameters=["nf_packet_ns"],
+        ).parameters
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
 
 
@@ -145,8 +183,9 @@ def test_profile_read_bounds_and_write(tmp_path):
     path.write_text(path.read_text().replace("value = 65536.0\n", "value = 65536\n", 1))
     params = read_params(path)
     assert params["nf_packet_ns"].fitted and not params["link_gbps"].fitted
-    assert params["root_table_capacity"].integer and not params["nf_packet_ns"].integer, \
+    assert params["root_table_capacity"].integer and not params["nf_packet_ns"].integer, (
         "integer literals stay integers"
+    )
     assert default_bounds(params["pcie_encoding_efficiency"]) == (0.01, 0.999, False), "a ratio in (0, 1)"
     v = params["nf_burst_ns"].value
     assert default_bounds(params["nf_burst_ns"]) == (v / 10, v * 10, True)
@@ -173,8 +212,10 @@ def test_profile_read_bounds_and_write(tmp_path):
 def test_merge_provenance_keeps_the_hypothesis_once():
     first = merge_provenance("fitted: fig2a (hypothesis: spill)", "fitted: pam21 calibration set (64 values)")
     assert first == "fitted: pam21 calibration set (64 values); fig2a (hypothesis: spill)"
-    assert merge_provenance(first, "fitted: pam21 calibration set (70 values)") == \
-        "fitted: pam21 calibration set (70 values); fig2a (hypothesis: spill)"
+    assert (
+        merge_provenance(first, "fitted: pam21 calibration set (70 values)")
+        == "fitted: pam21 calibration set (70 values); fig2a (hypothesis: spill)"
+    )
 
 
 def test_pam21_calibration_config_loads():

@@ -24,20 +24,41 @@ def cluster():
 
 def test_a_fit_through_dask_ends_where_the_in_process_fit_does(tmp_path, cluster):
     study = mini_study(tmp_path)
-    here = calibrate(str(start_profile(tmp_path / "a")), study=str(study.dir), jobs=1, sweeps=1, line_evals=4,
-                     parameters=list(TRUTH), write=False, validate=False)
-    there = calibrate(str(start_profile(tmp_path / "b")), study=str(study.dir), sweeps=1, line_evals=4,
-                      parameters=list(TRUTH), write=False, validate=False, scheduler=cluster)
+    here = calibrate(
+        str(start_profile(tmp_path / "a")),
+        study=str(study.dir),
+        jobs=1,
+        sweeps=1,
+        line_evals=4,
+        parameters=list(TRUTH),
+        write=False,
+        validate=False,
+    )
+    there = calibrate(
+        str(start_profile(tmp_path / "b")),
+        study=str(study.dir),
+        sweeps=1,
+        line_evals=4,
+        parameters=list(TRUTH),
+        write=False,
+        validate=False,
+        scheduler=cluster,
+    )
     assert {k: v["fitted"] for k, v in there.parameters.items()} == {k: v["fitted"] for k, v in here.parameters.items()}
     assert there.runs == here.runs and there.errors == here.errors == {}
 
 
 def test_a_worker_reading_another_profile_file_refuses(tmp_path):
     profile = start_profile(tmp_path / "p")
-    job = ("connectx.forward", {"nic": str(profile), "rules": 1000, "size": 64, "rate": 1e10,
-                                "duration": 2_000_000, "bin": 1_000_000}, 1, {})
-    with pytest.raises(EnvironmentMismatch,
-                       match=r"does not have the client's file .*mycx\.toml \(different contents\)"):
+    job = (
+        "connectx.forward",
+        {"nic": str(profile), "rules": 1000, "size": 64, "rate": 1e10, "duration": 2_000_000, "bin": 1_000_000},
+        1,
+        {},
+    )
+    with pytest.raises(
+        EnvironmentMismatch, match=r"does not have the client's file .*mycx\.toml \(different contents\)"
+    ):
         _run_point_checked(job, environment_fingerprint(), {str(profile): "0" * 16})
     with pytest.raises(EnvironmentMismatch, match=r"nicbench version"):
         _run_point_checked(job, {**environment_fingerprint(), "nicbench version": "0.0.0-other"}, {})

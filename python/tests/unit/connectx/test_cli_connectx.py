@@ -23,8 +23,20 @@ def nicbench_cli():
 
 
 def test_simulate_json_has_the_contract_fields(nicbench_cli):
-    r = nicbench_cli("simulate", "--nic", "connectx5", "--generated", "60000", "--gen",
-                     "flows=10000,size=1500,rate=100Gbps", "--duration", "20ms", "--bin", "2ms", "--json")
+    r = nicbench_cli(
+        "simulate",
+        "--nic",
+        "connectx5",
+        "--generated",
+        "60000",
+        "--gen",
+        "flows=10000,size=1500,rate=100Gbps",
+        "--duration",
+        "20ms",
+        "--bin",
+        "2ms",
+        "--json",
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     jsonschema.validate(out, models.contract_schema("connectx", "result"))
@@ -35,8 +47,9 @@ def test_simulate_json_has_the_contract_fields(nicbench_cli):
 
 
 def test_simulate_human_output_with_install_and_sparkline(nicbench_cli):
-    r = nicbench_cli("simulate", "--install-batch", "1k", "--install-start", "20ms", "--duration", "200ms",
-                     "--bin", "10ms")
+    r = nicbench_cli(
+        "simulate", "--install-batch", "1k", "--install-start", "20ms", "--duration", "200ms", "--bin", "10ms"
+    )
     assert r.exit_code == 0, r.output
     assert "virtual connectx5" in r.output and "rule updates" in r.output
     assert "rx Gbps over time" in r.output and "█" in r.output and "batch of 1000" in r.output
@@ -44,8 +57,9 @@ def test_simulate_human_output_with_install_and_sparkline(nicbench_cli):
 
 def test_simulate_rate_install_and_overrides(nicbench_cli):
     def rx(*extra):
-        r = nicbench_cli("simulate", "--install-rate", "10k/s", "--install-core", "same", "--duration", "20ms",
-                         "--json", *extra)
+        r = nicbench_cli(
+            "simulate", "--install-rate", "10k/s", "--install-core", "same", "--duration", "20ms", "--json", *extra
+        )
         assert r.exit_code == 0, r.output
         return json.loads(r.output)["rx_gbps"]
 
@@ -69,11 +83,15 @@ def test_simulate_generator_setup_and_install_period(nicbench_cli):
     extra_us = profiles.load("connectx5")["param"]["timed_replay_latency_ns"]["value"] / 1e3
     play, replay = run(), run("--generator", "timed_replay")
     assert replay["latency_us"]["p50"] == pytest.approx(play["latency_us"]["p50"] + extra_us, rel=0.01)
-    assert replay["model"]["latency_floor_us"]["fixed"] == pytest.approx(play["model"]["latency_floor_us"]["fixed"]
-                                                                         + extra_us)
+    assert replay["model"]["latency_floor_us"]["fixed"] == pytest.approx(
+        play["model"]["latency_floor_us"]["fixed"] + extra_us
+    )
     installer = ["--install-rate", "200k/s", "--install-group", "1", "--install-core", "same"]
-    one, zero, bunched = (run(*installer), run(*installer, "--install-period", "0ms"),
-                          run(*installer, "--install-period", "1ms"))
+    one, zero, bunched = (
+        run(*installer),
+        run(*installer, "--install-period", "0ms"),
+        run(*installer, "--install-period", "1ms"),
+    )
     assert zero["latency_us"] == one["latency_us"]
     assert bunched["latency_us"]["max"] > 1.1 * one["latency_us"]["max"]
 
@@ -89,8 +107,9 @@ def test_no_virtual_port_receives_more_than_its_line_rate(nicbench_cli, tmp_path
 
     def trace_at(gbps: float, duration_ns: int, name: str) -> str:
         path = str(tmp_path / name)
-        generate_pcap(GenConfig(flows=20, size=1500, rate=Rate(gbps * 1e9, "bps"), duration_ns=duration_ns, seed=3),
-                      path)
+        generate_pcap(
+            GenConfig(flows=20, size=1500, rate=Rate(gbps * 1e9, "bps"), duration_ns=duration_ns, seed=3), path
+        )
         return path
 
     trace = trace_at(200.0, 1_000_000, "fast.pcap")
@@ -111,13 +130,29 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     # 1 or 8 forwarding cores, 64 B at 100 Gb/s.
     rules = tmp_path / "q8.flow"
     jump = "flow create 0 ingress group 0 priority 0 pattern eth / end actions jump group 1 / end\n"
-    rules.write_text(jump + "".join(
-        f"flow create 0 ingress group 1 priority 0 pattern eth / ipv4 src spec 0.0.0.{k} src mask 0.0.0.7 / end "
-        f"actions queue index {k} / end\n" for k in range(8)))
+    rules.write_text(
+        jump
+        + "".join(
+            f"flow create 0 ingress group 1 priority 0 pattern eth / ipv4 src spec 0.0.0.{k} src mask 0.0.0.7 / end "
+            f"actions queue index {k} / end\n"
+            for k in range(8)
+        )
+    )
 
     def run(cores: int, *extra: str) -> dict:
-        r = nicbench_cli("simulate", "--rules", str(rules), "--gen", "flows=1000,size=64,rate=100Gbps",
-                         "--duration", "5ms", "--cores", str(cores), "--json", *extra)
+        r = nicbench_cli(
+            "simulate",
+            "--rules",
+            str(rules),
+            "--gen",
+            "flows=1000,size=64,rate=100Gbps",
+            "--duration",
+            "5ms",
+            "--cores",
+            str(cores),
+            "--json",
+            *extra,
+        )
         assert r.exit_code == 0, r.output
         return json.loads(r.output)
 
@@ -132,10 +167,22 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
     # output names it.
     fitted = run(8)
     assert fitted["model"]["bottleneck"] == "root_table" and fitted["rx_mpps"] < eight["rx_mpps"]
+
     # The same with no rules at all: the port's default RSS over 8 queues (the issue's case).
     def rss(cores: int) -> dict:
-        r = nicbench_cli("simulate", "--gen", "flows=1000,size=64,rate=100Gbps", "--duration", "5ms", "--queues", "8",
-                         "--cores", str(cores), "--json", *cheap)
+        r = nicbench_cli(
+            "simulate",
+            "--gen",
+            "flows=1000,size=64,rate=100Gbps",
+            "--duration",
+            "5ms",
+            "--queues",
+            "8",
+            "--cores",
+            str(cores),
+            "--json",
+            *cheap,
+        )
         assert r.exit_code == 0, r.output
         return json.loads(r.output)
 
@@ -153,8 +200,18 @@ def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(
     from helpers import REPO
 
     def run(cores: int, *extra: str):
-        r = nicbench_cli("simulate", "--gen", "flows=10k,size=64,rate=100Gbps", "--queues", "8", "--cores", str(cores),
-                         "--duration", "5ms", *extra)
+        r = nicbench_cli(
+            "simulate",
+            "--gen",
+            "flows=10k,size=64,rate=100Gbps",
+            "--queues",
+            "8",
+            "--cores",
+            str(cores),
+            "--duration",
+            "5ms",
+            *extra,
+        )
         assert r.exit_code == 0, r.output
         return r.output
 
@@ -185,8 +242,19 @@ def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(
 
 def test_a_queue_map_names_the_core_of_every_queue(nicbench_cli):
     def cores(*extra: str) -> list[dict]:
-        r = nicbench_cli("simulate", "--gen", "flows=2000,size=512,rate=20Gbps", "--queues", "4", "--cores", "2",
-                         "--duration", "2ms", "--json", *extra)
+        r = nicbench_cli(
+            "simulate",
+            "--gen",
+            "flows=2000,size=512,rate=20Gbps",
+            "--queues",
+            "4",
+            "--cores",
+            "2",
+            "--duration",
+            "2ms",
+            "--json",
+            *extra,
+        )
         assert r.exit_code == 0, r.output
         out = json.loads(r.output)
         for c in out["cores"]:  # each core forwards exactly what its queues received
@@ -200,13 +268,16 @@ def test_a_queue_map_names_the_core_of_every_queue(nicbench_cli):
     assert idle["queues"] == [] and idle["packets"] == 0 and sorted(busy["queues"]) == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize(("queue_map", "needle"), [
-    ("0:0,1:0,2:1,3:2", "queue 3 on core 2, but --cores is 2"),
-    ("0:0,1:0,2:1", "queue 3 of the port's 4 (--queues) has no core"),
-    ("0:0,0:1,1:0,2:1,3:1", "queue 0 is mapped twice"),
-    ("0:0,1:x", "expected QUEUE:CORE pairs"),
-    ("70000:0", "not a queue id"),
-])
+@pytest.mark.parametrize(
+    ("queue_map", "needle"),
+    [
+        ("0:0,1:0,2:1,3:2", "queue 3 on core 2, but --cores is 2"),
+        ("0:0,1:0,2:1", "queue 3 of the port's 4 (--queues) has no core"),
+        ("0:0,0:1,1:0,2:1,3:1", "queue 0 is mapped twice"),
+        ("0:0,1:x", "expected QUEUE:CORE pairs"),
+        ("70000:0", "not a queue id"),
+    ],
+)
 def test_a_bad_queue_map_is_one_line(nicbench_cli, queue_map, needle):
     r = nicbench_cli("simulate", "--queues", "4", "--cores", "2", "--queue-map", queue_map, "--duration", "1ms")
     assert r.exit_code == 2 and needle in r.output, r.output
@@ -224,17 +295,20 @@ def test_latency_at_light_load_is_its_floor_and_the_output_says_what_it_is_made_
     assert "latency floor [µs]" in human and "fixed" in human
 
 
-@pytest.mark.parametrize("args, needle", [
-    (("--rules", "x.flow", "--generated", "5"), "either --rules"),
-    (("--install-rate", "fast"), "--install-rate"),
-    (("--gen", "flows=many"), "flows"),
-    (("--set", "x"), "NAME=VALUE"),
-    (("--duration", "soon"), "duration"),
-    # A profile of another model: say which command runs it.
-    (("--nic", "bluefield2", "--duration", "1ms"), "run by `nicbench paths`"),
-    (("--nic", "agilio-cx-25g", "--duration", "1ms"), "`nicbench pvp`"),
-    (("--gen", "flows=10,size=64,rate=101Gbps", "--duration", "1ms"), "line rate of 100 Gb/s"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--rules", "x.flow", "--generated", "5"), "either --rules"),
+        (("--install-rate", "fast"), "--install-rate"),
+        (("--gen", "flows=many"), "flows"),
+        (("--set", "x"), "NAME=VALUE"),
+        (("--duration", "soon"), "duration"),
+        # A profile of another model: say which command runs it.
+        (("--nic", "bluefield2", "--duration", "1ms"), "run by `nicbench paths`"),
+        (("--nic", "agilio-cx-25g", "--duration", "1ms"), "`nicbench pvp`"),
+        (("--gen", "flows=10,size=64,rate=101Gbps", "--duration", "1ms"), "line rate of 100 Gb/s"),
+    ],
+)
 def test_simulate_bad_options_exit_2_with_one_line(nicbench_cli, args, needle):
     r = nicbench_cli("simulate", *args)
     assert r.exit_code == 2 and needle in r.output and "Traceback" not in r.output
@@ -245,8 +319,18 @@ def test_calibrate_command_prints_parameters_and_errors(nicbench_cli, tmp_path):
 
     study = mini_study(tmp_path)
     profile = start_profile(tmp_path / "p")
-    args = ("calibrate", str(profile), "--study", str(study.dir), "--jobs", "1", "--sweeps", "1",
-            "--param", "fixed_latency_ns")
+    args = (
+        "calibrate",
+        str(profile),
+        "--study",
+        str(study.dir),
+        "--jobs",
+        "1",
+        "--sweeps",
+        "1",
+        "--param",
+        "fixed_latency_ns",
+    )
     before = profile.read_text()
     r = nicbench_cli(*args, "--dry-run")
     assert r.exit_code == 0, r.output

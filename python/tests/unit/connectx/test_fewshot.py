@@ -49,11 +49,19 @@ keep = ["nic_buffer_bytes"]
 """
 
 BASE = profiles.load("connectx5")["param"]
-TRUTH = {"nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
-         "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 0.7, 1)}
-POINTS = [(64, 100e9, "rx_mpps"), (128, 100e9, "rx_mpps"), (256, 100e9, "rx_mpps"),
-          (1500, 10e9, "latency_p50_us"), (256, 10e9, "latency_p50_us"), (64, 10e9, "latency_p50_us"),
-          (128, 10e9, "latency_p50_us")]
+TRUTH = {
+    "nf_packet_ns": round(BASE["nf_packet_ns"]["value"] * 0.8, 3),
+    "fixed_latency_ns": round(BASE["fixed_latency_ns"]["value"] * 0.7, 1),
+}
+POINTS = [
+    (64, 100e9, "rx_mpps"),
+    (128, 100e9, "rx_mpps"),
+    (256, 100e9, "rx_mpps"),
+    (1500, 10e9, "latency_p50_us"),
+    (256, 10e9, "latency_p50_us"),
+    (64, 10e9, "latency_p50_us"),
+    (128, 10e9, "latency_p50_us"),
+]
 
 
 def mini_study(tmp_path):
@@ -74,8 +82,14 @@ def measurements(tmp_path, truth=TRUTH):
         w = csv.writer(fh)
         w.writerow(["experiment", "nic", "size", "rate", "metric", "value", "unit", "t", "status"])
         for size, rate, metric in POINTS:
-            params = {**t.defaults(), "rules": 1000, "size": size, "rate": rate, "duration": 2_000_000,
-                      "bin": 1_000_000}
+            params = {
+                **t.defaults(),
+                "rules": 1000,
+                "size": size,
+                "rate": rate,
+                "duration": 2_000_000,
+                "bin": 1_000_000,
+            }
             with profiles.parameter_overrides(truth):
                 value = t.fn(params, RunContext(seed=1, rep=0, target=t))[metric]
             w.writerow(["mini-fwd", "my-nic", size, rate, metric, value, "", "", "ok"])
@@ -107,8 +121,10 @@ def test_fewshot_frees_what_the_measurements_move_and_recovers_it(tmp_path):
 
     # The written profile runs (a path works wherever a profile name does) and the fit repeats.
     t = get_target("connectx.forward")
-    res = t.fn({**t.defaults(), "nic": str(out), "size": 64, "rate": 100e9, "duration": 2_000_000,
-                "bin": 1_000_000}, RunContext(seed=1, rep=0, target=t))
+    res = t.fn(
+        {**t.defaults(), "nic": str(out), "size": 64, "rate": 100e9, "duration": 2_000_000, "bin": 1_000_000},
+        RunContext(seed=1, rep=0, target=t),
+    )
     assert math.isfinite(res["rx_mpps"])
     again = refit(str(out), jobs=1, write=False)
     assert again.parameters["nf_packet_ns"]["fitted"] == o.parameters["nf_packet_ns"]["fitted"]
@@ -172,9 +188,22 @@ def test_newcomer_path_calibrate_then_simulate_with_the_written_file(tmp_path):
         group.add_command(command)
     study = mini_study(tmp_path)
     out = tmp_path / "mine.toml"
-    r = CliRunner().invoke(group, ["calibrate", "--base", "connectx5", "--measurements",
-                                   str(measurements(tmp_path)), "-o", str(out), "--study", str(study),
-                                   "--jobs", "1"])
+    r = CliRunner().invoke(
+        group,
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            str(measurements(tmp_path)),
+            "-o",
+            str(out),
+            "--study",
+            str(study),
+            "--jobs",
+            "1",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "nf_packet_ns" in r.output and out.exists()
     sim = ["--gen", "flows=100,size=64,rate=100Gbps", "--duration", "2ms", "--json"]
@@ -217,13 +246,22 @@ def test_a_fitted_value_on_a_bound_of_its_fit_says_so():
     from nicbench.calibrate.profile import ProfileParam
 
     def param(name: str) -> ProfileParam:
-        return ProfileParam(name, 5.0, "ns", "fitted: pam21 calibration set (66 values); fig2a (hypothesis: chains)",
-                            True, False)
+        return ProfileParam(
+            name, 5.0, "ns", "fitted: pam21 calibration set (66 values); fig2a (hypothesis: chains)", True, False
+        )
 
     params = {n: param(n) for n in ("at_low", "inside", "at_high")}
-    rows = {r["name"]: r["provenance"] for r in _param_rows(
-        params, "connectx5", {}, {"at_low": 1.0, "inside": 3.0, "at_high": 100.0}, "fitted on mine.csv (7 values)",
-        {"at_low": (1.0, 100.0), "inside": (1.0, 100.0), "at_high": (1.0, 100.0)})}
+    rows = {
+        r["name"]: r["provenance"]
+        for r in _param_rows(
+            params,
+            "connectx5",
+            {},
+            {"at_low": 1.0, "inside": 3.0, "at_high": 100.0},
+            "fitted on mine.csv (7 values)",
+            {"at_low": (1.0, 100.0), "inside": (1.0, 100.0), "at_high": (1.0, 100.0)},
+        )
+    }
     assert rows["inside"] == "fitted on mine.csv (7 values); as in connectx5: fig2a (hypothesis: chains)"
     assert rows["at_low"].endswith("(at the lower bound of its fit, 1: the measurements would take it further)")
     assert rows["at_high"].endswith("(at the upper bound of its fit, 100: the measurements would take it further)")

@@ -82,16 +82,23 @@ def test_every_simulate_option_from_the_table_is_a_connectx_forward_parameter_wi
         param = forward.param(option.name)
         assert param is not None, option.name
         assert (param.kind, param.minimum, param.maximum, param.choices) == (
-            option.kind, option.minimum, option.maximum, option.choices), option.name
+            option.kind,
+            option.minimum,
+            option.maximum,
+            option.choices,
+        ), option.name
         shown = cli[option.name].default
         assert shown == (option.default if option.cli_default is SAME else option.cli_default), option.name
 
 
-@pytest.mark.parametrize(("flag", "key", "value", "needle"), [
-    ("--cores", "cores", "0", "expected an integer such as 16 from 1 to 1,024, found"),
-    ("--queues", "queues", "70000", "from 1 to 65,535"),
-    ("--install-op", "install_op", "upsert", "one of 'insert', 'delete', 'update', 'update_inplace'"),
-])
+@pytest.mark.parametrize(
+    ("flag", "key", "value", "needle"),
+    [
+        ("--cores", "cores", "0", "expected an integer such as 16 from 1 to 1,024, found"),
+        ("--queues", "queues", "70000", "from 1 to 65,535"),
+        ("--install-op", "install_op", "upsert", "one of 'insert', 'delete', 'update', 'update_inplace'"),
+    ],
+)
 def test_a_bad_value_reads_the_same_in_a_spec_and_on_the_command_line(tmp_path, flag, key, value, needle):
     cli = harness("simulate", flag, value, "--duration", "1ms")
     assert_one_line_error(cli, flag, needle)
@@ -101,26 +108,37 @@ def test_a_bad_value_reads_the_same_in_a_spec_and_on_the_command_line(tmp_path, 
 
 
 def test_rules_between_options_name_them_as_the_caller_spells_them(tmp_path):
-    assert_one_line_error(harness("simulate", "--cores", "2", "--queues", "2", "--queue-map", "0:0,1:2",
-                                  "--duration", "1ms"), "--queue-map: queue 1 on core 2, but --cores is 2")
+    assert_one_line_error(
+        harness("simulate", "--cores", "2", "--queues", "2", "--queue-map", "0:0,1:2", "--duration", "1ms"),
+        "--queue-map: queue 1 on core 2, but --cores is 2",
+    )
     spec = tmp_path / "map.toml"
-    spec.write_text('[experiment]\nname = "map"\ntarget = "connectx.forward"\nrepeat = 1\n'
-                    '[params]\nqueues = 2\nqueue_map = "0:0,1:2"\nduration = "1ms"\n[sweep]\ncores = [2, 4]\n')
+    spec.write_text(
+        '[experiment]\nname = "map"\ntarget = "connectx.forward"\nrepeat = 1\n'
+        '[params]\nqueues = 2\nqueue_map = "0:0,1:2"\nduration = "1ms"\n[sweep]\ncores = [2, 4]\n'
+    )
     # Refused before anything runs (the point with 2 cores), in the spec's names.
     run = harness("run", str(spec), "--results", str(tmp_path / "r"))
     assert_one_line_error(run, "queue_map: queue 1 on core 2, but cores is 2")
     assert not (tmp_path / "r" / "map").exists() or not any((tmp_path / "r" / "map").rglob("*.parquet"))
     spec.write_text('[experiment]\nname = "inst"\ntarget = "connectx.forward"\n[params]\ninstall_core = "distinct"\n')
-    assert_one_line_error(harness("run", str(spec), "--results", str(tmp_path / "r")),
-                          "install_core distinct applies only with an installer: install_rate RATE or install_batch N")
+    assert_one_line_error(
+        harness("run", str(spec), "--results", str(tmp_path / "r")),
+        "install_core distinct applies only with an installer: install_rate RATE or install_batch N",
+    )
 
 
 def test_connectx_forward_runs_an_installer_as_simulate_does():
     forward = get_target("connectx.forward")
     from nicbench.experiments.targets import RunContext
 
-    point = {**forward.defaults(), "duration": 30_000_000, "install_batch": 50, "install_start": 5_000_000,
-             "install_core": "distinct"}
+    point = {
+        **forward.defaults(),
+        "duration": 30_000_000,
+        "install_batch": 50,
+        "install_start": 5_000_000,
+        "install_core": "distinct",
+    }
     assert forward.why_not(point) is None
     rows = forward.run(point, RunContext(seed=3, rep=0, target=forward))
     metrics = {m: v for m, v, _, t in rows if t is None}

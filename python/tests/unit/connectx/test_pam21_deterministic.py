@@ -63,7 +63,6 @@ def test_pam21_points_do_not_depend_on_the_seed(path):
         a, b = _rows(spec, p, 0), _rows(spec, p, 1)
         assert derive_seed(spec.seed, p, 0) != derive_seed(spec.seed, p, 1)
         assert a.keys() == b.keys(), f"{path.stem} {p}: other metrics under another seed"
-        differ = {k: (a[k], b[k]) for k in a
-                  if not (a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])))}
+        differ = {k: (a[k], b[k]) for k in a if not (a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])))}
         assert not differ, f"{path.stem} {p}: the seed changes {sorted(differ)[:5]}"
         assert any(math.isfinite(v) and v != 0 for v in a.values()), f"{path.stem} {p}: nothing measured"

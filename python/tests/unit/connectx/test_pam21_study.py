@@ -18,7 +18,6 @@ from nicbench.vocab.study import load_study
 PAM21 = STUDIES / "pam21"
 
 
-
 def test_study_loads_with_references_in_both_sets():
     study = load_study(PAM21)
     assert len(study.experiments) == 12
@@ -41,8 +40,11 @@ def test_reference_file_is_generated_from_the_data(tmp_path):
     if not data.is_dir():
         missing(f"digitized PAM'21 data not found at {data} (put the shared/ folder beside the checkout)")
     out = tmp_path / "reference.toml"
-    subprocess.run([sys.executable, str(PAM21 / "make_reference.py"), "--data", str(data), "--out", str(out)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(PAM21 / "make_reference.py"), "--data", str(data), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
     assert out.read_text() == (PAM21 / "reference.toml").read_text(), "re-run studies/pam21/make_reference.py"
 
 
@@ -56,15 +58,20 @@ def test_a_small_study_reproduces_with_report(tmp_path):
     """Two quick specs through `reproduce` (runner, store, report, comparison) on the native model."""
     folder = tmp_path / "mini"
     (folder / "experiments").mkdir(parents=True)
-    (folder / "experiments" / "a.toml").write_text((PAM21 / "experiments" / "fig2a.toml").read_text()
-                                                   .replace('duration = "200ms"', 'duration = "20ms"'))
-    (folder / "experiments" / "b.toml").write_text((PAM21 / "experiments" / "fig3.toml").read_text()
-                                                   .replace('duration = "8s"', 'duration = "2.3s"')
-                                                   .replace('bin = "10ms"', 'bin = "50ms"')
-                                                   .replace("group = [0, 1]", "group = [0]")
-                                                   .replace("batch = [1, 1000, 10000, 100000]", "batch = [1000]"))
-    (folder / "study.toml").write_text('[study]\nname = "mini"\nexperiments = ["experiments/a.toml", '
-                                       '"experiments/b.toml"]\n')
+    (folder / "experiments" / "a.toml").write_text(
+        (PAM21 / "experiments" / "fig2a.toml").read_text().replace('duration = "200ms"', 'duration = "20ms"')
+    )
+    (folder / "experiments" / "b.toml").write_text(
+        (PAM21 / "experiments" / "fig3.toml")
+        .read_text()
+        .replace('duration = "8s"', 'duration = "2.3s"')
+        .replace('bin = "10ms"', 'bin = "50ms"')
+        .replace("group = [0, 1]", "group = [0]")
+        .replace("batch = [1, 1000, 10000, 100000]", "batch = [1000]")
+    )
+    (folder / "study.toml").write_text(
+        '[study]\nname = "mini"\nexperiments = ["experiments/a.toml", "experiments/b.toml"]\n'
+    )
     (folder / "reference.toml").write_text((PAM21 / "reference.toml").read_text())
     study = load_study(folder)
     outcome = reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1, repeat=2)
@@ -77,8 +84,11 @@ def test_a_small_study_reproduces_with_report(tmp_path):
     fig2a = [c for c in rows if c["experiment"] == "pam21-fig2a"]
     assert len(fig2a) == sum(1 for r in study.references if r.experiment == "pam21-fig2a") > 20
     # Below the knee, Table 0 forwards 100 Gb/s of 1500 B; above it, it collapses (the model's Fig. 2a).
-    rx = {refs[c["id"]].where["rules"]: c["model"] for c in fig2a
-          if refs[c["id"]].where.get("size") == 1500 and c["metric"] == "rx_gbps" and c["statistic"] == "median"}
+    rx = {
+        refs[c["id"]].where["rules"]: c["model"]
+        for c in fig2a
+        if refs[c["id"]].where.get("size") == 1500 and c["metric"] == "rx_gbps" and c["statistic"] == "median"
+    }
     assert rx[1000] == pytest.approx(100.0, rel=0.01) and rx[65536] < 1.0, rx
     assert summary["passed"] == sum(c["status"] == "pass" for c in rows) > 0
     assert (tmp_path / "reports" / "mini" / "index.html").is_file()
@@ -95,23 +105,29 @@ def test_predictions_run_other_devices_and_check_their_own_data_and_claims(tmp_p
     folder = tmp_path / "mini"
     (folder / "experiments").mkdir(parents=True)
     (folder / "experiments" / "a.toml").write_text(
-        (PAM21 / "experiments" / "fig2a.toml").read_text().replace('duration = "200ms"', 'duration = "20ms"'))
+        (PAM21 / "experiments" / "fig2a.toml").read_text().replace('duration = "200ms"', 'duration = "20ms"')
+    )
     (folder / "study.toml").write_text(
         '[study]\nname = "pam21"\nexperiments = ["experiments/a.toml"]\n'
-        '[predictions]\ndevices = ["connectx4"]\nrepeat = 1\nclaims = "claims.toml"\n')
+        '[predictions]\ndevices = ["connectx4"]\nrepeat = 1\nclaims = "claims.toml"\n'
+    )
     (folder / "reference.toml").write_text((PAM21 / "reference.toml").read_text())
     (folder / "make_reference.py").write_text((PAM21 / "make_reference.py").read_text())  # maps digitized CSVs
-    claim = ('[[claim]]\nid = "{id}"\nquote = "q"\nlocation = "l"\nexperiment = "pam21-fig2a"\n'
-             'where = {{ nic = "connectx5", size = 1500, rules = {rules} }}\nmetric = "loss_ratio"\nvalue = 1.0\n'
-             'unit = ""\ntolerance = {{ absolute = 0.1 }}\n{devices}\n')
+    claim = (
+        '[[claim]]\nid = "{id}"\nquote = "q"\nlocation = "l"\nexperiment = "pam21-fig2a"\n'
+        'where = {{ nic = "connectx5", size = 1500, rules = {rules} }}\nmetric = "loss_ratio"\nvalue = 1.0\n'
+        'unit = ""\ntolerance = {{ absolute = 0.1 }}\n{devices}\n'
+    )
     (folder / "claims.toml").write_text(
         claim.format(id="collapse", rules=60000, devices="")
         + claim.format(id="wrong", rules=1000, devices="")
-        + claim.format(id="elsewhere", rules=60000, devices='devices = ["connectx6"]'))
+        + claim.format(id="elsewhere", rules=60000, devices='devices = ["connectx6"]')
+    )
     study = load_study(folder)
     assert [c.reference.id for c in study.claims] == ["collapse", "wrong", "elsewhere"]
-    outcome = reproduce_study(study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1,
-                              repeat=1, limit_points=None)
+    outcome = reproduce_study(
+        study, results=tmp_path / "results", reports=tmp_path / "reports", jobs=1, repeat=1, limit_points=None
+    )
     (pred,) = outcome.as_dict()["predictions"]
     assert pred["device"] == "connectx4" and pred["fitted_on"]["base"] == "connectx5"
     assert pred["claims"]["collapse"]["status"] == "pass" and pred["claims"]["wrong"]["status"] == "fail"

@@ -89,8 +89,9 @@ def test_install_rate_completes_its_batch_and_compares_matches():
 
 
 def test_same_seed_same_result():
-    sc = connectx.scenario(rules=connectx.generated_rules(100), duration_ns=5_000_000, traffic=connectx.parse_gen(""),
-                           seed=9)
+    sc = connectx.scenario(
+        rules=connectx.generated_rules(100), duration_ns=5_000_000, traffic=connectx.parse_gen(""), seed=9
+    )
     a, b = connectx.simulate(sc), connectx.simulate(sc)
     a.pop("sim"), b.pop("sim")
     assert a == b

@@ -13,8 +13,17 @@ from nicbench import _native, load_results
 
 
 def run_spec(spec: str, results, *sets: str) -> None:
-    args = ["run", str(REPO / "experiments" / spec), "--results", str(results), "--repeat", "1", "--jobs", "1",
-            "--json"]
+    args = [
+        "run",
+        str(REPO / "experiments" / spec),
+        "--results",
+        str(results),
+        "--repeat",
+        "1",
+        "--jobs",
+        "1",
+        "--json",
+    ]
     for s in sets:
         args += ["--set", s]
     proc = run_cli(*args)

@@ -46,8 +46,12 @@ def _run(root: Path, name: str, capacity: str = "10Gbps", seed: int = 1) -> Path
 def runs(tmp_path_factory) -> dict[str, Path]:
     """The same sweep on the reference device, a slowed one, a faster one, and with another seed."""
     root = tmp_path_factory.mktemp("compare")
-    return {"a": _run(root, "a"), "slow": _run(root, "slow", capacity="8Gbps"),
-            "fast": _run(root, "fast", capacity="12Gbps"), "seed2": _run(root, "seed2", seed=2)}
+    return {
+        "a": _run(root, "a"),
+        "slow": _run(root, "slow", capacity="8Gbps"),
+        "fast": _run(root, "fast", capacity="12Gbps"),
+        "seed2": _run(root, "seed2", seed=2),
+    }
 
 
 def test_a_slowed_device_is_a_regression(tmp_path, runs):
@@ -110,8 +114,9 @@ def test_the_report_draws_both_results_as_series(tmp_path, runs):
 
     labels = source_labels([a, b])
     assert labels == ["a", "slow"]
-    records = _with_other_results(ExperimentStore(a.parent, a.name).load(),
-                                  [ExperimentStore(b.parent, b.name).load()], labels)
+    records = _with_other_results(
+        ExperimentStore(a.parent, a.name).load(), [ExperimentStore(b.parent, b.name).load()], labels
+    )
     spec = parse_spec((a / "spec.toml").read_text(), "spec.toml")
     fig, ax = plt.subplots()
     try:
@@ -129,8 +134,11 @@ def test_the_report_draws_both_results_as_series(tmp_path, runs):
 
 
 def test_report_with_a_missing_folder_is_one_line(tmp_path, runs):
-    assert_one_line_error(harness("report", str(runs["a"]), "--with", str(tmp_path / "nope"), "-o",
-                                  str(tmp_path / "r.html")), "--with", "nope")
+    assert_one_line_error(
+        harness("report", str(runs["a"]), "--with", str(tmp_path / "nope"), "-o", str(tmp_path / "r.html")),
+        "--with",
+        "nope",
+    )
 
 
 def test_metric_directions():
@@ -139,11 +147,14 @@ def test_metric_directions():
     assert direction("rx_drop_gbps") == -1 and direction("value") == 0
 
 
-@pytest.mark.parametrize("args, needle", [
-    (("--acceptable", "lots"), "--acceptable"),
-    (("--acceptable", "-1%"), "--acceptable"),
-    (("--ignore", "nope"), "nope"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--acceptable", "lots"), "--acceptable"),
+        (("--acceptable", "-1%"), "--acceptable"),
+        (("--ignore", "nope"), "nope"),
+    ],
+)
 def test_bad_arguments_are_one_line(runs, args, needle):
     assert_one_line_error(harness("compare", str(runs["a"]), str(runs["a"]), *args), needle)
 
@@ -157,19 +168,23 @@ REPO = Path(__file__).resolve().parents[4]
 
 def test_rev_dot_runs_the_spec_with_this_nicbench_and_compares(tmp_path):
     spec = REPO / "experiments" / "synthetic-loss.toml"
-    proc = harness("compare", "--rev", ".", "--rev", ".", "--spec", str(spec), "--workdir", str(tmp_path), "--json",
-                   cwd=REPO)
+    proc = harness(
+        "compare", "--rev", ".", "--rev", ".", "--spec", str(spec), "--workdir", str(tmp_path), "--json", cwd=REPO
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["compared"] > 0 and out["verdicts"]["same"] == out["compared"]
     assert (tmp_path / "results" / "working-tree").is_dir()
 
 
-@pytest.mark.parametrize("args, needle", [
-    (("--rev", "no-such-revision-xyz", "--rev", "."), "no-such-revision-xyz"),
-    (("--rev", "."), "exactly two revisions"),
-    (("--rev", ".", "--rev", ".", "a", "b"), "not both"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--rev", "no-such-revision-xyz", "--rev", "."), "no-such-revision-xyz"),
+        (("--rev", "."), "exactly two revisions"),
+        (("--rev", ".", "--rev", ".", "a", "b"), "not both"),
+    ],
+)
 def test_rev_misuse_is_one_line(tmp_path, args, needle):
     spec = REPO / "experiments" / "synthetic-loss.toml"
     proc = harness("compare", *args, "--spec", str(spec), "--workdir", str(tmp_path), cwd=REPO)
@@ -190,6 +205,13 @@ def test_a_built_revision_runs_from_a_relative_workdir(tmp_path, monkeypatch):
     fake.write_text('#!/bin/sh\nwhile [ "$1" != "--results" ]; do shift; done\nmkdir -p "$2/exp"\n')
     fake.chmod(0o755)
     monkeypatch.chdir(tmp_path)
-    got = run_at_revision(tmp_path, Revision("HEAD~1", commit), tmp_path / "spec.toml", "exp",
-                          Path("build") / "revisions", [], lambda _: None)
+    got = run_at_revision(
+        tmp_path,
+        Revision("HEAD~1", commit),
+        tmp_path / "spec.toml",
+        "exp",
+        Path("build") / "revisions",
+        [],
+        lambda _: None,
+    )
     assert got.resolve().is_dir() and got.name == "exp"

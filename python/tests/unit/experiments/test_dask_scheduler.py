@@ -82,17 +82,47 @@ class Cluster:
         self.scheduler_file = folder / "scheduler.json"
         self.log = open(folder / "dask.log", "w")
         self.scheduler = subprocess.Popen(
-            [*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-             "--scheduler-file", str(self.scheduler_file)], stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: self.scheduler_file.exists() and self.scheduler_file.stat().st_size > 0,
-                   "scheduler file", proc=self.scheduler)
+            [
+                *DASK,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(self.scheduler_file),
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(
+            lambda: self.scheduler_file.exists() and self.scheduler_file.stat().st_size > 0,
+            "scheduler file",
+            proc=self.scheduler,
+        )
         self.address = json.loads(self.scheduler_file.read_text())["address"]
         self.workers: dict[str, subprocess.Popen] = {}
 
     def start_worker(self, name: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [*DASK, "worker", self.address, "--name", name, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-             "--host", "127.0.0.1"], stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+            [
+                *DASK,
+                "worker",
+                self.address,
+                "--name",
+                name,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+                "--host",
+                "127.0.0.1",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
         self.workers[name] = proc
         return proc
 
@@ -148,9 +178,12 @@ def assert_same_records(results: Path, local: pd.DataFrame) -> None:
 
 def test_a_sweep_with_a_worker_killed_midway_ends_with_the_local_records(tmp_path, cluster, local_records):
     results = tmp_path / "results"
-    proc = subprocess.Popen([*ENTRY, "run", str(spec_file(tmp_path)), "--results", str(results),
-                             "--scheduler", cluster.address, "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*ENTRY, "run", str(spec_file(tmp_path)), "--results", str(results), "--scheduler", cluster.address, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until(lambda: stored(results) >= 8, "8 stored runs", proc=proc)
         cluster.kill("w1")  # kill -9 in the middle of the sweep, likely mid-run
@@ -185,11 +218,14 @@ def test_a_killed_client_restarted_finishes_the_sweep_from_the_store(tmp_path, c
 
 def test_a_hung_run_under_dask_is_stopped_at_its_timeout_and_the_worker_lives_on(tmp_path, cluster):
     path = tmp_path / "hang.toml"
-    path.write_text(SPEC.replace('sleep = "60ms"', 'sleep = "1ms"').replace('"1-20 step 1"', '"1-6 step 1"')
-                    + '[[override]]\nwhere = { x = 2 }\nset = { sleep = "60s" }\n')
+    path.write_text(
+        SPEC.replace('sleep = "60ms"', 'sleep = "1ms"').replace('"1-20 step 1"', '"1-6 step 1"')
+        + '[[override]]\nwhere = { x = 2 }\nset = { sleep = "60s" }\n'
+    )
     t0 = time.monotonic()
-    proc = harness("run", str(path), "--results", str(tmp_path / "r"), "--scheduler", cluster.address,
-                   "--timeout", "1s", "--json")
+    proc = harness(
+        "run", str(path), "--results", str(tmp_path / "r"), "--scheduler", cluster.address, "--timeout", "1s", "--json"
+    )
     assert proc.returncode == 1, proc.stderr  # two runs timed out: recorded as failed
     assert time.monotonic() - t0 < 30
     summary = json.loads(proc.stdout)
@@ -201,8 +237,17 @@ def test_a_hung_run_under_dask_is_stopped_at_its_timeout_and_the_worker_lives_on
 
 def test_local_n_starts_a_local_cluster(tmp_path, local_records):
     results = tmp_path / "results"
-    proc = harness("run", str(spec_file(tmp_path)), "--results", str(results), "--scheduler", "local:1",
-                   "--limit-points", "4", "--json")
+    proc = harness(
+        "run",
+        str(spec_file(tmp_path)),
+        "--results",
+        str(results),
+        "--scheduler",
+        "local:1",
+        "--limit-points",
+        "4",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["executed"] == 8
     df = canonical(load_results(results / "spread"))
@@ -213,8 +258,15 @@ def test_local_n_starts_a_local_cluster(tmp_path, local_records):
 def test_a_task_on_a_worker_with_other_profiles_is_refused(tmp_path):
     mine = environment_fingerprint()
     other = {**mine, "profiles": "0000 (1 files)"}
-    job = {"key": "k", "target": "synthetic.noop", "params": {"x": 1.0, "sleep": 0, "fail": False}, "rep": 0,
-           "seed": 1, "keep": None, "timeout_s": 5.0}
+    job = {
+        "key": "k",
+        "target": "synthetic.noop",
+        "params": {"x": 1.0, "sleep": 0, "fail": False},
+        "rep": 0,
+        "seed": 1,
+        "keep": None,
+        "timeout_s": 5.0,
+    }
     with pytest.raises(EnvironmentMismatch, match=r"profiles \S+ \(\d+ files\) vs 0000"):
         run_task(job, other)
     ok = run_task(job, mine)
@@ -230,8 +282,16 @@ def test_a_task_naming_a_file_with_other_contents_on_the_worker_is_refused(tmp_p
     mine_toml = tmp_path / "mine.toml"
     mine_toml.write_text("# the client's profile\n")
     params = {"x": 1.0, "sleep": 0, "fail": False, "nic": str(mine_toml)}
-    job = {"key": "k", "target": "synthetic.noop", "params": params, "rep": 0, "seed": 1, "keep": None,
-           "timeout_s": 5.0, "provenance": {"input_files": json.dumps(input_hashes(params))}}
+    job = {
+        "key": "k",
+        "target": "synthetic.noop",
+        "params": params,
+        "rep": 0,
+        "seed": 1,
+        "keep": None,
+        "timeout_s": 5.0,
+        "provenance": {"input_files": json.dumps(input_hashes(params))},
+    }
     mine_toml.write_text("# edited on the worker\n")
     with pytest.raises(EnvironmentMismatch, match=r"mine\.toml \(different contents\)"):
         run_task(job, mine)
@@ -252,24 +312,33 @@ def test_a_worker_with_changed_profiles_stops_the_sweep_before_it_starts(tmp_pat
     cluster.start_worker("odd", env={"NICBENCH_PROFILES": str(changed)})
     try:
         cluster.wait_for({"odd"})
-        proc = harness("run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"),
-                       "--scheduler", cluster.address)
+        proc = harness(
+            "run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"), "--scheduler", cluster.address
+        )
         assert_one_line_error(proc, "worker", "profiles", "differs")
         assert not (tmp_path / "r" / "spread" / "runs").exists() or stored(tmp_path / "r") == 0
     finally:
         cluster.kill("odd")
 
 
-@pytest.mark.parametrize("address, fragment", [("local:0", "local:N"), ("nowhere", "tcp://HOST:8786"),
-                                               ("tcp://127.0.0.1:1", "no Dask scheduler"),
-                                               ("tcp://127.0.0.1:x", "HOST:PORT")])
+@pytest.mark.parametrize(
+    "address, fragment",
+    [
+        ("local:0", "local:N"),
+        ("nowhere", "tcp://HOST:8786"),
+        ("tcp://127.0.0.1:1", "no Dask scheduler"),
+        ("tcp://127.0.0.1:x", "HOST:PORT"),
+    ],
+)
 def test_bad_scheduler_addresses_are_refused(address, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
         open_scheduler(address)
 
 
 def test_a_bad_scheduler_is_one_line_at_the_cli(tmp_path):
-    proc = harness("run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"), "--scheduler", "tcp://127.0.0.1:1")
+    proc = harness(
+        "run", str(spec_file(tmp_path)), "--results", str(tmp_path / "r"), "--scheduler", "tcp://127.0.0.1:1"
+    )
     assert_one_line_error(proc, "--scheduler tcp://127.0.0.1:1", "no Dask scheduler")
 
 

@@ -56,7 +56,7 @@ def _edit_port_speed(profile: Path) -> None:
     m = re.search(r"^\[param\.network_port_gbps\]\nvalue = ([0-9.eE+-]+)$", text, flags=re.M)
     assert m, profile
     new = float(m.group(1)) * 1.01 + 1e-9
-    profile.write_text(text[:m.start(1)] + repr(new) + text[m.end(1):])
+    profile.write_text(text[: m.start(1)] + repr(new) + text[m.end(1) :])
 
 
 def test_editing_one_profile_reruns_exactly_its_runs(tmp_path, own_profiles):

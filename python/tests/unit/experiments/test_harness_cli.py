@@ -37,8 +37,11 @@ def test_check_prints_points_times_repetitions(spec_file):
     assert (info["points"], info["repeat"], info["runs"]) == (4, 3, 12)
 
 
-@pytest.mark.parametrize("spec", sorted(str(p) for p in (REPO / "experiments").glob("*.toml"))
-                         + sorted(str(p) for p in (REPO / "studies").glob("*/experiments/*.toml")))
+@pytest.mark.parametrize(
+    "spec",
+    sorted(str(p) for p in (REPO / "experiments").glob("*.toml"))
+    + sorted(str(p) for p in (REPO / "studies").glob("*/experiments/*.toml")),
+)
 def test_shipped_specs_are_valid(spec):
     assert harness("check", spec).returncode == 0
 
@@ -53,8 +56,9 @@ def test_spec_error_is_one_line_with_file_and_key(tmp_path):
 def test_unknown_target_is_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(SPEC.replace("synthetic.noop", "warp.drive"))
-    assert_one_line_error(harness("run", str(bad), "--results", str(tmp_path)), "unknown target 'warp.drive'",
-                          "known targets")
+    assert_one_line_error(
+        harness("run", str(bad), "--results", str(tmp_path)), "unknown target 'warp.drive'", "known targets"
+    )
 
 
 def test_missing_spec_is_one_line(tmp_path):
@@ -202,8 +206,19 @@ def test_reproduce_all_builds_study_reports_with_comparison(tmp_path):
     (study / "study.toml").write_text(STUDY)
     (study / "loss.toml").write_text(LOSS)
     (study / "reference.toml").write_text(REFERENCE)
-    proc = harness("reproduce", "--all", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "reports"), "--repeat", "2", "--json")
+    proc = harness(
+        "reproduce",
+        "--all",
+        "--studies",
+        str(tmp_path / "studies"),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "reports"),
+        "--repeat",
+        "2",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)[0]
     assert (out["references"], out["passed"]) == (2, 1)  # 0 ≠ 0.1 ± 5%: the second one fails
@@ -214,8 +229,19 @@ def test_reproduce_all_builds_study_reports_with_comparison(tmp_path):
     page = (tmp_path / "reports" / "mini" / "mini-loss" / "index.html").read_text()
     assert page.count("data:image/png;base64,") == 1 and "half-loss" in page
     assert "Part of the spec" in page, "--repeat 2 of a 3-repetition spec stores part of its sweep"
-    more = harness("reproduce", "--all", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "reports"), "--repeat", "4", "--json")
+    more = harness(
+        "reproduce",
+        "--all",
+        "--studies",
+        str(tmp_path / "studies"),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "reports"),
+        "--repeat",
+        "4",
+        "--json",
+    )
     assert more.returncode == 0, more.stderr
     page = (tmp_path / "reports" / "mini" / "mini-loss" / "index.html").read_text()
     assert "Part of the spec" not in page, "more repetitions than the spec's are its whole sweep"
@@ -226,8 +252,18 @@ def test_reproduce_unknown_study_is_one_line(tmp_path):
 
 
 def test_reproduce_set_of_unknown_parameter_is_an_error(tmp_path):
-    proc = harness("reproduce", "foundation", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "reports"), "--set", "pakets=2000")
+    proc = harness(
+        "reproduce",
+        "foundation",
+        "--studies",
+        str(REPO / "studies"),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "reports"),
+        "--set",
+        "pakets=2000",
+    )
     assert_one_line_error(proc, "pakets")
 
 
@@ -239,8 +275,18 @@ def _mini_study(tmp_path: Path, known_misses: str | None = None) -> list[str]:
     (study / "reference.toml").write_text(REFERENCE)
     if known_misses is not None:
         (study / "known_misses.toml").write_text(known_misses)
-    return ["reproduce", "mini", "--studies", str(tmp_path / "studies"), "--results", str(tmp_path / "r"),
-            "--reports", str(tmp_path / "reports"), "--repeat", "2"]
+    return [
+        "reproduce",
+        "mini",
+        "--studies",
+        str(tmp_path / "studies"),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "reports"),
+        "--repeat",
+        "2",
+    ]
 
 
 def test_reproduce_strict_fails_on_a_failing_reference_and_names_it(tmp_path):

@@ -8,9 +8,19 @@ from nicbench.experiments.reference_file import OPTIONAL_KEYS, REFERENCE_KEYS, r
 
 
 def _entry(**over):
-    e = {"id": "x-1", "quote": 'says "42 Mpps"', "location": "seed 000, §3", "experiment": "e",
-         "where": {"size": 64, "nic": "connectx5", "rate_gbps": 3.5}, "metric": "mpps", "statistic": "median",
-         "value": 42.0, "unit": "Mpps", "tolerance": {"relative": 0.15}, "set": "validation"}
+    e = {
+        "id": "x-1",
+        "quote": 'says "42 Mpps"',
+        "location": "seed 000, §3",
+        "experiment": "e",
+        "where": {"size": 64, "nic": "connectx5", "rate_gbps": 3.5},
+        "metric": "mpps",
+        "statistic": "median",
+        "value": 42.0,
+        "unit": "Mpps",
+        "tolerance": {"relative": 0.15},
+        "set": "validation",
+    }
     e.update(over)
     return e
 
@@ -31,8 +41,11 @@ def test_float_spelling_is_fixed():
 def test_optional_keys_are_written_only_when_present():
     entries = [_entry(low=40.0, high=44.5, derived_from=["a-1", "b-2"]), _entry(id="x-2")]
     doc = tomllib.loads(render_references([], entries))
-    assert {k: doc["reference"][0][k] for k in OPTIONAL_KEYS} == {"low": 40.0, "high": 44.5,
-                                                                    "derived_from": ["a-1", "b-2"]}
+    assert {k: doc["reference"][0][k] for k in OPTIONAL_KEYS} == {
+        "low": 40.0,
+        "high": 44.5,
+        "derived_from": ["a-1", "b-2"],
+    }
     assert not set(OPTIONAL_KEYS) & set(doc["reference"][1])
 
 

@@ -13,9 +13,26 @@ from helpers import REPO
 
 
 def test_reproduce_all_repository_studies(tmp_path):
-    proc = harness("reproduce", "--all", "--studies", str(REPO / "studies"), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "reports"), "--repeat", "1", "--limit-points", "2",
-                   "--set", "packets=2000", "--jobs", "1", "--no-predictions", "--json")
+    proc = harness(
+        "reproduce",
+        "--all",
+        "--studies",
+        str(REPO / "studies"),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "reports"),
+        "--repeat",
+        "1",
+        "--limit-points",
+        "2",
+        "--set",
+        "packets=2000",
+        "--jobs",
+        "1",
+        "--no-predictions",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     outcomes = json.loads(proc.stdout)
     assert "foundation" in [o["study"] for o in outcomes]

@@ -102,8 +102,9 @@ def test_changed_spec_reruns_only_changed_points_and_moves_old_runs_aside(tmp_pa
 
 def test_a_failing_point_is_recorded_and_the_sweep_goes_on_then_retried(tmp_path):
     path = tmp_path / "f.toml"
-    path.write_text(NOOP.format(repeat=1, sleep="0ns", xs="1-4 step 1")
-                    + '[[override]]\nwhere = { x = 3 }\nset = { fail = true }\n')
+    path.write_text(
+        NOOP.format(repeat=1, sleep="0ns", xs="1-4 step 1") + "[[override]]\nwhere = { x = 3 }\nset = { fail = true }\n"
+    )
     spec = parse_spec(path.read_text(), str(path))
     summary = run_experiment(spec, results=tmp_path, jobs=2)
     assert (summary.executed, summary.failed) == (3, 1)
@@ -120,8 +121,9 @@ def test_single_run_replay_gives_the_same_records(tmp_path):
     spec_file, spec = noop_spec(tmp_path, sleep="0ns", xs="1-5 step 1", repeat=4)
     run_experiment(spec, results=tmp_path, jobs=1)
     before = load_results(tmp_path / "noop")
-    replay = harness("run", str(spec_file), "--results", str(tmp_path), "--only", "x=3", "--rep", "2",
-                     "--rerun", "--json")
+    replay = harness(
+        "run", str(spec_file), "--results", str(tmp_path), "--only", "x=3", "--rep", "2", "--rerun", "--json"
+    )
     assert replay.returncode == 0, replay.stderr
     assert '"executed": 1' in replay.stdout
     pd.testing.assert_frame_equal(canonical(load_results(tmp_path / "noop")), canonical(before))

@@ -36,9 +36,15 @@ def test_ranges_expand_to_canonical_values():
     assert axis_values("64-1518", Param("s", "str")) == ["64-1518"]  # strings are never ranges
 
 
-@pytest.mark.parametrize("raw, needle", [
-    ("10-1", "below"), ("1-10 x1", "factor > 1"), ("0-10 x2", "above 0"), ("0-1", "needs a step"),
-])
+@pytest.mark.parametrize(
+    "raw, needle",
+    [
+        ("10-1", "below"),
+        ("1-10 x1", "factor > 1"),
+        ("0-10 x2", "above 0"),
+        ("0-1", "needs a step"),
+    ],
+)
 def test_bad_ranges_say_why(raw, needle):
     kind = "float" if raw == "0-1" else "int"
     with pytest.raises(UnitError, match=needle):
@@ -72,19 +78,22 @@ def test_spec_error_names_file_key_and_expectation():
     assert str(err.value) == "t.toml: key 'sweep.rate': expected a rate such as 100Gbps, found 'fast'"
 
 
-@pytest.mark.parametrize("body, key", [
-    ('[params]\nbogus = 1\n', "params.bogus"),
-    ('[params]\nsize = "huge"\n', "params.size"),
-    ('[params]\nsize = 20\n', "params.size"),  # below the schema's minimum
-    ('[sweep]\nduration = "5 parsecs"\n', "sweep.duration"),
-    ('[[zip]]\nrate = ["1Gbps"]\nsize = [64, 128]\n', "zip[0]"),
-    ('[design]\nkind = "magic"\n', "design.kind"),
-    ('[design]\nkind = "zero_loss"\n', "design.hi"),
-    ('[design]\nkind = "zero_loss"\nhi = "10Gbps"\n[sweep]\nrate = ["1Gbps"]\n', "sweep.rate"),
-    ('[[figure]]\nkind = "line"\nx = "size"\ny = "nope"\n', "figure[0].y"),
-    ('[[override]]\nwhere = { size = "x" }\nset = {}\n', "override[0].where.size"),
-    ('[unknown]\n', "unknown"),
-])
+@pytest.mark.parametrize(
+    "body, key",
+    [
+        ("[params]\nbogus = 1\n", "params.bogus"),
+        ('[params]\nsize = "huge"\n', "params.size"),
+        ("[params]\nsize = 20\n", "params.size"),  # below the schema's minimum
+        ('[sweep]\nduration = "5 parsecs"\n', "sweep.duration"),
+        ('[[zip]]\nrate = ["1Gbps"]\nsize = [64, 128]\n', "zip[0]"),
+        ('[design]\nkind = "magic"\n', "design.kind"),
+        ('[design]\nkind = "zero_loss"\n', "design.hi"),
+        ('[design]\nkind = "zero_loss"\nhi = "10Gbps"\n[sweep]\nrate = ["1Gbps"]\n', "sweep.rate"),
+        ('[[figure]]\nkind = "line"\nx = "size"\ny = "nope"\n', "figure[0].y"),
+        ('[[override]]\nwhere = { size = "x" }\nset = {}\n', "override[0].where.size"),
+        ("[unknown]\n", "unknown"),
+    ],
+)
 def test_each_mistake_names_its_key(body, key):
     with pytest.raises(SpecError, match=re.escape(f"t.toml: key '{key}'")):
         spec(body)
@@ -116,6 +125,6 @@ def test_zero_loss_design_options():
 
 
 def test_set_overrides_unsweep_a_parameter():
-    s = spec('[sweep]\nsize = [64, 128]\n', sets={"size": "256B"}, repeat=1)
+    s = spec("[sweep]\nsize = [64, 128]\n", sets={"size": "256B"}, repeat=1)
     assert [p["size"] for p in s.points()] == [256]
     assert s.repeat == 1

@@ -72,15 +72,20 @@ def test_fragments_merge_beneath_the_spec(tree):
     assert "include" not in tomllib.loads(spec.text)
     again = parse_spec(spec.text, str(tree / "elsewhere.toml"))
     assert (again.fixed, again.points(), [f.title for f in again.figures]) == (
-        spec.fixed, spec.points(), [f.title for f in spec.figures])
+        spec.fixed,
+        spec.points(),
+        [f.title for f in spec.figures],
+    )
 
 
 def test_a_list_value_is_replaced_whole_and_fragments_include_fragments(tree):
     (tree / "fragments" / "base.toml").write_text('[params]\ncapacity = "30Gbps"\n[sweep]\nsize = [512, 1024]\n')
     (tree / "fragments" / "mid.toml").write_text('include = "base.toml"\n[params]\nrate = "2Gbps"\n')
     spec = tree / "specs" / "nested.toml"
-    spec.write_text('include = ["../fragments/mid.toml"]\n[experiment]\nname = "n"\ntarget = "synthetic.loss"\n'
-                    '[sweep]\nsize = [1500]\n')
+    spec.write_text(
+        'include = ["../fragments/mid.toml"]\n[experiment]\nname = "n"\ntarget = "synthetic.loss"\n'
+        "[sweep]\nsize = [1500]\n"
+    )
     loaded = load_spec(spec)
     assert (loaded.fixed["capacity"], loaded.fixed["rate"]) == (30e9, 2e9)
     assert [p["size"] for p in loaded.points()] == [1500]
@@ -91,8 +96,10 @@ def test_later_fragments_win_over_earlier_ones(tree):
     (tree / "fragments" / "a.toml").write_text('[params]\ncapacity = "3Gbps"\nrate = "1Gbps"\n')
     (tree / "fragments" / "b.toml").write_text('[params]\ncapacity = "4Gbps"\n')
     spec = tree / "specs" / "two.toml"
-    spec.write_text('include = ["../fragments/a.toml", "../fragments/b.toml"]\n'
-                    '[experiment]\nname = "t"\ntarget = "synthetic.loss"\n')
+    spec.write_text(
+        'include = ["../fragments/a.toml", "../fragments/b.toml"]\n'
+        '[experiment]\nname = "t"\ntarget = "synthetic.loss"\n'
+    )
     loaded = load_spec(spec)
     assert (loaded.fixed["capacity"], loaded.fixed["rate"]) == (4e9, 1e9)
 
@@ -110,12 +117,15 @@ def test_a_cycle_is_one_error_naming_the_files(tree):
     assert_one_line_error(harness("check", str(itself)), str(itself), "key 'include'", "include cycle")
 
 
-@pytest.mark.parametrize(("include", "needle"), [
-    ('["../fragments/nope.toml"]', "nope.toml: No such file or directory"),
-    ('["../fragments"]', "fragments"),
-    ("[1]", "expected a TOML file or a list of them"),
-    ("[]", "expected a TOML file or a list of them"),
-])
+@pytest.mark.parametrize(
+    ("include", "needle"),
+    [
+        ('["../fragments/nope.toml"]', "nope.toml: No such file or directory"),
+        ('["../fragments"]', "fragments"),
+        ("[1]", "expected a TOML file or a list of them"),
+        ("[]", "expected a TOML file or a list of them"),
+    ],
+)
 def test_a_bad_include_is_one_line_naming_the_file(tree, include, needle):
     spec = tree / "specs" / "bad.toml"
     spec.write_text(f'include = {include}\n[experiment]\nname = "b"\ntarget = "synthetic.loss"\n')

@@ -50,10 +50,22 @@ def write_study(root, references: str | None = ENTRY, study: str = STUDY):
 def test_an_entry_loads_with_every_field(tmp_path):
     study = load_study(write_study(tmp_path))
     assert (study.name, study.title, study.experiments) == ("mini", "A mini study", [tmp_path / "mini" / "loss.toml"])
-    assert study.references == [Reference(
-        id="half-loss", quote="drops half", location="nowhere, Figure 0", experiment="mini-loss",
-        where={"rate": "20Gbps"}, metric="loss", statistic="p99", value=50.0, unit="%", tolerance_kind="absolute",
-        tolerance=1.5, set="calibration")]
+    assert study.references == [
+        Reference(
+            id="half-loss",
+            quote="drops half",
+            location="nowhere, Figure 0",
+            experiment="mini-loss",
+            where={"rate": "20Gbps"},
+            metric="loss",
+            statistic="p99",
+            value=50.0,
+            unit="%",
+            tolerance_kind="absolute",
+            tolerance=1.5,
+            set="calibration",
+        )
+    ]
     assert isinstance(study.references[0].value, float)
 
 
@@ -69,29 +81,57 @@ def test_a_study_without_reference_file_has_none(tmp_path):
     assert find_studies(tmp_path) == [tmp_path / "mini"]
 
 
-@pytest.mark.parametrize("change, key, message", [
-    (('id = "half-loss"', 'id = 7'), "reference[0].id", "expected a string (required)"),
-    (('unit = "%"\n', ""), "reference[0].unit", "expected a string (required)"),
-    (("value = 50", 'value = "50"'), "reference[0].value", "expected a number, found '50'"),
-    (("value = 50", "value = true"), "reference[0].value", "expected a number, found True"),
-    (('statistic = "p99"', 'statistic = "p95"'), "reference[0].statistic",
-     "expected one of mean, median, min, max, p1, p25, p50, p75, p99, found 'p95'"),
-    (("{ absolute = 1.5 }", "{ factor = 0.5 }"), "reference[0].tolerance.factor", "expected a factor >= 1"),
-    (("{ absolute = 1.5 }", "{ ratio = 2.0 }"), "reference[0].tolerance",
-     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
-    (("{ absolute = 1.5 }", "{ absolute = 1.5, relative = 0.1 }"), "reference[0].tolerance",
-     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
-    (("{ absolute = 1.5 }", "0.1"), "reference[0].tolerance",
-     "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }"),
-    (("{ absolute = 1.5 }", "{ relative = -0.1 }"), "reference[0].tolerance.relative",
-     "expected a non-negative number, found -0.1"),
-    (("{ absolute = 1.5 }", '{ absolute = "1" }'), "reference[0].tolerance.absolute",
-     "expected a non-negative number, found '1'"),
-    (('set = "calibration"', 'set = "training"'), "reference[0].set",
-     "expected 'calibration' or 'validation', found 'training'"),
-    (('where = { rate = "20Gbps" }', 'where = "20Gbps"'), "reference[0].where", "expected a table { param = value }"),
-    (('metric = "loss"', 'metric = "loss"\nmetrc = "typo"'), "reference[0].metrc", "unknown key"),
-])
+@pytest.mark.parametrize(
+    "change, key, message",
+    [
+        (('id = "half-loss"', "id = 7"), "reference[0].id", "expected a string (required)"),
+        (('unit = "%"\n', ""), "reference[0].unit", "expected a string (required)"),
+        (("value = 50", 'value = "50"'), "reference[0].value", "expected a number, found '50'"),
+        (("value = 50", "value = true"), "reference[0].value", "expected a number, found True"),
+        (
+            ('statistic = "p99"', 'statistic = "p95"'),
+            "reference[0].statistic",
+            "expected one of mean, median, min, max, p1, p25, p50, p75, p99, found 'p95'",
+        ),
+        (("{ absolute = 1.5 }", "{ factor = 0.5 }"), "reference[0].tolerance.factor", "expected a factor >= 1"),
+        (
+            ("{ absolute = 1.5 }", "{ ratio = 2.0 }"),
+            "reference[0].tolerance",
+            "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }",
+        ),
+        (
+            ("{ absolute = 1.5 }", "{ absolute = 1.5, relative = 0.1 }"),
+            "reference[0].tolerance",
+            "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }",
+        ),
+        (
+            ("{ absolute = 1.5 }", "0.1"),
+            "reference[0].tolerance",
+            "expected { relative = 0.1 }, { absolute = 5.0 } or { factor = 2.0 }",
+        ),
+        (
+            ("{ absolute = 1.5 }", "{ relative = -0.1 }"),
+            "reference[0].tolerance.relative",
+            "expected a non-negative number, found -0.1",
+        ),
+        (
+            ("{ absolute = 1.5 }", '{ absolute = "1" }'),
+            "reference[0].tolerance.absolute",
+            "expected a non-negative number, found '1'",
+        ),
+        (
+            ('set = "calibration"', 'set = "training"'),
+            "reference[0].set",
+            "expected 'calibration' or 'validation', found 'training'",
+        ),
+        (
+            ('where = { rate = "20Gbps" }', 'where = "20Gbps"'),
+            "reference[0].where",
+            "expected a table { param = value }",
+        ),
+        (('metric = "loss"', 'metric = "loss"\nmetrc = "typo"'), "reference[0].metrc", "unknown key"),
+    ],
+)
 def test_each_mistake_names_its_file_and_key(tmp_path, change, key, message):
     folder = write_study(tmp_path, ENTRY.replace(*change))
     with pytest.raises(SpecError) as info:
@@ -117,27 +157,39 @@ def test_invalid_toml_and_missing_spec_files(tmp_path):
 
 
 def _entry(id_: str, where: str, set_: str, extra: str = "", metric: str = "loss") -> str:
-    return (ENTRY.replace('id = "half-loss"', f'id = "{id_}"').replace('where = { rate = "20Gbps" }',
-                                                                       f"where = {where}")
-            .replace('set = "calibration"', f'set = "{set_}"{extra}').replace('metric = "loss"',
-                                                                              f'metric = "{metric}"'))
+    return (
+        ENTRY.replace('id = "half-loss"', f'id = "{id_}"')
+        .replace('where = { rate = "20Gbps" }', f"where = {where}")
+        .replace('set = "calibration"', f'set = "{set_}"{extra}')
+        .replace('metric = "loss"', f'metric = "{metric}"')
+    )
 
 
 def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
-    text = (_entry("cal", '{ rate = "20Gbps" }', "calibration")
-            + _entry("same-point-other-metric", '{ rate = "20Gbps" }', "validation", metric="throughput_gbps")
-            + _entry("other-point", '{ rate = "30Gbps" }', "validation")
-            + _entry("ratio-of-calibration", '{ rate = "40Gbps" }', "validation", '\nderived_from = ["cal"]')
-            + _entry("ratio-with-a-new-point", '{ rate = "40Gbps", x = 1 }', "validation",
-                     '\nderived_from = ["cal", "other-point"]'))
+    text = (
+        _entry("cal", '{ rate = "20Gbps" }', "calibration")
+        + _entry("same-point-other-metric", '{ rate = "20Gbps" }', "validation", metric="throughput_gbps")
+        + _entry("other-point", '{ rate = "30Gbps" }', "validation")
+        + _entry("ratio-of-calibration", '{ rate = "40Gbps" }', "validation", '\nderived_from = ["cal"]')
+        + _entry(
+            "ratio-with-a-new-point",
+            '{ rate = "40Gbps", x = 1 }',
+            "validation",
+            '\nderived_from = ["cal", "other-point"]',
+        )
+    )
     refs = {r.id: r for r in load_study(write_study(tmp_path, text)).references}
     assert refs["same-point-other-metric"].restates == "cal" and not refs["same-point-other-metric"].independent
     assert refs["ratio-of-calibration"].restates == "cal", "a function of calibration values only"
     assert refs["other-point"].independent and refs["ratio-with-a-new-point"].independent
     assert refs["cal"].restates is None and not refs["cal"].independent
     from nicbench.vocab.study import summary_group
+
     assert [summary_group(refs[i]) for i in ("cal", "other-point", "ratio-of-calibration")] == [
-        "calibration", "validation (independent)", "validation (restates calibration)"]
+        "calibration",
+        "validation (independent)",
+        "validation (restates calibration)",
+    ]
 
 
 def test_derived_from_must_name_references(tmp_path):

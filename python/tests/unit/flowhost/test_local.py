@@ -12,8 +12,15 @@ from nicbench import flowhost, profiles
 
 def test_calibrate_local_writes_a_usable_profile(tmp_path):
     seen = []
-    out = flowhost.calibrate_local(tmp_path, flow_counts=(64, 4096, 65536), min_packets=30_000,
-                                   packets_per_flow=2, repeats=1, work_dir=tmp_path, log=seen.append)
+    out = flowhost.calibrate_local(
+        tmp_path,
+        flow_counts=(64, 4096, 65536),
+        min_packets=30_000,
+        packets_per_flow=2,
+        repeats=1,
+        work_dir=tmp_path,
+        log=seen.append,
+    )
     assert out.path == tmp_path / "flowmeter-local.toml" and out.path.is_file()
     # The measured points: packet counts follow the arguments; rates are measured, so only their
     # relations are checked (ns/packet is 1000 / Mpps; the log line shows the same numbers).
@@ -28,8 +35,9 @@ def test_calibrate_local_writes_a_usable_profile(tmp_path):
     # What the profile says is what was fitted, and the fit's error is the points' error.
     base_ns = out.base_cycles_per_packet / out.machine["cpu_ghz"]
     for p in out.points:
-        assert p["model_ns"] == pytest.approx(flowhost._local_model_ns(p, base_ns, out.llc_hit_ns, out.llc_miss_ns,
-                                                                        out.flow_create_ns))
+        assert p["model_ns"] == pytest.approx(
+            flowhost._local_model_ns(p, base_ns, out.llc_hit_ns, out.llc_miss_ns, out.flow_create_ns)
+        )
     errors = [(p["model_ns"] - p["packet_ns"]) / p["packet_ns"] for p in out.points]
     assert out.rms_rel_error == pytest.approx(math.sqrt(sum(e * e for e in errors) / len(errors)))
     param = tomllib.loads(out.path.read_text())["param"]
@@ -55,8 +63,12 @@ def test_fit_recovers_the_costs_that_made_the_points():
     points = []
     for flows in (1_000, 32_000, 128_000, 512_000, 2_000_000):
         l2_miss, llc_miss = flowhost._miss_ratios(flows, 64.0, 1 << 20, 8 << 20)
-        p = {"flows": flows, "l2_miss": l2_miss, "llc_miss": llc_miss,
-             "new_flow_share": flows / max(400_000, 8 * flows) * (1 + flows % 3)}
+        p = {
+            "flows": flows,
+            "l2_miss": l2_miss,
+            "llc_miss": llc_miss,
+            "new_flow_share": flows / max(400_000, 8 * flows) * (1 + flows % 3),
+        }
         p["packet_ns"] = flowhost._local_model_ns(p, base, hit, miss, create)
         points.append(p)
     assert flowhost._fit_local(points) == pytest.approx((base, hit, miss, create), rel=1e-9)

@@ -40,8 +40,11 @@ def test_hyperthreading_gives_no_gain_when_the_records_fit_the_llc():
     assert one["llc_miss_ratio_mean"] == 0.0 and two["exposed_ns_mean"] == 0.0
     assert (one["smt_gain"], two["smt_gain"]) == (1.0, pytest.approx(1.0, abs=1e-12))
     assert abs(two["processed_mpps"] / one["processed_mpps"] - 1.0) < 0.02
-    assert abs(two["processed_mpps_per_process"] * 2 - one["processed_mpps_per_process"]) / \
-        one["processed_mpps_per_process"] < 0.02
+    assert (
+        abs(two["processed_mpps_per_process"] * 2 - one["processed_mpps_per_process"])
+        / one["processed_mpps_per_process"]
+        < 0.02
+    )
 
 
 def test_hyperthreading_gain_grows_with_dram_misses():
@@ -50,8 +53,9 @@ def test_hyperthreading_gain_grows_with_dram_misses():
     gains = []
     for flows in (16_384, 65_536, 262_144):
         r = run(cores=16, frame_bytes=1500, flows=flows, processes_per_core=2)
-        assert r["smt_gain"] == pytest.approx(min(2.0,
-                                                  r["packet_ns_mean"] / (r["packet_ns_mean"] - r["exposed_ns_mean"])))
+        assert r["smt_gain"] == pytest.approx(
+            min(2.0, r["packet_ns_mean"] / (r["packet_ns_mean"] - r["exposed_ns_mean"]))
+        )
         gains.append(r["smt_gain"])
     assert gains[0] == pytest.approx(1.0) and gains[1] > 1.5 and gains == sorted(gains) and gains[2] <= 2.0
     # A core that hides no latency behind its reorder buffer leaves even LLC hits to the sibling.
@@ -74,8 +78,12 @@ def test_calibration_overrides_reach_the_model():
     assert slow["processed_mpps"] < 0.6 * base["processed_mpps"]
     # The request's own overrides win over the context's.
     with profiles.parameter_overrides({"base_cycles_per_packet": 2000.0}):
-        again = run(cores=4, overrides={"base_cycles_per_packet": profiles.load("argus-host")["param"]
-                                        ["base_cycles_per_packet"]["value"]})
+        again = run(
+            cores=4,
+            overrides={
+                "base_cycles_per_packet": profiles.load("argus-host")["param"]["base_cycles_per_packet"]["value"]
+            },
+        )
     assert again["processed_mpps"] == pytest.approx(base["processed_mpps"])
 
 

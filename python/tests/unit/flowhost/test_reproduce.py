@@ -19,15 +19,40 @@ KNOWN_FAILING = {
 
 # Qualitative claims and table values that must hold (ids in studies/argus100g/reference.toml); the
 # independent predictions among them: the 750 B knee, the 32-process row, the 8-core run.
-MUST_PASS = ["cores-7-drops", "cores-8-no-drops", "cores-6-drops", "flows-750-32768-no-drops",
-             "flows-750-65536-drops", "flows-1500-131072-no-drops", "flows-1500-262144-drops", "ht-drops",
-             "conclusion-750-8-cores", "ht-16-pps-per-core", "ht-32-pps-per-process", "ht-32-pps-total",
-             "ht-32-mbps-per-process", "cores-8-total-16mpps"]
+MUST_PASS = [
+    "cores-7-drops",
+    "cores-8-no-drops",
+    "cores-6-drops",
+    "flows-750-32768-no-drops",
+    "flows-750-65536-drops",
+    "flows-1500-131072-no-drops",
+    "flows-1500-262144-drops",
+    "ht-drops",
+    "conclusion-750-8-cores",
+    "ht-16-pps-per-core",
+    "ht-32-pps-per-process",
+    "ht-32-pps-total",
+    "ht-32-mbps-per-process",
+    "cores-8-total-16mpps",
+]
 
 
 def test_reproduce_holds_the_claims_and_the_known_results(tmp_path):
-    proc = run_cli("reproduce", "argus100g", "--studies", str(STUDIES), "--results", str(tmp_path / "r"),
-                   "--reports", str(tmp_path / "rep"), "--repeat", "1", "-j", "2", "--json")
+    proc = run_cli(
+        "reproduce",
+        "argus100g",
+        "--studies",
+        str(STUDIES),
+        "--results",
+        str(tmp_path / "r"),
+        "--reports",
+        str(tmp_path / "rep"),
+        "--repeat",
+        "1",
+        "-j",
+        "2",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     [outcome] = json.loads(proc.stdout)
     assert outcome["study"] == "argus100g"
@@ -37,13 +62,20 @@ def test_reproduce_holds_the_claims_and_the_known_results(tmp_path):
     failing_claims = [i for i in MUST_PASS if comparisons[i]["status"] != "pass"]
     assert not failing_claims, {i: comparisons[i] for i in failing_claims}
     assert sorted(i for i, c in comparisons.items() if c["status"] != "pass") == sorted(KNOWN_FAILING)
-    group = {i: "calibration" if c["set"] == "calibration" else ("restates" if c["restates"] else "independent")
-             for i, c in comparisons.items()}
+    group = {
+        i: "calibration" if c["set"] == "calibration" else ("restates" if c["restates"] else "independent")
+        for i, c in comparisons.items()
+    }
     assert Counter((group[i], c["status"]) for i, c in comparisons.items()) == {
-        ("calibration", "pass"): 8, ("independent", "pass"): 18, ("independent", "fail"): 2, ("restates", "pass"): 7}
+        ("calibration", "pass"): 8,
+        ("independent", "pass"): 18,
+        ("independent", "fail"): 2,
+        ("restates", "pass"): 7,
+    }
     summary = outcome["summary"]
-    assert [summary[g]["entries"] for g in ("calibration", "validation (independent)",
-                                             "validation (restates calibration)")] == [8, 20, 7]
+    assert [
+        summary[g]["entries"] for g in ("calibration", "validation (independent)", "validation (restates calibration)")
+    ] == [8, 20, 7]
     assert summary["validation (independent)"]["passed"] == 18
     assert outcome["passed"] == 33
     assert (tmp_path / "rep" / "argus100g" / "index.html").is_file()

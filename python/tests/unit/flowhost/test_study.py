@@ -74,18 +74,26 @@ def test_calibration_config_names_fitted_host_parameters():
 
 # Validation entries that restate calibration, and why: drop flags of the calibrated 1/3/5-core runs, and the
 # hyper-threading table's 16-process row (its totals and Mb/s are arithmetic on the calibrated pps per core).
-RESTATING = {"cores-1-drops": "cores-1-adds-2.4mpps", "cores-3-drops": "cores-3-adds-2.4mpps",
-             "cores-5-drops": "cores-5-adds-2.4mpps", "ht-16-mbps-per-core": "ht-16-pps-per-core",
-             "ht-16-pps-total": "ht-16-pps-per-core", "ht-16-mbps-total": "ht-16-pps-per-core",
-             "ht-drops": "ht-16-pps-per-core"}
+RESTATING = {
+    "cores-1-drops": "cores-1-adds-2.4mpps",
+    "cores-3-drops": "cores-3-adds-2.4mpps",
+    "cores-5-drops": "cores-5-adds-2.4mpps",
+    "ht-16-mbps-per-core": "ht-16-pps-per-core",
+    "ht-16-pps-total": "ht-16-pps-per-core",
+    "ht-16-mbps-total": "ht-16-pps-per-core",
+    "ht-drops": "ht-16-pps-per-core",
+}
 
 
 def test_validation_is_independent_of_calibration():
     refs = load_study(STUDY).references
     assert {r.id: r.restates for r in refs if r.restates} == RESTATING
     groups = [summary_group(r) for r in refs]
-    assert (groups.count("calibration"), groups.count("validation (independent)"),
-            groups.count("validation (restates calibration)")) == (8, 20, 7)
+    assert (
+        groups.count("calibration"),
+        groups.count("validation (independent)"),
+        groups.count("validation (restates calibration)"),
+    ) == (8, 20, 7)
     calibration = {r.scenario() for r in refs if r.set == "calibration"}
     independent = [r for r in refs if r.independent]
     assert not [r.id for r in independent if r.scenario() in calibration]

@@ -29,8 +29,13 @@ def run_argus(pcaps: list[Path], workdir: Path) -> dict[Path, Path]:
     procs = []
     for pcap, out in outs.items():
         out.unlink(missing_ok=True)  # argus -w appends to an existing file
-        procs.append(subprocess.Popen(["argus", "-X", "-S", "60", "-r", str(pcap), "-w", str(out)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        procs.append(
+            subprocess.Popen(
+                ["argus", "-X", "-S", "60", "-r", str(pcap), "-w", str(out)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        )
     for proc in procs:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
@@ -41,17 +46,32 @@ def read_argus(argus_file: Path, merge: bool = False) -> list[dict]:
     """Records of an Argus file via `ra` (status records as emitted) or `racluster` (merged per
     flow), as dicts with ra's column names. Management records (`man`) are dropped."""
     reader = peer("racluster" if merge else "ra", "argus-client")
-    text = subprocess.run([reader, "-n", "-u", "-c", ",", "-r", str(argus_file), "-s", *RA_FIELDS], check=True,
-                          capture_output=True, text=True, timeout=60).stdout
+    text = subprocess.run(
+        [reader, "-n", "-u", "-c", ",", "-r", str(argus_file), "-s", *RA_FIELDS],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     records = []
     for row in csv.DictReader(io.StringIO(text)):
         if row["Proto"] == "man":
             continue
-        records.append({
-            "StartTime": float(row["StartTime"]), "LastTime": float(row["LastTime"]), "Proto": row["Proto"],
-            "SrcAddr": row["SrcAddr"], "Sport": _port(row["Sport"]), "Dir": row["Dir"].strip(),
-            "DstAddr": row["DstAddr"], "Dport": _port(row["Dport"]),
-            "SrcPkts": int(row["SrcPkts"]), "DstPkts": int(row["DstPkts"]),
-            "SrcBytes": int(row["SrcBytes"]), "DstBytes": int(row["DstBytes"]), "State": row["State"],
-        })
+        records.append(
+            {
+                "StartTime": float(row["StartTime"]),
+                "LastTime": float(row["LastTime"]),
+                "Proto": row["Proto"],
+                "SrcAddr": row["SrcAddr"],
+                "Sport": _port(row["Sport"]),
+                "Dir": row["Dir"].strip(),
+                "DstAddr": row["DstAddr"],
+                "Dport": _port(row["Dport"]),
+                "SrcPkts": int(row["SrcPkts"]),
+                "DstPkts": int(row["DstPkts"]),
+                "SrcBytes": int(row["SrcBytes"]),
+                "DstBytes": int(row["DstBytes"]),
+                "State": row["State"],
+            }
+        )
     return records

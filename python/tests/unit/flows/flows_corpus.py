@@ -37,7 +37,7 @@ def _l4(proto: int, src: str, dst: str, segment: bytes, csum_offset: int) -> byt
     csum = _checksum(pseudo + segment) if proto != 1 else _checksum(segment)
     if proto == 17 and csum == 0:
         csum = 0xFFFF
-    return segment[:csum_offset] + struct.pack("!H", csum) + segment[csum_offset + 2:]
+    return segment[:csum_offset] + struct.pack("!H", csum) + segment[csum_offset + 2 :]
 
 
 def ip_frame(src: str, dst: str, proto: int, l4: bytes, forward: bool = True) -> bytes:
@@ -64,8 +64,9 @@ def udp(src: str, sport: int, dst: str, dport: int, payload_len: int = 32, paylo
     return ip_frame(src, dst, 17, _l4(17, src, dst, seg, 6))
 
 
-def tcp(src: str, sport: int, dst: str, dport: int, flags: int, seq: int = 0, ack: int = 0,
-        payload_len: int = 0) -> bytes:
+def tcp(
+    src: str, sport: int, dst: str, dport: int, flags: int, seq: int = 0, ack: int = 0, payload_len: int = 0
+) -> bytes:
     seg = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0)
     seg += bytes(payload_len)
     return ip_frame(src, dst, 6, _l4(6, src, dst, seg, 16))
@@ -97,8 +98,17 @@ def write_pcap(path: Path, packets: list[Packet]) -> Path:
 T0 = 1_700_000_000.0
 
 
-def tcp_session(client: str, cport: int, server: str, sport: int, t: float, *, data_up: int = 3,
-                data_down: int = 2, close: str = "fin") -> list[Packet]:
+def tcp_session(
+    client: str,
+    cport: int,
+    server: str,
+    sport: int,
+    t: float,
+    *,
+    data_up: int = 3,
+    data_down: int = 2,
+    close: str = "fin",
+) -> list[Packet]:
     """Handshake, `data_up` client segments of 100 B, `data_down` server segments of 1000 B, then
     FIN/FIN/ACK (`close="fin"`) or a server RST (`close="rst"`). 10 ms between packets."""
     out: list[Packet] = []
@@ -181,8 +191,10 @@ def scenario_idle_split() -> list[Packet]:
         pkts.append((T0 + 47 + i, udp("10.0.3.1", 1111, "10.0.3.2", 2222, 80)))
     session = tcp_session("10.0.3.3", 33333, "10.0.3.4", 80, T0, data_up=2, data_down=2)[:-3]
     pkts += session
-    pkts += [(T0 + 91 + 0.01 * i, tcp("10.0.3.3", 33333, "10.0.3.4", 80, TCP_PSH | TCP_ACK, 9000 + i, 1, 100))
-             for i in range(2)]
+    pkts += [
+        (T0 + 91 + 0.01 * i, tcp("10.0.3.3", 33333, "10.0.3.4", 80, TCP_PSH | TCP_ACK, 9000 + i, 1, 100))
+        for i in range(2)
+    ]
     return sorted(pkts, key=lambda p: p[0])
 
 

@@ -54,8 +54,7 @@ def test_both_directions_land_on_the_same_worker(tmp_path):
     by_worker = Counter(r["Worker"] for r in records)
     assert [by_worker[i] for i in range(4)] == [w["flows"] for w in workers]
     assert sum(w["packets"] for w in workers) == stats["packets"] == 256 * 5 + 32 * 11
-    assert stats["imbalance"] == pytest.approx(
-        max(w["packets"] for w in workers) / (stats["packets"] / 4), rel=1e-6)
+    assert stats["imbalance"] == pytest.approx(max(w["packets"] for w in workers) / (stats["packets"] / 4), rel=1e-6)
 
 
 def test_formats_hold_the_same_records(tmp_path):

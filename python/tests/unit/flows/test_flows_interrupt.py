@@ -30,8 +30,8 @@ def distinct_flows(pcap_bytes: bytes, packets: int) -> int:
     (the generator's frames: Ethernet + IPv4 without options)."""
     seen, offset = set(), PCAP_HEADER_BYTES
     for _ in range(packets):
-        caplen = int.from_bytes(pcap_bytes[offset + 8:offset + 12], "little")
-        frame = pcap_bytes[offset + RECORD_HEADER_BYTES:offset + RECORD_HEADER_BYTES + caplen]
+        caplen = int.from_bytes(pcap_bytes[offset + 8 : offset + 12], "little")
+        frame = pcap_bytes[offset + RECORD_HEADER_BYTES : offset + RECORD_HEADER_BYTES + caplen]
         a, b = frame[26:30] + frame[34:36], frame[30:34] + frame[36:38]
         seen.add((min(a, b), max(a, b)))
         offset += RECORD_HEADER_BYTES + caplen
@@ -50,7 +50,7 @@ def record_boundary(pcap_bytes: bytes, packets: int) -> int:
     """Byte offset just after the first `packets` records of a classic pcap."""
     offset = PCAP_HEADER_BYTES
     for _ in range(packets):
-        offset += RECORD_HEADER_BYTES + int.from_bytes(pcap_bytes[offset + 8:offset + 12], "little")
+        offset += RECORD_HEADER_BYTES + int.from_bytes(pcap_bytes[offset + 8 : offset + 12], "little")
     return offset
 
 
@@ -68,8 +68,9 @@ def test_sigint_flushes_every_flow(tmp_path):
     FIFO needs data to wake up), far slower than the meter reads."""
     prefix_packets, total_packets = 20_000, 200_000
     pcap = tmp_path / "big.pcap"
-    cfg = nicbench.GenConfig(flows=5000, size=64, rate=Rate(1e9, "bps"), duration_ns=None, packets=total_packets,
-                             seed=5)
+    cfg = nicbench.GenConfig(
+        flows=5000, size=64, rate=Rate(1e9, "bps"), duration_ns=None, packets=total_packets, seed=5
+    )
     nicbench.generate_pcap(cfg, str(pcap))
     data = pcap.read_bytes()
     prefix_end = record_boundary(data, prefix_packets)
@@ -77,9 +78,13 @@ def test_sigint_flushes_every_flow(tmp_path):
     fifo = tmp_path / "live.pcap"
     os.mkfifo(fifo)
     out = tmp_path / "flows.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "nicbench.cli", "flows", str(fifo), "--workers", "2", "-o", str(out),
-                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_ctrl_c_as_in_a_shell)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nicbench.cli", "flows", str(fifo), "--workers", "2", "-o", str(out), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ctrl_c_as_in_a_shell,
+    )
 
     prefix_read, interrupted, failure = threading.Event(), threading.Event(), []
 
@@ -95,7 +100,7 @@ def test_sigint_flushes_every_flow(tmp_path):
                 prefix_read.set()
                 interrupted.wait(timeout=60)
                 for start in range(prefix_end, len(data), trickle_bytes):
-                    f.write(data[start:start + trickle_bytes])
+                    f.write(data[start : start + trickle_bytes])
                     time.sleep(0.005)
         except BrokenPipeError:
             pass  # the meter stopped reading: expected after SIGINT
@@ -123,4 +128,5 @@ def test_sigint_flushes_every_flow(tmp_path):
     assert sum(r["TotBytes"] for r in records) == stats["bytes"]
     assert len(records) == stats["records"]
     assert len({(r["SrcAddr"], r["Sport"], r["DstAddr"], r["Dport"]) for r in records}) == distinct_flows(
-        data, stats["packets"])
+        data, stats["packets"]
+    )

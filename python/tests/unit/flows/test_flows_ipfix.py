@@ -48,14 +48,20 @@ def wait_until(condition, what: str, timeout_s: float = 30.0) -> None:
 def test_ipfix_export_read_back_by_nfcapd(tmp_path):
     peer("nfcapd", "nfdump")
     peer("nfdump")
-    pcap = write_pcap(tmp_path / "mix.pcap", sorted(scenario_tcp() + scenario_udp() + scenario_ipv6(),
-                                                    key=lambda p: p[0]))
+    pcap = write_pcap(
+        tmp_path / "mix.pcap", sorted(scenario_tcp() + scenario_udp() + scenario_ipv6(), key=lambda p: p[0])
+    )
     port = free_udp_port()
     flow_dir = tmp_path / "nfcapd"
     flow_dir.mkdir()
-    collector = subprocess.Popen(["nfcapd", "-b", "127.0.0.1", "-p", str(port), "-w", str(flow_dir), "-t", "60"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    collector = subprocess.Popen(
+        ["nfcapd", "-b", "127.0.0.1", "-p", str(port), "-w", str(flow_dir), "-t", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
+
         def listening() -> bool:
             assert collector.poll() is None, collector.stdout.read()
             return udp_socket_row(port) is not None
@@ -72,8 +78,9 @@ def test_ipfix_export_read_back_by_nfcapd(tmp_path):
     finally:
         collector.send_signal(signal.SIGTERM)
         collector.wait(timeout=10)
-    dump = subprocess.run(["nfdump", "-R", str(flow_dir), "-o", "csv", "-q"], capture_output=True, text=True,
-                          timeout=30)
+    dump = subprocess.run(
+        ["nfdump", "-R", str(flow_dir), "-o", "csv", "-q"], capture_output=True, text=True, timeout=30
+    )
     assert dump.returncode == 0, dump.stderr
     lines = [line for line in dump.stdout.splitlines() if line and line[0].isdigit()]
     header = "ts,te,td,sa,da,sp,dp,pr,flg,fwd,stos,ipkt,ibyt".split(",")

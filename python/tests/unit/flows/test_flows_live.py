@@ -50,8 +50,12 @@ def packet_socket_open(pid: int, ifindex: int) -> bool:
 def test_live_loopback_counts_each_packet_once(tmp_path):
     require_packet_sockets()
     out = tmp_path / "live.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "nicbench.cli", "flows", "--live", "lo", "--duration", "3s",
-                             "-o", str(out), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nicbench.cli", "flows", "--live", "lo", "--duration", "3s", "-o", str(out), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     receiver.bind(("127.0.0.1", 0))  # a listener, so the kernel answers with no ICMP unreachable
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

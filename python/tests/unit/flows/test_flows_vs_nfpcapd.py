@@ -36,11 +36,13 @@ def nfpcapd_directions(pcap, workdir) -> dict:
     """(proto, src, dst[, sport, dport]) → [packets, IP bytes], from nfpcapd + nfdump."""
     flow_dir = workdir / f"{pcap.stem}.nfcapd"
     flow_dir.mkdir()
-    built = subprocess.run([peer("nfpcapd", "nfdump"), "-r", str(pcap), "-w", str(flow_dir)], capture_output=True,
-                           text=True, timeout=60)
+    built = subprocess.run(
+        [peer("nfpcapd", "nfdump"), "-r", str(pcap), "-w", str(flow_dir)], capture_output=True, text=True, timeout=60
+    )
     assert built.returncode == 0, built.stderr
-    dump = subprocess.run([peer("nfdump"), "-R", str(flow_dir), "-o", "csv", "-q"], capture_output=True, text=True,
-                          timeout=60)
+    dump = subprocess.run(
+        [peer("nfdump"), "-R", str(flow_dir), "-o", "csv", "-q"], capture_output=True, text=True, timeout=60
+    )
     assert dump.returncode == 0, dump.stderr
     totals: dict = defaultdict(lambda: [0, 0])
     for row in csv.reader(io.StringIO(dump.stdout)):
@@ -61,8 +63,9 @@ def nicbench_directions(pcap, workdir) -> dict:
     totals: dict = defaultdict(lambda: [0, 0])
     for r in load_records(out):
         for src, dst, sport, dport, packets, l2_bytes in (
-                (r["SrcAddr"], r["DstAddr"], r["Sport"], r["Dport"], r["SrcPkts"], r["SrcBytes"]),
-                (r["DstAddr"], r["SrcAddr"], r["Dport"], r["Sport"], r["DstPkts"], r["DstBytes"])):
+            (r["SrcAddr"], r["DstAddr"], r["Sport"], r["Dport"], r["SrcPkts"], r["SrcBytes"]),
+            (r["DstAddr"], r["SrcAddr"], r["Dport"], r["Sport"], r["DstPkts"], r["DstBytes"]),
+        ):
             if packets:
                 key = direction_key(r["Proto"], src, dst, sport, dport)
                 totals[key][0] += packets

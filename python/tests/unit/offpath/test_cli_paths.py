@@ -22,8 +22,16 @@ def test_json_has_the_documented_keys():
     res = _invoke("paths", "--nic", "bluefield2", *FLOWS, "--json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert {"nic", "flows", "total_gbps", "total_mpps", "bottleneck", "bottleneck_utilization", "utilization",
-            "advice"} <= set(doc)
+    assert {
+        "nic",
+        "flows",
+        "total_gbps",
+        "total_mpps",
+        "bottleneck",
+        "bottleneck_utilization",
+        "utilization",
+        "advice",
+    } <= set(doc)
     assert len(doc["flows"]) == 2
     for f in doc["flows"]:
         assert {"gbps", "mpps", "latency_us", "flow", "path", "verb", "payload_bytes"} <= set(f)
@@ -81,8 +89,10 @@ def test_real_model_json():
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     # The README's example, as printed there (Gb/s, M req/s, µs, posting µs per flow).
-    shown = [(round(f["gbps"], 2), round(f["mpps"], 4), round(f["latency_us"], 2), round(f["posting_latency_us"], 3))
-             for f in doc["flows"]]
+    shown = [
+        (round(f["gbps"], 2), round(f["mpps"], 4), round(f["latency_us"], 2), round(f["posting_latency_us"], 3))
+        for f in doc["flows"]
+    ]
     assert shown == [(45.03, 1.3742, 2.75, 0.43), (180.12, 0.3435, 7.79, 0.572)]
     assert doc["bottleneck"] == "pcie1_down"
     assert doc["utilization"]["pcie1_down"] == doc["bottleneck_utilization"] == 1.0
@@ -109,8 +119,11 @@ def test_real_model_max_min_keeps_independent_clients_fast():
     # Seed §4: five client machines saturate ①; 24 host threads on ③ cost ① only a part of its rate,
     # as independent requesters (max_min, the default without shares), not half of it.
     alone = json.loads(forked_cli("paths", "--flow", "client->host READ 64B machines 5", "--json").stdout)
-    both = json.loads(forked_cli("paths", "--flow", "client->host READ 64B machines 5", "--flow",
-                              "host->soc READ 64B threads 24", "--json").stdout)
+    both = json.loads(
+        forked_cli(
+            "paths", "--flow", "client->host READ 64B machines 5", "--flow", "host->soc READ 64B threads 24", "--json"
+        ).stdout
+    )
     assert both["mix"] == "max_min"
     drop = 1 - both["flows"][0]["mpps"] / alone["flows"][0]["mpps"]
     assert 0.0 < drop < 0.3, drop

@@ -31,20 +31,23 @@ def test_parse_flow_aliases_and_packet_rate():
     assert offpath.parse_flow("h2s SEND/RECV 64").verb == "SEND"
 
 
-@pytest.mark.parametrize("text, token", [
-    ("client->sox READ 4KiB", "'client->sox'"),
-    ("client->soc FETCH 4KiB", "'FETCH'"),
-    ("client->soc READ four", "'four'"),
-    ("client->soc READ 4KiB x 180%", "'180%'"),
-    ("client->soc READ 4KiB x lots", "'lots'"),
-    ("client->soc READ 4KiB batch 0", "'0'"),
-    ("client->soc READ 4KiB @ fast", "'fast'"),
-    ("client->soc READ 4KiB in 0B", "'0B'"),
-    ("client->soc READ 4KiB please", "'please'"),
-    ("client->soc READ 4KiB x", "'x'"),
-    ("client->soc READ 4KiB x 10% x 20%", "'x'"),
-    ("client->soc READ 2GiB", "'2GiB'"),
-])
+@pytest.mark.parametrize(
+    "text, token",
+    [
+        ("client->sox READ 4KiB", "'client->sox'"),
+        ("client->soc FETCH 4KiB", "'FETCH'"),
+        ("client->soc READ four", "'four'"),
+        ("client->soc READ 4KiB x 180%", "'180%'"),
+        ("client->soc READ 4KiB x lots", "'lots'"),
+        ("client->soc READ 4KiB batch 0", "'0'"),
+        ("client->soc READ 4KiB @ fast", "'fast'"),
+        ("client->soc READ 4KiB in 0B", "'0B'"),
+        ("client->soc READ 4KiB please", "'please'"),
+        ("client->soc READ 4KiB x", "'x'"),
+        ("client->soc READ 4KiB x 10% x 20%", "'x'"),
+        ("client->soc READ 2GiB", "'2GiB'"),
+    ],
+)
 def test_parse_flow_errors_name_the_bad_token(text, token):
     with pytest.raises(NicbenchError) as err:
         offpath.parse_flow(text)
@@ -72,12 +75,23 @@ def test_label_round_trips():
     assert offpath.parse_flow(f.label()) == f
 
 
-@pytest.mark.parametrize("resource, cls", [
-    ("network_out", "network"), ("network_in", "network"), ("pcie1_up", "pcie"), ("pcie0_down", "pcie"),
-    ("nic_cores_soc", "nic_cores"), ("nic_cores", "nic_cores"), ("soc_dram_bw", "soc_dram"),
-    ("host_dram", "host_dram"), ("requester", "requester"), ("host_cpu", "host_cpu"), ("mystery", "mystery"),
-    (None, ""),
-])
+@pytest.mark.parametrize(
+    "resource, cls",
+    [
+        ("network_out", "network"),
+        ("network_in", "network"),
+        ("pcie1_up", "pcie"),
+        ("pcie0_down", "pcie"),
+        ("nic_cores_soc", "nic_cores"),
+        ("nic_cores", "nic_cores"),
+        ("soc_dram_bw", "soc_dram"),
+        ("host_dram", "host_dram"),
+        ("requester", "requester"),
+        ("host_cpu", "host_cpu"),
+        ("mystery", "mystery"),
+        (None, ""),
+    ],
+)
 def test_bottleneck_class(resource, cls):
     assert offpath.bottleneck_class(resource) == cls
 

@@ -51,14 +51,20 @@ def test_every_bottleneck_case_of_the_seed_is_a_reference():
     classes = {r.metric.removeprefix("bottleneck_") for r in refs if r.metric.startswith("bottleneck_")}
     assert {"network", "pcie", "nic_cores", "requester", "soc_dram", "host_cpu", "soc_cpu"} <= classes
     advices = {r.metric.removeprefix("advice_") for r in refs if r.metric.startswith("advice_")}
-    assert advices == {"avoid_skewed_soc_writes", "segment_large_reads", "bound_h2s_to_p_minus_n",
-                       "doorbell_batching_soc_only", "use_paths_1_and_2_concurrently"}
+    assert advices == {
+        "avoid_skewed_soc_writes",
+        "segment_large_reads",
+        "bound_h2s_to_p_minus_n",
+        "doorbell_batching_soc_only",
+        "use_paths_1_and_2_concurrently",
+    }
 
 
 def test_reference_file_is_generated(tmp_path):
     out = tmp_path / "reference.toml"
-    subprocess.run([sys.executable, str(OFFPATH / "make_reference.py"), "--out", str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(OFFPATH / "make_reference.py"), "--out", str(out)], check=True, capture_output=True
+    )
     assert out.read_text() == (OFFPATH / "reference.toml").read_text(), "re-run studies/offpath/make_reference.py"
 
 
@@ -71,8 +77,12 @@ def test_calibration_config_fits_the_calibration_set():
 
 
 # Calibration entries that set one parameter each by hand (their provenance: "derived from reference <id>").
-HAND_DERIVED = {"fig8-host-191gbps": "network_efficiency", "rnic-send-host-cpu-87mpps": "host_message_ns",
-                "rnic-latency-2us": "client_side_ns", "fig8-soc-pcie-186-9mib": "completion_buffer_entries"}
+HAND_DERIVED = {
+    "fig8-host-191gbps": "network_efficiency",
+    "rnic-send-host-cpu-87mpps": "host_message_ns",
+    "rnic-latency-2us": "client_side_ns",
+    "fig8-soc-pcie-186-9mib": "completion_buffer_entries",
+}
 
 
 def test_calibration_set_is_bluefield2_only_and_larger_than_the_fit():
@@ -105,8 +115,10 @@ def test_hand_derived_parameters_follow_from_their_references():
     assert p["host_message_ns"] == pytest.approx(p["host_cores"] / 87e6 * 1e9, rel=1e-5)
     rnic = offpath.predict("connectx6-rnic", ["client->host READ 64B"])
     assert rnic["flows"][0]["latency_us"] == pytest.approx(2.0, rel=1e-4)
-    assert rnic["total_mpps"] > 87 and offpath.predict("connectx6-rnic",
-                                                       ["client->host SEND 64B"])["bottleneck"] == "host_cpu"
+    assert (
+        rnic["total_mpps"] > 87
+        and offpath.predict("connectx6-rnic", ["client->host SEND 64B"])["bottleneck"] == "host_cpu"
+    )
     # The collapse threshold: 9 MiB of 128-B SoC completions; it moves with the MTU.
     assert p["completion_buffer_entries"] == (9 << 20) / p["soc_mps_bytes"]
 
@@ -147,17 +159,20 @@ def test_single_target_reports_bottleneck_indicators():
     m = _run("offpath.single", path="client->host", verb="READ", payload="16KiB")
     direct = offpath.predict("bluefield2", ["client->host READ 16KiB"])
     assert m["gbps"] == pytest.approx(direct["total_gbps"]) and m["mpps"] == pytest.approx(direct["total_mpps"])
-    flags = {k: m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code",
-                                                                             "bottleneck_utilization")}
+    flags = {
+        k: m[k] for k in m if k.startswith("bottleneck_") and k not in ("bottleneck_code", "bottleneck_utilization")
+    }
     assert sum(flags.values()) == 1.0
     assert {k for k, v in flags.items() if v == 1.0} == {f"bottleneck_{offpath.bottleneck_class(direct['bottleneck'])}"}
-    assert m["pcie_mpps_total"] == pytest.approx(sum(m[f"{x}_mpps"] for x in
-                                                     ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down")))
+    assert m["pcie_mpps_total"] == pytest.approx(
+        sum(m[f"{x}_mpps"] for x in ("pcie0_up", "pcie0_down", "pcie1_up", "pcie1_down"))
+    )
 
 
 def test_mix_target_substitutes_placeholders():
-    m = _run("offpath.mix", flows="client->host {verb} {payload}; client->soc {verb} {payload}", verb="WRITE",
-             payload=4096)
+    m = _run(
+        "offpath.mix", flows="client->host {verb} {payload}; client->soc {verb} {payload}", verb="WRITE", payload=4096
+    )
     direct = offpath.predict("bluefield2", ["client->host WRITE 4096B", "client->soc WRITE 4096B"])
     assert [m["flow0_gbps"], m["flow1_gbps"]] == pytest.approx([f["gbps"] for f in direct["flows"]])
     assert m["total_gbps"] == pytest.approx(m["flow0_gbps"] + m["flow1_gbps"])
@@ -165,12 +180,22 @@ def test_mix_target_substitutes_placeholders():
 
 
 def test_compare_target_reports_range_ends():
-    m = _run("offpath.compare", a="client->soc {verb} {x}", b="client->host {verb} {x}", values="64,128,256",
-             verbs="READ,WRITE")
+    m = _run(
+        "offpath.compare",
+        a="client->soc {verb} {x}",
+        b="client->host {verb} {x}",
+        values="64,128,256",
+        verbs="READ,WRITE",
+    )
     assert m["points"] == 6.0
-    pairs = [(offpath.predict("bluefield2", [f"client->soc {v} {x}B"]),
-              offpath.predict("bluefield2", [f"client->host {v} {x}B"]))
-             for v in ("READ", "WRITE") for x in (64, 128, 256)]
+    pairs = [
+        (
+            offpath.predict("bluefield2", [f"client->soc {v} {x}B"]),
+            offpath.predict("bluefield2", [f"client->host {v} {x}B"]),
+        )
+        for v in ("READ", "WRITE")
+        for x in (64, 128, 256)
+    ]
     ratios = [a["total_mpps"] / b["total_mpps"] for a, b in pairs]
     diffs = [_mean_latency(a) - _mean_latency(b) for a, b in pairs]
     assert (m["tput_ratio_min"], m["tput_ratio_max"]) == pytest.approx((min(ratios), max(ratios)))
@@ -193,11 +218,23 @@ def test_compare_alone_modes():
 KNOWN_FAILING = {
     "calibration": ["lat-snic2-vs-snic1-send-min"],
     "validation (independent)": [
-        "fig5b-456", "lat-h2s-vs-snic2-min", "lat-snic1-vs-rnic1-send-max", "lat-snic1-vs-rnic1-send-min",
-        "lat-snic2-vs-rnic1-read-min", "lat-snic2-vs-snic1-write-similar-max", "lat-snic2-vs-snic1-write-similar-min",
-        "mix12-vs-lower-write-1.50x", "mix13-drop-read-max", "mix13-drop-send-max", "mix13-drop-send-min",
-        "mix13-drop-write-min", "mix13-large-similar", "tput-snic1-vs-rnic1-read-max", "tput-snic1-vs-rnic1-read-min",
-        "tput-snic2-vs-rnic1-read-higher", "zero-write-same",
+        "fig5b-456",
+        "lat-h2s-vs-snic2-min",
+        "lat-snic1-vs-rnic1-send-max",
+        "lat-snic1-vs-rnic1-send-min",
+        "lat-snic2-vs-rnic1-read-min",
+        "lat-snic2-vs-snic1-write-similar-max",
+        "lat-snic2-vs-snic1-write-similar-min",
+        "mix12-vs-lower-write-1.50x",
+        "mix13-drop-read-max",
+        "mix13-drop-send-max",
+        "mix13-drop-send-min",
+        "mix13-drop-write-min",
+        "mix13-large-similar",
+        "tput-snic1-vs-rnic1-read-max",
+        "tput-snic1-vs-rnic1-read-min",
+        "tput-snic2-vs-rnic1-read-higher",
+        "zero-write-same",
     ],
     "validation (restates calibration)": ["h2s-send-small-51.2mreqs", "lat-snic1-vs-rnic1-read-min"],
 }
@@ -230,13 +267,19 @@ def test_reproduce_real_model_is_complete(tmp_path, monkeypatch):
     assert not wrong, f"bottleneck/advice references that fail: {wrong}"
     # Which references pass is a result: a change must be deliberate (README: calibration 31/32,
     # independent validation 51/68, restating calibration 14/16, with the known limitations behind these).
-    failing = {g: sorted(c.reference.id for c in comparisons if c.status != "pass" and summary_group(c.reference) == g)
-               for g in SUMMARY_GROUPS}
+    failing = {
+        g: sorted(c.reference.id for c in comparisons if c.status != "pass" and summary_group(c.reference) == g)
+        for g in SUMMARY_GROUPS
+    }
     assert failing == KNOWN_FAILING, f"references that pass or fail differently than before: {failing}"
     assert Counter((summary_group(c.reference), c.status) for c in comparisons) == {
-        ("calibration", "pass"): 31, ("calibration", "fail"): 1,
-        ("validation (independent)", "pass"): 51, ("validation (independent)", "fail"): 17,
-        ("validation (restates calibration)", "pass"): 14, ("validation (restates calibration)", "fail"): 2}
+        ("calibration", "pass"): 31,
+        ("calibration", "fail"): 1,
+        ("validation (independent)", "pass"): 51,
+        ("validation (independent)", "fail"): 17,
+        ("validation (restates calibration)", "pass"): 14,
+        ("validation (restates calibration)", "fail"): 2,
+    }
     summary = outcome.as_dict()["summary"]
     assert summary["validation (independent)"]["entries"] == 68
     assert summary["validation (independent)"]["median_abs_rel_error"] == pytest.approx(0.047, abs=0.002)

@@ -41,8 +41,12 @@ def test_load_openflow_reads_tables_ports_and_fields(tmp_path):
     third = rules[2]["rule"]
     assert third["actions"][0] == {"action": "set_field", "field": "vlan_tci", "value": 0x1007, "mask": 0x1FFF}
     assert third["actions"][1] == {"action": "resubmit", "port": None, "table": 2}
-    assert openflow_summary(rules) == {"rules": 3, "tables": {0: 2, 1: 1}, "priorities": 2,
-                                       "actions": {"output": 2, "resubmit": 1, "set_field": 1}}
+    assert openflow_summary(rules) == {
+        "rules": 3,
+        "tables": {0: 2, 1: 1},
+        "priorities": 2,
+        "actions": {"output": 2, "resubmit": 1, "set_field": 1},
+    }
 
 
 def test_load_openflow_error_names_file_line_column(tmp_path):
@@ -69,9 +73,11 @@ def test_dpflows_round_trip_and_big_masks():
     # Edit a flow in Python and write it: the writer follows OVS's formats.
     flows[0]["keys"] = [k for k in flows[0]["keys"] if k["field"] != "nw_src"]
     flows[0]["placement"] = {"offloaded": True, "dp": "tc"}
-    assert format_dpflows(flows[:1]) == ("recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),"
-                                         "ipv4(frag=no), packets:3, bytes:180, used:0.512s, offloaded:yes, dp:tc, "
-                                         "actions:2\n")
+    assert format_dpflows(flows[:1]) == (
+        "recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),"
+        "ipv4(frag=no), packets:3, bytes:180, used:0.512s, offloaded:yes, dp:tc, "
+        "actions:2\n"
+    )
 
 
 def test_dpflows_errors():

@@ -60,8 +60,12 @@ def check_ports(layers: dict, kind: str, l4) -> None:
 
 @pytest.mark.parametrize("ttl,tos", [(64, 0), (1, 0xB8), (255, 3)])
 def test_ipv4_udp(ttl, tos):
-    pkt = Ether(src=MAC_A, dst=MAC_B) / IP(src="10.1.2.3", dst="192.168.7.9", ttl=ttl, tos=tos) / UDP(
-        sport=1234, dport=53) / Raw(b"x" * 20)
+    pkt = (
+        Ether(src=MAC_A, dst=MAC_B)
+        / IP(src="10.1.2.3", dst="192.168.7.9", ttl=ttl, tos=tos)
+        / UDP(sport=1234, dport=53)
+        / Raw(b"x" * 20)
+    )
     parsed, pkt = pkt_roundtrip(pkt)
     eth = parsed["outer"]["eth"]
     assert eth["src"] == mac(MAC_A) and eth["dst"] == mac(MAC_B) and eth["ethertype"] == 0x0800
@@ -70,7 +74,12 @@ def test_ipv4_udp(ttl, tos):
     assert parsed["stop"] is None
     key = parsed["flow_key"]
     assert (key["src"], key["dst"], key["proto"], key["src_port"], key["dst_port"]) == (
-        "10.1.2.3", "192.168.7.9", 17, 1234, 53)
+        "10.1.2.3",
+        "192.168.7.9",
+        17,
+        1234,
+        53,
+    )
 
 
 def pkt_roundtrip(pkt) -> tuple[dict, object]:
@@ -84,8 +93,11 @@ def pkt_roundtrip(pkt) -> tuple[dict, object]:
 def test_ipv4_options_tcp_flags():
     from scapy.layers.inet import IPOption_RR
 
-    pkt = Ether() / IP(src="1.2.3.4", dst="5.6.7.8", options=[IPOption_RR(routers=["9.9.9.9"])]) / TCP(
-        sport=40000, dport=443, flags="SA", seq=1000, ack=2000)
+    pkt = (
+        Ether()
+        / IP(src="1.2.3.4", dst="5.6.7.8", options=[IPOption_RR(routers=["9.9.9.9"])])
+        / TCP(sport=40000, dport=443, flags="SA", seq=1000, ack=2000)
+    )
     parsed, pkt = pkt_roundtrip(pkt)
     check_ipv4(parsed["outer"], pkt[IP])
     tag, tcp = one(parsed["outer"]["l4"])
@@ -105,9 +117,15 @@ def test_vlan_and_qinq():
 
 
 def test_ipv6_extension_headers_udp():
-    pkt = (Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2", tc=0x20, fl=0xABCDE, hlim=7)
-           / IPv6ExtHdrHopByHop() / IPv6ExtHdrRouting(addresses=["2001:db8::99"]) / IPv6ExtHdrDestOpt()
-           / UDP(sport=5000, dport=6000) / Raw(b"payload"))
+    pkt = (
+        Ether()
+        / IPv6(src="2001:db8::1", dst="2001:db8::2", tc=0x20, fl=0xABCDE, hlim=7)
+        / IPv6ExtHdrHopByHop()
+        / IPv6ExtHdrRouting(addresses=["2001:db8::99"])
+        / IPv6ExtHdrDestOpt()
+        / UDP(sport=5000, dport=6000)
+        / Raw(b"payload")
+    )
     parsed, pkt = pkt_roundtrip(pkt)
     check_ipv6(parsed["outer"], pkt[IPv6], 17)
     check_ports(parsed["outer"], "Udp", pkt[UDP])
@@ -115,13 +133,20 @@ def test_ipv6_extension_headers_udp():
 
 
 def test_ipv6_first_and_non_first_fragment():
-    first = Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(offset=0, m=1, id=77) / UDP(
-        sport=1, dport=2)
+    first = (
+        Ether()
+        / IPv6(src="2001:db8::1", dst="2001:db8::2")
+        / IPv6ExtHdrFragment(offset=0, m=1, id=77)
+        / UDP(sport=1, dport=2)
+    )
     parsed, first = pkt_roundtrip(first)
     assert one(parsed["outer"]["l4"])[0] == "Udp"
-    later = Ether() / IPv6(src="2001:db8::1", dst="2001:db8::2") / IPv6ExtHdrFragment(offset=100, m=0, id=77,
-                                                                                      nh=17) / Raw(
-        b"y" * 16)
+    later = (
+        Ether()
+        / IPv6(src="2001:db8::1", dst="2001:db8::2")
+        / IPv6ExtHdrFragment(offset=100, m=0, id=77, nh=17)
+        / Raw(b"y" * 16)
+    )
     parsed, later = pkt_roundtrip(later)
     assert parsed["outer"]["l4"] is None
     assert parsed["flow_key"]["src_port"] == 0 and parsed["flow_key"]["dst_port"] == 0
@@ -158,8 +183,13 @@ def test_vxlan_inner_frame():
 
 
 def test_gre_with_key():
-    pkt = Ether() / IP(src="10.0.0.1", dst="10.0.0.2") / GRE(key_present=1, key=0x1234, proto=0x0800) / IP(
-        src="192.168.1.1", dst="192.168.1.2") / UDP(sport=7, dport=9)
+    pkt = (
+        Ether()
+        / IP(src="10.0.0.1", dst="10.0.0.2")
+        / GRE(key_present=1, key=0x1234, proto=0x0800)
+        / IP(src="192.168.1.1", dst="192.168.1.2")
+        / UDP(sport=7, dport=9)
+    )
     parsed, pkt = pkt_roundtrip(pkt)
     tag, gre = one(parsed["tunnel"])
     assert tag == "Gre" and gre["key"] == 0x1234 and gre["protocol"] == 0x0800
@@ -167,8 +197,13 @@ def test_gre_with_key():
 
 
 def test_mpls():
-    pkt = Ether(type=0x8847) / MPLS(label=1000, s=0, ttl=9) / MPLS(label=2000, s=1, ttl=8) / IP(
-        src="10.9.9.9", dst="10.8.8.8") / UDP(sport=1, dport=2)
+    pkt = (
+        Ether(type=0x8847)
+        / MPLS(label=1000, s=0, ttl=9)
+        / MPLS(label=2000, s=1, ttl=8)
+        / IP(src="10.9.9.9", dst="10.8.8.8")
+        / UDP(sport=1, dport=2)
+    )
     parsed, pkt = pkt_roundtrip(pkt)
     outer = parsed["outer"]
     assert outer["mpls_count"] == 2

@@ -19,21 +19,32 @@ def test_json_reports_rate_offloads_and_the_limiting_stage():
 
 def test_megaflows_file_and_table_output(tmp_path):
     counts = tmp_path / "counts.json"
-    counts.write_text(json.dumps({"masks": [{"ingress": "uplink", "megaflows": 1000, "offloaded": 1000},
-                                            {"ingress": "vf", "megaflows": 1000, "offloaded": 0}]}))
+    counts.write_text(
+        json.dumps(
+            {
+                "masks": [
+                    {"ingress": "uplink", "megaflows": 1000, "offloaded": 1000},
+                    {"ingress": "vf", "megaflows": 1000, "offloaded": 0},
+                ]
+            }
+        )
+    )
     out = run_cli("pvp", "--flows", "1000", "--megaflows", str(counts))
     assert out.returncode == 0, out.stderr
     assert "megaflows in software" in out.stdout and "limited by:" in out.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--flows", "0"), "'--flows': expected a count such as 10000, 10k or 1M from 1 to 268,435,456, found '0'"),
-    (("--flows", "12q"), "'--flows': expected a count"),
-    (("--size", "32"), "'--size': expected a size such as 1500B or 64KiB from 64B to 9,216B, found '32'"),
-    (("--nic", "connectx5"), "has no OVS offload"),
-    (("--datapath", "ovs"), "Invalid value for '--datapath'"),
-    (("--set", "nope=1"), "nope"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--flows", "0"), "'--flows': expected a count such as 10000, 10k or 1M from 1 to 268,435,456, found '0'"),
+        (("--flows", "12q"), "'--flows': expected a count"),
+        (("--size", "32"), "'--size': expected a size such as 1500B or 64KiB from 64B to 9,216B, found '32'"),
+        (("--nic", "connectx5"), "has no OVS offload"),
+        (("--datapath", "ovs"), "Invalid value for '--datapath'"),
+        (("--set", "nope=1"), "nope"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, message):
     out = run_cli("pvp", *args)
     assert out.returncode == 2

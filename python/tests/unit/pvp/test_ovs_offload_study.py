@@ -105,8 +105,14 @@ def test_reproduce_reports_every_reference_with_a_model_value(tmp_path, monkeypa
     status = {c.reference.id: c.status for c in comparisons}
     # Calibration and the mechanisms' qualitative claims hold; which numeric predictions pass is a
     # result (README, ovs-offload): a change must be deliberate.
-    for must in ("cx5-16k-11-8mpps", "agilio-64k-13mpps", "agilio-flat-with-flows",
-                 "cx5-line-rate-large-frames", "vxlan-16k-more-than-50pct", "tc-offload-cpu-efficiency"):
+    for must in (
+        "cx5-16k-11-8mpps",
+        "agilio-64k-13mpps",
+        "agilio-flat-with-flows",
+        "cx5-line-rate-large-frames",
+        "vxlan-16k-more-than-50pct",
+        "tc-offload-cpu-efficiency",
+    ):
         assert status[must] == "pass", (must, status)
     # The known miss (README, ovs-offload: VXLAN at 64K, Agilio 3.3x ahead where the seed says 2x): a
     # change that moves it, or fails another entry, must update the README's account.

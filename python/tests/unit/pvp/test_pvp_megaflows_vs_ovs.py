@@ -37,8 +37,9 @@ def _ip_checksum(header: bytes) -> int:
 def _frame(src: str, dst: str) -> bytes:
     payload = b"\x00" * 18
     udp = struct.pack("!HHHH", 1024, 2048, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
-                     socket.inet_aton(src), socket.inet_aton(dst))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst)
+    )
     ip = ip[:10] + struct.pack("!H", _ip_checksum(ip)) + ip[12:]
     return b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + ip + udp
 
@@ -54,8 +55,10 @@ class Ovs:
         tag = f"{os.getpid() % 100000}"
         self.dir, self.bridge = folder, f"pvp{tag}"
         self.hosts, self.ports = (f"pa{tag}", f"pb{tag}"), (f"pa{tag}p", f"pb{tag}p")
-        self.env = {**os.environ,
-                    **{k: str(folder) for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR")}}
+        self.env = {
+            **os.environ,
+            **{k: str(folder) for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR")},
+        }
         self.db = f"unix:{folder}/db.sock"
 
     def sh(self, *args: str) -> str:
@@ -64,12 +67,27 @@ class Ovs:
     def start(self) -> None:
         d = self.dir
         self.sh("ovsdb-tool", "create", f"{d}/conf.db", "/usr/share/openvswitch/vswitch.ovsschema")
-        self.sh("ovsdb-server", f"{d}/conf.db", f"--remote=punix:{d}/db.sock", f"--pidfile={d}/ovsdb.pid",
-                "--detach", f"--log-file={d}/ovsdb.log")
+        self.sh(
+            "ovsdb-server",
+            f"{d}/conf.db",
+            f"--remote=punix:{d}/db.sock",
+            f"--pidfile={d}/ovsdb.pid",
+            "--detach",
+            f"--log-file={d}/ovsdb.log",
+        )
         self.sh("ovs-vsctl", f"--db={self.db}", "--no-wait", "init")
         self.sh("ovs-vswitchd", self.db, f"--pidfile={d}/vswitchd.pid", "--detach", f"--log-file={d}/vswitchd.log")
-        self.sh("ovs-vsctl", f"--db={self.db}", "add-br", self.bridge, "--", "set", "bridge", self.bridge,
-                "datapath_type=netdev")
+        self.sh(
+            "ovs-vsctl",
+            f"--db={self.db}",
+            "add-br",
+            self.bridge,
+            "--",
+            "set",
+            "bridge",
+            self.bridge,
+            "datapath_type=netdev",
+        )
         for host, port in zip(self.hosts, self.ports):
             self.sh("ip", "link", "add", host, "type", "veth", "peer", "name", port)
             self.sh("ip", "link", "set", host, "up")
@@ -143,8 +161,12 @@ def test_pvp_rules_become_two_exact_megaflows_per_flow_one_mask_per_ingress(ovs,
         counts[port] = len(keys)
     assert sorted(counts.values()) == [FLOWS, FLOWS]
     # The model's default input is what OVS built; fed with OVS's counts it predicts the same.
-    from_ovs = {"masks": [{"ingress": ingress, "megaflows": n, "offloaded": n}
-                          for ingress, n in zip(("uplink", "vf"), counts.values())]}
+    from_ovs = {
+        "masks": [
+            {"ingress": ingress, "megaflows": n, "offloaded": n}
+            for ingress, n in zip(("uplink", "vf"), counts.values())
+        ]
+    }
     assert [m["megaflows"] for m in pvp.pvp_megaflows(FLOWS)["masks"]] == list(counts.values())
     for nic in ("connectx5-25g", "agilio-cx-25g"):
         assert pvp.predict(nic, FLOWS, 64, megaflows=from_ovs)["mpps"] == pvp.predict(nic, FLOWS, 64)["mpps"]

@@ -65,8 +65,10 @@ def test_refused_megaflows_run_on_host_cores():
     full = pvp.predict(CX5, 10_000, 64)
     assert full["host_cores_busy"] == 0.0 and full["megaflows_software"] == 0
     # Agilio's mask table (256 masks, nfp flower driver): the 257th mask is refused, with the reason.
-    many = {"masks": [{"ingress": "uplink", "megaflows": 10, "offloaded": 10} for _ in range(257)]
-            + [{"ingress": "vf", "megaflows": 2570, "offloaded": 2570}]}
+    many = {
+        "masks": [{"ingress": "uplink", "megaflows": 10, "offloaded": 10} for _ in range(257)]
+        + [{"ingress": "vf", "megaflows": 2570, "offloaded": 2570}]
+    }
     r = pvp.predict(AGILIO, 2570, 64, megaflows=many)
     assert [x["reason"] for x in r["refused"]] == ["mask table full (256 masks)"] * 2
     assert r["megaflows_software"] == 2580
@@ -81,21 +83,43 @@ def test_software_datapaths_cost_host_cores():
     assert dpdk["host_cores_busy"] == 8.0
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(nic=CX5, flows=0, frame_bytes=64), "flows: got 0, allowed 1 to 268435456"),
-    (dict(nic=CX5, flows=10, frame_bytes=40), "frame_bytes: got 40, allowed 64-9216"),
-    (dict(nic=CX5, flows=10, frame_bytes=64, offered_gbps=40.0),
-     "offered_gbps: got 40, allowed > 0 and <= the port's 25 Gb/s"),
-    (dict(nic="connectx5", flows=10, frame_bytes=64), "is of kind 'connectx', which has no OVS offload"),
-    (dict(nic=CX5, flows=10, frame_bytes=64, datapath="ovs"), "unknown datapath 'ovs'"),
-    (dict(nic=CX5, flows=10, frame_bytes=64, overrides={"nope": 1.0}), "nope"),
-    (dict(nic=CX5, flows=10, frame_bytes=64,
-          megaflows={"masks": [{"ingress": "uplink", "megaflows": 1, "offloaded": 2},
-                               {"ingress": "vf", "megaflows": 1, "offloaded": 1}]}),
-     "megaflows.masks[0]: offloaded = 2 exceeds megaflows = 1"),
-    (dict(nic=CX5, flows=10, frame_bytes=64, megaflows={"masks": [{"ingress": "lan", "megaflows": 1, "offloaded": 1}]}),
-     "unknown variant `lan`"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(nic=CX5, flows=0, frame_bytes=64), "flows: got 0, allowed 1 to 268435456"),
+        (dict(nic=CX5, flows=10, frame_bytes=40), "frame_bytes: got 40, allowed 64-9216"),
+        (
+            dict(nic=CX5, flows=10, frame_bytes=64, offered_gbps=40.0),
+            "offered_gbps: got 40, allowed > 0 and <= the port's 25 Gb/s",
+        ),
+        (dict(nic="connectx5", flows=10, frame_bytes=64), "is of kind 'connectx', which has no OVS offload"),
+        (dict(nic=CX5, flows=10, frame_bytes=64, datapath="ovs"), "unknown datapath 'ovs'"),
+        (dict(nic=CX5, flows=10, frame_bytes=64, overrides={"nope": 1.0}), "nope"),
+        (
+            dict(
+                nic=CX5,
+                flows=10,
+                frame_bytes=64,
+                megaflows={
+                    "masks": [
+                        {"ingress": "uplink", "megaflows": 1, "offloaded": 2},
+                        {"ingress": "vf", "megaflows": 1, "offloaded": 1},
+                    ]
+                },
+            ),
+            "megaflows.masks[0]: offloaded = 2 exceeds megaflows = 1",
+        ),
+        (
+            dict(
+                nic=CX5,
+                flows=10,
+                frame_bytes=64,
+                megaflows={"masks": [{"ingress": "lan", "megaflows": 1, "offloaded": 1}]},
+            ),
+            "unknown variant `lan`",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_naming_the_field(kwargs, message):
     with pytest.raises(NicbenchError) as exc:
         pvp.predict(**kwargs)

@@ -17,9 +17,20 @@ STATS = ("n", "mean", "std", "min", "p1", "p25", "p50", "p75", "p99", "max", "me
 
 
 def ref(value: float = 100.0, kind: str = "relative", tolerance: float = 0.1, **over) -> Reference:
-    fields = {"id": "r1", "quote": "q", "location": "seed 000, Fig. 1", "experiment": "exp", "where": {},
-              "metric": "throughput_gbps", "statistic": "median", "value": value, "unit": "Gbps",
-              "tolerance_kind": kind, "tolerance": tolerance, "set": "validation"}
+    fields = {
+        "id": "r1",
+        "quote": "q",
+        "location": "seed 000, Fig. 1",
+        "experiment": "exp",
+        "where": {},
+        "metric": "throughput_gbps",
+        "statistic": "median",
+        "value": value,
+        "unit": "Gbps",
+        "tolerance_kind": kind,
+        "tolerance": tolerance,
+        "set": "validation",
+    }
     fields.update(over)
     return Reference(**fields)
 
@@ -36,10 +47,18 @@ def one(reference: Reference, rows: list[dict], target: str | None = "synthetic.
     return comparison
 
 
-@pytest.mark.parametrize("model, passes", [
-    (110.0, True), (90.0, True),  # exactly at the edge: |error| = 10% of 100
-    (110.0001, False), (89.9999, False), (100.0, True), (math.nan, False), (math.inf, False),
-])
+@pytest.mark.parametrize(
+    "model, passes",
+    [
+        (110.0, True),
+        (90.0, True),  # exactly at the edge: |error| = 10% of 100
+        (110.0001, False),
+        (89.9999, False),
+        (100.0, True),
+        (math.nan, False),
+        (math.inf, False),
+    ],
+)
 def test_relative_tolerance_edges(model, passes):
     assert ref(100.0, "relative", 0.1).passes(model) is passes
 
@@ -127,21 +146,39 @@ def test_a_row_without_unit_reads_as_a_plain_number():
     assert (c.status, c.model_value) == ("pass", 0.25)
 
 
-@pytest.mark.parametrize("value, src, dst, expected", [
-    (1.0, "Gbps", "bps", 1e9), (1500.0, "Mbps", "Gbps", 1.5), (2.0, "Tbps", "kbps", 2e9),
-    (14.88, "Mpps", "kpps", 14880.0), (1.0, "Gpps", "pps", 1e9),
-    (250.0, "ns", "us", 0.25), (3.0, "µs", "us", 3.0), (2.0, "ms", "s", 0.002), (1.0, "s", "ns", 1e9),
-    (1.0, "MiB", "KiB", 1024.0), (1.0, "MB", "kB", 1000.0), (64.0, "B", "B", 64.0), (1.0, "KiB", "B", 1024.0),
-    (0.5, "", "%", 50.0), (12.5, "%", "", 0.125),
-])
+@pytest.mark.parametrize(
+    "value, src, dst, expected",
+    [
+        (1.0, "Gbps", "bps", 1e9),
+        (1500.0, "Mbps", "Gbps", 1.5),
+        (2.0, "Tbps", "kbps", 2e9),
+        (14.88, "Mpps", "kpps", 14880.0),
+        (1.0, "Gpps", "pps", 1e9),
+        (250.0, "ns", "us", 0.25),
+        (3.0, "µs", "us", 3.0),
+        (2.0, "ms", "s", 0.002),
+        (1.0, "s", "ns", 1e9),
+        (1.0, "MiB", "KiB", 1024.0),
+        (1.0, "MB", "kB", 1000.0),
+        (64.0, "B", "B", 64.0),
+        (1.0, "KiB", "B", 1024.0),
+        (0.5, "", "%", 50.0),
+        (12.5, "%", "", 0.125),
+    ],
+)
 def test_convert_within_a_dimension(value, src, dst, expected):
     assert convert(value, src, dst) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("src, dst, message", [
-    ("Gbps", "Mpps", "cannot convert Gbps to Mpps"), ("", "ns", "cannot convert a number to ns"),
-    ("furlongs", "B", "cannot convert furlongs to B"), ("us", "", "cannot convert us to a number"),
-])
+@pytest.mark.parametrize(
+    "src, dst, message",
+    [
+        ("Gbps", "Mpps", "cannot convert Gbps to Mpps"),
+        ("", "ns", "cannot convert a number to ns"),
+        ("furlongs", "B", "cannot convert furlongs to B"),
+        ("us", "", "cannot convert us to a number"),
+    ],
+)
 def test_convert_across_dimensions_is_refused(src, dst, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
         convert(1.0, src, dst)

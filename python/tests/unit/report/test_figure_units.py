@@ -21,9 +21,19 @@ def test_base_units_get_prefixed_ticks_and_a_bare_title():
 
 
 def test_line_figure_ticks_read_in_gbps():
-    runs = [{"run": f"r{i}", "status": "ok", "t": None, "metric": "rx_gbps", "unit": "Gbps",
-             "value": 10.0 * i, "rate": rate, "repetition": 0}
-            for i, rate in enumerate([25e9, 50e9, 100e9])]
+    runs = [
+        {
+            "run": f"r{i}",
+            "status": "ok",
+            "t": None,
+            "metric": "rx_gbps",
+            "unit": "Gbps",
+            "value": 10.0 * i,
+            "rate": rate,
+            "repetition": 0,
+        }
+        for i, rate in enumerate([25e9, 50e9, 100e9])
+    ]
     fig, ax = plt.subplots()
     spec = FigureSpec(kind="line", x="rate", y="rx_gbps")
     line.draw(ax, pd.DataFrame(runs), spec, Units(params={"rate": "bps"}, metrics={"rx_gbps": "Gbps"}))
@@ -37,16 +47,35 @@ def test_line_figure_ticks_read_in_gbps():
 def test_timeseries_folds_events_into_one_legend_entry_per_kind():
     from nicbench.report.figures import timeseries
 
-    rows = [{"run": "r0", "status": "ok", "t": t / 10, "metric": "rx_gbps", "unit": "Gbps", "value": 90.0}
-            for t in range(50)]
-    rows += [{"run": "r0", "status": "ok", "t": 0.5 + i,
-              "metric": f"event:matcher rehash to {2 ** (10 + i)} entries (group {i % 2})",
-              "unit": "", "value": 1.0} for i in range(4)]
-    rows += [{"run": "r0", "status": "ok", "t": 0.2, "metric": "event:batch of 1000 operations done (group 1)",
-              "unit": "", "value": 1.0}]
+    rows = [
+        {"run": "r0", "status": "ok", "t": t / 10, "metric": "rx_gbps", "unit": "Gbps", "value": 90.0}
+        for t in range(50)
+    ]
+    rows += [
+        {
+            "run": "r0",
+            "status": "ok",
+            "t": 0.5 + i,
+            "metric": f"event:matcher rehash to {2 ** (10 + i)} entries (group {i % 2})",
+            "unit": "",
+            "value": 1.0,
+        }
+        for i in range(4)
+    ]
+    rows += [
+        {
+            "run": "r0",
+            "status": "ok",
+            "t": 0.2,
+            "metric": "event:batch of 1000 operations done (group 1)",
+            "unit": "",
+            "value": 1.0,
+        }
+    ]
     fig, ax = plt.subplots()
-    timeseries.draw(ax, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"),
-                    Units(metrics={"rx_gbps": "Gbps"}))
+    timeseries.draw(
+        ax, pd.DataFrame(rows), FigureSpec(kind="timeseries", x="t", y="rx_gbps"), Units(metrics={"rx_gbps": "Gbps"})
+    )
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["batch of N operations done", "matcher rehash to N entries (×4)"], labels
     assert len(ax.lines) == 1 + 5  # the series and every event still drawn

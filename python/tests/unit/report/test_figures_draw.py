@@ -23,8 +23,16 @@ REPS = {64: [10.0, 11.0, 13.0, 17.0, 30.0], 512: [40.0, 42.0, 41.0, 47.0, 39.0],
 
 
 def record(metric: str, value: float, rep: int, t=None, status: str = "ok", unit: str = "Mpps", **params) -> dict:
-    return {"run": f"{sorted(params.items())}-{rep}", "rep": rep, "status": status, "t": t, "metric": metric,
-            "unit": unit, "value": value, **params}
+    return {
+        "run": f"{sorted(params.items())}-{rep}",
+        "rep": rep,
+        "status": status,
+        "t": t,
+        "metric": metric,
+        "unit": unit,
+        "value": value,
+        **params,
+    }
 
 
 def box_records() -> pd.DataFrame:
@@ -96,8 +104,12 @@ def test_box_without_agreeing_runs_has_no_marker_or_legend(ax):
 
 
 def test_box_groups_by_hue_and_applies_where(ax):
-    rows = [record("mpps", v + nic, rep, size=size, nic=nic, duration=1)
-            for nic in (0, 100) for size, vs in REPS.items() for rep, v in enumerate(vs)]
+    rows = [
+        record("mpps", v + nic, rep, size=size, nic=nic, duration=1)
+        for nic in (0, 100)
+        for size, vs in REPS.items()
+        for rep, v in enumerate(vs)
+    ]
     rows += [record("mpps", -1.0, rep, size=64, nic=0, duration=2) for rep in range(5)]  # filtered out
     figure = FigureSpec(kind="box", x="size", y="mpps", hue="nic", where={"duration": 1})
     box.draw(ax, pd.DataFrame(rows), figure, Units())
@@ -109,8 +121,11 @@ def test_box_groups_by_hue_and_applies_where(ax):
 
 
 def test_cdf_steps_through_every_sorted_value_per_hue(ax):
-    rows = [record("latency", v, rep, unit="us", load=load)
-            for load, vs in ((1, [5.0, 1.0, 3.0, 3.0]), (2, [9.0, 7.0, 8.0])) for rep, v in enumerate(vs)]
+    rows = [
+        record("latency", v, rep, unit="us", load=load)
+        for load, vs in ((1, [5.0, 1.0, 3.0, 3.0]), (2, [9.0, 7.0, 8.0]))
+        for rep, v in enumerate(vs)
+    ]
     rows.append(record("latency", 100.0, 0, t=1.0, unit="us", load=1))  # a time-series sample: left out
     cdf.draw(ax, pd.DataFrame(rows), FigureSpec(kind="cdf", x="latency", hue="load"), Units())
     steps = {artist.get_label(): artist for artist in ax.lines}
@@ -141,8 +156,9 @@ def test_heatmap_cells_are_the_statistic_of_each_point(ax):
     figure = FigureSpec(kind="heatmap", x="rate", y="rules", z="loss", stat="median")
     heatmap.draw(ax, pd.DataFrame(rows), figure, Units(params={"rate": "bps"}))
     # numpy's own: the median over the 3 repetitions of each (rules, rate), rows = rules ascending.
-    expected = np.array([[np.median([10 * i + j + rep * (i + 1) for rep in range(3)]) for j in range(3)]
-                         for i in range(2)])
+    expected = np.array(
+        [[np.median([10 * i + j + rep * (i + 1) for rep in range(3)]) for j in range(3)] for i in range(2)]
+    )
     [image] = ax.images
     assert np.asarray(image.get_array()).tolist() == expected.tolist()
     assert image.origin == "lower"
@@ -183,18 +199,27 @@ def test_timeseries_draws_each_run_in_time_order(ax):
     figure = FigureSpec(kind="timeseries", x="t", y="rx_gbps", hue="batch")
     timeseries.draw(ax, pd.DataFrame(rows), figure, Units())
     drawn = sorted((artist.get_color(), list(artist.get_xdata()), list(artist.get_ydata())) for artist in ax.lines)
-    assert drawn == sorted([("C0", [0.0, 0.1, 0.2], [1.0, 2.0, 3.0]), ("C0", [0.0, 0.1], [4.0, 5.0]),
-                            ("C1", [0.0, 0.1], [7.0, 8.0])])
+    assert drawn == sorted(
+        [("C0", [0.0, 0.1, 0.2], [1.0, 2.0, 3.0]), ("C0", [0.0, 0.1], [4.0, 5.0]), ("C1", [0.0, 0.1], [7.0, 8.0])]
+    )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["batch=1", "batch=2"]
 
 
-@pytest.mark.parametrize("kind, axes", [("box", {"x": "size", "y": "nope"}), ("line", {"x": "size", "y": "nope"}),
-                                        ("cdf", {"x": "nope"}), ("heatmap", {"x": "size", "y": "rep", "z": "nope"}),
-                                        ("timeseries", {"x": "t", "y": "nope"})])
+@pytest.mark.parametrize(
+    "kind, axes",
+    [
+        ("box", {"x": "size", "y": "nope"}),
+        ("line", {"x": "size", "y": "nope"}),
+        ("cdf", {"x": "nope"}),
+        ("heatmap", {"x": "size", "y": "rep", "z": "nope"}),
+        ("timeseries", {"x": "t", "y": "nope"}),
+    ],
+)
 def test_nothing_to_draw_is_an_empty_figure(ax, kind, axes):
     with pytest.raises(EmptyFigure, match="nope"):
         {"box": box, "line": line, "cdf": cdf, "heatmap": heatmap, "timeseries": timeseries}[kind].draw(
-            ax, box_records(), FigureSpec(kind=kind, **axes), Units())
+            ax, box_records(), FigureSpec(kind=kind, **axes), Units()
+        )
 
 
 def test_render_writes_png_and_svg_of_the_drawn_figure(tmp_path):
@@ -211,11 +236,15 @@ def test_line_a_series_covered_by_a_later_one_says_so_in_the_legend(ax):
     """Two hue series 0.3% apart (Fig. 8's 64K and 128K flows) draw one visible line: the legend
     says which one covers the other instead of listing a line nobody can see."""
     ys = {1: [10.0, 20.0, 30.0], 2: [10.03, 20.05, 30.0], 3: [5.0, 25.0, 40.0]}
-    rows = [record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256),
-                                                                                                        vs)]
+    rows = [
+        record("mpps", y, 0, size=size, flows=flows) for flows, vs in ys.items() for size, y in zip((64, 128, 256), vs)
+    ]
     line.draw(ax, pd.DataFrame(rows), FigureSpec(kind="line", x="size", y="mpps", hue="flows"), Units())
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["flows=1 (≈ flows=2, under it)", "flows=2",
-                                                                   "flows=3"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "flows=1 (≈ flows=2, under it)",
+        "flows=2",
+        "flows=3",
+    ]
 
 
 def test_timeseries_that_barely_moves_is_drawn_from_zero(ax):
@@ -238,9 +267,13 @@ def test_box_and_line_figures_that_barely_move_are_drawn_from_zero():
     from nicbench.report.figures import draw_figure
     from nicbench.report.figures.common import from_zero_when_flat
 
-    flat = pd.DataFrame([record("mpps", v, rep, ppc=ppc) for ppc, vs in ((1, [72.2, 71.5, 71.6]),
-                                                                         (2, [71.2, 71.4, 71.5]))
-                         for rep, v in enumerate(vs)])
+    flat = pd.DataFrame(
+        [
+            record("mpps", v, rep, ppc=ppc)
+            for ppc, vs in ((1, [72.2, 71.5, 71.6]), (2, [71.2, 71.4, 71.5]))
+            for rep, v in enumerate(vs)
+        ]
+    )
     for kind in ("box", "line"):
         fig, ax = plt.subplots()
         draw_figure(ax, FigureSpec(kind=kind, x="ppc", y="mpps"), flat, Units())

@@ -28,19 +28,49 @@ WHITE, GREY = to_rgba("white"), to_rgba("#c8c8c8")
 class FakeTarget:
     """The part of a target the figures use: its parameter schema (to parse a reference's `where`)."""
 
-    PARAMS = {"rules": Param("rules", "count"), "size": Param("size", "size_bytes"),
-              "nic": Param("nic", "str"), "rate": Param("rate", "rate_bps"), "batch": Param("batch", "count"),
-              "start": Param("start", "duration_ns"), "core": Param("core", "str")}
+    PARAMS = {
+        "rules": Param("rules", "count"),
+        "size": Param("size", "size_bytes"),
+        "nic": Param("nic", "str"),
+        "rate": Param("rate", "rate_bps"),
+        "batch": Param("batch", "count"),
+        "start": Param("start", "duration_ns"),
+        "core": Param("core", "str"),
+    }
 
     def param(self, name):
         return self.PARAMS.get(name)
 
 
-def ref(id_: str, value: float, where: dict, *, metric: str = "rx_gbps", unit: str = "Gbps", set_: str = "validation",
-        location: str = DIGITIZED, restates: str | None = None, statistic: str = "median", **over) -> Reference:
-    return Reference(id=id_, quote=f"quote {id_}", location=location, experiment="exp", where=where, metric=metric,
-                     statistic=statistic, value=value, unit=unit, tolerance_kind="relative", tolerance=0.1, set=set_,
-                     restates=restates, **over)
+def ref(
+    id_: str,
+    value: float,
+    where: dict,
+    *,
+    metric: str = "rx_gbps",
+    unit: str = "Gbps",
+    set_: str = "validation",
+    location: str = DIGITIZED,
+    restates: str | None = None,
+    statistic: str = "median",
+    **over,
+) -> Reference:
+    return Reference(
+        id=id_,
+        quote=f"quote {id_}",
+        location=location,
+        experiment="exp",
+        where=where,
+        metric=metric,
+        statistic=statistic,
+        value=value,
+        unit=unit,
+        tolerance_kind="relative",
+        tolerance=0.1,
+        set=set_,
+        restates=restates,
+        **over,
+    )
 
 
 def rx_records() -> pd.DataFrame:
@@ -49,9 +79,20 @@ def rx_records() -> pd.DataFrame:
     for size in (64, 1500):
         for rules in (1000, 2000, 4000):
             for rep in range(3):
-                rows.append({"run": f"{size}-{rules}-{rep}", "rep": rep, "status": "ok", "t": None, "metric": "rx_gbps",
-                             "unit": "Gbps", "value": 100.0 - rules / 100 - size / 100 + rep, "rules": rules,
-                             "size": size, "nic": "cx5"})
+                rows.append(
+                    {
+                        "run": f"{size}-{rules}-{rep}",
+                        "rep": rep,
+                        "status": "ok",
+                        "t": None,
+                        "metric": "rx_gbps",
+                        "unit": "Gbps",
+                        "value": 100.0 - rules / 100 - size / 100 + rep,
+                        "rules": rules,
+                        "size": size,
+                        "nic": "cx5",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -115,8 +156,13 @@ def test_legend_has_one_entry_per_class_not_per_point(ax):
     [legend] = [lg for lg in ax.figure.legends if lg.get_gid() == "published-legend"]
     texts = [t.get_text() for t in legend.get_texts() if t.get_text().strip()]
     # Six points, three classes: three entries; the model's series join them below the plot.
-    assert sorted(texts) == ["paper, calibration", "paper, text value (id)", "paper, validation", "size=1500",
-                             "size=64"]
+    assert sorted(texts) == [
+        "paper, calibration",
+        "paper, text value (id)",
+        "paper, validation",
+        "size=1500",
+        "size=64",
+    ]
     assert ax.get_legend() is None
     ax.figure.canvas.draw()  # each entry in its row: the model's series, then the paper's classes
     rows = {t.get_text(): round(t.get_window_extent().y0) for t in legend.get_texts() if t.get_text().strip()}
@@ -161,8 +207,9 @@ def test_references_the_figure_cannot_show_are_skipped_with_why(ax):
 
 def test_a_value_with_no_place_on_the_axis_is_skipped_not_a_crash(ax):
     # Without a schema the word stays a word: a numeric axis has no place for it.
-    marks, skips = draw_figure(ax, LINE, rx_records(), Units(), [ref("w", 90.0, {"nic": "cx5", "size": 64,
-                                                                                "rules": "max"})], None)
+    marks, skips = draw_figure(
+        ax, LINE, rx_records(), Units(), [ref("w", 90.0, {"nic": "cx5", "size": 64, "rules": "max"})], None
+    )
     assert marks == [] and [s.reason for s in skips] == ["rules=max is not on this figure's x axis"]
 
 
@@ -176,9 +223,11 @@ def test_open_parameters_come_from_the_runs_the_reference_selects(ax):
 
 def test_log_axes_put_values_at_or_below_zero_on_their_low_end(ax):
     figure = FigureSpec(kind="line", x="rules", y="rx_gbps", hue="size", stat="median", logx=True, logy=True)
-    refs = [ref("zero", 0.0, {"size": 64, "rules": 4000}, location=TEXT),
-            ref("small", 0.02, {"size": 64, "rules": 2000}),
-            ref("no-rules", 99.0, {"size": 64, "rules": 0}, low=97.0, high=99.5)]  # x = 0 on a log axis
+    refs = [
+        ref("zero", 0.0, {"size": 64, "rules": 4000}, location=TEXT),
+        ref("small", 0.02, {"size": 64, "rules": 2000}),
+        ref("no-rules", 99.0, {"size": 64, "rules": 0}, low=97.0, high=99.5),
+    ]  # x = 0 on a log axis
     marks, skips = draw_figure(ax, figure, rx_records(), Units(), refs, FakeTarget())
     assert skips == []
     (left, right), (bottom, top) = ax.get_xlim(), ax.get_ylim()
@@ -197,17 +246,31 @@ def test_log_axes_put_values_at_or_below_zero_on_their_low_end(ax):
 
 
 def box_records() -> pd.DataFrame:
-    rows = [{"run": f"{p}-{r}", "rep": r, "status": "ok", "t": None, "metric": "mpps", "unit": "Mpps",
-             "value": 70.0 + p + r / 10, "processes": p} for p in (1, 2) for r in range(5)]
+    rows = [
+        {
+            "run": f"{p}-{r}",
+            "rep": r,
+            "status": "ok",
+            "t": None,
+            "metric": "mpps",
+            "unit": "Mpps",
+            "value": 70.0 + p + r / 10,
+            "processes": p,
+        }
+        for p in (1, 2)
+        for r in range(5)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_box_markers_sit_on_their_box_for_any_statistic_it_shows(ax):
     figure = FigureSpec(kind="box", x="processes", y="mpps")
-    refs = [ref("one", 71.4, {"processes": 1}, metric="mpps", unit="Mpps", set_="calibration"),
-            ref("two-p99", 72.5, {"processes": 2}, metric="mpps", unit="Mpps", statistic="p99"),
-            ref("mean", 72.0, {"processes": 2}, metric="mpps", unit="Mpps", statistic="mean"),
-            ref("three", 73.0, {"processes": 3}, metric="mpps", unit="Mpps")]
+    refs = [
+        ref("one", 71.4, {"processes": 1}, metric="mpps", unit="Mpps", set_="calibration"),
+        ref("two-p99", 72.5, {"processes": 2}, metric="mpps", unit="Mpps", statistic="p99"),
+        ref("mean", 72.0, {"processes": 2}, metric="mpps", unit="Mpps", statistic="mean"),
+        ref("three", 73.0, {"processes": 3}, metric="mpps", unit="Mpps"),
+    ]
     marks, skips = draw_figure(ax, figure, box_records(), Units(), refs, None)
     # bxp puts the boxes at 1 and 2 (processes 1 and 2)
     assert list(artist(ax, "published:one").get_xdata()) == [1.0]
@@ -215,7 +278,8 @@ def test_box_markers_sit_on_their_box_for_any_statistic_it_shows(ax):
     assert list(artist(ax, "published:two-p99").get_ydata()) == [72.5]
     assert {s.ref.id: s.reason for s in skips} == {
         "mean": "its statistic (mean) is not what the figure shows (p1, p25, median, p75, p99)",
-        "three": "processes=3 is not on this figure's x axis"}
+        "three": "processes=3 is not on this figure's x axis",
+    }
 
 
 def timeline_records() -> pd.DataFrame:
@@ -225,23 +289,69 @@ def timeline_records() -> pd.DataFrame:
         for k in range(9):
             t = k * 0.5
             down = 1.0 <= t < 1.0 + dip
-            rows.append({"run": f"b{batch}", "rep": 0, "status": "ok", "t": t, "metric": "rx_gbps", "unit": "Gbps",
-                         "value": 0.0 if down else 100.0, "batch": batch, "start": 1_000_000_000, "core": "same"})
-        rows.append({"run": f"b{batch}", "rep": 0, "status": "ok", "t": 1.0, "metric": "event:batch starts",
-                     "unit": "", "value": 1.0, "batch": batch, "start": 1_000_000_000, "core": "same"})
+            rows.append(
+                {
+                    "run": f"b{batch}",
+                    "rep": 0,
+                    "status": "ok",
+                    "t": t,
+                    "metric": "rx_gbps",
+                    "unit": "Gbps",
+                    "value": 0.0 if down else 100.0,
+                    "batch": batch,
+                    "start": 1_000_000_000,
+                    "core": "same",
+                }
+            )
+        rows.append(
+            {
+                "run": f"b{batch}",
+                "rep": 0,
+                "status": "ok",
+                "t": 1.0,
+                "metric": "event:batch starts",
+                "unit": "",
+                "value": 1.0,
+                "batch": batch,
+                "start": 1_000_000_000,
+                "core": "same",
+            }
+        )
         for metric, value, unit in (("outage_s", float(dip), "s"), ("lost_packets", 1e6, "packets")):
-            rows.append({"run": f"b{batch}", "rep": 0, "status": "ok", "t": None, "metric": metric, "unit": unit,
-                         "value": value, "batch": batch, "start": 1_000_000_000, "core": "same"})
+            rows.append(
+                {
+                    "run": f"b{batch}",
+                    "rep": 0,
+                    "status": "ok",
+                    "t": None,
+                    "metric": metric,
+                    "unit": unit,
+                    "value": value,
+                    "batch": batch,
+                    "start": 1_000_000_000,
+                    "core": "same",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def test_timeseries_shows_the_level_after_as_a_segment_and_the_outage_as_a_bracket(ax):
     figure = FigureSpec(kind="timeseries", x="t", y="rx_gbps", hue="batch", where={"core": "same"})
-    refs = [ref("after", 98.0, {"batch": 1000, "core": "same"}, metric="rx_gbps_after", set_="calibration"),
-            ref("outage", 1800.0, {"batch": 1000, "core": "same"}, metric="outage_s", unit="ms", location=TEXT,
-                low=1500.0, high=2100.0),
-            ref("none", 0.0, {"batch": 1, "core": "same"}, metric="outage_s", unit="s", restates="x"),
-            ref("lost", 1e6, {"batch": 1000, "core": "same"}, metric="lost_packets", unit="packets")]
+    refs = [
+        ref("after", 98.0, {"batch": 1000, "core": "same"}, metric="rx_gbps_after", set_="calibration"),
+        ref(
+            "outage",
+            1800.0,
+            {"batch": 1000, "core": "same"},
+            metric="outage_s",
+            unit="ms",
+            location=TEXT,
+            low=1500.0,
+            high=2100.0,
+        ),
+        ref("none", 0.0, {"batch": 1, "core": "same"}, metric="outage_s", unit="s", restates="x"),
+        ref("lost", 1e6, {"batch": 1000, "core": "same"}, metric="lost_packets", unit="packets"),
+    ]
     marks, skips = draw_figure(ax, figure, timeline_records(), Units(params={"start": "ns"}), refs, FakeTarget())
     assert [s.ref.id for s in skips] == ["lost"]
     assert skips[0].reason == "a time series shows only rx_gbps_after and outage values, not lost_packets"
@@ -267,8 +377,10 @@ def test_timeseries_shows_the_level_after_as_a_segment_and_the_outage_as_a_brack
 
 
 def test_render_keeps_marks_and_skips_and_names_them_in_the_svg(tmp_path):
-    refs = [ref("cal", 90.0, {"size": 64, "rules": 1000}, set_="calibration"),
-            ref("other", 1.0, {"size": 64, "rules": 1000}, metric="loss_ratio", unit="")]
+    refs = [
+        ref("cal", 90.0, {"size": 64, "rules": 1000}, set_="calibration"),
+        ref("other", 1.0, {"size": 64, "rules": 1000}, metric="loss_ratio", unit=""),
+    ]
     figure = FigureSpec(kind="line", x="rules", y="rx_gbps", hue="size", stat="median", name="fig")
     out = render(figure, rx_records(), tmp_path, Units(), refs, FakeTarget())
     assert [m.ref.id for m in out.marks] == ["cal"] and [s.ref.id for s in out.skips] == ["other"]
@@ -276,10 +388,17 @@ def test_render_keeps_marks_and_skips_and_names_them_in_the_svg(tmp_path):
     assert 'id="published:cal"' in svg and "paper, calibration" in svg
 
 
-@pytest.mark.parametrize("kind, axes", [("cdf", {"x": "rx_gbps"}),
-                                        ("heatmap", {"x": "rules", "y": "size", "z": "rx_gbps"})])
+@pytest.mark.parametrize(
+    "kind, axes", [("cdf", {"x": "rx_gbps"}), ("heatmap", {"x": "rules", "y": "size", "z": "rx_gbps"})]
+)
 def test_kinds_without_published_values_say_so(ax, kind, axes):
-    marks, skips = draw_figure(ax, FigureSpec(kind=kind, **axes), rx_records(), Units(),
-                               [ref("r", 90.0, {"size": 64, "rules": 1000})], FakeTarget())
+    marks, skips = draw_figure(
+        ax,
+        FigureSpec(kind=kind, **axes),
+        rx_records(),
+        Units(),
+        [ref("r", 90.0, {"size": 64, "rules": 1000})],
+        FakeTarget(),
+    )
     assert marks == []
     assert [(s.reason, s.close) for s in skips] == [(f"a {kind} figure shows no published values", False)]

@@ -15,8 +15,17 @@ from nicbench.report.compare import Comparison
 from nicbench.report.html import ExperimentPage, comparison_table, experiment_report, set_summary_table, study_report
 from nicbench.vocab.study import Reference, Study
 
-COLUMNS = ["id", "set", "published (quote, location)", "selector", "published", "nicbench", "rel. error",
-           "tolerance", "result"]
+COLUMNS = [
+    "id",
+    "set",
+    "published (quote, location)",
+    "selector",
+    "published",
+    "nicbench",
+    "rel. error",
+    "tolerance",
+    "result",
+]
 
 
 class Tables(HTMLParser):
@@ -55,11 +64,29 @@ class Tables(HTMLParser):
             self._cell.append(data)
 
 
-def ref(id_: str, value: float, unit: str = "Gbps", kind: str = "relative", tolerance: float = 0.1,
-        set_: str = "validation", **over) -> Reference:
-    fields = {"id": id_, "quote": f"quote of {id_}", "location": "seed 000, Fig. 2", "experiment": "exp",
-              "where": {}, "metric": "throughput_gbps", "statistic": "median", "value": value, "unit": unit,
-              "tolerance_kind": kind, "tolerance": tolerance, "set": set_}
+def ref(
+    id_: str,
+    value: float,
+    unit: str = "Gbps",
+    kind: str = "relative",
+    tolerance: float = 0.1,
+    set_: str = "validation",
+    **over,
+) -> Reference:
+    fields = {
+        "id": id_,
+        "quote": f"quote of {id_}",
+        "location": "seed 000, Fig. 2",
+        "experiment": "exp",
+        "where": {},
+        "metric": "throughput_gbps",
+        "statistic": "median",
+        "value": value,
+        "unit": unit,
+        "tolerance_kind": kind,
+        "tolerance": tolerance,
+        "set": set_,
+    }
     fields.update(over)
     return Reference(**fields)
 
@@ -75,24 +102,49 @@ def test_comparison_table_shows_each_reference_as_published_vs_model():
     comparisons = [
         Comparison(ref("fast", 100.0, where={"size": 64, "nic": "cx5"}), 105.0, "pass"),
         Comparison(ref("slow", 40.0, unit="Mpps", kind="absolute", tolerance=2.5, statistic="p99"), 37.0, "fail"),
-        Comparison(ref("gone", 0.5, unit="%", tolerance=0.125, set_="calibration"), math.nan, "no result",
-                   "0 matching summary rows"),
+        Comparison(
+            ref("gone", 0.5, unit="%", tolerance=0.125, set_="calibration"),
+            math.nan,
+            "no result",
+            "0 matching summary rows",
+        ),
     ]
     html = comparison_table(comparisons)
     rows = rows_of(html)
     assert list(rows[0]) == COLUMNS
     assert rows[0] == {
-        "id": "fast", "set": "validation", "published (quote, location)": "quote of fast | seed 000, Fig. 2",
-        "selector": "throughput_gbps (median), size=64, nic=cx5", "published": "100 Gbps", "nicbench": "105 Gbps",
-        "rel. error": "+5.0%", "tolerance": "±10%", "result": "pass"}
+        "id": "fast",
+        "set": "validation",
+        "published (quote, location)": "quote of fast | seed 000, Fig. 2",
+        "selector": "throughput_gbps (median), size=64, nic=cx5",
+        "published": "100 Gbps",
+        "nicbench": "105 Gbps",
+        "rel. error": "+5.0%",
+        "tolerance": "±10%",
+        "result": "pass",
+    }
     assert rows[1] == {
-        "id": "slow", "set": "validation", "published (quote, location)": "quote of slow | seed 000, Fig. 2",
-        "selector": "throughput_gbps (p99)", "published": "40 Mpps", "nicbench": "37 Mpps", "rel. error": "-7.5%",
-        "tolerance": "±2.5 Mpps", "result": "fail"}
+        "id": "slow",
+        "set": "validation",
+        "published (quote, location)": "quote of slow | seed 000, Fig. 2",
+        "selector": "throughput_gbps (p99)",
+        "published": "40 Mpps",
+        "nicbench": "37 Mpps",
+        "rel. error": "-7.5%",
+        "tolerance": "±2.5 Mpps",
+        "result": "fail",
+    }
     assert rows[2] == {
-        "id": "gone", "set": "calibration", "published (quote, location)": "quote of gone | seed 000, Fig. 2",
-        "selector": "throughput_gbps (median)", "published": "0.5 %", "nicbench": "–", "rel. error": "–",
-        "tolerance": "±12.5%", "result": "no result | 0 matching summary rows"}
+        "id": "gone",
+        "set": "calibration",
+        "published (quote, location)": "quote of gone | seed 000, Fig. 2",
+        "selector": "throughput_gbps (median)",
+        "published": "0.5 %",
+        "nicbench": "–",
+        "rel. error": "–",
+        "tolerance": "±12.5%",
+        "result": "no result | 0 matching summary rows",
+    }
     result_classes = [cells[-1] for cells in Tables(html).classes[0][1:]]
     assert result_classes == [{"pass"}, {"fail"}, {"missing"}]
 
@@ -106,10 +158,10 @@ def test_comparison_table_escapes_what_it_shows():
 
 def test_set_summary_counts_and_median_error_per_set():
     comparisons = [
-        Comparison(ref("a", 100.0, set_="calibration"), 110.0, "pass"),    # +10%
-        Comparison(ref("b", 100.0, set_="calibration"), 70.0, "fail"),     # -30%
-        Comparison(ref("c", 100.0, set_="calibration"), 98.0, "pass"),     # -2%
-        Comparison(ref("d", 10.0), 11.0, "pass"),                          # +10%
+        Comparison(ref("a", 100.0, set_="calibration"), 110.0, "pass"),  # +10%
+        Comparison(ref("b", 100.0, set_="calibration"), 70.0, "fail"),  # -30%
+        Comparison(ref("c", 100.0, set_="calibration"), 98.0, "pass"),  # -2%
+        Comparison(ref("d", 10.0), 11.0, "pass"),  # +10%
         Comparison(ref("e", 10.0), math.nan, "no result"),
         Comparison(ref("f", 10.0), math.nan, "unit mismatch"),
         Comparison(ref("g", 0.0, kind="absolute", tolerance=1.0), 0.5, "pass"),  # no relative error of 0
@@ -117,12 +169,30 @@ def test_set_summary_counts_and_median_error_per_set():
     ]
     rows = rows_of(set_summary_table(comparisons))
     assert rows == [
-        {"set": "calibration", "entries": "3", "pass": "2", "fail": "1", "no result": "0",
-         "median |relative error|": "10.0%"},
-        {"set": "validation (independent)", "entries": "4", "pass": "2", "fail": "0", "no result": "2",
-         "median |relative error|": "10.0%"},
-        {"set": "validation (restates calibration)", "entries": "1", "pass": "0", "fail": "1", "no result": "0",
-         "median |relative error|": "50.0%"},
+        {
+            "set": "calibration",
+            "entries": "3",
+            "pass": "2",
+            "fail": "1",
+            "no result": "0",
+            "median |relative error|": "10.0%",
+        },
+        {
+            "set": "validation (independent)",
+            "entries": "4",
+            "pass": "2",
+            "fail": "0",
+            "no result": "2",
+            "median |relative error|": "10.0%",
+        },
+        {
+            "set": "validation (restates calibration)",
+            "entries": "1",
+            "pass": "0",
+            "fail": "1",
+            "no result": "0",
+            "median |relative error|": "50.0%",
+        },
     ]
     assert "has no published reference values" in set_summary_table([])
     only_missing = rows_of(set_summary_table([Comparison(ref("e", 10.0), math.nan, "no result")]))
@@ -158,12 +228,19 @@ def mini_study(tmp_path_factory):
     # The fake device's loss at 20 Gbps, by hand: frames of (64 + 20) × 8 bits in 1 ms.
     offered, received = int(20e9 * 1e-3 / 672), int(10e9 * 1e-3 / 672)
     loss_percent = (offered - received) / offered * 100
-    references = [ref("half", 50.0, unit="%", kind="absolute", tolerance=1.0, metric="loss",
-                      where={"rate": "20Gbps"}),
-                  ref("none", 0.1, unit="", metric="loss", where={"rate": "5Gbps"}, set_="calibration"),
-                  ref("absent", 1.0, metric="loss", where={"rate": "7Gbps"})]
-    study = Study(dir=root, name="mini", title="Mini <study>", description="one experiment",
-                  experiments=[root / "exp.toml"], references=references)
+    references = [
+        ref("half", 50.0, unit="%", kind="absolute", tolerance=1.0, metric="loss", where={"rate": "20Gbps"}),
+        ref("none", 0.1, unit="", metric="loss", where={"rate": "5Gbps"}, set_="calibration"),
+        ref("absent", 1.0, metric="loss", where={"rate": "7Gbps"}),
+    ]
+    study = Study(
+        dir=root,
+        name="mini",
+        title="Mini <study>",
+        description="one experiment",
+        experiments=[root / "exp.toml"],
+        references=references,
+    )
     return root, study, loss_percent
 
 
@@ -175,7 +252,7 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert statuses["none"] == ("fail", 0.0)  # 0 is not within 10% of 0.1
     assert statuses["absent"][0] == "no result"
     html = page.path.read_text()
-    section = html[html.index("<h2>Published vs nicbench</h2>"):html.index("<h2>Runs</h2>")]
+    section = html[html.index("<h2>Published vs nicbench</h2>") : html.index("<h2>Runs</h2>")]
     rows = {r["id"]: r for r in rows_of(section)}
     assert rows["half"]["nicbench"] == f"{loss_percent:.4g} %" and rows["half"]["result"] == "pass"
     assert rows["half"]["rel. error"] == f"{(loss_percent - 50) / 50:+.1%}"
@@ -183,27 +260,48 @@ def test_experiment_page_compares_the_stored_results(mini_study):
     assert rows["absent"]["result"] == "no result | 0 matching summary rows"
     assert page.published_drawn == 2 and page.as_dict()["published_drawn"] == 2  # "half" and "none"
     assert page.as_dict()["comparisons"][0] == {
-        "id": "half", "set": "validation", "restates": None, "experiment": "exp", "metric": "loss",
+        "id": "half",
+        "set": "validation",
+        "restates": None,
+        "experiment": "exp",
+        "metric": "loss",
         "statistic": "median",
-        "published": 50.0, "unit": "%", "model": pytest.approx(loss_percent),
-        "relative_error": pytest.approx((loss_percent - 50) / 50), "status": "pass", "note": ""}
+        "published": 50.0,
+        "unit": "%",
+        "model": pytest.approx(loss_percent),
+        "relative_error": pytest.approx((loss_percent - 50) / 50),
+        "status": "pass",
+        "note": "",
+    }
 
 
 def test_experiment_page_shows_the_figure_with_the_paper_first_and_its_tables_after(mini_study):
     root, study, _ = mini_study
     page = experiment_report(root / "results" / "exp", root / "reports" / "exp" / "index.html", study)
     html = page.path.read_text()
-    order = [html.index(h) for h in ("<h1>", "<h2>Figures</h2>", "<figure>", "</figure>", "Not drawn",
-                                     "<h2>Published vs nicbench</h2>", "<table",
-                                     "<h2>Statistics across repetitions</h2>")]
+    order = [
+        html.index(h)
+        for h in (
+            "<h1>",
+            "<h2>Figures</h2>",
+            "<figure>",
+            "</figure>",
+            "Not drawn",
+            "<h2>Published vs nicbench</h2>",
+            "<table",
+            "<h2>Statistics across repetitions</h2>",
+        )
+    ]
     assert order == sorted(order), order
-    assert "<table" not in html[:html.index("</figure>")]  # no table before the figure
+    assert "<table" not in html[: html.index("</figure>")]  # no table before the figure
     # What the figure draws of the paper, per class, and what it does not (with why).
     assert "published values drawn: 2 (1 calibration (filled), 1 validation (open))" in html
-    notdrawn = unescape(html[html.index("Not drawn"):html.index("</details>")])
+    notdrawn = unescape(html[html.index("Not drawn") : html.index("</details>")])
     assert "Not drawn: 1 of 3 published values" in notdrawn
-    assert ("<b>absent</b> (loss (median), rate=7Gbps): "
-            "Loss vs offered rate: cannot convert Gbps to a number (the figure's y axis)") in notdrawn
+    assert (
+        "<b>absent</b> (loss (median), rate=7Gbps): "
+        "Loss vs offered rate: cannot convert Gbps to a number (the figure's y axis)"
+    ) in notdrawn
     svg = (page.path.parent / "figures" / "01-line-loss.svg").read_text()
     assert 'id="published:half"' in svg and 'id="published:none"' in svg and 'id="published:absent"' not in svg
 
@@ -212,18 +310,23 @@ def test_study_index_links_pages_and_summarizes_each_set(mini_study, tmp_path):
     root, study, loss_percent = mini_study
     out = tmp_path / "reports" / "index.html"
     exp_page = out.parent / "exp" / "index.html"
-    comparisons = [Comparison(study.references[0], loss_percent, "pass"),
-                   Comparison(study.references[1], 0.0, "fail")]
-    pages = [ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT", published_drawn=1),
-             ExperimentPage("measured", out.parent / "m" / "index.html", 1, [], False, 3, "")]
+    comparisons = [Comparison(study.references[0], loss_percent, "pass"), Comparison(study.references[1], 0.0, "fail")]
+    pages = [
+        ExperimentPage("exp", exp_page, 2, comparisons, True, 0, "the <fake> DUT", published_drawn=1),
+        ExperimentPage("measured", out.parent / "m" / "index.html", 1, [], False, 3, ""),
+    ]
     html = study_report(study, pages, out).read_text()
     assert "<h1>Mini &lt;study&gt;</h1>" in html
     tables = Tables(html).tables
     summary, experiments, all_refs = tables[0], tables[1], tables[2]
-    assert summary[1:] == [["calibration", "1", "0", "1", "0", "100.0%"],
-                           ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"]]
-    assert experiments[1:] == [["exp", "the <fake> DUT", "2", "1 of 2", "1/2", "yes"],
-                               ["measured", "", "1", "–", "no reference values", "no (3 failed)"]]
+    assert summary[1:] == [
+        ["calibration", "1", "0", "1", "0", "100.0%"],
+        ["validation (independent)", "1", "1", "0", "0", f"{abs(loss_percent - 50) / 50:.1%}"],
+    ]
+    assert experiments[1:] == [
+        ["exp", "the <fake> DUT", "2", "1 of 2", "1/2", "yes"],
+        ["measured", "", "1", "–", "no reference values", "no (3 failed)"],
+    ]
     assert 'href="exp/index.html"' in html and 'href="m/index.html"' in html
     assert [row[0] for row in all_refs[1:]] == ["half", "none"]
 

@@ -42,11 +42,27 @@ def test_headless_chromium_shows_every_figure_without_console_errors(report_page
     chromium = shutil.which("chromium-browser") or peer("chromium")
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000",
-             "--dump-dom", report_page.as_uri()],
-            capture_output=True, text=True, timeout=120)
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                report_page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rendered = re.findall(r'data-rendered="([^"]+)"', proc.stdout)
     assert len(rendered) == 5, proc.stdout[:500]

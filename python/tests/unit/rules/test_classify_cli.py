@@ -23,10 +23,10 @@ def test_classify_known_answer(cli, tmp_path):
     rules = tmp_path / "rules.flow"
     rules.write_text(RULES)
     pkts = (
-        [Ether() / IP(src="10.0.0.1", dst="192.168.1.1") / UDP(sport=5, dport=53)] * 7       # rule 2 beats rule 3
-        + [Ether() / IP(src="10.0.0.2", dst="192.168.1.1") / UDP(sport=5, dport=53)] * 5     # rule 3
-        + [Ether() / IP(src="10.0.0.2", dst="172.16.0.1") / TCP(sport=5, dport=1500)] * 4    # rule 4: drop
-        + [Ether() / IP(src="10.0.0.2", dst="172.16.0.1") / TCP(sport=5, dport=2500)] * 3    # unmatched in group 1
+        [Ether() / IP(src="10.0.0.1", dst="192.168.1.1") / UDP(sport=5, dport=53)] * 7  # rule 2 beats rule 3
+        + [Ether() / IP(src="10.0.0.2", dst="192.168.1.1") / UDP(sport=5, dport=53)] * 5  # rule 3
+        + [Ether() / IP(src="10.0.0.2", dst="172.16.0.1") / TCP(sport=5, dport=1500)] * 4  # rule 4: drop
+        + [Ether() / IP(src="10.0.0.2", dst="172.16.0.1") / TCP(sport=5, dport=2500)] * 3  # unmatched in group 1
     )
     pcap = tmp_path / "t.pcap"
     wrpcap(str(pcap), pkts)

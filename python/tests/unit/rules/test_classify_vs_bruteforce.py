@@ -61,9 +61,17 @@ def read_filters(path) -> list[Filter]:
             continue
         src, dst, sport, dport, proto = text.lstrip("@").split("\t")[:5]
         value, mask = (int(v, 16) for v in proto.split("/"))
-        filters.append(Filter(number, ipaddress.ip_network(src, strict=False), ipaddress.ip_network(dst, strict=False),
-                              tuple(int(v) for v in sport.split(":")), tuple(int(v) for v in dport.split(":")),
-                              value, mask))
+        filters.append(
+            Filter(
+                number,
+                ipaddress.ip_network(src, strict=False),
+                ipaddress.ip_network(dst, strict=False),
+                tuple(int(v) for v in sport.split(":")),
+                tuple(int(v) for v in dport.split(":")),
+                value,
+                mask,
+            )
+        )
     return filters
 
 

@@ -65,8 +65,13 @@ def fields(pkt, types: set[str], symmetric: bool = False) -> bytes:
     if symmetric and l3_src and l3_dst:  # rte_eth_hash_function: src, dst replaced by xor(src, dst)
         src = dst = bytes(a ^ b for a, b in zip(src, dst))
     out = (src if l3_src else b"") + (dst if l3_dst else b"")
-    l4 = pkt[UDP] if UDP in pkt and types & {"ipv4-udp", "ipv6-udp"} else \
-        pkt[TCP] if TCP in pkt and types & {"ipv4-tcp", "ipv6-tcp"} else None
+    l4 = (
+        pkt[UDP]
+        if UDP in pkt and types & {"ipv4-udp", "ipv6-udp"}
+        else pkt[TCP]
+        if TCP in pkt and types & {"ipv4-tcp", "ipv6-tcp"}
+        else None
+    )
     if l4 is not None:
         sport, dport = l4.sport, l4.dport
         if symmetric:
@@ -93,13 +98,15 @@ def mixed_packets(seed: int = 5, n_flows: int = 300) -> list:
         sport, dport = rng.randrange(1, 65536), rng.randrange(1, 65536)
         pad = b"x" * rng.randrange(0, 200)
         if i % 10 == 8:
-            l3 = IP(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.1", dst="192.0.2.9") / TCP(sport=sport,
-                                                                                                  dport=dport)
+            l3 = IP(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.1", dst="192.0.2.9") / TCP(
+                sport=sport, dport=dport
+            )
         elif i % 10 == 9:
             l3 = IPv6(src=f"2001:db8::{rng.randrange(1 << 16):x}", dst="2001:db8:1::1") / UDP(sport=sport, dport=dport)
         else:
-            l3 = IP(src=str(ipaddress.IPv4Address(rng.getrandbits(32))),
-                    dst=str(ipaddress.IPv4Address(rng.getrandbits(32)))) / UDP(sport=sport, dport=dport)
+            l3 = IP(
+                src=str(ipaddress.IPv4Address(rng.getrandbits(32))), dst=str(ipaddress.IPv4Address(rng.getrandbits(32)))
+            ) / UDP(sport=sport, dport=dport)
         pkts += [Ether(**ETH) / l3 / pad] * rng.randrange(1, 4)
     rng.shuffle(pkts)
     for i, p in enumerate(pkts):
@@ -131,8 +138,10 @@ def simulate_result(cli, tmp_path, rule: str, pcap, *extra: str) -> dict:
     return json.loads(proc.stdout)
 
 
-RULE_DONE_WHEN = ("flow create 0 ingress group 0 pattern eth / ipv4 / end actions rss queues 0 1 2 3 end "
-                  f"types ipv4-udp end key {USER_KEY.hex()} / end")
+RULE_DONE_WHEN = (
+    "flow create 0 ingress group 0 pattern eth / ipv4 / end actions rss queues 0 1 2 3 end "
+    f"types ipv4-udp end key {USER_KEY.hex()} / end"
+)
 
 
 def test_ipv4_udp_rule_matches_the_oracle_in_classify_and_simulate(cli, tmp_path, trace):
@@ -149,8 +158,9 @@ def test_ipv4_udp_rule_matches_the_oracle_in_classify_and_simulate(cli, tmp_path
     assert classify_queues(cli, tmp_path, RULE_DONE_WHEN, pcap) == want
     result = simulate_result(cli, tmp_path, RULE_DONE_WHEN, pcap)
     # The same shape as classify's; the simulated wire carries the 4-byte FCS that captures leave out.
-    assert result["queues"] == {q: {"packets": c["packets"], "bytes": c["bytes"] + 4 * c["packets"]}
-                                for q, c in want.items()}
+    assert result["queues"] == {
+        q: {"packets": c["packets"], "bytes": c["bytes"] + 4 * c["packets"]} for q, c in want.items()
+    }
     assert "queue_bytes" not in result
     # IPv4/TCP packets hash their addresses only (the ports' type, ipv4-tcp, is not given):
     # hashing their ports too would put some elsewhere.
@@ -164,8 +174,9 @@ def test_l3_src_only_hashes_the_source_and_ports(cli, tmp_path, trace):
     rule = RULE_DONE_WHEN.replace("types ipv4-udp end", "types ipv4-udp l3-src-only end")
     types = {"ipv4-udp", "l3-src-only"}
     want = expected(pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(USER_KEY, fields(p, types))) if IP in p else 0)
-    assert want != expected(pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(USER_KEY, fields(p, {"ipv4-udp"})))
-                            if IP in p else 0)
+    assert want != expected(
+        pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(USER_KEY, fields(p, {"ipv4-udp"}))) if IP in p else 0
+    )
     assert classify_queues(cli, tmp_path, rule, pcap) == want
 
 
@@ -185,8 +196,13 @@ def test_non_power_of_two_queue_list_follows_the_512_entry_table(cli, tmp_path, 
 def test_symmetric_toeplitz_puts_both_directions_on_one_queue(cli, tmp_path, trace):
     _, pkts = trace
     udp4 = [p for p in pkts if IP in p and UDP in p]
-    reverse = [Ether(**ETH) / IP(src=p[IP].dst, dst=p[IP].src) / UDP(sport=p[UDP].dport, dport=p[UDP].sport)
-               / bytes(p[UDP].payload) for p in udp4]
+    reverse = [
+        Ether(**ETH)
+        / IP(src=p[IP].dst, dst=p[IP].src)
+        / UDP(sport=p[UDP].dport, dport=p[UDP].sport)
+        / bytes(p[UDP].payload)
+        for p in udp4
+    ]
     fwd_pcap, rev_pcap = tmp_path / "fwd.pcap", tmp_path / "rev.pcap"
     wrpcap(str(fwd_pcap), udp4)
     wrpcap(str(rev_pcap), reverse)
@@ -195,17 +211,20 @@ def test_symmetric_toeplitz_puts_both_directions_on_one_queue(cli, tmp_path, tra
     assert fwd == expected(udp4, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(USER_KEY, fields(p, {"ipv4-udp"}, True))))
     assert classify_queues(cli, tmp_path, rule, rev_pcap) == fwd
     # Plain Toeplitz with this key splits directions: the symmetric result is not a coincidence.
-    assert classify_queues(cli, tmp_path, RULE_DONE_WHEN, rev_pcap) != classify_queues(cli, tmp_path, RULE_DONE_WHEN,
-                                                                                          fwd_pcap)
+    assert classify_queues(cli, tmp_path, RULE_DONE_WHEN, rev_pcap) != classify_queues(
+        cli, tmp_path, RULE_DONE_WHEN, fwd_pcap
+    )
 
 
 def test_a_rule_without_key_uses_the_mlx5_default_key(cli, tmp_path, trace):
     pcap, pkts = trace
     rule = RULE_DONE_WHEN.replace(f" key {USER_KEY.hex()}", "")
-    want = expected(pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(MLX5_DEFAULT_KEY, fields(p, {"ipv4-udp"})))
-                    if IP in p else 0)
-    assert want != expected(pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(MICROSOFT_KEY, fields(p, {"ipv4-udp"})))
-                            if IP in p else 0)
+    want = expected(
+        pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(MLX5_DEFAULT_KEY, fields(p, {"ipv4-udp"}))) if IP in p else 0
+    )
+    assert want != expected(
+        pkts, lambda p: mlx5_queue([0, 1, 2, 3], toeplitz(MICROSOFT_KEY, fields(p, {"ipv4-udp"}))) if IP in p else 0
+    )
     assert classify_queues(cli, tmp_path, rule, pcap) == want
 
 
@@ -221,17 +240,22 @@ def test_unmatched_packets_follow_the_ports_default_rss(cli, tmp_path, trace):
     assert classify_queues(cli, tmp_path, rule, pcap) == expected(pkts, lambda p: 0), "one queue by default"
 
 
-@pytest.mark.parametrize("action, message", [
-    ("rss func simple_xor queues 0 1 end", "simple_xor"),
-    ("rss key 6d5a6d5a6d5a6d5a queues 0 1 end", "exactly 40"),
-    ("rss key_len 64 queues 0 1 end", "exactly 40"),
-])
+@pytest.mark.parametrize(
+    "action, message",
+    [
+        ("rss func simple_xor queues 0 1 end", "simple_xor"),
+        ("rss key 6d5a6d5a6d5a6d5a queues 0 1 end", "exactly 40"),
+        ("rss key_len 64 queues 0 1 end", "exactly 40"),
+    ],
+)
 @pytest.mark.parametrize("command", ["classify", "simulate"])
 def test_actions_the_mlx5_pmd_refuses_are_one_line_errors(cli, tmp_path, trace, action, message, command):
     pcap, _ = trace
     rules = tmp_path / "bad.flow"
-    rules.write_text("flow create 0 ingress pattern eth / ipv6 / end actions drop / end\n"
-                     f"flow create 0 ingress pattern eth / end actions {action} / end\n")
+    rules.write_text(
+        "flow create 0 ingress pattern eth / ipv6 / end actions drop / end\n"
+        f"flow create 0 ingress pattern eth / end actions {action} / end\n"
+    )
     source = ["--pcap", str(pcap)] if command == "classify" else ["--trace", str(pcap), "--duration", "1ms"]
     proc = cli(command, "--rules", str(rules), *source)
     assert proc.returncode == 2

@@ -66,8 +66,10 @@ def test_check_undetectable_syntax(cli, tmp_path):
 
 def test_convert_to_tc_and_back_is_identity(cli, tmp_path):
     src = tmp_path / "r.flow"
-    src.write_text("flow create 0 priority 3 ingress pattern eth / ipv4 dst spec 10.0.0.0 dst mask 255.255.255.0 "
-                   "/ udp dst is 80 / end actions drop / end\n")
+    src.write_text(
+        "flow create 0 priority 3 ingress pattern eth / ipv4 dst spec 10.0.0.0 dst mask 255.255.255.0 "
+        "/ udp dst is 80 / end actions drop / end\n"
+    )
     tc = tmp_path / "r.tc"
     back = tmp_path / "back.flow"
     assert cli("rules", "convert", str(src), "--to", "tc", "-o", str(tc)).returncode == 0
@@ -82,8 +84,10 @@ def test_conversions_keep_precedence(cli, tmp_path):
     # testpmd priority 0 is tc prio 1 (tc's first; prio 0 would ask the kernel for one, which puts the
     # filter below those already there), so every converted filter names its prio.
     src = tmp_path / "r.flow"
-    src.write_text("flow create 0 priority 0 ingress pattern eth / ipv4 dst is 10.0.0.1 / end actions drop / end\n"
-                   "flow create 0 priority 1 ingress pattern eth / ipv4 / end actions passthru / end\n")
+    src.write_text(
+        "flow create 0 priority 0 ingress pattern eth / ipv4 dst is 10.0.0.1 / end actions drop / end\n"
+        "flow create 0 priority 1 ingress pattern eth / ipv4 / end actions passthru / end\n"
+    )
     proc = cli("rules", "convert", str(src), "--to", "tc")
     assert proc.returncode == 0, proc.stderr
     assert [" prio 1 " in line or " prio 2 " in line for line in proc.stdout.splitlines()] == [True, True]
@@ -91,8 +95,10 @@ def test_conversions_keep_precedence(cli, tmp_path):
     # tc filters added without prio get the kernel's automatic ones (49152, then one below the lowest), so
     # the LAST one added matches first: in testpmd it gets the better (lower) priority.
     tc = tmp_path / "auto.tc"
-    tc.write_text("tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.1 action drop\n"
-                  "tc filter add dev eth0 ingress protocol ip flower action pass\n")
+    tc.write_text(
+        "tc filter add dev eth0 ingress protocol ip flower dst_ip 10.0.0.1 action drop\n"
+        "tc filter add dev eth0 ingress protocol ip flower action pass\n"
+    )
     proc = cli("rules", "convert", str(tc), "--to", "testpmd")
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.splitlines()
@@ -119,8 +125,9 @@ def test_gen_pam21_layout(cli, tmp_path):
     # The summary line and --json keep --count apart from the layout's own rules.
     assert "1,005 rules" in proc.stdout
     assert "1,000 exact5 rules over groups 1..4, plus 5 jump and default" in proc.stdout
-    again = json.loads(cli("rules", "gen", "--count", "1000", "--groups", "4", "--seed", "5", "-o", str(out),
-                           "--json").stdout)
+    again = json.loads(
+        cli("rules", "gen", "--count", "1000", "--groups", "4", "--seed", "5", "-o", str(out), "--json").stdout
+    )
     assert (again["rules"], again["count"], again["layout_rules"]) == (1005, 1000, 5)
 
 

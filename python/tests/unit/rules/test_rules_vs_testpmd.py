@@ -40,9 +40,26 @@ def parser_verdicts(lines: list[str], workdir) -> list[bool]:
     script = workdir / "cmds.txt"
     script.write_text("".join(f"{line}\nflow flush {MARKER_BASE + k}\n" for k, line in enumerate(lines)) + "quit\n")
     proc = subprocess.run(
-        ["timeout", "120", peer("dpdk-testpmd", "dpdk-dev"), "--no-huge", "-m", "256", "--no-pci", "--vdev",
-         "net_null0", "--log-level=error", f"--file-prefix=nicbench_py_{os.getpid()}", "--", "-i",
-         "--total-num-mbufs=2048", f"--cmdline-file={script}"], capture_output=True, text=True)
+        [
+            "timeout",
+            "120",
+            peer("dpdk-testpmd", "dpdk-dev"),
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--vdev",
+            "net_null0",
+            "--log-level=error",
+            f"--file-prefix=nicbench_py_{os.getpid()}",
+            "--",
+            "-i",
+            "--total-num-mbufs=2048",
+            f"--cmdline-file={script}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     accepted: list[bool | None] = [None] * len(lines)
     seen = False
     for line in proc.stderr.splitlines():

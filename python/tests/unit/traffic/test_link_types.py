@@ -27,8 +27,11 @@ PACKETS_PER_FLOW = 3
 
 def ip_packets() -> list[bytes]:
     IP, UDP, Raw = scapy_all.IP, scapy_all.UDP, scapy_all.Raw
-    return [bytes(IP(src="10.0.0.1", dst=f"10.1.0.{i}") / UDP(sport=sport, dport=dport) / Raw(b"x" * 20))
-            for _ in range(PACKETS_PER_FLOW) for i, (sport, dport) in enumerate(FLOWS)]
+    return [
+        bytes(IP(src="10.0.0.1", dst=f"10.1.0.{i}") / UDP(sport=sport, dport=dport) / Raw(b"x" * 20))
+        for _ in range(PACKETS_PER_FLOW)
+        for i, (sport, dport) in enumerate(FLOWS)
+    ]
 
 
 def sll2(ip: bytes) -> bytes:
@@ -82,8 +85,9 @@ def capture(request, tmp_path_factory) -> Path:
 def test_tcpdump_reads_the_same_flows_from_the_fixture(capture):
     """libpcap (tcpdump -r) decodes each record to the 5-tuple it was built from: the fixtures'
     link-layer headers are what libpcap expects, so the other tests check nicbench, not the fixture."""
-    out = subprocess.run([peer("tcpdump"), "-r", str(capture), "-nn", "-q"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [peer("tcpdump"), "-r", str(capture), "-nn", "-q"], capture_output=True, text=True, check=True
+    ).stdout
     seen = re.findall(r"IP 10\.0\.0\.1\.(\d+) > 10\.1\.0\.\d+\.(\d+): UDP", out)
     assert len(seen) == len(FLOWS) * PACKETS_PER_FLOW, out[:500]
     assert {(int(s), int(d)) for s, d in seen} == set(FLOWS)
@@ -123,7 +127,9 @@ def test_classify_matches_by_port(capture, tmp_path):
 @pytest.mark.parametrize("command", [["pcap", "info"], ["rss", "--queues", "4"], ["flows"]], ids=" ".join)
 def test_other_link_types_refused_by_name_and_number(tmp_path, linktype, name, command):
     path = write_pcap(tmp_path / "other.pcap", linktype, [b"\x00" * 40])
-    proc = run_cli(*command[:2 if command[0] == "pcap" else 1], str(path), *command[2 if command[0] == "pcap" else 1:])
+    proc = run_cli(
+        *command[: 2 if command[0] == "pcap" else 1], str(path), *command[2 if command[0] == "pcap" else 1 :]
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr

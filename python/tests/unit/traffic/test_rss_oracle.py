@@ -67,10 +67,12 @@ def biflow_trace(path) -> list:
     packets = []
     for i in range(60):
         v6 = i % 4 == 3
-        a = (f"2001:db8::{rng.randrange(1, 0xFFFF):x}" if v6
-             else f"10.{rng.randrange(256)}.{rng.randrange(256)}.{i + 1}")
-        b = (f"2001:db8:1::{rng.randrange(1, 0xFFFF):x}" if v6
-             else f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}")
+        a = f"2001:db8::{rng.randrange(1, 0xFFFF):x}" if v6 else f"10.{rng.randrange(256)}.{rng.randrange(256)}.{i + 1}"
+        b = (
+            f"2001:db8:1::{rng.randrange(1, 0xFFFF):x}"
+            if v6
+            else f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        )
         ip = IPv6 if v6 else IP
         l4 = TCP if i % 2 else UDP
         sport, dport = rng.randrange(1024, 65536), rng.choice([53, 80, 443, rng.randrange(1024, 65536)])
@@ -98,16 +100,23 @@ def oracle_spread(packets, key: bytes, queues: int, with_ports: bool, reta_size:
         per_queue_packets[queue] += 1
         flow_ports = (l4.sport, l4.dport) if l4 is not None else (0, 0)
         per_queue_flows[queue].add((ip.src, ip.dst, type(l4).__name__ if l4 else "icmp", *flow_ports))
-    return {"queues": [{"queue": q, "packets": per_queue_packets[q], "flows": len(per_queue_flows[q])}
-                       for q in range(queues)], "unhashed": unhashed}
+    return {
+        "queues": [
+            {"queue": q, "packets": per_queue_packets[q], "flows": len(per_queue_flows[q])} for q in range(queues)
+        ],
+        "unhashed": unhashed,
+    }
 
 
-@pytest.mark.parametrize("key_name, key, queues, fields", [
-    ("symmetric", SYMMETRIC_KEY, 8, "ip-ports"),
-    ("microsoft", MICROSOFT_KEY, 6, "ip-ports"),
-    ("microsoft", MICROSOFT_KEY, 16, "ip"),
-    (SYMMETRIC_KEY.hex(), SYMMETRIC_KEY, 3, "ip-ports"),
-])
+@pytest.mark.parametrize(
+    "key_name, key, queues, fields",
+    [
+        ("symmetric", SYMMETRIC_KEY, 8, "ip-ports"),
+        ("microsoft", MICROSOFT_KEY, 6, "ip-ports"),
+        ("microsoft", MICROSOFT_KEY, 16, "ip"),
+        (SYMMETRIC_KEY.hex(), SYMMETRIC_KEY, 3, "ip-ports"),
+    ],
+)
 def test_rss_spread_matches_the_oracle(cli, tmp_path, key_name, key, queues, fields):
     trace = tmp_path / "biflows.pcap"
     packets = biflow_trace(trace)

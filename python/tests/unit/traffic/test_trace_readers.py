@@ -20,12 +20,12 @@ scapy_utils = python_module("scapy.all", "scapy")  # scapy.all: rdpcap dissects 
 def mixed_trace(tmp_path_factory):
     """VLAN + IMIX + Zipf trace: exercises varying sizes and timestamps."""
     path = tmp_path_factory.mktemp("mixed") / "mixed.pcap"
-    cfg = nicbench.GenConfig(flows=50, size="imix", rate=Rate(25e9, "bps"), duration_ns=None, packets=3000,
-                             vlan=7, zipf_s=1.2, seed=11)
+    cfg = nicbench.GenConfig(
+        flows=50, size="imix", rate=Rate(25e9, "bps"), duration_ns=None, packets=3000, vlan=7, zipf_s=1.2, seed=11
+    )
     summary = nicbench.generate_pcap(cfg, str(path))
     assert summary["packets"] == 3000
     return path
-
 
 
 def test_scapy_reads_identical_packets_and_timestamps(mixed_trace):
@@ -67,8 +67,9 @@ def test_scapy_written_pcap_reads_in_nicbench(tmp_path):
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    pkts = [Ether() / IP(src=f"10.0.0.{i % 5 + 1}", dst="10.0.1.1") / UDP(sport=1000 + i % 5, dport=80)
-            for i in range(100)]
+    pkts = [
+        Ether() / IP(src=f"10.0.0.{i % 5 + 1}", dst="10.0.1.1") / UDP(sport=1000 + i % 5, dport=80) for i in range(100)
+    ]
     for i, p in enumerate(pkts):
         p.time = 1_700_000_000 + i / 1000
     path = tmp_path / "scapy.pcap"
@@ -83,7 +84,8 @@ def test_scapy_written_pcap_reads_in_nicbench(tmp_path):
 TCPDUMP_LINE = re.compile(
     r"^(?P<sec>\d+)\.(?P<ns>\d{9}) (?P<src_mac>\S+) > (?P<dst_mac>\S+), ethertype 802\.1Q \(0x8100\), "
     r"length (?P<length>\d+): vlan (?P<vlan>\d+), p \d+, ethertype IPv4 \(0x0800\), "
-    r"(?P<src>[\d.]+)\.(?P<sport>\d+) > (?P<dst>[\d.]+)\.(?P<dport>\d+): UDP, length (?P<payload>\d+)$")
+    r"(?P<src>[\d.]+)\.(?P<sport>\d+) > (?P<dst>[\d.]+)\.(?P<dport>\d+): UDP, length (?P<payload>\d+)$"
+)
 
 
 @pytest.mark.peer
@@ -91,8 +93,12 @@ def test_tcpdump_reads_the_same_packets(mixed_trace):
     """tcpdump (libpcap's reader and its own dissectors) as the oracle: per packet the same
     nanosecond timestamp, frame length, VLAN, addresses, ports and UDP payload length."""
     tcpdump = peer("tcpdump")
-    proc = subprocess.run([tcpdump, "-n", "-e", "-tt", "--time-stamp-precision=nano", "-r", str(mixed_trace)],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [tcpdump, "-n", "-e", "-tt", "--time-stamp-precision=nano", "-r", str(mixed_trace)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 3000
     mine = nicbench.read_packets(str(mixed_trace))
@@ -101,10 +107,26 @@ def test_tcpdump_reads_the_same_packets(mixed_trace):
         assert m, line
         parsed = nicbench.parse_frame(frame)
         key = parsed["flow_key"]
-        theirs = (int(m["sec"]) * 1_000_000_000 + int(m["ns"]), int(m["length"]), int(m["vlan"]), m["src"],
-                  int(m["sport"]), m["dst"], int(m["dport"]), int(m["payload"]))
-        ours = (ts_ns, len(frame), key["vlan"], key["src"], key["src_port"], key["dst"], key["dst_port"],
-                parsed["outer"]["l4"]["Udp"]["len"] - 8)
+        theirs = (
+            int(m["sec"]) * 1_000_000_000 + int(m["ns"]),
+            int(m["length"]),
+            int(m["vlan"]),
+            m["src"],
+            int(m["sport"]),
+            m["dst"],
+            int(m["dport"]),
+            int(m["payload"]),
+        )
+        ours = (
+            ts_ns,
+            len(frame),
+            key["vlan"],
+            key["src"],
+            key["src_port"],
+            key["dst"],
+            key["dst_port"],
+            parsed["outer"]["l4"]["Udp"]["len"] - 8,
+        )
         assert theirs == ours, line
 
 

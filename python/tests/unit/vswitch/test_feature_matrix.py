@@ -56,8 +56,9 @@ def test_agilio_offloads_as_the_seed_says(outcome, row):
         assert got["reason"] is None
 
 
-@pytest.mark.parametrize("row", [r for r in RUN if r.connectx5 is not None],
-                         ids=[r.row for r in RUN if r.connectx5 is not None])
+@pytest.mark.parametrize(
+    "row", [r for r in RUN if r.connectx5 is not None], ids=[r.row for r in RUN if r.connectx5 is not None]
+)
 def test_connectx5_as_offload_rs_capabilities_say(outcome, row):
     got = next(x for x in outcome.rows if x.row == row.row).result[fm.INFO_NIC]
     assert got["offloaded"] == row.connectx5, f"{row.rule}: {got}"

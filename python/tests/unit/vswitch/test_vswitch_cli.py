@@ -22,9 +22,11 @@ def _files(tmp_path):
     rules = tmp_path / "rules.of"
     rules.write_text(RULES)
     e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    frames = [e / scapy_all.IP(src="192.168.0.1", dst="1.1.1.1", ttl=7) / scapy_all.UDP(),
-              e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.1") / scapy_all.UDP(),
-              e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.2") / scapy_all.UDP()]
+    frames = [
+        e / scapy_all.IP(src="192.168.0.1", dst="1.1.1.1", ttl=7) / scapy_all.UDP(),
+        e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.1") / scapy_all.UDP(),
+        e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.2") / scapy_all.UDP(),
+    ]
     pcap = tmp_path / "t.pcap"
     scapy_all.wrpcap(str(pcap), frames)
     return rules, pcap
@@ -36,12 +38,14 @@ def test_megaflows_printed_as_dpctl_dump_flows(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("recirc_id")]
     # 192.168.0.1: the nw_src trie (10/8) decides on the first bit; the ttl rule matches (all 8 bits).
-    assert lines[0].startswith("recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=128.0.0.0/128.0.0.0,ttl=7,frag=no), "
-                               "packets:0"), lines[0]
+    assert lines[0].startswith(
+        "recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=128.0.0.0/128.0.0.0,ttl=7,frag=no), packets:0"
+    ), lines[0]
     assert lines[0].endswith("actions:2")
     # 10.1.1.1 and 10.1.1.2: one megaflow (10/8 exact, the ttl subtable never probed), hit once.
-    assert lines[1].startswith("recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=10.0.0.0/255.0.0.0,frag=no), "
-                               "packets:1, bytes:42"), lines[1]
+    assert lines[1].startswith(
+        "recirc_id(0),in_port(1),eth_type(0x0800),ipv4(src=10.0.0.0/255.0.0.0,frag=no), packets:1, bytes:42"
+    ), lines[1]
     assert len(lines) == 2
     assert "3 packets, 2 megaflows, 2 upcalls" in done.stdout
 
@@ -54,15 +58,29 @@ def test_offload_refusal_reason_per_nic(tmp_path):
     assert cx5.returncode == 0, cx5.stderr
     assert "offloaded:no, dp:tc, actions:2  # not offloaded: mlx5_core: cannot match nw_ttl" in cx5.stdout
     assert "offloaded:yes, dp:tc" in cx5.stdout
-    agilio = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "agilio-cx-25g",
-                     "--json")
+    agilio = forked_cli(
+        "vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--nic", "agilio-cx-25g", "--json"
+    )
     result = json.loads(agilio.stdout)
     assert result["offloaded_flows"] == 2 and result["refusals"] == {}
-    skip_sw = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap),
-                         "--nic", "connectx5-25g", "--tc-policy", "skip_sw", "--json")
+    skip_sw = forked_cli(
+        "vswitch",
+        "megaflows",
+        "--openflow",
+        str(rules),
+        "--pcap",
+        str(pcap),
+        "--nic",
+        "connectx5-25g",
+        "--tc-policy",
+        "skip_sw",
+        "--json",
+    )
     flows = json.loads(skip_sw.stdout)["megaflows"]
-    assert [f["flow"]["placement"] for f in flows] == [{"offloaded": False, "dp": "ovs"},
-                                                       {"offloaded": True, "dp": "tc"}]
+    assert [f["flow"]["placement"] for f in flows] == [
+        {"offloaded": False, "dp": "ovs"},
+        {"offloaded": True, "dp": "tc"},
+    ]
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
@@ -114,38 +132,73 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
     lines are what OVS 3.1 printed for the same setup (python/tests/peers/test_vswitch_tunnels_vs_ovs.py
     checks the datapath against OVS itself)."""
     rules = tmp_path / "vx.of"
-    rules.write_text("priority=10,in_port=vx,tun_id=100,ip,actions=output:vm\n"
-                     "priority=10,in_port=vm,ip,actions=set_tunnel:101,output:vx\n")
+    rules.write_text(
+        "priority=10,in_port=vx,tun_id=100,ip,actions=output:vm\n"
+        "priority=10,in_port=vm,ip,actions=set_tunnel:101,output:vx\n"
+    )
     e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     inner = bytes(e / scapy_all.IP(src="10.0.0.1", dst="20.0.0.1") / scapy_all.UDP(sport=1, dport=2))
-    outer = (scapy_all.Ether(src="aa:55:aa:55:00:02", dst="aa:55:aa:55:00:00")
-             / scapy_all.IP(src="172.31.1.2", dst="172.31.1.1") / scapy_all.UDP(sport=5555, dport=4789)
-             / (b"\x08\x00\x00\x00" + (100).to_bytes(3, "big") + b"\x00" + inner))
+    outer = (
+        scapy_all.Ether(src="aa:55:aa:55:00:02", dst="aa:55:aa:55:00:00")
+        / scapy_all.IP(src="172.31.1.2", dst="172.31.1.1")
+        / scapy_all.UDP(sport=5555, dport=4789)
+        / (b"\x08\x00\x00\x00" + (100).to_bytes(3, "big") + b"\x00" + inner)
+    )
     scapy_all.wrpcap(str(tmp_path / "under.pcap"), [outer, outer])
     scapy_all.wrpcap(str(tmp_path / "vm.pcap"), [scapy_all.Ether(inner)])
-    port = ("vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
-            "remote_mac=aa:55:aa:55:00:02,local_mac=aa:55:aa:55:00:00")
-    decap = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "under.pcap"),
-                    "--in-port", "p0", "--port", port)
+    port = (
+        "vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
+        "remote_mac=aa:55:aa:55:00:02,local_mac=aa:55:aa:55:00:00"
+    )
+    decap = forked_cli(
+        "vswitch",
+        "megaflows",
+        "--openflow",
+        str(rules),
+        "--pcap",
+        str(tmp_path / "under.pcap"),
+        "--in-port",
+        "p0",
+        "--port",
+        port,
+    )
     assert decap.returncode == 0, decap.stderr
     lines = [line for line in decap.stdout.splitlines() if "actions:" in line]
     # Ports: vm (OpenFlow 1, dp 1), vx (OpenFlow 2, dp 4789); the underlay's p0 is dp 2 (the first free),
     # its LOCAL port dp 101.
-    assert lines[0] == ("recirc_id(0),in_port(2),eth(src=aa:55:aa:55:00:02,dst=aa:55:aa:55:00:00),eth_type(0x0800),"
-                        "ipv4(dst=172.31.1.1,proto=17,frag=no),udp(dst=4789), packets:1, bytes:92, used:0.000s, "
-                        "actions:tnl_pop(4789)"), lines
-    assert lines[1].startswith("tunnel(tun_id=0x64,src=172.31.1.2,dst=172.31.1.1,flags(-df+csum+key)),recirc_id(0),"
-                               "in_port(4789),eth_type(0x0800),ipv4(frag=no), packets:1"), lines
+    assert lines[0] == (
+        "recirc_id(0),in_port(2),eth(src=aa:55:aa:55:00:02,dst=aa:55:aa:55:00:00),eth_type(0x0800),"
+        "ipv4(dst=172.31.1.1,proto=17,frag=no),udp(dst=4789), packets:1, bytes:92, used:0.000s, "
+        "actions:tnl_pop(4789)"
+    ), lines
+    assert lines[1].startswith(
+        "tunnel(tun_id=0x64,src=172.31.1.2,dst=172.31.1.1,flags(-df+csum+key)),recirc_id(0),"
+        "in_port(4789),eth_type(0x0800),ipv4(frag=no), packets:1"
+    ), lines
     assert lines[1].endswith("actions:1"), lines
-    encap = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(tmp_path / "vm.pcap"),
-                    "--in-port", "vm", "--port", port, "--nic", "agilio-cx-25g")
+    encap = forked_cli(
+        "vswitch",
+        "megaflows",
+        "--openflow",
+        str(rules),
+        "--pcap",
+        str(tmp_path / "vm.pcap"),
+        "--in-port",
+        "vm",
+        "--port",
+        port,
+        "--nic",
+        "agilio-cx-25g",
+    )
     assert encap.returncode == 0, encap.stderr
     line = next(line for line in encap.stdout.splitlines() if "actions:" in line)
     assert "ipv4(tos=0/0x3,frag=no)" in line and "offloaded:yes" in line, line
-    assert line.endswith("actions:tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=aa:55:aa:55:00:02,"
-                         "src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=172.31.1.1,dst=172.31.1.2,proto=17,tos=0,"
-                         "ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x65)),"
-                         "out_port(101)),2"), line
+    assert line.endswith(
+        "actions:tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=aa:55:aa:55:00:02,"
+        "src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=172.31.1.1,dst=172.31.1.2,proto=17,tos=0,"
+        "ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x65)),"
+        "out_port(101)),2"
+    ), line
 
 
 def test_in_port_no_rule_matches_is_noted(tmp_path):

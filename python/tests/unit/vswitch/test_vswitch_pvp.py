@@ -22,8 +22,10 @@ def _files(tmp_path, flows: int = 20):
     rules = tmp_path / "pvp.of"
     rules.write_text(PVP_RULES)
     e = scapy_all.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    frames = [e / scapy_all.IP(src=f"10.0.0.{i + 1}", dst="20.0.0.1") / scapy_all.UDP(sport=1000 + i, dport=53)
-              / (b"\0" * 18) for i in range(flows)]
+    frames = [
+        e / scapy_all.IP(src=f"10.0.0.{i + 1}", dst="20.0.0.1") / scapy_all.UDP(sport=1000 + i, dport=53) / (b"\0" * 18)
+        for i in range(flows)
+    ]
     pcap = tmp_path / "t.pcap"
     scapy_all.wrpcap(str(pcap), frames)
     return rules, pcap
@@ -42,7 +44,9 @@ def test_both_passes_build_the_pvp_load_and_the_rate_follows_from_it(tmp_path):
     out = _run(tmp_path, "--nic", "agilio-cx-25g")
     # One mask per ingress: the uplink rule's nw_src/8 (prefix trie) and the VM rule's in_port only.
     assert sorted((m["ingress"], m["megaflows"], m["offloaded"]) for m in out["load"]["masks"]) == [
-        ("uplink", 1, 1), ("vf", 1, 1)]
+        ("uplink", 1, 1),
+        ("vf", 1, 1),
+    ]
     assert out["flows"] == 20 and out["frame_bytes"] == 64
     # The same load given to the PVP model directly gives the same prediction.
     direct = pvp.predict("agilio-cx-25g", 20, 64, megaflows=out["load"])
