@@ -20,6 +20,8 @@
 //! provenance = "fitted: pam21 calibration set"
 //! fitted = true                     # optional: written by `nicbench calibrate`
 //! bounds = [1000, 200000]           # optional: the physically plausible range
+//! [device.SECTION]                  # optional: device data that is not a number (lists, names),
+//! driver = "nfp"                    # read by the model that owns SECTION (`Profile::device`)
 //! ```
 //!
 //! A model declares its typed parameters once with [`model_params!`] (see [`params`]); a
@@ -82,6 +84,11 @@ pub struct Profile {
     pub fitted_on: Option<FitRecord>,
     #[serde(rename = "param")]
     pub params: BTreeMap<String, Param>,
+    /// Device data that is not a number (`[device.SECTION]` tables: capability lists, driver
+    /// names, each with its provenance), kept as TOML: the model that owns a section reads it
+    /// with [`Profile::device`], so the loader knows no section and no model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub device: BTreeMap<String, toml::Table>,
     /// File the profile was read from (not part of the TOML).
     #[serde(default, skip_deserializing)]
     pub path: Option<PathBuf>,
@@ -245,6 +252,17 @@ impl Profile {
         self.check()
     }
 
+    /// Device section `[device.SECTION]` as the type its model reads (`None` when the profile has
+    /// none); a section that does not fit the type is an error naming the profile and the section.
+    pub fn device<T: serde::de::DeserializeOwned>(&self, section: &str) -> Result<Option<T>, ModelError> {
+        let Some(table) = self.device.get(section) else {
+            return Ok(None);
+        };
+        T::deserialize(toml::Value::Table(table.clone()))
+            .map(Some)
+            .map_err(|e| self.error(format_args!("[device.{section}]: {}", e.message().replace('\n', " "))))
+    }
+
     /// The typed parameters of model `P`; the profile must be of `P`'s kind.
     pub fn params<P: ModelParams>(&self) -> Result<P, ModelError> {
         if self.kind != P::KIND {
@@ -310,6 +328,40 @@ pub(crate) mod tests {
         // A BOM (as some editors write) is not part of the TOML.
         let text = std::fs::read_to_string(dir().join("argus-host.toml")).expect("read");
         Profile::from_toml(&format!("\u{feff}{text}"), "bom.toml").expect("BOM accepted");
+    }
+
+    #[test]
+    fn test_device_sections_are_read_by_their_model_and_errors_name_them() {
+        #[derive(Debug, serde::Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Caps {
+            driver: String,
+            keys: Vec<String>,
+        }
+        let text = std::fs::read_to_string(dir().join("argus-host.toml")).expect("read");
+        let with = format!("{text}\n[device.caps]\ndriver = \"nfp\"\nkeys = [\"in_port\"]\n");
+        let p = Profile::from_toml(&with, "x.toml").expect("a device section is no parameter");
+        let caps: Option<Caps> = p.device("caps").expect("fits");
+        assert_eq!(
+            caps.map(|c| (c.driver, c.keys)),
+            Some(("nfp".into(), vec!["in_port".into()]))
+        );
+        assert_eq!(p.device::<Caps>("other").expect("absent"), None);
+        let json: serde_json::Value = serde_json::to_value(&p).expect("json");
+        assert_eq!(json["device"]["caps"]["driver"], "nfp");
+        let bad = format!("{text}\n[device.caps]\ndriver = 3\nkeys = []\n");
+        let p = Profile::from_toml(&bad, "x.toml").expect("the loader does not read sections");
+        let msg = p
+            .device::<Caps>("caps")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.starts_with("profile x.toml: [device.caps]: invalid type: integer"),
+            "{msg}"
+        );
+        let plain = Profile::from_toml(&text, "x.toml").expect("loads");
+        assert!(serde_json::to_value(&plain).expect("json").get("device").is_none());
     }
 
     #[test]

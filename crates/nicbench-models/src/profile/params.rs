@@ -291,6 +291,7 @@ mod tests {
             calibration_study: None,
             fitted_on: None,
             params: values.iter().map(|(n, v)| (n.to_string(), param(*v))).collect(),
+            device: Default::default(),
             path: None,
         }
     }
