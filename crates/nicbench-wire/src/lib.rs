@@ -3,7 +3,8 @@
 //! - [`parse`]: a lenient, never-panicking frame parser (Ethernet, 802.1Q/QinQ,
 //!   MPLS, IPv4 with options, IPv6 with extension headers, TCP, UDP, ICMP/ICMPv6,
 //!   SCTP, GRE, VXLAN with its inner frame). It parses as far as it can and says
-//!   why it stopped.
+//!   why it stopped. [`parse::decapsulate_vxlan`] is the one VXLAN decapsulation
+//!   (the inner frame and the outer headers a tunnel endpoint reads).
 //! - [`flowkey`]: the 5-tuple (+ VLAN, VNI) [`FlowKey`] and its canonical,
 //!   direction-independent form for biflows.
 //! - [`builder`]: builds frames from a [`builder::FrameSpec`]; used by the

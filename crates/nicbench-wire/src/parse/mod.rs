@@ -31,6 +31,7 @@
 
 #[cfg(test)]
 mod builder_tests;
+mod decap;
 mod encap;
 mod engine;
 mod fast;
@@ -40,6 +41,7 @@ mod tests;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+pub use decap::{decapsulate_vxlan, Vxlan};
 pub use encap::VXLAN_UDP_PORT;
 pub use fast::{flow_headers, flow_key, ipv4_rss_fields, FlowHeaders, Ipv4RssFields};
 
