@@ -244,8 +244,10 @@ pub fn load_path(path: &Path, syntax: Option<Syntax>, keep_going: bool) -> Resul
 }
 
 /// A rule file must be a file: reading a named pipe with no writer would wait forever, a
-/// device or a socket is never a rule file (a directory is refused by the read itself).
-fn refuse_special_file(path: &Path, name: &str) -> Result<(), LoadError> {
+/// device or a socket is never a rule file (a directory is refused by the read itself). `name`
+/// names the file in the message. Also for rule files read elsewhere (the virtual OVS datapath's
+/// OpenFlow files).
+pub fn refuse_special_file(path: &Path, name: &str) -> Result<(), LoadError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
