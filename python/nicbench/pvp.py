@@ -32,9 +32,9 @@ from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
 from nicbench.traffic import line_rate_mpps  # noqa: F401 (part of this module's API, as before)
 
-__all__ = ["NICS", "DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "line_rate_mpps"]
+__all__ = ["DATAPATHS", "FLOW_ORDERS", "predict", "request", "pvp_megaflows", "line_rate_mpps"]
 
-NICS = ("connectx5-25g", "agilio-cx-25g")
+# The NICs are profiles (`nicbench.vswitch.nics()`: the profiles of the kinds the model reads).
 DATAPATHS = ("tc-offload", "kernel", "dpdk")
 # The order of the flows' packets: round-robin (the seed's TRex, addresses incremented per packet; a
 # replayed trace repeats its order too) or random (independent references).

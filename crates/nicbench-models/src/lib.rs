@@ -11,7 +11,8 @@
 //! - [`flowhost`]: a Napatech capture NIC feeding N flow-metering cores (100G Argus study).
 //! - [`pvp`]: the Red Hat PVP testbed around an OVS-TC offload NIC: [`connectx::eswitch`]
 //!   (ConnectX-5 switchdev) or [`agilio`] (Netronome Agilio CX), analytic (seed 002).
-//! - [`vswitch`]: Open vSwitch's datapath (OpenFlow pipeline, megaflows, tc offload).
+//! - [`vswitch`]: the virtual Open vSwitch datapath; [`ovs_pvp`]: PVP through it with the user's
+//!   rules and trace, in one run.
 //!
 //! Layers inside the crate: [`profile`] (loading, overrides, typed parameter sets) and [`model`]
 //! (the interface) know no model; the models use them; this file and [`registry`] list the models.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod flowhost;
 pub mod model;
 pub mod offpath;
+pub mod ovs_pvp;
 pub mod profile;
 pub mod pvp;
 pub mod registry;
@@ -44,6 +46,7 @@ pub static MODELS: &[ModelEntry] = &[
     ModelEntry::of::<flowhost::FlowHost>(),
     ModelEntry::of::<pvp::Pvp>(),
     ModelEntry::of::<vswitch::Vswitch>(),
+    ModelEntry::of::<ovs_pvp::OvsPvp>(),
 ];
 
 /// Every profile kind (the `kind` key of `profiles/*.toml`) with the check of its parameters.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from nicbench import vswitch as model
 from nicbench.cli.common import (
     NonEmptyPath,
     PortName,
@@ -23,11 +24,15 @@ from nicbench.cli.common import (
 
 __all__ = ["vswitch", "COMMANDS"]
 
+# The OVS-TC NICs: the profiles of the kinds the model reads, listed when this module loads (the
+# command itself then makes one native call).
+_NICS = list(model.nics())
+
 
 @click.group(cls=WholeHelpGroup, invoke_without_command=True)
 @click.option(
     "--nic",
-    type=click.Choice(["agilio-cx-25g", "connectx5-25g"]),
+    type=click.Choice(_NICS),
     default="connectx5-25g",
     show_default=True,
     help="The OVS-TC offload NIC of the PVP testbed.",
@@ -49,7 +54,7 @@ __all__ = ["vswitch", "COMMANDS"]
     show_default=True,
     help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.",
 )
-@click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
+@click.option("--tc-policy", type=click.Choice(model.TC_POLICIES), default="none", show_default=True)
 @click.option("--offered", "offered_text", default=None, help="Offered rate (25Gbps); default: the port's line rate.")
 @click.option(
     "--flow-order",
@@ -99,8 +104,6 @@ def vswitch(
         return
     if openflow is None or trace is None:
         fail("vswitch: give --openflow RULES and --trace PCAP (or a subcommand: megaflows)")
-    from nicbench import vswitch as model
-
     offered = None
     if offered_text is not None:
         from nicbench.units import UnitError, parse_rate
@@ -117,7 +120,7 @@ def vswitch(
     tunnels = [model.parse_port_spec(t) for t in port_specs] or None
     with model.gc_paused(), spinner(f"walking {trace} through the virtual datapath", enabled=not as_json):
         out = model.pvp_through_datapath(
-            model.load_openflow(openflow),
+            openflow,
             trace,
             nic=nic,
             uplink=uplink,
@@ -172,12 +175,9 @@ def _print_pvp(out: dict, nic: str) -> None:
     "in name order (OpenFlow and datapath), and br0 (LOCAL, datapath 100).",
 )
 @click.option(
-    "--nic",
-    type=click.Choice(["agilio-cx-25g", "connectx5-25g"]),
-    default=None,
-    help="Offload the megaflows to this NIC (hw-offload=true).",
+    "--nic", type=click.Choice(_NICS), default=None, help="Offload the megaflows to this NIC (hw-offload=true)."
 )
-@click.option("--tc-policy", type=click.Choice(["none", "skip_sw", "skip_hw"]), default="none", show_default=True)
+@click.option("--tc-policy", type=click.Choice(model.TC_POLICIES), default="none", show_default=True)
 @click.option("--no-staged-lookup", is_flag=True, help="Un-wildcard without OVS's staged lookup.")
 @click.option("--no-prefix-tries", is_flag=True, help="Un-wildcard without OVS's nw_src/nw_dst prefix tries.")
 @click.option("--no-ports-trie", is_flag=True, help="Un-wildcard without OVS's ports trie.")
@@ -206,40 +206,26 @@ def megaflows(
     as_json: bool,
 ) -> None:
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
-    from nicbench import vswitch as model
-
     lookup = {
         "staged_lookup": not no_staged_lookup,
         "prefix_tries": not no_prefix_tries,
         "ports_trie": not no_ports_trie,
     }
-    with model.gc_paused():
-        rules = model.load_openflow(openflow)
-        ports, underlay = None, None
-        if port_specs:
-            specs = [model.parse_port_spec(t) for t in port_specs]
-            ports, underlay = model.tunnel_setup(specs, rules)
-        matched = model.matched_in_ports(rules)
-        if matched and in_port not in matched:
-            # as in OVS, not an error (the packets meet only rules without an in_port match), but
-            # usually a typo or the default p0 where the rules name other ports
-            stderr_console.print(
-                f"note: no rule matches in_port={in_port} (the rules match in_port "
-                f"{', '.join(sorted(matched))}); --in-port names the packets' port",
-                highlight=False,
-                soft_wrap=True,
-            )
-        with spinner(f"walking {pcap} through the virtual datapath", enabled=not as_json):
-            result = model.megaflows(
-                rules,
-                pcap,
-                in_port=in_port,
-                ports=ports,
-                underlay=underlay,
-                nic=nic,
-                tc_policy=tc_policy,
-                lookup=lookup,
-            )
+    tunnels = [model.parse_port_spec(t) for t in port_specs] or None
+    with model.gc_paused(), spinner(f"walking {pcap} through the virtual datapath", enabled=not as_json):
+        result = model.megaflows(
+            openflow, pcap, in_port=in_port, tunnels=tunnels, nic=nic, tc_policy=tc_policy, lookup=lookup
+        )
+    matched = result.pop("in_port_unmatched", None)
+    if matched:
+        # as in OVS, not an error (the packets meet only rules without an in_port match), but
+        # usually a typo or the default p0 where the rules name other ports
+        stderr_console.print(
+            f"note: no rule matches in_port={in_port} (the rules match in_port "
+            f"{', '.join(matched)}); --in-port names the packets' port",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         emit_json(result)
         return

@@ -133,14 +133,11 @@ def run_row(row: Row, nic: str, workdir: Path) -> dict[str, Any]:
     rules_file, pcap = workdir / f"{n}.of", workdir / f"{n}.pcap"
     rules_file.write_text(row.rule + "\n")
     scapy.wrpcap(str(pcap), [scapy.Ether(frame(row.packet))])
-    rules = vswitch.load_openflow(rules_file)
-    ports, underlay = None, None
-    if row.port:
-        ports, underlay = vswitch.tunnel_setup([vswitch.parse_port_spec(row.port)], rules)
-    result = vswitch.megaflows(rules, pcap, in_port=row.in_port, ports=ports, underlay=underlay, nic=nic)
+    port = vswitch.parse_port_spec(row.port) if row.port else None
+    result = vswitch.megaflows(rules_file, pcap, in_port=row.in_port, tunnels=[port] if port else None, nic=nic)
     # A decapsulated packet installs two megaflows (the underlay's tnl_pop, then the tunnel-key one,
     # which carries the attribute); the row is offloaded when all of them are.
-    expected = 2 if underlay and row.in_port == underlay["port"] else 1
+    expected = 2 if port and row.in_port == port["underlay"] else 1
     if len(result["megaflows"]) != expected:
         raise ValueError(f"{row.row}: expected {expected} megaflow(s), got {len(result['megaflows'])}")
     mf = result["megaflows"][-1]

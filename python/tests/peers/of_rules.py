@@ -4,15 +4,14 @@ parser and the datapath together."""
 
 from __future__ import annotations
 
-import tempfile
+import itertools
 from pathlib import Path
-from typing import Any
 
-from nicbench import vswitch
+_SERIAL = itertools.count()
 
 
-def to_of_rules(text: str) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "rules.of"
-        path.write_text(text)
-        return vswitch.load_openflow(path)
+def to_of_rules(text: str, folder: Path) -> Path:
+    """The rules written to a file in `folder` (the virtual datapath reads rule files)."""
+    path = Path(folder) / f"rules-{next(_SERIAL)}.of"
+    path.write_text(text)
+    return path

@@ -168,7 +168,7 @@ def run_both(ovs: OvsTunnels, tmp_path, name: str, nic: str | None = None) -> tu
     pcap = tmp_path / f"{name}.pcap"
     scapy_all.wrpcap(str(pcap), [Ether(f) for f in frames])
     result = vswitch.megaflows(
-        to_of_rules(rules_text), pcap, in_port=in_port, ports=ovs.ports(), underlay=ovs.underlay(), nic=nic
+        to_of_rules(rules_text, tmp_path), pcap, in_port=in_port, ports=ovs.ports(), underlay=ovs.underlay(), nic=nic
     )
     ours = [
         comparable(mf["text"].replace(", offloaded:yes, dp:tc", "").replace(", offloaded:no, dp:ovs", ""))

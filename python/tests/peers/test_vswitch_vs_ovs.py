@@ -272,7 +272,7 @@ def run_both(ovs: Ovs, tmp_path, name: str, lookup: dict | None = None) -> tuple
     theirs = [comparable(line) for line in ovs.dump_flows()]
     pcap = tmp_path / f"{name}.pcap"
     scapy_all.wrpcap(str(pcap), [Ether(f) for f in frames])
-    result = vswitch.megaflows(to_of_rules(flows_text), pcap, in_port="p0", ports=ovs.ports(), lookup=lookup)
+    result = vswitch.megaflows(to_of_rules(flows_text, tmp_path), pcap, in_port="p0", ports=ovs.ports(), lookup=lookup)
     ours = [comparable(mf["text"]) for mf in result["megaflows"] if mf["installed"]]
     return ours, theirs
 
@@ -311,9 +311,9 @@ def test_each_refinement_off_differs_from_ovs_by_wider_megaflows(ovs, tmp_path, 
         ours_off, theirs = run_both(ovs, tmp_path, name, lookup={refinement: False})
         differing += sum((collections.Counter(ours_off) - collections.Counter(theirs)).values())
         pcap = tmp_path / f"{name}.pcap"
-        on = vswitch.megaflows(to_of_rules(CASES[name][0]), pcap, in_port="p0", ports=ovs.ports())
+        on = vswitch.megaflows(to_of_rules(CASES[name][0], tmp_path), pcap, in_port="p0", ports=ovs.ports())
         off = vswitch.megaflows(
-            to_of_rules(CASES[name][0]), pcap, in_port="p0", ports=ovs.ports(), lookup={refinement: False}
+            to_of_rules(CASES[name][0], tmp_path), pcap, in_port="p0", ports=ovs.ports(), lookup={refinement: False}
         )
         (n_on, bits_on), (n_off, bits_off) = _mask_bits(on), _mask_bits(off)
         if refinement != "staged_lookup":
@@ -400,7 +400,7 @@ def test_single_packet_walk_equals_ofproto_trace(ovs, tmp_path, name):
     )
     pcap = tmp_path / "one.pcap"
     scapy_all.wrpcap(str(pcap), [Ether(frame)])
-    result = vswitch.megaflows(to_of_rules(flows_text), pcap, in_port="p0", ports=ovs.ports())
+    result = vswitch.megaflows(to_of_rules(flows_text, tmp_path), pcap, in_port="p0", ports=ovs.ports())
     mf = result["megaflows"][0]
     assert our_fields(mf["flow"], ovs.ports()) == trace_fields(lines["Megaflow"]), (lines, mf["text"])
     assert mf["text"].split("actions:")[1] == lines["Datapath actions"]

@@ -1,6 +1,7 @@
 //! The PVP host around an OVS-offload NIC: the VM's forwarding loop and the host's software
-//! datapaths (the OVS kernel datapath, OVS-DPDK), a parameter group every PVP-capable NIC
-//! profile declares under the same names ([`crate::agilio`], [`crate::connectx::eswitch`]).
+//! datapaths (the OVS kernel datapath, OVS-DPDK; the virtual OVS datapath's costs), a parameter
+//! group every PVP-capable NIC profile declares under the same names ([`crate::agilio`],
+//! [`crate::connectx::eswitch`]).
 
 use crate::error::ModelError;
 use crate::profile::params::{param_group, require_positive, require_whole};
@@ -18,6 +19,11 @@ param_group! {
     dpdk_packet_ns,
     /// PMD cores OVS-DPDK dedicates (busy polling whatever the load).
     dpdk_pmd_cores,
+    /// The virtual OVS datapath's costs (`crate::vswitch::HostCosts`): per packet handled in
+    /// software \[ns\], per upcall \[µs\], per flow per revalidator dump \[µs\].
+    sw_packet_ns,
+    upcall_us,
+    revalidate_flow_us,
     }
 }
 

@@ -132,6 +132,15 @@ impl FlowOrder {
     }
 }
 
+/// The profile kinds a PVP testbed's NIC may be of: the ConnectX-5 eSwitch and the Agilio CX.
+pub const PROFILE_KINDS: &[&str] = &[eswitch::KIND, agilio::KIND];
+
+/// Checks an OVS-TC NIC's profile as the PVP testbed reads it: one of [`PROFILE_KINDS`], its typed
+/// parameters (the NIC's and its host's) valid. For the models that read these profiles too.
+pub fn check_nic(profile: &Profile) -> Result<(), ModelError> {
+    Nic::load(profile).map(drop)
+}
+
 /// A loaded PVP-capable NIC.
 enum Nic {
     Eswitch(EswitchParams),
@@ -144,10 +153,9 @@ impl Nic {
             eswitch::KIND => Ok(Nic::Eswitch(profile.params()?)),
             agilio::KIND => Ok(Nic::Agilio(profile.params()?)),
             other => Err(ModelError::Scenario(format!(
-                "nic: profile '{}' is of kind '{other}', which has no OVS offload (allowed kinds: {}, {})",
+                "nic: profile '{}' is of kind '{other}', which has no OVS offload (allowed kinds: {})",
                 profile.name,
-                eswitch::KIND,
-                agilio::KIND
+                PROFILE_KINDS.join(", ")
             ))),
         }
     }
@@ -183,7 +191,7 @@ impl Model for Pvp {
     const NAME: &'static str = "pvp";
     const SUMMARY: &'static str =
         "Red Hat PVP (PHY-VM-PHY) around an OVS-TC offload NIC: Agilio CX or ConnectX-5 switchdev (seed 002)";
-    const PROFILE_KINDS: &'static [&'static str] = &[eswitch::KIND, agilio::KIND];
+    const PROFILE_KINDS: &'static [&'static str] = PROFILE_KINDS;
     type Request = Request;
     type Result = request::Result;
 

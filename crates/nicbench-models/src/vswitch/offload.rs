@@ -19,6 +19,9 @@
 //! Reasons are OVS's log text where OVS's tc layer refuses (`vlan partial mask`,
 //! `unsupported put action type: N`), and `<driver>: <what>` naming the
 //! capability and its source where the NIC does.
+//!
+//! What a NIC takes is device data, in its profile: the `[device.ovs_tc_offload]` section
+//! ([`OffloadSection`], read by [`super::nic::caps`]), each capability with its source.
 
 use std::collections::HashSet;
 
@@ -26,6 +29,7 @@ use nicbench_rules::openflow::{DpAction, DpFlow, OfField};
 use serde::{Deserialize, Serialize};
 
 use super::key::{self, Fields};
+use super::tunnel::{tunnel_action, TunnelAction};
 
 /// `other_config:tc-policy`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -90,112 +94,39 @@ pub struct OffloadCaps {
     pub sources: Vec<Source>,
 }
 
-fn src(what: &str, provenance: &str) -> Source {
-    Source {
-        what: what.into(),
-        provenance: provenance.into(),
-    }
+/// A NIC's capabilities as its profile holds them (`[device.ovs_tc_offload]`, read by
+/// [`super::nic::caps`]): [`OffloadCaps`] without the NIC's name, which is the profile's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OffloadSection {
+    pub driver: String,
+    pub match_fields: Vec<OfField>,
+    pub icmp_match: bool,
+    pub actions: Vec<OffloadAction>,
+    pub ip_rewrite_needs_tcp_udp: bool,
+    #[serde(default)]
+    pub max_masks: Option<u32>,
+    #[serde(default)]
+    pub max_flows: Option<u64>,
+    pub sources: Vec<Source>,
 }
 
-const SEED: &str = "seed 002 (Netronome OVS-TC whitepaper), Appendix A table, OVS-TC column";
-
-/// Agilio CX 25GbE with OVS-TC: the seed's Appendix A (what OVS-TC on Agilio accelerates), and
-/// the Linux `nfp` flower driver for the mask limit.
-pub fn agilio_cx_25g() -> OffloadCaps {
-    use OfField::*;
-    OffloadCaps {
-        nic: "agilio-cx-25g".into(),
-        driver: "nfp".into(),
-        match_fields: vec![
-            InPort, DlSrc, DlDst, VlanTci, DlType, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwTos, NwTtl, NwFrag, TpSrc,
-            TpDst, TunId, TunSrc, TunDst,
-        ],
-        icmp_match: true,
-        actions: vec![
-            OffloadAction::Output,
-            OffloadAction::Drop,
-            OffloadAction::PushVlan,
-            OffloadAction::PopVlan,
-            OffloadAction::SetEthernet,
-            OffloadAction::SetIpv4,
-            OffloadAction::SetIpv6,
-            OffloadAction::SetTransport,
-            OffloadAction::SetTunnel,
-            OffloadAction::TunnelDecap,
-        ],
-        ip_rewrite_needs_tcp_udp: false,
-        max_masks: Some(256),
-        max_flows: None,
-        sources: vec![
-            src("match IN_PORT, ETHERNET, VLAN, ETHERTYPE, IPV4, IPV6, TCP, UDP, ICMP, ICMPV6, TUNNEL, SCTP", &format!("{SEED}, lines 253-262, 266-267")),
-            src("no match on TCP_FLAGS, RECIRC_ID, CT_STATE/ZONE/MARK/LABELS, SKB_MARK, ARP, ND", &format!("{SEED}, lines 263-265, 268-275")),
-            src("actions OUTPUT, SET_TUNNEL_INFO, SET_ETHERNET, SET_IPV4, SET_IPV6, SET_TCP, SET_UDP, PUSH_VLAN, POP_VLAN, SET_MASKED, DROP", &format!("{SEED}, lines 281, 284-289, 295-296, 301, 304")),
-            src("no RECIRC, HASH, CT, SAMPLE, MPLS push/pop/set, SET_PRIORITY, SET_SKB_MARK", &format!("{SEED}, lines 282-283, 290-294, 297-300, 302-303")),
-            src("VXLAN encap and decap (tunnel_key set/unset)", &format!("{SEED}, line 309 (FEATURES: VXLAN, OVS-TC V)")),
-            src("256 masks: the mask id is a u8", "Linux drivers/net/ethernet/netronome/nfp/flower/metadata.c, struct nfp_mask_id_table (u8 mask_id)"),
-        ],
+impl OffloadSection {
+    /// The capabilities of NIC `nic`.
+    pub fn into_caps(self, nic: &str) -> OffloadCaps {
+        OffloadCaps {
+            nic: nic.to_string(),
+            driver: self.driver,
+            match_fields: self.match_fields,
+            icmp_match: self.icmp_match,
+            actions: self.actions,
+            ip_rewrite_needs_tcp_udp: self.ip_rewrite_needs_tcp_udp,
+            max_masks: self.max_masks,
+            max_flows: self.max_flows,
+            sources: self.sources,
+        }
     }
 }
-
-/// ConnectX-5 in switchdev mode (ASAP²) on kernel 4.15: the flow dissector keys mlx5's
-/// `parse_cls_flower` accepted then, and its E-Switch (FDB) actions. The key list was read from a
-/// kernel 4.14 tree's `en_tc.c` (the release before the seed's 4.15): it already takes `IP`
-/// (tos: ECN and DSCP; ttl only when the firmware reports the FDB capability
-/// `ft_field_support.outer_ipv4_ttl`, which no source here gives for the seed's ConnectX-5, so
-/// TTL matches are refused) and `TCP` (flags); for a decap rule the non-`ENC_` keys go to the
-/// inner headers.
-pub fn connectx5_25g() -> OffloadCaps {
-    use OfField::*;
-    OffloadCaps {
-        nic: "connectx5-25g".into(),
-        driver: "mlx5_core".into(),
-        match_fields: vec![
-            InPort, DlSrc, DlDst, VlanTci, DlType, NwSrc, NwDst, Ipv6Src, Ipv6Dst, NwProto, NwTos, NwFrag, TpSrc, TpDst,
-            TcpFlags, TunId, TunSrc, TunDst,
-        ],
-        icmp_match: false,
-        actions: vec![
-            OffloadAction::Output,
-            OffloadAction::Drop,
-            OffloadAction::PushVlan,
-            OffloadAction::PopVlan,
-            OffloadAction::SetEthernet,
-            OffloadAction::SetIpv4,
-            OffloadAction::SetIpv6,
-            OffloadAction::SetTransport,
-            OffloadAction::SetTunnel,
-            OffloadAction::TunnelDecap,
-        ],
-        ip_rewrite_needs_tcp_udp: true,
-        max_masks: None,
-        max_flows: None,
-        sources: vec![
-            src(
-                "match keys CONTROL, BASIC, ETH_ADDRS, VLAN, IPV4_ADDRS, IPV6_ADDRS, PORTS, ENC_KEYID, ENC_IPV4/IPV6_ADDRS, ENC_PORTS, ENC_CONTROL, TCP (flags), IP (tos); no ICMP; decap rules match the inner headers",
-                "Linux 4.14 drivers/net/ethernet/mellanox/mlx5/core/en_tc.c __parse_cls_flower: the used_keys check ('Unsupported key used') and the FLOW_DISSECTOR_KEY_IP block (ip_ecn, ip_dscp into the outer or, after parse_tunnel_attr, the inner headers), read in a 4.14.y tree (LineageOS/android_kernel_oneplus_sm8150); 4.15 is the next release",
-            ),
-            src(
-                "no TTL match: FLOW_DISSECTOR_KEY_IP's ttl is refused (EOPNOTSUPP) unless the FDB reports ft_field_support.outer_ipv4_ttl; not assumed for the seed's firmware",
-                "same function, the 'mask->ttl && !MLX5_CAP_ESW_FLOWTABLE_FDB(.., ft_field_support.outer_ipv4_ttl)' check",
-            ),
-            src("E-Switch actions: drop, mirred redirect, pedit, tunnel_key set/release, vlan push/pop", "Linux mlx5 en_tc.c parse_tc_fdb_actions (pedit for the E-Switch since 'net/mlx5e: Add offloading of E-Switch TC pedit (header re-write) actions', d7e75a325cb2)"),
-            src("VXLAN encap and decap offloaded with OVS-TC", "seed 002, lines 152 ('A PHY-VM-PHY with and without VXLAN topology was tested on both NICs') and 234 (Fig. 9, ConnectX-5 with VXLAN)"),
-            src("IP header rewrite only for TCP/UDP", "Linux commit bdd66ac0aeed 'net/mlx5e: Disallow TC offloading of unsupported match/action combinations' (2017)"),
-            src("no chains/goto (recirc), no ct on 4.15", "Linux mlx5 en_tc.c of 4.15 has no goto-chain or ct action offload"),
-        ],
-    }
-}
-
-/// The NIC capability sets by name.
-pub fn caps_by_name(name: &str) -> Option<OffloadCaps> {
-    match name {
-        "agilio-cx-25g" => Some(agilio_cx_25g()),
-        "connectx5-25g" => Some(connectx5_25g()),
-        _ => None,
-    }
-}
-
-pub const NICS: &[&str] = &["agilio-cx-25g", "connectx5-25g"];
 
 fn action_kind(a: &DpAction) -> OffloadAction {
     use OfField::*;
@@ -219,8 +150,10 @@ fn action_kind(a: &DpAction) -> OffloadAction {
             field: TpSrc | TpDst, ..
         } => OffloadAction::SetTransport,
         DpAction::Set { .. } => OffloadAction::Other,
-        DpAction::Tunnel { text } if text.starts_with("tnl_pop(") => OffloadAction::TunnelDecap,
-        DpAction::SetTunnel { .. } | DpAction::Tunnel { .. } => OffloadAction::SetTunnel,
+        DpAction::SetTunnel { .. } | DpAction::Tunnel { .. } => match tunnel_action(a) {
+            Some(TunnelAction::Pop(_)) => OffloadAction::TunnelDecap,
+            _ => OffloadAction::SetTunnel,
+        },
         DpAction::Ct { .. } => OffloadAction::Ct,
         DpAction::Recirc { .. } => OffloadAction::Recirc,
         DpAction::Other { text } if text.starts_with("userspace") => OffloadAction::Userspace,
@@ -388,6 +321,20 @@ mod tests {
     use super::*;
     use nicbench_rules::openflow::FieldMatch;
     use OfField::*;
+
+    /// A NIC's capabilities as its profile gives them (`profiles/` of the checkout).
+    fn caps(name: &str) -> OffloadCaps {
+        let p = crate::profile::Profile::load(name, &crate::profile::tests::dir()).expect("profile");
+        crate::vswitch::nic::caps(&p).expect("caps")
+    }
+
+    fn agilio_cx_25g() -> OffloadCaps {
+        caps("agilio-cx-25g")
+    }
+
+    fn connectx5_25g() -> OffloadCaps {
+        caps("connectx5-25g")
+    }
 
     fn flow(keys: &[(OfField, u128, u128)], actions: Vec<DpAction>) -> (Fields, DpFlow) {
         let mut k = Fields::default();

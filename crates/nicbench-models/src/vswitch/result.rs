@@ -50,4 +50,9 @@ pub struct Result {
     pub host_cores_busy: Option<f64>,
     pub costs: HostCosts,
     pub caps: Option<OffloadCaps>,
+    /// Set when no rule matches the request's `in_port` while rules match other ports: those
+    /// ports (OVS runs the packets anyway, through the rules without an `in_port` match; usually
+    /// a misnamed port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_port_unmatched: Option<Vec<String>>,
 }

@@ -1,6 +1,8 @@
-//! A whole run from request JSON: rules with a `set_field` (u128) read, a pcap of two flows.
+//! A whole run from request JSON: a rule file with a `set_field`, a pcap of two flows, host costs from a
+//! profile with overrides.
 
 use super::*;
+use nicbench_rules::openflow::DpPlacement;
 
 fn write_pcap(path: &std::path::Path, frames: &[(u64, Vec<u8>)]) {
     let mut w = nicbench_pcap::PcapWriter::create(path, 65535).expect("pcap");
@@ -10,21 +12,21 @@ fn write_pcap(path: &std::path::Path, frames: &[(u64, Vec<u8>)]) {
     w.finish().expect("finish");
 }
 
-fn request(pcap: &str, nic: Option<&str>, policy: &str) -> String {
+fn write_rules(dir: &std::path::Path, text: &str) -> String {
+    let path = dir.join("rules.of");
+    std::fs::write(&path, text).expect("rules");
+    path.display().to_string()
+}
+
+const RULES: &str =
+    "priority=10,udp,actions=set_field:10.1.9.9->nw_dst,output:p1\npriority=5,ip,actions=dec_ttl,output:p1\n";
+
+fn request(rules: &str, pcap: &str, nic: Option<&str>, policy: &str) -> String {
     serde_json::json!({
-        "rules": [
-            {"table": 0, "priority": 10, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
-             "matches": {"in_port": null, "fields": [{"field": "dl_type", "value": 2048, "mask": 65535}, {"field": "nw_proto", "value": 17, "mask": 255}]},
-             "actions": [{"action": "set_field", "field": "nw_dst", "value": 167840009u64, "mask": 4294967295u64}, {"action": "output", "port": {"name": "p1"}}]},
-            {"table": 0, "priority": 5, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
-             "matches": {"in_port": null, "fields": [{"field": "dl_type", "value": 2048, "mask": 65535}]},
-             "actions": [{"action": "dec_ttl"}, {"action": "output", "port": {"name": "p1"}}]}
-        ],
+        "openflow": rules,
         "ports": [{"name": "p0", "ofport": 1, "dp_port": 1}, {"name": "p1", "ofport": 2, "dp_port": 2}],
-        "pcap": pcap, "in_port": "p0", "hw_offload": nic.is_some(), "nic": nic, "tc_policy": policy,
-        "costs": {"sw_packet_ns": {"value": 1000.0, "unit": "ns", "provenance": "test"},
-                  "upcall_us": {"value": 10.0, "unit": "us", "provenance": "test"},
-                  "revalidate_flow_us": {"value": 1.0, "unit": "us", "provenance": "test"}}
+        "pcap": pcap, "in_port": "p0", "nic": nic, "tc_policy": policy,
+        "host": "connectx5-25g", "overrides": {"sw_packet_ns": 1000.0, "upcall_us": 10.0, "revalidate_flow_us": 1.0}
     })
     .to_string()
 }
@@ -39,14 +41,12 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
     let udp = ipv4_frame([10, 0, 0, 1], [10, 0, 0, 2], 17, 1, 2, None);
     let tcp = ipv4_frame([10, 0, 0, 1], [10, 0, 0, 2], 6, 1, 2, None);
     write_pcap(&pcap, &[(0, udp.clone()), (1_000_000_000, udp), (2_000_000_000, tcp)]);
+    let rules = write_rules(&dir, RULES);
     let run = |nic, policy| -> result::Result {
-        // (The result is read back as a value: DpAction is an internally tagged enum holding u128s,
-        // which serde cannot deserialize; Python reads the JSON with json.loads.)
-        let json = crate::model::run_json::<Vswitch>(&request(pcap.to_str().expect("utf8"), nic, policy), &mut |_| {})
-            .expect("run");
+        let text = request(&rules, pcap.to_str().expect("utf8"), nic, policy);
+        let json = crate::model::run_json::<Vswitch>(&text, &mut |_| {}).expect("run");
         assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
-        simulate(&Request::from_json(&request(pcap.to_str().expect("utf8"), nic, policy)).expect("request"))
-            .expect("run")
+        simulate(&Request::from_json(&text).expect("request"), &mut |_| {}).expect("run")
     };
     let r = run(None, "none");
     assert_eq!((r.packets, r.upcalls, r.megaflows.len()), (3, 2, 2));
@@ -91,7 +91,8 @@ fn test_run_counts_upcalls_hits_and_offload_by_nic() {
     );
     let r = run(Some("agilio-cx-25g"), "none");
     assert_eq!(r.offloaded_flows, 2);
-    let bad = request(pcap.to_str().expect("utf8"), Some("nope"), "none");
+    assert_eq!(r.costs.upcall_us.value, 10.0, "the host profile's cost, overridden");
+    let bad = request(&rules, pcap.to_str().expect("utf8"), Some("nope"), "none");
     let err = crate::model::run_json::<Vswitch>(&bad, &mut |_| {})
         .expect_err("unknown nic")
         .to_string();
@@ -118,16 +119,13 @@ fn test_slow_revalidation_lowers_the_flow_limit_to_its_floor() {
         })
         .collect();
     write_pcap(&pcap, &frames);
+    let rules = write_rules(&dir, "priority=10,ip,nw_src=11.0.0.1,actions=output:p1\n");
     let run = |revalidate_flow_us: f64| {
         let mut v: serde_json::Value =
-            serde_json::from_str(&request(pcap.to_str().expect("utf8"), None, "none")).expect("json");
-        v["rules"] = serde_json::json!([{"table": 0, "priority": 10, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
-            "matches": {"in_port": null, "fields": [{"field": "dl_type", "value": 2048, "mask": 65535},
-                                                    {"field": "nw_src", "value": 184549377u64, "mask": 4294967295u64}]},
-            "actions": [{"action": "output", "port": {"name": "p1"}}]}]);
+            serde_json::from_str(&request(&rules, pcap.to_str().expect("utf8"), None, "none")).expect("json");
         v["lookup"] = serde_json::json!({"prefix_tries": false});
-        v["costs"]["revalidate_flow_us"]["value"] = serde_json::json!(revalidate_flow_us);
-        simulate(&Request::from_json(&v.to_string()).expect("request")).expect("run")
+        v["overrides"]["revalidate_flow_us"] = serde_json::json!(revalidate_flow_us);
+        simulate(&Request::from_json(&v.to_string()).expect("request"), &mut |_| {}).expect("run")
     };
     let slow = run(2000.0);
     assert_eq!(slow.upcalls, 5000);
@@ -144,25 +142,4 @@ fn test_slow_revalidation_lowers_the_flow_limit_to_its_floor() {
         "nothing idle 10 s in a 5 s trace"
     );
     std::fs::remove_dir_all(&dir).ok();
-}
-
-#[test]
-fn test_ipv6_match_and_set_field_values_read_from_strings() {
-    // 2001:db8::2 / all ones, and set_field 2001:db8::9: u128s beyond JSON's exact numbers.
-    let dst: u128 = 0x2001_0db8_0000_0000_0000_0000_0000_0002;
-    let rule = serde_json::json!({
-        "table": 0, "priority": 10, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
-        "matches": {"in_port": null, "fields": [
-            {"field": "dl_type", "value": 34525, "mask": 65535},
-            {"field": "ipv6_dst", "value": dst.to_string(), "mask": format!("{:#x}", u128::MAX)}]},
-        "actions": [{"action": "set_field", "field": "ipv6_dst", "value": (dst + 7).to_string(), "mask": u128::MAX.to_string()},
-                    {"action": "output", "port": {"name": "p1"}}]
-    });
-    let r = rule_from_json(rule).expect("rule");
-    assert_eq!(r.matches.fields.len(), 2);
-    assert_eq!((r.matches.fields[1].value, r.matches.fields[1].mask), (dst, u128::MAX));
-    assert!(matches!(r.actions[0], nicbench_rules::openflow::OfAction::SetField { value, .. } if value == dst + 7));
-    let bad = serde_json::json!({"table": 0, "priority": 1, "cookie": 0, "idle_timeout_s": 0, "hard_timeout_s": 0,
-        "matches": {"in_port": null, "fields": [{"field": "ipv6_dst", "value": 4.2e37, "mask": 1}]}, "actions": []});
-    assert!(rule_from_json(bad).unwrap_err().contains("match 0: value"));
 }

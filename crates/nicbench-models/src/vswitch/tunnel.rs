@@ -260,27 +260,48 @@ impl UnderlayBridge {
     }
 }
 
-/// The outer headers of an untagged Ethernet/IPv4/UDP/VXLAN frame (`None` if it is not one).
-pub fn parse_vxlan(frame: &[u8]) -> Option<Decap<'_>> {
-    let eth = 14;
-    if frame.len() < eth + 20 || frame[12..14] != [0x08, 0x00] || frame[eth] >> 4 != 4 {
+/// The outer headers of a VXLAN frame to UDP port `udp_port` (the port of the `tnl_pop` that
+/// sent it here), decapsulated by `nicbench_wire`; `None` when it is not one, or when its outer
+/// frame is not untagged Ethernet/IPv4 (VLAN-tagged and IPv6 underlays are not modelled).
+pub fn parse_vxlan(frame: &[u8], udp_port: u16) -> Option<Decap<'_>> {
+    use nicbench_wire::parse::{ethertype, Ip};
+    let v = nicbench_wire::parse::decapsulate_vxlan(frame, udp_port)?;
+    let Some(Ip::V4(ip)) = v.outer.ip else {
+        return None;
+    };
+    if v.outer.vlan_count != 0 || v.outer.ethertype != ethertype::IPV4 {
         return None;
     }
-    let ihl = usize::from(frame[eth] & 0x0f) * 4;
-    let udp = eth + ihl;
-    let vx = udp + 8;
-    if frame[eth + 9] != 17 || frame.len() < vx + 8 || frame[vx] & 0x08 == 0 {
-        return None;
-    }
-    let be32 = |o: usize| u32::from_be_bytes([frame[o], frame[o + 1], frame[o + 2], frame[o + 3]]);
     Some(Decap {
-        inner: &frame[vx + 8..],
-        vni: u64::from(be32(vx + 4) >> 8),
-        src: be32(eth + 12),
-        dst: be32(eth + 16),
-        tos: frame[eth + 1],
-        csum: frame[udp + 6..udp + 8] != [0, 0],
+        inner: v.inner,
+        vni: u64::from(v.vni),
+        src: u32::from(ip.src),
+        dst: u32::from(ip.dst),
+        tos: ip.tos,
+        csum: v.udp_checksum != 0,
     })
+}
+
+/// What a datapath action does with tunnels: the userspace datapath's `tnl_pop(PORT)` (decap,
+/// the popped packet passes again from the tunnel port `PORT`) or an encap (`tnl_push(...)`, or
+/// the kernel datapath's `set(tunnel(..))`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunnelAction {
+    Pop(u16),
+    Push,
+}
+
+/// The [`TunnelAction`] of `a`, if it has one: the one reading of the tunnel actions' text, which
+/// this module writes (`nicbench_rules` keeps `tnl_pop`/`tnl_push` as printed).
+pub fn tunnel_action(a: &DpAction) -> Option<TunnelAction> {
+    match a {
+        DpAction::Tunnel { text } => match text.strip_prefix("tnl_pop(") {
+            Some(rest) => rest.strip_suffix(')')?.parse().ok().map(TunnelAction::Pop),
+            None => text.starts_with("tnl_push(").then_some(TunnelAction::Push),
+        },
+        DpAction::SetTunnel { .. } => Some(TunnelAction::Push),
+        _ => None,
+    }
 }
 
 /// The overlay key of a decapsulated packet: the inner frame's key on the tunnel's OpenFlow
@@ -337,4 +358,4 @@ pub fn print_tunnel_meta(flow: &mut DpFlow) {
 
 #[cfg(test)]
 #[path = "tunnel_tests.rs"]
-mod tests;
+pub(crate) mod tests;

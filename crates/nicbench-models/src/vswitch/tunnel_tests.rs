@@ -34,13 +34,24 @@ pub(crate) fn vxlan_frame(vni: u32, udp_dst: u16, tos: u8, csum: u16, inner: &[u
 fn test_parse_vxlan_reads_the_outer_headers() {
     let inner = ipv4_frame([10, 0, 0, 1], [20, 0, 0, 1], 6, 1000, 80, None);
     let f = vxlan_frame(0x64, 4789, 0x20, 0xbeef, &inner);
-    let d = parse_vxlan(&f).expect("vxlan");
+    let d = parse_vxlan(&f, 4789).expect("vxlan");
     assert_eq!(
         (d.vni, d.src, d.dst, d.tos, d.csum),
         (0x64, 0xac1f_0102, 0xac1f_0101, 0x20, true)
     );
     assert_eq!(d.inner, &inner[..]);
-    assert!(parse_vxlan(&inner).is_none(), "a TCP frame is no VXLAN frame");
+    assert!(parse_vxlan(&inner, 4789).is_none(), "a TCP frame is no VXLAN frame");
+    // A tunnel port on another UDP port (options:dst_port) decapsulates what the underlay popped
+    // for it; the same frame is no VXLAN to 4789.
+    let other = vxlan_frame(0x64, 4790, 0, 0, &inner);
+    assert_eq!(parse_vxlan(&other, 4790).map(|d| d.vni), Some(0x64));
+    assert!(parse_vxlan(&other, 4789).is_none());
+    // VLAN-tagged underlay frames are not modelled: no decap.
+    let mut tagged = f[..12].to_vec();
+    tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+    tagged.extend_from_slice(&f[12..]);
+    assert!(nicbench_wire::parse::decapsulate_vxlan(&tagged, 4789).is_some());
+    assert!(parse_vxlan(&tagged, 4789).is_none());
 }
 
 fn walk(u: &mut UnderlayBridge, frame: &[u8]) -> (Fields, Vec<DpAction>) {
@@ -86,7 +97,7 @@ fn test_overlay_key_and_its_printed_tunnel_metadata() {
     use OfField::*;
     let inner = ipv4_frame([10, 0, 0, 1], [20, 0, 0, 1], 6, 1000, 80, None);
     let f = vxlan_frame(0x65, 4789, 0x20, 0, &inner);
-    let k = overlay_key(&parse_vxlan(&f).expect("vxlan"), 2);
+    let k = overlay_key(&parse_vxlan(&f, 4789).expect("vxlan"), 2);
     let mut wc = Fields::default();
     tunnel_wildcards(&k, &mut wc);
     assert_eq!(wc[NwTos], 0, "ECN of the outer header is not CE");
@@ -113,7 +124,10 @@ fn test_overlay_key_and_its_printed_tunnel_metadata() {
         vec!["tunnel(tos=0x20,flags(-df-csum+key))".to_string()]
     );
     // Outer ECN CE: the inner ECN bits are consulted.
-    let ce = overlay_key(&parse_vxlan(&vxlan_frame(1, 4789, 0x03, 1, &inner)).expect("vxlan"), 2);
+    let ce = overlay_key(
+        &parse_vxlan(&vxlan_frame(1, 4789, 0x03, 1, &inner), 4789).expect("vxlan"),
+        2,
+    );
     let mut wc = Fields::default();
     tunnel_wildcards(&ce, &mut wc);
     assert_eq!(wc[NwTos], 0x03);

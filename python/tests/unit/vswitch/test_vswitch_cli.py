@@ -107,9 +107,9 @@ def test_api_names_the_rule_with_an_unknown_port(tmp_path):
     rules, pcap = _files(tmp_path)
     ports = [{"name": "p0", "ofport": 1, "dp_port": 1}]
     with pytest.raises(NicbenchError, match=r"rule 0: port 'p1' is not on the bridge \(ports: p0\)"):
-        vswitch.megaflows(vswitch.load_openflow(rules), pcap, in_port="p0", ports=ports)
+        vswitch.megaflows(rules, pcap, in_port="p0", ports=ports)
     with pytest.raises(NicbenchError, match="nics: agilio-cx-25g, connectx5-25g"):
-        vswitch.megaflows([], pcap, in_port="p0", nic="bluefield")
+        vswitch.megaflows(rules, pcap, in_port="p0", nic="bluefield")
 
 
 def test_request_and_result_follow_the_contract(tmp_path):
@@ -118,9 +118,9 @@ def test_request_and_result_follow_the_contract(tmp_path):
     from nicbench import vswitch
 
     rules, pcap = _files(tmp_path)
-    request = vswitch.build_request(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
+    request = vswitch.build_request(rules, pcap, in_port="p0", nic="agilio-cx-25g")
     jsonschema.validate(request, models.contract_schema("vswitch", "request"))
-    result = vswitch.megaflows(vswitch.load_openflow(rules), pcap, in_port="p0", nic="agilio-cx-25g")
+    result = vswitch.megaflows(rules, pcap, in_port="p0", nic="agilio-cx-25g")
     jsonschema.validate(result, models.contract_schema("vswitch", "result"))
     assert all(p["provenance"] for p in result["costs"].values())
     assert result["caps"]["sources"], "the NIC's capabilities carry their provenance"
