@@ -4,7 +4,8 @@ A page is the model's registry entry (name, summary, the profile kinds its reque
 module documentation of its Rust folder (the `//!` lines of `crates/nicbench-models/src/<module>/`:
 what it models and what it assumes, written once, beside the code), the fields of its request and
 result (from the contracts' JSON Schemas), the profiles it can run, and where a user meets it: the
-experiment targets named `<model>.*` and the CLI commands of `nicbench.cli.<model>`. Nothing on a
+experiment targets named `<model>.*` and the CLI commands of the model's front (`nicbench.cli.<front>`,
+`nicbench.models.front`). Nothing on a
 page is typed twice, so a page cannot drift from the code: a test compares the committed pages with
 this output (`NICBENCH_BLESS=1` rewrites them, as it does the contract schemas). A script above the
 package's layers: it reads the registry, the CLI and the experiment targets.
@@ -78,7 +79,8 @@ def _fields(schema: dict[str, Any]) -> list[str]:
 def _commands(model: str) -> list[str]:
     from nicbench.cli import COMMANDS
 
-    return sorted(name for name, (module, _) in COMMANDS.items() if module == model)
+    front = models.front(model)
+    return sorted(name for name, (module, _) in COMMANDS.items() if module == front)
 
 
 def _targets(model: str) -> list[str]:
@@ -99,6 +101,7 @@ def page(entry: dict[str, Any], root: Path = CHECKOUT) -> str:
     source = rust_module_file(entry["rust_type"], root)
     kinds = list(entry["profile_kinds"])
     commands, targets, profiles = _commands(name), _targets(name), _profiles(kinds)
+    front = models.front(name)
     out = [
         f"# `{name}`: {entry['summary']}",
         "",
@@ -108,7 +111,8 @@ def page(entry: dict[str, Any], root: Path = CHECKOUT) -> str:
         "| | |",
         "|---|---|",
         f"| Rust | `{entry['rust_type']}` in `{source.relative_to(root)}` |",
-        f'| Python | `nicbench.models.run("{name}", request)`; builders in `nicbench.{name}` |',
+        f'| Python | `nicbench.models.run("{name}", request)`; '
+        + (f"builders in `nicbench.{front}` |" if front else "no builders |"),
         "| CLI | " + (", ".join(f"`nicbench {c}`" for c in commands) or "none") + " |",
         "| experiment targets | " + (", ".join(f"`{t}`" for t in targets) or "none") + " |",
         "| profile kinds | "

@@ -44,10 +44,13 @@ __all__ = [
     "parse_port_spec",
     "VXLAN_PORT_KEYS",
     "PVP_MODEL",
+    "MODELS",
 ]
 
 # The registry's name of PVP through the datapath (`nicbench_models::ovs_pvp`).
 PVP_MODEL = "ovs-pvp"
+# The native models this module fronts (`nicbench.models.front`): the datapath alone, and PVP through it.
+MODELS = ("vswitch", "ovs-pvp")
 
 TC_POLICIES = ("none", "skip_sw", "skip_hw")
 
@@ -55,8 +58,7 @@ TC_POLICIES = ("none", "skip_sw", "skip_hw")
 def nics() -> tuple[str, ...]:
     """The OVS-TC offload NICs: the profiles of the kinds the model reads (its registry entry), sorted (from
     the profiles folder: a new profile of those kinds is a new NIC)."""
-    entry = next(m for m in models.registry() if m["name"] == PVP_MODEL)
-    return tuple(sorted({name for kind in entry["profile_kinds"] for name in profiles.names(kind)}))
+    return tuple(sorted({name for kind in models.profile_kinds(PVP_MODEL) for name in profiles.names(kind)}))
 
 
 # `--port NAME=vxlan,...` keys: the tunnel's own options, then the underlay bridge it sends through.

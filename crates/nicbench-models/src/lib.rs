@@ -28,6 +28,7 @@ pub mod error;
 pub mod flowhost;
 pub mod model;
 pub mod offpath;
+pub mod ovs_nic;
 pub mod ovs_pvp;
 pub mod profile;
 pub mod pvp;

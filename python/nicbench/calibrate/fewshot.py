@@ -329,7 +329,11 @@ def fewshot(
             "description": keep_top.get("description")
             or f"{base_doc.get('description', '')} (few-shot fit of {output.stem} from {base_doc['name']})".strip(),
         }
-        start_file.write_text(render_profile(header, None, _param_rows(start_params, base_doc["name"], own, {}, "")))
+        start_file.write_text(
+            render_profile(
+                header, None, _param_rows(start_params, base_doc["name"], own, {}, ""), base_doc.get("device")
+            )
+        )
         _check_start_profile(start_file, sets or {}, output)
         problem = build_problem(st, refs, nic=str(start_file), experiment_params=cfg.experiment_params)
         every = list(range(len(problem.points)))
@@ -384,6 +388,7 @@ def fewshot(
         header,
         record,
         _param_rows(start_params, base_doc["name"], own, values, fitted_prov, {p.name: (p.low, p.high) for p in free}),
+        base_doc.get("device"),
     )
     if write:
         output.parent.mkdir(parents=True, exist_ok=True)

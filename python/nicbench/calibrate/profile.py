@@ -200,11 +200,17 @@ def _insert_after(body: list[str], key: str, line: str) -> list[str]:
     return [line] + body
 
 
-def render_profile(header: dict[str, str], fitted_on: dict[str, Any] | None, params: list[dict[str, Any]]) -> str:
+def render_profile(
+    header: dict[str, str],
+    fitted_on: dict[str, Any] | None,
+    params: list[dict[str, Any]],
+    device: dict[str, Any] | None = None,
+) -> str:
     """A whole profile as TOML text: `header` (name, kind, description, optional calibration_study),
-    the optional `[fitted_on]` record of a few-shot fit, and one `[param.NAME]` table per row
-    (name, value, unit, provenance, integer, optional bounds). Strings are JSON-escaped, which TOML
-    basic strings accept."""
+    the optional `[fitted_on]` record of a few-shot fit, one `[param.NAME]` table per row (name,
+    value, unit, provenance, integer, optional bounds), then the base device's `[device.SECTION]`
+    tables unchanged (capability lists a fit does not touch; the model that owns a section reads it).
+    Strings are JSON-escaped, which TOML basic strings accept."""
     q = lambda s: json.dumps(str(s), ensure_ascii=False)  # noqa: E731
     out = [f"# {header.get('description', header['name'])}\n"]
     if fitted_on:
@@ -233,4 +239,8 @@ def render_profile(header: dict[str, str], fitted_on: dict[str, Any] | None, par
         if row.get("bounds"):
             lo, hi = row["bounds"]
             out.append(f"bounds = [{_format(lo, False)}, {_format(hi, False)}]\n")
+    if device:
+        import tomli_w
+
+        out.append("\n" + tomli_w.dumps({"device": device}))
     return "".join(out)

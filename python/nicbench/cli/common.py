@@ -197,12 +197,12 @@ _OTHER_KIND = re.compile(r"is for the (\S+) model, not the \S+ model")
 
 
 def commands_of_kind(kind: str) -> list[str]:
-    """The commands that run profiles of `kind`: those of the CLI module named for a model that
-    reads the kind (`nicbench.models.registry()`; `cli/<model>.py`)."""
+    """The commands that run profiles of `kind`: those of the CLI module of the front of a model that
+    reads the kind (`nicbench.models.registry()`, `models.front`; `cli/<front>.py`)."""
     from nicbench import models
     from nicbench.cli import COMMANDS
 
-    readers = {m["name"] for m in models.registry() if kind in m["profile_kinds"]}
+    readers = {models.front(m["name"]) for m in models.registry() if kind in m["profile_kinds"]}
     return sorted(name for name, (module, _) in COMMANDS.items() if module in readers)
 
 

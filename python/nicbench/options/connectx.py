@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from nicbench import connectx
+from nicbench import connectx, models
 from nicbench.options import Option, Options, Spell, param_spelling
 from nicbench.rules import RULE_SET_KINDS
 from nicbench.traffic import MAX_FRAME_BYTES, MIN_FRAME_BYTES
@@ -76,7 +76,7 @@ OPTIONS = Options(
             connectx.DEFAULT_NIC,
             "Profile name (see profiles/) or a .toml path.",
             flag="--nic",
-            profile_kinds=("connectx",),
+            profile_kinds=models.profile_kinds("connectx"),
         ),
         Option(
             "rules_file",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nicbench import flowhost
+from nicbench import flowhost, models
 from nicbench.connectx import MAX_DURATION_NS
 from nicbench.options import Option, Options, Spell, param_spelling
 from nicbench.traffic_bounds import MAX_GEN_FLOWS
@@ -18,11 +18,12 @@ from nicbench.units import parse_duration_ns
 
 __all__ = ["OPTIONS", "MAX_CORES", "MIN_FRAME_BYTES", "MAX_FRAME_BYTES", "check", "request"]
 
-# Cores a deployment may have (nicbench-models flowhost::MAX_CORES, the model's own check).
-MAX_CORES = 4096
-# Frames the capture card takes, with FCS (the model's own check: 64 to 16,384 B).
-MIN_FRAME_BYTES = 64
-MAX_FRAME_BYTES = 16_384
+# The caps the flowhost model holds a request to, as it declares them (`LIMITS` in nicbench-models
+# flowhost/mod.rs): cores a deployment may have, frames the capture card takes (with FCS).
+_LIMITS = models.limits("flowhost")
+MAX_CORES = _LIMITS["max_cores"]
+MIN_FRAME_BYTES = _LIMITS["min_frame_bytes"]
+MAX_FRAME_BYTES = _LIMITS["max_frame_bytes"]
 # Shortest run: one short-term window's worth of bins makes no sense below a millisecond.
 MIN_DURATION_NS = 1_000_000
 
@@ -34,7 +35,7 @@ OPTIONS = Options(
             flowhost.DEFAULT_NIC,
             "Capture-NIC profile (profiles/<card>.toml) or a path.",
             flag="--nic",
-            profile_kinds=("flowhost",),
+            profile_kinds=models.profile_kinds("flowhost"),
             profile_role=("capture card", "link_gbps"),
         ),
         Option(
@@ -43,7 +44,7 @@ OPTIONS = Options(
             flowhost.DEFAULT_HOST,
             "Flow-meter host profile (argus-host, flowmeter-local, or a path).",
             flag="--host",
-            profile_kinds=("flowhost",),
+            profile_kinds=models.profile_kinds("flowhost"),
             profile_role=("host", "cpu_ghz"),
         ),
         Option(

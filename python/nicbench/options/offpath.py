@@ -8,7 +8,7 @@ parameters of their own, with the limits the flow syntax has (`nicbench.offpath`
 
 from __future__ import annotations
 
-from nicbench import offpath
+from nicbench import models, offpath
 from nicbench.options import Option, Options
 
 __all__ = ["OPTIONS", "MAX_DOORBELL_BATCH"]
@@ -23,7 +23,7 @@ OPTIONS = Options(
             offpath.DEFAULT_NIC,
             "Off-path profile: bluefield2, connectx6-rnic (the RNIC baseline) or a .toml path.",
             flag="--nic",
-            profile_kinds=("offpath",),
+            profile_kinds=models.profile_kinds("offpath"),
         ),
         Option(
             "flows",

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from nicbench import pvp
+from nicbench import models, pvp
 from nicbench.options import Option, Options, Spell, param_spelling
 
 __all__ = ["OPTIONS", "MAX_FLOWS", "MIN_FRAME_BYTES", "MAX_FRAME_BYTES", "check"]
 
-# Flows the PVP model takes (MAX_FLOWS in nicbench-models pvp/request.rs, the model's own check).
-MAX_FLOWS = 1 << 28
-# Frame sizes the PVP model takes, with FCS (MIN_FRAME_BYTES, MAX_FRAME_BYTES in nicbench-models pvp).
-MIN_FRAME_BYTES = 64
-MAX_FRAME_BYTES = 9216
+# The caps and the NIC kinds the PVP model holds a request to, as the model declares them (its
+# registry entry: `LIMITS` in nicbench-models pvp/request.rs, `PROFILE_KINDS` in pvp/mod.rs).
+_LIMITS = models.limits("pvp")
+MAX_FLOWS = _LIMITS["max_flows"]
+# Frame sizes with FCS.
+MIN_FRAME_BYTES = _LIMITS["min_frame_bytes"]
+MAX_FRAME_BYTES = _LIMITS["max_frame_bytes"]
 # Profile kinds of an OVS-offload NIC.
-NIC_KINDS = ("connectx-eswitch", "agilio")
+NIC_KINDS = models.profile_kinds("pvp")
 
 OPTIONS = Options(
     [

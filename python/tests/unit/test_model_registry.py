@@ -1,5 +1,6 @@
 """Every model of the native registry is complete: its contracts are committed, the one binding
-function runs it, an experiment target runs it, and its generated docs page is current.
+function runs it, an experiment target runs it, a Python front builds its requests and a command
+runs it, and its generated docs page is current.
 
 This is the check behind docs/contributing.md's "adding a model": a model registered in
 `crates/nicbench-models/src/lib.rs` without the rest fails here, naming what is missing.
@@ -54,6 +55,20 @@ def test_each_model_has_an_experiment_target(name):
 
     assert any(t.split(".", 1)[0] == name for t in all_targets()), (
         f"no experiment target '{name}.*' (python/nicbench/experiments/targets/{name}.py)"
+    )
+
+
+@pytest.mark.parametrize("name", models.names())
+def test_each_model_has_a_python_front_and_a_command(name):
+    from importlib import import_module
+
+    from nicbench.cli import COMMANDS
+
+    front = models.front(name)
+    assert front, f"no python/nicbench/{name}.py and no module lists {name!r} in its MODELS"
+    import_module(f"nicbench.{front}")
+    assert any(module == front for module, _ in COMMANDS.values()), (
+        f"no command of model {name!r}: python/nicbench/cli/{front}.py with SUMMARIES and COMMANDS"
     )
 
 

@@ -27,8 +27,8 @@ pub mod params;
 
 pub use params::AgilioParams;
 
-use crate::pvp::load::{Ingress, MegaflowLoad};
-use crate::pvp::{NicCost, Refusal};
+use crate::ovs_nic::{Ingress, MegaflowLoad};
+use crate::ovs_nic::{NicCost, Refusal};
 use std::collections::BTreeMap;
 
 /// The `kind` of the profiles this model reads.

@@ -3,8 +3,8 @@
 use super::KIND;
 use crate::common::PcieParams;
 use crate::error::ModelError;
+use crate::ovs_nic::HostParams;
 use crate::profile::params::{model_params, require_positive, require_whole};
-use crate::pvp::HostParams;
 
 model_params! {
     /// Every parameter the Agilio CX (NFP flower firmware, OVS-TC) model reads.

@@ -29,9 +29,9 @@ use super::params::{ConnectxParams, SteeringParams};
 use super::steering::{MatcherId, Tables};
 use crate::common::PcieParams;
 use crate::error::ModelError;
+use crate::ovs_nic::{FlowOrder, HostParams, NicCost};
+use crate::ovs_nic::{Ingress, MegaflowLoad};
 use crate::profile::params::{model_params, require_positive};
-use crate::pvp::load::{Ingress, MegaflowLoad};
-use crate::pvp::{FlowOrder, HostParams, NicCost};
 use std::collections::BTreeMap;
 
 /// The `kind` of the profiles this model reads.

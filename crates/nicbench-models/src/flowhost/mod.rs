@@ -48,6 +48,16 @@ pub const DEFAULT_NIC: &str = "napatech-nt100";
 pub const DEFAULT_HOST: &str = "argus-host";
 /// Most cores a request or a search may use.
 pub const MAX_CORES: u32 = 4096;
+/// Frames the capture card takes, with FCS \[B\] (16,384: the card's largest frame, as the model reads it).
+pub const MIN_FRAME_BYTES: u32 = 64;
+pub const MAX_FRAME_BYTES: u32 = 16_384;
+
+/// The caps a request is held to (by `validate`), by name: what the CLI and the targets state.
+pub const LIMITS: &[(&str, u64)] = &[
+    ("max_cores", MAX_CORES as u64),
+    ("min_frame_bytes", MIN_FRAME_BYTES as u64),
+    ("max_frame_bytes", MAX_FRAME_BYTES as u64),
+];
 
 fn default_nic() -> String {
     DEFAULT_NIC.into()
@@ -169,7 +179,9 @@ impl Request {
         if self.processes_per_core == 0 {
             return bad("processes_per_core must be at least 1".into());
         }
-        if !(self.frame_bytes.is_finite() && (64.0..=16_384.0).contains(&self.frame_bytes)) {
+        if !(self.frame_bytes.is_finite()
+            && (f64::from(MIN_FRAME_BYTES)..=f64::from(MAX_FRAME_BYTES)).contains(&self.frame_bytes))
+        {
             return bad(format!(
                 "frame_bytes must be in [64, 16384], found {}",
                 self.frame_bytes
@@ -257,6 +269,7 @@ impl Model for FlowHost {
     const SUMMARY: &'static str =
         "A Napatech capture NIC feeding N Argus-style flow-meter processes on host cores (100G Argus study)";
     const PROFILE_KINDS: &'static [&'static str] = &[KIND];
+    const LIMITS: &'static [(&'static str, u64)] = LIMITS;
     type Request = Request;
     type Result = result::Result;
 

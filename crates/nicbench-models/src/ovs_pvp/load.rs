@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use nicbench_rules::openflow::OfField;
 
-use crate::pvp::{Ingress, MaskLoad};
+use crate::ovs_nic::{Ingress, MaskLoad};
 use crate::vswitch::result::Result as PassResult;
 use crate::vswitch::tunnel::{tunnel_action, TunnelAction};
 

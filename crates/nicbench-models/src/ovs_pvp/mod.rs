@@ -29,8 +29,9 @@ use nicbench_wire::FlowKey;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Model;
+use crate::ovs_nic::{Ingress, MegaflowLoad};
 use crate::profile::profiles_dir;
-use crate::pvp::{self, Ingress, MegaflowLoad, MIN_FRAME_BYTES};
+use crate::pvp::{self, MIN_FRAME_BYTES};
 use crate::vswitch::result::Result as PassResult;
 use crate::vswitch::{self, nic, rules, run, TcPolicy, VxlanPort};
 use crate::ModelError;
@@ -81,7 +82,7 @@ pub struct Request {
     /// Offered load [Gb/s on the wire]; default: the port's line rate.
     #[serde(default)]
     pub offered_gbps: Option<f64>,
-    /// How the flows' packets take turns at the NIC (`crate::pvp::FlowOrder` names);
+    /// How the flows' packets take turns at the NIC (`crate::ovs_nic::FlowOrder` names);
     /// default: round-robin.
     #[serde(default)]
     pub flow_order: Option<String>,

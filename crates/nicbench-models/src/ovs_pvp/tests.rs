@@ -43,7 +43,7 @@ fn request(d: &std::path::Path, rules: &str, frames: &[Vec<u8>], nic: &str, tunn
     }
 }
 
-/// The underlay of `tunnel_tests::vxlan_frame`: frames from 172.31.1.2 to 172.31.1.1 and its MAC.
+/// The underlay of `vswitch::tunnel::tests::vxlan_frame`: frames from 172.31.1.2 to 172.31.1.1 and its MAC.
 fn vx() -> VxlanPort {
     VxlanPort {
         name: "vx".into(),

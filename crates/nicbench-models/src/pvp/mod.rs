@@ -7,8 +7,8 @@
 //!  megaflows the NIC refused: each such pass goes through the host's kernel datapath instead
 //! ```
 //!
-//! - [`host`]: the VM and the host's software datapaths around the NIC ([`HostParams`]).
-//! - [`load`]: the megaflow counts per mask the datapath hands the NIC (the model's input).
+//! - [`crate::ovs_nic`]: what the datapath hands an OVS-TC NIC (megaflow counts per mask) and
+//!   what the NIC answers ([`NicCost`], [`Refusal`]), the host around it ([`HostParams`]).
 //! - [`request`]: the request/result contract (JSON; schema in `docs/contracts/`).
 //! - the NICs: [`crate::connectx::eswitch`] (ConnectX-5 switchdev) and [`crate::agilio`].
 //!
@@ -19,12 +19,8 @@
 //! Invariants: analytic and pure; frame rates come from Ethernet's per-frame overhead (preamble
 //! + SFD + inter-frame gap), not from published rates.
 
-pub mod host;
-pub mod load;
 pub mod request;
 
-pub use host::HostParams;
-pub use load::{Ingress, MaskLoad, MegaflowLoad};
 pub use request::Request;
 
 use crate::agilio::{self, AgilioParams};
@@ -32,9 +28,8 @@ use crate::common::PcieParams;
 use crate::connectx::eswitch::{self, EswitchParams};
 use crate::error::ModelError;
 use crate::model::Model;
+use crate::ovs_nic::{choice, FlowOrder, HostParams, MegaflowLoad, NicCost, Refusal};
 use crate::profile::{profiles_dir, Profile};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Ethernet's line time per frame besides the frame (preamble, SFD, interPacketGap) \[B\].
@@ -50,41 +45,12 @@ pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {
     gbps * 1e3 / ((frame_bytes + WIRE_OVERHEAD_BYTES) * 8.0)
 }
 
-/// What a NIC spends on one PVP packet (both passes).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct NicCost {
-    /// NIC time per packet that limits its packet rate \[ns\].
-    pub service_ns: f64,
-    /// Unloaded NIC latency of a packet (both passes) \[ns\].
-    pub latency_ns: f64,
-    /// Mechanism quantities (hit rates, working sets, bounds), by name.
-    pub detail: BTreeMap<String, f64>,
-}
-
-/// Megaflows of a mask the NIC did not take, and why (as the driver would log it).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Refusal {
-    /// Index into the request's masks.
-    pub mask: usize,
-    pub megaflows: u64,
-    pub reason: String,
-}
-
 /// Which OVS datapath forwards: the NIC (OVS-TC offload), the kernel, or OVS-DPDK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Datapath {
     TcOffload,
     Kernel,
     Dpdk,
-}
-
-/// The variant of `all` (in `NAMES` order) named `text`, else a one-line error naming `field`.
-fn choice<T: Copy>(field: &str, text: &str, names: &[&str], all: &[T]) -> Result<T, ModelError> {
-    names
-        .iter()
-        .position(|&n| n == text)
-        .map(|i| all[i])
-        .ok_or_else(|| ModelError::Scenario(format!("{field}: unknown '{text}' (allowed: {})", names.join(", "))))
 }
 
 impl Datapath {
@@ -101,34 +67,6 @@ impl Datapath {
 
     pub fn name(self) -> &'static str {
         Datapath::NAMES[self as usize]
-    }
-}
-
-/// The order in which the generator's flows send their packets, which decides how a cache
-/// in front of the NIC's tables behaves once the flows outgrow it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowOrder {
-    /// Flows take turns, one packet each (TRex's field engine incrementing the addresses per
-    /// packet, `op="inc"`, as Red Hat's PVP script configures it): the seed's testbed.
-    RoundRobin,
-    /// Independent references: each packet's flow drawn at random (mixed real traffic).
-    Random,
-}
-
-impl FlowOrder {
-    pub const NAMES: [&'static str; 2] = ["round-robin", "random"];
-
-    pub fn parse(text: &str) -> Result<FlowOrder, ModelError> {
-        choice(
-            "flow_order",
-            text,
-            &FlowOrder::NAMES,
-            &[FlowOrder::RoundRobin, FlowOrder::Random],
-        )
-    }
-
-    pub fn name(self) -> &'static str {
-        FlowOrder::NAMES[self as usize]
     }
 }
 
@@ -192,6 +130,7 @@ impl Model for Pvp {
     const SUMMARY: &'static str =
         "Red Hat PVP (PHY-VM-PHY) around an OVS-TC offload NIC: Agilio CX or ConnectX-5 switchdev (seed 002)";
     const PROFILE_KINDS: &'static [&'static str] = PROFILE_KINDS;
+    const LIMITS: &'static [(&'static str, u64)] = request::LIMITS;
     type Request = Request;
     type Result = request::Result;
 

@@ -4,15 +4,22 @@
 //! Invariants: unknown fields are refused; every bad value gets a one-line message naming the
 //! field, what it got and what is allowed.
 
-use super::load::MegaflowLoad;
 use super::{Refusal, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use crate::error::ModelError;
+use crate::ovs_nic::MegaflowLoad;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Largest flow count accepted (far above any NIC's tables; a larger number is a unit mistake).
 pub const MAX_FLOWS: u64 = 1 << 28;
+
+/// The caps a request is held to (by `validate`), by name: what the CLI and the targets state.
+pub const LIMITS: &[(&str, u64)] = &[
+    ("max_flows", MAX_FLOWS),
+    ("min_frame_bytes", MIN_FRAME_BYTES as u64),
+    ("max_frame_bytes", MAX_FRAME_BYTES as u64),
+];
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

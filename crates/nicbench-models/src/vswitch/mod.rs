@@ -223,5 +223,4 @@ pub fn simulate(req: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::
 }
 
 #[cfg(test)]
-#[path = "run_tests.rs"]
-mod run_tests;
+mod tests;

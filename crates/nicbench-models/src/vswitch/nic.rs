@@ -62,8 +62,18 @@ pub fn caps(p: &Profile) -> Result<OffloadCaps, ModelError> {
              actions, limits, with their provenance)"
         ))
     })?;
-    Ok(section.into_caps(&p.name))
+    // The mask table's size is the NIC model's parameter (Agilio: the flower firmware's mask ids),
+    // so an override of it moves the offload decision and the NIC's cost together.
+    let max_masks = if p.declares(MASK_TABLE_PARAM) {
+        Some(p.value(MASK_TABLE_PARAM)? as u32)
+    } else {
+        None
+    };
+    Ok(section.into_caps(&p.name, max_masks))
 }
+
+/// The profile parameter that sizes a NIC's megaflow mask table, where the NIC has one [masks].
+pub const MASK_TABLE_PARAM: &str = "mask_table_entries";
 
 /// The host's costs from a profile's parameters, with their units and provenance.
 pub fn host_costs(p: &Profile) -> Result<HostCosts, ModelError> {

@@ -105,15 +105,14 @@ pub struct OffloadSection {
     pub actions: Vec<OffloadAction>,
     pub ip_rewrite_needs_tcp_udp: bool,
     #[serde(default)]
-    pub max_masks: Option<u32>,
-    #[serde(default)]
     pub max_flows: Option<u64>,
     pub sources: Vec<Source>,
 }
 
 impl OffloadSection {
-    /// The capabilities of NIC `nic`.
-    pub fn into_caps(self, nic: &str) -> OffloadCaps {
+    /// The capabilities of NIC `nic`, whose mask table holds `max_masks` masks (a number, so a
+    /// profile parameter with its unit and provenance, not part of this section).
+    pub fn into_caps(self, nic: &str, max_masks: Option<u32>) -> OffloadCaps {
         OffloadCaps {
             nic: nic.to_string(),
             driver: self.driver,
@@ -121,7 +120,7 @@ impl OffloadSection {
             icmp_match: self.icmp_match,
             actions: self.actions,
             ip_rewrite_needs_tcp_udp: self.ip_rewrite_needs_tcp_udp,
-            max_masks: self.max_masks,
+            max_masks,
             max_flows: self.max_flows,
             sources: self.sources,
         }

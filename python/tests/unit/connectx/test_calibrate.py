@@ -222,3 +222,27 @@ def test_pam21_calibration_config_loads():
     cfg = load_config(STUDIES / "pam21" / "calibration.toml")
     assert cfg.set == "calibration" and cfg.sweeps >= 1
     assert "pam21-fig3" in cfg.experiment_params
+
+
+def test_a_rendered_profile_keeps_the_base_devices_sections():
+    """A profile written by a fit carries the base profile's `[device.*]` tables (an OVS-TC NIC's
+    offload capabilities) unchanged, and the loader reads it back with them."""
+    import tempfile
+    from pathlib import Path
+
+    from nicbench import profiles
+    from nicbench.calibrate.profile import read_params, render_profile
+
+    base = profiles.load("agilio-cx-25g")
+    assert base["device"], "agilio-cx-25g has [device.*] sections"
+    rows = [
+        {"name": p.name, "value": p.value, "unit": p.unit, "provenance": p.provenance}
+        for p in read_params(profiles.resolve("agilio-cx-25g")).values()
+    ]
+    text = render_profile({"name": "agilio-copy", "kind": base["kind"]}, None, rows, base["device"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "agilio-copy.toml")
+        path.write_text(text)
+        back = profiles.load(path)
+    assert back["device"] == base["device"]
+    assert {n: p["value"] for n, p in back["param"].items()} == {n: p["value"] for n, p in base["param"].items()}
