@@ -7,12 +7,12 @@ install for the trace's packets (file order), in `ovs-appctl dpctl/dump-flows` s
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from nicbench import vswitch as model
 from nicbench.cli.common import (
-    NonEmptyPath,
-    PortName,
     WholeHelpGroup,
     emit_json,
     fail,
@@ -20,73 +20,20 @@ from nicbench.cli.common import (
     spinner,
     stderr_console,
     stdout_console,
+    table_options,
 )
+from nicbench.options import flag_spelling
+from nicbench.options import vswitch as options
+from nicbench.options.vswitch import MEGAFLOW_OPTIONS, PVP_OPTIONS
 
 __all__ = ["vswitch", "COMMANDS"]
 
-# The OVS-TC NICs: the profiles of the kinds the model reads, listed when this module loads (the
-# command itself then makes one native call).
-_NICS = list(model.nics())
-
 
 @click.group(cls=WholeHelpGroup, invoke_without_command=True)
-@click.option(
-    "--nic",
-    type=click.Choice(_NICS),
-    default="connectx5-25g",
-    show_default=True,
-    help="The OVS-TC offload NIC of the PVP testbed.",
-)
-@click.option(
-    "--openflow",
-    "openflow",
-    type=NonEmptyPath(dir_okay=False),
-    help="OpenFlow rules for both directions: ovs-ofctl add-flow lines or dump-flows output.",
-)
-@click.option("--trace", type=NonEmptyPath(dir_okay=False), help="Packets arriving on the uplink (pcap, file order).")
-@click.option(
-    "--uplink", type=PortName(), default="p0", show_default=True, help="The physical port's name in the rules."
-)
-@click.option(
-    "--vm-port",
-    type=PortName(),
-    default="vm",
-    show_default=True,
-    help="The VM's port (VF representor) name in the rules; the VM returns each packet on it.",
-)
-@click.option("--tc-policy", type=click.Choice(model.TC_POLICIES), default="none", show_default=True)
-@click.option("--offered", "offered_text", default=None, help="Offered rate (25Gbps); default: the port's line rate.")
-@click.option(
-    "--flow-order",
-    type=click.Choice(["round-robin", "random"]),
-    default="round-robin",
-    show_default=True,
-    help="Order of the flows' packets at the NIC: round-robin (the trace replayed in a loop, one packet "
-    "per flow per turn, as a generator incrementing addresses) or random (independent references).",
-)
-@click.option(
-    "--port",
-    "port_specs",
-    multiple=True,
-    metavar="NAME=vxlan,OPTS",
-    help="A VXLAN port (see `nicbench vswitch megaflows --help`) with underlay=the uplink: the trace is "
-    "VXLAN, decapsulated on the way in, the VM's packets encapsulated on the way out.",
-)
+@table_options(list(PVP_OPTIONS))
 @json_option
 @click.pass_context
-def vswitch(
-    ctx: click.Context,
-    nic: str,
-    openflow: str | None,
-    trace: str | None,
-    uplink: str,
-    vm_port: str,
-    tc_policy: str,
-    offered_text: str | None,
-    flow_order: str,
-    port_specs: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def vswitch(ctx: click.Context, as_json: bool, **values: Any) -> None:
     """The virtual Open vSwitch datapath in front of an OVS-TC offload NIC.
 
     Without a subcommand: Red Hat PVP with YOUR rules and packets. The trace arrives on --uplink and
@@ -102,38 +49,16 @@ def vswitch(
     """
     if ctx.invoked_subcommand is not None:
         return
-    if openflow is None or trace is None:
-        fail("vswitch: give --openflow RULES and --trace PCAP (or a subcommand: megaflows)")
-    offered = None
-    if offered_text is not None:
-        from nicbench.units import UnitError, parse_rate
-
-        try:
-            offered = parse_rate(offered_text).gbps
-        except UnitError as exc:
-            fail(f"--offered: {exc}")
-        if offered is None:
-            fail(f"--offered: give a bit rate such as 25Gbps, found {offered_text!r}")
-        from nicbench.pvp import check_offered
-
-        check_offered(nic, offered, f"--offered {offered_text}")
-    tunnels = [model.parse_port_spec(t) for t in port_specs] or None
+    problem = options.check(values, flag_spelling(PVP_OPTIONS))
+    if problem:
+        fail(f"vswitch: {problem}" + (" (or a subcommand: megaflows)" if problem.startswith("give ") else ""))
+    trace = values["trace"]
     with model.gc_paused(), spinner(f"walking {trace} through the virtual datapath", enabled=not as_json):
-        out = model.pvp_through_datapath(
-            openflow,
-            trace,
-            nic=nic,
-            uplink=uplink,
-            vm_port=vm_port,
-            tc_policy=tc_policy,
-            offered_gbps=offered,
-            flow_order=flow_order,
-            tunnels=tunnels,
-        )
+        out = model.pvp_through_datapath(values["openflow"], trace, **options.pvp_kwargs(values))
     if as_json:
         emit_json(out)
         return
-    _print_pvp(out, nic)
+    _print_pvp(out, values["nic"])
 
 
 def _print_pvp(out: dict, nic: str) -> None:
@@ -158,64 +83,16 @@ def _print_pvp(out: dict, nic: str) -> None:
 
 
 @vswitch.command()
-@click.option(
-    "--openflow",
-    "openflow",
-    required=True,
-    type=NonEmptyPath(dir_okay=False),
-    help="OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output (or a JSON list of OfRule values).",
-)
-@click.option("--pcap", required=True, type=NonEmptyPath(dir_okay=False), help="Packets, taken in file order.")
-@click.option(
-    "--in-port",
-    type=PortName(),
-    default="p0",
-    show_default=True,
-    help="Port the packets arrive on. Ports are the names the rules use plus this one, numbered 1, 2, ... "
-    "in name order (OpenFlow and datapath), and br0 (LOCAL, datapath 100).",
-)
-@click.option(
-    "--nic", type=click.Choice(_NICS), default=None, help="Offload the megaflows to this NIC (hw-offload=true)."
-)
-@click.option("--tc-policy", type=click.Choice(model.TC_POLICIES), default="none", show_default=True)
-@click.option("--no-staged-lookup", is_flag=True, help="Un-wildcard without OVS's staged lookup.")
-@click.option("--no-prefix-tries", is_flag=True, help="Un-wildcard without OVS's nw_src/nw_dst prefix tries.")
-@click.option("--no-ports-trie", is_flag=True, help="Un-wildcard without OVS's ports trie.")
-@click.option(
-    "--port",
-    "port_specs",
-    multiple=True,
-    metavar="NAME=vxlan,OPTS",
-    help="A VXLAN port, as OVS's userspace tunnelling sets it up: NAME=vxlan,remote_ip=IP,local_ip=IP,"
-    "underlay=PORT[,key=flow|VNI][,dst_port=4789][,remote_mac=MAC][,local_mac=MAC]. local_ip is the "
-    "underlay bridge's IP and underlay its physical port (an --in-port of that name receives VXLAN "
-    "packets and decapsulates them); the MACs (default 00:00:00:00:00:00) only show in tnl_push. "
-    "Output to NAME encapsulates. Repeatable (one underlay).",
-)
+@table_options(list(MEGAFLOW_OPTIONS))
 @json_option
-def megaflows(
-    openflow: str,
-    pcap: str,
-    in_port: str,
-    nic: str | None,
-    tc_policy: str,
-    no_staged_lookup: bool,
-    no_prefix_tries: bool,
-    no_ports_trie: bool,
-    port_specs: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def megaflows(as_json: bool, **values: Any) -> None:
     """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
-    lookup = {
-        "staged_lookup": not no_staged_lookup,
-        "prefix_tries": not no_prefix_tries,
-        "ports_trie": not no_ports_trie,
-    }
-    tunnels = [model.parse_port_spec(t) for t in port_specs] or None
+    problem = options.check(values, flag_spelling(MEGAFLOW_OPTIONS))
+    if problem:
+        fail(f"vswitch megaflows: {problem}")
+    pcap, in_port = values["trace"], values["in_port"]
     with model.gc_paused(), spinner(f"walking {pcap} through the virtual datapath", enabled=not as_json):
-        result = model.megaflows(
-            openflow, pcap, in_port=in_port, tunnels=tunnels, nic=nic, tc_policy=tc_policy, lookup=lookup
-        )
+        result = model.megaflows(values["openflow"], pcap, **options.megaflow_kwargs(values))
     matched = result.pop("in_port_unmatched", None)
     if matched:
         # as in OVS, not an error (the packets meet only rules without an in_port match), but

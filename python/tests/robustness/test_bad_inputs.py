@@ -820,12 +820,12 @@ CASES: list[tuple[str, list[str], str]] = [
     (
         "vswitch uplink empty",
         ["vswitch", "--openflow", "{of_rules}", "--trace", "{good_pcap}", "--uplink", ""],
-        "'--uplink': '' is not a port name",
+        "vswitch: --uplink: '' is not a port name",
     ),
     (
         "megaflows in-port with a space",
         ["vswitch", "megaflows", "--openflow", "{of_rules}", "--pcap", "{good_pcap}", "--in-port", "p 0"],
-        "'--in-port': 'p 0' is not a port name",
+        "vswitch megaflows: --in-port: 'p 0' is not a port name",
     ),
     (
         "simulate profile value of the wrong type",

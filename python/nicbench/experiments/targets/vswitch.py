@@ -7,6 +7,8 @@
                        (`nicbench vswitch --openflow R --trace T`): the rate, loss, latency, host cores,
                        and the megaflows of both passes.
 
+The parameters are the commands' options (`nicbench.options.vswitch`).
+
 Invariant: a run's result depends only on its parameters and the files they name (the datapath is
 deterministic: one repetition suffices).
 """
@@ -15,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nicbench import models
 from nicbench.experiments.targets import RunContext, target
 from nicbench.experiments.targets import finite_or_nan as _num
-from nicbench.vocab.params import Param
+from nicbench.options import vswitch as options
+from nicbench.options.vswitch import MEGAFLOW_OPTIONS, PVP_OPTIONS
 
 VERSION = "1"
 
@@ -37,9 +39,9 @@ _METRICS = {
 }
 
 
-def _nic_kinds(model: str) -> tuple[str, ...]:
-    """The profile kinds `model` reads (its registry entry): what a `nic` parameter may name."""
-    return tuple(next(m for m in models.registry() if m["name"] == model)["profile_kinds"])
+# Parameters the table added to `vswitch.megaflows` (the command line had them): at their defaults a run's
+# key is the one it had before.
+_MEGAFLOW_ADDED = ("no_staged_lookup", "no_prefix_tries", "no_ports_trie", "port")
 
 
 def result_metrics(result: dict[str, Any]) -> dict[str, float]:
@@ -56,32 +58,17 @@ def result_metrics(result: dict[str, Any]) -> dict[str, float]:
     "vswitch.megaflows",
     version=VERSION,
     metrics=_METRICS,
-    params=[
-        Param(
-            "openflow", "str", None, "OpenFlow rules: ovs-ofctl add-flow lines or dump-flows output", none_word="none"
-        ),
-        Param("trace", "str", None, "packets arriving on in_port (pcap, file order)", none_word="none"),
-        Param("in_port", "str", "p0", "the port the packets arrive on"),
-        Param(
-            "nic",
-            "str",
-            None,
-            "offload the megaflows to this OVS-TC NIC (hw-offload=true); none: no offload",
-            none_word="none",
-            profile_kinds=_nic_kinds("vswitch"),
-        ),
-        Param("tc_policy", "choice", "none", "OVS's tc-policy", choices=("none", "skip_sw", "skip_hw")),
-    ],
+    params=[o.param() for o in MEGAFLOW_OPTIONS],
+    added=_MEGAFLOW_ADDED,
 )
 def megaflows(p: dict[str, Any], ctx: RunContext) -> dict[str, float]:
     """The megaflows a trace installs on the virtual OVS datapath, and where they run."""
     from nicbench import vswitch
 
-    if not p["openflow"] or not p["trace"]:
-        raise ValueError("vswitch.megaflows needs openflow = RULES and trace = PCAP")
-    return result_metrics(
-        vswitch.megaflows(p["openflow"], p["trace"], in_port=p["in_port"], nic=p["nic"], tc_policy=p["tc_policy"])
-    )
+    problem = options.check(p)
+    if problem:
+        raise ValueError(f"vswitch.megaflows: {problem}")
+    return result_metrics(vswitch.megaflows(p["openflow"], p["trace"], **options.megaflow_kwargs(p)))
 
 
 _PVP_METRICS = {
@@ -122,51 +109,14 @@ def pvp_metrics(result: dict[str, Any]) -> dict[str, float]:
     "ovs-pvp.run",
     version=VERSION,
     metrics=_PVP_METRICS,
-    params=[
-        Param(
-            "openflow",
-            "str",
-            None,
-            "OpenFlow rules for both directions: ovs-ofctl add-flow lines or dump-flows output",
-            none_word="none",
-        ),
-        Param("trace", "str", None, "packets arriving on the uplink (pcap, file order)", none_word="none"),
-        Param("nic", "str", "connectx5-25g", "the OVS-TC offload NIC", profile_kinds=_nic_kinds("ovs-pvp")),
-        Param("uplink", "str", "p0", "the physical port's name in the rules"),
-        Param("vm_port", "str", "vm", "the VM's port (VF representor) name in the rules"),
-        Param(
-            "port",
-            "str",
-            None,
-            "a VXLAN port (`--port` syntax) with underlay=the uplink: the trace is VXLAN; none: no tunnel",
-            none_word="none",
-        ),
-        Param("tc_policy", "choice", "none", "OVS's tc-policy", choices=("none", "skip_sw", "skip_hw")),
-        Param(
-            "flow_order",
-            "choice",
-            "round-robin",
-            "order of the flows' packets at the NIC",
-            choices=("round-robin", "random"),
-        ),
-    ],
+    params=[o.param() for o in PVP_OPTIONS],
+    added=("offered",),
 )
 def pvp_run(p: dict[str, Any], ctx: RunContext) -> dict[str, float]:
     """Red Hat PVP with the rules and the trace through the virtual OVS datapath: one native run."""
     from nicbench import vswitch
 
-    if not p["openflow"] or not p["trace"]:
-        raise ValueError("ovs-pvp.run needs openflow = RULES and trace = PCAP")
-    tunnels = [vswitch.parse_port_spec(p["port"])] if p["port"] else None
-    return pvp_metrics(
-        vswitch.pvp_through_datapath(
-            p["openflow"],
-            p["trace"],
-            nic=p["nic"],
-            uplink=p["uplink"],
-            vm_port=p["vm_port"],
-            tc_policy=p["tc_policy"],
-            flow_order=p["flow_order"],
-            tunnels=tunnels,
-        )
-    )
+    problem = options.check(p)
+    if problem:
+        raise ValueError(f"ovs-pvp.run: {problem}")
+    return pvp_metrics(vswitch.pvp_through_datapath(p["openflow"], p["trace"], **options.pvp_kwargs(p)))
