@@ -156,11 +156,16 @@ impl Nic {
         let next = self.paths.len() as u32;
         let id = *self.path_ids.entry(path.clone()).or_insert(next);
         if id == next {
+            // A path is priced when a flow first takes it, with the tables' current hit rates
+            // (the periodic refresh then follows the flow counts): a replayed trace's flows meet
+            // the steering tables from their first packet, as do the flows of a rule just
+            // installed, instead of passing free until the next refresh.
+            let cost = self.inst.tables.path_cost(&path, &self.inst.tables.cache_hit_rates());
             self.paths.push(Path {
                 hops: path,
                 flows: 0,
-                cost: PathCost::default(),
-                steer: SteerCost::default(),
+                cost,
+                steer: SteerCost::of(&cost),
             });
         }
         let old = self.flows[flow];
