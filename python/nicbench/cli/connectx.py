@@ -171,9 +171,12 @@ def bottleneck_line(detail: dict[str, Any]) -> str:
         f"{name} = {fmt_number(p.get('value'))} {p.get('unit', '')} ({p.get('provenance', '')})"
         for name, p in (detail.get("parameters") or {}).items()
     )
+    nxt = detail.get("next_resource")
+    then = f"; next limit: {nxt}, at most {fmt_number(detail.get('next_capacity_mpps'))} Mpps" if nxt else ""
     return (
         f"{detail['resource']}: {detail.get('what', '')}, {fmt_number(detail.get('ns_per_packet'))} ns/packet, "
-        f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic" + (f" — {params}" if params else "")
+        f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic{then}"
+        + (f" — {params}" if params else "")
     )
 
 

@@ -244,8 +244,10 @@ pub(crate) mod tests {
     #[test]
     fn test_pcie_bytes() {
         let p = test_params();
-        // 1500 B: 6 TLPs of ≤256 B → 1500 + 6×24 + 128.
-        assert_eq!(p.pcie.dma_bytes(1500.0), 1500.0 + 6.0 * 24.0 + 128.0);
+        // 1500 B: 6 TLPs of ≤256 B → 1500 + 6×24 + the descriptors (compressed CQEs, Tx share).
+        let descriptors = p.pcie.pcie_descriptor_bytes_per_packet;
+        assert_eq!(descriptors, 37.75);
+        assert_eq!(p.pcie.dma_bytes(1500.0), 1500.0 + 6.0 * 24.0 + descriptors);
         assert!((p.pcie.gbps() - 16.0 * 8.0 * 0.9846).abs() < 1e-9);
     }
 }

@@ -66,8 +66,16 @@ pub struct Bottleneck {
     /// Its mean time per packet at this traffic \[ns\] (for `host_core`: one core's; for
     /// `link`: the mean frame's time on the wire).
     pub ns_per_packet: f64,
-    /// The packet rate it lets through at this traffic (offered / utilization) \[Mpps\].
+    /// The packet rate it lets through at this traffic (offered / utilization; for the root
+    /// table and the pipeline, which share the steering engine, offered / their summed
+    /// utilization) \[Mpps\].
     pub capacity_mpps: f64,
+    /// The limit that would bind next if this one were lifted (a key of `utilization`; "" when
+    /// there is none) and the rate it lets through \[Mpps\].
+    #[serde(default)]
+    pub next_resource: String,
+    #[serde(default)]
+    pub next_capacity_mpps: f64,
     /// The profile parameters that set its cost: name → value, unit, provenance.
     pub parameters: BTreeMap<String, ParamNote>,
 }

@@ -156,17 +156,17 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
         assert r.exit_code == 0, r.output
         return json.loads(r.output)
 
-    # With a cheap root-table lookup the cores are the limit: 8 of them forward > 6x one.
-    cheap = ("--set", "root_lookup_base_ns=2")
-    one, eight = run(1, *cheap), run(8, *cheap)
+    # The cores are the limit (a root-table lookup is one STE read of the NIC's pipeline): 8 of them
+    # forward > 6x one.
+    one, eight = run(1), run(8)
     assert eight["rx_mpps"] >= 6 * one["rx_mpps"], (one["rx_mpps"], eight["rx_mpps"])
     assert "cores" not in one and [c["queues"] for c in eight["cores"]] == [[k] for k in range(8)]
     assert all(0 < c["busy_ratio"] <= 1 and c["packets"] > 0 for c in eight["cores"])
     assert sum(c["packets"] for c in eight["cores"]) == sum(q["packets"] for q in eight["queues"].values())
-    # With the profile as fitted, the ConnectX-5's root-table lookup (a NIC resource) limits 8 cores, and the
-    # output names it.
-    fitted = run(8)
-    assert fitted["model"]["bottleneck"] == "root_table" and fitted["rx_mpps"] < eight["rx_mpps"]
+    # A Table 0 hashed into one bucket (every lookup walks the whole chain in firmware) makes the root
+    # table, a NIC resource, the limit of 8 cores, and the output names it.
+    costly = run(8, "--set", "root_table_buckets=1")
+    assert costly["model"]["bottleneck"] == "root_table" and costly["rx_mpps"] < eight["rx_mpps"]
 
     # The same with no rules at all: the port's default RSS over 8 queues (the issue's case).
     def rss(cores: int) -> dict:
@@ -181,7 +181,6 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
             "--cores",
             str(cores),
             "--json",
-            *cheap,
         )
         assert r.exit_code == 0, r.output
         return json.loads(r.output)
@@ -192,9 +191,8 @@ def test_more_cores_forward_more_until_a_nic_limit_named_in_the_output(nicbench_
 
 def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(nicbench_cli):
     """The issue's own case: 64 B at 100 Gbps, RSS over 8 queues, --cores 8 vs --cores 1, profile as
-    fitted. Eight cores receive at least 6x one core, or as much as the limit the output names: here
-    the root table's lookup (a NIC resource, fitted on PAM'21), quoted with its cost and provenance
-    from the profile file itself."""
+    fitted. Eight cores receive at least 6x one core, or as much as the limit the output names, quoted
+    with its cost and provenance from the profile file itself, and the limit that would bind next."""
     import tomllib
 
     from helpers import REPO
@@ -217,27 +215,24 @@ def test_issue_17_done_when_8_cores_receive_6x_one_core_until_a_named_nic_limit(
 
     one, eight = json.loads(run(1, "--json")), json.loads(run(8, "--json"))
     limit = eight["model"]["bottleneck_detail"]
-    assert eight["model"]["bottleneck"] == limit["resource"] == "root_table"
+    assert eight["model"]["bottleneck"] == limit["resource"]
     assert eight["rx_mpps"] >= min(6 * one["rx_mpps"], 0.95 * limit["capacity_mpps"]), (one["rx_mpps"], limit)
     profile = tomllib.loads((REPO / "profiles" / "connectx5.toml").read_text())["param"]
-    base = profile["root_lookup_base_ns"]
-    assert limit["parameters"]["root_lookup_base_ns"] == base
-    assert base["provenance"].startswith("fitted")
-    # No rules: the root table is empty, a lookup costs its base (to the ps: simulated time is integer ps),
-    # and the limit is its inverse.
-    assert limit["ns_per_packet"] == pytest.approx(base["value"], abs=1e-3)
-    assert limit["capacity_mpps"] == pytest.approx(1e3 / base["value"], rel=1e-3)
+    assert limit["parameters"] and all(limit["parameters"][n] == profile[n] for n in limit["parameters"])
+    assert limit["next_resource"] in eight["model"]["utilization"] and limit["next_resource"] != limit["resource"]
+    assert limit["next_capacity_mpps"] >= limit["capacity_mpps"] * 0.999, limit
     # One core is itself the limit, and says so.
     assert one["model"]["bottleneck"] == one["model"]["bottleneck_detail"]["resource"] == "host_core"
     assert set(one["model"]["bottleneck_detail"]["parameters"]) == {"nf_packet_ns", "nf_burst_ns", "rx_burst_packets"}
-    # The human output names it the same way, in one row.
+    # The human output names it the same way, in one row, with the next limit.
     line = bottleneck_line(limit)
-    assert line.startswith("root_table: root-table (Table 0) steering lookup"), line
+    assert line.startswith(f"{limit['resource']}: "), line
     assert f"{fmt_number(limit['ns_per_packet'])} ns/packet" in line
-    assert f"root_lookup_base_ns = {fmt_number(base['value'])} ns" in line
-    assert base["provenance"] in line
+    assert f"next limit: {limit['next_resource']}" in line
+    for name, param in limit["parameters"].items():
+        assert f"{name} = {fmt_number(param['value'])}" in line and param["provenance"] in line
     text = run(8)
-    assert "│ bottleneck " in text and "root_table: root-table" in text, text
+    assert "│ bottleneck " in text and f"{limit['resource']}: " in text, text
 
 
 def test_a_queue_map_names_the_core_of_every_queue(nicbench_cli):

@@ -41,6 +41,9 @@ pub(super) struct SteerCost {
     /// From entering the pipeline to leaving it: `latency.max(service)`.
     pub(super) latency: SimDuration,
     pub(super) tables: u32,
+    /// The path visits the firmware-managed root table (its packets' lookups are serialized
+    /// with the firmware's commands, `root_cmd_ns_per_packet`), whatever their lookups cost.
+    pub(super) root: bool,
 }
 
 impl SteerCost {
@@ -53,6 +56,7 @@ impl SteerCost {
             service,
             latency: SimDuration::from_ns_f64(c.latency_ns).max(service),
             tables: c.tables,
+            root: c.root,
         }
     }
 }
