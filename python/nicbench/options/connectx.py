@@ -38,10 +38,10 @@ __all__ = [
     "parse_install_rate",
 ]
 
-# Tables the generated rules spread over, and a rule operation's target table (PAM'21 went to 16).
-MAX_GROUPS = 64
-# Actions of one operated rule.
-MAX_ACTIONS = 16
+# Tables the generated rules spread over and a rule operation's target table; actions of one operated
+# rule: the model's caps (`LIMITS` in nicbench-models connectx/request.rs, enforced there).
+MAX_GROUPS = models.limits("connectx")["max_groups"]
+MAX_ACTIONS = models.limits("connectx")["max_actions"]
 # A port's rx queues (a u16 queue id in rte_flow and in the scenario).
 MAX_PORT_QUEUES = 65535
 # The generated rule-set kinds (the rules crate's table).

@@ -78,6 +78,14 @@ pub const MAX_TIMELINE_BINS: u64 = 1_000_000;
 /// 0.21 s).
 pub const MAX_PACKETS: u64 = 1 << 30;
 
+/// Most tables generated rules spread over, and the highest table a rule operation targets (PAM'21
+/// went to 16; a few times that is still a pipeline, thousands are a unit mistake).
+pub const MAX_GROUPS: u32 = 64;
+
+/// Most actions of one operated rule (the pipeline's action list per STE is short; PAM'21 Fig. 5d
+/// went to 8).
+pub const MAX_ACTIONS: u32 = 16;
+
 /// The limits above by name, as the registry exports them (`Model::LIMITS`): the CLI and the
 /// experiment targets read them from there, so each is defined once, here, where it is enforced.
 pub const LIMITS: &[(&str, u64)] = &[
@@ -86,6 +94,8 @@ pub const LIMITS: &[(&str, u64)] = &[
     ("max_duration_ns", MAX_DURATION_NS),
     ("max_timeline_bins", MAX_TIMELINE_BINS),
     ("max_packets", MAX_PACKETS),
+    ("max_groups", MAX_GROUPS as u64),
+    ("max_actions", MAX_ACTIONS as u64),
 ];
 
 fn one_core() -> u32 {
@@ -382,6 +392,12 @@ impl Request {
                     g.count
                 ));
             }
+            if g.groups > MAX_GROUPS {
+                return bad(format!(
+                    "rules.generated.groups: {} tables, allowed 0 to {MAX_GROUPS}",
+                    g.groups
+                ));
+            }
             if !(0.0..=1.0).contains(&g.hit_fraction) {
                 return bad(format!(
                     "rules.generated.hit_fraction must be in [0, 1], got {}",
@@ -402,8 +418,14 @@ impl Request {
                     i.count.unwrap_or_default()
                 ));
             }
-            if i.actions == 0 {
-                return bad("install.actions must be >= 1".into());
+            if i.actions == 0 || i.actions > MAX_ACTIONS {
+                return bad(format!(
+                    "install.actions: {} actions, allowed 1 to {MAX_ACTIONS}",
+                    i.actions
+                ));
+            }
+            if i.group > MAX_GROUPS {
+                return bad(format!("install.group: table {}, allowed 0 to {MAX_GROUPS}", i.group));
             }
             if i.burst != 1 && i.mode != InstallMode::Rate {
                 return bad(format!(

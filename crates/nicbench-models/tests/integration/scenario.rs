@@ -57,6 +57,16 @@ fn bad_scenarios_have_one_line_errors() {
     let mut s = fig2(10, 0, 64, 1.0, 1);
     s["install"] = json!({"mode": "rate"});
     assert!(err(s).contains("rate_per_s"));
+    // The caps the CLI states are the model's own: a Rust caller is held to them too.
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["rules"] = json!({"generated": {"kind": "exact5", "count": 10, "groups": 65, "seed": 1}});
+    assert!(err(s).contains("rules.generated.groups: 65 tables, allowed 0 to 64"));
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["install"] = json!({"mode": "rate", "rate_per_s": 1000.0, "actions": 17});
+    assert!(err(s).contains("install.actions: 17 actions, allowed 1 to 16"));
+    let mut s = fig2(10, 0, 64, 1.0, 1);
+    s["install"] = json!({"mode": "rate", "rate_per_s": 1000.0, "group": 65});
+    assert!(err(s).contains("install.group: table 65, allowed 0 to 64"));
     let s = json!({"nic": "connectx5", "profiles_dir": profiles_dir(), "duration_ns": 1000, "rules": {"text": "flow create 0 ingress pattern eth / end actions jump group 1 / end\nflow create 0 ingress group 1 pattern eth / end actions jump group 0 / end"}, "traffic": {"flows": 1}});
     assert!(err(s).starts_with("rules:"), "jump cycle refused");
     for e in [err(json!({"nic": "connectx5"})), err(json!({}))] {
