@@ -64,7 +64,13 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
 @json_option
 def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
-    """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores."""
+    """Predict Red Hat PVP through an OVS-TC offload NIC: rate, loss, offloads, host cores.
+
+    Gb/s is on the wire, as every nicbench command reports it: frames plus Ethernet's 20 B of
+    preamble, SFD and gap per frame (line rate reads as the port's speed; the JSON's `gbps` is the
+    frame bits alone). The latency is unloaded, as the model adds it up: both ports' serialization,
+    the NIC's lookups in both passes, the VM's forwarding and any software datapath passes; no
+    queueing and no PCIe DMA round trips."""
     from nicbench import pvp as model
 
     nic = values["nic"]
@@ -96,9 +102,9 @@ def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **valu
     rows = [
         ("offered Mpps", result["offered_mpps"]),
         ("received Mpps", result["mpps"]),
-        ("received Gb/s (line)", result["line_gbps"]),
+        ("received Gb/s (on the wire)", result["line_gbps"]),
         ("loss %", result["loss"] * 100),
-        ("latency µs (unloaded)", result["latency_us"]),
+        ("latency µs (unloaded, see --help)", result["latency_us"]),
         ("host cores busy", result["host_cores_busy"]),
         ("megaflows offloaded", result["megaflows_offloaded"]),
         ("megaflows in software", result["megaflows_software"]),

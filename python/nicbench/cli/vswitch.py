@@ -66,8 +66,9 @@ def _print_pvp(out: dict, nic: str) -> None:
     console = stdout_console
     console.print(f"[bold]{nic}[/bold], Red Hat PVP, {out['flows']:,} flows, {out['frame_bytes']} B frames")
     console.print(
-        f"received  {p['mpps']:.2f} Mpps, {p['gbps']:.2f} Gb/s  (loss {p['loss']:.1%}, "
-        f"latency {p['latency_us']:.1f} us unloaded), limited by: {p['bottleneck']}"
+        f"received  {p['mpps']:.2f} Mpps, {p['line_gbps']:.2f} Gb/s on the wire  (loss {p['loss']:.1%}, "
+        f"latency {p['latency_us']:.3g} us unloaded, as `nicbench pvp --help` defines it), "
+        f"limited by: {p['bottleneck']}"
     )
     for ingress, r in out["datapath"].items():
         installed = [m for m in r["megaflows"] if m["installed"]]

@@ -100,7 +100,9 @@ pub struct Result {
     pub line_gbps: f64,
     /// Share of offered packets lost.
     pub loss: f64,
-    /// Unloaded round-trip latency through the loop \[µs\].
+    /// Unloaded latency of one packet around the loop, as the model adds it up: both ports'
+    /// serialization, the NIC's lookups in both passes, the VM's forwarding and any software
+    /// datapath passes; no queueing, and not the PCIe DMA round trips (no parameter has them) \[µs\].
     pub latency_us: f64,
     /// The stage that sets the rate ("offered" when every stage keeps up).
     pub bottleneck: String,
