@@ -30,7 +30,7 @@ from nicbench.options import flag_spelling
 from nicbench.options.connectx import OPTIONS, parse_install_rate
 from nicbench.units import parse_duration_ns
 
-__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate", "bottleneck_line"]
+__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate", "bottleneck_line", "installer_line", "packets_line"]
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -144,7 +144,7 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
     if as_json:
         emit_json(result)
         return
-    _print_result(nic, result)
+    _print_result(nic, result, warmup_ns=values["warmup"] or 0)
     paced_us = (result.get("sim") or {}).get("link_paced_max_us") or 0.0
     if paced_us > 1.0:
         stderr_console.print(
@@ -171,13 +171,74 @@ def bottleneck_line(detail: dict[str, Any]) -> str:
         f"{name} = {fmt_number(p.get('value'))} {p.get('unit', '')} ({p.get('provenance', '')})"
         for name, p in (detail.get("parameters") or {}).items()
     )
+    # A same-core installer's share of the core is not the traffic's: the rate left is what the rest forwards.
+    share = detail.get("installer_share") or 0.0
+    installer = f" (the same-core installer takes {fmt_number(share * 100, 3)} % of it)" if share > 0 else ""
     nxt = detail.get("next_resource")
     then = f"; next limit: {nxt}, at most {fmt_number(detail.get('next_capacity_mpps'))} Mpps" if nxt else ""
     return (
         f"{detail['resource']}: {detail.get('what', '')}, {fmt_number(detail.get('ns_per_packet'))} ns/packet, "
-        f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic{then}"
+        f"at most {fmt_number(detail.get('capacity_mpps'))} Mpps with this traffic{installer}{then}"
         + (f" — {params}" if params else "")
     )
+
+
+def _seconds_text(s: Any) -> str:
+    """A time for people: seconds from 1 s up, milliseconds below (0.0256 s reads as 25.6 ms)."""
+    if not isinstance(s, (int, float)) or not math.isfinite(s):
+        return "–"
+    return f"{fmt_number(s)} s" if s == 0 or abs(s) >= 1 else f"{fmt_number(s * 1e3)} ms"
+
+
+def installer_line(inst: dict[str, Any]) -> str:
+    """What was asked of the installer against what it did (`install` of a result): the asked and achieved
+    rates, the operations asked for by the end but not started, and since when it could not keep up."""
+    asked = inst.get("requested_rules_per_s")
+    backlog = inst.get("backlog") or 0
+    if asked is None:
+        # A batch asks for everything at once: only a batch the run ended inside says more than the count.
+        if not backlog:
+            return ""
+        return (
+            f"asked a batch of {fmt_number(inst.get('requested'))} rule operations, "
+            f"{fmt_number(inst.get('rules'))} started by the end, backlog {fmt_number(backlog)}"
+        )
+    achieved = inst.get("achieved_rules_per_s") or 0.0
+    share = f" ({fmt_number(achieved / asked * 100, 3)} %)" if asked > 0 else ""
+    saturated = inst.get("saturated_s")
+    state = (
+        f"saturated from {_seconds_text(saturated)} (every operation since then started more than one period late)"
+        if saturated is not None
+        else "kept up"
+    )
+    return (
+        f"asked {fmt_number(asked)} rules/s, achieved {fmt_number(achieved)} rules/s{share}, "
+        f"backlog {fmt_number(backlog)} at the end; {state}"
+    )
+
+
+def packets_line(packets: dict[str, Any]) -> str:
+    """Where the measured packets went (`packets` of a result): offered = delivered + dropped + in flight."""
+    dropped = packets.get("dropped") or {}
+    where = packets.get("in_flight") or {}
+    in_flight = packets.get("in_flight_at_end") or 0
+    inside = (
+        " (" + ", ".join(f"{label} {fmt_number(where.get(key, 0))}" for key, label in _IN_FLIGHT if where.get(key)) + ")"
+        if in_flight
+        else ""
+    )
+    return (
+        f"offered {fmt_number(packets.get('offered'))} = delivered {fmt_number(packets.get('delivered'))} "
+        f"+ dropped {fmt_number(sum(dropped.values()))} + in flight at the end {fmt_number(in_flight)}{inside}"
+    )
+
+
+# Where a packet still in the testbed at the end of the drain was.
+_IN_FLIGHT = (
+    ("nic", "in the NIC"),
+    ("rx_rings", "in rx rings"),
+    ("returning", "on the way back"),
+)
 
 
 def _drops_by_cause(result: dict[str, Any]) -> str:
@@ -213,7 +274,7 @@ def _default_duration_ns(trace: str | None) -> int:
     return max(1, span + (span // (packets - 1) if packets > 1 else 0))
 
 
-def _print_result(nic: str, result: dict[str, Any]) -> None:
+def _print_result(nic: str, result: dict[str, Any], warmup_ns: int = 0) -> None:
     table = Table(title=f"virtual {nic}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
@@ -223,8 +284,13 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
     table.add_row(
         "received",
         f"{fmt_number(result.get('rx_gbps'))} Gbps, {fmt_number(result.get('rx_mpps'))} Mpps "
-        f"(tx {fmt_number(result.get('tx_gbps'))} Gbps)",
+        f"(tx {fmt_number(result.get('tx_gbps'))} Gbps) over {_seconds_text(result.get('rx_window_s'))}",
     )
+    packets = result.get("packets") or {}
+    if packets:
+        # The account covers the measured packets: those sent during a warm-up are in none of its terms.
+        warmup = f" (sent after the {_seconds_text(warmup_ns / 1e9)} warm-up)" if warmup_ns else ""
+        table.add_row("packets", packets_line(packets) + warmup)
     loss = result.get("loss_ratio")
     table.add_row(
         "not received",
@@ -254,6 +320,9 @@ def _print_result(nic: str, result: dict[str, Any]) -> None:
             f"{fmt_number(inst.get('rules'))} rules in {fmt_number(inst.get('duration_s'))} s "
             f"({fmt_number(inst.get('rate_rules_per_s'))} rules/s)",
         )
+        asked = installer_line(inst)
+        if asked:
+            table.add_row("installer", asked)
     model = result.get("model") or {}
     if model:
         table.add_row(

@@ -144,6 +144,9 @@ pub struct Installer {
     pub busy: SimDuration,
     /// Next counted target to delete or update, and next functional target.
     cursor: usize,
+    /// Rate mode: when the first of the operations that have all started more than one period
+    /// late was due (at the asked rate); `None` while the last one started on time.
+    late_since: Option<SimTime>,
 }
 
 impl Installer {
@@ -166,6 +169,7 @@ impl Installer {
             completed: 0,
             busy: SimDuration::ZERO,
             cursor: 0,
+            late_since: None,
         }
     }
 
@@ -178,22 +182,102 @@ impl Installer {
         if self.issued >= self.total {
             return None;
         }
+        Some(self.due_of_next())
+    }
+
+    /// Operations per burst (rate mode; a batch is one burst).
+    fn burst(&self) -> u64 {
+        self.spec.burst.max(1)
+    }
+
+    /// Rate mode: the time between two bursts at the asked rate, `burst / rate` \[ns\].
+    fn gap_ns(&self) -> f64 {
+        self.burst() as f64 * 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9)
+    }
+
+    /// When operation `i` is due at the asked rate however long the earlier ones took: bursts of
+    /// `burst` operations, `burst / rate` apart, from the start (a batch: all at the start).
+    /// From the start, not from the previous due time: no rounding builds up.
+    pub fn scheduled_due(&self, i: u64) -> SimTime {
         let start = SimTime::from_ns(self.spec.start_ns);
-        // Bursts of `burst` operations, `burst / rate` apart; inside a burst each operation
-        // follows the previous one (due at once).
-        let burst = self.spec.burst.max(1);
-        let gap_ns = burst as f64 * 1e9 / self.spec.rate_per_s.unwrap_or(1.0).max(1e-9);
-        let in_burst = self.issued % burst != 0;
-        Some(match (self.spec.mode, self.spec.pacing) {
-            (InstallMode::Batch, _) => start,
-            // From the start, not from the previous due time: no rounding builds up.
-            (InstallMode::Rate, Pacing::Schedule) => {
-                start + SimDuration::from_ns_f64((self.issued / burst) as f64 * gap_ns)
-            }
-            (InstallMode::Rate, Pacing::AfterCompletion) if self.issued == 0 => start,
+        match self.spec.mode {
+            InstallMode::Batch => start,
+            InstallMode::Rate => start + SimDuration::from_ns_f64((i / self.burst()) as f64 * self.gap_ns()),
+        }
+    }
+
+    /// When the next operation is (or would be, past `count`) due.
+    fn due_of_next(&self) -> SimTime {
+        // Inside a burst each operation follows the previous one (due at once).
+        let in_burst = self.issued % self.burst() != 0;
+        match (self.spec.mode, self.spec.pacing) {
+            (InstallMode::Batch, _) | (InstallMode::Rate, Pacing::Schedule) => self.scheduled_due(self.issued),
+            (InstallMode::Rate, Pacing::AfterCompletion) if self.issued == 0 => self.scheduled_due(0),
             (InstallMode::Rate, Pacing::AfterCompletion) if in_burst => self.last_end,
-            (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end + SimDuration::from_ns_f64(gap_ns),
-        })
+            (InstallMode::Rate, Pacing::AfterCompletion) => self.last_end + SimDuration::from_ns_f64(self.gap_ns()),
+        }
+    }
+
+    /// Operations due before `end` at the asked rate ([`Installer::scheduled_due`]), at most
+    /// `count`: what was asked of the installer by then. The installer never starts one
+    /// before that time, so it has run at most these.
+    pub fn requested_before(&self, end: SimTime) -> u64 {
+        if self.scheduled_due(0) >= end {
+            return 0;
+        }
+        if self.spec.mode == InstallMode::Batch {
+            return self.total;
+        }
+        let burst = self.burst();
+        // Bursts due before the end: estimated, then settled on the same rounding as the schedule.
+        let span_ns = (end - self.scheduled_due(0)).as_ns_f64();
+        let mut bursts = ((span_ns / self.gap_ns()).ceil() as u64).max(1);
+        while bursts > 1 && self.scheduled_due((bursts - 1).saturating_mul(burst)) >= end {
+            bursts -= 1;
+        }
+        while self.scheduled_due(bursts.saturating_mul(burst)) < end {
+            bursts += 1;
+        }
+        bursts.saturating_mul(burst).min(self.total)
+    }
+
+    /// Rate mode: the operations run over the installer's cycles, from its asked start to when
+    /// its next operation would have been due (or its last end, if later): each operation with
+    /// its period, comparable with the asked rate (at most it). A batch: operations back to back
+    /// \[rules/s\].
+    pub fn achieved_rate(&self) -> f64 {
+        let Some(first) = self.first_start else {
+            return 0.0;
+        };
+        let window = match self.spec.mode {
+            InstallMode::Batch => self.last_end - first,
+            InstallMode::Rate => {
+                let next_cycle = match self.spec.pacing {
+                    // The next burst's due time (a burst cut short still owns its period).
+                    Pacing::Schedule => self.scheduled_due(self.issued.div_ceil(self.burst()) * self.burst()),
+                    // Re-armed after the last return: a lower bound when the burst was cut short.
+                    Pacing::AfterCompletion => self.last_end + SimDuration::from_ns_f64(self.gap_ns()),
+                };
+                self.last_end.max(next_cycle) - self.scheduled_due(0)
+            }
+        };
+        if window.as_ns_f64() > 0.0 {
+            self.completed as f64 / window.as_secs_f64()
+        } else {
+            0.0
+        }
+    }
+
+    /// Rate mode: since when the installer could not keep up at `end` — when the operation was due
+    /// from which on every one started more than one period late (an operation not started by
+    /// `end` counts as late) — if the operations asked for and not started by then exceed one
+    /// burst; `None` when it kept up, and for a batch.
+    pub fn saturated_since(&self, end: SimTime) -> Option<SimTime> {
+        if self.spec.mode != InstallMode::Rate {
+            return None;
+        }
+        let backlog = self.requested_before(end).saturating_sub(self.completed);
+        (backlog > self.burst()).then(|| self.late_since.unwrap_or_else(|| self.scheduled_due(self.issued)))
     }
 
     /// Stretch of firmware commands by the root-table lookups of the traffic (they are
@@ -286,6 +370,15 @@ impl Installer {
     pub fn run_one(&mut self, now: SimTime, ctx: &mut ControlCtx<'_>) -> SimTime {
         let due = self.next_due().unwrap_or(now);
         let start = now.max(due);
+        if self.spec.mode == InstallMode::Rate {
+            // More than one period behind the asked rate: late (a backlog builds up).
+            let scheduled = self.scheduled_due(self.issued);
+            if start > scheduled + SimDuration::from_ns_f64(self.gap_ns()) {
+                self.late_since.get_or_insert(scheduled);
+            } else {
+                self.late_since = None;
+            }
+        }
         let at = |cost_ns: f64| start + SimDuration::from_ns_f64(cost_ns);
         let mut cost_ns = 0.0;
         if self.issued == 0 || self.spec.mode == InstallMode::Batch && self.first_start.is_none() {

@@ -21,14 +21,76 @@ pub struct Event {
     pub what: String,
 }
 
-/// Achieved control-plane rate.
+/// Achieved control-plane rate, and what was asked of the installer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InstallResult {
+    /// Operations the installer ran (started before the end of the run; refused ones included).
     pub rules: u64,
+    /// From the first operation's start to the last one's end \[s\].
     pub duration_s: f64,
+    /// `rules` over `duration_s`: operations back to back, what a batch measures (PAM'21 Fig. 5)
+    /// \[rules/s\]. In rate mode it can read above the asked rate for a few operations (n of
+    /// them over n - 1 gaps): `achieved_rules_per_s` is the one to compare with the asked rate.
     pub rate_rules_per_s: f64,
     /// Operations refused (full firmware table) or without a target.
     pub refused: u64,
+    /// Rate mode: the rate asked (`install.rate_per_s`); none for a batch \[rules/s\].
+    #[serde(default)]
+    pub requested_rules_per_s: Option<f64>,
+    /// Rate mode: `rules` over the installer's cycles, from its asked start (`install.start_ns`)
+    /// to when its next operation would have been due (or its last end, if later): each
+    /// operation with its period, so that it is at most the asked rate (PAM'21's re-armed timer
+    /// gives `1 / (cost + 1 / rate)`). A batch: `rate_rules_per_s` \[rules/s\].
+    #[serde(default)]
+    pub achieved_rules_per_s: f64,
+    /// Operations due before the end of the run at the asked rate (operation i of bursts of
+    /// `burst` due at start + ⌊i / burst⌋ · burst / rate; a batch: all of it), at most `count`.
+    #[serde(default)]
+    pub requested: u64,
+    /// `requested` less `rules`: operations asked for by the end that the installer had not
+    /// started (it runs one at a time; slow operations push the later ones back).
+    #[serde(default)]
+    pub backlog: u64,
+    /// Rate mode, when the installer could not keep up (`backlog` above one burst at the end):
+    /// when the operation was due from which on every operation started more than one period
+    /// (`burst / rate`) after its due time, i.e. since when the backlog grew \[s\]. None when it
+    /// kept up, and for a batch (no rate was asked).
+    #[serde(default)]
+    pub saturated_s: Option<f64>,
+}
+
+/// Where each measured packet ended up: `offered == delivered + dropped + in_flight_at_end`
+/// (each term counted where the packet ended, none computed as a difference).
+///
+/// It covers the measured part of the run: packets sent at or after `warmup_ns` (the generator's
+/// send time, as for latency). Packets sent during the warm-up are in none of these (the
+/// result's top-level `dropped` counts the whole run, warm-up included; `sim.packets` every
+/// packet produced).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PacketAccount {
+    /// Packets the generator sent (`offered_mpps` × the measured time).
+    pub offered: u64,
+    /// Packets back at the generator within the receive window (the sum of `queues`;
+    /// `rx_mpps` × `rx_window_s`).
+    pub delivered: u64,
+    /// Dropped, by cause (measured packets only).
+    pub dropped: Dropped,
+    /// Packets still inside the testbed when the run's drain ended (`in_flight` says where).
+    pub in_flight_at_end: u64,
+    pub in_flight: InFlight,
+}
+
+/// Where the packets in flight were when the run's drain (10 ms after the last packet left the
+/// generator's port) ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InFlight {
+    /// In the NIC: the steering pipeline, its packet buffer or the PCIe DMA (not in host memory yet).
+    pub nic: u64,
+    /// In host memory: an rx ring, or its core's burst in progress (DMA'd, not yet forwarded).
+    pub rx_rings: u64,
+    /// Forwarded by a core but not back at the generator when the drain ended and it stopped
+    /// counting (TX queue, return link).
+    pub returning: u64,
 }
 
 /// What the model says about why.
@@ -68,8 +130,13 @@ pub struct Bottleneck {
     pub ns_per_packet: f64,
     /// The packet rate it lets through at this traffic (offered / utilization; for the root
     /// table and the pipeline, which share the steering engine, offered / their summed
-    /// utilization) \[Mpps\].
+    /// utilization; for `host_core`, what the cores have left after a same-core installer's
+    /// share, `installer_share`) \[Mpps\].
     pub capacity_mpps: f64,
+    /// `host_core` with a same-core installer: the share of that core's time the installer took
+    /// over the run (its operations stop the forwarding); 0 otherwise.
+    #[serde(default)]
+    pub installer_share: f64,
     /// The limit that would bind next if this one were lifted (a key of `utilization`; "" when
     /// there is none) and the rate it lets through \[Mpps\].
     #[serde(default)]
@@ -129,10 +196,22 @@ pub struct Result {
     pub nic: String,
     pub offered_gbps: f64,
     pub offered_mpps: f64,
+    /// Received rates: `packets.delivered` (and their wire bytes) over `rx_window_s`.
     pub rx_gbps: f64,
     pub rx_mpps: f64,
     pub tx_gbps: f64,
+    /// The time the received rates are computed over \[s\]: from `warmup_ns` to the end of sending
+    /// (the duration, or later when the port was still sending a paced backlog), or, when buffers
+    /// overflowed (drops at the NIC buffer or an rx ring), to when the last packet came back less
+    /// the shortest latency: what the full buffers held at the end drains after it, at the
+    /// bottleneck's rate, and counts with its time.
+    #[serde(default)]
+    pub rx_window_s: f64,
+    /// Where every measured packet ended up (offered = delivered + dropped + in flight).
+    #[serde(default)]
+    pub packets: PacketAccount,
     pub loss_ratio: f64,
+    /// Dropped over the whole run, warm-up included (`packets.dropped`: the measured part).
     pub dropped: Dropped,
     pub latency_us: LatencySummary,
     /// Received per rx queue (queue id → packets and bytes), the shape of `classify --json`'s

@@ -129,6 +129,7 @@ impl Testbed {
             per_ring: Vec::new(),
             per_ring_bytes: Vec::new(),
             latency: scn.measure.latency,
+            late: Vec::new(),
         };
         let core = Core {
             rings: Vec::new(),

@@ -4,6 +4,7 @@
 
 use super::control::Control;
 use super::nic::Nic;
+use crate::connectx::result::InFlight;
 use nicbench_sim::{Fifo, LatencyHistogram, SimDuration, SimTime, Timeline};
 use nicbench_wire::builder::WIRE_OVERHEAD_BYTES;
 
@@ -108,6 +109,18 @@ pub(super) struct Core {
     pub(super) cost: CoreCost,
 }
 
+/// A measured packet that came back after the receive window as it stood when it was sent
+/// back (see [`Rx::settle_late`]), with when it reached host memory and left its core.
+#[derive(Clone, Copy)]
+pub(super) struct Late {
+    arrived: SimTime,
+    gen: SimTime,
+    ready: SimTime,
+    left_core: SimTime,
+    wire_bytes: u64,
+    ring: usize,
+}
+
 /// Measurement at the generator's receiver.
 pub(super) struct Rx {
     pub(super) warmup: SimTime,
@@ -128,6 +141,52 @@ pub(super) struct Rx {
     /// Received frame bytes per ring.
     pub(super) per_ring_bytes: Vec<u64>,
     pub(super) latency: bool,
+    /// Measured packets that arrived after `window_end` as it was when they were sent back; the
+    /// window grows while the port sends a paced backlog, so they are judged at the end. Few: only
+    /// a packet whose time in the testbed exceeds the drain can be late (bounded by the buffers).
+    pub(super) late: Vec<Late>,
+}
+
+impl Rx {
+    /// Counts one received packet (at the generator, within the window).
+    #[inline]
+    fn count_one(&mut self, late: Late) {
+        let latency = late.arrived - late.gen;
+        if self.latency {
+            // As `transmit` records it (the recorder truncates to whole ns).
+            self.hist.recorder().record_f64_ns(latency.as_ns_f64());
+        }
+        self.min_latency = self.min_latency.min(latency);
+        self.last_arrival = self.last_arrival.max(late.arrived);
+        self.packets += 1;
+        self.wire_bytes += late.wire_bytes;
+        self.timeline.add(late.arrived, 1, late.wire_bytes);
+        self.per_ring[late.ring] += 1;
+        self.per_ring_bytes[late.ring] += late.wire_bytes - u64::from(WIRE_OVERHEAD_BYTES);
+    }
+
+    /// At the end of the run (`window_end` final, the end of the drain): the packets set aside as
+    /// late that arrived within the window are counted as received; the others were still in the
+    /// testbed when the drain ended, and are counted where they were then. (The cores run ahead
+    /// of the drain's end: a core is advanced to the DMA time of the packets it is handed, which a
+    /// slow steering pipeline puts far beyond it.)
+    pub(super) fn settle_late(&mut self) -> InFlight {
+        let late = std::mem::take(&mut self.late);
+        let end = self.window_end;
+        let mut where_ = InFlight::default();
+        for l in late {
+            if l.arrived <= end {
+                self.count_one(l);
+            } else if l.ready > end {
+                where_.nic += 1;
+            } else if l.left_core > end {
+                where_.rx_rings += 1;
+            } else {
+                where_.returning += 1;
+            }
+        }
+        where_
+    }
 }
 
 impl Core {
@@ -167,7 +226,18 @@ pub(super) fn transmit(burst: &[Pkt], t: SimTime, tx_free: &mut SimTime, ring_in
         let wire_bytes = p.frame_bytes + u64::from(WIRE_OVERHEAD_BYTES);
         free = free.max(t) + wire.time(wire_bytes);
         let arrived = free + return_time;
-        if p.gen < warmup || arrived > window_end {
+        if p.gen < warmup {
+            continue;
+        }
+        if arrived > window_end {
+            rx.late.push(Late {
+                arrived,
+                gen: p.gen,
+                ready: p.ready,
+                left_core: t,
+                wire_bytes,
+                ring: ring_index,
+            });
             continue;
         }
         if let Some(h) = hist.as_mut() {

@@ -5,7 +5,7 @@
 use super::host::{advance_core, transmit, Pkt};
 use super::nic::{buffer_fit_bytes, FlowState, SteerCost};
 use super::{Testbed, BURST_SPAN_NS, CORE_DEFER, CORE_DEFER_PACKETS, DRAIN, PROGRESS_EVERY_NS, RX_BURST_MAX, UNKNOWN};
-use crate::connectx::result::Dropped;
+use crate::connectx::result::{Dropped, PacketAccount};
 use crate::error::ModelError;
 use nicbench_sim::{Fifo, SimDuration, SimTime};
 use nicbench_traffic::PacketMeta;
@@ -15,7 +15,7 @@ use nicbench_traffic::PacketMeta;
 pub struct Counts {
     /// Packets the source produced (simulated).
     pub packets: u64,
-    /// Packets and wire bytes offered after the warm-up.
+    /// Packets and wire bytes offered after the warm-up (sent at or after it).
     pub offered_packets: u64,
     pub offered_wire_bytes: u64,
     /// Packets that went through the steering pipeline.
@@ -34,13 +34,15 @@ pub struct Counts {
     pub sent_end: SimTime,
     /// Longest a packet waited at the generator's port for the line (traffic above line rate).
     pub paced_max: SimDuration,
+    /// Where the measured packets (sent at or after the warm-up) ended up.
+    pub account: PacketAccount,
 }
 
 impl Testbed {
     /// Runs the source to its end (the scenario's duration), then drains the packets in flight.
     /// `progress(simulated_ns)` is called every [`PROGRESS_EVERY_NS`] of simulated time.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<Counts, ModelError> {
-        let (warmup_ns, duration_ns) = (self.warmup_ns, self.duration_ns);
+        let duration_ns = self.duration_ns;
         let end = SimTime::from_ns(duration_ns);
         let Testbed {
             ref p,
@@ -63,6 +65,9 @@ impl Testbed {
         let buffer_fit_bytes = buffer_fit_bytes(p.nic_buffer_bytes);
         let pcie_ps_per_byte = 8_000.0 / p.pcie.gbps();
         let mut dropped = Dropped::default();
+        // The same, for the measured packets only (the packet account; `dropped` is the whole run's).
+        let mut measured_dropped = Dropped::default();
+        let warmup = rx.warmup;
         // Packets in the NIC buffer: (DMA done, bytes), in DMA order.
         let mut nic_queue: Fifo<(SimTime, u64)> = Fifo::with_capacity(1024);
         let mut nic_queue_bytes = 0u64;
@@ -110,12 +115,15 @@ impl Testbed {
             let burst = &burst[..n_burst];
             for ((m, arrival), sent) in burst.iter().zip(arrivals.iter_mut()).zip(sent_at.iter_mut()) {
                 let wire_bytes = nicbench_wire::builder::wire_bytes(m.frame_size_bytes);
-                if m.ts_ns >= warmup_ns {
+                let due = SimTime::from_ns(m.ts_ns);
+                let start = link_free.max(due);
+                // Measured from when it was sent, as everything downstream (drops, latency, the
+                // receiver) judges the warm-up: a paced packet due before it but sent after it
+                // is measured everywhere or nowhere.
+                if start >= warmup {
                     offered_packets += 1;
                     offered_wire_bytes += wire_bytes;
                 }
-                let due = SimTime::from_ns(m.ts_ns);
-                let start = link_free.max(due);
                 paced_max = paced_max.max(start - due);
                 link_free = start + wire.time(wire_bytes);
                 *sent = start;
@@ -150,6 +158,7 @@ impl Testbed {
                         nic_queue_bytes -= departed_bytes;
                         if nic_queue_bytes + u64::from(frame_bytes) > buffer_fit_bytes {
                             dropped.nic += 1;
+                            measured_dropped.nic += u64::from(gen >= warmup);
                             continue;
                         }
                     }
@@ -165,6 +174,7 @@ impl Testbed {
                     last_done = done;
                     if $drop {
                         dropped.rule += 1;
+                        measured_dropped.rule += u64::from(gen >= warmup);
                         continue;
                     }
                     if frame_bytes != pcie_size {
@@ -187,6 +197,7 @@ impl Testbed {
                         core_synced = dma;
                         if core.rings[r].len() >= ring_size {
                             dropped.imissed += 1;
+                            measured_dropped.imissed += u64::from(gen >= warmup);
                             continue;
                         }
                     }
@@ -277,9 +288,33 @@ impl Testbed {
         // The run ends when the source's duration is over or, if the port was still sending
         // a backlog then, when the last packet left.
         let sent_end = end.max(link_free);
+        let drain_end = sent_end + DRAIN;
         for c in 0..core.cpus.len() {
-            advance_core(core, c, sent_end + DRAIN, nic, ctl, rx);
+            advance_core(core, c, drain_end, nic, ctl, rx);
         }
+        // What the receiver set aside as arriving after its window as it stood then counts if it
+        // arrived within the final one (the window grows while the port sends a paced backlog);
+        // the rest is counted where it was when the drain ended.
+        let mut in_flight = rx.settle_late();
+        // Whatever is still in a ring was never taken by a core: DMA'd by the drain's end (in the
+        // ring) or not yet (in the NIC: its pipeline, buffer or DMA; a packet's ring slot is
+        // taken when its DMA is scheduled).
+        for ring in &core.rings {
+            for pkt in ring.as_slice().iter().filter(|p| p.gen >= warmup) {
+                if pkt.ready > drain_end {
+                    in_flight.nic += 1;
+                } else {
+                    in_flight.rx_rings += 1;
+                }
+            }
+        }
+        let account = PacketAccount {
+            offered: offered_packets,
+            delivered: rx.packets,
+            dropped: measured_dropped,
+            in_flight_at_end: in_flight.nic + in_flight.rx_rings + in_flight.returning,
+            in_flight,
+        };
         nic.apply_due(SimTime::MAX);
         nic.refresh(end);
         rx.timeline.extend_to(end);
@@ -300,6 +335,7 @@ impl Testbed {
             dropped,
             sent_end,
             paced_max,
+            account,
         })
     }
 }

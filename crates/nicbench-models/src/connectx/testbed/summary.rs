@@ -4,6 +4,7 @@
 
 use super::{Counts, Testbed};
 use crate::common::PcieParams;
+use crate::connectx::request::InstallMode;
 use crate::connectx::result::{
     Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimStats,
 };
@@ -32,6 +33,7 @@ impl Testbed {
             ref dropped,
             sent_end,
             paced_max,
+            ref account,
         } = *counts;
         let (p, nic, core, rx, ctl, rules_refused) =
             (&self.p, &self.nic, &self.core, &self.rx, &self.ctl, self.rules_refused);
@@ -62,16 +64,41 @@ impl Testbed {
         } else {
             0.0
         };
-        // The busiest core's share of the packets that reached the rings (1 with one core).
+        // Each core's share of the packets that reached the rings (1 with one core), and of its
+        // time the same-core installer takes (on the core of queue 0).
         let arrived: u64 = core.cpus.iter().map(|c| c.arrived).sum();
-        let busiest_share = if core.cpus.len() > 1 && arrived > 0 {
-            core.cpus.iter().map(|c| c.arrived).max().unwrap_or(0) as f64 / arrived as f64
-        } else {
-            1.0
-        };
+        let shares: Vec<(f64, f64)> = core
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let share = if core.cpus.len() > 1 && arrived > 0 {
+                    c.arrived as f64 / arrived as f64
+                } else {
+                    1.0
+                };
+                (
+                    share,
+                    if i == core.installer_cpu {
+                        same_core_install
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect();
+        // The busiest core: its packets at the cost of full bursts, plus the installer's share.
+        let (busiest_share, busiest_install) = shares
+            .iter()
+            .copied()
+            .max_by(|a, b| {
+                (offered_pps * core_demand_ns * 1e-9 * a.0 + a.1)
+                    .total_cmp(&(offered_pps * core_demand_ns * 1e-9 * b.0 + b.1))
+            })
+            .unwrap_or((1.0, 0.0));
         utilization.insert(
             "host_core".to_string(),
-            offered_pps * core_demand_ns * 1e-9 * busiest_share + same_core_install,
+            offered_pps * core_demand_ns * 1e-9 * busiest_share + busiest_install,
         );
         let bottleneck = utilization
             .iter()
@@ -91,16 +118,37 @@ impl Testbed {
             "host_core" => core_demand_ns,
             _ => mean_wire_ns,
         };
+        // The installer's share of a core does not grow with the traffic: what the cores let
+        // through is what their time less that share forwards (offered / utilization would spread
+        // the installer's share over the packets), the port's rate at which the first core runs
+        // out of time. Only with a same-core installer (otherwise offered / utilization, the same).
+        let host_core = shares.iter().any(|&(_, install)| install > 0.0).then(|| {
+            let capacity_pps = shares
+                .iter()
+                .filter(|(share, _)| *share > 0.0)
+                .map(|&(share, install)| (1.0 - install).max(0.0) / (core_demand_ns * 1e-9 * share))
+                .fold(f64::INFINITY, f64::min);
+            HostCore {
+                capacity_mpps: if capacity_pps.is_finite() {
+                    capacity_pps / 1e6
+                } else {
+                    0.0
+                },
+                installer_share: busiest_install,
+            }
+        });
         let bottleneck_detail = bottleneck_detail(
             &bottleneck,
             &ns_per_packet,
             offered_pps,
             &utilization,
+            host_core,
             core.cpus.len(),
             &self.profile_params,
         );
         let install = ctl.installer.as_ref().map(|i| {
             let duration_s = (i.last_end - i.first_start.unwrap_or(SimTime::ZERO)).as_secs_f64();
+            let requested = i.requested_before(ctl.end);
             InstallResult {
                 rules: i.completed,
                 duration_s,
@@ -110,6 +158,14 @@ impl Testbed {
                     0.0
                 },
                 refused: i.refused,
+                requested_rules_per_s: match i.spec().mode {
+                    InstallMode::Rate => i.spec().rate_per_s,
+                    InstallMode::Batch => None,
+                },
+                achieved_rules_per_s: i.achieved_rate(),
+                requested,
+                backlog: requested.saturating_sub(i.completed),
+                saturated_s: i.saturated_since(ctl.end).map(SimTime::as_secs_f64),
             }
         });
         let events: Vec<Event> = ctl
@@ -142,6 +198,8 @@ impl Testbed {
             rx_gbps,
             rx_mpps: rx.packets as f64 / rx_s / 1e6,
             tx_gbps: rx_gbps,
+            rx_window_s: rx_s,
+            packets: account.clone(),
             loss_ratio: if offered_packets > 0 {
                 1.0 - (rx.packets as f64 / offered_packets as f64).min(1.0)
             } else {
@@ -257,16 +315,28 @@ fn resource_words(resource: &str, cores: usize) -> (String, &'static [&'static s
     }
 }
 
+/// The host's cores with a same-core installer: the rate their time less the installer's lets
+/// through, and the installer's share of the busiest core.
+#[derive(Clone, Copy)]
+struct HostCore {
+    capacity_mpps: f64,
+    installer_share: f64,
+}
+
 fn bottleneck_detail(
     resource: &str,
     ns_per_packet: &dyn Fn(&str) -> f64,
     offered_pps: f64,
     utilization: &BTreeMap<String, f64>,
+    host_core: Option<HostCore>,
     cores: usize,
     params: &BTreeMap<String, Param>,
 ) -> Bottleneck {
     let (what, names) = resource_words(resource, cores);
     let capacity_mpps = |r: &str| {
+        if let (Some(h), "host_core") = (host_core, r) {
+            return h.capacity_mpps;
+        }
         let u = engine_demand(r, utilization);
         if u > 0.0 {
             offered_pps / u / 1e6
@@ -302,6 +372,9 @@ fn bottleneck_detail(
         what,
         ns_per_packet: ns_per_packet(resource),
         capacity_mpps: capacity_mpps(resource),
+        installer_share: host_core
+            .filter(|_| resource == "host_core")
+            .map_or(0.0, |h| h.installer_share),
         next_capacity_mpps: next.as_deref().map_or(0.0, capacity_mpps),
         next_resource: next.unwrap_or_default(),
         parameters,
@@ -361,6 +434,7 @@ mod tests {
             },
             sent_end: SimTime::ZERO,
             paced_max: SimDuration::ZERO,
+            account: Default::default(),
         };
         let r = tb.summary(&counts, 0.5);
         assert_eq!(r.offered_gbps, 100_000.0 * 1520.0 * 8.0 / 2e-3 / 1e9);
