@@ -638,6 +638,81 @@ mod tests {
         assert_eq!(inst.next_due(), Some(SimTime::from_ns(1000) + SimDuration::from_ms(1)));
     }
 
+    /// Runs `inst` alone (no traffic) until its next operation is due at or after `end`.
+    fn run_until(inst: &mut Installer, tables: &mut Tables, end: SimTime) {
+        let mut side = Side::default();
+        let mut ctx = side.ctx(tables);
+        let mut t = SimTime::ZERO;
+        while let Some(due) = inst.next_due().filter(|&d| d < end) {
+            t = inst.run_one(t.max(due), &mut ctx);
+        }
+    }
+
+    #[test]
+    fn test_an_installer_that_cannot_keep_up_reports_its_backlog_and_since_when() {
+        let p = test_params();
+        let end = SimTime::from_ns(20_000_000);
+        // Root-table inserts (root_insert_ipv4_us each, more than the 10 µs period) asked at
+        // 100,000/s from 1 µs, for 20 ms: 2,000 operations due before the end (the last at 19.991 ms).
+        let (mut inst, mut tables) = rate_installer(0, u64::MAX, 100_000.0, 1);
+        assert_eq!(inst.requested_before(end), 2_000);
+        assert_eq!(
+            inst.requested_before(SimTime::from_ns(1000)),
+            0,
+            "nothing due before the start"
+        );
+        assert_eq!(inst.requested_before(SimTime::from_ns(1001)), 1);
+        run_until(&mut inst, &mut tables, end);
+        // Re-armed after each return: 1 / (cost + 1 / rate) is what it achieves.
+        let cost_s = p.root_insert_ipv4_us * 1e-6;
+        assert!(
+            cost_s > 10e-6,
+            "{cost_s}: the test needs operations longer than their period"
+        );
+        let want = 1.0 / (cost_s + 1.0 / 100_000.0);
+        let achieved = inst.achieved_rate();
+        assert!((achieved - want).abs() < 1e-6 * want, "{achieved} vs {want}");
+        assert_eq!(inst.completed, (20e-3 / (cost_s + 10e-6)).ceil() as u64);
+        // The second operation was due at 11 µs and started at 1 µs + cost + 10 µs: more than one
+        // period late, and every later one more so.
+        assert_eq!(inst.saturated_since(end), Some(SimTime::from_ns(11_000)));
+        // Schedule pacing keeps up while operations cost less than their period on average (a
+        // rehash now and then puts a few behind; the next ones run back to back and catch up).
+        let (mut fast, mut tables) = rate_installer(1, u64::MAX, 100_000.0, 1);
+        fast.spec.pacing = Pacing::Schedule;
+        assert!(p.nonroot_insert_ipv4_us < 10.0);
+        run_until(&mut fast, &mut tables, end);
+        assert_eq!((fast.completed, fast.requested_before(end)), (2_000, 2_000));
+        assert_eq!(fast.saturated_since(end), None);
+        // 2,000 operations over 2,000 periods: the asked rate, where first start to last end (1,999
+        // periods and one operation) reads above it.
+        assert!(
+            (fast.achieved_rate() - 100_000.0).abs() < 1e-6,
+            "{}",
+            fast.achieved_rate()
+        );
+        let back_to_back = fast.completed as f64 / (fast.last_end - fast.first_start.unwrap()).as_secs_f64();
+        assert!(back_to_back > 100_000.0, "{back_to_back}");
+    }
+
+    #[test]
+    fn test_bursts_are_asked_for_whole_and_a_batch_all_at_its_start() {
+        // Bursts of 4 at 1,000/s (one every 4 ms) from 1 µs, asked until 10 ms: bursts at 1 µs, 4 ms
+        // and 8 ms, so 12 operations; at most `count`.
+        let (inst, _) = rate_installer(1, u64::MAX, 1000.0, 4);
+        let end = SimTime::from_ns(10_000_000);
+        assert_eq!(inst.requested_before(end), 12);
+        let (inst, _) = rate_installer(1, 10, 1000.0, 4);
+        assert_eq!(inst.requested_before(end), 10);
+        // A batch asks for everything at its start, and has no rate to fall behind.
+        let p = test_params();
+        let mut tables = Tables::new(&p);
+        let batch = Installer::new(&spec(InstallOp::Insert, 1, 50), &p, &mut tables);
+        assert_eq!(batch.requested_before(end), 50);
+        assert_eq!(batch.requested_before(SimTime::from_ns(1000)), 0);
+        assert_eq!(batch.saturated_since(end), None);
+    }
+
     #[test]
     fn test_root_commands_stretch_under_root_traffic_and_spills_cost_ipv4_only() {
         let p = test_params();

@@ -344,6 +344,7 @@ impl Testbed {
 mod tests {
     use super::super::build::tests::testbed;
 
+    use nicbench_sim::SimDuration;
     use serde_json::{json, Value};
 
     /// The result of a run with the NF core advanced lazily (normal) or at every packet.
@@ -574,6 +575,133 @@ mod tests {
             [2],
             "one ring: the queue of the rule that matched"
         );
+    }
+
+    /// Runs `tb` and checks its packet account: every term counted, and they add up.
+    fn account_of(tb: &mut super::super::Testbed) -> crate::connectx::result::Result {
+        let counts = tb.run(&mut |_| {}).expect("runs");
+        let r = tb.summary(&counts, 0.0);
+        let a = &r.packets;
+        let d = &a.dropped;
+        assert_eq!(
+            a.offered,
+            a.delivered + d.imissed + d.nic + d.rule + a.in_flight_at_end,
+            "{a:?}"
+        );
+        let f = &a.in_flight;
+        assert_eq!(a.in_flight_at_end, f.nic + f.rx_rings + f.returning, "{a:?}");
+        assert_eq!(a.delivered, tb.rx.packets);
+        assert_eq!(a.delivered, r.queues.values().map(|q| q.packets).sum::<u64>());
+        // The received rate over its window is the delivered count.
+        let from_rate = r.rx_mpps * 1e6 * r.rx_window_s;
+        assert!(
+            (from_rate - a.delivered as f64).abs() <= 1e-6 * a.delivered as f64,
+            "{from_rate} vs {}",
+            a.delivered
+        );
+        r
+    }
+
+    #[test]
+    fn test_packets_in_flight_at_the_end_are_counted_where_they_are() {
+        let traffic = json!({"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 20.0}, "seed": 5});
+        // Nothing in flight: 1 ms at 20 Gb/s of 64 B, which the default path keeps up with.
+        let mut tb = testbed(json!({"traffic": traffic, "duration_ns": 1_000_000}));
+        let r = account_of(&mut tb);
+        assert_eq!(r.packets.in_flight_at_end, 0, "{:?}", r.packets);
+        assert!(r.packets.delivered > 0);
+        let calm = r.packets.offered;
+        // A core 100x slower: its rings stay full past the 10 ms drain (a ring of 1024 at 20 µs per
+        // packet takes 20 ms), so packets are still in the rings when the drain ends.
+        let mut tb = testbed(json!({"traffic": traffic, "duration_ns": 1_000_000}));
+        tb.core.cost.per_packet = SimDuration::from_us(20);
+        let r = account_of(&mut tb);
+        let f = &r.packets.in_flight;
+        assert!(f.rx_rings > 0 && f.nic == 0 && f.returning == 0, "{f:?}");
+        assert!(r.packets.dropped.imissed > 0, "the rings overflowed: {:?}", r.packets);
+        assert_eq!(r.packets.offered, calm, "the same traffic");
+        // A return path of 15 ms (the receiver's window ends 10 ms after the 1 ms run): every packet
+        // forwarded is still on its way back, none delivered.
+        let mut tb = testbed(json!({"traffic": traffic, "duration_ns": 1_000_000}));
+        tb.rx.return_time = SimDuration::from_ms(15);
+        let r = account_of(&mut tb);
+        let (a, d) = (&r.packets, &r.packets.dropped);
+        assert_eq!(a.delivered, 0);
+        assert_eq!(a.in_flight.returning, a.offered - d.imissed - d.nic - d.rule, "{a:?}");
+        assert!(a.in_flight.returning > 0, "{a:?}");
+        // A root table overflowed by 60,000 rules (PAM'21 Fig. 2a past the knee): each lookup walks the
+        // firmware's overflow list, the NIC buffer fills, and what it holds at the end is still in
+        // the NIC when the drain ends, though the lazily advanced core has already taken some of it
+        // (their DMA completes after the drain's end).
+        let mut tb = testbed(json!({
+            "traffic": {"flows": 10000, "size": {"fixed": 64}, "rate": {"gbps": 3.5}, "seed": 5},
+            "rules": {"generated": {"kind": "exact5", "count": 60000, "groups": 0, "seed": 2}},
+            "duration_ns": 5_000_000,
+        }));
+        let r = account_of(&mut tb);
+        let f = &r.packets.in_flight;
+        assert!(f.nic > 0 && r.packets.dropped.nic > 0, "{:?}", r.packets);
+    }
+
+    #[test]
+    fn test_a_packet_late_for_the_window_as_it_stood_counts_if_within_the_final_one() {
+        // 20,000 frames of 1500 B due at t = 0 in a 100 µs run: the port sends them until 2.432 ms
+        // (121.6 ns each), so the receiver's window grows to 12.432 ms. With a 12 ms return path each
+        // packet comes back after the window as it stood when it was forwarded (10 ms after what the
+        // port had sent by then), but those arriving by 12.432 ms count: the ones sent in the first
+        // ~0.43 ms, less their time through the NIC and the core.
+        let mut tb = testbed(
+            json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": "unlimited",
+                                                 "packets": 20_000, "seed": 5}, "rules": null, "duration_ns": 100_000}),
+        );
+        tb.rx.return_time = SimDuration::from_ms(12);
+        let r = account_of(&mut tb);
+        let a = &r.packets;
+        let through_ns = r.latency_us.p50 * 1e3 - 12e6;
+        let want = (432_000.0 - through_ns) / 121.6;
+        assert!(
+            (a.delivered as f64 - want).abs() <= 2.0,
+            "{} delivered, {want:.1} expected ({through_ns} ns through the NIC and the core)",
+            a.delivered
+        );
+        assert_eq!(a.delivered + a.in_flight.returning, a.offered, "{a:?}");
+    }
+
+    #[test]
+    fn test_the_account_covers_packets_sent_after_the_warmup() {
+        // 64 B at line rate: the NIC buffer and the rings drop from the start, warm-up included.
+        let traffic = json!({"flows": 100, "size": {"fixed": 64}, "rate": {"gbps": 100.0}, "seed": 5});
+        let mut tb = testbed(json!({"traffic": traffic, "duration_ns": 1_000_000, "warmup_ns": 400_000}));
+        let r = account_of(&mut tb);
+        let (a, d) = (&r.packets, &r.dropped);
+        // 60% of 1 ms of 64 B frames at 100 Gb/s (84 B on the wire: 6.72 ns each).
+        let want = (600_000.0 / 6.72) as u64;
+        assert!(a.offered.abs_diff(want) <= 1, "{} vs {want}", a.offered);
+        assert!(r.sim.packets > a.offered + 50_000, "{} produced", r.sim.packets);
+        // The top-level drops count the warm-up too.
+        let total = d.imissed + d.nic + d.rule;
+        let measured = a.dropped.imissed + a.dropped.nic + a.dropped.rule;
+        assert!(measured > 0 && total > measured, "{d:?} vs {:?}", a.dropped);
+        assert!(
+            a.dropped.imissed <= d.imissed && a.dropped.nic <= d.nic && a.dropped.rule <= d.rule,
+            "{d:?} vs {:?}",
+            a.dropped
+        );
+        assert!((r.loss_ratio - (1.0 - a.delivered as f64 / a.offered as f64)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn test_a_paced_packet_is_measured_from_when_the_port_sent_it() {
+        // Every packet due at t = 0 and a warm-up of 100 µs: the port sends them back to back, so
+        // those it sends after the warm-up are measured, though all were due before it.
+        let mut tb = testbed(
+            json!({"traffic": {"flows": 10, "size": {"fixed": 1500}, "rate": "unlimited",
+                                                 "packets": 2_000, "seed": 5}, "rules": null, "warmup_ns": 100_000}),
+        );
+        let r = account_of(&mut tb);
+        // 1520 B on the wire at 100 Gb/s: 121.6 ns each, 822 of them (823 started) by 100 µs.
+        assert_eq!(r.packets.offered, 2_000 - 823, "{:?}", r.packets);
+        assert_eq!(r.packets.delivered, r.packets.offered, "{:?}", r.packets);
     }
 
     #[test]

@@ -493,6 +493,43 @@ mod tests {
     }
 
     #[test]
+    fn test_a_same_core_installer_takes_its_share_out_of_the_cores_capacity() {
+        // 1500 B at 100 Gb/s (8.2 Mpps) on one core that forwards 8.4 Mpps alone, and root-table
+        // inserts asked at 20,000/s from the same core: the installer takes most of the core, which
+        // is the bottleneck, and what it lets through is what was received (over 100 ms: the rings'
+        // backlog drains after the end at the full rate, 5% more in a 20 ms run).
+        let mut tb = testbed(json!({"rules": null, "duration_ns": 100_000_000,
+                                   "install": {"mode": "rate", "rate_per_s": 20_000.0, "group": 0, "core": "same"}}));
+        let counts = tb.run(&mut |_| {}).expect("runs");
+        let r = tb.summary(&counts, 0.0);
+        let b = &r.model.bottleneck_detail;
+        assert_eq!(b.resource, "host_core");
+        let p = &tb.p;
+        let per_packet = p.nf_packet_ns + p.nf_burst_ns / p.rx_burst_packets;
+        let share = tb.ctl.installer.as_ref().expect("installer").busy.as_ns_f64() / 100e6;
+        assert!(
+            share > 0.5 && (b.installer_share - share).abs() < 1e-12,
+            "{share} {b:?}"
+        );
+        let want = (1.0 - share) * 1e3 / per_packet;
+        assert!((b.capacity_mpps - want).abs() < 1e-9 * want, "{b:?} vs {want}");
+        assert!(
+            (r.rx_mpps - b.capacity_mpps).abs() < 0.02 * b.capacity_mpps,
+            "received {} vs at most {}",
+            r.rx_mpps,
+            b.capacity_mpps
+        );
+        // Spreading the installer's share over the packets (offered / utilization) read far above it.
+        let spread = r.offered_mpps / r.model.utilization["host_core"];
+        assert!(spread > 1.5 * r.rx_mpps, "{spread} vs {}", r.rx_mpps);
+        // The installer's own account: asked 20,000/s, achieved what its re-armed timer allows.
+        let i = r.install.as_ref().expect("install");
+        assert_eq!(i.requested_rules_per_s, Some(20_000.0));
+        assert!(i.achieved_rules_per_s < 20_000.0 && i.backlog == i.requested - i.rules && i.backlog > 1);
+        assert!(i.saturated_s.is_some_and(|t| t < 1e-3), "{i:?}");
+    }
+
+    #[test]
     fn test_a_root_table_bottleneck_is_named_with_its_fitted_firmware_cost() {
         // 1500 B at 100 GbE through Table 0 holding 50,000 rules the traffic hits none of: each
         // lookup walks its bucket's collision chain in firmware (50,000 / 65,536 entries on
