@@ -249,20 +249,23 @@ impl Installer {
         let Some(first) = self.first_start else {
             return 0.0;
         };
-        let window = match self.spec.mode {
-            InstallMode::Batch => self.last_end - first,
+        // In ns, unrounded: the schedule's due times are rounded to the picosecond, which would let
+        // a few operations read a hair above the asked rate.
+        let window_ns = match self.spec.mode {
+            InstallMode::Batch => (self.last_end - first).as_ns_f64(),
             InstallMode::Rate => {
-                let next_cycle = match self.spec.pacing {
+                let ran_ns = (self.last_end - self.scheduled_due(0)).as_ns_f64();
+                let next_cycle_ns = match self.spec.pacing {
                     // The next burst's due time (a burst cut short still owns its period).
-                    Pacing::Schedule => self.scheduled_due(self.issued.div_ceil(self.burst()) * self.burst()),
+                    Pacing::Schedule => self.issued.div_ceil(self.burst()) as f64 * self.gap_ns(),
                     // Re-armed after the last return: a lower bound when the burst was cut short.
-                    Pacing::AfterCompletion => self.last_end + SimDuration::from_ns_f64(self.gap_ns()),
+                    Pacing::AfterCompletion => ran_ns + self.gap_ns(),
                 };
-                self.last_end.max(next_cycle) - self.scheduled_due(0)
+                ran_ns.max(next_cycle_ns)
             }
         };
-        if window.as_ns_f64() > 0.0 {
-            self.completed as f64 / window.as_secs_f64()
+        if window_ns > 0.0 {
+            self.completed as f64 / (window_ns * 1e-9)
         } else {
             0.0
         }

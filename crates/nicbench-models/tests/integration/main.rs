@@ -3,6 +3,7 @@
 
 mod claims;
 mod contract;
+mod invariants;
 mod scenario;
 
 use nicbench_models::connectx::result::Result as SimResult;
