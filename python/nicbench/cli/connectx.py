@@ -30,7 +30,15 @@ from nicbench.options import flag_spelling
 from nicbench.options.connectx import OPTIONS, parse_install_rate
 from nicbench.units import parse_duration_ns
 
-__all__ = ["simulate", "COMMANDS", "sparkline", "parse_install_rate", "bottleneck_line", "installer_line", "packets_line"]
+__all__ = [
+    "simulate",
+    "COMMANDS",
+    "sparkline",
+    "parse_install_rate",
+    "bottleneck_line",
+    "installer_line",
+    "packets_line",
+]
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -222,11 +230,8 @@ def packets_line(packets: dict[str, Any]) -> str:
     dropped = packets.get("dropped") or {}
     where = packets.get("in_flight") or {}
     in_flight = packets.get("in_flight_at_end") or 0
-    inside = (
-        " (" + ", ".join(f"{label} {fmt_number(where.get(key, 0))}" for key, label in _IN_FLIGHT if where.get(key)) + ")"
-        if in_flight
-        else ""
-    )
+    parts = [f"{label} {fmt_number(where.get(key, 0))}" for key, label in _IN_FLIGHT if where.get(key)]
+    inside = f" ({', '.join(parts)})" if in_flight else ""
     return (
         f"offered {fmt_number(packets.get('offered'))} = delivered {fmt_number(packets.get('delivered'))} "
         f"+ dropped {fmt_number(sum(dropped.values()))} + in flight at the end {fmt_number(in_flight)}{inside}"
