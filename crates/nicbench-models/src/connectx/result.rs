@@ -207,7 +207,8 @@ pub struct Result {
     /// bottleneck's rate, and counts with its time.
     #[serde(default)]
     pub rx_window_s: f64,
-    /// Where every measured packet ended up (offered = delivered + dropped + in flight).
+    /// Where every measured packet (sent at or after `warmup_ns`) ended up: offered = delivered +
+    /// dropped + in flight at the end, each counted.
     #[serde(default)]
     pub packets: PacketAccount,
     pub loss_ratio: f64,
