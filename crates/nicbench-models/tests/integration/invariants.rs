@@ -598,14 +598,13 @@ fn invariants_connectx_more_cores_never_deliver_fewer_packets() {
     // Queue q is polled by core q mod cores: from c to m·c cores each core's queues are some of one
     // core's before (q mod m·c = k implies q mod c = k mod c), so no core gets more to do. Not so
     // from 4 cores to 6: queues 0 and 4 share core 0 with 4, queues 0 and 6 with 6, and a heavier
-    // queue 6 makes core 0 drop more (found by this test: 11,315 delivered with 4 cores, 11,305 with
-    // 6; physics, not a model error: an RSS remap can load a core more).
+    // queue 6 makes core 0 drop more (physics, not a model error: a remap can load a core more;
+    // `regression_from_4_to_6_cores_a_core_can_get_more_queues_to_poll`).
     // A same-core installer's operations run between its core's bursts, so when the rules change
     // moves with the core's load: left out (the NIC side must be the same in both runs). No warm-up:
-    // more cores deliver more of the run, not necessarily more of a part of it picked by time (found
-    // by a campaign: with a 22 µs warm-up, 1 core delivered 20 of the 712 measured packets and 3
-    // cores 5, though 3 delivered 2,938 of the whole run and 1 delivered 2,313: the rings that took
-    // more of the early packets were full when the measured ones came).
+    // more cores deliver more of the run, not necessarily more of a part of it picked by time: the
+    // rings that took more of the early packets are full when the measured ones come
+    // (`regression_more_cores_deliver_more_of_the_run_not_of_a_part_picked_by_time`).
     let strategy = (scenario_strategy(), 2u32..=4).prop_map(|(mut s, times)| {
         s.warmup_tenths = 0;
         if s.install.as_ref().is_some_and(|i| i.same_core) {
@@ -692,7 +691,7 @@ fn invariants_connectx_more_table0_rules_never_deliver_more_packets() {
     // What the buffers hold when the traffic stops drains afterwards and is delivered too, and a
     // slower pipeline in front of a saturated core can lose less of it: it feeds the rings no
     // faster than the core empties them, where a fast one overflows them (found by this test: a
-    // 22 µs run delivered 2,723 packets with no rule and 2,856 with 1,845). So the runs are longer
+    // 22 µs run delivered 1,248 packets with no rule and 1,425 with 1,845). So the runs are longer
     // (1-3 ms) and more rules may deliver at most what the NIC buffer and the rings can hold more.
     let strategy = (scenario_strategy(), 1_000u64..=3_000, 0u64..=20_000, 1u64..=40_000).prop_map(
         |(mut s, duration_us, count, more)| {
