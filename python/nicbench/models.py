@@ -18,7 +18,6 @@ what and where.
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable
 from functools import cache
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nicbench import _native
+from nicbench.literals import module_literal
 
 __all__ = ["run", "run_json", "contract_schema", "registry", "limits", "names", "front", "profile_kinds", "CONTRACTS"]
 
@@ -87,12 +87,7 @@ def _declared_fronts() -> dict[str, str]:
     importing any module (the CLI asks on its error path)."""
     found: dict[str, str] = {}
     for path in sorted(_PACKAGE.glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        start = text.find("\nMODELS = (")
-        if start < 0:
-            continue
-        end = text.index(")", start) + 1
-        for name in ast.literal_eval(text[start + len("\nMODELS = ") : end]):
+        for name in module_literal(path.read_text(encoding="utf-8"), "MODELS") or ():
             found[name] = path.stem
     return found
 

@@ -13,7 +13,6 @@ the experiment harness (pandas, pyarrow) or the reports (matplotlib).
 
 from __future__ import annotations
 
-import ast
 from importlib import import_module
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import click
 
 from nicbench import __version__
 from nicbench.cli.common import SHORT_HELP_CHARS, NicbenchGroup
+from nicbench.literals import module_literal
 
 
 def _summaries() -> dict[str, tuple[str, str]]:
@@ -29,12 +29,7 @@ def _summaries() -> dict[str, tuple[str, str]]:
     entry here; a test checks the summaries against the commands' own help)."""
     found: dict[str, tuple[str, str]] = {}
     for path in sorted(Path(__file__).parent.glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        start = text.find("\nSUMMARIES = {")
-        if start < 0:
-            continue
-        end = text.index("\n}\n", start) + 2
-        for name, summary in ast.literal_eval(text[start + len("\nSUMMARIES = ") : end]).items():
+        for name, summary in (module_literal(path.read_text(encoding="utf-8"), "SUMMARIES") or {}).items():
             found[name] = (path.stem, summary)
     return found
 
