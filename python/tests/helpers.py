@@ -104,3 +104,23 @@ def python_module(name: str, package: str | None = None) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         missing(f"Python package {package or name} cannot be imported ({exc}; `make test` installs it)")
+
+
+def run_spec_records(folder: Path, spec_text: str, name: str, executed: int):
+    """Run the spec `spec_text` (experiment `name`) with `nicbench run` into `folder`, check that it ran
+    `executed` runs, and return its records as `nicbench results export --csv` writes them (a pandas
+    DataFrame): a sweep through the command line and the store, as a user runs one."""
+    import json
+
+    import pandas as pd
+
+    spec = folder / f"{name}.toml"
+    spec.write_text(spec_text)
+    results = folder / "results"
+    run = forked_cli("run", str(spec), "--results", str(results), "--jobs", "1", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["executed"] == executed
+    out = folder / f"{name}.csv"
+    export = forked_cli("results", "export", str(results / name), "--csv", "-o", str(out))
+    assert export.returncode == 0, export.stderr
+    return pd.read_csv(out)

@@ -4,11 +4,9 @@ table keep their keys and seeds."""
 
 from __future__ import annotations
 
-import json
-
 import click
 import pytest
-from helpers import forked_cli
+from helpers import forked_cli, run_spec_records
 
 from nicbench.cli.connectx import simulate
 from nicbench.experiments.designs.base import make_request
@@ -52,18 +50,7 @@ cores = [1, 8]
 
 
 def test_a_spec_sweeps_cores_on_connectx_forward_and_the_points_differ(tmp_path):
-    spec = tmp_path / "cores.toml"
-    spec.write_text(CORES_SPEC)
-    results = tmp_path / "results"
-    run = harness("run", str(spec), "--results", str(results), "--jobs", "1", "--json")
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["executed"] == 2
-    out = tmp_path / "rx.csv"
-    export = harness("results", "export", str(results / "cores-sweep"), "--csv", "-o", str(out))
-    assert export.returncode == 0, export.stderr
-    import pandas as pd
-
-    df = pd.read_csv(out)
+    df = run_spec_records(tmp_path, CORES_SPEC, "cores-sweep", executed=2)
     rx = df[df["metric"] == "rx_mpps"].set_index("cores")["value"]
     offered = df[df["metric"] == "offered_mpps"].set_index("cores")["value"]
     assert sorted(rx.index) == [1, 8]

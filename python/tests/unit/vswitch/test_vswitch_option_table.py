@@ -4,11 +4,9 @@ what the command line takes."""
 
 from __future__ import annotations
 
-import json
-
 import click
 import pytest
-from helpers import forked_cli
+from helpers import forked_cli, run_spec_records
 
 from nicbench.cli.vswitch import megaflows, vswitch
 from nicbench.experiments.targets import get_target
@@ -43,9 +41,7 @@ def test_a_spec_sweeps_the_offered_load_of_ovs_pvp_run_and_the_points_differ(tmp
     trace = tmp_path / "t.pcap"
     gen = forked_cli("gen", "--flows", "100", "--size", "64", "--packets", "1000", "-o", str(trace))
     assert gen.returncode == 0, gen.stderr
-    spec = tmp_path / "offered.toml"
-    spec.write_text(
-        f"""
+    spec = f"""
 [experiment]
 name = "offered"
 target = "ovs-pvp.run"
@@ -59,17 +55,7 @@ nic = "agilio-cx-25g"
 [sweep]
 offered = ["2Gbps", "8Gbps"]
 """
-    )
-    results = tmp_path / "res"
-    run = forked_cli("run", str(spec), "--results", str(results), "--jobs", "1", "--json")
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["executed"] == 2
-    out = tmp_path / "mpps.csv"
-    export = forked_cli("results", "export", str(results / "offered"), "--csv", "-o", str(out))
-    assert export.returncode == 0, export.stderr
-    import pandas as pd
-
-    df = pd.read_csv(out)
+    df = run_spec_records(tmp_path, spec, "offered", executed=2)
     mpps = df[df["metric"] == "mpps"].set_index("offered")["value"].sort_index()
     # Below the NIC's limits the received rate is the offered one: 4x the load, 4x the packets.
     assert len(mpps) == 2 and mpps.iloc[1] == pytest.approx(4 * mpps.iloc[0], rel=1e-6), mpps.to_dict()
