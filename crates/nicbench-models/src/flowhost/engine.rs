@@ -1,13 +1,16 @@
 //! The time-stepped host simulation: per stream a host buffer and a flow-meter process.
 //!
 //! ```text
-//!  card ──(stream p: Poisson arrivals, λ_p)──▶ host buffer p (B_p packets) ──▶ process p
+//!  card ──(stream p: its share λ_p of the paced aggregate)──▶ host buffer p (B_p packets) ──▶ process p
 //!                                               overflow: the card drops      (rate μ_p while
 //!                                                                               not stalled)
 //! ```
 //!
-//! Time advances in bins of `bin_ns` (e.g. 100 µs); in each bin a process receives its
-//! Poisson arrivals, serves up to μ_p × (bin − stalled time) packets from its buffer, and
+//! Time advances in bins of `bin_ns` (e.g. 100 µs). The generator paces the aggregate: a bin
+//! carries Σλ_p × bin packets (fractions carried to the next bin), never more than the wire
+//! delivers; each packet's flow hashes it to stream p with probability λ_p / Σλ, so a bin's
+//! split over the streams is multinomial (drawn as conditional binomials). In each bin a
+//! process receives its arrivals, serves up to μ_p × (bin − stalled time) packets from its buffer, and
 //! what exceeds the buffer is dropped. Stalls (housekeeping, record output, interrupts)
 //! form a renewal process per process: exponential gaps with mean `stall_interval_ns`,
 //! exponential durations with mean `stall_mean_ns`. Processed packets are also summed per
@@ -19,6 +22,7 @@
 use nicbench_sim::{RngStreams, SimDuration, SimTime};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use rand_distr::{Binomial, Distribution};
 use serde::Serialize;
 
 /// What the engine needs to know about one stream and its process.
@@ -84,25 +88,26 @@ fn exponential(rng: &mut ChaCha8Rng, mean_ns: f64) -> f64 {
     -mean_ns * (1.0 - rng.random::<f64>()).ln()
 }
 
-/// A Poisson count (exact below 30, normal approximation above, never negative).
-fn poisson(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
-    if mean <= 0.0 {
-        return 0.0;
+/// Splits `total` packets over the streams with weights `rates` (multinomial, as conditional
+/// binomials: stream p takes Binomial(left, λ_p / Σ_{q≥p} λ_q) of what is left), each stream's draw
+/// from its own RNG stream.
+fn split(total: u64, rates: &[f64], rngs: &mut [ChaCha8Rng], out: &mut [f64]) {
+    let mut left = total;
+    let mut weight_left: f64 = rates.iter().sum();
+    for (p, &rate) in rates.iter().enumerate() {
+        let take = if left == 0 || rate <= 0.0 {
+            0
+        } else if p + 1 == rates.len() || rate >= weight_left {
+            left
+        } else {
+            Binomial::new(left, (rate / weight_left).clamp(0.0, 1.0))
+                .map(|b| b.sample(&mut rngs[p]))
+                .unwrap_or(0)
+        };
+        out[p] = take as f64;
+        left -= take;
+        weight_left -= rate;
     }
-    if mean < 30.0 {
-        let limit = (-mean).exp();
-        let (mut k, mut prod) = (0.0, rng.random::<f64>());
-        while prod > limit {
-            k += 1.0;
-            prod *= rng.random::<f64>();
-        }
-        return k;
-    }
-    // Box–Muller.
-    let u1 = 1.0 - rng.random::<f64>();
-    let u2 = rng.random::<f64>();
-    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-    (mean + z * mean.sqrt()).round().max(0.0)
 }
 
 /// The stall renewal process of one process: exponential gaps and durations (drawn in ns,
@@ -178,12 +183,20 @@ pub fn run(input: &EngineInput) -> EngineOutput {
     let mut window = WindowOutput::default();
     let mut windows = Vec::new();
     let mut window_bins = 0u64;
+    let rates: Vec<f64> = input.processes.iter().map(|p| p.arrival_per_ns.max(0.0)).collect();
+    let per_bin: f64 = rates.iter().sum::<f64>() * bin_ns;
+    let (mut carried, mut arrivals) = (0.0, vec![0.0; n]);
     for b in 0..bins {
+        // The paced aggregate of this bin: whole packets, the fraction carried on.
+        let due = carried + per_bin;
+        let total = due.floor();
+        carried = due - total;
+        split(total as u64, &rates, &mut arrivals_rng, &mut arrivals);
         let from = SimTime::ZERO + bin * b;
         let to = from + bin;
         for (p, proc_in) in input.processes.iter().enumerate() {
             let o = &mut out[p];
-            let arrivals = poisson(&mut arrivals_rng[p], proc_in.arrival_per_ns * bin_ns);
+            let arrivals = arrivals[p];
             let stalled = stalls[p].overlap(from, to);
             let capacity = (bin - stalled).as_ns_f64() * proc_in.rate_per_ns;
             let total = o.backlog_packets + arrivals;
@@ -272,6 +285,23 @@ mod tests {
     }
 
     #[test]
+    fn test_the_paced_aggregate_is_never_above_its_rate_and_splits_by_share() {
+        // 4 × 2 Mpps for 0.2 s: 1.6M packets in all, to the packet (a wire at its line rate
+        // delivers no more), split over the streams by flow hash (each ≈ 400k, binomial spread).
+        let mut i = input(0.002, 0.0025, 20_000.0);
+        let a = run(&i);
+        let total: f64 = a.processes.iter().map(|o| o.offered_packets).sum();
+        assert!((total - 1_600_000.0).abs() <= 1.0, "{total}");
+        // Unequal shares: 3:1.
+        i.processes[0].arrival_per_ns = 0.006;
+        let b = run(&i);
+        let first = b.processes[0].offered_packets;
+        let total: f64 = b.processes.iter().map(|o| o.offered_packets).sum();
+        assert!((total - 2_400_000.0).abs() <= 1.0, "{total}");
+        assert!((first / total - 0.5).abs() < 0.002, "{first} of {total}");
+    }
+
+    #[test]
     fn test_underload_no_drops_overload_drops_at_capacity() {
         // 2 Mpps offered, 3 Mpps peak, ~9% stalled: 2.73 Mpps mean capacity.
         let under = run(&input(0.002, 0.003, 20_000.0));
@@ -291,10 +321,5 @@ mod tests {
         // Underloaded on average, but 100 µs stalls at 2 Mpps need ~200 packets of buffer.
         let tiny = run(&input(0.002, 0.003, 50.0));
         assert!(tiny.processes.iter().all(|o| o.dropped_packets > 0.0));
-        let poisson_mean: f64 = {
-            let mut rng = RngStreams::new(1).stream(9);
-            (0..10_000).map(|_| poisson(&mut rng, 3.0)).sum::<f64>() / 10_000.0
-        };
-        assert!((poisson_mean - 3.0).abs() < 0.1, "{poisson_mean}");
     }
 }

@@ -390,10 +390,10 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
     let host_dropped = sum(&|o| o.dropped_packets);
     let host_offered = sum(&|o| o.offered_packets);
     let nic_dropped = nic_dropped_pps * run_s;
-    // What the generator actually sent in the run: the streams' arrivals are discrete (Poisson),
-    // so at a low rate they can be a few percent off the nominal rate. Offered and captured are
-    // counted from those arrivals (plus what the card dropped or filtered before the host, fluid),
-    // so that processed ≤ captured ≤ offered holds in every run.
+    // What the generator sent in the run: the engine paces the aggregate in whole packets (within
+    // one packet of the nominal rate, never above it). Offered and captured are counted from those
+    // arrivals (plus what the card dropped or filtered before the host, fluid), so that
+    // processed ≤ captured ≤ offered holds in every run.
     let captured_sent_pps = host_offered / run_s;
     let offered_sent_pps = offered_pps - captured_pps + captured_sent_pps;
     // The filter's discards are not losses: compare with what should have reached the host.
