@@ -10,7 +10,8 @@ returns ONE result, both defined by their Rust serde types (schemas: `models.con
                 "megaflows": {"masks": [{"ingress": "uplink", "megaflows": 16384, "offloaded": 16384,
                                          "decap": false, "encap": false}, ...]},   # default: the seed's PVP
                 "overrides": {...}}
-    result   = {"mpps", "gbps", "line_gbps", "loss", "latency_us", "bottleneck", "limits_mpps": {...},
+    result   = {"mpps", "gbps", "line_gbps", "loss", "latency_us", "latency_parts_us": {...}, "bottleneck",
+                "limits_mpps": {...},
                 "megaflows_offloaded", "megaflows_software", "masks_offloaded", "refused": [...],
                 "host_cores_busy", "nic_service_ns", "detail": {...}, ...}
 

@@ -68,9 +68,11 @@ def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **valu
 
     Gb/s is on the wire, as every nicbench command reports it: frames plus Ethernet's 20 B of
     preamble, SFD and gap per frame (line rate reads as the port's speed; the JSON's `gbps` is the
-    frame bits alone). The latency is unloaded, as the model adds it up: both ports' serialization,
-    the NIC's lookups in both passes, the VM's forwarding and any software datapath passes; no
-    queueing and no PCIe DMA round trips."""
+    frame bits alone). The latency is unloaded (no queueing), one packet around the loop as the model
+    adds it up: both ports' serialization, the NIC's lookups in both passes, the PCIe crossings (to
+    the VM and back: the NIC's writes, the doorbell, its descriptor and packet reads, three DMA
+    round trips of pcie_dma_read_ns; one more crossing per kernel datapath pass), the VM's
+    forwarding and any software datapath passes. The JSON's `latency_parts_us` has each part."""
     from nicbench import pvp as model
 
     nic = values["nic"]
@@ -116,6 +118,8 @@ def pvp(megaflows_path: str | None, sets: tuple[str, ...], as_json: bool, **valu
         f"{k} {fmt_number(v, 3)}" for k, v in sorted(result["limits_mpps"].items(), key=lambda kv: kv[1])
     )
     stdout_console.print(f"limited by: [bold]{result['bottleneck']}[/] (stage limits, Mpps: {limits})", highlight=False)
+    parts = ", ".join(f"{k} {fmt_number(v, 3)}" for k, v in result["latency_parts_us"].items() if v > 0)
+    stdout_console.print(f"latency µs by part: {parts}", highlight=False)
     if result["detail"]:
         stdout_console.print(
             "NIC: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in result["detail"].items()), highlight=False

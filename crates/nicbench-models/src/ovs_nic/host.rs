@@ -11,6 +11,9 @@ param_group! {
     HostParams {
     /// The VM's forwarding loop (testpmd on the VF, one core) per packet \[ns\].
     vm_packet_ns,
+    /// A small DMA read's round trip from the NIC to host memory and back \[ns\]: a packet's
+    /// crossing to the host and back costs three (see `crate::pvp`'s latency).
+    pcie_dma_read_ns,
     /// Host core time of one pass through the OVS kernel datapath (megaflow hit) \[ns\].
     host_kernel_packet_ns,
     /// Host cores the kernel datapath may use.
@@ -31,6 +34,7 @@ impl HostParams {
     pub(crate) fn validate(&self) -> Result<(), ModelError> {
         require_positive(&[
             ("vm_packet_ns", self.vm_packet_ns),
+            ("pcie_dma_read_ns", self.pcie_dma_read_ns),
             ("host_kernel_packet_ns", self.host_kernel_packet_ns),
             ("host_datapath_cores", self.host_datapath_cores),
             ("dpdk_packet_ns", self.dpdk_packet_ns),

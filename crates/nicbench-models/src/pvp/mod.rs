@@ -248,7 +248,19 @@ fn solve(
         _ => mpps * software_ns_per_packet / 1e3,
     };
     let serialization_ns = 2.0 * (wire + WIRE_OVERHEAD_BYTES) * 8.0 / link_gbps;
-    let latency_ns = serialization_ns + cost.latency_ns + host.vm_packet_ns + software_ns_per_packet;
+    // A crossing to the host and back, as a DMA engine moves a packet: the NIC writes the packet
+    // and its completion (posted writes: half a round trip until they land), the driver rings the
+    // doorbell (an MMIO write, half a round trip), the NIC reads the descriptor and then the
+    // packet (a round trip each; no inlining of the packet into the descriptor assumed).
+    let pcie_ns = crossings * 3.0 * host.pcie_dma_read_ns;
+    let parts_ns = [
+        ("wire", serialization_ns),
+        ("nic", cost.latency_ns),
+        ("pcie", pcie_ns),
+        ("vm", host.vm_packet_ns),
+        ("software", software_ns_per_packet),
+    ];
+    let latency_ns: f64 = parts_ns.iter().map(|p| p.1).sum();
     let (offloaded, masks_offloaded) = admitted.offloaded();
     let total: u64 = admitted.masks.iter().map(|m| m.megaflows).sum();
     request::Result {
@@ -268,6 +280,7 @@ fn solve(
             0.0
         },
         latency_us: latency_ns / 1e3,
+        latency_parts_us: parts_ns.iter().map(|(k, v)| (k.to_string(), v / 1e3)).collect(),
         bottleneck: if mpps < offered_mpps {
             bottleneck
         } else {

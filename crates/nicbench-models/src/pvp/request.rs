@@ -100,10 +100,13 @@ pub struct Result {
     pub line_gbps: f64,
     /// Share of offered packets lost.
     pub loss: f64,
-    /// Unloaded latency of one packet around the loop, as the model adds it up: both ports'
-    /// serialization, the NIC's lookups in both passes, the VM's forwarding and any software
-    /// datapath passes; no queueing, and not the PCIe DMA round trips (no parameter has them) \[µs\].
+    /// Unloaded latency of one packet around the loop, the sum of `latency_parts_us`: both ports'
+    /// serialization, the NIC's lookups in both passes, the PCIe crossings (to the VM and back,
+    /// and one more each way per kernel datapath pass), the VM's forwarding and any software
+    /// datapath passes; no queueing \[µs\].
     pub latency_us: f64,
+    /// `latency_us` by part: `wire`, `nic`, `pcie`, `vm`, `software` \[µs\].
+    pub latency_parts_us: BTreeMap<String, f64>,
     /// The stage that sets the rate ("offered" when every stage keeps up).
     pub bottleneck: String,
     /// Each stage's packet-rate limit \[Mpps\].

@@ -83,6 +83,27 @@ def test_software_datapaths_cost_host_cores():
     assert dpdk["host_cores_busy"] == 8.0
 
 
+def test_latency_is_the_sum_of_its_parts_and_a_kernel_pass_adds_a_pcie_crossing():
+    rtt_ns = 500.0
+    tc = pvp.predict(CX5, 1000, 64, overrides={"pcie_dma_read_ns": rtt_ns})
+    parts = tc["latency_parts_us"]
+    assert set(parts) == {"wire", "nic", "pcie", "vm", "software"}
+    assert sum(parts.values()) == pytest.approx(tc["latency_us"])
+    # Offloaded: one crossing to the VM and back, three DMA round trips (writes and doorbell land
+    # in half a round trip each, the descriptor and packet reads take one each).
+    assert parts["pcie"] == pytest.approx(3 * rtt_ns / 1e3)
+    # 64 B + 20 B on the wire at 25 Gb/s, both ports.
+    assert parts["wire"] == pytest.approx(2 * 84 * 8 / 25 / 1e3)
+    # The kernel datapath: each pass adds a crossing each way (NIC -> representor -> NIC).
+    kernel = pvp.predict(CX5, 1000, 64, datapath="kernel", overrides={"pcie_dma_read_ns": rtt_ns})
+    assert kernel["latency_parts_us"]["pcie"] > parts["pcie"]
+    assert kernel["latency_parts_us"]["software"] > 0 and parts["software"] == 0
+    # The round trip moves the latency and nothing else.
+    slow = pvp.predict(CX5, 1000, 64, overrides={"pcie_dma_read_ns": 2 * rtt_ns})
+    assert slow["latency_parts_us"]["pcie"] == pytest.approx(2 * parts["pcie"])
+    assert slow["mpps"] == tc["mpps"]
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
