@@ -90,14 +90,16 @@ fn exponential(rng: &mut ChaCha8Rng, mean_ns: f64) -> f64 {
 
 /// Splits `total` packets over the streams with weights `rates` (multinomial, as conditional
 /// binomials: stream p takes Binomial(left, λ_p / Σ_{q≥p} λ_q) of what is left), each stream's draw
-/// from its own RNG stream.
+/// from its own RNG stream. The last stream with a positive rate takes the rest, so no packet is
+/// left over by rounding in the weights (streams without flows have rate 0).
 fn split(total: u64, rates: &[f64], rngs: &mut [ChaCha8Rng], out: &mut [f64]) {
+    let last = rates.iter().rposition(|&r| r > 0.0);
     let mut left = total;
     let mut weight_left: f64 = rates.iter().sum();
     for (p, &rate) in rates.iter().enumerate() {
         let take = if left == 0 || rate <= 0.0 {
             0
-        } else if p + 1 == rates.len() || rate >= weight_left {
+        } else if Some(p) == last {
             left
         } else {
             Binomial::new(left, (rate / weight_left).clamp(0.0, 1.0))
@@ -299,6 +301,15 @@ mod tests {
         let total: f64 = b.processes.iter().map(|o| o.offered_packets).sum();
         assert!((total - 2_400_000.0).abs() <= 1.0, "{total}");
         assert!((first / total - 0.5).abs() < 0.002, "{first} of {total}");
+        // Streams without flows (rate 0) after the others: every packet still goes somewhere.
+        let rates = [0.1, 0.2, 0.3, 0.0, 0.0];
+        let mut rngs: Vec<ChaCha8Rng> = (0..5).map(|p| RngStreams::new(5).stream(p)).collect();
+        let mut out = [0.0; 5];
+        for _ in 0..1000 {
+            split(1_000, &rates, &mut rngs, &mut out);
+            assert_eq!(out.iter().sum::<f64>(), 1_000.0, "{out:?}");
+            assert_eq!((out[3], out[4]), (0.0, 0.0));
+        }
     }
 
     #[test]
