@@ -22,7 +22,8 @@ from machine import machine_description  # benches/machine.py (a script's folder
 
 from nicbench import _native
 from nicbench.packets import SYMMETRIC_KEY
-from nicbench.traffic import GenConfig, generate_pcap
+from nicbench.rules import generate_rules
+from nicbench.traffic import GenConfig, generate_pcap, generate_pcap_for_rules
 from nicbench.units import Rate
 
 
@@ -127,8 +128,27 @@ def generator_figures(gen_packets: int) -> list[Figure]:
     return figs
 
 
+def for_rules_figure(workdir: Path, rules: int = 100_000, packets: int = 1_000_000) -> Figure:
+    """`gen --for-rules`: a frame per rule found and checked by lookup, then the trace written."""
+    path, out = workdir / "for-rules.flow", workdir / "for-rules.pcap"
+    generate_rules("exact5", rules, 4, str(path), seed=1)
+    cfg = GenConfig(flows=1, size=64, duration_ns=None, packets=packets, seed=1)
+    start = time.perf_counter()
+    met = generate_pcap_for_rules(cfg, str(path), str(out))["rules_met"]
+    seconds = time.perf_counter() - start
+    path.unlink()
+    out.unlink()
+    return Figure(
+        f"gen --for-rules, {rules:,} exact5 rules over 4 groups",
+        met / seconds,
+        "rules met/s",
+        f"{met:,} rules met, {packets:,} x 64 B written, one core, {seconds:.2f} s wall",
+    )
+
+
 def foundation(workdir: Path, side_packets: int, big_packets: int, runs: int, gen_packets: int) -> list[Figure]:
     figs: list[Figure] = generator_figures(gen_packets)
+    figs.append(for_rules_figure(workdir))
     for frame in (64, 1500):
         trace = workdir / f"side-{frame}.pcap"
         gen_trace(trace, frame, side_packets)

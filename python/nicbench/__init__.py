@@ -2,7 +2,7 @@
 
 Public API (everything else is internal and may change):
 
-- Traffic: `generate_pcap`, `GenConfig`
+- Traffic: `generate_pcap`, `generate_pcap_for_rules` (traffic that meets a rule file), `GenConfig`
 - Traces: `pcap_info`, `rss_spread`, `read_packets`
 - Packets and RSS: `parse_frame`, `toeplitz_hash`, `MICROSOFT_KEY`, `SYMMETRIC_KEY`
 - Experiments: `load_results` (see `nicbench.experiments` for specs and runs)
@@ -17,7 +17,7 @@ from nicbench._native import __version__
 from nicbench.errors import NicbenchError, PcapError, RuleError
 from nicbench.packets import MICROSOFT_KEY, SYMMETRIC_KEY, parse_frame, toeplitz_hash
 from nicbench.traces import pcap_info, read_packets, rss_spread
-from nicbench.traffic import GenConfig, generate_pcap
+from nicbench.traffic import GenConfig, generate_pcap, generate_pcap_for_rules
 
 if TYPE_CHECKING:
     from nicbench.experiments import load_results
@@ -26,6 +26,7 @@ __all__ = [
     "__version__",
     "GenConfig",
     "generate_pcap",
+    "generate_pcap_for_rules",
     "pcap_info",
     "rss_spread",
     "read_packets",

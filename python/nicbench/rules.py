@@ -76,7 +76,9 @@ def classify_pcap(
     actions resolved per packet as the mlx5 PMD does and the packets no rule sends anywhere spread by the
     port's default RSS over `port_queues`), `queue_action_packets` (queue → packets sent by `queue`
     actions), dropped, unmatched, rss/port_id/passthru counts, `rules` (id, line, group, priority, hits,
-    bytes for every rule that was hit), elapsed_s and mpps."""
+    bytes for every rule that was hit), `rules_total` and `rules_matched` (rules with a hit),
+    `rules_with_fields` and `rules_with_fields_matched` (the same, without the catch-alls: rules that
+    constrain no field, such as a layout's defaults), elapsed_s and mpps."""
     with naming_capture(pcap):
         report = json.loads(_native.classify_pcap(str(rules_path), str(pcap), syntax, progress, port_queues))
     report["queue_action_packets"] = {str(q): n for q, n in report.pop("per_queue_packets").items()}
@@ -84,4 +86,9 @@ def classify_pcap(
     lines = {int(k): v for k, v in report.pop("rule_lines").items()}
     for rule in report["rules"]:
         rule["line"] = lines.get(rule["rule_id"])
+    catch_all = set(report.pop("catch_all_lines"))
+    report["rules_total"] = report["rules_loaded"]
+    report["rules_matched"] = len(report["rules"])
+    report["rules_with_fields"] = report["rules_total"] - len(catch_all)
+    report["rules_with_fields_matched"] = sum(1 for r in report["rules"] if r["line"] not in catch_all)
     return report

@@ -16,7 +16,15 @@ from nicbench.errors import NicbenchError
 from nicbench.traffic_bounds import MAX_FRAME_BYTES, MAX_GEN_FLOWS, MAX_TRACE_PACKETS, MIN_FRAME_BYTES
 from nicbench.units import Rate
 
-__all__ = ["GenConfig", "generate_pcap", "measure_generation", "parse_size_spec", "SizeSpec", "line_rate_mpps"]
+__all__ = [
+    "GenConfig",
+    "generate_pcap",
+    "generate_pcap_for_rules",
+    "measure_generation",
+    "parse_size_spec",
+    "SizeSpec",
+    "line_rate_mpps",
+]
 
 # Bytes a frame takes on the wire beyond its size (preamble + SFD + inter-frame gap), and the FCS a
 # pcap record lacks: the Rust crates' constants (nicbench_wire::builder).
@@ -201,11 +209,44 @@ def generate_pcap(config: GenConfig, path: str, progress: Callable[[int], None] 
     """Write the trace to `path` (nanosecond pcap); returns a summary dict. The config is checked
     first (`GenConfig.check`)."""
     config.check()
-    summary = json.loads(_native.generate_pcap(json.dumps(config.to_native()), str(path), progress))
+    return _rates(json.loads(_native.generate_pcap(json.dumps(config.to_native()), str(path), progress)))
+
+
+def _rates(summary: dict) -> dict:
     duration_s = summary["duration_ns"] / 1e9 if summary["duration_ns"] else float("nan")
     summary["mpps"] = summary["packets"] / duration_s / 1e6 if duration_s else float("nan")
     summary["wire_bps"] = summary["wire_bytes"] * 8 / duration_s if duration_s else float("nan")
     return summary
+
+
+def generate_pcap_for_rules(
+    config: GenConfig,
+    rules_path: str,
+    path: str,
+    *,
+    hit_share: float = 1.0,
+    syntax: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Write to `path` traffic that meets `hit_share` (0 < share <= 1) of the rules of `rules_path`:
+    one flow per target rule, a frame the software classifier checked meets it (and the jump rules
+    on its way), the first packets visiting every flow once, then `config`'s popularity (uniform or
+    Zipf over the flows in a seeded random order), sizes, rate and stop condition; `config.flows` is
+    ignored, and its headers (IPv6, proto, VLAN, VXLAN) come from the rules instead.
+
+    Returns the generator's summary (with `mpps`, `wire_bps`) under `summary`, `rules_total`,
+    `rules_met` (targets and the jump rules on their way), `rules_reachable` (rules some frame meets),
+    `target_lines` (flow order) and `unreachable` (line, kind, reason for each rule no frame meets)."""
+    if not (0.0 < hit_share <= 1.0) or math.isnan(hit_share):
+        raise NicbenchError(f"--hit-share {hit_share}: the share of the rules to meet is a number in (0, 1]")
+    config.check()
+    out = json.loads(
+        _native.gen_for_rules(
+            str(rules_path), syntax, json.dumps(config.to_native()), float(hit_share), str(path), progress
+        )
+    )
+    out["summary"] = _rates(out["summary"])
+    return out
 
 
 def measure_generation(config: GenConfig, path: str | None = None) -> dict:

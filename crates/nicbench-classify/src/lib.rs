@@ -29,6 +29,8 @@
 //!   versioning. [`Reader`] is `Send`; bursts run under one snapshot.
 //! - Per-rule hit/byte counters (relaxed atomics shared by all readers).
 //! - [`classify_pcap`]: classify a capture, report per queue / per rule.
+//! - [`witness`]: a frame that meets each rule of a set (traffic for a rule file), checked by
+//!   lookup, or the reason none does.
 //! - [`rss`]: the queue of each outcome: `rss` actions resolved per packet as the mlx5 PMD
 //!   programs a ConnectX, the port's default RSS for packets no rule sends anywhere.
 
@@ -44,6 +46,7 @@ pub mod rss;
 mod state;
 mod table;
 mod version;
+pub mod witness;
 pub mod workload;
 
 pub use classifier::{

@@ -23,6 +23,8 @@ struct Output {
     /// Rule id → line of the rule file it came from.
     rule_lines: BTreeMap<u64, usize>,
     rules_loaded: usize,
+    /// Lines of the rules that constrain no field (catch-alls such as a layout's defaults).
+    catch_all_lines: Vec<usize>,
 }
 
 /// Classify every packet of `pcap` with the rules of `rules_path` on a port with `port_queues`
@@ -40,6 +42,12 @@ fn classify_pcap(
     let name = rules_path.display().to_string();
     let file = ruleset::load_path(&rules_path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let lines: Vec<usize> = file.rules.iter().map(|r| r.line).collect();
+    let catch_all_lines = file
+        .rules
+        .iter()
+        .filter(|r| r.rule.is_catch_all())
+        .map(|r| r.line)
+        .collect();
     let (classifier, ids) = Classifier::with_rules(ClassifierConfig::default(), file.rules.into_iter().map(|r| r.rule))
         .map_err(|e| classifier_error(&name, &lines, e))?;
     let mut reporter = Progress::new(progress);
@@ -58,6 +66,7 @@ fn classify_pcap(
         report,
         rule_lines,
         rules_loaded: lines.len(),
+        catch_all_lines,
     };
     serde_json::to_string(&output).map_err(invalid)
 }

@@ -8,6 +8,7 @@
 mod classify;
 mod errors;
 mod flowmeter;
+mod for_rules;
 mod models;
 mod ovsflows;
 mod packets;
@@ -28,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RuleError", py.get_type::<errors::RuleError>())?;
     classify::register(m)?;
     flowmeter::register(m)?;
+    for_rules::register(m)?;
     models::register(m)?;
     ovsflows::register(m)?;
     packets::register(m)?;

@@ -31,4 +31,14 @@ pub enum TrafficError {
     Frame(#[from] BuildError),
     #[error(transparent)]
     Pcap(#[from] PcapError),
+    /// The stream holds fewer packets than there are flows to carry (`frames`).
+    #[error("the stream holds {packets} packets, fewer than its {flows} flows: every flow needs at least one")]
+    TooFewPackets { packets: u64, flows: u32 },
+    /// One given flow's frame cannot be built at the configured sizes (`frames`).
+    #[error("flow {flow}: {source}")]
+    FlowFrame {
+        flow: usize,
+        #[source]
+        source: BuildError,
+    },
 }

@@ -6,7 +6,8 @@
 //! (Gb/s counting preamble+IFG, Mpps, or unpaced) and a stop condition.
 //! [`TrafficGen`] turns it into a packet stream consumed in process
 //! (one packet, a caller buffer, or a batch of 32/256), and [`write_pcap`]
-//! writes it to a nanosecond pcap.
+//! writes it to a nanosecond pcap; [`write_pcap_for_frames`] does the same over flows given
+//! as frames (traffic for a rule file).
 //!
 //! Conventions (shared with `nicbench_wire::builder`): frame sizes include the
 //! 4 B FCS, emitted/captured bytes do not; each frame costs 20 B more on the
@@ -29,11 +30,13 @@
 pub mod config;
 pub mod error;
 pub mod flows;
+pub mod frames;
 pub mod generator;
 pub mod output;
 pub mod pacing;
 
 pub use config::{Popularity, Proto, Rate, SizeSpec, TrafficConfig};
 pub use error::TrafficError;
+pub use frames::write_pcap_for_frames;
 pub use generator::{Packet, PacketBatch, PacketMeta, Summary, TrafficGen};
 pub use output::write_pcap;

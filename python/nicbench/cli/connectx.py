@@ -335,11 +335,24 @@ def _print_result(nic: str, result: dict[str, Any], warmup_ns: int = 0) -> None:
             "  ".join(
                 f"{k} {v}" if isinstance(v, str) else f"{k} {fmt_number(v)}"
                 for k, v in model.items()
-                if not isinstance(v, dict)
+                if not isinstance(v, dict) and k != "rules_met"
             ),
         )
+        met = model.get("rules_met")
+        if met:
+            table.add_row(
+                "rules met",
+                f"{met['matched']:,} of the file's {met['total']:,} ({met['matched'] / max(met['total'], 1):.1%}); "
+                f"with a match field {met['with_fields_matched']:,} of {met['with_fields']:,}"
+                + (
+                    " [yellow](none met: only catch-alls or nothing; `nicbench gen --for-rules FILE` writes traffic "
+                    "that meets them)[/]"
+                    if met["with_fields"] and not met["with_fields_matched"]
+                    else ""
+                ),
+            )
         for k, v in model.items():
-            if isinstance(v, dict) and k not in ("latency_floor_us", "bottleneck_detail"):  # e.g. utilization
+            if isinstance(v, dict) and k not in ("latency_floor_us", "bottleneck_detail", "rules_met"):
                 table.add_row(f"model {k}", "  ".join(f"{kk} {fmt_number(vv, 3)}" for kk, vv in v.items()))
         limit = bottleneck_line(model.get("bottleneck_detail") or {})
         if limit:

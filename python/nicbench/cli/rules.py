@@ -296,6 +296,25 @@ def classify(rules_path: str, pcap: str, syntax: str | None, top: int, port_queu
             str(rule["line"]), str(rule["group"]), str(rule["priority"]), f"{rule['hits']:,}", f"{rule['bytes']:,}"
         )
     stdout_console.print(hits)
+    print_rules_met(report, rules_path)
+
+
+def print_rules_met(report: dict, rules_path: str) -> None:
+    """How many of the user's rules the traffic met; a warning when only catch-alls did."""
+    total, met = report["rules_total"], report["rules_matched"]
+    with_fields, with_fields_met = report["rules_with_fields"], report["rules_with_fields_matched"]
+    stdout_console.print(
+        f"rules matched: [bold]{met:,} of {total:,}[/] ({met / max(total, 1):.1%}); with a match field: "
+        f"{with_fields_met:,} of {with_fields:,}",
+        soft_wrap=True,
+    )
+    if with_fields and not with_fields_met:
+        stdout_console.print(
+            f"[yellow]none of the {with_fields:,} rules with a match field met this traffic"
+            f"{' (only catch-alls did)' if met else ''}: `nicbench gen --for-rules {rules_path}` writes traffic "
+            "that meets them[/]",
+            soft_wrap=True,
+        )
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.

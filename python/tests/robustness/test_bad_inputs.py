@@ -136,6 +136,37 @@ CASES: list[tuple[str, list[str], str]] = [
     ("gen flows 0", ["gen", "--flows", "0", "-o", "{out}/g.pcap"], "flows"),
     ("gen zipf nan", ["gen", "--zipf", "nan", "-o", "{out}/g.pcap"], "not a finite number"),
     ("gen zipf inf", ["gen", "--zipf", "inf", "-o", "{out}/g.pcap"], "not a finite number"),
+    (
+        "gen for-rules with flows",
+        ["gen", "--for-rules", "{good_rules}", "--flows", "10", "-o", "{out}/g.pcap"],
+        "--flows: with --for-rules the flows and their headers come from the rules",
+    ),
+    ("gen hit-share without rules", ["gen", "--hit-share", "0.5", "-o", "{out}/g.pcap"], "--for-rules FILE only"),
+    (
+        "gen hit-share 0",
+        ["gen", "--for-rules", "{good_rules}", "--hit-share", "0", "-o", "{out}/g.pcap"],
+        "--hit-share",
+    ),
+    (
+        "gen hit-share above 1",
+        ["gen", "--for-rules", "{good_rules}", "--hit-share", "1.5", "-o", "{out}/g.pcap"],
+        "--hit-share",
+    ),
+    (
+        "gen for-rules fewer packets than rules",
+        ["gen", "--for-rules", "{two_rules}", "--packets", "1", "-o", "{out}/g.pcap"],
+        "the stream holds 1 packets, fewer than its 2 flows",
+    ),
+    (
+        "gen for-rules no rule can be met",
+        ["gen", "--for-rules", "{sctp_rules}", "-o", "{out}/g.pcap"],
+        "no frame the generator can write meets any of its 1 rules",
+    ),
+    (
+        "gen for-rules frame larger than size",
+        ["gen", "--for-rules", "{vlan6_rules}", "--size", "64", "--packets", "10", "-o", "{out}/g.pcap"],
+        "the frame that meets this rule",
+    ),
     ("gen duration 1e9s", ["gen", "--duration", "1e9s", "-o", "{out}/g.pcap"], "packets: at most"),
     ("gen packets nan", ["gen", "--packets", "nan", "-o", "{out}/g.pcap"], "--packets: expected a count such as 10000"),
     ("classify top -1", ["classify", "--rules", "{good_rules}", "--pcap", "{good_pcap}", "--top", "-1"], "--top"),
@@ -904,6 +935,14 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "out": str(d),
         "good_pcap": str(small_trace),
         "good_rules": text("good.flow", GOOD_RULE),
+        "two_rules": text(
+            "two.flow", GOOD_RULE + "flow create 0 priority 1 ingress pattern eth / ipv4 / end actions drop / end\n"
+        ),
+        "sctp_rules": text("sctp.flow", "flow create 0 ingress pattern eth / ipv4 / sctp / end actions drop / end\n"),
+        "vlan6_rules": text(
+            "vlan6.flow",
+            "flow create 0 ingress pattern eth / vlan / vlan / ipv6 / tcp / end actions drop / end\n",
+        ),
         "empty": text("empty.pcap", b""),
         "text": text("notes.pcap", "these are not packets\n"),
         "truncated_header": text("short.pcap", struct.pack("<IHH", 0xA1B2C3D4, 2, 4)),

@@ -110,12 +110,26 @@ pub struct ModelSummary {
     pub steering_working_set_stes: f64,
     /// Pre-installed rules refused by full firmware tables.
     pub rules_refused: u64,
+    /// With a rule file: how many of its rules the traffic's flows met.
+    #[serde(default)]
+    pub rules_met: Option<RulesMet>,
     /// What an unloaded packet's latency is made of \[µs\]: `fixed` (the testbed outside the
     /// modelled queues: the generator's stacks and timestamping, a fitted constant), `links`
     /// (propagation and serialization both ways, mean frame), `steering` and `pcie` (mean per
     /// packet), `core` (forwarding one packet). Latency above their sum is queueing.
     #[serde(default)]
     pub latency_floor_us: BTreeMap<String, f64>,
+}
+
+/// What the traffic met of the user's rule file: rules some flow's lookup met (the jump rules on
+/// the way included), of all the file's rules (refused ones included); the same without the
+/// catch-alls (rules that constrain no field, such as a layout's defaults).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RulesMet {
+    pub total: u64,
+    pub matched: u64,
+    pub with_fields: u64,
+    pub with_fields_matched: u64,
 }
 
 /// The limiting resource of a run, named so that a reader can judge it.

@@ -120,6 +120,18 @@ pub struct Installed {
     pub targets: AHashMap<u32, GroupTargets>,
     /// Rules the firmware refused because the table was full.
     pub refused: u64,
+    /// The user's rule file (a `File` or `Text` spec): what the traffic can meet of it.
+    pub file_rules: Option<FileRules>,
+}
+
+/// The rules of a user's rule file as installed, to count what the traffic meets.
+pub struct FileRules {
+    /// Rules in the file, refused ones included.
+    pub total: u64,
+    /// Rules that constrain no field (a layout's catch-alls), refused ones included.
+    pub catch_all: u64,
+    /// The installed ones: id → constrains no field.
+    pub installed: AHashMap<RuleId, bool>,
 }
 
 fn rules_error(e: impl std::fmt::Display) -> ModelError {
@@ -141,6 +153,7 @@ fn check_rss_actions(file: &str, rules: &[ruleset::NumberedRule]) -> Result<(), 
 /// Loads the rule spec into the classifier and the tables.
 pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams) -> Result<Installed, ModelError> {
     let mut functional: Vec<Rule> = Vec::new();
+    let from_file = matches!(spec, Some(RulesSpec::File(_) | RulesSpec::Text(_)));
     // (group, signature, priority, varies, count) of counted-only entries.
     let mut counted: Vec<(u32, String, u32, bool, u64)> = Vec::new();
     match spec {
@@ -165,6 +178,12 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
             functional = file.rules.into_iter().map(|n| n.rule).collect();
         }
     }
+    let file_counts = from_file.then(|| {
+        (
+            functional.len() as u64,
+            functional.iter().filter(|r| r.is_catch_all()).count() as u64,
+        )
+    });
     let mut tables = Tables::new(params);
     let mut totals: AHashMap<MatcherId, u64> = AHashMap::new();
     let mut counted_totals: AHashMap<MatcherId, u64> = AHashMap::new();
@@ -221,6 +240,15 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
         ..ClassifierConfig::default()
     };
     let (classifier, ids) = Classifier::with_rules(config, kept_rules.iter().cloned()).map_err(rules_error)?;
+    let file_rules = file_counts.map(|(total, catch_all)| FileRules {
+        total,
+        catch_all,
+        installed: ids
+            .iter()
+            .zip(&kept_rules)
+            .map(|(id, r)| (*id, r.is_catch_all()))
+            .collect(),
+    });
     let mut rule_matcher = AHashMap::with_capacity(ids.len());
     for ((id, rule), m) in ids.into_iter().zip(kept_rules).zip(kept_matchers) {
         rule_matcher.insert(id, m);
@@ -241,6 +269,7 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
         rule_matcher,
         targets,
         refused,
+        file_rules,
     })
 }
 

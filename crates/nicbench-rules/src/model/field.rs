@@ -32,7 +32,7 @@ macro_rules! uint_bits {
         }
     )*};
 }
-uint_bits!(u8, u16, u32, u64);
+uint_bits!(u8, u16, u32, u64, u128);
 
 impl FieldBits for Ipv4Addr {
     const BITS: u32 = 32;

@@ -336,6 +336,18 @@ impl Item {
         self.to_slots().iter().all(Option::is_none)
     }
 
+    /// The item's constrained fields as (model field name, width \[bits\], raw field), in
+    /// declaration order: what a packet must carry to match it, for code that builds packets
+    /// for rules rather than matching packets against them.
+    pub fn constraints(&self) -> Vec<(&'static str, u32, Field<u128>)> {
+        self.kind()
+            .slots()
+            .iter()
+            .zip(self.to_slots())
+            .filter_map(|(desc, raw)| raw.map(|f| (desc.name, desc.width_bits, f)))
+            .collect()
+    }
+
     pub(crate) fn to_slots(&self) -> RawSlots {
         match self {
             Item::Eth(i) => i.to_slots(),

@@ -42,6 +42,14 @@ pub struct Rule {
     pub actions: Vec<Action>,
 }
 
+impl Rule {
+    /// Whether the pattern constrains no field (`eth / end`, `eth / ipv4 / end`): a catch-all
+    /// of its protocols, as rule layouts put last in a table.
+    pub fn is_catch_all(&self) -> bool {
+        self.pattern.iter().all(Item::is_presence_only)
+    }
+}
+
 /// A testpmd `flow` command.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]

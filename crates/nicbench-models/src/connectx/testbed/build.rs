@@ -101,6 +101,7 @@ impl Testbed {
             fw_pps: 0.0,
             fw_window_packets: 0,
             fw_window_start: SimTime::ZERO,
+            file_rules_met: Default::default(),
         };
         let end = SimTime::from_ns(scn.duration_ns);
         let ctl = Control::new(

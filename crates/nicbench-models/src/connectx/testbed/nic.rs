@@ -7,7 +7,7 @@ use crate::connectx::control::PendingUpdate;
 use crate::connectx::setup::Installed;
 use crate::connectx::steering::{MatcherId, PathCost};
 use ahash::AHashMap;
-use nicbench_classify::{Batch, PacketKey, QueueResolver, Update};
+use nicbench_classify::{Batch, PacketKey, QueueResolver, RuleId, Update};
 use nicbench_sim::{SimDuration, SimTime};
 
 pub(super) type Hops = Vec<(u32, Vec<MatcherId>)>;
@@ -115,6 +115,8 @@ pub(super) struct Nic {
     pub(super) fw_pps: f64,
     pub(super) fw_window_packets: u64,
     pub(super) fw_window_start: SimTime,
+    /// Rules of the user's file some flow's lookup met (ids of `inst.file_rules`).
+    pub(super) file_rules_met: ahash::AHashSet<RuleId>,
 }
 
 impl Nic {
@@ -128,6 +130,13 @@ impl Nic {
             };
         };
         let (hops, outcome) = self.reader.trace(key);
+        if let Some(file) = &self.inst.file_rules {
+            for r in hops.iter().filter_map(|h| h.rule) {
+                if file.installed.contains_key(&r) {
+                    self.file_rules_met.insert(r);
+                }
+            }
+        }
         let mut path: Hops = Vec::with_capacity(hops.len());
         for hop in &hops {
             let order = self

@@ -6,7 +6,7 @@ use super::{Counts, Testbed};
 use crate::common::PcieParams;
 use crate::connectx::request::InstallMode;
 use crate::connectx::result::{
-    Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, SimStats,
+    Bottleneck, CoreResult, Event, InstallResult, ModelSummary, ParamNote, QueueCounts, RulesMet, SimStats,
 };
 use crate::profile::params::ParamGroup;
 use crate::profile::Param;
@@ -249,6 +249,19 @@ impl Testbed {
                 utilization,
                 steering_working_set_stes: nic.inst.tables.working_set_stes(),
                 rules_refused,
+                rules_met: nic.inst.file_rules.as_ref().map(|f| {
+                    let with_fields_matched = nic
+                        .file_rules_met
+                        .iter()
+                        .filter(|r| f.installed.get(r) == Some(&false))
+                        .count() as u64;
+                    RulesMet {
+                        total: f.total,
+                        matched: nic.file_rules_met.len() as u64,
+                        with_fields: f.total - f.catch_all,
+                        with_fields_matched,
+                    }
+                }),
                 latency_floor_us: {
                     let mean_wire_bytes = if offered_packets > 0 {
                         offered_wire_bytes as f64 / offered_packets as f64
