@@ -72,7 +72,7 @@ impl Miss {
     /// The reason in words, naming other rules with `rule(index)` (e.g. their line).
     pub fn describe(&self, rule: impl Fn(usize) -> String) -> String {
         match self {
-            Miss::Header { item } => format!("it matches a {item} header, which the generator does not write"),
+            Miss::Header { item } => format!("it needs a header the generator does not write: {item}"),
             Miss::Conflict { what } => format!("no packet satisfies it together with a jump into its group: {what}"),
             Miss::Unreachable { group } => format!("no chain of jump rules leads to its group {group}"),
             Miss::Fixed { fields } => format!(
