@@ -5,15 +5,15 @@ Source: shared/seeds/003_20868234b11d5db1.txt ("100G NIC Evaluation"), text and 
 table (the figures' values are not in the seed text; only what the text states is used). Line numbers
 below are the seed file's.
 
-Calibration (set = "calibration") and validation never share a scenario (experiment + point). The
-calibration entries: the per-core rate at 1, 3 and 5 cores and the 7-core run (short-term maximum,
-drops) of the core scaling, the 64 B per-core rate of the 16-process row of the hyper-threading table,
-and the 1500 B flow-table knee (131,072 flows: no drops; 262,144: drops). Everything else is validation,
-and independent of the fit: the 2/4/6/8-core runs, the 750 B knee (other frame size, a quarter of the
-flows), the 32-process row (hyper-threading: a prediction of the SMT mechanism, not a fitted gain) and
-the conclusion. Entries that are arithmetic on another entry's measurement (the table's totals = processes
-× per-process rate, its Mb/s = pps × stored bits) say so with `derived_from`; those on a calibration
-scenario are reported as restating calibration.
+Calibration (set = "calibration") entries: the per-core rate at 1, 3 and 5 cores and the 7-core run
+(short-term maximum, drops) of the core scaling, the 64 B per-core rate of the 16-process row of the
+hyper-threading table, and the 1500 B flow-table knee (131,072 flows: no drops; 262,144: drops).
+Everything else is validation. Most of it is independent of the fit: the 2/4/6/8-core runs, the 750 B
+knee (other frame size, a quarter of the flows), the 32-process row (hyper-threading: a prediction of
+the SMT mechanism, not a fitted gain) and the conclusion. Some validation entries do share a calibration
+scenario: the drop flags of the 1-, 3- and 5-core runs, and the 16-process row's totals and Mb/s
+(arithmetic on its calibrated per-core rate, with `derived_from`); the loader reports them as restating
+calibration, not as predictions.
 
     python3 studies/argus100g/make_reference.py            # writes reference.toml next to this file
 """

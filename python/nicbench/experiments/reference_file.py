@@ -29,7 +29,7 @@ REFERENCE_KEYS = (
     "tolerance",
     "set",
 )
-OPTIONAL_KEYS = ("low", "high", "derived_from")
+OPTIONAL_KEYS = ("low", "high", "derived_from", "echo")
 
 
 def toml_value(v: Any, round_digits: int | None = None) -> str:

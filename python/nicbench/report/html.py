@@ -32,7 +32,12 @@ from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 __all__ = ["experiment_report", "study_report", "ExperimentPage"]
 
 MAX_SUMMARY_ROWS = 300
-CAPTION_GROUPS = ("calibration (filled)", "validation (open)", "restating calibration (grey)")
+CAPTION_GROUPS = (
+    "calibration (filled)",
+    "validation (open)",
+    "restating calibration (grey)",
+    "repeating an observation or an input (grey)",
+)
 
 CSS = """
 :root { --fg:#1d232b; --muted:#5b6673; --line:#dde3ea; --bg:#ffffff; --panel:#f6f8fa; --ok:#1a7f37; --bad:#cf222e; }
@@ -635,7 +640,16 @@ def comparison_table(comparisons: list[Comparison]) -> str:
             r.tolerance_kind, f"±{r.tolerance:g} {r.unit}"
         )
         status_cls = {"pass": "pass", "fail": "fail"}.get(c.status, "missing")
-        set_cell = html.escape(r.set) + (f"<br><small>restates {html.escape(r.restates)}</small>" if r.restates else "")
+        note = (
+            f"restates {r.restates}"
+            if r.restates
+            else f"repeats {r.repeats}"
+            if r.repeats
+            else f"echoes an input: {r.echo}"
+            if r.echo
+            else ""
+        )
+        set_cell = html.escape(r.set) + (f"<br><small>{html.escape(note)}</small>" if note else "")
         rows.append(
             [
                 html.escape(r.id),
@@ -740,6 +754,8 @@ def _comparison_dict(c: Comparison) -> dict[str, Any]:
         "id": r.id,
         "set": r.set,
         "restates": r.restates,
+        "repeats": r.repeats,
+        "echo": r.echo,
         "experiment": r.experiment,
         "metric": r.metric,
         "statistic": r.statistic,

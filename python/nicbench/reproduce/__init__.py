@@ -26,7 +26,7 @@ from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
 from nicbench.reproduce.sets import sets_for
-from nicbench.vocab.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, load_study
+from nicbench.vocab.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, group_of, load_study
 
 __all__ = ["reproduce_study", "StudyOutcome", "resolve_studies"]
 
@@ -59,7 +59,8 @@ class StudyOutcome:
 
 
 def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per summary group (calibration, independent validation, validation restating calibration):
+    """Per summary group (calibration, independent validation, validation restating calibration,
+    validation repeating an observation or an input):
     entries, passed and the median |relative error| of comparison dicts."""
     out: dict[str, dict[str, Any]] = {}
     for group in SUMMARY_GROUPS:
@@ -76,9 +77,7 @@ def group_summary(comparisons: list[dict[str, Any]]) -> dict[str, dict[str, Any]
 
 
 def _group(c: dict[str, Any]) -> str:
-    if c["set"] == "calibration":
-        return SUMMARY_GROUPS[0]
-    return SUMMARY_GROUPS[1] if c.get("restates") is None else SUMMARY_GROUPS[2]
+    return group_of(c["set"], c.get("restates"), c.get("repeats"), c.get("echo"))
 
 
 def resolve_studies(names: list[str], all_: bool, studies_dir: str | os.PathLike | None = None) -> list[Study]:

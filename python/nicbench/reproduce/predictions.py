@@ -70,7 +70,9 @@ def claim_reference(claim: Claim, device: str) -> Reference:
     """The claim as a reference entry about `device`'s run of the same scenario."""
     r = claim.reference
     where = {**r.where, "nic": device} if "nic" in r.where else dict(r.where)
-    return dataclasses.replace(r, id=f"{CLAIM_PREFIX}{r.id}", where=where, set="validation", restates=None)
+    return dataclasses.replace(
+        r, id=f"{CLAIM_PREFIX}{r.id}", where=where, set="validation", restates=None, repeats=None
+    )
 
 
 def device_references(study: Study, device: str, profile: dict[str, Any]) -> list[Reference]:

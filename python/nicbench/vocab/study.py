@@ -77,7 +77,11 @@ _REF_KEYS = (
     "derived_from",
     "low",
     "high",
+    "echo",
 )
+
+# Metrics that are an experiment's inputs, not outcomes: an entry on one echoes the input.
+INPUT_METRICS = frozenset({"offered_gbps", "offered_mpps"})
 TOLERANCE_KINDS = ("relative", "absolute", "factor")
 
 
@@ -104,6 +108,13 @@ class Reference:
     # The calibration entry this validation entry restates (same scenario, or derived only from
     # calibration scenarios); set by the study loader, None when the entry is independent.
     restates: str | None = None
+    # Why the entry's value is an input of the model rather than an outcome (the offered load; a
+    # parameter set from the same sentence): `echo = "..."` in the file, or the loader for an
+    # input metric. None for an outcome.
+    echo: str | None = None
+    # The validation entry of the same observation (scenario, metric and statistic) that is counted
+    # instead: a text claim that restates a digitized point; set by the study loader.
+    repeats: str | None = None
 
     def passes(self, model_value: float) -> bool:
         if not math.isfinite(model_value):
@@ -122,22 +133,37 @@ class Reference:
     def independent(self) -> bool:
         """A validation entry that neither is a calibration scenario nor a function of calibration
         values only: the only kind of entry that tests a prediction."""
-        return self.set == "validation" and self.restates is None
+        return self.set == "validation" and self.restates is None and self.repeats is None and self.echo is None
 
     def scenario(self) -> tuple[str, tuple]:
         """Which run the entry is about: the experiment and its point (device included)."""
         return self.experiment, tuple(sorted((k, repr(v)) for k, v in self.where.items()))
 
 
-# How summaries group references: calibration, validation that tests a prediction, and validation
-# that restates calibration (reported apart, never mixed into the prediction figures).
-SUMMARY_GROUPS = ("calibration", "validation (independent)", "validation (restates calibration)")
+# How summaries group references: calibration, validation that tests a prediction, validation that
+# restates calibration, and validation that repeats an observation counted elsewhere or echoes an
+# input (the last two reported apart, never mixed into the prediction figures).
+SUMMARY_GROUPS = (
+    "calibration",
+    "validation (independent)",
+    "validation (restates calibration)",
+    "validation (repeats an observation or an input)",
+)
+
+
+def group_of(set_: str, restates: str | None, repeats: str | None, echo: str | None) -> str:
+    """The summary group of an entry from its set and the loader's marks (also for comparison dicts)."""
+    if set_ == "calibration":
+        return SUMMARY_GROUPS[0]
+    if restates is not None:
+        return SUMMARY_GROUPS[2]
+    if repeats is not None or echo is not None:
+        return SUMMARY_GROUPS[3]
+    return SUMMARY_GROUPS[1]
 
 
 def summary_group(r: Reference) -> str:
-    if r.set == "calibration":
-        return SUMMARY_GROUPS[0]
-    return SUMMARY_GROUPS[1] if r.restates is None else SUMMARY_GROUPS[2]
+    return group_of(r.set, r.restates, r.repeats, r.echo)
 
 
 @dataclass(frozen=True)
@@ -304,6 +330,11 @@ def _references(
         where = e.get("where", {})
         if not isinstance(where, dict):
             raise SpecError.at(file, f"{key}.where", "expected a table { param = value }")
+        echo = e.get("echo")
+        if echo is not None and not (isinstance(echo, str) and echo.strip()):
+            raise SpecError.at(file, f"{key}.echo", "expected a reason (a non-empty string)")
+        if echo is None and e["metric"] in INPUT_METRICS:
+            echo = f"{e['metric']} is the experiment's input"
         out.append(
             Reference(
                 id=e["id"],
@@ -321,9 +352,10 @@ def _references(
                 low=spread["low"],
                 high=spread["high"],
                 derived_from=tuple(derived),
+                echo=echo,
             )
         )
-    return _mark_restating(file, out)
+    return _mark_repeats(_mark_restating(file, out))
 
 
 def _mark_restating(file: Path, refs: list[Reference]) -> list[Reference]:
@@ -347,6 +379,26 @@ def _mark_restating(file: Path, refs: list[Reference]) -> list[Reference]:
                 if all(sources):
                     restates = ", ".join(dict.fromkeys(s for s in sources if s))
         out.append(dataclasses.replace(r, restates=restates))
+    return out
+
+
+def _is_digitized(r: Reference) -> bool:
+    return r.location.startswith("shared/data/")
+
+
+def _mark_repeats(refs: list[Reference]) -> list[Reference]:
+    """Marks each independent validation entry whose observation (scenario, metric, statistic)
+    another independent validation entry already counts: one published observation counts once.
+    The digitized point is the one counted (the plot holds the measurement; a sentence rounds it),
+    else the first in file order."""
+    first: dict[tuple, Reference] = {}
+    for r in sorted(refs, key=lambda r: not _is_digitized(r)):  # stable: digitized first, then file order
+        if r.independent:
+            first.setdefault((r.scenario(), r.metric, r.statistic), r)
+    out = []
+    for r in refs:
+        counted = first.get((r.scenario(), r.metric, r.statistic)) if r.independent else None
+        out.append(r if counted is None or counted.id == r.id else dataclasses.replace(r, repeats=counted.id))
     return out
 
 

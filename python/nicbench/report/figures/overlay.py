@@ -42,6 +42,7 @@ LEGEND_LABELS = {
     SUMMARY_GROUPS[0]: "paper, calibration",
     SUMMARY_GROUPS[1]: "paper, validation",
     SUMMARY_GROUPS[2]: "paper, restates calibration",
+    SUMMARY_GROUPS[3]: "paper, repeats a point or an input",
 }
 LEGEND_COLUMNS = MODEL_COLUMNS = 4  # wider rows of these labels overflow a 6.4 in figure
 

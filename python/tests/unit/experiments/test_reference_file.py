@@ -39,12 +39,13 @@ def test_float_spelling_is_fixed():
 
 
 def test_optional_keys_are_written_only_when_present():
-    entries = [_entry(low=40.0, high=44.5, derived_from=["a-1", "b-2"]), _entry(id="x-2")]
+    entries = [_entry(low=40.0, high=44.5, derived_from=["a-1", "b-2"], echo="an input"), _entry(id="x-2")]
     doc = tomllib.loads(render_references([], entries))
     assert {k: doc["reference"][0][k] for k in OPTIONAL_KEYS} == {
         "low": 40.0,
         "high": 44.5,
         "derived_from": ["a-1", "b-2"],
+        "echo": "an input",
     }
     assert not set(OPTIONAL_KEYS) & set(doc["reference"][1])
 

@@ -192,6 +192,36 @@ def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
     ]
 
 
+def test_one_observation_counts_once_and_an_input_echo_is_not_validation(tmp_path):
+    digitized = '\nlocation = "shared/data/x/fig.csv"'
+    text = (
+        _entry("text-claim", '{ rate = "30Gbps" }', "validation")
+        + _entry("digitized-point", '{ rate = "30Gbps" }', "validation", digitized).replace(
+            'location = "nowhere, Figure 0"\n', ""
+        )
+        + _entry("text-again", '{ rate = "30Gbps" }', "validation")
+        + _entry("other-statistic", '{ rate = "30Gbps" }', "validation").replace(
+            'statistic = "p99"', 'statistic = "median"'
+        )
+        + _entry("load", '{ rate = "30Gbps" }', "validation", metric="offered_gbps")
+        + _entry("by-construction", '{ rate = "40Gbps" }', "validation", '\necho = "the capacity is set from it"')
+    )
+    refs = {r.id: r for r in load_study(write_study(tmp_path, text)).references}
+    # The digitized point is counted; the sentences on the same scenario, metric and statistic repeat it.
+    assert refs["digitized-point"].independent
+    assert refs["text-claim"].repeats == refs["text-again"].repeats == "digitized-point"
+    assert refs["other-statistic"].independent, "another statistic is another observation"
+    assert refs["load"].echo == "offered_gbps is the experiment's input" and not refs["load"].independent
+    assert refs["by-construction"].echo == "the capacity is set from it"
+    from nicbench.vocab.study import summary_group
+
+    assert {summary_group(refs[i]) for i in ("text-claim", "load", "by-construction")} == {
+        "validation (repeats an observation or an input)"
+    }
+    with pytest.raises(SpecError, match=r"echo.*non-empty"):
+        load_study(write_study(tmp_path / "bad", _entry("e", "{ rate = 1 }", "validation", '\necho = ""')))
+
+
 def test_derived_from_must_name_references(tmp_path):
     text = _entry("a", '{ rate = "20Gbps" }', "validation", '\nderived_from = ["nope"]')
     with pytest.raises(SpecError, match=r"reference\[0\]\.derived_from.*no reference with id 'nope'"):

@@ -263,6 +263,8 @@ def test_experiment_page_compares_the_stored_results(mini_study):
         "id": "half",
         "set": "validation",
         "restates": None,
+        "repeats": None,
+        "echo": None,
         "experiment": "exp",
         "metric": "loss",
         "statistic": "median",
