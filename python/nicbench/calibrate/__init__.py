@@ -48,7 +48,7 @@ from typing import Any
 
 from nicbench.calibrate.fit import FitParam, FitResult, fit
 from nicbench.calibrate.identify import ParamCertainty, identifiability, independent_points
-from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values
+from nicbench.calibrate.problem import Evaluator, build_problem, calibrated_device, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
 from nicbench.vocab.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
@@ -273,12 +273,15 @@ def calibrate(
         raise NicbenchError(f"study {st.name} has no reference entries with set = {cfg.set!r}")
     params = read_params(profile_path)
     fit_params = _fit_params(params, cfg, parameters, st.name)
-    points = independent_points(cal_refs)
-    if points <= len(fit_params) and not allow_saturated:
+    # Per device: another device's points run with their own profile and pin nothing of this one.
+    device = calibrated_device([r.where["nic"] for r in cal_refs if "nic" in r.where], str(profile_path))
+    points = independent_points(cal_refs, device)
+    saturated = points <= len(fit_params)
+    if saturated and not allow_saturated:
         raise NicbenchError(
             f"{len(fit_params)} free parameters on {points} independent calibration points of "
-            f"{st.name}: a saturated fit shows nothing (fit fewer parameters, add calibration points, "
-            "or pass --allow-saturated)"
+            f"{st.name} about {device}: a saturated fit shows nothing (fit fewer parameters, add "
+            "calibration points, or pass --allow-saturated: then the values are solved, not fitted)"
         )
     problem = build_problem(st, cal_refs, nic=str(profile_path), experiment_params=cfg.experiment_params)
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
@@ -295,7 +298,15 @@ def calibrate(
         errors = dict(ev.errors)
     written = False
     if write:
-        write_fitted(profile_path, result.values, f"fitted: {st.name} calibration set ({len(cal_refs)} values)")
+        if saturated:  # as many points as parameters: the values are solved from those points
+            own = [r.id for r in cal_refs if "nic" not in r.where or Path(str(r.where["nic"])).stem == device]
+            head = (
+                f"derived from reference{'s' if len(own) > 1 else ''} {', '.join(own)}: solved on {points} "
+                f"calibration point{'s' if points > 1 else ''} of {st.name}, as many as free parameters (not a fit)"
+            )
+        else:
+            head = f"fitted: {st.name} calibration set ({len(cal_refs)} values)"
+        write_fitted(profile_path, result.values, head)
         written = True
         log(f"wrote {len(result.values)} fitted values to {profile_path}")
     summary = {}

@@ -16,7 +16,9 @@ Invariant: no randomness; the Jacobian runs go through the same evaluator (seede
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -32,9 +34,33 @@ STEP = 0.02
 RANK_TOL = 1e-6
 
 
-def independent_points(refs: list[Reference]) -> int:
-    """Distinct observations among `refs`: one per (scenario, metric, statistic)."""
-    return len({(r.scenario(), r.metric, r.statistic) for r in refs})
+def _sentence(quote: str) -> str:
+    """A text entry's published sentence without the reference file's annotation in parentheses at
+    its end ("... with eight cores. (3 cores: processed / cores)")."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", quote).strip()
+
+
+def independent_points(refs: list[Reference], device: str | None = None) -> int:
+    """Distinct published observations among `refs`: one per (scenario, metric, statistic), and a
+    sentence that gives one number for several scenarios ("each core adds around 2.4M pps") counts
+    once. With `device`, only the entries about that device (or about none): another device's points
+    are run with its own profile, so they pin none of this one's parameters."""
+    if device is not None:
+        refs = [r for r in refs if "nic" not in r.where or Path(str(r.where["nic"])).stem == device]
+    seen_scenarios: set[tuple] = set()
+    seen_sentences: set[tuple] = set()
+    count = 0
+    for r in refs:
+        scenario = (r.scenario(), r.metric, r.statistic)
+        sentence = (_sentence(r.quote), r.metric, r.statistic, r.value)
+        digitized = r.location.startswith("shared/data/")
+        if scenario in seen_scenarios or (not digitized and sentence in seen_sentences):
+            continue
+        seen_scenarios.add(scenario)
+        if not digitized:
+            seen_sentences.add(sentence)
+        count += 1
+    return count
 
 
 @dataclass

@@ -68,7 +68,7 @@ def _match(spec: Spec, ref: Reference) -> dict[str, Any]:
     return found[0]
 
 
-def _calibrated_device(point_nics: list[Any], nic: str | None) -> str | None:
+def calibrated_device(point_nics: list[Any], nic: str | None) -> str | None:
     """Which points' device the fitted profile stands for: the profile's own name if points use it
     (a SmartNIC study whose baseline RNIC points keep their profile), else the study's most common
     device (calibrating a copy, e.g. `my-cx5.toml` on pam21's `connectx5` points)."""
@@ -103,7 +103,7 @@ def build_problem(
         if spec is None:
             raise SpecError(f"reference {ref.id}: the study has no experiment {ref.experiment!r}")
         matched.append((spec, _match(spec, ref)))
-    device = _calibrated_device([pt["nic"] for _, pt in matched if "nic" in pt], nic)
+    device = calibrated_device([pt["nic"] for _, pt in matched if "nic" in pt], nic)
     for i, (spec, original) in enumerate(matched):
         params = dict(original)
         for k, raw in (experiment_params or {}).get(spec.name, {}).items():

@@ -112,7 +112,11 @@ def _format(value: float, integer: bool) -> str:
     return text if any(c in text for c in ".e") else text + ".0"
 
 
-_OUR_PREFIX = re.compile(r"^fitted: [^;]*? calibration set \(\d+ values\)(;\s*)?")
+_OUR_PREFIX = re.compile(
+    r"^(fitted: [^;]*? calibration set \(\d+ values\)"
+    r"|derived from references? [^:]+: solved on \d+ calibration points? of [^;]*?, as many as free parameters "
+    r"\(not a fit\))(;\s*)?"
+)
 
 
 def merge_provenance(old: str, new: str) -> str:

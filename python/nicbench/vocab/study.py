@@ -387,18 +387,32 @@ def _is_digitized(r: Reference) -> bool:
 
 
 def _mark_repeats(refs: list[Reference]) -> list[Reference]:
-    """Marks each independent validation entry whose observation (scenario, metric, statistic)
-    another independent validation entry already counts: one published observation counts once.
-    The digitized point is the one counted (the plot holds the measurement; a sentence rounds it),
-    else the first in file order."""
+    """Marks the independent validation entries that repeat an observation counted elsewhere: one
+    published observation counts once.
+
+    - An entry on the same scenario, metric and statistic as another independent validation entry
+      repeats it. The digitized point is the one counted (the plot holds the measurement; a sentence
+      rounds it), else the first in file order.
+    - An entry derived from other entries (a ratio, a difference) whose every source is a calibration
+      entry or a counted validation entry brings no observation of its own: it repeats those
+      validation sources (derived from calibration alone, it already restates calibration)."""
     first: dict[tuple, Reference] = {}
     for r in sorted(refs, key=lambda r: not _is_digitized(r)):  # stable: digitized first, then file order
         if r.independent:
             first.setdefault((r.scenario(), r.metric, r.statistic), r)
-    out = []
+    marked = []
     for r in refs:
         counted = first.get((r.scenario(), r.metric, r.statistic)) if r.independent else None
-        out.append(r if counted is None or counted.id == r.id else dataclasses.replace(r, repeats=counted.id))
+        marked.append(r if counted is None or counted.id == r.id else dataclasses.replace(r, repeats=counted.id))
+    by_id = {r.id: r for r in marked}
+    out = []
+    for r in marked:
+        if r.independent and r.derived_from:
+            sources = [by_id[d] for d in r.derived_from]
+            observed = [d.repeats or d.id for d in sources if d.set != "calibration"]
+            if observed and all(by_id[o].independent for o in observed):
+                r = dataclasses.replace(r, repeats=", ".join(dict.fromkeys(observed)))
+        out.append(r)
     return out
 
 

@@ -181,7 +181,9 @@ def test_validation_of_a_calibration_scenario_restates_it(tmp_path):
     refs = {r.id: r for r in load_study(write_study(tmp_path, text)).references}
     assert refs["same-point-other-metric"].restates == "cal" and not refs["same-point-other-metric"].independent
     assert refs["ratio-of-calibration"].restates == "cal", "a function of calibration values only"
-    assert refs["other-point"].independent and refs["ratio-with-a-new-point"].independent
+    assert refs["other-point"].independent
+    # A ratio of a calibration point and a counted validation point brings no observation of its own.
+    assert refs["ratio-with-a-new-point"].repeats == "other-point" and not refs["ratio-with-a-new-point"].independent
     assert refs["cal"].restates is None and not refs["cal"].independent
     from nicbench.vocab.study import summary_group
 

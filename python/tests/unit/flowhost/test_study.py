@@ -93,7 +93,8 @@ def test_validation_is_independent_of_calibration():
         groups.count("calibration"),
         groups.count("validation (independent)"),
         groups.count("validation (restates calibration)"),
-    ) == (8, 20, 7)
+        groups.count("validation (repeats an observation or an input)"),
+    ) == (8, 15, 7, 5)
     calibration = {r.scenario() for r in refs if r.set == "calibration"}
     independent = [r for r in refs if r.independent]
     assert not [r.id for r in independent if r.scenario() in calibration]
@@ -102,13 +103,17 @@ def test_validation_is_independent_of_calibration():
     assert {"flows-750-32768-no-drops", "flows-750-65536-drops", "ht-32-pps-per-process", "cores-8-no-drops"} <= ids
 
 
-def test_fit_has_clearly_more_points_than_parameters():
+def test_fit_has_more_published_numbers_than_parameters():
     cfg = load_config(STUDY / "calibration.toml")
     cal = [r for r in load_study(STUDY).references if r.set == "calibration"]
     numeric = [r for r in cal if r.metric != "drops"]  # drop flags only bound a parameter
-    assert independent_points(cal) == 8 and len(numeric) == 5
-    # Two fitted parameters, and two more derived by hand from calibration entries (see the profile).
-    assert len(cfg.parameters) == 2 and len(numeric) > 2 * len(cfg.parameters)
+    # One sentence ("each core adds around 2.4M pps") on the 1-, 3- and 5-core runs is one published
+    # number: 6 observations of 8 entries, 3 of them numbers (2.4 Mpps per core, the 7-core short-term
+    # maximum, the 16-process row's per-core rate), the rest drop flags.
+    assert independent_points(cal) == 6 and independent_points(numeric) == 3
+    # Two fitted parameters (and two more derived by hand from calibration entries, see the profile):
+    # more numbers than parameters, but not clearly more; the drop flags bound what they fit.
+    assert len(cfg.parameters) == 2 and independent_points(numeric) > len(cfg.parameters)
 
 
 def test_hand_derived_host_values_follow_from_their_calibration_entries():
