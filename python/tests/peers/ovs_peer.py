@@ -418,6 +418,7 @@ def measure_setup(ovs: Ovs, n: int, batch: int = SETUP_BATCH) -> dict:
     delta_us = (miss["processing_cycles"] - hit["processing_cycles"]) / max(miss["upcalls"], 1) / hz * 1e6
     return {
         "flows_offered": n,
+        "sport": sport,
         "batch": batch,
         "tsc_hz": hz,
         "miss_pass": miss,

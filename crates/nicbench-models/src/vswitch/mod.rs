@@ -72,6 +72,11 @@ pub struct HostCosts {
     pub upcall_us: CostParam,
     /// Per flow per revalidator dump \[µs\].
     pub revalidate_flow_us: CostParam,
+    /// Upcalls a handler's queue (its netlink socket) holds; more are lost \[upcalls\].
+    pub upcall_queue: CostParam,
+    /// The host's cores for the datapath's threads: the default `n-handler-threads`, and what
+    /// handlers and revalidators share \[cores\].
+    pub host_datapath_cores: CostParam,
 }
 
 /// One run: an OpenFlow rule file, the bridge's ports, a pcap received on `in_port`.

@@ -90,6 +90,8 @@ pub fn host_costs(p: &Profile) -> Result<HostCosts, ModelError> {
         sw_packet_ns: cost("sw_packet_ns")?,
         upcall_us: cost("upcall_us")?,
         revalidate_flow_us: cost("revalidate_flow_us")?,
+        upcall_queue: cost("upcall_queue")?,
+        host_datapath_cores: cost("host_datapath_cores")?,
     })
 }
 

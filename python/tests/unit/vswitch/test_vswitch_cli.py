@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import forked_cli, python_module
+from helpers import forked_cli, paced, python_module
 
 from nicbench import models
 
@@ -28,7 +28,7 @@ def _files(tmp_path):
         e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.2") / scapy_all.UDP(),
     ]
     pcap = tmp_path / "t.pcap"
-    scapy_all.wrpcap(str(pcap), frames)
+    scapy_all.wrpcap(str(pcap), paced(frames))
     return rules, pcap
 
 
@@ -144,7 +144,7 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
         / scapy_all.UDP(sport=5555, dport=4789)
         / (b"\x08\x00\x00\x00" + (100).to_bytes(3, "big") + b"\x00" + inner)
     )
-    scapy_all.wrpcap(str(tmp_path / "under.pcap"), [outer, outer])
+    scapy_all.wrpcap(str(tmp_path / "under.pcap"), paced([outer, outer]))
     scapy_all.wrpcap(str(tmp_path / "vm.pcap"), [scapy_all.Ether(inner)])
     port = (
         "vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
