@@ -117,7 +117,17 @@ mod tests {
                 "{name}"
             );
             let h = host_costs(&p).expect("host costs");
-            assert!(h.upcall_us.provenance.starts_with("assumption, not measured"), "{name}");
+            assert!(
+                h.upcall_us.provenance.starts_with("measured on this project machine"),
+                "{name}"
+            );
+            assert!(
+                h.revalidate_flow_us
+                    .provenance
+                    .starts_with("measured on this project machine"),
+                "{name}"
+            );
+            assert_eq!(h.upcall_queue.unit, "upcalls", "{name}");
         }
     }
 
