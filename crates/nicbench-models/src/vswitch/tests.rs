@@ -260,3 +260,37 @@ fn test_the_set_up_rate_is_the_handlers_capacity_under_overload() {
     assert!((rate / 1e4 - 1.0).abs() < 0.01, "{rate}");
     assert!((slow.flow_setup.handler_utilization.expect("util") - 0.1).abs() < 0.01);
 }
+
+/// Set-up load lowers the flow limit: 12000 flows offered over 600 ms at 20000/s, just what 64
+/// handler threads at 3.2 ms per upcall set up, so the handlers keep 64 cores busy. On a host
+/// with 8 datapath cores the 500 ms dump of ~10000 flows at 20 µs each (200 ms) shares them:
+/// × (64 + 1) / 8, over 1.3 s, and the flow limit drops by a quarter. With 1000 cores, no
+/// sharing: the dump takes 200 ms and the limit stays.
+#[test]
+fn test_set_up_load_slows_the_dump_and_lowers_the_flow_limit() {
+    let run = |cores: f64| {
+        setup_run(
+            12_000,
+            1,
+            50_000,
+            serde_json::json!({"upcall_us": 3200.0, "revalidate_flow_us": 20.0, "host_datapath_cores": cores}),
+            serde_json::json!({"handler_threads": 64}),
+        )
+    };
+    let shared = run(8.0);
+    assert!(
+        shared.flow_setup.handler_utilization.expect("util") > 0.9,
+        "{:?}",
+        shared.flow_setup
+    );
+    assert_eq!(shared.revalidators.dumps, 1);
+    assert!(shared.revalidators.dump_ms_max > 1300.0, "{:?}", shared.revalidators);
+    assert_eq!(shared.revalidators.flow_limit_min, 150_000);
+    let alone = run(1000.0);
+    assert!(
+        (150.0..250.0).contains(&alone.revalidators.dump_ms_max),
+        "{:?}",
+        alone.revalidators
+    );
+    assert_eq!(alone.revalidators.flow_limit_min, 200_000);
+}
