@@ -6,7 +6,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
 
 use nicbench_rules::openflow::{DpAction, DpFlow, DpPlacement, OfField, OfRule, PortRef};
 use nicbench_sim::{SimDuration, SimTime};
@@ -130,10 +129,8 @@ impl Handlers {
     /// Queues an upcall of key `ck` at `now` on its handler: its finish time, or `None` when the
     /// handler's queue is full (the upcall is lost).
     fn enqueue(&mut self, ck: &Fields, now: SimTime) -> Option<SimTime> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        ck.hash(&mut h);
-        let n = self.threads.len();
-        let (queue, free) = &mut self.threads[(h.finish() % n as u64) as usize];
+        let n = self.threads.len() as u64;
+        let (queue, free) = &mut self.threads[(key_hash(ck) % n) as usize];
         while queue.front().is_some_and(|&t| t <= now) {
             queue.pop_front();
         }
@@ -186,6 +183,16 @@ impl Handlers {
     fn next_finish(&self) -> Option<SimTime> {
         self.pending.peek().map(|Reverse((at, _))| *at)
     }
+}
+
+/// FNV-1a over the key's fields: which handler a flow's upcalls go to (fixed across platforms and
+/// Rust releases, unlike std's hasher, so runs are reproducible).
+fn key_hash(k: &Fields) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in k.0.iter().flat_map(|w| w.to_le_bytes()) {
+        h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// Where a datapath pass's key comes from: the OpenFlow bridge, or the underlay bridge.
@@ -281,10 +288,11 @@ impl<'a> Pass<'a> {
         self.pass(Walker::Bridge, &inner, port.dp_port, inner_len, now, index);
     }
 
-    /// One pass of a packet through the datapath: the megaflow cache, or an upcall that walks
-    /// the pipeline and installs the megaflow. `k` has the OpenFlow in_port; the cache and the
-    /// megaflow use the datapath port `in_dp` (unique across bridges, as in OVS). Returns the
-    /// datapath actions the packet got.
+    /// One pass of a packet through the datapath: the megaflow cache, or an upcall queued to a
+    /// handler thread (lost when its queue is full) that walks the pipeline now and installs the
+    /// megaflow when it finishes (nothing for a duplicate of a pending upcall). `k` has the
+    /// OpenFlow in_port; the cache and the megaflow use the datapath port `in_dp` (unique across
+    /// bridges, as in OVS). Returns the datapath actions the packet got.
     fn pass(&mut self, walker: Walker, k: &Fields, in_dp: u32, len: u64, now: SimTime, index: u64) -> Vec<DpAction> {
         let mut ck = *k;
         ck[OfField::InPort] = u128::from(in_dp);
