@@ -204,9 +204,10 @@ def megaflows(
     `tunnel` options and `underlay`). Packets arriving on the underlay's port are decapsulated when they are
     VXLAN to its IP. `hw_offload` defaults to on when a `nic` is given. `lookup` switches OVS's classifier
     refinements (`staged_lookup`, `prefix_tries`, `ports_trie`, `prefix_fields`); `cache` the revalidator
-    settings (`max_idle_ms`, `flow_limit`, ...); `overrides` the NIC's (or host's) profile parameters, such as
-    the host costs `sw_packet_ns`, `upcall_us`, `revalidate_flow_us`. `in_port_unmatched` is set when no rule
-    matches IN_PORT while rules match other ports (those)."""
+    settings (`max_idle_ms`, `flow_limit`, ...) and the handlers' (`handler_threads`); `overrides` the NIC's (or
+    host's) profile parameters, such as the host costs `sw_packet_ns`, `upcall_us`, `revalidate_flow_us`,
+    `upcall_queue`, `host_datapath_cores`. `flow_setup` reports the handlers' work (docs/vswitch.md).
+    `in_port_unmatched` is set when no rule matches IN_PORT while rules match other ports (those)."""
     request = build_request(
         rules,
         pcap,

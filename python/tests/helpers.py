@@ -124,3 +124,17 @@ def run_spec_records(folder: Path, spec_text: str, name: str, executed: int):
     export = forked_cli("results", "export", str(results / name), "--csv", "-o", str(out))
     assert export.returncode == 0, export.stderr
     return pd.read_csv(out)
+
+
+def paced(frames: list, gap_s: float = 1e-3) -> list:
+    """Copies of scapy packets `frames`, timestamped `gap_s` apart from 0. The virtual OVS sets a flow
+    up in `upcall_us` (µs) of simulated time, and a packet of the flow arriving before that misses too
+    (a duplicate upcall): packets a test means to hit the flow an earlier one set up must come later,
+    as they reach a real OVS (one `netdev-dummy/receive` call, milliseconds, each). scapy stamps packets
+    with their creation time, microseconds apart, or repeats one stamp for a repeated packet."""
+    out = []
+    for i, frame in enumerate(frames):
+        copy = frame.copy()
+        copy.time = i * gap_s
+        out.append(copy)
+    return out

@@ -41,6 +41,15 @@ def vswitch(ctx: click.Context, as_json: bool, **values: Any) -> None:
     NIC takes or refuses each megaflow, and the megaflows per mask drive the PVP model: received Mpps
     and Gb/s, loss, latency, the limiting stage, megaflows offloaded (and why not), upcalls, host cores.
 
+    Flow set-up (each pass): misses queue to OVS's handler threads (n-handler-threads: the host
+    profile's host_datapath_cores), upcall_us each in turn; a megaflow goes in when its upcall
+    finishes. "upcalls handled" includes "duplicate" ones (packets of a flow whose upcall was still
+    queued: executed, nothing installed, OVS's handler_duplicate_upcall); "lost" ones found their
+    handler's queue full (upcall_queue upcalls, its netlink socket) and their packets were dropped.
+    "busy" is the threads' utilization over the trace (above 100%: still working at its end); the
+    flow limit is OVS's dynamic one after each revalidator dump (min over the run); "cores" is what
+    set-up and revalidation took, on top of the forwarding's host cores.
+
     \b
     nicbench vswitch --nic agilio-cx-25g --openflow rules.of --trace t.pcap
     nicbench vswitch megaflows --openflow rules.of --pcap t.pcap   # the megaflows themselves
@@ -80,14 +89,43 @@ def _print_pvp(out: dict, nic: str) -> None:
         )
         for reason, n in r.get("refusals", {}).items():
             console.print(f"        not offloaded {n}x: {reason}")
-    console.print(f"host cores busy {p['host_cores_busy']:.2f}")
+        console.print(f"        {setup_text(r)}", highlight=False, soft_wrap=True)
+    setup_cores = sum(r["flow_setup"]["setup_cores_busy"] or 0.0 for r in out["datapath"].values())
+    console.print(
+        f"host cores busy {p['host_cores_busy']:.2f} forwarding, plus {setup_cores:.2f} setting up and "
+        "revalidating flows (handlers, revalidators)"
+    )
+
+
+def setup_text(r: dict) -> str:
+    """One line on a datapath pass's flow set-up: the handlers' upcalls (duplicate, lost), how busy
+    the handler and revalidator threads were, the set-up rate, the flow limit."""
+    s, rv = r["flow_setup"], r["revalidators"]
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.0%}"
+
+    rate = s.get("setup_per_s")
+    return (
+        f"flow set-up: {s['upcalls_handled']:,} upcalls handled ({s['duplicate_upcalls']:,} duplicate, "
+        f"{s['lost_upcalls']:,} lost) by {s['handler_threads']} handler threads, {pct(s['handler_utilization'])} "
+        f"busy; {s['flows_set_up']:,} flows set up"
+        + (f" ({rate:,.0f}/s)" if rate is not None else "")
+        + f"; revalidators {pct(s['revalidator_utilization'])} busy, flow limit {rv['flow_limit_final']:,} "
+        f"(min {rv['flow_limit_min']:,}); cores {s['setup_cores_busy'] or 0.0:.2f}"
+    )
 
 
 @vswitch.command()
 @table_options(list(MEGAFLOW_OPTIONS))
 @json_option
 def megaflows(as_json: bool, **values: Any) -> None:
-    """Print the megaflows a trace installs, in dpctl/dump-flows syntax."""
+    """Print the megaflows a trace installs, in dpctl/dump-flows syntax.
+
+    The last line is the flow set-up: upcalls handled (duplicate, lost), the handler threads'
+    (--handler-threads) and revalidators' utilization, the set-up rate, the flow limit (final and
+    min) and the cores it took (see `nicbench vswitch --help`).
+    """
     problem = options.check(values, flag_spelling(MEGAFLOW_OPTIONS))
     if problem:
         fail(f"vswitch megaflows: {problem}")
@@ -123,6 +161,7 @@ def megaflows(as_json: bool, **values: Any) -> None:
     )
     for reason, n in result.get("refusals", {}).items():
         console.print(f"[dim]refused {n}×: {reason}[/dim]")
+    console.print(f"[dim]{setup_text(result)}[/dim]", highlight=False, soft_wrap=True)
 
 
 # Each command's first help sentence, read by `nicbench --help` without importing this module.

@@ -160,6 +160,17 @@ MEGAFLOW_OPTIONS = Options(
             flag="--no-prefix-tries",
         ),
         Option("no_ports_trie", "bool", False, "Un-wildcard without OVS's ports trie.", flag="--no-ports-trie"),
+        Option(
+            "handler_threads",
+            "int",
+            None,
+            "OVS's n-handler-threads: the threads that set up flows (upcall_us each, in turn); default: the "
+            "host profile's host_datapath_cores.",
+            flag="--handler-threads",
+            none_word="default",
+            minimum=1,
+            maximum=1024,
+        ),
         _port_spec(
             "A VXLAN port, as OVS's userspace tunnelling sets it up: NAME=vxlan,remote_ip=IP,local_ip=IP,"
             "underlay=PORT[,key=flow|VNI][,dst_port=4789][,remote_mac=MAC][,local_mac=MAC]. local_ip is the "
@@ -215,7 +226,9 @@ def pvp_kwargs(values: dict[str, Any]) -> dict[str, Any]:
 
 def megaflow_kwargs(values: dict[str, Any]) -> dict[str, Any]:
     """`vswitch.megaflows`'s keyword arguments from option values (the files are positional)."""
+    threads = values.get("handler_threads")
     return {
+        "cache": None if threads is None else {"handler_threads": int(threads)},
         "in_port": values["in_port"],
         "nic": values["nic"],
         "tc_policy": values["tc_policy"],

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 
 import pytest
-from helpers import python_module
+from helpers import paced, python_module
 
 from peers.of_rules import to_of_rules
 from peers.ovs_peer import OvsTunnels
@@ -166,7 +166,7 @@ def run_both(ovs: OvsTunnels, tmp_path, name: str, nic: str | None = None) -> tu
         ovs.receive(in_port, f)
     theirs = [comparable(line) for line in ovs.dump_flows()]
     pcap = tmp_path / f"{name}.pcap"
-    scapy_all.wrpcap(str(pcap), [Ether(f) for f in frames])
+    scapy_all.wrpcap(str(pcap), paced([Ether(f) for f in frames]))
     result = vswitch.megaflows(
         to_of_rules(rules_text, tmp_path), pcap, in_port=in_port, ports=ovs.ports(), underlay=ovs.underlay(), nic=nic
     )

@@ -20,7 +20,7 @@ import ipaddress
 import re
 
 import pytest
-from helpers import python_module
+from helpers import paced, python_module
 
 from peers.of_rules import to_of_rules
 from peers.ovs_peer import Ovs
@@ -271,7 +271,7 @@ def run_both(ovs: Ovs, tmp_path, name: str, lookup: dict | None = None) -> tuple
         ovs.receive("p0", f)
     theirs = [comparable(line) for line in ovs.dump_flows()]
     pcap = tmp_path / f"{name}.pcap"
-    scapy_all.wrpcap(str(pcap), [Ether(f) for f in frames])
+    scapy_all.wrpcap(str(pcap), paced([Ether(f) for f in frames]))
     result = vswitch.megaflows(to_of_rules(flows_text, tmp_path), pcap, in_port="p0", ports=ovs.ports(), lookup=lookup)
     ours = [comparable(mf["text"]) for mf in result["megaflows"] if mf["installed"]]
     return ours, theirs

@@ -23,10 +23,12 @@ param_group! {
     /// PMD cores OVS-DPDK dedicates (busy polling whatever the load).
     dpdk_pmd_cores,
     /// The virtual OVS datapath's costs (`crate::vswitch::HostCosts`): per packet handled in
-    /// software \[ns\], per upcall \[µs\], per flow per revalidator dump \[µs\].
+    /// software \[ns\], per upcall \[µs\], per flow per revalidator dump \[µs\], a handler's
+    /// upcall queue \[upcalls\].
     sw_packet_ns,
     upcall_us,
     revalidate_flow_us,
+    upcall_queue,
     }
 }
 

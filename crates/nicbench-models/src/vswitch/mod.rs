@@ -4,13 +4,14 @@
 //!
 //! ```text
 //!  pcap ─▶ flow key ─▶ megaflow cache ──hit──▶ count on the flow (offloaded: NIC; else host)
-//!                          │ miss (upcall, handler cost)
+//!                          │ miss: upcall, queued to a handler thread (upcall_us each; lost when full)
 //!                          ▼
 //!           OpenFlow tables (pipeline.rs; classifier + un-wildcarding: megaflow.rs)
 //!                          │ DpFlow = key & consulted bits, datapath actions
 //!                          ▼
 //!           offload.rs: OVS tc layer ─▶ NIC caps ─▶ dp:tc offloaded yes/no, or dp:ovs
-//!           cache.rs:   install (flow limit), revalidators (max-idle, dynamic flow limit)
+//!           cache.rs:   install when the upcall finishes (flow limit; packets meanwhile: duplicate
+//!                       upcalls), revalidators (max-idle, dynamic flow limit; dumps slowed by busy handlers)
 //! ```
 //!
 //! VXLAN ports (`tunnel.rs`): packets on the underlay's physical port pass the underlay bridge
@@ -72,6 +73,11 @@ pub struct HostCosts {
     pub upcall_us: CostParam,
     /// Per flow per revalidator dump \[µs\].
     pub revalidate_flow_us: CostParam,
+    /// Upcalls a handler's queue (its netlink socket) holds; more are lost \[upcalls\].
+    pub upcall_queue: CostParam,
+    /// The host's cores for the datapath's threads: the default `n-handler-threads`, and what
+    /// handlers and revalidators share \[cores\].
+    pub host_datapath_cores: CostParam,
 }
 
 /// One run: an OpenFlow rule file, the bridge's ports, a pcap received on `in_port`.

@@ -90,6 +90,8 @@ pub fn host_costs(p: &Profile) -> Result<HostCosts, ModelError> {
         sw_packet_ns: cost("sw_packet_ns")?,
         upcall_us: cost("upcall_us")?,
         revalidate_flow_us: cost("revalidate_flow_us")?,
+        upcall_queue: cost("upcall_queue")?,
+        host_datapath_cores: cost("host_datapath_cores")?,
     })
 }
 
@@ -115,7 +117,17 @@ mod tests {
                 "{name}"
             );
             let h = host_costs(&p).expect("host costs");
-            assert!(h.upcall_us.provenance.starts_with("assumption, not measured"), "{name}");
+            assert!(
+                h.upcall_us.provenance.starts_with("measured on this project machine"),
+                "{name}"
+            );
+            assert!(
+                h.revalidate_flow_us
+                    .provenance
+                    .starts_with("measured on this project machine"),
+                "{name}"
+            );
+            assert_eq!(h.upcall_queue.unit, "upcalls", "{name}");
         }
     }
 

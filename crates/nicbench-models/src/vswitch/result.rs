@@ -37,6 +37,8 @@ pub struct Result {
     pub upcalls_per_s: Option<f64>,
     /// Upcalls whose flow was not installed (flow limit reached).
     pub flow_limit_hits: u64,
+    /// The handler threads' work: upcalls, their queue, the set-up rate.
+    pub flow_setup: FlowSetup,
     /// Packets on offloaded flows (handled by the NIC).
     pub hw_packets: u64,
     /// Packets on flows in the software datapaths (dp:ovs or tc software).
@@ -55,4 +57,35 @@ pub struct Result {
     /// a misnamed port).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_port_unmatched: Option<Vec<String>>,
+}
+
+/// Flow set-up on the handler threads (`cache.rs`, `run.rs`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FlowSetup {
+    /// `n-handler-threads`.
+    pub handler_threads: u32,
+    /// Upcalls a handler took (`upcalls` less the lost ones), duplicates included.
+    pub upcalls_handled: u64,
+    /// Upcalls of packets whose flow's upcall was still queued or in service
+    /// (`handler_duplicate_upcall`): handled and executed, installing nothing.
+    pub duplicate_upcalls: u64,
+    /// Misses a full handler queue dropped (`dpctl/show` "lost"); their packets are dropped.
+    pub lost_upcalls: u64,
+    /// Megaflows the upcalls installed.
+    pub flows_set_up: u64,
+    /// Flows set up per second: `flows_set_up` over the time from the first upcall to the last
+    /// install (`None`: none set up).
+    pub setup_per_s: Option<f64>,
+    /// The longest handler queue (upcalls queued or in service on one thread).
+    pub max_queued: u64,
+    /// Handler threads' busy time, `upcalls_handled` × `upcall_us` \[core·s\].
+    pub handler_busy_s: f64,
+    /// `handler_busy_s` / (threads × `duration_s`); above 1 when upcalls are still queued at the end.
+    pub handler_utilization: Option<f64>,
+    /// Revalidator threads' busy time: the dumps' durations × threads \[core·s\].
+    pub revalidator_busy_s: f64,
+    /// `revalidator_busy_s` / (threads × `duration_s`).
+    pub revalidator_utilization: Option<f64>,
+    /// Host cores the flow set-up and revalidation took: (handler + revalidator busy) / `duration_s`.
+    pub setup_cores_busy: Option<f64>,
 }

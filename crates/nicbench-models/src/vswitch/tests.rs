@@ -143,3 +143,154 @@ fn test_slow_revalidation_lowers_the_flow_limit_to_its_floor() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Distinct UDP flows (exact nw_src, prefix tries off: one megaflow each), `per_flow` packets each
+/// (flow by flow), `gap_ns` apart, with `overrides` of the request's host costs and `cache`.
+fn setup_run(
+    flows: u32,
+    per_flow: u32,
+    gap_ns: u64,
+    overrides: serde_json::Value,
+    cache: serde_json::Value,
+) -> result::Result {
+    let dir = std::env::temp_dir().join(format!(
+        "nicbench-vswitch-setup-{}-{flows}-{per_flow}-{gap_ns}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pcap = dir.join("t.pcap");
+    let frames: Vec<(u64, Vec<u8>)> = (0..flows * per_flow)
+        .map(|i| {
+            let src = (0x0b00_0000u32 + i / per_flow).to_be_bytes();
+            (
+                u64::from(i) * gap_ns,
+                crate::vswitch::key::tests::ipv4_frame(src, [10, 0, 0, 2], 17, 1, 2, None),
+            )
+        })
+        .collect();
+    write_pcap(&pcap, &frames);
+    let rules = write_rules(&dir, "priority=10,ip,nw_src=11.0.0.1,actions=output:p1\n");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&request(&rules, pcap.to_str().expect("utf8"), None, "none")).expect("json");
+    v["lookup"] = serde_json::json!({"prefix_tries": false});
+    for (k, x) in overrides.as_object().expect("object") {
+        v["overrides"][k] = x.clone();
+    }
+    v["cache"] = cache;
+    let r = simulate(&Request::from_json(&v.to_string()).expect("request"), &mut |_| {}).expect("run");
+    std::fs::remove_dir_all(&dir).ok();
+    r
+}
+
+/// One flow, 20 packets 1 µs apart, upcall 10 µs: the first packet's upcall installs the flow at
+/// 10 µs; the 9 packets at 1..9 µs miss too (duplicate upcalls, each taking the handler 10 µs
+/// more: executed, nothing installed); the 10 from 10 µs on hit.
+#[test]
+fn test_packets_during_an_upcall_are_duplicate_upcalls_and_hit_after_the_install() {
+    let r = setup_run(
+        1,
+        20,
+        1_000,
+        serde_json::json!({}),
+        serde_json::json!({"handler_threads": 1}),
+    );
+    let s = &r.flow_setup;
+    assert_eq!(
+        (r.upcalls, s.upcalls_handled, s.duplicate_upcalls, s.lost_upcalls),
+        (10, 10, 9, 0)
+    );
+    assert_eq!(
+        (s.flows_set_up, r.megaflows.len(), r.megaflows[0].flow.packets),
+        (1, 1, 10)
+    );
+    assert_eq!(r.sw_packets, 20, "duplicates are executed by the handler");
+    assert!((s.handler_busy_s - 100e-6).abs() < 1e-12, "{}", s.handler_busy_s);
+    let rate = s.setup_per_s.expect("rate");
+    assert!((rate - 1e5).abs() < 1e-6, "one flow in the 10 µs of its upcall: {rate}");
+    assert_eq!(s.max_queued, 10);
+}
+
+/// 1000 flows arriving at once (1 ns apart) on one handler with a queue of 100: 100 are handled
+/// and set up (one per 10 µs), the other 900 are lost and their packets dropped; with 4 handlers
+/// about 400 (the key hash spreads the flows unevenly). Upcalls lost or not, they are counted.
+#[test]
+fn test_a_full_handler_queue_loses_upcalls_and_their_packets() {
+    let over = serde_json::json!({"upcall_queue": 100.0});
+    let one = setup_run(1000, 1, 1, over.clone(), serde_json::json!({"handler_threads": 1}));
+    let s = &one.flow_setup;
+    assert_eq!(
+        (one.upcalls, s.upcalls_handled, s.lost_upcalls, s.flows_set_up),
+        (1000, 100, 900, 100)
+    );
+    assert_eq!(one.sw_packets, 100, "lost upcalls' packets are dropped");
+    assert_eq!(s.max_queued, 100);
+    let four = setup_run(1000, 1, 1, over, serde_json::json!({"handler_threads": 4}));
+    let s4 = &four.flow_setup;
+    assert_eq!(s4.handler_threads, 4);
+    assert!((300..=400).contains(&s4.upcalls_handled), "{s4:?}");
+    assert_eq!(s4.upcalls_handled + s4.lost_upcalls, 1000);
+}
+
+/// Flows offered faster than the handlers set them up (one per 1 µs, upcall 10 µs, a queue that
+/// never fills): the set-up rate is the handlers' capacity, threads / upcall_us, and the handlers
+/// are busy the whole time; offered slower (one per 100 µs), the rate is the offered one.
+#[test]
+fn test_the_set_up_rate_is_the_handlers_capacity_under_overload() {
+    let big = serde_json::json!({"upcall_queue": 1e6});
+    for threads in [1u32, 2] {
+        let r = setup_run(
+            2000,
+            1,
+            1_000,
+            big.clone(),
+            serde_json::json!({"handler_threads": threads}),
+        );
+        let s = &r.flow_setup;
+        assert_eq!((s.flows_set_up, s.lost_upcalls, s.duplicate_upcalls), (2000, 0, 0));
+        let rate = s.setup_per_s.expect("rate");
+        let capacity = f64::from(threads) / 10e-6;
+        assert!((rate / capacity - 1.0).abs() < 0.02, "{threads}: {rate} vs {capacity}");
+        assert!(
+            s.handler_utilization.expect("util") > 0.95 * 5.0 / f64::from(threads),
+            "{s:?}"
+        );
+    }
+    let slow = setup_run(200, 1, 100_000, big, serde_json::json!({"handler_threads": 1}));
+    let rate = slow.flow_setup.setup_per_s.expect("rate");
+    assert!((rate / 1e4 - 1.0).abs() < 0.01, "{rate}");
+    assert!((slow.flow_setup.handler_utilization.expect("util") - 0.1).abs() < 0.01);
+}
+
+/// Set-up load lowers the flow limit: 12000 flows offered over 600 ms at 20000/s, just what 64
+/// handler threads at 3.2 ms per upcall set up, so the handlers keep 64 cores busy. On a host
+/// with 8 datapath cores the 500 ms dump of ~10000 flows at 20 µs each (200 ms) shares them:
+/// × (64 + 1) / 8, over 1.3 s, and the flow limit drops by a quarter. With 1000 cores, no
+/// sharing: the dump takes 200 ms and the limit stays.
+#[test]
+fn test_set_up_load_slows_the_dump_and_lowers_the_flow_limit() {
+    let run = |cores: f64| {
+        setup_run(
+            12_000,
+            1,
+            50_000,
+            serde_json::json!({"upcall_us": 3200.0, "revalidate_flow_us": 20.0, "host_datapath_cores": cores}),
+            serde_json::json!({"handler_threads": 64}),
+        )
+    };
+    let shared = run(8.0);
+    assert!(
+        shared.flow_setup.handler_utilization.expect("util") > 0.9,
+        "{:?}",
+        shared.flow_setup
+    );
+    assert_eq!(shared.revalidators.dumps, 1);
+    assert!(shared.revalidators.dump_ms_max > 1300.0, "{:?}", shared.revalidators);
+    assert_eq!(shared.revalidators.flow_limit_min, 150_000);
+    let alone = run(1000.0);
+    assert!(
+        (150.0..250.0).contains(&alone.revalidators.dump_ms_max),
+        "{:?}",
+        alone.revalidators
+    );
+    assert_eq!(alone.revalidators.flow_limit_min, 200_000);
+}

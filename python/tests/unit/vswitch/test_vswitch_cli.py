@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import forked_cli, python_module
+from helpers import forked_cli, paced, python_module
 
 from nicbench import models
 
@@ -28,7 +28,7 @@ def _files(tmp_path):
         e / scapy_all.IP(src="10.1.1.1", dst="1.1.1.2") / scapy_all.UDP(),
     ]
     pcap = tmp_path / "t.pcap"
-    scapy_all.wrpcap(str(pcap), frames)
+    scapy_all.wrpcap(str(pcap), paced(frames))
     return rules, pcap
 
 
@@ -144,7 +144,7 @@ def test_vxlan_port_decap_and_encap_from_the_cli(tmp_path):
         / scapy_all.UDP(sport=5555, dport=4789)
         / (b"\x08\x00\x00\x00" + (100).to_bytes(3, "big") + b"\x00" + inner)
     )
-    scapy_all.wrpcap(str(tmp_path / "under.pcap"), [outer, outer])
+    scapy_all.wrpcap(str(tmp_path / "under.pcap"), paced([outer, outer]))
     scapy_all.wrpcap(str(tmp_path / "vm.pcap"), [scapy_all.Ether(inner)])
     port = (
         "vx=vxlan,remote_ip=172.31.1.2,local_ip=172.31.1.1,underlay=p0,key=flow,"
@@ -213,3 +213,29 @@ def test_in_port_no_rule_matches_is_noted(tmp_path):
     right = forked_cli("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap), "--in-port", "eth1")
     assert right.returncode == 0 and "no rule matches" not in right.stderr
     assert "in_port(1)" in right.stdout and "actions:2" in right.stdout  # eth1, eth2: ports 1, 2 by name
+
+
+def test_flow_set_up_line_json_and_handler_threads(tmp_path):
+    """The flow set-up as the CLI reports it. Three packets of one flow 1 µs apart (upcall_us 6.4 µs
+    in the default host): one upcall installs the flow at 6.4 µs, the two packets before that are
+    duplicate upcalls; `--handler-threads` sets the threads (default: the host's 8 datapath cores),
+    and a bad count is one line, exit 2."""
+    rules = tmp_path / "rules.of"
+    rules.write_text("priority=10,ip,actions=output:p1\n")
+    frame = scapy_all.Ether() / scapy_all.IP(src="10.0.0.1", dst="10.0.0.2") / scapy_all.UDP()
+    pcap = tmp_path / "burst.pcap"
+    scapy_all.wrpcap(str(pcap), paced([frame] * 3, gap_s=1e-6))
+    args = ("vswitch", "megaflows", "--openflow", str(rules), "--pcap", str(pcap))
+    text = forked_cli(*args)
+    assert text.returncode == 0, text.stderr
+    line = text.stdout.strip().splitlines()[-1]
+    assert line.startswith("flow set-up: 3 upcalls handled (2 duplicate, 0 lost) by 8 handler threads"), line
+    assert "1 flows set up (156,250/s)" in line and "flow limit 200,000" in line, line
+    two = forked_cli(*args, "--handler-threads", "2", "--json")
+    assert two.returncode == 0, two.stderr
+    s = json.loads(two.stdout)["flow_setup"]
+    assert (s["handler_threads"], s["upcalls_handled"], s["duplicate_upcalls"], s["flows_set_up"]) == (2, 3, 2, 1)
+    assert abs(s["handler_busy_s"] - 3 * 6.4e-6) < 1e-12, s
+    bad = forked_cli(*args, "--handler-threads", "0")
+    assert bad.returncode == 2 and bad.stderr.startswith("nicbench: error: "), bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and "--handler-threads" in bad.stderr

@@ -11,7 +11,7 @@ import json
 import os
 from collections import Counter
 
-from helpers import python_module
+from helpers import paced, python_module
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -33,7 +33,7 @@ def _files(tmp_path):
             / (b"\x08\x00\x00\x00" + (2 * i + 1).to_bytes(3, "big") + b"\x00" + inner)
         )
     (tmp_path / "fig9.of").write_text("\n".join(rules) + "\n")
-    scapy_all.wrpcap(str(tmp_path / "vxlan.pcap"), frames * 2)
+    scapy_all.wrpcap(str(tmp_path / "vxlan.pcap"), paced(frames * 2))
     return tmp_path / "fig9.of", tmp_path / "vxlan.pcap", len(inner)
 
 

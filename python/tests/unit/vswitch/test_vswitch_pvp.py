@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import forked_cli, python_module
+from helpers import forked_cli, paced, python_module
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -27,7 +27,7 @@ def _files(tmp_path, flows: int = 20):
         for i in range(flows)
     ]
     pcap = tmp_path / "t.pcap"
-    scapy_all.wrpcap(str(pcap), frames)
+    scapy_all.wrpcap(str(pcap), paced(frames))
     return rules, pcap
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import forked_cli, python_module
+from helpers import forked_cli, paced, python_module
 
 scapy_all = python_module("scapy.all", "scapy")
 
@@ -32,7 +32,7 @@ def _files(tmp_path):
             / (b"\x08\x00\x00\x00" + (2 * i + 1).to_bytes(3, "big") + b"\x00" + inner)
         )
     (tmp_path / "fig9.of").write_text("\n".join(rules) + "\n")
-    scapy_all.wrpcap(str(tmp_path / "vxlan.pcap"), frames * 3)
+    scapy_all.wrpcap(str(tmp_path / "vxlan.pcap"), paced(frames * 3))
     return tmp_path / "fig9.of", tmp_path / "vxlan.pcap", len(inner)
 
 

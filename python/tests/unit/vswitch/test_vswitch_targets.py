@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import forked_cli, python_module
+from helpers import forked_cli, paced, python_module
 
 from nicbench.experiments.targets import RunContext, get_target
 
@@ -25,7 +25,7 @@ def _files(tmp_path):
         e / scapy_all.IP(src=f"10.0.0.{i + 1}", dst="20.0.0.1") / scapy_all.UDP(sport=1000 + i, dport=53) / (b"\0" * 18)
         for i in range(12)
     ]
-    scapy_all.wrpcap(str(tmp_path / "t.pcap"), frames)
+    scapy_all.wrpcap(str(tmp_path / "t.pcap"), paced(frames))
     return rules, tmp_path / "t.pcap"
 
 
