@@ -339,12 +339,13 @@ def parse_queue_map(text: str, *, cores: int, port_queues: int, spell: Callable[
     return out
 
 
-_GEN_KEYS = ("flows", "size", "rate", "ipv6", "proto", "zipf", "vlan", "vxlan", "seed")
+_GEN_KEYS = ("flows", "size", "rate", "ipv6", "proto", "zipf", "order", "vlan", "vxlan", "seed")
 
 
 def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
     """`flows=10000,size=1500,rate=100Gbps` (also `rate=8Mpps`, `size=imix`, `ipv6=true`,
-    `proto=tcp`, `zipf=1.1`, `vlan=10`, `vxlan=42`, `seed=3`) → a GenConfig.
+    `proto=tcp`, `zipf=1.1`, `order=round-robin` (the flows take turns; `random`: drawn per packet, the
+    default), `vlan=10`, `vxlan=42`, `seed=3`) → a GenConfig.
 
     Sizes with commas (a pick list) use `;` or `/` inside the value: `size=64;594;1518`.
     """
@@ -381,6 +382,10 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
                 config.zipf_s = _float(value)
                 if not (math.isfinite(config.zipf_s) and config.zipf_s > 0):
                     raise NicbenchError(f"--gen zipf: expected a positive finite exponent such as 1.1, found {value!r}")
+            elif key == "order":
+                if value not in ("random", "round-robin"):
+                    raise NicbenchError(f"--gen order: expected random or round-robin, found {value!r}")
+                config.round_robin = value == "round-robin"
             elif key == "vlan":
                 config.vlan = _whole(value, 4095, "an 802.1Q VLAN id")
             elif key == "vxlan":
@@ -393,6 +398,8 @@ def parse_gen(text: str, *, seed: int = 1) -> GenConfig:
             if isinstance(exc, NicbenchError):
                 raise
             raise NicbenchError(f"--gen {key}: {exc}") from None
+    if config.round_robin and config.zipf_s is not None:
+        raise NicbenchError("--gen order=round-robin and zipf: the flows either take turns or are drawn by Zipf")
     return config
 
 

@@ -100,6 +100,9 @@ class GenConfig:
     vxlan_vni: int | None = None
     zipf_s: float | None = None
     seed: int = 1
+    # The flows take turns (packet k is flow k mod flows), as a generator incrementing the addresses
+    # per packet does (TRex `op="inc"`, the PAM'21 authors' gen_flows.py); else drawn per packet.
+    round_robin: bool = False
 
     def frame_size_range(self) -> tuple[int, int]:
         """Smallest and largest frame of the size spec [bytes, incl. FCS]."""
@@ -134,6 +137,10 @@ class GenConfig:
             raise NicbenchError(f"flows: {self.flows:,} is out of range: 1 to {MAX_GEN_FLOWS:,}")
         if self.zipf_s is not None and not (math.isfinite(self.zipf_s) and self.zipf_s > 0):
             raise NicbenchError(f"zipf: expected a positive finite exponent such as 1.1, found {self.zipf_s}")
+        if self.zipf_s is not None and self.round_robin:
+            raise NicbenchError(
+                "zipf and round-robin order: the flows either take turns or are drawn by Zipf, not both"
+            )
         rates = self.packet_rate_range()
         if rates is not None:
             slowest, fastest = rates
@@ -193,7 +200,9 @@ class GenConfig:
             "vlan": self.vlan,
             "vxlan_vni": self.vxlan_vni,
             "size": size_native,
-            "popularity": "uniform" if self.zipf_s is None else {"zipf": {"s": self.zipf_s}},
+            "popularity": "round_robin"
+            if self.round_robin
+            else ("uniform" if self.zipf_s is None else {"zipf": {"s": self.zipf_s}}),
             "rate": rate_native,
             "duration_ns": self.duration_ns,
             "packets": self.packets,

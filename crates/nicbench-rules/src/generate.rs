@@ -32,6 +32,10 @@ pub const GENERATED_QUEUES: u16 = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RuleSetKind {
     Exact5,
+    /// Exact 5-tuples, all TCP: one mask (one matcher) per table, as the PAM'21 authors'
+    /// generator writes them (nic-bench/experiments `scripts/gen_flows.py`: `ipv4 src is / dst is /
+    /// tcp src is / dst is`); `Exact5` draws TCP or UDP per rule, two masks per table.
+    Exact5Tcp,
     Acl,
     Fw,
     Ipc,
@@ -39,8 +43,9 @@ pub enum RuleSetKind {
 
 impl RuleSetKind {
     /// Every kind with the name rule files, specs and commands use (the one table of them).
-    pub const ALL: [(&'static str, RuleSetKind); 4] = [
+    pub const ALL: [(&'static str, RuleSetKind); 5] = [
         ("exact5", RuleSetKind::Exact5),
+        ("exact5_tcp", RuleSetKind::Exact5Tcp),
         ("acl", RuleSetKind::Acl),
         ("fw", RuleSetKind::Fw),
         ("ipc", RuleSetKind::Ipc),
@@ -76,7 +81,8 @@ impl std::str::FromStr for RuleSetKind {
 pub fn generate(kind: RuleSetKind, count: usize, groups: u32, seed: u64) -> Vec<Rule> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut rules: Vec<Rule> = match kind {
-        RuleSetKind::Exact5 => exact5(&mut rng, count),
+        RuleSetKind::Exact5 => exact5(&mut rng, count, false),
+        RuleSetKind::Exact5Tcp => exact5(&mut rng, count, true),
         _ => (0..count)
             .map(|i| {
                 let style = match kind {
@@ -101,7 +107,7 @@ pub fn generate(kind: RuleSetKind, count: usize, groups: u32, seed: u64) -> Vec<
     for (i, r) in rules.iter_mut().enumerate() {
         let g = 1 + i % t;
         r.attr.group = g as u32;
-        if kind != RuleSetKind::Exact5 {
+        if !matches!(kind, RuleSetKind::Exact5 | RuleSetKind::Exact5Tcp) {
             r.attr.priority = (i / t) as u32; // rank within the group keeps the order
         }
         lowest[g] = lowest[g].max(r.attr.priority + 1);
@@ -138,7 +144,7 @@ fn attr(group: u32, priority: u32) -> Attr {
     }
 }
 
-fn exact5(rng: &mut StdRng, count: usize) -> Vec<Rule> {
+fn exact5(rng: &mut StdRng, count: usize, tcp_only: bool) -> Vec<Rule> {
     let mut seen = HashSet::with_capacity(count);
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
@@ -146,7 +152,7 @@ fn exact5(rng: &mut StdRng, count: usize) -> Vec<Rule> {
         if !seen.insert(key) {
             continue;
         }
-        let (src, dst, sp, dp, tcp) = key;
+        let (src, dst, sp, dp, tcp) = (key.0, key.1, key.2, key.3, key.4 || tcp_only);
         let ip = Ipv4Item {
             src: Some(Field::exact(Ipv4Addr::from(src))),
             dst: Some(Field::exact(Ipv4Addr::from(dst))),
@@ -278,6 +284,22 @@ mod tests {
         assert_eq!(distinct.len(), 100);
         assert_eq!(rules, generate(RuleSetKind::Exact5, 100, 0, 7), "seeded");
         assert_ne!(rules, generate(RuleSetKind::Exact5, 100, 0, 8));
+    }
+
+    #[test]
+    fn test_exact5_tcp_is_one_mask() {
+        let rules = generate(RuleSetKind::Exact5Tcp, 200, 2, 3);
+        let l4: HashSet<_> = rules
+            .iter()
+            .filter(|r| r.pattern.len() == 3)
+            .map(|r| std::mem::discriminant(&r.pattern[2]))
+            .collect();
+        assert_eq!(l4.len(), 1, "every exact rule is TCP");
+        assert!(rules
+            .iter()
+            .filter(|r| r.pattern.len() == 3)
+            .all(|r| matches!(r.pattern[2], Item::Tcp(_))));
+        assert_eq!(RuleSetKind::Exact5Tcp.name(), "exact5_tcp");
     }
 
     #[test]

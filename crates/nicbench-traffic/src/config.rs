@@ -95,6 +95,10 @@ pub enum Popularity {
     Uniform,
     /// Flow `i` (0-based) has probability ∝ 1/(i+1)^s: flow 0 is the most popular.
     Zipf { s: f64 },
+    /// The flows take turns: packet `k` belongs to flow `k mod flows` (a generator that
+    /// increments the addresses per packet, as TRex's field engine with `op="inc"` and the
+    /// PAM'21 authors' `gen_flows.py` loops do): every flow equally often, a cyclic scan.
+    RoundRobin,
 }
 
 /// Offered rate.

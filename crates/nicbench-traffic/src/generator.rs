@@ -136,12 +136,21 @@ impl SizePicker {
 enum FlowPicker {
     Uniform(u32),
     Zipf(WeightedAliasIndex<f64>),
+    /// The next flow and the flow count (no random draw).
+    RoundRobin {
+        next: std::cell::Cell<u32>,
+        flows: u32,
+    },
 }
 
 impl FlowPicker {
     fn new(popularity: Popularity, flows: u32) -> Result<FlowPicker, TrafficError> {
         match popularity {
             Popularity::Uniform => Ok(FlowPicker::Uniform(flows)),
+            Popularity::RoundRobin => Ok(FlowPicker::RoundRobin {
+                next: std::cell::Cell::new(0),
+                flows,
+            }),
             Popularity::Zipf { s } => {
                 let weights = (1..=flows).map(|rank| f64::from(rank).powf(-s)).collect();
                 // Fails only for weights that are all zero or not finite (s huge).
@@ -157,6 +166,11 @@ impl FlowPicker {
             FlowPicker::Uniform(n) => rng.random_range(0..*n),
             // The table has `flows` (≤ MAX_FLOWS < 2^32) entries: the cast is lossless.
             FlowPicker::Zipf(table) => table.sample(rng) as u32,
+            FlowPicker::RoundRobin { next, flows } => {
+                let flow = next.get();
+                next.set(if flow + 1 >= *flows { 0 } else { flow + 1 });
+                flow
+            }
         }
     }
 }
@@ -537,6 +551,21 @@ impl PacketBatch {
 mod tests {
     use super::*;
     use crate::config::Rate;
+
+    #[test]
+    fn test_round_robin_flows_take_turns_in_both_apis() {
+        let config = TrafficConfig {
+            flows: 7,
+            popularity: Popularity::RoundRobin,
+            size: SizeSpec::List(vec![64, 128]),
+            packets: Some(50),
+            ..TrafficConfig::default()
+        };
+        let (singles, _, bursts, _) = both_ways(&config, &[3, 11]);
+        assert_eq!(singles, bursts);
+        let flows: Vec<u32> = singles.iter().map(|m| m.flow_index).collect();
+        assert_eq!(flows, (0..50).map(|k| k % 7).collect::<Vec<u32>>());
+    }
 
     /// Drains `config` with `fill_meta` in chunks of the given lengths
     /// (cycled) and with `next_meta`, packet by packet.

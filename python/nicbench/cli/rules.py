@@ -183,7 +183,8 @@ def _refuse_unused_target_option(to: str) -> None:
     type=click.Choice(RULE_SET_KINDS),
     default="exact5",
     show_default=True,
-    help="exact5: exact 5-tuples; acl/fw/ipc: ClassBench-like prefixes and port ranges.",
+    help="exact5: exact 5-tuples (TCP or UDP); exact5_tcp: TCP only (one mask per table, as the PAM'21 "
+    "authors' rules); acl/fw/ipc: ClassBench-like prefixes and port ranges.",
 )
 @click.option("--count", default="1000", show_default=True, help="Number of rules (1000, 10k, 1M; at most 4,194,304).")
 @click.option(

@@ -138,7 +138,16 @@ OPTIONS = Options(
             "Generated traffic's packet rate instead of `rate` (the paper's 5Mpps latency runs).",
             none_word="none",
         ),
-        Option("flows", "count", 10_000, "Generated traffic's distinct UDP flows.", minimum=1),
+        Option("flows", "count", 10_000, "Generated traffic's distinct flows.", minimum=1),
+        Option("proto", "choice", "udp", "Generated traffic's transport protocol.", choices=("udp", "tcp")),
+        Option(
+            "order",
+            "choice",
+            "random",
+            "How generated packets pick their flow: random (independent draws) or round-robin (the flows "
+            "take turns, as a generator incrementing addresses per packet does).",
+            choices=("random", "round-robin"),
+        ),
         Option(
             "duration",
             "duration_ns",

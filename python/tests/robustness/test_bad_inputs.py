@@ -120,6 +120,12 @@ CASES: list[tuple[str, list[str], str]] = [
         "--gen flows: 1e20 is too large: at most 16,777,216",
     ),
     ("simulate gen zipf nan", ["simulate", "--gen", "zipf=nan"], "zipf"),
+    ("simulate gen order bad", ["simulate", "--gen", "order=sorted"], "expected random or round-robin"),
+    (
+        "simulate gen order and zipf",
+        ["simulate", "--gen", "order=round-robin,zipf=1.1"],
+        "either take turns or are drawn by Zipf",
+    ),
     (
         "gen rate 1e30Gbps",
         ["gen", "--rate", "1e30Gbps", "--packets", "10", "-o", "{out}/g.pcap"],

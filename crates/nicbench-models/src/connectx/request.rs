@@ -145,6 +145,8 @@ pub struct GeneratedRules {
 #[allow(dead_code)]
 enum RuleSetKindName {
     Exact5,
+    #[serde(rename = "exact5_tcp")]
+    Exact5Tcp,
     Acl,
     Fw,
     Ipc,

@@ -158,7 +158,7 @@ pub fn install(spec: Option<&RulesSpec>, flows: &Flows, params: &ConnectxParams)
     let mut counted: Vec<(u32, String, u32, bool, u64)> = Vec::new();
     match spec {
         None => {}
-        Some(RulesSpec::Generated(g)) if g.kind == RuleSetKind::Exact5 => {
+        Some(RulesSpec::Generated(g)) if matches!(g.kind, RuleSetKind::Exact5 | RuleSetKind::Exact5Tcp) => {
             generated_exact5(g, flows, &mut functional, &mut counted)?;
         }
         Some(RulesSpec::Generated(g)) => {
@@ -294,7 +294,8 @@ fn generated_exact5(
             Some(base) => base + u64::from(u64::from(grp - 1) < g.count % t),
         }
     };
-    // Template rules give the two masks `generate` uses (TCP or UDP 5-tuples, ~half each).
+    // Template rules give the two masks `generate` uses (TCP or UDP 5-tuples, ~half each; TCP
+    // only for `exact5_tcp`).
     let probe = |proto: u8| FlowKey {
         src: IpAddr::from([10, 0, 0, 1]),
         dst: IpAddr::from([10, 0, 0, 2]),
@@ -323,8 +324,13 @@ fn generated_exact5(
     let groups: Vec<u32> = if t == 0 { vec![0] } else { (1..=g.groups).collect() };
     for grp in groups {
         let n = per_group(grp).saturating_sub(hits_in[grp as usize]);
-        counted.push((grp, tcp_sig.clone(), 0, true, n / 2));
-        counted.push((grp, udp_sig.clone(), 0, true, n - n / 2));
+        if g.kind == RuleSetKind::Exact5Tcp {
+            // One mask per table (the PAM'21 authors' rules are all TCP 5-tuples).
+            counted.push((grp, tcp_sig.clone(), 0, true, n));
+        } else {
+            counted.push((grp, tcp_sig.clone(), 0, true, n / 2));
+            counted.push((grp, udp_sig.clone(), 0, true, n - n / 2));
+        }
         if t > 0 {
             let fate = if u64::from(grp) == t {
                 Action::Queue { index: 0 }

@@ -107,6 +107,9 @@ pub struct Tables {
     pub matchers: Vec<Matcher>,
     /// Flows of the traffic (for access shares).
     pub total_flows: u64,
+    /// The flows take turns (round-robin traffic): the steering cache sees a cyclic scan
+    /// ([`Tables::cache_hit_rates_round_robin`]) instead of independent references.
+    pub round_robin: bool,
     by_signature: BTreeMap<(u32, String), MatcherId>,
 }
 
@@ -138,6 +141,7 @@ impl Tables {
             params: params.clone(),
             matchers: Vec::new(),
             total_flows: 0,
+            round_robin: false,
             by_signature: BTreeMap::new(),
         }
     }
@@ -412,7 +416,17 @@ impl Tables {
 
     /// Lookup-weighted mean hit rate.
     pub fn cache_hit_rate(&self) -> f64 {
-        self.mean_hit_rate(&self.cache_hit_rates())
+        self.mean_hit_rate(&self.hit_rates())
+    }
+
+    /// Steering-cache hit rate per matcher for this traffic's order: a cyclic scan for
+    /// round-robin flows, independent references otherwise.
+    pub fn hit_rates(&self) -> Vec<f64> {
+        if self.round_robin {
+            self.cache_hit_rates_round_robin()
+        } else {
+            self.cache_hit_rates()
+        }
     }
 
     /// Lookup-weighted mean of per-matcher hit rates.

@@ -88,6 +88,8 @@ _TRAFFIC = (
     "rate",
     "pps",
     "flows",
+    "proto",
+    "order",
     "trace",
     "duration",
     "warmup",
@@ -100,6 +102,8 @@ _TRAFFIC = (
 # connectx.forward's installer (`nicbench simulate --install-*`). Added after runs were stored: left out
 # of run keys and seeds while at their defaults (`target(added=...)`), so those runs keep theirs.
 _TOPOLOGY = ("cores", "queues", "queue_map")
+# The generated traffic's protocol and flow order, added later still (the same rule).
+_TRAFFIC_ADDED = ("proto", "order")
 _FORWARD_INSTALL = (
     "install_rate",
     "install_batch",
@@ -172,7 +176,15 @@ def _why_not(p: dict[str, Any]) -> str | None:
 def _traffic(p: dict[str, Any], seed: int) -> dict[str, Any]:
     rate = Rate(p["pps"], "pps") if p.get("pps") else Rate(p["rate"], "bps")
     return connectx.traffic_from_gen(
-        GenConfig(flows=p["flows"], size=p["size"], rate=rate, duration_ns=None, seed=seed)
+        GenConfig(
+            flows=p["flows"],
+            size=p["size"],
+            rate=rate,
+            duration_ns=None,
+            seed=seed,
+            proto=p.get("proto", "udp"),
+            round_robin=p.get("order", "random") == "round-robin",
+        )
     )
 
 
@@ -252,7 +264,7 @@ def _run(
     version=VERSION,
     why_not=_why_not,
     backends=("virtual", "dpdk"),
-    added=(*_TOPOLOGY, *_FORWARD_INSTALL),
+    added=(*_TOPOLOGY, *_FORWARD_INSTALL, *_TRAFFIC_ADDED),
 )
 def forward(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 2: forwarding through pre-installed rules in Table 0 or Tables 1..T; with an installer
@@ -281,7 +293,7 @@ def forward(p: dict, ctx: RunContext) -> dict:
     metrics=_BATCH_METRICS,
     version=VERSION,
     why_not=_why_not,
-    added=_TOPOLOGY,
+    added=(*_TOPOLOGY, *_TRAFFIC_ADDED),
 )
 def batch_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 3: throughput over time while one batch of rules is installed."""
@@ -306,7 +318,7 @@ def batch_install(p: dict, ctx: RunContext) -> dict:
     metrics=_RATE_METRICS,
     version=VERSION,
     why_not=_why_not,
-    added=_TOPOLOGY,
+    added=(*_TOPOLOGY, *_TRAFFIC_ADDED),
 )
 def rate_install(p: dict, ctx: RunContext) -> dict:
     """PAM'21 Fig. 4: forwarding while rules are installed at a steady rate."""

@@ -60,7 +60,12 @@ impl Testbed {
             keys: source.keys().to_vec(),
             flow_keys: source.flow_keys().to_vec(),
         };
-        let inst = install(scn.rules.as_ref(), &flows, &p)?;
+        let mut inst = install(scn.rules.as_ref(), &flows, &p)?;
+        inst.tables.round_robin = scn.trace.is_none()
+            && scn
+                .traffic
+                .as_ref()
+                .is_some_and(|t| t.popularity == nicbench_traffic::Popularity::RoundRobin);
         let rules_refused = inst.refused;
         let n_flows = flows.keys.len();
         let reader = inst.classifier.reader();

@@ -173,7 +173,7 @@ impl Nic {
             // (the periodic refresh then follows the flow counts): a replayed trace's flows meet
             // the steering tables from their first packet, as do the flows of a rule just
             // installed, instead of passing free until the next refresh.
-            let cost = self.inst.tables.path_cost(&path, &self.inst.tables.cache_hit_rates());
+            let cost = self.inst.tables.path_cost(&path, &self.inst.tables.hit_rates());
             self.paths.push(Path {
                 hops: path,
                 flows: 0,
@@ -262,7 +262,7 @@ impl Nic {
         }
         tables.total_flows = self.flows.len() as u64;
         self.hit_rate = tables.cache_hit_rate();
-        let rates = tables.cache_hit_rates();
+        let rates = tables.hit_rates();
         for p in self.paths.iter_mut() {
             p.cost = tables.path_cost(&p.hops, &rates);
             p.steer = SteerCost::of(&p.cost);

@@ -415,6 +415,38 @@ mod tests {
     }
 
     #[test]
+    fn test_round_robin_traffic_sees_the_cyclic_scan_cache() {
+        // 100K exact rules over 4 tables, 10K flows on the default path: a working set past the
+        // steering cache. Taking turns, the flows meet the cyclic-scan hit rate (random
+        // replacement); drawn independently, Che's. The two must differ, and equal their formulas.
+        let run = |popularity: Value| {
+            let case = json!({"rules": {"generated": {"kind": "exact5_tcp", "count": 100_000, "groups": 4, "seed": 2}},
+                "traffic": {"flows": 10_000, "proto": "tcp", "popularity": popularity, "size": {"fixed": 1500}, "rate": {"gbps": 100.0}, "seed": 5}});
+            let mut tb = testbed(case);
+            let counts = tb.run(&mut |_| {}).expect("runs");
+            let tables = &tb.nic.inst.tables;
+            let expected = tables.mean_hit_rate(&if tables.round_robin {
+                tables.cache_hit_rates_round_robin()
+            } else {
+                tables.cache_hit_rates()
+            });
+            (
+                tb.summary(&counts, 0.0).model.steering_cache_hit_rate,
+                expected,
+                tables.round_robin,
+            )
+        };
+        let (turns, turns_formula, rr) = run(json!("round_robin"));
+        let (drawn, drawn_formula, random) = run(json!("uniform"));
+        assert!(rr && !random);
+        assert!((turns - turns_formula).abs() < 1e-9 && (drawn - drawn_formula).abs() < 1e-9);
+        assert!(
+            turns < 0.999 && (turns - drawn).abs() > 0.01,
+            "round robin {turns}, random {drawn}"
+        );
+    }
+
+    #[test]
     fn test_skipping_flow_draws_gives_identical_results_and_only_when_flows_cannot_matter() {
         // (scenario, whether the flow draws are skipped)
         let cases = [
