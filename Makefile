@@ -1,7 +1,7 @@
 # nicbench: one command sets up and runs the main job, one sets up and runs all tests.
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
-#   make test    venv + native build + peer tools, then ruff, cargo test, pytest (2 workers) and the quick studies' gates
+#   make test    venv + native build + peer tools, then ruff, cargo test, pytest (2 workers) and the studies' gates
 #   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows, bench-startup;
 #                drivers in benches/)
 #
@@ -51,9 +51,9 @@ test-python: develop
 # The README's "Current figures" of these studies are checked against the same run.
 test-gates: develop
 	mkdir -p build
-	nicbench reproduce ovs-offload argus100g offpath --strict --json --results build/gate-results \
+	nicbench reproduce ovs-offload argus100g offpath pam21 --strict --json --results build/gate-results \
 		--reports build/gate-reports > build/gate-reproduce.json
-	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json ovs-offload argus100g offpath
+	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json ovs-offload argus100g offpath pam21
 
 $(STAMP): requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
