@@ -266,7 +266,7 @@ pub fn next_flow_limit(limit: u64, n_flows: u64, duration_ms: f64, configured: u
 mod tests {
     use super::*;
 
-    fn entry(v: u128, at: SimTime) -> Entry {
+    pub(super) fn entry(v: u128, at: SimTime) -> Entry {
         let mut mask = Fields::default();
         mask.0[0] = u128::MAX;
         let mut value = Fields::default();
@@ -368,6 +368,7 @@ mod tests {
 
 #[cfg(test)]
 mod load_tests {
+    use super::tests::entry;
     use super::*;
 
     /// 10000 flows, 20 µs per flow per dump, one revalidator: a 200 ms dump, the limit stays. With
@@ -378,7 +379,11 @@ mod load_tests {
         let run = |handler_cores: f64| {
             let mut c = MegaflowCache::new(&CacheConfig::default(), 20.0).with_cores(8.0);
             for v in 0..10_000 {
-                c.install(tests_entry(v));
+                // Created at 0, last used at 400 ms: idle less than max_idle at the dumps.
+                c.install(Entry {
+                    last_used: SimTime::from_ns(400_000_000),
+                    ..entry(v, SimTime::ZERO)
+                });
             }
             c.dump_next(handler_cores);
             c.stats
@@ -388,23 +393,5 @@ mod load_tests {
         let busy = run(63.0);
         assert_eq!((busy.dump_ms_max, busy.flow_limit_final), (1600.0, 150_000));
         assert_eq!(run(7.0).dump_ms_max, 200.0, "7 + 1 threads fit 8 cores");
-    }
-
-    fn tests_entry(v: u128) -> Entry {
-        let mut mask = Fields::default();
-        mask.0[0] = u128::MAX;
-        let mut value = Fields::default();
-        value.0[0] = v;
-        Entry {
-            mask,
-            value,
-            flow: DpFlow::default(),
-            created: SimTime::ZERO,
-            last_used: SimTime::from_ns(400_000_000),
-            offloaded: false,
-            dp: "ovs",
-            reason: None,
-            alive: true,
-        }
     }
 }
