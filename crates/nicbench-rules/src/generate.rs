@@ -33,7 +33,7 @@ pub const GENERATED_QUEUES: u16 = 16;
 pub enum RuleSetKind {
     Exact5,
     /// Exact 5-tuples, all TCP: one mask (one matcher) per table, as the PAM'21 authors'
-    /// generator writes them (nic-bench/experiments `scripts/gen_flows.py`: `ipv4 src is / dst is /
+    /// generator writes them (`gen_flows.py` of the nic-bench/experiments repository: `ipv4 src is / dst is /
     /// tcp src is / dst is`); `Exact5` draws TCP or UDP per rule, two masks per table.
     Exact5Tcp,
     Acl,
