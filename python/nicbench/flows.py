@@ -82,18 +82,27 @@ MAX_FLOWS = 2**31 - 2
 Duration = str | int | float | None
 
 
+# Longest timeout [s]: about 31 years, far beyond any capture, and within the meter's 64-bit ns.
+MAX_TIMEOUT_S = 1e9
+
+
 def parse_seconds_ns(value: Duration, what: str) -> int | None:
-    """`"60s"`, `"500ms"`, `"2min"` or a number of seconds → ns; None stays None."""
+    """`"60s"`, `"500ms"`, `"2min"` or a number of seconds → ns; None stays None. Positive, at most
+    MAX_TIMEOUT_S."""
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value <= 0:
-            raise UnitError(f"{what} must be positive, found {value!r}")
-        return int(round(value * 1e9))
-    try:
-        return parse_duration_ns(str(value))
-    except UnitError as exc:
-        raise UnitError(f"{what}: {exc}") from None
+        seconds = float(value)
+    else:
+        try:
+            seconds = parse_duration_ns(str(value)) / 1e9
+        except UnitError as exc:
+            raise UnitError(f"{what}: {exc}") from None
+    if not (seconds > 0):
+        raise UnitError(f"{what} must be positive, found {value!r}")
+    if seconds > MAX_TIMEOUT_S:
+        raise UnitError(f"{what} {value}: at most {MAX_TIMEOUT_S:g} s (about 31 years)")
+    return int(round(seconds * 1e9))
 
 
 def format_for_path(path: str | os.PathLike | None, format: str | None = None) -> str:
@@ -164,7 +173,10 @@ def meter(
     if duration is not None and live is None:
         raise NicbenchError("duration applies to live capture only (a pcap is metered to its end)")
     fmt = format_for_path(out, format)
-    no_active = active is False or (isinstance(active, str) and active.strip().lower() in ("off", "none", "0"))
+    # "0" is refused (must be positive) rather than read as "off": say off to mean off.
+    no_active = active is False or (isinstance(active, str) and active.strip().lower() in ("off", "none"))
+    if isinstance(active, (str, int, float)) and not isinstance(active, bool) and str(active).strip() in ("0", "0.0"):
+        raise UnitError(f"--active {active}: the status interval must be positive; 'off' turns it off")
     active_ns = None if no_active or active is None or active is True else parse_seconds_ns(active, "--active")
     kwargs = dict(
         live=live is not None,

@@ -141,6 +141,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ),
     ("gen flows 0", ["gen", "--flows", "0", "-o", "{out}/g.pcap"], "flows"),
     ("gen zipf nan", ["gen", "--zipf", "nan", "-o", "{out}/g.pcap"], "not a finite number"),
+    ("flows idle 1e20s", ["flows", "{good_pcap}", "--idle", "1e20s"], "at most 1e+09 s"),
+    ("flows active 0", ["flows", "{good_pcap}", "--active", "0"], "--active 0: the status interval must be positive"),
     ("gen zipf inf", ["gen", "--zipf", "inf", "-o", "{out}/g.pcap"], "not a finite number"),
     (
         "gen for-rules with flows",
