@@ -28,6 +28,7 @@ from typing import Any
 
 from nicbench.errors import NicbenchError
 from nicbench.experiments.spec import load_spec
+from nicbench.inputs import refuse_special_file
 from nicbench.vocab.records import RESERVED_NAMES
 from nicbench.vocab.study import Reference, Study
 
@@ -57,6 +58,7 @@ def load_measurements(
                 )
             refs += [_reference(e, f"m-{path.name}-{i + 1:03d}") for i, e in enumerate(entries)]
             continue
+        refuse_special_file(path, "measurement file")  # a device or a pipe would be read without end
         try:
             with path.open(newline="") as fh:
                 header = set(next(csv.reader(fh), []))

@@ -419,6 +419,16 @@ CASES: list[tuple[str, list[str], str]] = [
     ("flows fifo without writer", ["flows", "{fifo}"], "no writer wrote to within 5 s"),
     ("simulate trace fifo", ["simulate", "--trace", "{fifo}", "--duration", "1ms"], "no writer wrote to within 5 s"),
     ("check fifo", ["rules", "check", "{fifo}"], "a named pipe (FIFO), not a rule file"),
+    # A device read whole grows without end (issue 38): profiles and measurements are regular files.
+    ("simulate nic dev zero", ["simulate", "--nic", "/dev/zero", "--duration", "1ms"], "not a regular file"),
+    ("flowhost host dev zero", ["flowhost", "--host", "/dev/zero"], "not a regular file"),
+    ("calibrate dev zero", ["calibrate", "/dev/zero", "--dry-run"], "not a regular file"),
+    (
+        "calibrate measurements dev zero",
+        ["calibrate", "--base", "connectx5", "--measurements", "/dev/zero", "-o", "{out}/m.toml"],
+        "a device, not a measurement file",
+    ),
+    ("simulate nic fifo", ["simulate", "--nic", "{fifo}", "--duration", "1ms"], "not a regular file"),
     ("classify rules fifo", ["classify", "--rules", "{fifo}", "--pcap", "{good_pcap}"], "a named pipe (FIFO)"),
     ("openflow fifo", ["rules", "openflow", "{fifo}"], "a named pipe (FIFO), not a rule file"),
     ("vswitch openflow fifo", ["vswitch", "--openflow", "{fifo}", "--trace", "{good_pcap}"], "a named pipe (FIFO)"),

@@ -41,6 +41,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Largest profile file read \[B\] (the repo's are under 40 KiB).
+pub const MAX_PROFILE_BYTES: u64 = 4 << 20;
+
 /// One parameter with its unit and where its value comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -183,9 +186,26 @@ impl Profile {
         Ok(profile)
     }
 
-    /// Loads `name_or_path` (see [`resolve`]) from `dir`.
+    /// Loads `name_or_path` (see [`resolve`]) from `dir`: a regular file of at most
+    /// [`MAX_PROFILE_BYTES`].
     pub fn load(name_or_path: &str, dir: &Path) -> Result<Profile, ModelError> {
         let path = resolve(name_or_path, dir)?;
+        // A device or a pipe (`--nic /dev/zero`) would be read without end: regular files only.
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if !meta.is_file() && !meta.is_dir() {
+                return Err(ModelError::Profile(format!(
+                    "{}: not a regular file (a profile is a TOML file)",
+                    path.display()
+                )));
+            }
+            if meta.len() > MAX_PROFILE_BYTES {
+                return Err(ModelError::Profile(format!(
+                    "{}: {} bytes, more than a profile's {MAX_PROFILE_BYTES} (a profile is a TOML file)",
+                    path.display(),
+                    meta.len()
+                )));
+            }
+        }
         let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidData => ModelError::Profile(format!(
                 "{}: not a text file (a profile is a TOML file)",
