@@ -57,6 +57,7 @@ fn gen_for_rules(
     let (classifier, ids) = Classifier::with_rules(ClassifierConfig::default(), rules.iter().cloned())
         .map_err(|e| classifier_error(&name, &lines, e))?;
     let found = witnesses(&classifier, &rules, &ids, config.seed);
+    let name_rule = |i: usize| format!("line {}", lines[i]);
     let (targets, rules_met) = pick_targets(&found, hit_share, config.seed);
     if targets.is_empty() {
         return Err(invalid(format!(
@@ -68,7 +69,7 @@ fn gen_for_rules(
                 .find_map(|(w, line)| w
                     .as_ref()
                     .err()
-                    .map(|m| format!("line {line}: {}", m.describe(|i| format!("line {}", lines[i])))))
+                    .map(|m| format!("line {line}: {}", m.describe(name_rule))))
                 .unwrap_or_else(|| "no rules".into())
         )));
     }
@@ -92,7 +93,7 @@ fn gen_for_rules(
         .filter_map(|(w, &line)| {
             w.as_ref().err().map(|miss| Missed {
                 line,
-                reason: miss.describe(|i| format!("line {}", lines[i])),
+                reason: miss.describe(name_rule),
                 miss: miss.clone(),
             })
         })

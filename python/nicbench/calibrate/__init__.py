@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from nicbench.calibrate.fit import FitParam, FitResult, fit
-from nicbench.calibrate.identify import ParamCertainty, identifiability, independent_points
+from nicbench.calibrate.identify import ParamCertainty, about_device, identifiability, independent_points
 from nicbench.calibrate.problem import Evaluator, build_problem, calibrated_device, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
@@ -299,7 +299,7 @@ def calibrate(
     written = False
     if write:
         if saturated:  # as many points as parameters: the values are solved from those points
-            own = [r.id for r in cal_refs if "nic" not in r.where or Path(str(r.where["nic"])).stem == device]
+            own = [r.id for r in about_device(cal_refs, device)]
             head = (
                 f"derived from reference{'s' if len(own) > 1 else ''} {', '.join(own)}: solved on {points} "
                 f"calibration point{'s' if points > 1 else ''} of {st.name}, as many as free parameters (not a fit)"

@@ -1,7 +1,8 @@
 """What a fit can claim: how many independent points it has, and how well the data pin each parameter.
 
-- `independent_points(refs)`: calibration entries that are distinct observations — distinct (scenario,
-  metric) pairs (two entries about the same run and metric are one observation).
+- `independent_points(refs[, device])`: calibration entries that are distinct observations — distinct
+  (scenario, metric, statistic), and one sentence giving one number for several scenarios once; with a
+  device, only the entries about it (`about_device`).
 - `identifiability(...)`: at the fitted values, the Jacobian of the residuals (each residual in units of its
   reference's tolerance) with respect to the parameters, by central differences in the parameter's search
   space (log for log-scaled parameters); the covariance `(JᵀJ)⁺ · max(1, χ²/(m − n))` treats a tolerance as one
@@ -26,7 +27,7 @@ from nicbench.calibrate.fit import FitParam
 from nicbench.calibrate.problem import Evaluator, Problem, model_values, residual
 from nicbench.vocab.study import Reference
 
-__all__ = ["independent_points", "identifiability", "jacobian", "ParamCertainty"]
+__all__ = ["about_device", "independent_points", "identifiability", "jacobian", "ParamCertainty"]
 
 # Relative step of the central difference, as a share of the parameter's search range.
 STEP = 0.02
@@ -40,24 +41,27 @@ def _sentence(quote: str) -> str:
     return re.sub(r"\s*\([^()]*\)\s*$", "", quote).strip()
 
 
+def about_device(refs: list[Reference], device: str) -> list[Reference]:
+    """The entries about `device` (their `nic` is its profile, by name or path) or about no device."""
+    return [r for r in refs if "nic" not in r.where or Path(str(r.where["nic"])).stem == device]
+
+
 def independent_points(refs: list[Reference], device: str | None = None) -> int:
     """Distinct published observations among `refs`: one per (scenario, metric, statistic), and a
     sentence that gives one number for several scenarios ("each core adds around 2.4M pps") counts
     once. With `device`, only the entries about that device (or about none): another device's points
     are run with its own profile, so they pin none of this one's parameters."""
     if device is not None:
-        refs = [r for r in refs if "nic" not in r.where or Path(str(r.where["nic"])).stem == device]
-    seen_scenarios: set[tuple] = set()
+        refs = about_device(refs, device)
+    seen_observations: set[tuple] = set()
     seen_sentences: set[tuple] = set()
     count = 0
     for r in refs:
-        scenario = (r.scenario(), r.metric, r.statistic)
         sentence = (_sentence(r.quote), r.metric, r.statistic, r.value)
-        digitized = r.location.startswith("shared/data/")
-        if scenario in seen_scenarios or (not digitized and sentence in seen_sentences):
+        if r.observation() in seen_observations or (not r.digitized and sentence in seen_sentences):
             continue
-        seen_scenarios.add(scenario)
-        if not digitized:
+        seen_observations.add(r.observation())
+        if not r.digitized:
             seen_sentences.add(sentence)
         count += 1
     return count

@@ -112,8 +112,9 @@ class Reference:
     # parameter set from the same sentence): `echo = "..."` in the file, or the loader for an
     # input metric. None for an outcome.
     echo: str | None = None
-    # The validation entry of the same observation (scenario, metric and statistic) that is counted
-    # instead: a text claim that restates a digitized point; set by the study loader.
+    # The validation entries counted instead of this one (one published observation counts once): the
+    # digitized point a text claim on the same observation restates, or the counted points a ratio is
+    # made of; set by the study loader.
     repeats: str | None = None
 
     def passes(self, model_value: float) -> bool:
@@ -138,6 +139,16 @@ class Reference:
     def scenario(self) -> tuple[str, tuple]:
         """Which run the entry is about: the experiment and its point (device included)."""
         return self.experiment, tuple(sorted((k, repr(v)) for k, v in self.where.items()))
+
+    def observation(self) -> tuple:
+        """What was observed: the run, the metric and the statistic (two entries with the same one
+        are one published observation)."""
+        return self.scenario(), self.metric, self.statistic
+
+    @property
+    def digitized(self) -> bool:
+        """A point digitized from a published plot (its location is a data file), not a sentence."""
+        return self.location.startswith("shared/data/")
 
 
 # How summaries group references: calibration, validation that tests a prediction, validation that
@@ -382,10 +393,6 @@ def _mark_restating(file: Path, refs: list[Reference]) -> list[Reference]:
     return out
 
 
-def _is_digitized(r: Reference) -> bool:
-    return r.location.startswith("shared/data/")
-
-
 def _mark_repeats(refs: list[Reference]) -> list[Reference]:
     """Marks the independent validation entries that repeat an observation counted elsewhere: one
     published observation counts once.
@@ -397,12 +404,12 @@ def _mark_repeats(refs: list[Reference]) -> list[Reference]:
       entry or a counted validation entry brings no observation of its own: it repeats those
       validation sources (derived from calibration alone, it already restates calibration)."""
     first: dict[tuple, Reference] = {}
-    for r in sorted(refs, key=lambda r: not _is_digitized(r)):  # stable: digitized first, then file order
+    for r in sorted(refs, key=lambda r: not r.digitized):  # stable: digitized first, then file order
         if r.independent:
-            first.setdefault((r.scenario(), r.metric, r.statistic), r)
+            first.setdefault(r.observation(), r)
     marked = []
     for r in refs:
-        counted = first.get((r.scenario(), r.metric, r.statistic)) if r.independent else None
+        counted = first.get(r.observation()) if r.independent else None
         marked.append(r if counted is None or counted.id == r.id else dataclasses.replace(r, repeats=counted.id))
     by_id = {r.id: r for r in marked}
     out = []

@@ -94,7 +94,7 @@ impl std::fmt::Display for Miss {
     }
 }
 
-/// What the rules of one group jump from: (rule index, source group) per jump into it.
+/// The jump rules into each group (rule indices), highest priority first.
 fn jumps_into(rules: &[Rule]) -> HashMap<u32, Vec<usize>> {
     let mut into: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, r) in rules.iter().enumerate() {
