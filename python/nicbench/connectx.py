@@ -312,7 +312,8 @@ def run_limits(
 
 def parse_queue_map(text: str, *, cores: int, port_queues: int, spell: Callable[[str], str] = _flag) -> dict[int, int]:
     """`0:0,1:0,2:1,3:1` (queue:core) → {queue: core}, checked: every queue of the port (0..port_queues-1)
-    mapped, each once, to a core below `cores`. (Queues only a rule names are checked by the model.)
+    mapped, each once, to a core below `cores`. (Queues only a rule names, beyond the port's default
+    RSS queues, are checked by the model.)
     Errors name the options by `spell` (default: the command line's flags)."""
     name = spell("queue_map")
     out: dict[int, int] = {}
@@ -332,9 +333,10 @@ def parse_queue_map(text: str, *, cores: int, port_queues: int, spell: Callable[
         out[queue] = core
     unmapped = [q for q in range(port_queues) if q not in out]
     if unmapped:
+        given = ", ".join(str(q) for q in sorted(out)[:8]) + (", …" if len(out) > 8 else "")
         raise NicbenchError(
             f"{name}: queue {unmapped[0]} of the port's {port_queues} ({spell('queues')}) has no "
-            f"core: map every queue 0 to {port_queues - 1}"
+            f"core (the map gives queue{'s' if len(out) > 1 else ''} {given}): map every queue 0 to {port_queues - 1}"
         )
     return out
 

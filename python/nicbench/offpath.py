@@ -277,8 +277,18 @@ def parse_flow(text: str) -> Flow:
 
 
 def parse_flows(text: str) -> list[Flow]:
-    """Several flows separated by `;` (empty parts are ignored)."""
-    flows = [parse_flow(part) for part in text.split(";") if part.strip()]
+    """Several flows separated by `;` (one trailing `;` is allowed). An empty flow between two `;`
+    is refused: it is a typo or a flow lost in editing, never a flow to drop without a word."""
+    parts = text.split(";")
+    if len(parts) > 1 and not parts[-1].strip():
+        parts = parts[:-1]
+    empty = [i for i, part in enumerate(parts, 1) if not part.strip()]
+    if empty and len(parts) > 1:
+        raise NicbenchError(
+            f"flows: flow {empty[0]} of {len(parts)} in {text!r} is empty: separate flows by one ';', "
+            "e.g. 'client->soc READ 4KiB; client->host WRITE 64B'"
+        )
+    flows = [parse_flow(part) for part in parts if part.strip()]
     if not flows:
         raise NicbenchError("flows: expected at least one flow, e.g. 'client->soc READ 4KiB'")
     return flows

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
-from nicbench.traffic_bounds import MAX_FRAME_BYTES, MAX_GEN_FLOWS, MAX_TRACE_PACKETS, MIN_FRAME_BYTES
+from nicbench.traffic_bounds import (
+    MAX_FRAME_BYTES,
+    MAX_GEN_FLOWS,
+    MAX_TRACE_DURATION_NS,
+    MAX_TRACE_PACKETS,
+    MIN_FRAME_BYTES,
+)
 from nicbench.units import Rate
 
 __all__ = [
@@ -160,6 +166,11 @@ class GenConfig:
                     f"rate {_rate_text(self.rate)}: less than one packet per second; at least {MIN_RATE_PPS:g} pps"
                 )
         duration_ns = self.duration_ns if duration_ns is None else duration_ns
+        if duration_ns is not None and duration_ns > MAX_TRACE_DURATION_NS:
+            raise NicbenchError(
+                f"duration {duration_ns / 1e9:g} s: too long for a capture: at most "
+                f"{MAX_TRACE_DURATION_NS / 1e9:,.0f} s (a pcap record's timestamp has 32-bit seconds)"
+            )
         bound = self.packets
         if rates is not None and duration_ns is not None:
             by_time = math.ceil(rates[1] * duration_ns / 1e9)
@@ -171,7 +182,9 @@ class GenConfig:
             )
 
     def expected_packets(self) -> int | None:
-        """Packets the run will produce (for progress bars); None when unbounded."""
+        """Packets the run will produce (for progress bars); None when unbounded. The config is
+        checked first (`check`): the count is asked before the run, so its errors are the run's."""
+        self.check()
         return _native.expected_packets(json.dumps(self.to_native()))
 
     def to_native(self) -> dict:

@@ -7,6 +7,8 @@ loading the generator."""
 MAX_GEN_FLOWS = 1 << 24
 # Packets one generated trace may hold: 2^32 (a 100 Gbps, 1500 B stream of 8 min; ~300 GB of pcap at 64 B).
 MAX_TRACE_PACKETS = 1 << 32
+# The longest trace [ns]: a pcap record's timestamp has 32-bit seconds (from 0, the generator's start).
+MAX_TRACE_DURATION_NS = (2**32 - 1) * 1_000_000_000
 # Frame sizes the generator builds [bytes, incl. FCS]: Ethernet's minimum to a 9000 B jumbo MTU
 # (nicbench_wire::builder::{MIN,MAX}_FRAME_SIZE_BYTES).
 MIN_FRAME_BYTES = 64

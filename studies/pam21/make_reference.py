@@ -798,8 +798,12 @@ def references_from_csv(path: Path) -> list[dict]:
                     "update rate",
                 )
             )
-    folder = f"shared/data/{path.parent.name}"
-    for e in out:  # a file from another folder (e.g. the few-shot measurements) names its own
+    # A file of the shared data (e.g. the few-shot measurements) is named as the reference files name
+    # it; a user's own file by the path given.
+    parent = Path(path).resolve().parent
+    in_shared = parent.parent.name == "data" and parent.parent.parent.name == "shared"
+    folder = f"shared/data/{parent.name}" if in_shared else str(Path(path).parent)
+    for e in out:
         e["location"] = e["location"].replace(DATA_LOCATION, folder, 1)
     return out
 

@@ -38,20 +38,19 @@ use crate::compile::Fate;
 use crate::key::{presence, PacketKey, INNER_BASE, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
 use crate::state::{Outcome, RuleId, Verdict};
 use ahash::AHashMap;
-use nicbench_rules::model::{RssAction, RssFunc, RssType};
+use nicbench_rules::model::{RssAction, RssFunc, RssRefusal, RssType, MLX5_RSS_KEY_BYTES};
 use nicbench_rules::Action;
 use nicbench_wire::rss::{Reta, RssError, Toeplitz, MLX5_DEFAULT_KEY};
 
 /// The key length the mlx5 PMD accepts \[bytes\] (`MLX5_RSS_HASH_KEY_LEN`).
-pub const MLX5_KEY_BYTES: usize = 40;
+pub const MLX5_KEY_BYTES: usize = MLX5_RSS_KEY_BYTES;
 
 /// Why an `rss` action cannot be resolved as the mlx5 PMD would.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RssSetupError {
-    #[error("rss func simple_xor is not modelled: the ConnectX XOR hash has no public definition and the mlx5 PMD refuses it (use toeplitz, symmetric_toeplitz or default)")]
-    SimpleXor,
-    #[error("rss key of {len_bytes} bytes: the mlx5 PMD takes exactly {MLX5_KEY_BYTES} (MLX5_RSS_HASH_KEY_LEN)")]
-    KeyLength { len_bytes: usize },
+    /// Refused whatever the port: the same check as every rule loader's.
+    #[error(transparent)]
+    Refused(#[from] RssRefusal),
     #[error("rss queues: {0}")]
     Queues(RssError),
     #[error("the port needs at least one rx queue")]
@@ -131,30 +130,8 @@ pub struct RssQueuePicker {
 impl RssQueuePicker {
     /// The picker for `action` on a port with `port_queues` rx queues.
     pub fn new(action: &RssAction, port_queues: u16) -> Result<RssQueuePicker, RssSetupError> {
-        let symmetric = match action.func.unwrap_or(RssFunc::Default) {
-            RssFunc::Default | RssFunc::Toeplitz => false,
-            RssFunc::SymmetricToeplitz => true,
-            RssFunc::SimpleXor => return Err(RssSetupError::SimpleXor),
-        };
-        let key: Vec<u8> = match (&action.key, action.key_len) {
-            (Some(key), Some(len)) => {
-                let mut k = key.clone();
-                k.resize(len as usize, 0);
-                k
-            }
-            (Some(key), None) => key.clone(),
-            // No key: the PMD's default key, if the length (when given) is one mlx5 accepts
-            // (mlx5_flow_validate_action_rss refuses a key_len that is neither 0 nor 40).
-            (None, Some(len)) if len != 0 && len as usize != MLX5_KEY_BYTES => {
-                return Err(RssSetupError::KeyLength {
-                    len_bytes: len as usize,
-                })
-            }
-            (None, _) => MLX5_DEFAULT_KEY.to_vec(),
-        };
-        if key.len() != MLX5_KEY_BYTES {
-            return Err(RssSetupError::KeyLength { len_bytes: key.len() });
-        }
+        let key = action.mlx5_key()?.unwrap_or_else(|| MLX5_DEFAULT_KEY.to_vec());
+        let symmetric = action.func == Some(RssFunc::SymmetricToeplitz);
         let queues: Vec<u16> = match &action.queues {
             Some(q) => q.clone(),
             None if port_queues == 0 => return Err(RssSetupError::NoPortQueues),
@@ -428,7 +405,7 @@ mod tests {
         };
         assert_eq!(
             RssQueuePicker::new(&short, 4).unwrap_err(),
-            RssSetupError::KeyLength { len_bytes: 8 }
+            RssSetupError::Refused(RssRefusal::KeyLength { len_bytes: 8 })
         );
         let padded = RssAction {
             key: Some(vec![0x6d; 8]),
@@ -445,7 +422,7 @@ mod tests {
         };
         assert_eq!(
             RssQueuePicker::new(&too_long, 4).unwrap_err(),
-            RssSetupError::KeyLength { len_bytes: 64 }
+            RssSetupError::Refused(RssRefusal::KeyLength { len_bytes: 64 })
         );
         let key_len_only = RssAction {
             key_len: Some(40),
@@ -461,7 +438,10 @@ mod tests {
             func: Some(RssFunc::SimpleXor),
             ..Default::default()
         };
-        assert_eq!(RssQueuePicker::new(&xor, 4).unwrap_err(), RssSetupError::SimpleXor);
+        assert_eq!(
+            RssQueuePicker::new(&xor, 4).unwrap_err(),
+            RssSetupError::Refused(RssRefusal::SimpleXor)
+        );
         assert!(RssQueuePicker::new(&action(&[], &[]), 4).is_err());
         assert_eq!(
             RssQueuePicker::port_default(0).unwrap_err(),

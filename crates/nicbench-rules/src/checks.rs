@@ -1,6 +1,7 @@
-//! Checks on a whole rule set that no single line can fail: ranges that match nothing
-//! (`100 : 50`) and jumps that loop (`group 1 -> jump group 1`, cycles across groups, tc
-//! `goto chain` loops).
+//! Checks on a rule set beyond each line's syntax: ranges that match nothing (`100 : 50`),
+//! jumps that loop (`group 1 -> jump group 1`, cycles across groups, tc `goto chain` loops),
+//! and what the mlx5 PMD refuses in a rule whatever the port (two fate actions, an RSS key
+//! or hash function it does not take).
 //!
 //! Every tool that loads a rule file runs them ([`crate::ruleset::load`]), so `rules check`
 //! refuses what `classify`, `simulate` and `rules convert` refuse; the classifier's own
@@ -67,6 +68,38 @@ pub fn reversed_range(rule: &crate::Rule) -> Option<String> {
     None
 }
 
+/// Why the mlx5 PMD refuses `rule` on its own, whatever the port: a second fate action
+/// (`flow_dv_validate`: "can't have 2 fate actions in same flow"; mlx5's fate actions are
+/// drop, queue, rss, jump and, on the e-switch, port_id) or an `rss` action it refuses
+/// ([`crate::model::RssAction::mlx5_key`]).
+pub fn pmd_refusal(rule: &crate::Rule) -> Option<String> {
+    let fates: Vec<&Action> = rule.actions.iter().filter(|a| a.is_fate()).collect();
+    if fates.len() > 1 {
+        let names: Vec<String> = fates.iter().map(|a| fate_name(a)).collect();
+        return Some(format!(
+            "{} fate actions ({}): a rule decides one fate, the mlx5 PMD refuses a second (\"can't have 2 fate actions in same flow\"); keep one",
+            fates.len(),
+            names.join(", ")
+        ));
+    }
+    rule.actions.iter().find_map(|a| match a {
+        Action::Rss(rss) => rss.mlx5_key().err().map(|e| e.to_string()),
+        _ => None,
+    })
+}
+
+fn fate_name(action: &Action) -> String {
+    match action {
+        Action::Queue { index } => format!("queue index {index}"),
+        Action::Rss(_) => "rss".into(),
+        Action::Jump { group } => format!("jump group {group}"),
+        Action::Drop => "drop".into(),
+        Action::PortId { id } => format!("port_id id {id}"),
+        Action::Passthru => "passthru".into(),
+        other => format!("{other:?}"),
+    }
+}
+
 /// Errors of the whole-set checks, in line order: one per reversed range, and one for the
 /// first jump that closes a cycle (at the line of a rule making that jump).
 pub fn check_rule_set(rules: &[NumberedRule], file: &str) -> Vec<ParseError> {
@@ -83,6 +116,9 @@ pub fn check_rule_set(rules: &[NumberedRule], file: &str) -> Vec<ParseError> {
                 r.line,
                 format!("reversed range {range}: the high end is below the low end, so the rule matches nothing (write LOW : HIGH)"),
             ));
+        }
+        if let Some(why) = pmd_refusal(&r.rule) {
+            errors.push(at(r.line, why));
         }
     }
     let edges: BTreeSet<(u32, u32)> = rules
@@ -123,6 +159,24 @@ mod tests {
             Ok(_) => Vec::new(),
             Err(e) => e.iter().map(ToString::to_string).collect(),
         }
+    }
+
+    #[test]
+    fn test_pmd_refusals_at_load_with_line() {
+        let two = "flow create 0 ingress pattern eth / end actions count / end\n\
+                   flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end actions drop / queue index 1 / end\n";
+        let e = errors_of(two, Syntax::Testpmd);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("r:2:"), "{}", e[0]);
+        assert!(e[0].contains("2 fate actions (drop, queue index 1)"), "{}", e[0]);
+        let short_key =
+            "flow create 0 ingress pattern eth / ipv4 / end actions rss key 01020304 queues 0 1 end / end\n";
+        assert!(errors_of(short_key, Syntax::Testpmd)[0].contains("rss key of 4 bytes"));
+        let xor = "flow create 0 ingress pattern eth / ipv4 / end actions rss func simple_xor queues 0 1 end / end\n";
+        assert!(errors_of(xor, Syntax::Testpmd)[0].contains("simple_xor"));
+        // One fate beside non-fate actions, and a 40-byte key, load.
+        let ok = "flow create 0 ingress pattern eth / ipv4 / end actions count / mark id 1 / queue index 0 / end\n";
+        assert!(errors_of(ok, Syntax::Testpmd).is_empty());
     }
 
     #[test]

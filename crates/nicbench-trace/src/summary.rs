@@ -62,6 +62,10 @@ pub struct TraceSummary {
     pub biflows: u64,
     /// Frames without a flow key (no IP header, or parsing stopped before it).
     pub unparsed: u64,
+    /// Records whose captured length exceeds their original (wire) length: no capture tool
+    /// writes one (a slice is never longer than the frame), so the file was damaged or edited.
+    /// Read as they are (libpcap does too), but reported.
+    pub caplen_above_wire: u64,
     pub size_histogram: Vec<SizeBucket>,
     /// Packets per protocol stack, e.g. "IPv4/UDP", "VXLAN IPv6/TCP", "ARP".
     pub protocols: BTreeMap<String, u64>,
@@ -112,6 +116,7 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         flows: 0,
         biflows: 0,
         unparsed: 0,
+        caplen_above_wire: 0,
         size_histogram: SIZE_BUCKETS
             .iter()
             .map(|&(min, max, label)| SizeBucket {
@@ -136,6 +141,7 @@ pub fn summarize(path: &Path, progress: &mut dyn FnMut(u64)) -> Result<TraceSumm
         s.packets += 1;
         s.bytes += u64::from(pkt.orig_len);
         s.captured_bytes += pkt.data.len() as u64;
+        s.caplen_above_wire += u64::from(pkt.data.len() as u64 > u64::from(pkt.orig_len));
         s.first_ts_ns.get_or_insert(pkt.ts_ns);
         s.last_ts_ns = Some(pkt.ts_ns);
         let frame_size = pkt.orig_len.saturating_add(4);

@@ -82,7 +82,48 @@ def load_measurements(
         if not entries:
             raise NicbenchError(f"measurements {path}: no value maps to an experiment of study {study.name}")
         refs += [_reference(e, f"m-{path.stem}-{i + 1:03d}") for i, e in enumerate(entries)]
+    declared = {
+        (sp.name, m): u for sp in (load_spec(p) for p in study.experiments) for m, u in sp.target.metrics.items()
+    }
+    for ref in refs:
+        _check_sign(ref, declared.get((ref.experiment, ref.metric), ref.unit))
     return refs
+
+
+# Units of magnitudes that cannot be negative (rates, times, counts, sizes): a negative measurement
+# of one is a sign slip or a column mix-up, and a fit on it would move parameters to match nonsense.
+NON_NEGATIVE_UNITS = frozenset(
+    {
+        "Gbps",
+        "Mbps",
+        "Mpps",
+        "pps",
+        "1/s",
+        "krules/s",
+        "rules/s",
+        "ns",
+        "us",
+        "ms",
+        "s",
+        "B",
+        "packets",
+        "rules",
+        "flows",
+        "cores",
+        "processes",
+    }
+)
+
+
+def _check_sign(ref: Reference, unit: str) -> None:
+    """Refuse a negative value of a non-negative magnitude, by the unit the experiment's target
+    declares for the metric. A difference (`lat_diff_us_*`, `*_delta_*`) may be negative."""
+    signed = any(word in ref.metric for word in ("diff", "delta"))
+    if unit in NON_NEGATIVE_UNITS and not signed and ref.value < 0:
+        raise NicbenchError(
+            f"measurements {ref.location}: {ref.experiment} {ref.metric} = {ref.value:g} {unit}: a "
+            f"{unit} measurement cannot be negative (a sign slip or a column mix-up?)"
+        )
 
 
 def _digitized(path: Path, study: Study) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from nicbench import models
 from nicbench.cli.common import (
     emit_json,
     fail,
@@ -49,7 +50,27 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
         fail(f"--megaflows {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}")
     except UnicodeDecodeError:
         fail(f'--megaflows {path}: not a text (JSON) file, e.g. {{"masks": [...]}}')
+    problem = megaflow_load_problem(doc)
+    if problem:
+        fail(f"--megaflows {path}: {problem}")
     return doc
+
+
+def megaflow_load_problem(doc: Any) -> str | None:
+    """What is wrong with a megaflow-counts document, in the file's terms (`masks[0].megaflows: -5 is
+    less than the minimum of 0`), checked against the model's own request schema (`MegaflowLoad`,
+    docs/contracts/pvp.request.schema.json) so the message never points into the internal request."""
+    import jsonschema
+
+    schema = models.contract_schema("pvp", "request")
+    load = {"$defs": schema["$defs"], **schema["$defs"]["MegaflowLoad"]}
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(load).iter_errors(doc))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    allowed = '{"masks": [{"ingress": "uplink"|"vf", "megaflows": N, "offloaded": N, "decap": false, "encap": false}]}'
+    message = error.message if len(error.message) <= 160 else error.message[:160] + "…"  # it quotes the value
+    return f"{where + ': ' if where else ''}{message} (expected {allowed})"
 
 
 @click.command()

@@ -18,6 +18,7 @@ from nicbench.cli.common import (
     emit_json,
     json_option,
     progress_bar,
+    stderr_console,
     stdout_console,
 )
 from nicbench.errors import NicbenchError
@@ -77,6 +78,13 @@ def render_info(file: str, s: dict) -> None:
         protocols.add_row(name, f"{count:,}", f"{count / max(s['packets'], 1):.1%}")
     stdout_console.print(sizes)
     stdout_console.print(protocols)
+    if s.get("caplen_above_wire"):
+        stderr_console.print(
+            f"[yellow]warning: {s['caplen_above_wire']:,} record(s) captured more bytes than their frame had on "
+            "the wire (caplen > original length): no capture tool writes that; the file was damaged or edited, "
+            "and sizes and rates above use the original lengths[/]",
+            highlight=False,
+        )
 
 
 @click.command()

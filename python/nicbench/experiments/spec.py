@@ -87,6 +87,9 @@ DEFAULT_TIMEOUT_S = 600.0
 MAX_TIMEOUT_S = 365 * 86_400.0
 FIGURE_KINDS = ("line", "box", "timeseries", "cdf", "heatmap")
 STAT_NAMES = ("mean", "median", "min", "max", "p1", "p25", "p50", "p75", "p99")
+# The longest experiment name [characters]: it names the results folder (`<name>--<backend>`), and
+# a file name has at most 255 bytes (NAME_MAX), less the suffix and a temp prefix.
+MAX_NAME_CHARS = 200
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TOP_KEYS = ("experiment", "params", "sweep", "zip", "override", "design", "figure")
 INCLUDE_KEY = "include"
@@ -242,8 +245,16 @@ def parse_spec(
             )
     name = exp.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
+        shown = name if not isinstance(name, str) or len(name) <= 60 else name[:60] + "…"
         raise SpecError.at(
-            file, "experiment.name", f"expected a name of letters, digits, '.', '_', '-', found {name!r}"
+            file, "experiment.name", f"expected a name of letters, digits, '.', '_', '-', found {shown!r}"
+        )
+    if len(name) > MAX_NAME_CHARS:
+        raise SpecError.at(
+            file,
+            "experiment.name",
+            f"{name[:40]}… has {len(name):,} characters: at most {MAX_NAME_CHARS} (the name is a results "
+            "folder's, and a file name has at most 255 bytes, with room kept for a backend suffix)",
         )
     target_name = exp.get("target")
     if not isinstance(target_name, str):

@@ -57,6 +57,11 @@ __all__ = ["ExperimentStore", "results_root", "load_results", "build_table", "li
 ENV_RESULTS = "NICBENCH_RESULTS"
 
 
+# The largest `experiment.json` a store may hold [bytes]: the runner writes a few KB (name, spec path,
+# environment, progress counts); anything near this is not its file.
+MAX_META_BYTES = 4 * 1024 * 1024
+
+
 def results_root(explicit: str | os.PathLike | None = None) -> Path:
     """`--results DIR`, else `$NICBENCH_RESULTS`, else `./results`."""
     if explicit is not None:
@@ -277,16 +282,39 @@ class ExperimentStore:
         raise StoreError(f"{self.dir}: run {key} is not in the store")
 
     def read_json(self, name: str) -> dict:
+        """The JSON object in the store's file `name` (`{}` when absent). A file that is not one
+        (cut short, edited by hand, not JSON) is refused by name: the store is not used with it."""
         path = self.dir / name
         if not path.exists():
             return {}
-        return json.loads(path.read_text())
+        again = "`nicbench run --fresh SPEC` starts the experiment over (or delete the folder)"
+        if not path.is_file() or path.stat().st_size > MAX_META_BYTES:
+            raise StoreError(
+                f"{path}: not a results metadata file (a regular file of at most {MAX_META_BYTES // 1024} KiB "
+                f"that `nicbench run` writes); {again}"
+            )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise StoreError(
+                f"{path}: corrupt results metadata at line {exc.lineno} column {exc.colno} ({exc.msg}); {again}"
+            ) from None
+        except UnicodeDecodeError:
+            raise StoreError(f"{path}: corrupt results metadata (not UTF-8 text); {again}") from None
+        if not isinstance(data, dict):
+            raise StoreError(
+                f"{path}: corrupt results metadata (a JSON {type(data).__name__}, not the object `nicbench run` "
+                f"writes); {again}"
+            )
+        return data
 
     def exists(self) -> bool:
         return self.runs_dir.is_dir() or self.failed_dir.is_dir() or self.parts_dir.is_dir()
 
     def load(self) -> pd.DataFrame:
-        """All records (successful runs, then failures of runs that never succeeded)."""
+        """All records (successful runs, then failures of runs that never succeeded). A store whose
+        metadata is corrupt is refused by name first (`read_json`), as a corrupt record file is."""
+        self.read_json("experiment.json")
         tables = [_read_file(p) for p in list(_run_files(self.parts_dir)) + list(_run_files(self.runs_dir))]
         done: set[str] = set()
         for t in tables:

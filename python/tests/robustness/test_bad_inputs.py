@@ -13,6 +13,7 @@ an interpreter's start-up per case. The tests below the table run the installed 
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -114,6 +115,43 @@ CASES: list[tuple[str, list[str], str]] = [
         "queue 1, which a rule in group 0",
     ),
     ("simulate warmup past end", ["simulate", "--duration", "1ms", "--warmup", "2ms"], "shorter than the duration"),
+    # --- the validator checks what the tools check (issue 38): refused by every loader, `rules check` too
+    ("rules check rss key 4 bytes", ["rules", "check", "{rss_key4}"], "rss_key4.flow:1:1: rss key of 4 bytes"),
+    ("classify rss key 4 bytes", ["classify", "--rules", "{rss_key4}", "--pcap", "{good_pcap}"], "rss key of 4"),
+    ("rules check rss simple_xor", ["rules", "check", "{rss_xor}"], "rss func simple_xor is not modelled"),
+    ("rules check two fates", ["rules", "check", "{two_fates}"], "2 fate actions (drop, queue index 1)"),
+    ("simulate two fates", ["simulate", "--rules", "{two_fates}", "--duration", "1ms"], "2 fate actions"),
+    ("rules openflow goto back", ["rules", "openflow", "{of_goto_back}"], "OFPBIC_BAD_TABLE_ID"),
+    (
+        "vswitch goto back",
+        ["vswitch", "megaflows", "--openflow", "{of_goto_back}", "--pcap", "{good_pcap}"],
+        "goto_table:1 in a flow of table 2",
+    ),
+    ("rules openflow port name 1 MB", ["rules", "openflow", "{of_long_port}"], "at most 15"),
+    # --- result stores validated when opened
+    ("results export corrupt metadata", ["results", "export", "{corrupt_results}"], "corrupt results metadata"),
+    (
+        "report with corrupt metadata",
+        ["report", "{noop_a_results}", "--with", "{corrupt_results}", "-o", "{out}/r.html"],
+        "experiment.json: corrupt results metadata at line 1",
+    ),
+    ("report list metadata", ["report", "{list_meta_results}", "-o", "{out}/r.html"], "a JSON list, not the object"),
+    # --- measurements range-checked by metric
+    (
+        "calibrate negative throughput",
+        ["calibrate", "--base", "connectx5", "--measurements", "{m_negative}", "-o", "{out}/m.toml"],
+        "rx_gbps = -80 Gbps: a Gbps measurement cannot be negative",
+    ),
+    # --- caps named, in the user's terms
+    ("gen duration 1e20s", ["gen", "--duration", "1e20s", "-o", "{out}/g.pcap"], "at most 4,294,967,295 s"),
+    ("pvp megaflows empty list", ["pvp", "--megaflows", "{mf_list}"], "mf_list.json: [] is not of type 'object'"),
+    ("pvp megaflows negative", ["pvp", "--megaflows", "{mf_negative}"], "masks[0].megaflows: -5 is less than"),
+    ("paths empty flow", ["paths", "--flow", "client->soc READ 64B;;"], "flow 2 of 2"),
+    ("simulate queue map names the given queues", ["simulate", "--queues", "2", "--queue-map", "5:0"], "gives queue 5"),
+    ("pvp frame 9216", ["pvp", "--size", "9216"], "from 64B to 9,018B"),
+    ("flowhost frame 10000", ["flowhost", "--size", "10000"], "from 64B to 9,018B"),
+    ("check name 100k chars", ["check", "{long_name_spec}"], "at most 200"),
+    ("pcap info pcapng major 2", ["pcap", "info", "{pcapng_v2}"], "pcapng major version 2"),
     (
         "simulate gen flows 1e20",
         ["simulate", "--gen", "flows=1e20"],
@@ -1012,6 +1050,34 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "fifo": _fifo(d / "nowriter.pcap"),
         "dangling": _dangling(d / "dangling.pcap"),
         "binary_rules": text("binary_rules.flow", bytes(range(256)) * 4),
+        "rss_key4": text(
+            "rss_key4.flow",
+            "flow create 0 ingress pattern eth / ipv4 / udp / end actions rss key 01020304 queues 0 1 end / end\n",
+        ),
+        "rss_xor": text(
+            "rss_xor.flow",
+            "flow create 0 ingress pattern eth / ipv4 / end actions rss func simple_xor queues 0 1 end / end\n",
+        ),
+        "two_fates": text(
+            "two_fates.flow",
+            "flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end actions drop / queue index 1 / end\n",
+        ),
+        "of_goto_back": text("goto_back.of", "table=2,actions=goto_table:1\n"),
+        "of_long_port": text("long_port.of", "actions=output:" + "p" * 1_000_000 + "\n"),
+        "corrupt_results": _store_with_meta(d, "corrupt", "{bad"),
+        "list_meta_results": _store_with_meta(d, "listmeta", "[1, 2]"),
+        "m_negative": text(
+            "m_negative.csv", "experiment,groups,rules,metric,value\npam21-fig2b,1,100000,rx_gbps,-80\n"
+        ),
+        "mf_list": text("mf_list.json", "[]\n"),
+        "mf_negative": text(
+            "mf_negative.json", '{"masks": [{"ingress": "uplink", "megaflows": -5, "offloaded": 0}]}\n'
+        ),
+        "long_name_spec": text(
+            "long_name.toml", '[experiment]\nname = "' + "a" * 100_000 + '"\ntarget = "synthetic.noop"\n'
+        ),
+        # A pcapng Section Header Block of major version 2 (little-endian, 28 bytes, no options).
+        "pcapng_v2": text("v2.pcapng", struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 2, 0, -1, 28)),
         # Hand-written measurements for `calibrate --measurements` (pam21 Fig. 2b points), each with one mistake.
         "m_typo": text(
             "m_typo.csv",
@@ -1043,6 +1109,13 @@ def _noop_results(d: Path, tag: str, x: float) -> str:
     proc = run_forked(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"], CASE_TIMEOUT_S)
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
     return str(d / "results" / f"noop_{tag}")
+
+
+def _store_with_meta(d: Path, tag: str, meta_text: str) -> str:
+    """A results folder of a synthetic.noop run whose experiment.json is then overwritten."""
+    folder = Path(_noop_results(d, tag, 3.0))
+    (folder / "experiment.json").write_text(meta_text)
+    return str(folder)
 
 
 def _moved_profile() -> str:
@@ -1187,3 +1260,17 @@ def test_every_command_answers_a_bad_option_in_one_line():
         assert proc.returncode == 2 and len(lines) == 1, (path, proc.stderr)
         assert lines[0].startswith(f"nicbench: error: {' '.join(path)}: No such option '--no-such-option'"), lines[0]
         assert lines[0].endswith(f"(see 'nicbench {' '.join(path)} --help')"), lines[0]
+
+
+def test_pcap_info_warns_of_records_longer_than_their_frame(tmp_path):
+    """caplen > original length (issue 38): no capture tool writes it; read (as libpcap does), but said."""
+    frame = bytes(60)
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    out += struct.pack("<IIII", 1, 0, len(frame), 50) + frame
+    path = tmp_path / "longer.pcap"
+    path.write_bytes(bytes(out))
+    proc = run_forked(["pcap", "info", str(path)], CASE_TIMEOUT_S)
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    assert "1 record(s) captured more bytes than their frame had on the wire" in proc.stderr, proc.stderr
+    as_json = run_forked(["pcap", "info", str(path), "--json"], CASE_TIMEOUT_S)
+    assert json.loads(as_json.stdout)["caplen_above_wire"] == 1, as_json.stdout

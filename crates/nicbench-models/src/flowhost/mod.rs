@@ -48,9 +48,10 @@ pub const DEFAULT_NIC: &str = "napatech-nt100";
 pub const DEFAULT_HOST: &str = "argus-host";
 /// Most cores a request or a search may use.
 pub const MAX_CORES: u32 = 4096;
-/// Frames the capture card takes, with FCS \[B\] (16,384: the card's largest frame, as the model reads it).
-pub const MIN_FRAME_BYTES: u32 = 64;
-pub const MAX_FRAME_BYTES: u32 = 16_384;
+/// Frames a request may give, with FCS \[B\]: the one range every nicbench command takes (Ethernet's
+/// minimum to a 9000 B jumbo MTU, `nicbench_wire::builder`), so a size one command accepts another does too.
+pub const MIN_FRAME_BYTES: u32 = nicbench_wire::builder::MIN_FRAME_SIZE_BYTES;
+pub const MAX_FRAME_BYTES: u32 = nicbench_wire::builder::MAX_FRAME_SIZE_BYTES;
 
 /// The caps a request is held to (by `validate`), by name: what the CLI and the targets state.
 pub const LIMITS: &[(&str, u64)] = &[
@@ -183,7 +184,7 @@ impl Request {
             && (f64::from(MIN_FRAME_BYTES)..=f64::from(MAX_FRAME_BYTES)).contains(&self.frame_bytes))
         {
             return bad(format!(
-                "frame_bytes must be in [64, 16384], found {}",
+                "frame_bytes must be in [{MIN_FRAME_BYTES}, {MAX_FRAME_BYTES}], found {}",
                 self.frame_bytes
             ));
         }

@@ -120,7 +120,7 @@ fn test_search_finds_fewest_cores_without_drops() {
 #[test]
 fn test_bad_requests_give_clear_errors() {
     assert!(err(r#"{"cores": 0}"#).contains("cores must be in 1..="));
-    assert!(err(r#"{"frame_bytes": 20}"#).contains("frame_bytes must be in [64, 16384]"));
+    assert!(err(r#"{"frame_bytes": 20}"#).contains("frame_bytes must be in [64, 9018]"));
     assert!(err(r#"{"flows": 0}"#).contains("flows must be in 1..="));
     assert!(err(r#"{"colors": 3}"#).contains("unknown field `colors`"));
     assert!(err(r#"{"processes_per_core": 3}"#).contains("exceeds the host's 2 hardware threads"));

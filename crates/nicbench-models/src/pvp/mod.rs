@@ -36,9 +36,10 @@ use std::collections::BTreeMap;
 const WIRE_OVERHEAD_BYTES: f64 = nicbench_wire::builder::WIRE_OVERHEAD_BYTES as f64;
 /// Outer Ethernet (14) + IPv4 (20) + UDP (8) + VXLAN (8) headers a VXLAN encap adds (RFC 7348).
 pub const VXLAN_OVERHEAD_BYTES: u32 = 50;
-/// Smallest and largest frame accepted (with FCS; 9216: the common jumbo limit) \[B\].
-pub const MIN_FRAME_BYTES: u32 = 64;
-pub const MAX_FRAME_BYTES: u32 = 9216;
+/// Smallest and largest frame accepted, with FCS \[B\]: the one range every nicbench command takes
+/// (`nicbench_wire::builder`: Ethernet's minimum to a 9000 B jumbo MTU).
+pub const MIN_FRAME_BYTES: u32 = nicbench_wire::builder::MIN_FRAME_SIZE_BYTES;
+pub const MAX_FRAME_BYTES: u32 = nicbench_wire::builder::MAX_FRAME_SIZE_BYTES;
 
 /// Frames per second a link carries at `gbps` for frames of `frame_bytes` (FCS included).
 pub fn line_rate_mpps(gbps: f64, frame_bytes: f64) -> f64 {

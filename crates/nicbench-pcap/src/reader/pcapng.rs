@@ -163,7 +163,7 @@ impl<R: Read> PcapSource<R> {
                 needed_bytes: BLOCK_PEEK_BYTES as u64,
             });
         }
-        let (block_len, _) = frame_section_header(&self.buf[self.pos..self.end])
+        let (block_len, big_endian) = frame_section_header(&self.buf[self.pos..self.end])
             .map_err(|reason| PcapError::CorruptFileHeader { reason })?;
         let block_len = block_len as usize;
         self.fill(block_len)?;
@@ -174,6 +174,7 @@ impl<R: Read> PcapSource<R> {
             });
         }
         let block = &self.buf[self.pos..self.pos + block_len];
+        check_section_version(block, big_endian).map_err(|reason| PcapError::CorruptFileHeader { reason })?;
         let (_, parser) = PcapNgParser::new(block).map_err(|err| PcapError::CorruptFileHeader {
             reason: format!("section header block: {err}"),
         })?;
@@ -289,6 +290,11 @@ impl<R: Read> PcapSource<R> {
             return Ok(None);
         };
         let block = &self.buf[self.pos..self.pos + block_len];
+        if block_type == SECTION_HEADER_BLOCK {
+            // A new section has its own byte order: its magic (frame_section_header) decides.
+            let (_, big_endian) = frame_section_header(block).map_err(corrupt)?;
+            check_section_version(block, big_endian).map_err(corrupt)?;
+        }
         if matches!(block_type, SECTION_HEADER_BLOCK | INTERFACE_DESCRIPTION_BLOCK) {
             ng.parser
                 .next_raw_block(block)
@@ -426,6 +432,28 @@ fn frame_section_header(head: &[u8]) -> Result<(u32, bool), String> {
         return Err(format!("section header block: length {block_len} < 28"));
     }
     Ok((block_len, big_endian))
+}
+
+/// The pcapng major version a reader knows: 1 (draft-ietf-opsawg-pcapng, section 4.1: a reader
+/// must not read a section of a major version it does not know, whose blocks may differ). Minor
+/// versions are compatible (1.2 from old writers reads as 1.0).
+const PCAPNG_MAJOR_VERSION: u16 = 1;
+
+/// Refuses a Section Header Block of another major version (`block`: the whole block).
+fn check_section_version(block: &[u8], big_endian: bool) -> Result<(), String> {
+    let raw = [block[12], block[13]];
+    let major = if big_endian {
+        u16::from_be_bytes(raw)
+    } else {
+        u16::from_le_bytes(raw)
+    };
+    if major != PCAPNG_MAJOR_VERSION {
+        return Err(format!(
+            "section header block: pcapng major version {major}: only version {PCAPNG_MAJOR_VERSION} is defined, \
+             and a section of another major version may lay its blocks out differently"
+        ));
+    }
+    Ok(())
 }
 
 fn check_block_len(block_len: u32) -> Result<(), String> {

@@ -110,6 +110,49 @@ pub struct RssAction {
     pub queues: Option<Vec<u16>>,
 }
 
+/// The key length the mlx5 PMD accepts \[bytes\] (`MLX5_RSS_HASH_KEY_LEN`).
+pub const MLX5_RSS_KEY_BYTES: usize = 40;
+
+/// Why the mlx5 PMD refuses an `rss` action whatever the port it goes to
+/// (`mlx5_flow_validate_action_rss`, DPDK 22.11). One definition for the rule-set checks
+/// (`rules check`, every loader) and the classifier's RSS resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RssRefusal {
+    #[error("rss func simple_xor is not modelled: the ConnectX XOR hash has no public definition and the mlx5 PMD refuses it (use toeplitz, symmetric_toeplitz or default)")]
+    SimpleXor,
+    #[error("rss key of {len_bytes} bytes: the mlx5 PMD takes exactly {MLX5_RSS_KEY_BYTES} (MLX5_RSS_HASH_KEY_LEN)")]
+    KeyLength { len_bytes: usize },
+}
+
+impl RssAction {
+    /// The key the action hashes with, `None` for the PMD's default key, or why mlx5
+    /// refuses the action. testpmd's key buffer is zeroed, so `key_len` beyond the key pads
+    /// with zeros; a `key_len` without a key is accepted only if it is 0 or 40.
+    pub fn mlx5_key(&self) -> Result<Option<Vec<u8>>, RssRefusal> {
+        if self.func == Some(RssFunc::SimpleXor) {
+            return Err(RssRefusal::SimpleXor);
+        }
+        let key = match (&self.key, self.key_len) {
+            (Some(key), Some(len)) => {
+                let mut k = key.clone();
+                k.resize(len as usize, 0);
+                k
+            }
+            (Some(key), None) => key.clone(),
+            (None, Some(len)) if len != 0 && len as usize != MLX5_RSS_KEY_BYTES => {
+                return Err(RssRefusal::KeyLength {
+                    len_bytes: len as usize,
+                })
+            }
+            (None, _) => return Ok(None),
+        };
+        if key.len() != MLX5_RSS_KEY_BYTES {
+            return Err(RssRefusal::KeyLength { len_bytes: key.len() });
+        }
+        Ok(Some(key))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RssFunc {

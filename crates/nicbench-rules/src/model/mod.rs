@@ -7,7 +7,7 @@ mod actions;
 mod field;
 mod items;
 
-pub use actions::{Action, RssAction, RssFunc, RssType, VxlanTunnel};
+pub use actions::{Action, RssAction, RssFunc, RssRefusal, RssType, VxlanTunnel, MLX5_RSS_KEY_BYTES};
 pub use field::{Field, FieldBits, MacAddr};
 pub use items::{
     EthItem, GreItem, GreKeyItem, Icmp6Item, IcmpItem, Ipv4Item, Ipv6Item, Item, ItemKind, MplsItem, SctpItem, TcpItem,

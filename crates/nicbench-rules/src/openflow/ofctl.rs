@@ -15,7 +15,7 @@
 
 use super::fields::{self, FieldName, SHORTHANDS};
 use super::ofctl_actions::parse_actions;
-use super::{FieldMatch, OfField, OfMatch, OfRule, PortRef};
+use super::{FieldMatch, OfAction, OfField, OfMatch, OfRule, PortRef};
 use crate::error::{LineError, ParseError, ParseReport};
 use crate::lex::{is_blank_or_comment, parse_c_uint};
 
@@ -171,6 +171,19 @@ const RESERVED_PORTS: &[(&str, u32)] = &[
     ("NONE", 0xffff),
 ];
 
+/// The longest port name OpenFlow carries \[characters\]: `OFP_MAX_PORT_NAME_LEN` (16) with
+/// its NUL; a longer name can never resolve to a port of the bridge.
+pub const MAX_PORT_NAME_CHARS: usize = 15;
+
+/// `text` cut to a length an error line can show.
+fn shortened(text: &str) -> String {
+    const SHOWN: usize = 24;
+    if text.chars().count() <= SHOWN {
+        return text.to_string();
+    }
+    format!("{}…", text.chars().take(SHOWN).collect::<String>())
+}
+
 /// A port as `ovs-ofctl` reads it: a number (reserved numbers become their names), a
 /// reserved name in any case, or a port name for the bridge to resolve.
 pub(crate) fn parse_port(text: &str) -> Result<PortRef, String> {
@@ -192,6 +205,14 @@ pub(crate) fn parse_port(text: &str) -> Result<PortRef, String> {
     let upper = text.to_ascii_uppercase();
     if let Some((name, _)) = RESERVED_PORTS.iter().find(|(name, _)| *name == upper) {
         return Ok(PortRef::Reserved(name.to_string()));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_PORT_NAME_CHARS {
+        return Err(format!(
+            "port name '{}' has {chars} characters: OpenFlow port names have at most {MAX_PORT_NAME_CHARS} \
+             (OFP_MAX_PORT_NAME_LEN, 16 bytes with the terminating NUL; Linux's IFNAMSIZ is the same)",
+            shortened(text)
+        ));
     }
     if let Some(c) = text
         .chars()
@@ -309,7 +330,28 @@ fn parse_line(line: &str) -> Result<OfRule, LineError> {
         check_prerequisite(&rule.matches, name).map_err(|m| p.err(m))?;
     }
     rule.actions = parse_actions(line, act_body, line.len(), &rule.matches)?;
+    check_goto_forward(&rule).map_err(|message| LineError {
+        column: column_of(line, act_at),
+        message,
+    })?;
     Ok(rule)
+}
+
+/// OVS's add-time check (`ofpacts_check`): `goto_table` only moves forward, to a table after
+/// the flow's own (a flow without `table=` is in table 0); `resubmit(,T)` is the way back.
+fn check_goto_forward(rule: &OfRule) -> Result<(), String> {
+    for a in &rule.actions {
+        if let OfAction::GotoTable { table } = a {
+            if *table <= rule.table {
+                return Err(format!(
+                    "goto_table:{table} in a flow of table {}: OVS refuses a goto_table to the same or an earlier \
+                     table (OFPBIC_BAD_TABLE_ID, 'actions are invalid with specified match'); use resubmit(,{table}) to go back",
+                    rule.table
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn exact(m: &OfMatch, field: OfField) -> Option<u128> {

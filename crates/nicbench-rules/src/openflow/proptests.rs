@@ -204,10 +204,21 @@ fn of_rule() -> impl Strategy<Value = OfRule> {
                 idle_timeout_s,
                 hard_timeout_s,
                 matches,
+                // OVS refuses a goto_table that does not move forward (ofctl::check_goto_forward):
+                // such a rule is no valid input, so generated gotos go past the rule's table.
                 actions: if actions.is_empty() {
                     vec![OfAction::Drop]
                 } else {
                     actions
+                        .into_iter()
+                        .map(|a| match a {
+                            OfAction::GotoTable { table: t } if t <= table && table < 254 => {
+                                OfAction::GotoTable { table: table + 1 }
+                            }
+                            other => other,
+                        })
+                        .filter(|a| !matches!(a, OfAction::GotoTable { table: t } if *t <= table))
+                        .collect::<Vec<_>>()
                 },
             },
         )

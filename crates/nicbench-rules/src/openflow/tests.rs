@@ -290,3 +290,35 @@ fn test_bom_before_the_first_rule_is_skipped() {
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert_eq!(report.parsed.len(), 1);
 }
+
+#[test]
+fn test_goto_table_backwards_refused_as_ovs_does() {
+    // ovs-ofctl 3.1 on this machine: "actions are invalid with specified match (OFPBIC_BAD_TABLE_ID)".
+    for line in [
+        "table=2,actions=goto_table:1",
+        "table=3,actions=goto_table:3",
+        "actions=goto_table:0",
+    ] {
+        let e = parse_rule(line).unwrap_err().to_string();
+        assert!(e.contains("OFPBIC_BAD_TABLE_ID"), "{line}: {e}");
+    }
+    assert!(parse_rule("table=2,actions=goto_table:3").is_ok());
+    assert!(parse_rule("table=3,actions=resubmit(,1)").is_ok());
+}
+
+#[test]
+fn test_port_name_beyond_openflow_limit_refused_and_shortened() {
+    let long = "p".repeat(1_000_000);
+    let e = parse_rule(&format!("actions=output:{long}")).unwrap_err().to_string();
+    assert!(
+        e.contains("1000000 characters") && e.contains("at most 15"),
+        "{}",
+        &e[..e.len().min(300)]
+    );
+    assert!(
+        e.len() < 400,
+        "the error line must not echo a 1 MB name: {} bytes",
+        e.len()
+    );
+    assert!(parse_rule(&format!("actions=output:{}", "p".repeat(15))).is_ok());
+}

@@ -15,6 +15,7 @@ import time
 from nicbench.experiments.stats import hdr_percentiles
 from nicbench.experiments.targets import RunContext, target
 from nicbench.traffic import WIRE_OVERHEAD_BYTES
+from nicbench.traffic_bounds import MAX_FRAME_BYTES, MIN_FRAME_BYTES
 from nicbench.vocab.params import Param
 
 
@@ -41,7 +42,7 @@ def noop(p: dict, ctx: RunContext) -> dict:
     params=[
         Param("rate", "rate_bps", 10e9, "offered rate on the wire"),
         Param("capacity", "rate_bps", 10e9, "highest rate forwarded without loss (the known threshold)"),
-        Param("size", "size_bytes", 64, "frame size incl. FCS", minimum=64, maximum=9216),
+        Param("size", "size_bytes", 64, "frame size incl. FCS", minimum=MIN_FRAME_BYTES, maximum=MAX_FRAME_BYTES),
         Param("duration", "duration_ns", 1_000_000, "virtual measurement time"),
         Param("sleep", "duration_ns", 0, "wall time to sleep per run (0: none)"),
         Param("timeseries", "bool", False, "also record throughput over time with an event marker"),

@@ -90,7 +90,7 @@ def test_calibration_overrides_reach_the_model():
 def test_bad_parameters_give_clear_errors():
     cases = [
         ({"cores": 0}, "cores must be in 1..="),
-        ({"frame_bytes": 10}, "frame_bytes must be in [64, 16384]"),
+        ({"frame_bytes": 10}, "frame_bytes must be in [64, 9018]"),
         ({"processes_per_core": 3}, "hardware threads"),
         ({"overrides": {"no_such": 1.0}}, "unknown parameter 'no_such'"),
         ({"overrides": {"smt_gain": 1.2}}, "unknown parameter 'smt_gain'"),

@@ -39,7 +39,7 @@ def test_megaflows_file_and_table_output(tmp_path):
     [
         (("--flows", "0"), "'--flows': expected a count such as 10000, 10k or 1M from 1 to 268,435,456, found '0'"),
         (("--flows", "12q"), "'--flows': expected a count"),
-        (("--size", "32"), "'--size': expected a size such as 1500B or 64KiB from 64B to 9,216B, found '32'"),
+        (("--size", "32"), "'--size': expected a size such as 1500B or 64KiB from 64B to 9,018B, found '32'"),
         (("--nic", "connectx5"), "has no OVS offload"),
         (("--datapath", "ovs"), "Invalid value for '--datapath'"),
         (("--set", "nope=1"), "nope"),
