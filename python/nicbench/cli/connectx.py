@@ -7,6 +7,7 @@ Bad options and bad input are NicbenchError/ValueError: the group prints one lin
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -89,21 +90,27 @@ def _options(names: tuple[str, ...]) -> list:
     return [OPTIONS[name] for name in names]
 
 
-@click.command()
-@table_options(_options(_TABLE_FLAGS))
-@click.option(
-    "--gen",
-    "gen_spec",
-    default=None,
-    help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).",
-)
-@table_options(_options(_INSTALL_FLAGS))
-@click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
-@table_options(_options(("queues", "generator")))
-@json_option
-def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
-    """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
+def with_default_timing(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with the duration (by the traffic: a trace's length) and the timeline bin filled in
+    where the command line left them out."""
+    values = dict(values)
+    if values["duration"] is None:
+        values["duration"] = _default_duration_ns(values["trace"])
+    if values["bin"] is None:
+        values["bin"] = max(1, min(_DEFAULT_BIN_NS, values["duration"] // _MIN_DEFAULT_BINS))
+    return values
+
+
+def run_simulation(
+    values: dict[str, Any],
+    gen_spec: str | None,
+    seed: int,
+    sets: tuple[str, ...],
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """What `nicbench simulate` computes for its parsed options (`values`, as click passes them): the
+    model's result. `advise` runs its what-ifs through this, so each one's printed command reproduces
+    it. `progress`: called with the virtual seconds done."""
     from nicbench import connectx
 
     if values["rules_file"] and values["rules"] is not None:
@@ -116,12 +123,9 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
             "--gen: empty; give KEY=VALUE pairs such as flows=10000,size=1500,rate=100Gbps, "
             "or leave --gen out for those defaults"
         )
+    values = with_default_timing(values)
     trace = values["trace"]
     traffic = None if trace else connectx.parse_gen(gen_spec or "", seed=seed)
-    if values["duration"] is None:
-        values["duration"] = _default_duration_ns(trace)
-    if values["bin"] is None:
-        values["bin"] = max(1, min(_DEFAULT_BIN_NS, values["duration"] // _MIN_DEFAULT_BINS))
     problem = options.check(values, flag_spelling(OPTIONS))
     if problem:
         raise NicbenchError(problem)
@@ -140,15 +144,35 @@ def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bo
         generator=values["generator"],
         **options.topology(values, flag_spelling(OPTIONS)),
     )
+    try:
+        return connectx.simulate(sc, progress=(lambda ns: progress(ns / 1e9)) if progress else None)
+    except NicbenchError as exc:
+        # The model names its scenario's field; the user wrote --gen (or took its default).
+        text = str(exc)
+        if text.startswith("scenario: traffic.rate: "):
+            raise NicbenchError("--gen rate: " + text.removeprefix("scenario: traffic.rate: ")) from None
+        raise
+
+
+@click.command()
+@table_options(_options(_TABLE_FLAGS))
+@click.option(
+    "--gen",
+    "gen_spec",
+    default=None,
+    help="Generated traffic: flows=10000,size=1500,rate=100Gbps (default when no --trace).",
+)
+@table_options(_options(_INSTALL_FLAGS))
+@click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed (0 to 2^64-1).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a profile parameter.")
+@table_options(_options(("queues", "generator")))
+@json_option
+def simulate(gen_spec: str | None, seed: int, sets: tuple[str, ...], as_json: bool, **values: Any) -> None:
+    """Run traffic through a virtual NIC with pre-installed rules (and optional rule updates)."""
+    values = with_default_timing(values)
     with progress_bar("simulating", total=values["duration"] / 1e9, enabled=not as_json, unit="s") as update:
-        try:
-            result = connectx.simulate(sc, progress=lambda ns: update(ns / 1e9))
-        except NicbenchError as exc:
-            # The model names its scenario's field; the user wrote --gen (or took its default).
-            text = str(exc)
-            if text.startswith("scenario: traffic.rate: "):
-                raise NicbenchError("--gen rate: " + text.removeprefix("scenario: traffic.rate: ")) from None
-            raise
+        result = run_simulation(values, gen_spec, seed, sets, progress=update)
+    nic = values["nic"]
     if as_json:
         emit_json(result)
         return
