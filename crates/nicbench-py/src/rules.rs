@@ -63,7 +63,7 @@ fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> Py
     let syntax =
         Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
     let text = ruleset::write(rules, syntax, port, dev).map_err(invalid_rule)?;
-    std::fs::write(out, text).map_err(|e| os_error(out, e))
+    nicbench_traffic::atomic::write(out, text.as_bytes()).map_err(|e| os_error(out, e))
 }
 
 /// Convert a rule file to `to` syntax, written to `out`; returns the number of rules.
@@ -76,7 +76,7 @@ fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, po
     // Errors name the line of the rule the target syntax cannot express.
     let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev)
         .map_err(invalid_rule)?;
-    std::fs::write(&out, text).map_err(|e| os_error(&out, e))?;
+    nicbench_traffic::atomic::write(&out, text.as_bytes()).map_err(|e| os_error(&out, e))?;
     Ok(file.rules.len())
 }
 

@@ -98,6 +98,7 @@ mod tests {
         write(&target, b"new").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(names(&d), ["out.pcap"]);
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

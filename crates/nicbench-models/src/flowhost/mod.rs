@@ -277,8 +277,8 @@ impl Model for FlowHost {
         Request::from_json(text)
     }
 
-    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
-        simulate(request)
+    fn run(request: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
+        simulate_reporting(request, progress)
     }
 }
 
@@ -289,13 +289,18 @@ pub const PROFILE_KIND: ProfileKind = ProfileKind {
 };
 
 pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
+    simulate_reporting(req, &mut |_| {})
+}
+
+/// [`simulate`], calling `progress(simulated_ns)` of each run now and then.
+pub fn simulate_reporting(req: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
     req.validate()?;
     let started = Instant::now();
     let profiles = Profiles::load(req)?;
     let mut cache = FlowCache::default();
-    let mut result = run_cores(req, &profiles, req.cores, &mut cache)?;
+    let mut result = run_cores(req, &profiles, req.cores, &mut cache, progress)?;
     if req.search_cores {
-        result.cores_needed = search_cores(req, &profiles, &mut cache)?;
+        result.cores_needed = search_cores(req, &profiles, &mut cache, progress)?;
     }
     result.sim_wall_s = started.elapsed().as_secs_f64();
     Ok(result)
@@ -322,7 +327,13 @@ impl FlowCache {
     }
 }
 
-fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) -> Result<result::Result, ModelError> {
+fn run_cores(
+    req: &Request,
+    pr: &Profiles,
+    cores: u32,
+    cache: &mut FlowCache,
+    progress: &mut dyn FnMut(u64),
+) -> Result<result::Result, ModelError> {
     let (nic, host) = (&pr.nic, &pr.host);
     if f64::from(req.processes_per_core) > host.smt_threads_per_core {
         return Err(ModelError::Scenario(format!(
@@ -382,7 +393,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
         window: SimDuration::from_ns(req.window_ns),
         seed: req.seed,
     };
-    let out = engine::run(&engine_in);
+    let out = engine::run_reporting(&engine_in, progress);
     let run_s = (req.duration_ns.div_ceil(req.bin_ns) * req.bin_ns) as f64 * 1e-9;
 
     let sum = |f: &dyn Fn(&engine::ProcessOutput) -> f64| out.processes.iter().map(f).sum::<f64>();
@@ -495,11 +506,16 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
 
 /// The fewest cores (same processes per core) without drops (`drops == 0`): doubling
 /// until a count passes, then bisection (drops are taken as monotone in cores).
-fn search_cores(req: &Request, pr: &Profiles, cache: &mut FlowCache) -> Result<Option<u32>, ModelError> {
+fn search_cores(
+    req: &Request,
+    pr: &Profiles,
+    cache: &mut FlowCache,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Option<u32>, ModelError> {
     let limit_streams = (pr.nic.max_streams as u32) / req.processes_per_core.max(1);
     let max = req.max_cores.min(limit_streams).max(1);
-    let passes = |cores: u32, cache: &mut FlowCache| -> Result<bool, ModelError> {
-        let r = run_cores(req, pr, cores, cache)?;
+    let mut passes = |cores: u32, cache: &mut FlowCache| -> Result<bool, ModelError> {
+        let r = run_cores(req, pr, cores, cache, progress)?;
         Ok(r.drops == 0)
     };
     let (mut low, mut high) = (0u32, 1u32);
