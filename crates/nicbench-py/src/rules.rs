@@ -69,13 +69,22 @@ fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> Py
 /// Convert a rule file to `to` syntax, written to `out`; returns the number of rules.
 #[pyfunction]
 #[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
-fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
+fn rules_convert(
+    py: Python<'_>,
+    path: PathBuf,
+    to: &str,
+    out: PathBuf,
+    syntax: Option<&str>,
+    port: u16,
+    dev: &str,
+) -> PyResult<usize> {
     let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let to_syntax =
         Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
     // Errors name the line of the rule the target syntax cannot express.
     let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev)
         .map_err(invalid_rule)?;
+    py.check_signals()?; // a Ctrl-C while a large file was read and converted: nothing written
     nicbench_traffic::atomic::write(&out, text.as_bytes()).map_err(|e| os_error(&out, e))?;
     Ok(file.rules.len())
 }
@@ -103,6 +112,8 @@ fn rules_generate(
         )));
     }
     let rules = py.allow_threads(|| generate(kind, count, groups, seed));
+    // A Ctrl-C during the generation (seconds for millions of rules) is seen here, before anything is written.
+    py.check_signals()?;
     write_rules(&rules, to, &out, port, dev)?;
     Ok(rules.len())
 }
