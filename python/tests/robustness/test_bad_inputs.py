@@ -1256,6 +1256,7 @@ SIGINT_CASES: list[tuple[str, list[str]]] = [
     ("gen", ["gen", "--size", "64", "--duration", "20s", "-o", "{dir}/g.pcap"]),
     ("simulate", ["simulate", "--duration", "60s"]),
     ("flowhost", ["flowhost", "--duration", "3600s"]),
+    ("flowhost drawing 16M flows", ["flowhost", "--flows", "16M", "--duration", "1ms"]),
     ("rss", ["rss", "{long_capture}", "--queues", "8"]),
     ("classify", ["classify", "--rules", "{good_rules}", "--pcap", "{long_capture}"]),
     ("pcap info", ["pcap", "info", "{long_capture}"]),

@@ -292,7 +292,8 @@ pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
     simulate_reporting(req, &mut |_| {})
 }
 
-/// [`simulate`], calling `progress(simulated_ns)` of each run now and then.
+/// [`simulate`], calling `progress` now and then: with the flows made while the flow set is drawn,
+/// then the simulated ns of each run (so that a caller can stop it; not a measure to show).
 pub fn simulate_reporting(req: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
     req.validate()?;
     let started = Instant::now();
@@ -314,10 +315,16 @@ struct FlowCache {
 }
 
 impl FlowCache {
-    fn get(&mut self, req: &Request, nic: &CaptureNicParams, flows: u64) -> Result<&(FlowSet, f64), ModelError> {
+    fn get(
+        &mut self,
+        req: &Request,
+        nic: &CaptureNicParams,
+        flows: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<&(FlowSet, f64), ModelError> {
         if self.set.is_none() || self.flows != flows {
             let n = usize::try_from(flows).map_err(|_| ModelError::Scenario(format!("flows {flows} too large")))?;
-            let all = FlowSet::generate(n, req.seed, req.zipf_exponent, nic.hash_ports >= 0.5)?;
+            let all = FlowSet::generate_reporting(n, req.seed, req.zipf_exponent, nic.hash_ports >= 0.5, progress)?;
             self.set = Some(all.filtered(req.filter_keep)?);
             self.flows = flows;
         }
@@ -360,7 +367,7 @@ fn run_cores(
         )));
     }
     let flows_total = req.flows_for(cores);
-    let (set, kept_share) = cache.get(req, nic, flows_total)?;
+    let (set, kept_share) = cache.get(req, nic, flows_total, progress)?;
     let loads = set.assign(processes);
 
     // The card: wire rate → FPGA limit → filter → PCIe limit.
