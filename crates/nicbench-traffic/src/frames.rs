@@ -88,7 +88,7 @@ pub fn write_pcap_for_frames(
             flows: n,
         });
     }
-    progress(done);
+    progress(done); // before the file takes its name, as in `write_pcap`
     out.finish()?;
     Ok(generator.summary())
 }

@@ -72,7 +72,7 @@ pub fn write_pcap(config: &TrafficConfig, path: &Path, mut progress: impl FnMut(
             next_report += PROGRESS_EVERY_PACKETS;
         }
     }
-    progress(done);
+    progress(done); // before the file takes its name: a Ctrl-C seen here leaves nothing
     out.finish()?;
     Ok(generator.summary())
 }
