@@ -62,14 +62,6 @@ impl Drop for AtomicFile {
     }
 }
 
-/// Writes `bytes` to `target` through an [`AtomicFile`].
-pub fn write(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let (output, mut file) = AtomicFile::create(target)?;
-    file.write_all(bytes)?;
-    output.commit()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,7 +87,10 @@ mod tests {
         let d = dir("commit");
         let target = d.join("out.pcap");
         fs::write(&target, b"old").unwrap();
-        write(&target, b"new").unwrap();
+        let (output, mut file) = AtomicFile::create(&target).unwrap();
+        std::io::Write::write_all(&mut file, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"old", "replaced only by the commit");
+        output.commit().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(names(&d), ["out.pcap"]);
         let _ = fs::remove_dir_all(&d);
