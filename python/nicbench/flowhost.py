@@ -31,6 +31,7 @@ from typing import Any
 
 from nicbench import _native, models
 from nicbench.errors import NicbenchError
+from nicbench.outputs import atomic_output
 from nicbench.profiles import current_overrides, profiles_dir
 from nicbench.profiles import load as load_profile
 
@@ -320,8 +321,9 @@ def calibrate_local(
             f"provenance = {json.dumps(prov, ensure_ascii=False)}",
             "",
         ]
-    path.write_text("\n".join(lines))
-    load_profile(path)  # the models must accept what we wrote
+    with atomic_output(path) as tmp:
+        tmp.write_text("\n".join(lines))
+        load_profile(tmp)  # the models must accept what we wrote
     log(f"wrote {path}: base {base_cycles:.0f} cycles/packet, LLC miss {miss_ns:.0f} ns (rms error {rms:.1%})")
     return LocalCalibration(
         path=path,

@@ -6,11 +6,15 @@ Parquet (the native meter streams a temporary CSV that pyarrow converts batch by
 stays bounded), and `load_records` to read any of the three formats back.
 
 Invariants:
+- The record file is written under a temporary name and renamed onto `out` at the end
+  (`nicbench.outputs`): a run that fails leaves no file there.
 - `meter` returns normally when the run is interrupted (Ctrl-C): every active flow has been flushed
-  to the output and `stats["interrupted"]` is True; the caller decides how to exit.
+  to the output, which is kept (complete up to its last record), and `stats["interrupted"]` is
+  True; the caller decides how to exit.
 - A truncated or corrupt pcap does not raise either: the packets before the bad record are metered
-  and written, and `stats["input_error"]` names the packet index. Errors that prevent a run (missing
-  file, bad option, unreachable collector) raise `NicbenchError` / `PcapError` / `OSError`.
+  (counted in the stats) but no record file is left, and `stats["input_error"]` names the capture,
+  the packet index and its byte offset. Errors that prevent a run (missing file, not a capture, bad
+  option, unreachable collector) raise `NicbenchError` / `PcapError` / `OSError`.
 - Records have the same field names and values in CSV, JSON lines and Parquet (`RECORD_COLUMNS`).
 """
 
@@ -20,10 +24,13 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 from nicbench import _native
 from nicbench.errors import NicbenchError
+from nicbench.inputs import naming_capture
+from nicbench.outputs import atomic_output
 from nicbench.units import UnitError, parse_count, parse_duration_ns
 
 __all__ = ["meter", "load_records", "format_for_path", "parse_seconds_ns", "FORMATS", "COMPATS", "RECORD_COLUMNS"]
@@ -197,12 +204,20 @@ def meter(
         # Say it before opening outputs: a typo must not leave an empty output file behind.
         raise FileNotFoundError(2, "No such file or directory", source)
 
-    if out is not None and fmt == "parquet":
-        stats = _meter_to_parquet(source, Path(out), kwargs)
-    else:
-        stats = json.loads(
-            _native.flows_meter(source, out=None if out is None else os.fspath(out), format=fmt, **kwargs)
-        )
+    try:
+        with naming_capture(source), nullcontext(None) if out is None else atomic_output(out) as tmp:
+            if tmp is not None and fmt == "parquet":
+                stats = _meter_to_parquet(source, tmp, kwargs)
+            else:
+                stats = json.loads(
+                    _native.flows_meter(source, out=None if tmp is None else os.fspath(tmp), format=fmt, **kwargs)
+                )
+            if stats.get("input_error"):
+                raise _Discarded  # records of a capture that could not be read to its end: not kept
+    except _Discarded:
+        out = None
+        if not stats["input_error"].startswith(source):
+            stats["input_error"] = f"{source}: {stats['input_error']}"
     stats["output"] = None if out is None else os.fspath(out)
     stats["format"] = fmt if out is not None else None
     stats["ipfix"] = ipfix
@@ -210,11 +225,15 @@ def meter(
     return stats
 
 
+class _Discarded(Exception):
+    """Leaves `meter`'s output block so that the record file is removed."""
+
+
 def _meter_to_parquet(source: str, out: Path, kwargs: dict) -> dict:
     """Meter into a temporary CSV next to `out`, then convert it to Parquet in bounded memory."""
     # Same directory as `out`: the temporary CSV lands on the same file system, and a directory
     # that does not exist fails before any metering.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".csv", dir=out.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{out.name}.", suffix=".csv", dir=out.parent)
     os.close(fd)
     try:
         stats = json.loads(_native.flows_meter(source, out=tmp_name, format="csv", **kwargs))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pkgutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -147,4 +148,51 @@ def run_forked_many(
                 else:
                     still.append((i, proc, deadline))
             running = still
+    return results
+
+
+def run_forked_interrupted(
+    commands: list[list[str]], after_s: float, timeout_s: float, cwd: str | Path | None = None
+) -> list[tuple[subprocess.CompletedProcess | None, float | None]]:
+    """Each command of `commands` started at once as `run_forked` runs it, and sent SIGINT (Ctrl-C)
+    `after_s` later; per command its result (None: still running `timeout_s` after the SIGINT, then
+    killed) and the seconds from the SIGINT to its exit (None: it had ended before the SIGINT)."""
+    workdir = str(cwd) if cwd is not None else os.getcwd()
+    results: list[tuple[subprocess.CompletedProcess | None, float | None]] = []
+    with tempfile.TemporaryDirectory(prefix="nicbench-cli-") as d:
+        procs = []
+        for i, command in enumerate(commands):
+            args = [str(a) for a in command]
+            proc = _context().Process(
+                target=_child, args=(args, f"{d}/{i}.out", f"{d}/{i}.err", workdir, dict(os.environ))
+            )
+            proc.start()
+            procs.append(proc)
+        time.sleep(after_s)
+        sent: list[float | None] = []
+        for proc in procs:
+            early = proc.exitcode is not None
+            if not early:
+                os.kill(proc.pid, signal.SIGINT)
+            sent.append(None if early else time.monotonic())
+        ended: list[float | None] = [None] * len(procs)
+        deadline = time.monotonic() + timeout_s
+        while any(p.exitcode is None for p in procs) and time.monotonic() < deadline:
+            wait([p.sentinel for p in procs if p.exitcode is None], timeout=max(0.0, deadline - time.monotonic()))
+            now = time.monotonic()
+            for i, proc in enumerate(procs):
+                if proc.exitcode is not None and ended[i] is None:
+                    ended[i] = now
+        after_wait = time.monotonic()  # an upper bound for those that ended before the wait saw them
+        for i, (command, proc) in enumerate(zip(commands, procs)):
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join()
+                results.append((None, None))
+                continue
+            proc.join()
+            out = Path(f"{d}/{i}.out").read_text(encoding="utf-8", errors="replace")
+            err = Path(f"{d}/{i}.err").read_text(encoding="utf-8", errors="replace")
+            took = None if sent[i] is None else (after_wait if ended[i] is None else ended[i]) - sent[i]
+            results.append((subprocess.CompletedProcess(["nicbench", *command], proc.exitcode, out, err), took))
     return results

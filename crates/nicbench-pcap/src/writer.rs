@@ -53,6 +53,18 @@ impl PcapWriter<BackgroundFile> {
             path: path.to_path_buf(),
             source,
         })?;
+        Self::for_file(file, path, snaplen, linktype)
+    }
+
+    /// Writes a pcap of the given link type into `file`, already open, which errors call `path`
+    /// (a temporary file written for `path`, renamed onto it when done).
+    pub fn for_file(
+        file: File,
+        path: &Path,
+        snaplen: u32,
+        linktype: LinkType,
+    ) -> Result<PcapWriter<BackgroundFile>, PcapError> {
+        check_snaplen(snaplen)?;
         let mut writer = Self::new_unchecked(BackgroundFile::new(file), Some(path.to_path_buf()), snaplen, linktype);
         writer.write_file_header()?;
         Ok(writer)

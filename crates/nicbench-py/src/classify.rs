@@ -13,7 +13,7 @@ use nicbench_classify::{classify_pcap as classify, Algorithm, Classifier, Classi
 use nicbench_rules::ruleset;
 
 use crate::errors::{classifier_error, invalid, pcap_error, rss_rule_error, rules_load_error};
-use crate::progress::Progress;
+use crate::progress;
 use crate::rules::syntax_arg;
 
 #[derive(serde::Serialize)]
@@ -50,13 +50,10 @@ fn classify_pcap(
         .collect();
     let (classifier, ids) = Classifier::with_rules(ClassifierConfig::default(), file.rules.into_iter().map(|r| r.rule))
         .map_err(|e| classifier_error(&name, &lines, e))?;
-    let mut reporter = Progress::new(progress);
     // The classifier's writer half is Send but not Sync: move it into the GIL-free section.
-    let (result, reporter) = py.allow_threads(move || {
-        let result = classify(&classifier, &pcap, port_queues, &mut |done| reporter.report(done));
-        (result, reporter)
-    });
-    reporter.finish()?;
+    let result = progress::run(py, progress, move |report| {
+        classify(&classifier, &pcap, port_queues, report)
+    })?;
     let report = result.map_err(|e| match e {
         ClassifyError::Pcap { source, .. } => pcap_error(source),
         ClassifyError::Rss(e) => rss_rule_error(&name, &ids, &lines, e),

@@ -11,7 +11,7 @@ use nicbench_rules::ruleset;
 use nicbench_traffic::{write_pcap_for_frames, Summary, TrafficConfig, TrafficError};
 
 use crate::errors::{classifier_error, invalid, json_error, rules_load_error, traffic_error};
-use crate::progress::Progress;
+use crate::progress;
 use crate::rules::syntax_arg;
 
 #[derive(serde::Serialize)]
@@ -77,9 +77,9 @@ fn gen_for_rules(
         .iter()
         .filter_map(|&t| found[t].as_ref().ok().map(|w| w.spec))
         .collect();
-    let mut reporter = Progress::new(progress);
-    let summary = py.allow_threads(|| write_pcap_for_frames(&config, &specs, &path, |done| reporter.report(done)));
-    reporter.finish()?;
+    let summary = progress::run(py, progress, |report| {
+        write_pcap_for_frames(&config, &specs, &path, report)
+    })?;
     let summary = summary.map_err(|e| match e {
         TrafficError::FlowFrame { flow, source } => invalid(format!(
             "{name}:{}: the frame that meets this rule: {source}",

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 
 use crate::errors::{invalid, model_error};
-use crate::progress::Progress;
+use crate::progress;
 use nicbench_models::registry;
 
 /// Runs a request (JSON) on model `name` without the GIL; `progress(done)` is called now and then
@@ -14,9 +14,7 @@ use nicbench_models::registry;
 #[pyo3(signature = (name, request_json, progress=None))]
 fn model_run(py: Python<'_>, name: &str, request_json: String, progress: Option<PyObject>) -> PyResult<String> {
     let model = registry::model(name).map_err(model_error)?;
-    let mut reporter = Progress::new(progress);
-    let result = py.allow_threads(|| model.run_json(&request_json, &mut |done| reporter.report(done)));
-    reporter.finish()?;
+    let result = progress::run(py, progress, |report| model.run_json(&request_json, report))?;
     result.map_err(model_error)
 }
 

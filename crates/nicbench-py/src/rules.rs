@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use nicbench_rules::generate::{generate, RuleSetKind};
 use nicbench_rules::ruleset::{self, LoadError, Syntax};
 use nicbench_rules::Rule;
+use nicbench_traffic::atomic::AtomicFile;
 
 use crate::errors::{invalid, invalid_rule, os_error, rules_load_error};
 
@@ -59,24 +60,47 @@ fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResul
     serde_json::to_string(&report).map_err(invalid)
 }
 
-fn write_rules(rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
+fn write_rules(py: Python<'_>, rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
     let syntax =
         Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
-    let text = ruleset::write(rules, syntax, port, dev).map_err(invalid_rule)?;
-    std::fs::write(out, text).map_err(|e| os_error(out, e))
+    let text = py
+        .allow_threads(|| ruleset::write(rules, syntax, port, dev))
+        .map_err(invalid_rule)?;
+    write_text(py, out, &text)
+}
+
+/// Writes a rule file through `nicbench_traffic::atomic`, looking for Ctrl-C before the file takes
+/// its name: an interrupted run (formatting millions of rules takes seconds) leaves nothing.
+fn write_text(py: Python<'_>, out: &Path, text: &str) -> PyResult<()> {
+    use std::io::Write;
+    let (output, mut file) = AtomicFile::create(out).map_err(|e| os_error(out, e))?;
+    py.allow_threads(|| file.write_all(text.as_bytes()))
+        .map_err(|e| os_error(out, e))?;
+    py.check_signals()?;
+    output.commit().map_err(|e| os_error(out, e))
 }
 
 /// Convert a rule file to `to` syntax, written to `out`; returns the number of rules.
 #[pyfunction]
 #[pyo3(signature = (path, to, out, syntax=None, port=0, dev="eth0"))]
-fn rules_convert(path: PathBuf, to: &str, out: PathBuf, syntax: Option<&str>, port: u16, dev: &str) -> PyResult<usize> {
+fn rules_convert(
+    py: Python<'_>,
+    path: PathBuf,
+    to: &str,
+    out: PathBuf,
+    syntax: Option<&str>,
+    port: u16,
+    dev: &str,
+) -> PyResult<usize> {
     let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
     let to_syntax =
         Syntax::from_name(to).ok_or_else(|| invalid(format!("unknown rule syntax {to:?}: expected testpmd or tc")))?;
     // Errors name the line of the rule the target syntax cannot express.
-    let text = ruleset::write_numbered(&file.rules, &path.display().to_string(), to_syntax, port, dev)
+    let name = path.display().to_string();
+    let text = py
+        .allow_threads(|| ruleset::write_numbered(&file.rules, &name, to_syntax, port, dev))
         .map_err(invalid_rule)?;
-    std::fs::write(&out, text).map_err(|e| os_error(&out, e))?;
+    write_text(py, &out, &text)?;
     Ok(file.rules.len())
 }
 
@@ -103,7 +127,7 @@ fn rules_generate(
         )));
     }
     let rules = py.allow_threads(|| generate(kind, count, groups, seed));
-    write_rules(&rules, to, &out, port, dev)?;
+    write_rules(py, &rules, to, &out, port, dev)?;
     Ok(rules.len())
 }
 

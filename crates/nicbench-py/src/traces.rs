@@ -6,14 +6,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::errors::{invalid, pcap_error, trace_error};
-use crate::progress::Progress;
+use crate::progress;
 
 #[pyfunction]
 #[pyo3(signature = (path, progress=None))]
 fn pcap_info(py: Python<'_>, path: PathBuf, progress: Option<PyObject>) -> PyResult<String> {
-    let mut reporter = Progress::new(progress);
-    let summary = py.allow_threads(|| nicbench_trace::summarize(&path, &mut |b| reporter.report(b)));
-    reporter.finish()?;
+    let summary = progress::run(py, progress, |report| nicbench_trace::summarize(&path, report))?;
     serde_json::to_string(&summary.map_err(trace_error)?).map_err(invalid)
 }
 
@@ -37,9 +35,9 @@ fn rss_spread(
         reta_size,
         inner,
     };
-    let mut reporter = Progress::new(progress);
-    let report = py.allow_threads(|| nicbench_trace::rss_spread(&path, &options, &mut |b| reporter.report(b)));
-    reporter.finish()?;
+    let report = progress::run(py, progress, |report| {
+        nicbench_trace::rss_spread(&path, &options, report)
+    })?;
     serde_json::to_string(&report.map_err(trace_error)?).map_err(invalid)
 }
 

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use nicbench_traffic::{write_pcap, TrafficConfig, TrafficGen};
 
 use crate::errors::{invalid, json_error, traffic_error};
-use crate::progress::Progress;
+use crate::progress;
 
 fn config_from_json(config_json: &str) -> PyResult<TrafficConfig> {
     serde_json::from_str(config_json).map_err(json_error)
@@ -19,9 +19,7 @@ fn config_from_json(config_json: &str) -> PyResult<TrafficConfig> {
 #[pyo3(signature = (config_json, path, progress=None))]
 fn generate_pcap(py: Python<'_>, config_json: &str, path: PathBuf, progress: Option<PyObject>) -> PyResult<String> {
     let config = config_from_json(config_json)?;
-    let mut reporter = Progress::new(progress);
-    let summary = py.allow_threads(|| write_pcap(&config, &path, |done| reporter.report(done)));
-    reporter.finish()?;
+    let summary = progress::run(py, progress, |report| write_pcap(&config, &path, report))?;
     serde_json::to_string(&summary.map_err(traffic_error)?).map_err(invalid)
 }
 

@@ -31,6 +31,13 @@ pub enum TrafficError {
     Frame(#[from] BuildError),
     #[error(transparent)]
     Pcap(#[from] PcapError),
+    /// The finished file could not be put under its name ([`crate::atomic`]).
+    #[error("{}: cannot write: {source}", path.display())]
+    Output {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The stream holds fewer packets than there are flows to carry (`frames`).
     #[error("the stream holds {packets} packets, fewer than its {flows} flows: every flow needs at least one")]
     TooFewPackets { packets: u64, flows: u32 },

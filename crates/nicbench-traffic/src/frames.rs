@@ -10,14 +10,13 @@
 
 use std::path::Path;
 
-use nicbench_pcap::PcapWriter;
 use nicbench_wire::builder::{captured_len, FrameTemplate};
 use nicbench_wire::FrameSpec;
 
 use crate::config::TrafficConfig;
 use crate::error::TrafficError;
 use crate::generator::{Summary, TrafficGen};
-use crate::output::{PROGRESS_EVERY_PACKETS, SNAPLEN_BYTES};
+use crate::output::{PcapOutput, PROGRESS_EVERY_PACKETS};
 
 /// Writes the stream of `config` over `flows` to a pcap at `path`. `config.flows` is set to
 /// the number of flows; the stream must end on its own and hold at least one packet per flow
@@ -61,7 +60,7 @@ pub fn write_pcap_for_frames(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut generator = TrafficGen::new_meta_only(&config)?;
-    let mut writer = PcapWriter::create(path, SNAPLEN_BYTES)?;
+    let mut out = PcapOutput::create(path)?;
     let mut buf = vec![0u8; captured_len(max_size)];
     let mut done = 0u64;
     let mut next_report = PROGRESS_EVERY_PACKETS;
@@ -74,23 +73,23 @@ pub fn write_pcap_for_frames(
         let len = templates[flow]
             .write_frame(meta.frame_size_bytes, &mut buf)
             .map_err(|source| TrafficError::FlowFrame { flow, source })?;
-        writer.write_packet(meta.ts_ns, len as u32, &buf[..len])?;
+        out.writer.write_packet(meta.ts_ns, len as u32, &buf[..len])?;
         done += 1;
         if done == next_report {
             progress(done);
             next_report += PROGRESS_EVERY_PACKETS;
         }
     }
-    writer.finish()?;
     if done < u64::from(n) {
         // The estimate was above what the stream held (drawn sizes): say so rather than leave
-        // flows out.
+        // flows out (and no file: `out` is dropped unfinished).
         return Err(TrafficError::TooFewPackets {
             packets: done,
             flows: n,
         });
     }
-    progress(done);
+    progress(done); // before the file takes its name, as in `write_pcap`
+    out.finish()?;
     Ok(generator.summary())
 }
 

@@ -7,7 +7,8 @@
 //! [`TrafficGen`] turns it into a packet stream consumed in process
 //! (one packet, a caller buffer, or a batch of 32/256), and [`write_pcap`]
 //! writes it to a nanosecond pcap; [`write_pcap_for_frames`] does the same over flows given
-//! as frames (traffic for a rule file).
+//! as frames (traffic for a rule file). Both write a file only when the whole stream is
+//! written ([`atomic`]).
 //!
 //! Conventions (shared with `nicbench_wire::builder`): frame sizes include the
 //! 4 B FCS, emitted/captured bytes do not; each frame costs 20 B more on the
@@ -27,6 +28,7 @@
 //! assert_eq!(ts, [0, 118, 237]); // (128 + 20) * 8 / 10 = 118.4 ns apart
 //! ```
 
+pub mod atomic;
 pub mod config;
 pub mod error;
 pub mod flows;

@@ -48,6 +48,7 @@ from nicbench.calibrate.measurements import load_measurements
 from nicbench.calibrate.problem import Evaluator, build_problem, error_summary, model_values, residual
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, render_profile
 from nicbench.errors import NicbenchError
+from nicbench.outputs import atomic_output
 from nicbench.vocab.study import Reference, default_studies_dir, load_study
 
 __all__ = ["fewshot", "refit", "FewshotOutcome", "Selection", "INHERITED", "select_free"]
@@ -392,14 +393,9 @@ def fewshot(
     )
     if write:
         output.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = output.resolve().with_name(f".{output.stem}.tmp.toml")
-        tmp_out.write_text(text)
-        try:
+        with atomic_output(output) as tmp_out:
+            tmp_out.write_text(text)
             load(tmp_out)  # never write a file the models cannot read
-        except NicbenchError:
-            tmp_out.unlink()
-            raise
-        tmp_out.replace(output)
         log(f"wrote {output}")
     parameters = {p.name: {"start": p.start, "fitted": values[p.name], "low": p.low, "high": p.high} for p in free}
     return FewshotOutcome(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import math
 import multiprocessing
+import signal
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -180,12 +181,20 @@ class Evaluator:
 
     def __enter__(self) -> Evaluator:
         if self.scheduler is None and self.jobs > 1:
-            self._pool = cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
+            self._pool = cf.ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_sigint
+            )
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if self._pool is None:
+            return
+        if exc_type is not None:
+            # Stopped (Ctrl-C, an error): the runs in flight are not wanted, and the interpreter would
+            # wait for them at exit. The pool has no public way to stop a running task.
+            for proc in list((self._pool._processes or {}).values()):
+                proc.kill()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def run(self, indexes: list[int], overrides: dict[str, float]) -> dict[int, dict[str, float]]:
         points = self.problem.points
@@ -226,6 +235,11 @@ class Evaluator:
             return client.gather(futures)
         except EnvironmentMismatch as exc:
             raise EnvironmentMismatch(str(exc)) from None
+
+
+def _ignore_sigint() -> None:
+    """In a pool worker: Ctrl-C (sent to the terminal's whole process group) is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def model_values(problem: Problem, metrics: dict[int, dict[str, float]]) -> list[float]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from nicbench import profiles
 from nicbench.errors import NicbenchError
+from nicbench.outputs import atomic_output
 
 __all__ = ["ProfileParam", "read_params", "write_fitted", "default_bounds", "merge_provenance", "render_profile"]
 
@@ -163,14 +164,9 @@ def write_fitted(path: str | Path, values: dict[str, float], provenance: str) ->
     if missing:
         raise NicbenchError(f"{path}: no [param.NAME] table for {', '.join(missing)}")
     new_text = "".join(lines)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(new_text)
-    try:
+    with atomic_output(path) as tmp:
+        tmp.write_text(new_text)
         profiles.load(tmp)  # never write a file the models cannot read
-    except NicbenchError:
-        tmp.unlink()
-        raise
-    tmp.replace(path)
 
 
 def _param_name(header: str) -> str | None:

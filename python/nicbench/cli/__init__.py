@@ -2,7 +2,8 @@
 
 Thin by design: each sub-module parses options, calls the library and renders
 either rich tables (default) or JSON (`--json`). Every command exits with code 2
-and a one-line `nicbench: error: ...` on bad arguments or bad input.
+and a one-line `nicbench: error: ...` on bad arguments or bad input, and with code 130
+and a one-line `nicbench: interrupted: <what is kept>` on Ctrl-C (`common.NicbenchGroup`).
 
 Each sub-module is named for the API module it fronts (`traffic`, `traces`, `rules`,
 `connectx`, `calibrate`, `flows`, `offpath`, `flowhost`, `pvp`, `vswitch`, `experiments`) and

@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: error mapping, JSON output, progress bars."""
+"""Shared CLI plumbing: error and Ctrl-C mapping (exit codes 2 and 130), JSON output, progress bars."""
 
 from __future__ import annotations
 
@@ -165,6 +165,28 @@ class NicbenchGroup(WholeHelpGroup):
             _usage_error(ctx, exc)
         except USER_ERRORS as exc:
             report_error(ctx, with_kind_hint(one_line(exc)))
+        except Interrupted as exc:
+            report_interrupted(ctx, str(exc))
+        except KeyboardInterrupt:
+            # Native work polls for Ctrl-C (crates/nicbench-py/src/progress.rs) and every output is
+            # written under a temporary name until it is complete (nicbench.outputs): nothing is left.
+            report_interrupted(ctx, "no output written")
+
+
+# Exit code of a command stopped by Ctrl-C: 128 + SIGINT, as shells report it.
+EXIT_INTERRUPTED = 130
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a command that keeps part of its work: the message says what is kept (a
+    command that keeps nothing lets KeyboardInterrupt through)."""
+
+
+def report_interrupted(ctx: click.Context, kept: str) -> None:
+    """`nicbench: interrupted: KEPT` (one line) on stderr, exit code 130: never click's `Aborted!`
+    or a traceback."""
+    click.echo(f"nicbench: interrupted: {kept}", err=True)
+    ctx.exit(EXIT_INTERRUPTED)
 
 
 # ctx.meta key: True when the command line has --json.

@@ -14,6 +14,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (
+    Interrupted,
     IntRange,
     NonEmptyPath,
     WholeHelpGroup,
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from nicbench.experiments.runner import RunSummary
 
 __all__ = ["run", "check", "report", "results", "reproduce", "COMMANDS"]
+
+# What an interrupted `run` or `reproduce` keeps (`nicbench: interrupted: ...`).
+RUNS_KEPT = "finished runs are stored — re-run the same command to resume"
 
 results_option = click.option(
     "--results",
@@ -244,8 +248,7 @@ def run(
             whole_sweep=not (fewer or sets),
         )
     except KeyboardInterrupt:
-        click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
-        raise SystemExit(130) from None
+        raise Interrupted(RUNS_KEPT) from None
     if as_json:
         emit_json(summary.as_dict())
     else:
@@ -478,6 +481,7 @@ def _export_format(fmt: str | None, output: str | None) -> str:
 def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
     from nicbench.experiments.store import load_results
+    from nicbench.outputs import atomic_output
 
     fmt = _export_format(fmt, output)
     df = load_results(experiment, results=results_dir)
@@ -486,11 +490,13 @@ def results_export(experiment: str, fmt: str | None, output: str | None, results
     if fmt == "parquet":
         if output is None:
             raise click.UsageError("--parquet needs -o FILE")
-        df.to_parquet(output, index=False)
+        with atomic_output(output) as tmp:
+            df.to_parquet(tmp, index=False)
     elif output is None:
         click.echo(df.to_csv(index=False), nl=False)
     else:
-        df.to_csv(output, index=False)
+        with atomic_output(output) as tmp:
+            df.to_csv(tmp, index=False)
     if output is not None:
         stderr_console.print(f"wrote {len(df):,} records to {output}", highlight=False, soft_wrap=True)
 
@@ -586,8 +592,7 @@ def reproduce(
                 timeout_s=timeout_s,
             )
         except KeyboardInterrupt:
-            click.echo("nicbench: interrupted; finished runs are stored — re-run the same command to resume", err=True)
-            raise SystemExit(130) from None
+            raise Interrupted(RUNS_KEPT) from None
         outcomes.append(outcome)
         if not as_json:
             for s in outcome.runs:

@@ -1,8 +1,9 @@
 """`nicbench flows`: meter a capture (or a live interface) into bidirectional flow records.
 
-Exit codes: 0 done; 2 bad input (one line `nicbench: error: ...`; for a truncated pcap the records
-of the packets before the bad one are written first); 130 interrupted by Ctrl-C after every active
-flow was flushed to the output.
+Exit codes: 0 done; 2 bad input (one line `nicbench: error: ...` naming the capture and, for a
+truncated one, the byte offset; no summary and no record file); 130 interrupted by Ctrl-C after every
+active flow was flushed to the output, which is kept, complete up to its last record (one line
+`nicbench: interrupted: ...` saying so).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import click
 from rich.table import Table
 
 from nicbench.cli.common import (
+    Interrupted,
     IntRange,
     NonEmptyPath,
     emit_json,
@@ -25,8 +27,6 @@ from nicbench.cli.common import (
 )
 from nicbench.errors import NicbenchError
 from nicbench.flows import COMPATS, FORMATS, format_for_path, meter
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 @click.command()
@@ -115,23 +115,25 @@ def flows(
             if ipfix is not None and str(exc).startswith(f"IPFIX collector {ipfix}: "):
                 fail(f"--ipfix {ipfix}: " + str(exc).removeprefix(f"IPFIX collector {ipfix}: "))
             raise
-    if as_json:
-        if stats.get("input_error"):
-            # One JSON document: the stats of the packets before the bad one, with the error.
-            stats = {**stats, "error": one_line_text(stats["input_error"]), "exit_code": 2}
-        emit_json(stats)
-    else:
-        _summary(stats)
     if stats.get("input_error"):
-        # The records of every packet before the bad one were written; now say what went wrong.
-        if as_json:  # the error is in the JSON already: the one line on stderr only
+        # A capture not read to its end: no summary of what was read before (not a result) and no
+        # record file (meter removed it), only the error.
+        if as_json:  # one JSON document: the counts of the packets before the bad one, with the error
+            emit_json({**stats, "error": one_line_text(stats["input_error"]), "exit_code": 2})
             click.echo(f"nicbench: error: {one_line_text(stats['input_error'])}", err=True)
             raise click.exceptions.Exit(2)
         fail(stats["input_error"])
+    if as_json:
+        emit_json(stats)
+    else:
+        _summary(stats)  # an interrupted run too: its records are kept, and the summary counts them
     if stats.get("interrupted"):
-        where = f" to {stats['output']}" if stats.get("output") else ""
-        stderr_console.print(f"interrupted: {stats['records']:,} records flushed{where}")
-        raise click.exceptions.Exit(EXIT_INTERRUPTED)
+        if not stats.get("output"):
+            raise Interrupted("the counts printed are of the packets metered before it")
+        raise Interrupted(
+            f"{stats['records']:,} records kept in {stats['output']}, complete up to the last record "
+            "(every active flow flushed)"
+        )
 
 
 def _summary(stats: dict) -> None:

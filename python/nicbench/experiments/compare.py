@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from nicbench.experiments.store import load_results
+from nicbench.outputs import atomic_output
 from nicbench.vocab.records import PROVENANCE_COLUMNS, RESERVED_NAMES
 
 __all__ = ["Comparison", "compare_frames", "compare_results", "direction", "plot_comparison", "settings_that_differ"]
@@ -251,5 +252,6 @@ def plot_comparison(c: Comparison, path: str | Path) -> None:
     unique = dict(zip(labels, handles))
     ax.legend(unique.values(), unique.keys(), loc="best", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=120, format=Path(path).suffix.lstrip(".") or None)
     plt.close(fig)

@@ -23,6 +23,7 @@ from nicbench.experiments.environment import collect_environment
 from nicbench.experiments.spec import parse_spec
 from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore
+from nicbench.outputs import atomic_output
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
 from nicbench.report.figures.common import Units
@@ -269,7 +270,8 @@ def experiment_report(
         "<h2>Spec</h2>",
         f"<pre>{html.escape(spec_text)}</pre>",
     ]
-    out_html.write_text(page(f"nicbench · {title}", body))
+    with atomic_output(out_html) as tmp:
+        tmp.write_text(page(f"nicbench · {title}", body))
     return ExperimentPage(
         name,
         out_html,
@@ -458,7 +460,8 @@ def study_report(
         body += ["<h2>All reference values</h2>", comparison_table(comparisons)]
     body += ["<h2>Environment of this report</h2>", kv_table(collect_environment(study.dir))]
     out_html.parent.mkdir(parents=True, exist_ok=True)
-    out_html.write_text(page(f"nicbench · study {study.name}", body))
+    with atomic_output(out_html) as tmp:
+        tmp.write_text(page(f"nicbench · study {study.name}", body))
     return out_html
 
 

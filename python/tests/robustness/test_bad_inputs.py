@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from cli_process import run_forked, run_forked_many
+from cli_process import run_forked, run_forked_interrupted, run_forked_many
 
 # Wall-clock bound of one case [s]: a bad input is refused before any real work, so well under
 # this even on a loaded 2-core CI machine (also for the entry point's own start-up, in the tests that
@@ -965,6 +966,14 @@ def _write_pcap(path: Path, linktype: int, records: list[bytes], cut: int = 0) -
     return str(path)
 
 
+def _long_capture(path: Path, trace: Path) -> str:
+    """A capture that takes minutes to read but no disk: the records of `trace`, then 16 GiB of hole
+    (a sparse file), which reads as ~10^9 empty records."""
+    path.write_bytes(trace.read_bytes())
+    os.truncate(path, 16 << 30)
+    return str(path)
+
+
 def _fifo(path: Path) -> str:
     """A named pipe nobody ever writes to."""
     os.mkfifo(path)
@@ -994,6 +1003,8 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
         "two_rules": text(
             "two.flow", GOOD_RULE + "flow create 0 priority 1 ingress pattern eth / ipv4 / end actions drop / end\n"
         ),
+        "three_rules": text("three.flow", "".join(GOOD_RULE.replace("53", str(port)) for port in (53, 54, 55))),
+        "long_capture": _long_capture(d / "long.pcap", small_trace),
         "sctp_rules": text("sctp.flow", "flow create 0 ingress pattern eth / ipv4 / sctp / end actions drop / end\n"),
         "vlan6_rules": text(
             "vlan6.flow",
@@ -1274,3 +1285,103 @@ def test_pcap_info_warns_of_records_longer_than_their_frame(tmp_path):
     assert "1 record(s) captured more bytes than their frame had on the wire" in proc.stderr, proc.stderr
     as_json = run_forked(["pcap", "info", str(path), "--json"], CASE_TIMEOUT_S)
     assert json.loads(as_json.stdout)["caplen_above_wire"] == 1, as_json.stdout
+
+
+# --- Outputs (issue 38): a command that fails leaves nothing under its output name, and no temporary
+# file beside it. `{dir}` is a folder of the case's own, empty before the case runs; after it, still empty.
+OUTPUT_CASES: list[tuple[str, list[str]]] = [
+    (
+        # Fails after writing began: the stream turns out to hold fewer packets (2) than rules (3).
+        "gen for-rules failing mid-way",
+        ["gen", "--for-rules", "{three_rules}", "--size", "64-1518", "--rate", "1Gbps", "--duration", "19.5us"]
+        + ["--seed", "8", "-o", "{dir}/g.pcap"],
+    ),
+    ("flows truncated capture to csv", ["flows", "{truncated_record}", "-o", "{dir}/x.csv"]),
+    ("flows truncated capture to parquet", ["flows", "{truncated_record}", "-o", "{dir}/x.parquet"]),
+    ("flows text file to jsonl", ["flows", "{text}", "-o", "{dir}/x.jsonl"]),
+    ("flows empty file", ["flows", "{empty}", "-o", "{dir}/x.csv"]),
+    ("rules convert inexpressible", ["rules", "convert", "{queue_rules}", "--to", "tc", "-o", "{dir}/x.tc"]),
+    ("rules gen to tc", ["rules", "gen", "--to", "tc", "-o", "{dir}/x.tc"]),
+    (
+        "calibrate few-shot bad measurements",
+        ["calibrate", "--base", "connectx5", "--measurements", "{m_typo}", "-o", "{dir}/mine.toml"],
+    ),
+    ("results export of no experiment", ["results", "export", "{dir}/none", "-o", "{dir}/x.csv"]),
+    ("report of no experiment", ["report", "{dir}/none", "-o", "{dir}/r.html"]),
+]
+
+
+def test_output_case_ids_are_unique():
+    ids = [c[0] for c in OUTPUT_CASES]
+    assert len(ids) == len(set(ids))
+
+
+def test_a_failed_command_leaves_no_output(inputs, tmp_path):
+    dirs = [tmp_path / f"case{i}" for i in range(len(OUTPUT_CASES))]
+    commands = []
+    for d, (_, args) in zip(dirs, OUTPUT_CASES):
+        d.mkdir()
+        commands.append([a.format(**inputs, dir=d) for a in args])
+    results = run_forked_many(commands, CASE_TIMEOUT_S, env={"COLUMNS": "200"}, at_once=4)
+    for d, (case_id, _), proc in zip(dirs, OUTPUT_CASES, results):
+        assert proc is not None, f"{case_id}: no answer within {CASE_TIMEOUT_S} s"
+        lines = proc.stderr.splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (case_id, proc.returncode, proc.stderr[-2000:])
+        assert lines[0].startswith("nicbench: error: "), (case_id, lines[0])
+        assert sorted(p.name for p in d.iterdir()) == [], f"{case_id}: left {sorted(p.name for p in d.iterdir())}"
+
+
+# --- Ctrl-C (issue 38): SIGINT a second into a long run ends it within INTERRUPT_BOUND_S, exit code 130,
+# with one line `nicbench: interrupted: <what is kept>` (no traceback, no click `Aborted!`) and no output
+# left behind, except flows, which keeps its records complete up to the last one. `{dir}` as above;
+# `{long_capture}` takes minutes to read. `pvp` is analytic (done well within a second): its Ctrl-C
+# goes through the same mapping (`NicbenchGroup.invoke`) and is not timed here.
+SIGINT_AFTER_S = 1.0
+INTERRUPT_BOUND_S = 1.0
+
+SIGINT_CASES: list[tuple[str, list[str]]] = [
+    ("gen", ["gen", "--size", "64", "--duration", "20s", "-o", "{dir}/g.pcap"]),
+    ("simulate", ["simulate", "--duration", "60s"]),
+    ("flowhost", ["flowhost", "--duration", "3600s"]),
+    ("flowhost drawing 16M flows", ["flowhost", "--flows", "16M", "--duration", "1ms"]),
+    ("rss", ["rss", "{long_capture}", "--queues", "8"]),
+    ("classify", ["classify", "--rules", "{good_rules}", "--pcap", "{long_capture}"]),
+    ("pcap info", ["pcap", "info", "{long_capture}"]),
+    ("vswitch", ["vswitch", "--openflow", "{of_rules}", "--trace", "{long_capture}"]),
+    # A profile of its own (a copy of connectx5) that a finished fit would rewrite: left as it was.
+    ("calibrate", ["calibrate", "{dir}/cx.toml", "--sweeps", "20"]),
+    ("flows", ["flows", "{long_capture}", "-o", "{dir}/f.csv"]),
+]
+
+
+def test_ctrl_c_ends_every_long_command_at_once(inputs, tmp_path):
+    from nicbench.calibrate import resolve_profile
+    from nicbench.flows import load_records
+
+    dirs = [tmp_path / f"sigint{i}" for i in range(len(SIGINT_CASES))]
+    commands = []
+    for d, (_, args) in zip(dirs, SIGINT_CASES):
+        d.mkdir()
+        commands.append([a.format(**inputs, dir=d) for a in args])
+    profile = resolve_profile("connectx5")
+    shutil.copy(profile, dirs[[c[0] for c in SIGINT_CASES].index("calibrate")] / "cx.toml")
+    results = run_forked_interrupted(commands, SIGINT_AFTER_S, CASE_TIMEOUT_S)
+    for d, (case_id, _), (proc, took) in zip(dirs, SIGINT_CASES, results):
+        assert proc is not None, f"{case_id}: still running {CASE_TIMEOUT_S} s after SIGINT"
+        assert took is not None, f"{case_id}: ended before the SIGINT (exit {proc.returncode}): {proc.stderr[-500:]}"
+        assert proc.returncode == 130, (case_id, proc.returncode, proc.stderr[-2000:])
+        assert took < INTERRUPT_BOUND_S, f"{case_id}: {took:.2f} s from SIGINT to exit"
+        lines = proc.stderr.splitlines()
+        said = [line for line in lines if line.startswith("nicbench: ")]
+        assert len(said) == 1 and lines[-1] == said[0], (case_id, proc.stderr[-2000:])
+        assert said[0].startswith("nicbench: interrupted: "), (case_id, said[0])
+        assert "Traceback" not in proc.stderr and "Aborted!" not in proc.stderr, (case_id, proc.stderr[-2000:])
+        left = sorted(p.name for p in d.iterdir())
+        if case_id == "flows":
+            records = load_records(d / "f.csv")
+            assert left == ["f.csv"] and records, (left, len(records))
+            assert said[0].startswith(f"nicbench: interrupted: {len(records):,} records kept in {d / 'f.csv'}, ")
+        elif case_id == "calibrate":
+            assert left == ["cx.toml"] and (d / "cx.toml").read_bytes() == profile.read_bytes(), left
+        else:
+            assert left == [], f"{case_id}: left {left}"

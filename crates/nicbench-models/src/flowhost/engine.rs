@@ -161,7 +161,15 @@ impl Stalls {
     }
 }
 
+/// `progress(simulated_ns)` is called every this many bins (a few milliseconds of work at most).
+const PROGRESS_EVERY_BINS: u64 = 1 << 12;
+
 pub fn run(input: &EngineInput) -> EngineOutput {
+    run_reporting(input, &mut |_| {})
+}
+
+/// [`run`], calling `progress(simulated_ns)` now and then (it cannot change the outcome).
+pub fn run_reporting(input: &EngineInput, progress: &mut dyn FnMut(u64)) -> EngineOutput {
     let streams = RngStreams::new(input.seed);
     let n = input.processes.len();
     let bin = input.bin.max(SimDuration::from_ps(1));
@@ -189,6 +197,9 @@ pub fn run(input: &EngineInput) -> EngineOutput {
     let per_bin: f64 = rates.iter().sum::<f64>() * bin_ns;
     let (mut carried, mut arrivals) = (0.0, vec![0.0; n]);
     for b in 0..bins {
+        if b % PROGRESS_EVERY_BINS == 0 {
+            progress((bin * b).as_ns());
+        }
         // The paced aggregate of this bin: whole packets, the fraction carried on.
         let due = carried + per_bin;
         let total = due.floor();

@@ -38,6 +38,17 @@ pub struct FlowSet {
 
 impl FlowSet {
     pub fn generate(flows: usize, seed: u64, zipf_exponent: f64, hash_ports: bool) -> Result<FlowSet, ModelError> {
+        Self::generate_reporting(flows, seed, zipf_exponent, hash_ports, &mut |_| {})
+    }
+
+    /// [`FlowSet::generate`], calling `progress(flows_made)` every 65,536 flows (16M flows take seconds).
+    pub fn generate_reporting(
+        flows: usize,
+        seed: u64,
+        zipf_exponent: f64,
+        hash_ports: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<FlowSet, ModelError> {
         if flows == 0 || flows > MAX_FLOWS {
             return Err(ModelError::Scenario(format!(
                 "flows must be in 1..={MAX_FLOWS}, found {flows}"
@@ -69,6 +80,9 @@ impl FlowSet {
                 vni: None,
             };
             hashes.push(hash_flow(&toeplitz, &key, fields));
+            if hashes.len() % (1 << 16) == 0 {
+                progress(hashes.len() as u64);
+            }
         }
         let uniform = zipf_exponent == 0.0;
         let weights = if uniform {

@@ -278,8 +278,8 @@ impl Model for FlowHost {
         Request::from_json(text)
     }
 
-    fn run(request: &Request, _progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
-        simulate(request)
+    fn run(request: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
+        simulate_reporting(request, progress)
     }
 }
 
@@ -290,13 +290,19 @@ pub const PROFILE_KIND: ProfileKind = ProfileKind {
 };
 
 pub fn simulate(req: &Request) -> Result<result::Result, ModelError> {
+    simulate_reporting(req, &mut |_| {})
+}
+
+/// [`simulate`], calling `progress` now and then: with the flows made while the flow set is drawn,
+/// then the simulated ns of each run (so that a caller can stop it; not a measure to show).
+pub fn simulate_reporting(req: &Request, progress: &mut dyn FnMut(u64)) -> Result<result::Result, ModelError> {
     req.validate()?;
     let started = Instant::now();
     let profiles = Profiles::load(req)?;
     let mut cache = FlowCache::default();
-    let mut result = run_cores(req, &profiles, req.cores, &mut cache)?;
+    let mut result = run_cores(req, &profiles, req.cores, &mut cache, progress)?;
     if req.search_cores {
-        result.cores_needed = search_cores(req, &profiles, &mut cache)?;
+        result.cores_needed = search_cores(req, &profiles, &mut cache, progress)?;
     }
     result.sim_wall_s = started.elapsed().as_secs_f64();
     Ok(result)
@@ -310,10 +316,16 @@ struct FlowCache {
 }
 
 impl FlowCache {
-    fn get(&mut self, req: &Request, nic: &CaptureNicParams, flows: u64) -> Result<&(FlowSet, f64), ModelError> {
+    fn get(
+        &mut self,
+        req: &Request,
+        nic: &CaptureNicParams,
+        flows: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<&(FlowSet, f64), ModelError> {
         if self.set.is_none() || self.flows != flows {
             let n = usize::try_from(flows).map_err(|_| ModelError::Scenario(format!("flows {flows} too large")))?;
-            let all = FlowSet::generate(n, req.seed, req.zipf_exponent, nic.hash_ports >= 0.5)?;
+            let all = FlowSet::generate_reporting(n, req.seed, req.zipf_exponent, nic.hash_ports >= 0.5, progress)?;
             self.set = Some(all.filtered(req.filter_keep)?);
             self.flows = flows;
         }
@@ -323,7 +335,13 @@ impl FlowCache {
     }
 }
 
-fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) -> Result<result::Result, ModelError> {
+fn run_cores(
+    req: &Request,
+    pr: &Profiles,
+    cores: u32,
+    cache: &mut FlowCache,
+    progress: &mut dyn FnMut(u64),
+) -> Result<result::Result, ModelError> {
     let (nic, host) = (&pr.nic, &pr.host);
     if f64::from(req.processes_per_core) > host.smt_threads_per_core {
         return Err(ModelError::Scenario(format!(
@@ -350,7 +368,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
         )));
     }
     let flows_total = req.flows_for(cores);
-    let (set, kept_share) = cache.get(req, nic, flows_total)?;
+    let (set, kept_share) = cache.get(req, nic, flows_total, progress)?;
     let loads = set.assign(processes);
 
     // The card: wire rate → FPGA limit → filter → PCIe limit.
@@ -383,7 +401,7 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
         window: SimDuration::from_ns(req.window_ns),
         seed: req.seed,
     };
-    let out = engine::run(&engine_in);
+    let out = engine::run_reporting(&engine_in, progress);
     let run_s = (req.duration_ns.div_ceil(req.bin_ns) * req.bin_ns) as f64 * 1e-9;
 
     let sum = |f: &dyn Fn(&engine::ProcessOutput) -> f64| out.processes.iter().map(f).sum::<f64>();
@@ -496,11 +514,16 @@ fn run_cores(req: &Request, pr: &Profiles, cores: u32, cache: &mut FlowCache) ->
 
 /// The fewest cores (same processes per core) without drops (`drops == 0`): doubling
 /// until a count passes, then bisection (drops are taken as monotone in cores).
-fn search_cores(req: &Request, pr: &Profiles, cache: &mut FlowCache) -> Result<Option<u32>, ModelError> {
+fn search_cores(
+    req: &Request,
+    pr: &Profiles,
+    cache: &mut FlowCache,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Option<u32>, ModelError> {
     let limit_streams = (pr.nic.max_streams as u32) / req.processes_per_core.max(1);
     let max = req.max_cores.min(limit_streams).max(1);
-    let passes = |cores: u32, cache: &mut FlowCache| -> Result<bool, ModelError> {
-        let r = run_cores(req, pr, cores, cache)?;
+    let mut passes = |cores: u32, cache: &mut FlowCache| -> Result<bool, ModelError> {
+        let r = run_cores(req, pr, cores, cache, progress)?;
         Ok(r.drops == 0)
     };
     let (mut low, mut high) = (0u32, 1u32);

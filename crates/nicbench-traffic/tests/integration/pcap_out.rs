@@ -74,3 +74,33 @@ fn endless_or_invalid_config_is_refused() {
     let err = write_pcap(&bad_dir, std::path::Path::new("/nonexistent-dir/x.pcap"), |_| {});
     assert!(matches!(err, Err(TrafficError::Pcap(_))), "{err:?}");
 }
+
+/// A run stopped mid-way (as the Python binding stops one on Ctrl-C: an unwind out of a progress
+/// report) or finished leaves the folder holding the finished file alone: never a partial pcap,
+/// never the temporary one.
+#[test]
+fn a_stopped_run_leaves_no_file() {
+    let dir = std::env::temp_dir().join(format!("nicbench-traffic-{}-stopped", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("folder");
+    let path = dir.join("g.pcap");
+    let config = TrafficConfig {
+        packets: Some(200_000),
+        ..TrafficConfig::default()
+    };
+    let stopped =
+        std::panic::catch_unwind(|| write_pcap(&config, &path, |_| std::panic::resume_unwind(Box::new("stop"))));
+    assert!(stopped.is_err());
+    let names = || {
+        let mut v: Vec<_> = std::fs::read_dir(&dir)
+            .expect("read")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(names().is_empty(), "left {:?}", names());
+    write_pcap(&config, &path, |_| {}).expect("write");
+    assert_eq!(names(), ["g.pcap"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

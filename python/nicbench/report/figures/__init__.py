@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from nicbench.experiments.spec import FigureSpec  # noqa: E402
+from nicbench.outputs import atomic_output  # noqa: E402
 from nicbench.report.figures import box, cdf, heatmap, line, overlay, timeseries  # noqa: E402
 from nicbench.report.figures.common import EmptyFigure, Units, from_zero_when_flat  # noqa: E402
 from nicbench.report.figures.published import Mark, Skip, place  # noqa: E402
@@ -94,8 +95,9 @@ def render(
         # layout (a full extra draw), which is most of a figure's cost.
         fig.canvas.draw()
         fig.set_layout_engine("none")
-        fig.savefig(png)
-        fig.savefig(svg)
+        for path, kind in ((png, "png"), (svg, "svg")):
+            with atomic_output(path) as tmp:
+                fig.savefig(tmp, format=kind)  # the format by name: the temporary name has no suffix
     finally:
         plt.close(fig)
     return RenderedFigure(figure.name, title, png, svg, marks, skips)

@@ -206,7 +206,7 @@ def test_profile_read_bounds_and_write(tmp_path):
     with pytest.raises(NicbenchError, match="outside its bounds"):
         write_fitted(path, {"nf_burst_ns": 500.0}, "fitted: x")
     assert tomllib.loads(path.read_text())["param"]["nf_burst_ns"]["value"] == BASE["nf_burst_ns"]["value"]
-    assert not path.with_suffix(".toml.tmp").exists()
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(f".{path.name}")] == []
 
 
 def test_merge_provenance_keeps_the_hypothesis_once():

@@ -123,7 +123,9 @@ def test_missing_file(tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
-def test_truncated_pcap_keeps_records_and_names_the_packet(tmp_path):
+def test_truncated_pcap_is_an_error_naming_the_capture_with_no_summary_and_no_file(tmp_path):
+    """A capture that cannot be read to its end is not a result: one error line naming the capture,
+    the packet and its byte offset; no summary of what came before, no record file (issue 38)."""
     pkts = scenario_udp()
     full = write_pcap(tmp_path / "full.pcap", pkts).read_bytes()
     cut = tmp_path / "cut.pcap"
@@ -131,12 +133,10 @@ def test_truncated_pcap_keeps_records_and_names_the_packet(tmp_path):
     out = tmp_path / "cut.csv"
     proc = run_cli("flows", str(cut), "-o", str(out))
     assert proc.returncode == 2
-    error = proc.stderr.strip().splitlines()[-1]
-    assert error.startswith("nicbench: error:")
-    last = len(pkts) - 1
-    assert str(last) in error or str(last + 1) in error, error
-    records = load_records(out)
-    assert sum(r["TotPkts"] for r in records) == len(pkts) - 1
+    assert proc.stdout == ""
+    [error] = proc.stderr.splitlines()
+    assert error.startswith(f"nicbench: error: {cut}: packet {len(pkts) - 1} at byte offset "), error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.pcap", "full.pcap"]
 
 
 @pytest.mark.parametrize(
