@@ -1,0 +1,149 @@
+"""The what-ifs `advise` tries on a virtual ConnectX: each names a mechanism the device has (with the
+seed line it comes from), a concrete change to the user's input (a `simulate` argument list), and is
+shown only when running the model on the changed input helps.
+
+A what-if is (id, because, source, change): `change(ctx)` returns the changed argument list and the
+change in words, or None when it does not apply to this input. `source` quotes its seed as
+`seed NNN lines A-B: '...'` (the quote is checked against the seed text by the tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nicbench.cli.advice.rules_move import movable, move_to_group_1
+
+
+@dataclass
+class Context:
+    """One NIC's baseline: its `simulate` arguments and outcome, and where changed files go."""
+
+    nic: str
+    argv: list[str]
+    outcome: dict[str, Any]
+    rules_path: str | None
+    out_dir: Path
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    id: str
+    because: str
+    source: str
+    change: Callable[[Context], tuple[list[str], str] | None]
+
+
+def _flag(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def _with(argv: list[str], name: str, value: str) -> list[str]:
+    """`argv` with flag `name` set to `value` (replaced where given, appended otherwise)."""
+    if name in argv:
+        i = argv.index(name)
+        return argv[: i + 1] + [value] + argv[i + 2 :]
+    return [*argv, name, value]
+
+
+def _rules_to_group_1(ctx: Context) -> tuple[list[str], str] | None:
+    if not (ctx.outcome.get("root_table_occupancy") or 0) > 0:
+        return None
+    if ctx.rules_path is None:
+        return None
+    why_not = movable(ctx.rules_path)
+    if why_not:
+        ctx.notes.append(f"rules_in_non_root_table not tried: {why_not}")
+        return None
+    moved = move_to_group_1(ctx.rules_path, ctx.out_dir)
+    return _with(ctx.argv, "--rules", str(moved)), (
+        f"move the rules of Table 0 to group 1 behind one jump rule per port (written to {moved})"
+    )
+
+
+def _installer_on_distinct_core(ctx: Context) -> tuple[list[str], str] | None:
+    if _flag(ctx.argv, "--install-core") != "same":
+        return None
+    return _with(ctx.argv, "--install-core", "distinct"), "install the rules from a core that forwards no traffic"
+
+
+def _install_in_group_1(ctx: Context) -> tuple[list[str], str] | None:
+    if _flag(ctx.argv, "--install-core") is None or (_flag(ctx.argv, "--install-group") or "0") != "0":
+        return None
+    return _with(ctx.argv, "--install-group", "1"), "insert the updated rules into group 1 instead of Table 0"
+
+
+def _in_place_update(ctx: Context) -> tuple[list[str], str] | None:
+    if _flag(ctx.argv, "--install-op") != "update":
+        return None
+    return _with(ctx.argv, "--install-op", "update_inplace"), (
+        "modify rules with the in-place update API instead of delete + insert"
+    )
+
+
+def _more_cores(ctx: Context) -> tuple[list[str], str] | None:
+    """The fewest cores (doubling, up to MAX_CORES_TRIED) at which the host core is no longer the
+    bottleneck, or the most tried: a run of the model at each step."""
+    from nicbench.cli.advice import simulate_runs
+
+    if ctx.outcome.get("bottleneck") != "host_core":
+        return None
+    cores = int(_flag(ctx.argv, "--cores") or 1)
+    queues = int(_flag(ctx.argv, "--queues") or 1)
+    more, argv = cores, ctx.argv
+    while more < MAX_CORES_TRIED:
+        more = min(more * 2, MAX_CORES_TRIED)
+        argv = _with(_with(ctx.argv, "--cores", str(more)), "--queues", str(max(queues, more)))
+        if simulate_runs.outcome(simulate_runs.run(argv)).get("bottleneck") != "host_core":
+            break
+    if more == cores:
+        return None
+    return argv, f"spread the traffic over {max(queues, more)} RSS queues polled by {more} cores (now {cores})"
+
+
+# The most forwarding cores the spread what-if tries: a 2-socket server's worth.
+MAX_CORES_TRIED = 64
+
+
+WHATIFS: tuple[WhatIf, ...] = (
+    WhatIf(
+        "rules_in_non_root_table",
+        "Table 0 (the root table) is a firmware-managed hash table: lookups walk collision chains that grow "
+        "with occupancy, and above ~85% occupancy throughput collapses; non-root tables keep line rate",
+        "seed 000 lines 112-113: 'using a non-root table the NIC achieves line-rate throughput and low "
+        "predictable latency even with 2M entries in Table 1'",
+        _rules_to_group_1,
+    ),
+    WhatIf(
+        "install_from_distinct_core",
+        "a same-core installer stops forwarding while the vendor's update API runs; a distinct core keeps "
+        "the forwarding core's time for packets",
+        "seed 000 lines 182-184: 'when the insertions are generated from the same core running the forwarding "
+        "NF, we observe a significant performance drop'",
+        _installer_on_distinct_core,
+    ),
+    WhatIf(
+        "install_in_non_root_table",
+        "rule insertion into Table 0 runs one to two orders of magnitude slower than into Table 1",
+        "seed 000 lines 172-173: 'The insertion rate ranges between 1 K to 10 K rules per second for Table 0 "
+        "and 10 K to 500 K rules'",
+        _install_in_group_1,
+    ),
+    WhatIf(
+        "in_place_update",
+        "a rule update through the standard API is a deletion then an insertion; the in-place update API "
+        "changes the actions in one operation",
+        "seed 001 line 61: 'Our dedicated update API performs up to 80% faster (Fig. 6).'",
+        _in_place_update,
+    ),
+    WhatIf(
+        "spread_over_cores",
+        "the host core's per-packet work bounds what one core forwards; RSS spreads the flows over queues "
+        "each polled by its own core",
+        "the profile's host-core parameters: {bottleneck_parameters}",
+        _more_cores,
+    ),
+)

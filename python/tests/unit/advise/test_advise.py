@@ -1,0 +1,175 @@
+"""`nicbench advise` (issue 37): each advice appears on an input built to trigger it and not on one
+that does not; every advice shown is reproduced by its own command; its seed quote is in the seed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import unicodedata
+from pathlib import Path
+
+import pytest
+from cli_process import run_forked
+
+from nicbench.cli.advice import advise
+from nicbench.cli.advice.whatifs import WHATIFS
+from nicbench.rules import generate_rules
+from nicbench.traffic import GenConfig, generate_pcap_for_rules
+from nicbench.units import Rate
+
+SEEDS = Path(__file__).resolve().parents[4].parent / "shared" / "seeds"
+TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="module")
+def full_root(tmp_path_factory) -> dict[str, str]:
+    """60,000 exact rules in group 0 (Table 0 at 92%) and 100 Gbps of 1500 B that meets every one."""
+    d = tmp_path_factory.mktemp("advise")
+    rules = d / "r60k.flow"
+    generate_rules("exact5", 60_000, 0, str(rules), seed=3)
+    trace = d / "t60k.pcap"
+    config = GenConfig(flows=60_000, size=1500, rate=Rate(100e9, "bps"), duration_ns=20_000_000, seed=3)
+    generate_pcap_for_rules(config, str(rules), str(trace))
+    small = d / "r1k.flow"
+    generate_rules("exact5", 1_000, 0, str(small), seed=3)
+    return {"rules": str(rules), "trace": str(trace), "small": str(small), "dir": str(d)}
+
+
+def _ids(report: dict, nic: int = 0) -> list[str]:
+    return [a["id"] for a in report["nics"][nic]["advice"]]
+
+
+def _json(args: list[str]) -> dict:
+    proc = run_forked([*args, "--json"], TIMEOUT_S)
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def _assert_reproduced(report: dict, tolerance: float = 1e-9) -> None:
+    """Each advice's printed command, run as a user runs it, gives the advice's predicted numbers."""
+    for n in report["nics"]:
+        for a in n["advice"]:
+            words = shlex.split(a["command"])
+            assert words[:2] == ["nicbench", "simulate"], a["command"]
+            got = _json(words[1:])
+            for key, published in (
+                ("rx_gbps", a["predicted"]["rx_gbps"]),
+                ("loss_ratio", a["predicted"]["loss_ratio"]),
+            ):
+                assert got[key] == pytest.approx(published, rel=tolerance, abs=1e-12), (a["id"], key)
+
+
+def test_full_root_table_collapse_and_its_advice(full_root):
+    """Issue 37's first case: the collapse predicted, Table 0 named, the move to group 1 on top, its
+    gain reproduced by its own command (within 2%)."""
+    report = advise(
+        ["connectx5"], out_dir=Path(full_root["dir"]) / "whatifs", rules=full_root["rules"], trace=full_root["trace"]
+    )
+    nic = report["nics"][0]
+    assert nic["predicted"]["bottleneck"] == "root_table"
+    assert nic["predicted"]["root_table_occupancy"] > 0.85
+    assert nic["predicted"]["rx_gbps"] < 1.0
+    top = nic["advice"][0]
+    assert top["id"] == "rules_in_non_root_table"
+    assert top["predicted"]["rx_gbps"] > 95.0
+    _assert_reproduced(report, tolerance=0.02)
+
+
+def test_no_move_advice_on_a_table_0_that_is_fine(full_root):
+    report = advise(["connectx5"], out_dir=Path(full_root["dir"]) / "whatifs-small", rules=full_root["small"])
+    assert "rules_in_non_root_table" not in _ids(report)
+
+
+def test_same_core_updates_get_the_distinct_core_and_group_1_advice_on_three_nics(tmp_path):
+    report = advise(
+        ["connectx5", "connectx6", "bluefield1"],
+        out_dir=tmp_path,
+        updates="insert 20k/s same-core",
+        duration="10ms",
+    )
+    assert [n["nic"] for n in report["nics"]] == ["connectx5", "connectx6", "bluefield1"]
+    for n in report["nics"]:
+        ids = [a["id"] for a in n["advice"]]
+        assert "install_from_distinct_core" in ids and "install_in_non_root_table" in ids, (n["nic"], ids)
+        assert n["predicted"]["loss_ratio"] > 0.1
+        assert n["predicted"]["install_achieved_rules_per_s"] < n["predicted"]["install_requested_rules_per_s"]
+    _assert_reproduced(report)
+
+
+def test_distinct_core_group_1_updates_get_neither(tmp_path):
+    report = advise(["connectx5"], out_dir=tmp_path, updates="insert 20k/s distinct-core group 1", duration="10ms")
+    ids = _ids(report)
+    assert "install_from_distinct_core" not in ids and "install_in_non_root_table" not in ids, ids
+
+
+def test_modify_gets_the_in_place_update_and_insert_does_not(tmp_path):
+    modify = advise(["connectx5"], out_dir=tmp_path, updates="modify 10k/s distinct-core group 1", duration="10ms")
+    insert = advise(["connectx5"], out_dir=tmp_path, updates="insert 10k/s distinct-core group 1", duration="10ms")
+    assert "in_place_update" in _ids(modify), modify["nics"][0]
+    advice = next(a for a in modify["nics"][0]["advice"] if a["id"] == "in_place_update")
+    assert advice["gain"]["updates_share"] > 0.01
+    assert "in_place_update" not in _ids(insert)
+
+
+def test_small_frames_on_one_core_get_more_cores_and_a_light_load_does_not(tmp_path):
+    heavy = advise(["connectx5"], out_dir=tmp_path, gen="size=64,rate=100Gbps", duration="2ms")
+    light = advise(["connectx5"], out_dir=tmp_path, gen="size=1500,rate=10Gbps", duration="2ms")
+    assert "spread_over_cores" in _ids(heavy)
+    assert _ids(light) == []
+    _assert_reproduced(heavy)
+
+
+def test_cli_side_by_side_and_json(tmp_path):
+    proc = run_forked(
+        [
+            "advise",
+            "--nic",
+            "connectx5",
+            "--nic",
+            "connectx6",
+            "--updates",
+            "insert 20k/s same-core",
+            "--duration",
+            "5ms",
+            "--whatif-dir",
+            str(tmp_path),
+        ],
+        TIMEOUT_S,
+    )
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    assert "connectx5" in proc.stdout and "connectx6" in proc.stdout and "run: nicbench simulate" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["advise", "--nic", "napatech-nt100"], "model this NIC with nicbench flowhost"),
+        (["advise", "--updates", "insert fast"], "--updates: 'fast' is not an operation"),
+        (["advise", "--updates", "insert 10k/s batch 5"], "give either a rate (20k/s) or 'batch N'"),
+    ],
+)
+def test_bad_input_is_one_line(args, fragment):
+    proc = run_forked(args, TIMEOUT_S)
+    assert proc is not None and proc.returncode == 2, proc and proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and fragment in lines[0], proc.stderr
+
+
+def _norm(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).replace("-\n", "")
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+@pytest.mark.parametrize("whatif", [w for w in WHATIFS if w.source.startswith("seed ")], ids=lambda w: w.id)
+def test_seed_quote_is_on_the_lines_it_names(whatif):
+    m = re.match(r"seed (\d{3}) lines? (\d+)(?:-(\d+))?: '(.+)'$", whatif.source)
+    assert m, whatif.source
+    files = sorted(SEEDS.glob(f"{m[1]}_*.txt"))
+    if not files and os.environ.get("CI") != "true":
+        pytest.skip(f"the seed texts are not at {SEEDS}")
+    assert files, f"CI: the seed texts are missing at {SEEDS}"
+    lines = files[0].read_text().splitlines(keepends=True)
+    first, last = int(m[2]), int(m[3] or m[2])
+    assert _norm(m[4]) in _norm("".join(lines[first - 1 : last])), (whatif.id, m[4])
