@@ -37,6 +37,13 @@ def check_rules(path: str, syntax: str | None = None, keep_going: bool = False) 
     return json.loads(_native.rules_check(str(path), syntax, keep_going))
 
 
+def lint_rules(path: str, pmd: str = "mlx5", syntax: str | None = None) -> dict:
+    """The items and actions of a rule file that PMD `pmd` does not implement at all, per rule line:
+    `{"pmd", "dpdk", "source", "unsupported": [{"line", "kind", "name"}]}` (DPDK's feature matrix for
+    that PMD, `nicbench_rules::capabilities`)."""
+    return json.loads(_native.rules_lint(str(path), syntax, pmd))
+
+
 def convert_rules(path: str, to: str, out: str, syntax: str | None = None, port: int = 0, dev: str = "eth0") -> int:
     """Rewrite a rule file in another syntax (`testpmd` or `tc`); returns the number of rules."""
     return _native.rules_convert(str(path), to, str(out), syntax, port, dev)

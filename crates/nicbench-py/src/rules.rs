@@ -1,4 +1,4 @@
-//! Rule files: `rules_check`, `rules_convert`, `rules_generate`.
+//! Rule files: `rules_check`, `rules_lint`, `rules_convert`, `rules_generate`.
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +58,24 @@ fn rules_check(path: PathBuf, syntax: Option<&str>, keep_going: bool) -> PyResul
         Err(other) => return Err(rules_load_error(other)),
     };
     serde_json::to_string(&report).map_err(invalid)
+}
+
+/// Every item and action of the rule file that PMD `pmd` (e.g. "mlx5") does not implement, as JSON
+/// `{"pmd", "dpdk", "source", "unsupported": [{"line", "kind", "name"}]}` (`nicbench_rules::capabilities`).
+#[pyfunction]
+#[pyo3(signature = (path, syntax, pmd))]
+fn rules_lint(path: PathBuf, syntax: Option<&str>, pmd: &str) -> PyResult<String> {
+    let caps = nicbench_rules::capabilities::pmd(pmd)
+        .ok_or_else(|| invalid(format!("no capability table for PMD {pmd:?}")))?;
+    let file = ruleset::load_path(&path, syntax_arg(syntax)?, false).map_err(rules_load_error)?;
+    let unsupported = nicbench_rules::capabilities::lint(&file.rules, &caps);
+    serde_json::to_string(&serde_json::json!({
+        "pmd": caps.pmd,
+        "dpdk": caps.dpdk,
+        "source": caps.source,
+        "unsupported": unsupported,
+    }))
+    .map_err(invalid)
 }
 
 fn write_rules(py: Python<'_>, rules: &[Rule], to: &str, out: &Path, port: u16, dev: &str) -> PyResult<()> {
@@ -133,6 +151,7 @@ fn rules_generate(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules_check, m)?)?;
+    m.add_function(wrap_pyfunction!(rules_lint, m)?)?;
     m.add_function(wrap_pyfunction!(rules_convert, m)?)?;
     m.add_function(wrap_pyfunction!(rules_generate, m)?)?;
     // The rule-set kinds `rules_generate` and the ConnectX model's generated rules take.

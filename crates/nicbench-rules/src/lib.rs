@@ -13,6 +13,7 @@
 //! Every parser returns [`ParseError`]s naming file, line and column, never panics on
 //! malformed input, and writing then re-parsing gives back the same model.
 
+pub mod capabilities;
 pub mod checks;
 pub mod classbench;
 pub mod error;

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from nicbench.cli.common import IntRange, NonEmptyPath, emit_json, fmt_number, json_option, spinner, stdout_console
@@ -51,13 +52,20 @@ def _side_by_side(report: dict[str, Any]) -> Table:
 def _render(report: dict[str, Any]) -> None:
     stdout_console.print(_side_by_side(report))
     for n in report["nics"]:
-        stdout_console.print(f"\n[bold]{n['nic']}[/]: {n['command']}", highlight=False, soft_wrap=True)
+        stdout_console.print(f"\n[bold]{escape(n['nic'])}[/]: {escape(n['command'])}", highlight=False, soft_wrap=True)
+        for item in n["lint"]:
+            where = f"line {item['line']}: " if item["line"] else ""
+            stdout_console.print(
+                f"  [yellow]cannot take: {escape(where + item['what'])}[/] ({escape(item['source'])})",
+                highlight=False,
+                soft_wrap=True,
+            )
         if not n["advice"]:
             stdout_console.print("  no what-if tried helps this scenario", highlight=False)
         for rank, a in enumerate(n["advice"], 1):
             p, g = a["predicted"], a["gain"]
             stdout_console.print(
-                f"  {rank}. [bold]{a['id']}[/]: {a['change']}\n"
+                f"  {rank}. [bold]{a['id']}[/]: {escape(a['change'])}\n"
                 f"     predicted: {fmt_number(p['rx_gbps'])} Gb/s received ({g['rx_gbps']:+.4g} Gb/s), "
                 f"{_pct(p['loss_ratio'])} lost, p99 {fmt_number(p['latency_p99_us'])} µs"
                 + (
@@ -66,13 +74,13 @@ def _render(report: dict[str, Any]) -> None:
                     else ""
                 )
                 + "\n"
-                f"     because {a['because']} ({a['source']})\n"
-                f"     run: {a['command']}",
+                f"     because {a['because']} ({escape(a['source'])})\n"
+                f"     run: {escape(a['command'])}",
                 highlight=False,
                 soft_wrap=True,
             )
         for note in n["notes"]:
-            stdout_console.print(f"  [dim]{note}[/]", highlight=False, soft_wrap=True)
+            stdout_console.print(f"  [dim]{escape(note)}[/]", highlight=False, soft_wrap=True)
 
 
 @click.command("advise")

@@ -10,8 +10,9 @@ provenance; then every what-if of `nicbench.cli.advice.whatifs` that applies, ru
 kept only when it helps, ranked by predicted gain. Each advice carries the command that reproduces its
 `predicted` numbers (the same code path: `nicbench.cli.advice.simulate_runs`).
 
-It lives in the command layer because it composes `simulate` command lines. Models covered: the ConnectX flow-table model (profiles of kind `connectx`). A NIC of another kind is
-refused by name with the command that models it (`pvp`, `vswitch`, `paths`, `flowhost`).
+It lives in the command layer because it composes `simulate` command lines. Models covered: the
+ConnectX flow-table model (profiles of kind `connectx`). A NIC of another kind is refused by name with
+the command that models it (`pvp`, `vswitch`, `paths`, `flowhost`).
 """
 
 from __future__ import annotations
@@ -101,6 +102,48 @@ def _helps(gain: dict[str, float]) -> bool:
     )
 
 
+# The PMD that drives each profile kind advise covers (ConnectX-4/5/6 and BlueField: mlx5).
+PMD_OF_KIND = {"connectx": "mlx5"}
+
+# Table 0 occupancy above which seed 000 sees the collapse (lines 103-104: "as soon as the occupancy of
+# the table goes above 85%, hence the last 15% of memory is in practice unusable").
+ROOT_TABLE_USABLE_SHARE = 0.85
+
+
+def lint(nic: str, rules: str | None, predicted: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the NIC cannot take: rule items/actions its PMD does not implement (per line, from DPDK's
+    feature matrix), rules refused by a full Table 0, and Table 0 beyond its usable share."""
+    from nicbench.rules import lint_rules
+
+    out: list[dict[str, Any]] = []
+    if rules:
+        pmd = PMD_OF_KIND[profiles.load(nic)["kind"]]
+        found = lint_rules(rules, pmd)
+        for u in found["unsupported"]:
+            out.append(
+                {
+                    "line": u["line"],
+                    "what": f"{u['kind']} '{u['name']}': the {found['pmd']} PMD does not implement it",
+                    "source": found["source"],
+                }
+            )
+    refused = predicted.get("rules_refused") or 0
+    if refused:
+        out.append({"line": None, "what": f"{refused:,} rules refused: Table 0 is full", "source": "the model"})
+    occupancy = predicted.get("root_table_occupancy") or 0.0
+    if occupancy > ROOT_TABLE_USABLE_SHARE:
+        out.append(
+            {
+                "line": None,
+                "what": f"Table 0 at {occupancy:.1%} occupancy: above the {ROOT_TABLE_USABLE_SHARE:.0%} seed 000 "
+                "finds usable",
+                "source": "seed 000 lines 103-104: 'as soon as the occupancy of the table goes above 85%, hence the "
+                "last 15% of memory is in practice unusable'",
+            }
+        )
+    return out
+
+
 def _source(template: str, outcome: dict[str, Any]) -> str:
     """A what-if's source; `{bottleneck_parameters}` becomes the baseline bottleneck's parameters with
     their values and provenance (for a mechanism the model itself is the source of)."""
@@ -166,6 +209,7 @@ def advise(
                 "command": simulate_runs.command(argv),
                 "argv": argv,
                 "predicted": base,
+                "lint": lint(nic, inputs.get("rules"), base),
                 "advice": advice,
                 "notes": ctx.notes,
             }

@@ -173,3 +173,31 @@ def test_seed_quote_is_on_the_lines_it_names(whatif):
     lines = files[0].read_text().splitlines(keepends=True)
     first, last = int(m[2]), int(m[3] or m[2])
     assert _norm(m[4]) in _norm("".join(lines[first - 1 : last])), (whatif.id, m[4])
+
+
+def test_lint_names_what_mlx5_does_not_implement_by_line_and_a_full_table_0(full_root, tmp_path):
+    rules = tmp_path / "sctp.flow"
+    rules.write_text(
+        "flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end actions queue index 0 / end\n"
+        "flow create 0 ingress pattern eth / ipv4 / sctp dst is 9 / end actions drop / end\n"
+    )
+    report = advise(["connectx5"], out_dir=tmp_path, rules=str(rules), duration="1ms")
+    lint = report["nics"][0]["lint"]
+    assert [(item["line"], item["what"].split(":")[0]) for item in lint] == [(2, "item 'sctp'")], lint
+    assert "mlx5.ini" in lint[0]["source"]
+    full = advise(["connectx5"], out_dir=tmp_path, rules=full_root["rules"], trace=full_root["trace"])
+    assert any("Table 0 at 9" in item["what"] for item in full["nics"][0]["lint"]), full["nics"][0]["lint"]
+
+
+def test_lint_seed_quote_is_on_its_lines():
+    from nicbench.cli.advice import lint
+
+    files = sorted(SEEDS.glob("000_*.txt"))
+    if not files and os.environ.get("CI") != "true":
+        pytest.skip(f"the seed texts are not at {SEEDS}")
+    source = next(
+        i["source"] for i in lint("connectx5", None, {"root_table_occupancy": 0.9}) if i["source"].startswith("seed")
+    )
+    m = re.match(r"seed 000 lines (\d+)-(\d+): '(.+)'$", source)
+    lines = files[0].read_text().splitlines(keepends=True)
+    assert _norm(m[3]) in _norm("".join(lines[int(m[1]) - 1 : int(m[2])]))
