@@ -28,10 +28,29 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yields the temporary path to write `path`'s content to; renamed onto `path` when the block
     ends normally, removed when it raises (anything, KeyboardInterrupt included)."""
     target = Path(path)
+    _check_folder(target)
     temp = partial_path(target)
     try:
         yield temp
         os.replace(temp, target)
-    except BaseException:
+    except BaseException as exc:
         temp.unlink(missing_ok=True)
+        if isinstance(exc, Exception) and str(temp) in str(exc):
+            # A writer's error about the temporary file is about the file the user asked for.
+            from nicbench.errors import NicbenchError
+
+            raise NicbenchError(str(exc).replace(str(temp), str(target))) from None
         raise
+
+
+def _check_folder(target: Path) -> None:
+    """The target's folder must exist and take files: checked first, so that an error names the file
+    the user asked for, never the temporary name a writer would fail on."""
+    from nicbench.errors import NicbenchError
+
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise NicbenchError(f"{target}: cannot write it: the folder {folder} {what}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise NicbenchError(f"{target}: cannot write it: no permission to create files in {folder}")

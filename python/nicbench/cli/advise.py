@@ -16,7 +16,16 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from nicbench.cli.common import IntRange, NonEmptyPath, emit_json, fmt_number, json_option, spinner, stdout_console
+from nicbench.cli.common import (
+    IntRange,
+    NonEmptyPath,
+    emit_json,
+    fmt_number,
+    json_option,
+    spinner,
+    stderr_console,
+    stdout_console,
+)
 
 __all__ = ["advise_command", "COMMANDS"]
 
@@ -37,7 +46,10 @@ def _side_by_side(report: dict[str, Any]) -> Table:
         ("latency p50 µs", "latency_p50_us", fmt_number),
         ("latency p99 µs", "latency_p99_us", fmt_number),
         ("bottleneck", "bottleneck", str),
+        ("latency unloaded µs", "latency_unloaded_us", fmt_number),
         ("Table 0 occupancy", "root_table_occupancy", _pct),
+        ("megaflows offloaded", "megaflows_offloaded", fmt_number),
+        ("megaflows in software", "megaflows_software", fmt_number),
         ("updates requested /s", "install_requested_rules_per_s", fmt_number),
         ("updates achieved /s", "install_achieved_rules_per_s", fmt_number),
     )
@@ -67,7 +79,8 @@ def _render(report: dict[str, Any]) -> None:
             stdout_console.print(
                 f"  {rank}. [bold]{a['id']}[/]: {escape(a['change'])}\n"
                 f"     predicted: {fmt_number(p['rx_gbps'])} Gb/s received ({g['rx_gbps']:+.4g} Gb/s), "
-                f"{_pct(p['loss_ratio'])} lost, p99 {fmt_number(p['latency_p99_us'])} µs"
+                f"{_pct(p['loss_ratio'])} lost"
+                + (f", p99 {fmt_number(p['latency_p99_us'])} µs" if p.get("latency_p99_us") is not None else "")
                 + (
                     f", updates {fmt_number(p['install_achieved_rules_per_s'])}/s achieved"
                     if p.get("install_achieved_rules_per_s") is not None
@@ -88,14 +101,25 @@ def _render(report: dict[str, Any]) -> None:
     "--nic",
     "nics",
     multiple=True,
-    default=("connectx5",),
-    show_default=True,
-    help="Profile name or path (repeat to compare NICs side by side; 'all': every ConnectX-model profile).",
+    help="Profile name or path; repeat to compare NICs side by side; 'all': every profile the input fits "
+    "(default: connectx5; with --openflow connectx5-25g; with --flow bluefield2).",
 )
 @click.option(
     "--rules", type=NonEmptyPath(dir_okay=False), default=None, help="Your rule file (testpmd, tc, ClassBench)."
 )
+@click.option(
+    "--openflow",
+    type=NonEmptyPath(dir_okay=False),
+    default=None,
+    help="Your OpenFlow rules (ovs-ofctl syntax), for the OVS-TC offload NICs (with --trace).",
+)
 @click.option("--trace", type=NonEmptyPath(dir_okay=False), default=None, help="Your traffic as a pcap.")
+@click.option(
+    "--flow",
+    "flows",
+    multiple=True,
+    help="An RDMA request mix for an off-path SmartNIC (bluefield2), as `nicbench paths --flow` takes it.",
+)
 @click.option("--gen", "gen_spec", default=None, help="Generated traffic instead: flows=10000,size=1500,rate=100Gbps.")
 @click.option(
     "--updates",
@@ -112,9 +136,23 @@ def _render(report: dict[str, Any]) -> None:
     show_default=True,
     help="Where changed inputs (e.g. a rule file moved to group 1) are written, for the advice's commands.",
 )
+@click.option(
+    "--report",
+    "report_path",
+    type=NonEmptyPath(dir_okay=False),
+    default=None,
+    help="Also write an HTML page: per NIC a figure of your scenario beside each what-if, the advice, the lint.",
+)
 @click.option("--seed", type=IntRange(0, 2**64 - 1), default=1, show_default=True, help="RNG seed.")
 @json_option
-def advise_command(nics: tuple[str, ...], whatif_dir: str, as_json: bool, gen_spec: str | None, **inputs: Any) -> None:
+def advise_command(
+    nics: tuple[str, ...],
+    whatif_dir: str,
+    as_json: bool,
+    gen_spec: str | None,
+    report_path: str | None,
+    **inputs: Any,
+) -> None:
     """What a NIC does with your rules, traffic and updates, why, and what to change (simulated what-ifs).
 
     Each advice names its mechanism and the seed line it comes from, the change to your input, and the
@@ -123,8 +161,19 @@ def advise_command(nics: tuple[str, ...], whatif_dir: str, as_json: bool, gen_sp
 
     if inputs["trace"] and gen_spec:
         raise click.UsageError("give either --trace PCAP or --gen SPEC, not both")
+    if inputs["openflow"] and inputs["rules"]:
+        raise click.UsageError("give either --rules FILE (rte_flow) or --openflow FILE (OVS), not both")
+    if report_path and not report_path.endswith(".html"):
+        raise click.BadParameter(
+            f"{report_path}: the report is an HTML page; give a name ending in .html", param_hint="--report"
+        )
     with spinner("advising: your scenario and its what-ifs", enabled=not as_json):
         report = advise(list(nics), out_dir=whatif_dir, gen=gen_spec, **inputs)
+    if report_path:
+        from nicbench.report.advice import advice_report
+
+        advice_report(report, report_path)
+        stderr_console.print(f"wrote {report_path}", highlight=False, soft_wrap=True)
     if as_json:
         emit_json(report)
         return

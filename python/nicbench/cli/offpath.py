@@ -73,7 +73,9 @@ def summarize(nic: str, flows: list[Any], result: dict[str, Any], mix: str | Non
         "utilization": util,
         "pcie_mpps": {k: _num(v) for k, v in (result.get("pcie_mpps") or {}).items()},
         "advice": [
-            {"id": a.get("id"), "text": a.get("text", "")} for a in result.get("advice") or [] if isinstance(a, dict)
+            {"id": a.get("id"), "text": a.get("text", ""), **({"change": a["change"]} if a.get("change") else {})}
+            for a in result.get("advice") or []
+            if isinstance(a, dict)
         ],
     }
 
@@ -88,18 +90,22 @@ def _fmt(v: float | None, digits: int = 4) -> str:
 @json_option
 def paths(nic: str, flows: tuple[str, ...], mix: str | None, sets: tuple[str, ...], as_json: bool) -> None:
     """Predict a mix of RDMA flows on an off-path SmartNIC: throughput, latency, bottleneck, advice."""
-    from nicbench import offpath
-
-    flow_texts = flows
-    flows = [flow for text in flow_texts for flow in offpath.parse_flows(text)]
-    offpath.check_shares(flows)
-    mix = mix or offpath.default_mix(flows)
-    result = offpath.predict(nic, flows, overrides=parse_overrides(sets, nic), mix=mix)
-    doc = summarize(nic, flows, result, mix)
+    doc = run_paths(nic, flows, mix, sets)
     if as_json:
         emit_json(doc)
         return
     _print(doc)
+
+
+def run_paths(nic: str, flow_texts: tuple[str, ...], mix: str | None, sets: tuple[str, ...]) -> dict[str, Any]:
+    """What `nicbench paths` computes for its parsed options (`advise` runs its what-ifs through it)."""
+    from nicbench import offpath
+
+    flows = [flow for text in flow_texts for flow in offpath.parse_flows(text)]
+    offpath.check_shares(flows)
+    mix = mix or offpath.default_mix(flows)
+    result = offpath.predict(nic, flows, overrides=parse_overrides(sets, nic), mix=mix)
+    return summarize(nic, flows, result, mix)
 
 
 def _print(doc: dict[str, Any]) -> None:

@@ -58,16 +58,22 @@ def vswitch(ctx: click.Context, as_json: bool, **values: Any) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    problem = options.check(values, flag_spelling(PVP_OPTIONS))
-    if problem:
-        fail(f"vswitch: {problem}" + (" (or a subcommand: megaflows)" if problem.startswith("give ") else ""))
-    trace = values["trace"]
-    with model.gc_paused(), spinner(f"walking {trace} through the virtual datapath", enabled=not as_json):
-        out = model.pvp_through_datapath(values["openflow"], trace, **options.pvp_kwargs(values))
+    with spinner(f"walking {values['trace']} through the virtual datapath", enabled=not as_json):
+        out = run_pvp(values)
     if as_json:
         emit_json(out)
         return
     _print_pvp(out, values["nic"])
+
+
+def run_pvp(values: dict[str, Any]) -> dict:
+    """What `nicbench vswitch` (PVP with the user's rules and trace) computes for its parsed options;
+    `advise` runs its what-ifs through this, so each printed command reproduces them."""
+    problem = options.check(values, flag_spelling(PVP_OPTIONS))
+    if problem:
+        fail(f"vswitch: {problem}" + (" (or a subcommand: megaflows)" if problem.startswith("give ") else ""))
+    with model.gc_paused():
+        return model.pvp_through_datapath(values["openflow"], values["trace"], **options.pvp_kwargs(values))
 
 
 def _print_pvp(out: dict, nic: str) -> None:

@@ -153,6 +153,13 @@ CASES: list[tuple[str, list[str], str]] = [
     ("flowhost frame 10000", ["flowhost", "--size", "10000"], "from 64B to 9,018B"),
     ("check name 100k chars", ["check", "{long_name_spec}"], "at most 200"),
     ("pcap info pcapng major 2", ["pcap", "info", "{pcapng_v2}"], "pcapng major version 2"),
+    # --- an output error names the file asked for, never its temporary name
+    (
+        "flows parquet into a missing folder",
+        ["flows", "{good_pcap}", "--format", "parquet", "-o", "{out}/no/such/p.parquet"],
+        "p.parquet: cannot write it: the folder",
+    ),
+    ("flows csv into proc", ["flows", "{good_pcap}", "-o", "/proc/p.csv"], "/proc/p.csv: cannot create"),
     (
         "simulate gen flows 1e20",
         ["simulate", "--gen", "flows=1e20"],

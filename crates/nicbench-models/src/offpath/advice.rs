@@ -16,7 +16,7 @@
 use super::demand::{Demand, Resource};
 use super::params::OffpathParams;
 use super::pcie;
-use super::request::{Advice, Flow, Requester};
+use super::request::{Advice, Flow, FlowChange, Requester};
 use super::solve::{Limit, Solution};
 
 fn is_pcie(r: Resource) -> bool {
@@ -49,6 +49,11 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                     100.0 * sol.utilization[Resource::SocDram.index()],
                     soc_banks * p.soc_dram_interleave_bytes / 1024.0
                 ),
+                change: Some(FlowChange {
+                    flow: i,
+                    field: "in",
+                    value: soc_banks * p.soc_dram_interleave_bytes,
+                }),
             });
         }
     }
@@ -72,6 +77,7 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 p.completion_buffer_entries,
                 segment / 1024.0
             ),
+            change: None,
         });
     }
 
@@ -97,17 +103,24 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 pcie::link_gbps(p),
                 p.network_ports * p.network_port_gbps
             ),
+            change: None,
         });
     }
 
     // Advice #4.
     let mut db_text = Vec::new();
+    let mut db_change = None;
     for (i, (f, d)) in flows.iter().zip(demands).enumerate() {
         let bound = sol.rates[i] >= 0.99 * d.requester_rate;
         match f.path.requester() {
             Requester::Soc
                 if f.doorbell_batch <= 1.0 && bound && d.requester_rate_batch32 > 1.05 * d.requester_rate =>
             {
+                db_change.get_or_insert(FlowChange {
+                    flow: i,
+                    field: "batch",
+                    value: 32.0,
+                });
                 db_text.push(format!(
                     "flow {i} ({}) is bound by SoC MMIO posting: enable doorbell batching on the SoC (batch 32 posts {:.1}x faster)",
                     f.path.name(),
@@ -115,6 +128,11 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 ));
             }
             Requester::Host if f.doorbell_batch > 1.0 && d.requester_rate < d.requester_rate_no_batch => {
+                db_change.get_or_insert(FlowChange {
+                    flow: i,
+                    field: "batch",
+                    value: 1.0,
+                });
                 db_text.push(format!(
                     "flow {i} ({}) batches {:.0} requests per doorbell on the host, where the NIC's WQE fetch over PCIe0 costs more than it saves ({:.0}% slower posting): disable it on the host side",
                     f.path.name(),
@@ -129,6 +147,7 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
         out.push(Advice {
             id: "doorbell_batching_soc_only",
             text: db_text.join("; "),
+            change: db_change,
         });
     }
 
@@ -154,6 +173,7 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                     100.0 * frac,
                     1.0 / frac
                 ),
+                change: None,
             });
         }
     }

@@ -333,6 +333,20 @@ pub struct FlowResult {
 pub struct Advice {
     pub id: &'static str,
     pub text: String,
+    /// The change to the mix the advice asks for, where it is one flow field (`advise` runs the
+    /// changed mix as its what-if); absent when the change is not one field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<FlowChange>,
+}
+
+/// One field of one flow of the mix, set to a value: `in` (the address range \[B\]) or `batch`
+/// (requests per doorbell), as the flow grammar of `nicbench paths` names them.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct FlowChange {
+    /// Index of the flow in the mix.
+    pub flow: usize,
+    pub field: &'static str,
+    pub value: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]

@@ -4,15 +4,16 @@ what to change — each advice a what-if run on the changed input.
     report = advise(nics=["connectx5", "connectx6"], rules="my.flow", trace="t.pcap",
                     updates="insert 20k/s same-core", cores=4, queues=4)
 
-For each NIC: the user's scenario as a `simulate` command, its outcome (`predicted`: throughput, loss,
-latency percentiles, installer achieved vs requested), the bottleneck with its parameters and
-provenance; then every what-if of `nicbench.cli.advice.whatifs` that applies, run on the changed input,
-kept only when it helps, ranked by predicted gain. Each advice carries the command that reproduces its
-`predicted` numbers (the same code path: `nicbench.cli.advice.simulate_runs`).
+For each NIC: the user's scenario as a command — `simulate` for a ConnectX flow-table NIC (rte_flow
+rules), `vswitch` for an OVS-TC offload NIC (OpenFlow rules and a trace, PVP through the virtual OVS
+datapath) — its outcome (`predicted`: throughput, loss, latency, installer achieved vs requested,
+megaflows offloaded), the bottleneck with its parameters and provenance, and a lint of what the NIC
+cannot take; then every what-if of `nicbench.cli.advice.whatifs` for that command, run on the changed
+input, kept only when it helps, ranked by predicted gain. Each advice carries the command that
+reproduces its `predicted` numbers (the same code path: `nicbench.cli.advice.runs`).
 
-It lives in the command layer because it composes `simulate` command lines. Models covered: the
-ConnectX flow-table model (profiles of kind `connectx`). A NIC of another kind is refused by name with
-the command that models it (`pvp`, `vswitch`, `paths`, `flowhost`).
+It lives in the command layer because it composes command lines. A NIC of another kind (off-path
+SmartNICs, flow-monitoring hosts) is refused by name with the command that models it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nicbench import models, profiles
-from nicbench.cli.advice import simulate_runs
+from nicbench import profiles
+from nicbench.cli.advice import runs
 from nicbench.cli.advice.updates import parse_updates
-from nicbench.cli.advice.whatifs import WHATIFS, Context
+from nicbench.cli.advice.whatifs import ACTIONS_MATCHING, WHATIFS, Context
 from nicbench.errors import NicbenchError
 
 __all__ = ["advise", "nic_names", "GAIN_SHOWN"]
@@ -34,33 +35,59 @@ __all__ = ["advise", "nic_names", "GAIN_SHOWN"]
 GAIN_SHOWN = 0.01
 
 # The command each other kind of profile runs on.
-_OTHER_COMMANDS = {
-    "connectx-eswitch": "nicbench pvp / nicbench vswitch",
-    "agilio": "nicbench pvp / nicbench vswitch",
-    "offpath": "nicbench paths",
-    "flowhost": "nicbench flowhost",
+_OTHER_COMMANDS = {"flowhost": "nicbench flowhost"}
+
+
+# The command that runs each profile kind advise covers: the ConnectX flow tables through `simulate`
+# (the user's rte_flow rules), the OVS-TC offload NICs through `vswitch` (the user's OpenFlow rules,
+# PVP through the virtual OVS datapath).
+COMMAND_OF_KIND = {"connectx": "simulate", "connectx-eswitch": "vswitch", "agilio": "vswitch", "offpath": "paths"}
+# The NIC advised on when none is named, per command: the seeds' devices.
+DEFAULT_NIC = {"simulate": "connectx5", "vswitch": "connectx5-25g", "paths": "bluefield2"}
+# What each command needs of the user: the input that picks it.
+_NEEDS = {
+    "simulate": "--rules FILE (rte_flow rules) or none",
+    "vswitch": "--openflow FILE and --trace PCAP",
+    "paths": "--flow 'PATH VERB SIZE ...' (an RDMA request mix)",
 }
 
 
-def nic_names(requested: list[str]) -> list[str]:
-    """The NICs to advise on: `all` is every profile the ConnectX model takes; another kind is refused."""
-    kinds = models.profile_kinds("connectx")
+def nic_names(requested: list[str], command: str = "simulate") -> list[tuple[str, str]]:
+    """(NIC, command) to advise on, `command` picked by the input (`command_for`): `all` is every
+    profile that command models; a NIC of another kind is refused naming what it needs."""
+    kinds = [k for k, c in COMMAND_OF_KIND.items() if c == command]
     if "all" in requested:
-        return profiles.names(kinds[0]) if len(kinds) == 1 else sorted(n for k in kinds for n in profiles.names(k))
+        return [(n, command) for k in kinds for n in sorted(profiles.names(k))]
     out = []
     for nic in requested:
         kind = profiles.load(nic).get("kind")
-        if kind not in kinds:
+        if kind not in COMMAND_OF_KIND:
             other = _OTHER_COMMANDS.get(kind, "its own command")
             raise NicbenchError(
-                f"--nic {nic}: a profile of kind {kind!r}; advise covers the ConnectX flow-table model "
-                f"(kinds: {', '.join(kinds)}) — model this NIC with {other}"
+                f"--nic {nic}: a profile of kind {kind!r}; advise covers the kinds {', '.join(COMMAND_OF_KIND)} "
+                f"— model this NIC with {other}"
             )
-        out.append(nic)
+        if COMMAND_OF_KIND[kind] != command:
+            raise NicbenchError(
+                f"--nic {nic}: a profile of kind {kind!r}, modelled by nicbench {COMMAND_OF_KIND[kind]}: give "
+                f"{_NEEDS[COMMAND_OF_KIND[kind]]} for it (one kind of input per run)"
+            )
+        out.append((nic, command))
     return out
 
 
-def _baseline_argv(nic: str, inputs: dict[str, Any]) -> list[str]:
+def command_for(inputs: dict[str, Any]) -> str:
+    """The command the user's input is for: an RDMA mix → paths, OpenFlow → vswitch, else simulate."""
+    return "paths" if inputs.get("flows") else "vswitch" if inputs.get("openflow") else "simulate"
+
+
+def _baseline_argv(nic: str, command: str, inputs: dict[str, Any]) -> list[str]:
+    if command == "paths":
+        return ["--nic", nic, *(part for f in inputs["flows"] for part in ("--flow", f))]
+    if command == "vswitch":
+        if not inputs.get("trace"):
+            raise NicbenchError("--openflow: the OVS datapath needs your packets too: give --trace PCAP")
+        return ["--nic", nic, "--openflow", str(inputs["openflow"]), "--trace", str(inputs["trace"])]
     argv = ["--nic", nic]
     if inputs.get("rules"):
         argv += ["--rules", str(inputs["rules"])]
@@ -81,7 +108,8 @@ def _gain(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     """What a what-if gains: received throughput (Gb/s and share of the offered load), loss (percentage
     points), and the rule updates achieved (share of the requested rate: an installer that falls behind
     builds a backlog even when the traffic does not suffer)."""
-    offered = before.get("offered_gbps") or 1.0
+    # Without an offered load (an RDMA mix runs as fast as it can): gains relative to the baseline.
+    offered = before.get("offered_gbps") or before.get("rx_gbps") or 1.0
     rx = (after.get("rx_gbps") or 0.0) - (before.get("rx_gbps") or 0.0)
     loss = (before.get("loss_ratio") or 0.0) - (after.get("loss_ratio") or 0.0)
     requested = before.get("install_requested_rules_per_s") or 0.0
@@ -144,9 +172,28 @@ def lint(nic: str, rules: str | None, predicted: dict[str, Any]) -> list[dict[st
     return out
 
 
-def _source(template: str, outcome: dict[str, Any]) -> str:
+def refusal_lint(predicted: dict[str, Any]) -> list[dict[str, Any]]:
+    """The megaflows an OVS-TC offload NIC refused, per ingress, with the driver's reason."""
+    return [
+        {"line": None, "what": f"{ingress}: {n:,} megaflow(s) not offloaded: {reason}", "source": "the model"}
+        for ingress, reasons in (predicted.get("refusals") or {}).items()
+        for reason, n in reasons.items()
+    ]
+
+
+def _source(template: str, outcome: dict[str, Any], nic: str) -> str:
     """A what-if's source; `{bottleneck_parameters}` becomes the baseline bottleneck's parameters with
-    their values and provenance (for a mechanism the model itself is the source of)."""
+    their values and provenance (for a mechanism the model itself is the source of);
+    `{refusal_sources}` the NIC profile's offload sources on the refused field (driver code)."""
+    if "{refusal_sources}" in template:
+        keywords = [f.split("_")[-1] for f in ACTIONS_MATCHING]
+        offload = (profiles.load(nic).get("device") or {}).get("ovs_tc_offload") or {}
+        found = [
+            f"{src['what']} ({src['provenance']})"
+            for src in offload.get("sources", [])
+            if any(k in src.get("what", "").lower() for k in keywords)
+        ]
+        return f"profile {nic}: " + ("; ".join(found) or "the refusal reason the model gives")
     if "{bottleneck_parameters}" not in template:
         return template
     params = "; ".join(
@@ -166,19 +213,23 @@ def advise(
     duration, seed — as `simulate` takes them. Changed input files go to `out_dir`."""
     out = Path(out_dir)
     report: dict[str, Any] = {"nics": []}
-    for nic in nic_names(nics):
-        argv = _baseline_argv(nic, inputs)
+    command = command_for(inputs)
+    for nic, _ in nic_names(list(nics) or [DEFAULT_NIC[command]], command):
+        argv = _baseline_argv(nic, command, inputs)
         log(f"{nic}: your scenario")
-        base = simulate_runs.outcome(simulate_runs.run(argv))
-        ctx = Context(nic=nic, argv=argv, outcome=base, rules_path=inputs.get("rules"), out_dir=out)
+        base = runs.run(command, argv)
+        rules_path = inputs.get("openflow") if command == "vswitch" else inputs.get("rules")
+        ctx = Context(nic=nic, command=command, argv=argv, outcome=base, rules_path=rules_path, out_dir=out)
         advice = []
         for w in WHATIFS:
+            if w.command != command:
+                continue
             changed = w.change(ctx)
             if changed is None:
                 continue
             new_argv, change_text = changed
             log(f"{nic}: what if {w.id}")
-            after = simulate_runs.outcome(simulate_runs.run(new_argv))
+            after = runs.run(command, new_argv)
             gain = _gain(base, after)
             if not _helps(gain):
                 ctx.notes.append(f"{w.id} tried ({change_text}): no gain ({gain['rx_gbps']:+.3g} Gbps)")
@@ -187,9 +238,9 @@ def advise(
                 {
                     "id": w.id,
                     "because": w.because,
-                    "source": _source(w.source, base),
+                    "source": _source(w.source, base, nic),
                     "change": change_text,
-                    "command": simulate_runs.command(new_argv),
+                    "command": runs.command_line(command, new_argv),
                     "argv": new_argv,
                     "predicted": after,
                     "gain": gain,
@@ -206,10 +257,11 @@ def advise(
         report["nics"].append(
             {
                 "nic": nic,
-                "command": simulate_runs.command(argv),
+                "command": runs.command_line(command, argv),
                 "argv": argv,
                 "predicted": base,
-                "lint": lint(nic, inputs.get("rules"), base),
+                "lint": lint(nic, inputs.get("rules"), base) if command == "simulate" else refusal_lint(base),
+                "model_advice": base.get("model_advice", []),
                 "advice": advice,
                 "notes": ctx.notes,
             }

@@ -19,9 +19,11 @@ from nicbench.cli.advice.rules_move import movable, move_to_group_1
 
 @dataclass
 class Context:
-    """One NIC's baseline: its `simulate` arguments and outcome, and where changed files go."""
+    """One NIC's baseline: the command (`simulate` or `vswitch`), its arguments and outcome, the
+    user's rule file (rte_flow or OpenFlow), and where changed files go."""
 
     nic: str
+    command: str
     argv: list[str]
     outcome: dict[str, Any]
     rules_path: str | None
@@ -35,6 +37,7 @@ class WhatIf:
     because: str
     source: str
     change: Callable[[Context], tuple[list[str], str] | None]
+    command: str = "simulate"
 
 
 def _flag(argv: list[str], name: str) -> str | None:
@@ -87,7 +90,7 @@ def _in_place_update(ctx: Context) -> tuple[list[str], str] | None:
 def _more_cores(ctx: Context) -> tuple[list[str], str] | None:
     """The fewest cores (doubling, up to MAX_CORES_TRIED) at which the host core is no longer the
     bottleneck, or the most tried: a run of the model at each step."""
-    from nicbench.cli.advice import simulate_runs
+    from nicbench.cli.advice import runs
 
     if ctx.outcome.get("bottleneck") != "host_core":
         return None
@@ -97,11 +100,101 @@ def _more_cores(ctx: Context) -> tuple[list[str], str] | None:
     while more < MAX_CORES_TRIED:
         more = min(more * 2, MAX_CORES_TRIED)
         argv = _with(_with(ctx.argv, "--cores", str(more)), "--queues", str(max(queues, more)))
-        if simulate_runs.outcome(simulate_runs.run(argv)).get("bottleneck") != "host_core":
+        if runs.run("simulate", argv).get("bottleneck") != "host_core":
             break
     if more == cores:
         return None
     return argv, f"spread the traffic over {max(queues, more)} RSS queues polled by {more} cores (now {cores})"
+
+
+# OpenFlow actions that put a field into the megaflow's mask (OVS un-wildcards what an action needs:
+# dec_ttl must see the TTL to drop a packet whose TTL runs out), by the field a NIC refuses to match.
+ACTIONS_MATCHING = {"nw_ttl": ("dec_ttl", "mod_nw_ttl")}
+
+
+def _split_actions(text: str) -> list[str]:
+    """An OpenFlow action list split at its top-level commas."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def without_actions(text: str, names: tuple[str, ...]) -> tuple[str, list[str]]:
+    """An OpenFlow file's text with the actions `names` removed from every flow; the ones removed."""
+    out: list[str] = []
+    removed: list[str] = []
+    for line in text.splitlines():
+        at = line.find("actions=")
+        if at < 0 or line.lstrip().startswith("#"):
+            out.append(line)
+            continue
+        kept = []
+        for a in _split_actions(line[at + len("actions=") :]):
+            name = a.strip().split(":")[0].split("(")[0]
+            if name in names:
+                removed.append(name)
+            else:
+                kept.append(a)
+        out.append(line[: at + len("actions=")] + ",".join(kept or ["drop"]))
+    return "\n".join(out) + "\n", removed
+
+
+def _drop_unmatchable_action(ctx: Context) -> tuple[list[str], str] | None:
+    refused = {reason for per_ingress in (ctx.outcome.get("refusals") or {}).values() for reason in per_ingress}
+    fields = [f for f in ACTIONS_MATCHING if any(f"cannot match {f}" in r for r in refused)]
+    if not fields or ctx.rules_path is None:
+        return None
+    text, removed = without_actions(
+        Path(ctx.rules_path).read_text(), tuple(a for f in fields for a in ACTIONS_MATCHING[f])
+    )
+    if not removed:
+        return None
+    names = sorted(set(removed))
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    out = ctx.out_dir / f"{Path(ctx.rules_path).stem}.no-{'-'.join(names)}.of"
+    out.write_text(text)
+    return _with(ctx.argv, "--openflow", str(out)), (
+        f"drop {' and '.join(names)} from the flows ({len(removed)} action(s): the NIC cannot match "
+        f"{', '.join(fields)}, which {' and '.join(names)} puts in the megaflow mask), written to {out}"
+    )
+
+
+def _flows_of(argv: list[str]) -> list[str]:
+    """The mix's flows, one text each, from `paths` arguments (`--flow` texts split at ';')."""
+    return [f.strip() for i, a in enumerate(argv) if a == "--flow" for f in argv[i + 1].split(";") if f.strip()]
+
+
+def _set_field(flow: str, key: str, value: str) -> str:
+    """A flow text with `key VALUE` set (replaced where given) — the `paths` grammar's keywords."""
+    tokens = flow.split()
+    for i in range(3, len(tokens) - 1):
+        if tokens[i].lower() == key:
+            return " ".join([*tokens[: i + 1], value, *tokens[i + 2 :]])
+    return " ".join([*tokens, key, value])
+
+
+def _model_change(advice_id: str) -> Callable[[Context], tuple[list[str], str] | None]:
+    """The what-if of one of the off-path model's own advices that changes one flow field."""
+
+    def change(ctx: Context) -> tuple[list[str], str] | None:
+        found = next((a for a in ctx.outcome.get("model_advice") or [] if a["id"] == advice_id), None)
+        if found is None or not found.get("change"):
+            return None
+        c = found["change"]
+        flows = _flows_of(ctx.argv)
+        value = f"{int(c['value'])}B" if c["field"] == "in" else str(int(c["value"]))
+        flows[c["flow"]] = _set_field(flows[c["flow"]], c["field"], value)
+        rest = [a for i, a in enumerate(ctx.argv) if a != "--flow" and (i == 0 or ctx.argv[i - 1] != "--flow")]
+        argv = [*rest, *(part for f in flows for part in ("--flow", f))]
+        return argv, f"flow {c['flow']}: {c['field']} {value} ({found['text']})"
+
+    return change
 
 
 # The most forwarding cores the spread what-if tries: a 2-socket server's worth.
@@ -109,6 +202,31 @@ MAX_CORES_TRIED = 64
 
 
 WHATIFS: tuple[WhatIf, ...] = (
+    WhatIf(
+        "avoid_skewed_soc_writes",
+        "the SoC has no DDIO: WRITEs into a small address range land on few DRAM banks, which serialize",
+        "seed 004 line 153: 'The SoC cores on our testbed (ARM Cortex-A72 in Bluefield-2) do not support DDIO. It "
+        "makes one-sided RDMA requests more vulnerable to skewed memory accesses'",
+        _model_change("avoid_skewed_soc_writes"),
+        command="paths",
+    ),
+    WhatIf(
+        "doorbell_batching_soc_only",
+        "posting a request costs an MMIO; doorbell batching posts N with one, which pays off on the SoC and not "
+        "on the host (the NIC reads host memory slower)",
+        "seed 004 line 196: 'enabling doorbell batching is critical for SNIC ③ at the SoC side, but is negative "
+        "at the host side for small batch sizes'",
+        _model_change("doorbell_batching_soc_only"),
+        command="paths",
+    ),
+    WhatIf(
+        "offload_without_unmatchable_action",
+        "OVS puts every field an action needs into the megaflow's mask (dec_ttl needs the TTL); a NIC whose "
+        "driver cannot match that field refuses the megaflow, which then runs on the host's datapath",
+        "{refusal_sources}",
+        _drop_unmatchable_action,
+        command="vswitch",
+    ),
     WhatIf(
         "rules_in_non_root_table",
         "Table 0 (the root table) is a firmware-managed hash table: lookups walk collision chains that grow "

@@ -201,3 +201,96 @@ def test_lint_seed_quote_is_on_its_lines():
     m = re.match(r"seed 000 lines (\d+)-(\d+): '(.+)'$", source)
     lines = files[0].read_text().splitlines(keepends=True)
     assert _norm(m[3]) in _norm("".join(lines[int(m[1]) - 1 : int(m[2])]))
+
+
+def test_openflow_dec_ttl_on_two_offload_nics(tmp_path):
+    """Issue 37: an OpenFlow file whose flows use dec_ttl through connectx5-25g and agilio-cx-25g: which
+    megaflows each NIC refuses and why, and the what-if without the refused action, reproduced."""
+    from nicbench.traffic import generate_pcap
+
+    rules = tmp_path / "ttl.of"
+    rules.write_text("in_port=p0,ip,actions=dec_ttl,output:vm\nin_port=vm,ip,actions=output:p0\n")
+    trace = tmp_path / "t.pcap"
+    generate_pcap(GenConfig(flows=100, size=64, rate=Rate(25e9, "bps"), duration_ns=None, packets=2000), str(trace))
+    report = advise(["connectx5-25g", "agilio-cx-25g"], out_dir=tmp_path, openflow=str(rules), trace=str(trace))
+    cx, agilio = report["nics"]
+    assert any("cannot match nw_ttl" in item["what"] for item in cx["lint"]), cx["lint"]
+    assert agilio["lint"] == [] and _ids(report, 1) == []
+    top = cx["advice"][0]
+    assert top["id"] == "offload_without_unmatchable_action" and "dec_ttl" in top["change"]
+    assert "dec_ttl" not in Path(top["argv"][top["argv"].index("--openflow") + 1]).read_text()
+    assert top["predicted"]["megaflows_software"] == 0
+    got = _json(shlex.split(top["command"])[1:])
+    assert got["pvp"]["gbps"] == pytest.approx(top["predicted"]["rx_gbps"], rel=1e-9)
+
+
+def test_bluefield2_skewed_soc_writes_get_the_seed_advice_with_its_gain(tmp_path):
+    """Issue 37: a BlueField-2 mix with skewed SoC writes gets seed 004's Advice #1 through the same
+    interface: the changed mix run, its gain predicted, its command reproducing it."""
+    report = advise([], out_dir=tmp_path, flows=("client->soc WRITE 64B in 1536B",))
+    nic = report["nics"][0]
+    assert nic["nic"] == "bluefield2"
+    assert "avoid_skewed_soc_writes" in [a["id"] for a in nic["model_advice"]]
+    advice = next(a for a in nic["advice"] if a["id"] == "avoid_skewed_soc_writes")
+    assert advice["gain"]["rx_gbps"] > 0 and " in " in advice["argv"][-1]
+    got = _json(shlex.split(advice["command"])[1:])
+    assert got["total_gbps"] == pytest.approx(advice["predicted"]["rx_gbps"], rel=1e-9)
+
+
+def test_bluefield2_mix_without_skew_gets_no_skew_advice(tmp_path):
+    report = advise(["bluefield2"], out_dir=tmp_path, flows=("client->soc WRITE 64B in 1MiB",))
+    assert "avoid_skewed_soc_writes" not in _ids(report)
+
+
+def test_report_page_has_a_figure_per_nic_and_chromium_renders_it(tmp_path):
+    import shutil
+    import subprocess
+    import tempfile
+
+    from helpers import peer
+
+    page = tmp_path / "advise.html"
+    proc = run_forked(
+        [
+            "advise",
+            "--nic",
+            "connectx5",
+            "--nic",
+            "connectx6",
+            "--updates",
+            "insert 20k/s same-core",
+            "--duration",
+            "5ms",
+            "--whatif-dir",
+            str(tmp_path),
+            "--report",
+            str(page),
+        ],
+        TIMEOUT_S,
+    )
+    assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    text = page.read_text()
+    assert text.count("data:image/png;base64,") == 2 and "install_from_distinct_core" in text
+    assert not re.search(r'<(img|script|link)[^>]+(src|href)="https?:', text)
+    chromium = shutil.which("chromium-browser") or peer("chromium")
+    with tempfile.TemporaryDirectory() as profile:
+        shown = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    rendered = re.findall(r'data-rendered="([^"]+)"', shown.stdout)
+    assert len(rendered) == 2 and all(int(s.split("x")[0]) > 100 for s in rendered), shown.stdout[:500]
