@@ -294,3 +294,12 @@ def test_report_page_has_a_figure_per_nic_and_chromium_renders_it(tmp_path):
     assert shown.returncode == 0, shown.stderr[-2000:]
     rendered = re.findall(r'data-rendered="([^"]+)"', shown.stdout)
     assert len(rendered) == 2 and all(int(s.split("x")[0]) > 100 for s in rendered), shown.stdout[:500]
+
+
+def test_a_what_if_that_trades_traffic_for_updates_is_not_advice():
+    from nicbench.cli.advice import _helps
+
+    assert _helps({"rx_share_of_offered": 0.5, "loss_points": 50.0, "updates_share": 0.0})
+    assert _helps({"rx_share_of_offered": 0.0, "loss_points": 0.0, "updates_share": 0.05})
+    assert not _helps({"rx_share_of_offered": -0.03, "loss_points": -3.0, "updates_share": 0.05})
+    assert not _helps({"rx_share_of_offered": 0.005, "loss_points": 0.1, "updates_share": 0.0})
