@@ -50,6 +50,7 @@ def _side_by_side(report: dict[str, Any]) -> Table:
         ("Table 0 occupancy", "root_table_occupancy", _pct),
         ("megaflows offloaded", "megaflows_offloaded", fmt_number),
         ("megaflows in software", "megaflows_software", fmt_number),
+        ("cores needed (no drops)", "cores_needed", fmt_number),
         ("updates requested /s", "install_requested_rules_per_s", fmt_number),
         ("updates achieved /s", "install_achieved_rules_per_s", fmt_number),
     )
@@ -128,6 +129,7 @@ def _render(report: dict[str, Any]) -> None:
 )
 @click.option("--cores", type=IntRange(1, 4096), default=1, show_default=True, help="Forwarding cores on the host.")
 @click.option("--queues", type=IntRange(1, 65535), default=1, show_default=True, help="The port's RSS queues.")
+@click.option("--smt", is_flag=True, help="Flow meters (napatech-nt100): two processes per core (hyper-threading).")
 @click.option("--duration", default=None, help="Virtual time per run (default: simulate's).")
 @click.option(
     "--whatif-dir",

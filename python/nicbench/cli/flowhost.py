@@ -28,6 +28,17 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
 
 
+def run_flowhost(values: dict[str, Any], seed: int) -> dict[str, Any]:
+    """What `nicbench flowhost` computes for its option values (`advise` runs its what-ifs through it)."""
+    from nicbench import flowhost as model
+
+    problem = options.check(values, flag_spelling(OPTIONS))
+    if problem:
+        raise NicbenchError(problem)
+    _refuse_unmeasured_local_host(values["host"])
+    return model.simulate(options.request(values, seed))
+
+
 @click.command()
 @table_options([OPTIONS[name] for name in ("card", "host", "cores")])
 @click.option("--smt", is_flag=True, help="Two flow-meter processes per core (hyper-threading).")
@@ -36,16 +47,10 @@ def _fmt(v: Any, digits: int = 4) -> str:
 @json_option
 def flowhost(smt: bool, seed: int, as_json: bool, **given: Any) -> None:
     """Predict drops and per-core load of N flow-meter cores behind a virtual Napatech NIC."""
-    from nicbench import flowhost as model
-
     values = {o.name: o.default for o in OPTIONS}
     values.update(given, processes_per_core=2 if smt else 1)
-    problem = options.check(values, flag_spelling(OPTIONS))
-    if problem:
-        raise NicbenchError(problem)
     card, host, cores, search = values["card"], values["host"], values["cores"], values["search_cores"]
-    _refuse_unmeasured_local_host(host)
-    result = model.simulate(options.request(values, seed))
+    result = run_flowhost(values, seed)
     if as_json:
         emit_json(result)
         return

@@ -6,14 +6,13 @@ what to change — each advice a what-if run on the changed input.
 
 For each NIC: the user's scenario as a command — `simulate` for a ConnectX flow-table NIC (rte_flow
 rules), `vswitch` for an OVS-TC offload NIC (OpenFlow rules and a trace, PVP through the virtual OVS
-datapath) — its outcome (`predicted`: throughput, loss, latency, installer achieved vs requested,
-megaflows offloaded), the bottleneck with its parameters and provenance, and a lint of what the NIC
+datapath), `paths` for the off-path SmartNIC (an RDMA mix), `flowhost` for a flow-metering host — its
+outcome (`predicted`), the bottleneck with its parameters and provenance, and a lint of what the NIC
 cannot take; then every what-if of `nicbench.cli.advice.whatifs` for that command, run on the changed
 input, kept only when it helps, ranked by predicted gain. Each advice carries the command that
 reproduces its `predicted` numbers (the same code path: `nicbench.cli.advice.runs`).
 
-It lives in the command layer because it composes command lines. A NIC of another kind (off-path
-SmartNICs, flow-monitoring hosts) is refused by name with the command that models it.
+It lives in the command layer because it composes command lines.
 """
 
 from __future__ import annotations
@@ -35,20 +34,27 @@ __all__ = ["advise", "nic_names", "GAIN_SHOWN"]
 GAIN_SHOWN = 0.01
 
 # The command each other kind of profile runs on.
-_OTHER_COMMANDS = {"flowhost": "nicbench flowhost"}
+_OTHER_COMMANDS: dict[str, str] = {}
 
 
 # The command that runs each profile kind advise covers: the ConnectX flow tables through `simulate`
 # (the user's rte_flow rules), the OVS-TC offload NICs through `vswitch` (the user's OpenFlow rules,
 # PVP through the virtual OVS datapath).
-COMMAND_OF_KIND = {"connectx": "simulate", "connectx-eswitch": "vswitch", "agilio": "vswitch", "offpath": "paths"}
+COMMAND_OF_KIND = {
+    "connectx": "simulate",
+    "connectx-eswitch": "vswitch",
+    "agilio": "vswitch",
+    "offpath": "paths",
+    "flowhost": "flowhost",
+}
 # The NIC advised on when none is named, per command: the seeds' devices.
-DEFAULT_NIC = {"simulate": "connectx5", "vswitch": "connectx5-25g", "paths": "bluefield2"}
+DEFAULT_NIC = {"simulate": "connectx5", "vswitch": "connectx5-25g", "paths": "bluefield2", "flowhost": "napatech-nt100"}
 # What each command needs of the user: the input that picks it.
 _NEEDS = {
     "simulate": "--rules FILE (rte_flow rules) or none",
     "vswitch": "--openflow FILE and --trace PCAP",
     "paths": "--flow 'PATH VERB SIZE ...' (an RDMA request mix)",
+    "flowhost": "--gen flows=N,size=B,rate=R and --cores (traffic to meter)",
 }
 
 
@@ -76,12 +82,43 @@ def nic_names(requested: list[str], command: str = "simulate") -> list[tuple[str
     return out
 
 
-def command_for(inputs: dict[str, Any]) -> str:
-    """The command the user's input is for: an RDMA mix → paths, OpenFlow → vswitch, else simulate."""
-    return "paths" if inputs.get("flows") else "vswitch" if inputs.get("openflow") else "simulate"
+def command_for(inputs: dict[str, Any], nics: list[str] | None = None) -> str:
+    """The command the user's input is for: an RDMA mix → paths, OpenFlow → vswitch, a flow-meter
+    capture card named first (`--nic napatech-nt100`) → flowhost, else simulate."""
+    if inputs.get("flows"):
+        return "paths"
+    if inputs.get("openflow"):
+        return "vswitch"
+    named = [n for n in nics or [] if n != "all"]
+    if named and COMMAND_OF_KIND.get(profiles.load(named[0]).get("kind")) == "flowhost":
+        return "flowhost"
+    return "simulate"
+
+
+# `--gen` keys the flow-meter model takes, as its own flags.
+_FLOWHOST_GEN = {"flows": "--flows", "size": "--size", "rate": "--rate", "zipf": "--zipf"}
+
+
+def _flowhost_argv(nic: str, inputs: dict[str, Any]) -> list[str]:
+    argv = ["--nic", nic, "--cores", str(inputs.get("cores", 1))]
+    for part in (p.strip() for p in (inputs.get("gen") or "").split(",") if p.strip()):
+        key, _, value = part.partition("=")
+        if key.strip() not in _FLOWHOST_GEN:
+            raise NicbenchError(
+                f"--gen {part!r}: the flow-meter model takes {', '.join(_FLOWHOST_GEN)} (its traffic is TCP flows "
+                "between endpoint pairs)"
+            )
+        argv += [_FLOWHOST_GEN[key.strip()], value.strip()]
+    if inputs.get("duration"):
+        argv += ["--duration", inputs["duration"]]
+    if inputs.get("smt"):
+        argv.append("--smt")
+    return [*argv, "--cores-needed", "--seed", str(inputs.get("seed", 1))]
 
 
 def _baseline_argv(nic: str, command: str, inputs: dict[str, Any]) -> list[str]:
+    if command == "flowhost":
+        return _flowhost_argv(nic, inputs)
     if command == "paths":
         return ["--nic", nic, *(part for f in inputs["flows"] for part in ("--flow", f))]
     if command == "vswitch":
@@ -212,7 +249,7 @@ def advise(
     duration, seed — as `simulate` takes them. Changed input files go to `out_dir`."""
     out = Path(out_dir)
     report: dict[str, Any] = {"nics": []}
-    command = command_for(inputs)
+    command = command_for(inputs, list(nics))
     for nic, _ in nic_names(list(nics) or [DEFAULT_NIC[command]], command):
         argv = _baseline_argv(nic, command, inputs)
         log(f"{nic}: your scenario")

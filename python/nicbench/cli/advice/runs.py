@@ -22,7 +22,7 @@ def _context(command: click.Command, name: str, argv: list[str]) -> click.Contex
 
 
 def run(command: str, argv: list[str]) -> dict[str, Any]:
-    """The outcome of `nicbench COMMAND ARGV`, COMMAND `simulate`, `vswitch` or `paths`."""
+    """The outcome of `nicbench COMMAND ARGV`, COMMAND `simulate`, `vswitch`, `paths` or `flowhost`."""
     if command == "simulate":
         from nicbench.cli.connectx import run_simulation, simulate
 
@@ -47,6 +47,17 @@ def run(command: str, argv: list[str]) -> dict[str, Any]:
         params = dict(ctx.params)
         with ctx:
             return paths_outcome(run_paths(params["nic"], params["flows"], params["mix"], params["sets"]))
+    if command == "flowhost":
+        from nicbench.cli.flowhost import OPTIONS, flowhost, run_flowhost
+
+        ctx = _context(flowhost, "flowhost", argv)
+        params = dict(ctx.params)
+        seed, smt = params.pop("seed"), params.pop("smt")
+        params.pop("as_json")
+        values = {o.name: o.default for o in OPTIONS}
+        values.update(params, processes_per_core=2 if smt else 1)
+        with ctx:
+            return flowhost_outcome(run_flowhost(values, seed))
     raise ValueError(f"no runner for {command!r}")
 
 
@@ -111,4 +122,21 @@ def paths_outcome(doc: dict[str, Any]) -> dict[str, Any]:
         "bottleneck_utilization": doc.get("bottleneck_utilization"),
         "flows": [{k: f[k] for k in ("flow", "gbps", "mpps", "latency_us", "bottleneck")} for f in doc["flows"]],
         "model_advice": doc.get("advice") or [],
+    }
+
+
+def flowhost_outcome(result: dict[str, Any]) -> dict[str, Any]:
+    """What a user compares, from a `flowhost` (flow metering on N cores) result: the steady-state
+    drop ratio (after the buffers filled), processed rates, and the fewest cores without drops."""
+    processed_gbps = result["processed_mbps"] / 1e3
+    return {
+        "rx_gbps": processed_gbps,
+        "rx_mpps": result["processed_mpps"],
+        "offered_gbps": result["offered_gbps"],
+        "loss_ratio": result["drop_ratio_steady"],
+        "bottleneck": "host cores" if result["drop_ratio_steady"] > 0 else None,
+        "cores": result["cores"],
+        "processes_per_core": result["processes_per_core"],
+        "cores_needed": result.get("cores_needed"),
+        "smt_gain": result.get("smt_gain"),
     }

@@ -197,11 +197,44 @@ def _model_change(advice_id: str) -> Callable[[Context], tuple[list[str], str] |
     return change
 
 
+def _cores_needed(ctx: Context) -> tuple[list[str], str] | None:
+    needed = ctx.outcome.get("cores_needed")
+    cores = int(_flag(ctx.argv, "--cores") or 1)
+    if not ctx.outcome.get("loss_ratio") or not needed or needed <= cores:
+        return None
+    return _with(ctx.argv, "--cores", str(needed)), f"meter on {needed} cores (now {cores}), the fewest without drops"
+
+
+def _cores_not_threads(ctx: Context) -> tuple[list[str], str] | None:
+    if "--smt" not in ctx.argv or not ctx.outcome.get("loss_ratio"):
+        return None
+    cores = int(_flag(ctx.argv, "--cores") or 1)
+    argv = _with([a for a in ctx.argv if a != "--smt"], "--cores", str(2 * cores))
+    return argv, f"run the {2 * cores} processes on {2 * cores} physical cores instead of {cores} cores' SMT siblings"
+
+
 # The most forwarding cores the spread what-if tries: a 2-socket server's worth.
 MAX_CORES_TRIED = 64
 
 
 WHATIFS: tuple[WhatIf, ...] = (
+    WhatIf(
+        "meter_on_more_cores",
+        "a flow-meter process sorts every packet into its flow table on one core; the load balancer spreads the "
+        "flows over processes, so the cores needed grow with the packet rate and the flow count",
+        "seed 003 line 124: 'with 8 cores we are able to process a 100 Gbit stream. Dropping to the smallest "
+        "possible packet size would need more than a magnitude more compute power'",
+        _cores_needed,
+        command="flowhost",
+    ),
+    WhatIf(
+        "cores_not_smt_threads",
+        "one flow-meter process already loads its core fully; a second on the SMT sibling shares the same "
+        "execution units",
+        "seed 003 line 86: 'doubling the number of Threads in this scenario did not provide any performance gain'",
+        _cores_not_threads,
+        command="flowhost",
+    ),
     WhatIf(
         "avoid_skewed_soc_writes",
         "the SoC has no DDIO: WRITEs into a small address range land on few DRAM banks, which serialize",

@@ -145,7 +145,8 @@ def test_cli_side_by_side_and_json(tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["advise", "--nic", "napatech-nt100"], "model this NIC with nicbench flowhost"),
+        (["advise", "--nic", "bluefield2"], "modelled by nicbench paths: give --flow"),
+        (["advise", "--nic", "napatech-nt100", "--gen", "ipv6=true"], "the flow-meter model takes flows"),
         (["advise", "--updates", "insert fast"], "--updates: 'fast' is not an operation"),
         (["advise", "--updates", "insert 10k/s batch 5"], "give either a rate (20k/s) or 'batch N'"),
     ],
@@ -303,3 +304,22 @@ def test_a_what_if_that_trades_traffic_for_updates_is_not_advice():
     assert _helps({"rx_share_of_offered": 0.0, "loss_points": 0.0, "updates_share": 0.05})
     assert not _helps({"rx_share_of_offered": -0.03, "loss_points": -3.0, "updates_share": 0.05})
     assert not _helps({"rx_share_of_offered": 0.005, "loss_points": 0.1, "updates_share": 0.0})
+
+
+def test_flow_meter_short_of_cores_gets_the_cores_it_needs_and_a_light_load_does_not(tmp_path):
+    heavy = advise(["napatech-nt100"], out_dir=tmp_path, gen="flows=16k,size=64,rate=100Gbps", cores=8, duration="20ms")
+    light = advise(
+        ["napatech-nt100"], out_dir=tmp_path, gen="flows=16k,size=1500,rate=10Gbps", cores=8, duration="20ms"
+    )
+    advice = next(a for a in heavy["nics"][0]["advice"] if a["id"] == "meter_on_more_cores")
+    assert advice["predicted"]["loss_ratio"] == 0 and int(advice["argv"][advice["argv"].index("--cores") + 1]) > 8
+    assert _ids(light) == []
+    got = _json(shlex.split(advice["command"])[1:])
+    assert got["drop_ratio_steady"] == pytest.approx(advice["predicted"]["loss_ratio"], abs=1e-12)
+
+
+def test_smt_flow_meters_get_physical_cores(tmp_path):
+    report = advise(
+        ["napatech-nt100"], out_dir=tmp_path, gen="flows=16k,size=64,rate=100Gbps", cores=4, smt=True, duration="20ms"
+    )
+    assert "cores_not_smt_threads" in _ids(report)
