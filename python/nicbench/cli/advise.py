@@ -62,6 +62,18 @@ def _side_by_side(report: dict[str, Any]) -> Table:
     return table
 
 
+def _outcome_text(p: dict[str, Any], gain: dict[str, float]) -> str:
+    """An advice's predicted outcome in one line: what the model gives, with the gain in Gb/s."""
+    parts = [f"{fmt_number(p['rx_gbps'])} Gb/s received ({gain['rx_gbps']:+.4g} Gb/s)"]
+    if p.get("loss_ratio") is not None:
+        parts.append(f"{_pct(p['loss_ratio'])} lost")
+    if p.get("latency_p99_us") is not None:
+        parts.append(f"p99 {fmt_number(p['latency_p99_us'])} µs")
+    if p.get("install_achieved_rules_per_s") is not None:
+        parts.append(f"updates {fmt_number(p['install_achieved_rules_per_s'])}/s achieved")
+    return ", ".join(parts)
+
+
 def _render(report: dict[str, Any]) -> None:
     stdout_console.print(_side_by_side(report))
     for n in report["nics"]:
@@ -76,18 +88,9 @@ def _render(report: dict[str, Any]) -> None:
         if not n["advice"]:
             stdout_console.print("  no what-if tried helps this scenario", highlight=False)
         for rank, a in enumerate(n["advice"], 1):
-            p, g = a["predicted"], a["gain"]
             stdout_console.print(
                 f"  {rank}. [bold]{a['id']}[/]: {escape(a['change'])}\n"
-                f"     predicted: {fmt_number(p['rx_gbps'])} Gb/s received ({g['rx_gbps']:+.4g} Gb/s), "
-                f"{_pct(p['loss_ratio'])} lost"
-                + (f", p99 {fmt_number(p['latency_p99_us'])} µs" if p.get("latency_p99_us") is not None else "")
-                + (
-                    f", updates {fmt_number(p['install_achieved_rules_per_s'])}/s achieved"
-                    if p.get("install_achieved_rules_per_s") is not None
-                    else ""
-                )
-                + "\n"
+                f"     predicted: {_outcome_text(a['predicted'], a['gain'])}\n"
                 f"     because {a['because']} ({escape(a['source'])})\n"
                 f"     run: {escape(a['command'])}",
                 highlight=False,

@@ -77,7 +77,11 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 p.completion_buffer_entries,
                 segment / 1024.0
             ),
-            change: None,
+            change: Some(FlowChange {
+                flow: i,
+                field: "size",
+                value: segment,
+            }),
         });
     }
 

@@ -339,8 +339,9 @@ pub struct Advice {
     pub change: Option<FlowChange>,
 }
 
-/// One field of one flow of the mix, set to a value: `in` (the address range \[B\]) or `batch`
-/// (requests per doorbell), as the flow grammar of `nicbench paths` names them.
+/// One field of one flow of the mix, set to a value: `in` (the address range \[B\]), `batch`
+/// (requests per doorbell) or `size` (the payload \[B\]), as the flow grammar of `nicbench paths`
+/// names them.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlowChange {
     /// Index of the flow in the mix.

@@ -188,8 +188,12 @@ def _model_change(advice_id: str) -> Callable[[Context], tuple[list[str], str] |
             return None
         c = found["change"]
         flows = _flows_of(ctx.argv)
-        value = f"{int(c['value'])}B" if c["field"] == "in" else str(int(c["value"]))
-        flows[c["flow"]] = _set_field(flows[c["flow"]], c["field"], value)
+        value = f"{int(c['value'])}B" if c["field"] in ("in", "size") else str(int(c["value"]))
+        if c["field"] == "size":  # the payload is the third word of a flow, not a keyword
+            words = flows[c["flow"]].split()
+            flows[c["flow"]] = " ".join([*words[:2], value, *words[3:]])
+        else:
+            flows[c["flow"]] = _set_field(flows[c["flow"]], c["field"], value)
         rest = [a for i, a in enumerate(ctx.argv) if a != "--flow" and (i == 0 or ctx.argv[i - 1] != "--flow")]
         argv = [*rest, *(part for f in flows for part in ("--flow", f))]
         return argv, f"flow {c['flow']}: {c['field']} {value} ({found['text']})"
@@ -211,6 +215,26 @@ def _cores_not_threads(ctx: Context) -> tuple[list[str], str] | None:
     cores = int(_flag(ctx.argv, "--cores") or 1)
     argv = _with([a for a in ctx.argv if a != "--smt"], "--cores", str(2 * cores))
     return argv, f"run the {2 * cores} processes on {2 * cores} physical cores instead of {cores} cores' SMT siblings"
+
+
+def _both_endpoints(ctx: Context) -> tuple[list[str], str] | None:
+    """seed 004's ①+②: one client flow to one endpoint, split half to each (the model's advice)."""
+    if not any(a["id"] == "use_paths_1_and_2_concurrently" for a in ctx.outcome.get("model_advice") or []):
+        return None
+    flows = _flows_of(ctx.argv)
+    client = [f for f in flows if f.split()[0].lower().startswith("client")]
+    if len(flows) != 1 or len(client) != 1 or " x " in f" {flows[0].lower()} ":
+        ctx.notes.append(
+            "use_paths_1_and_2_concurrently not tried: the split is run for one client flow without a share"
+        )
+        return None
+    words = flows[0].split()
+    other = "client->host" if words[0].lower().endswith("soc") else "client->soc"
+    split = [" ".join([*words, "x", "50%"]), " ".join([other, *words[1:], "x", "50%"])]
+    rest = [a for i, a in enumerate(ctx.argv) if a != "--flow" and (i == 0 or ctx.argv[i - 1] != "--flow")]
+    return [*rest, *(part for f in split for part in ("--flow", f))], (
+        f"send half of the requests to the other endpoint ({other}): paths 1 and 2 concurrently"
+    )
 
 
 # The most forwarding cores the spread what-if tries: a 2-socket server's worth.
@@ -241,6 +265,24 @@ WHATIFS: tuple[WhatIf, ...] = (
         "seed 004 line 153: 'The SoC cores on our testbed (ARM Cortex-A72 in Bluefield-2) do not support DDIO. It "
         "makes one-sided RDMA requests more vulnerable to skewed memory accesses'",
         _model_change("avoid_skewed_soc_writes"),
+        command="paths",
+    ),
+    WhatIf(
+        "segment_large_reads",
+        "a READ larger than the NIC's completion buffer blocks the NIC core until its completions drain "
+        "(head-of-line blocking); smaller requests fit",
+        "seed 004 line 170: 'sending large READ requests to SoC can cause head-of-line blocking and collapses the "
+        "performance, so the request should be proactively segmented into smaller ones'",
+        _model_change("segment_large_reads"),
+        command="paths",
+    ),
+    WhatIf(
+        "use_paths_1_and_2_concurrently",
+        "each endpoint of the SmartNIC may use only part of the NIC's cores; client requests to both endpoints "
+        "use them all",
+        "seed 004 line 217: 'Sending requests from clients to the host and the SoC concurrently (SNIC ①+②) can best "
+        "utilize NIC cores to handle small RDMA requests'",
+        _both_endpoints,
         command="paths",
     ),
     WhatIf(

@@ -323,3 +323,19 @@ def test_smt_flow_meters_get_physical_cores(tmp_path):
         ["napatech-nt100"], out_dir=tmp_path, gen="flows=16k,size=64,rate=100Gbps", cores=4, smt=True, duration="20ms"
     )
     assert "cores_not_smt_threads" in _ids(report)
+
+
+@pytest.mark.parametrize(
+    ("flow", "advice_id", "absent_for"),
+    [
+        ("client->soc READ 64B", "use_paths_1_and_2_concurrently", "client->soc READ 1MiB"),
+        ("client->soc READ 16MiB", "segment_large_reads", "client->soc READ 4KiB"),
+    ],
+)
+def test_bluefield2_path_choice_and_large_reads(tmp_path, flow, advice_id, absent_for):
+    report = advise(["bluefield2"], out_dir=tmp_path, flows=(flow,))
+    assert advice_id in _ids(report), report["nics"][0]
+    advice = next(a for a in report["nics"][0]["advice"] if a["id"] == advice_id)
+    got = _json(shlex.split(advice["command"])[1:])
+    assert got["total_gbps"] == pytest.approx(advice["predicted"]["rx_gbps"], rel=1e-9)
+    assert advice_id not in _ids(advise(["bluefield2"], out_dir=tmp_path, flows=(absent_for,)))
