@@ -138,3 +138,37 @@ def paced(frames: list, gap_s: float = 1e-3) -> list:
         copy.time = i * gap_s
         out.append(copy)
     return out
+
+
+def chromium_rendered_sizes(page: Path) -> list[tuple[int, int]]:
+    """The (width, height) of every figure a report page's script marks as decoded (`data-rendered`),
+    as headless Chromium renders the page (the peer tool; `missing()` rule when it is absent)."""
+    import re
+    import tempfile
+
+    chromium = shutil.which("chromium-browser") or peer("chromium")
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [tuple(int(v) for v in size.split("x")) for size in re.findall(r'data-rendered="([^"]+)"', proc.stdout)]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_process import run_forked
+from helpers import chromium_rendered_sizes
 
 from nicbench.cli.advice import advise
 from nicbench.cli.advice.whatifs import WHATIFS
@@ -121,27 +122,6 @@ def test_small_frames_on_one_core_get_more_cores_and_a_light_load_does_not(tmp_p
     _assert_reproduced(heavy)
 
 
-def test_cli_side_by_side_and_json(tmp_path):
-    proc = run_forked(
-        [
-            "advise",
-            "--nic",
-            "connectx5",
-            "--nic",
-            "connectx6",
-            "--updates",
-            "insert 20k/s same-core",
-            "--duration",
-            "5ms",
-            "--whatif-dir",
-            str(tmp_path),
-        ],
-        TIMEOUT_S,
-    )
-    assert proc is not None and proc.returncode == 0, proc and proc.stderr
-    assert "connectx5" in proc.stdout and "connectx6" in proc.stdout and "run: nicbench simulate" in proc.stdout
-
-
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -243,13 +223,7 @@ def test_bluefield2_mix_without_skew_gets_no_skew_advice(tmp_path):
     assert "avoid_skewed_soc_writes" not in _ids(report)
 
 
-def test_report_page_has_a_figure_per_nic_and_chromium_renders_it(tmp_path):
-    import shutil
-    import subprocess
-    import tempfile
-
-    from helpers import peer
-
+def test_cli_side_by_side_and_report_page_rendered_by_chromium(tmp_path):
     page = tmp_path / "advise.html"
     proc = run_forked(
         [
@@ -270,31 +244,12 @@ def test_report_page_has_a_figure_per_nic_and_chromium_renders_it(tmp_path):
         TIMEOUT_S,
     )
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
+    assert "connectx5" in proc.stdout and "connectx6" in proc.stdout and "run: nicbench simulate" in proc.stdout
     text = page.read_text()
     assert text.count("data:image/png;base64,") == 2 and "install_from_distinct_core" in text
     assert not re.search(r'<(img|script|link)[^>]+(src|href)="https?:', text)
-    chromium = shutil.which("chromium-browser") or peer("chromium")
-    with tempfile.TemporaryDirectory() as profile:
-        shown = subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                f"--user-data-dir={profile}",
-                "--virtual-time-budget=3000",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    rendered = re.findall(r'data-rendered="([^"]+)"', shown.stdout)
-    assert len(rendered) == 2 and all(int(s.split("x")[0]) > 100 for s in rendered), shown.stdout[:500]
+    rendered = chromium_rendered_sizes(page)
+    assert len(rendered) == 2 and all(w > 100 and h > 100 for w, h in rendered), rendered
 
 
 def test_a_what_if_that_trades_traffic_for_updates_is_not_advice():

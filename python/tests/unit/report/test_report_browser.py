@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import peer
+from helpers import chromium_rendered_sizes
 
 from nicbench.experiments import load_spec, run_experiment
 from nicbench.report import experiment_report
@@ -39,35 +36,7 @@ def test_page_is_self_contained_with_png_and_svg_files(report_page):
 
 
 def test_headless_chromium_shows_every_figure_without_console_errors(report_page):
-    chromium = shutil.which("chromium-browser") or peer("chromium")
-    with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                "--enable-logging=stderr",
-                "--v=0",
-                "--virtual-time-budget=3000",
-                "--dump-dom",
-                report_page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    rendered = re.findall(r'data-rendered="([^"]+)"', proc.stdout)
-    assert len(rendered) == 5, proc.stdout[:500]
-    for size in rendered:  # each image decoded to a real, non-empty bitmap
-        w, h = (int(v) for v in size.split("x"))
+    rendered = chromium_rendered_sizes(report_page)
+    assert len(rendered) == 5, rendered
+    for w, h in rendered:  # each image decoded to a real, non-empty bitmap
         assert w > 100 and h > 100
-    console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
-    assert not console, console
