@@ -7,7 +7,8 @@
 
 Words, in any order: an operation (insert, delete, modify = update, update_inplace; default insert),
 either RATE/s or `batch N`, `same-core` or `distinct-core` (default same-core: the PAM'21 NF's
-case), `group G` (default 0, the root table).
+case), `group G` (default 0, the root table), what the rules match: `ipv4` (default), `ipv6`, `vlan`
+or `tunnel` (VXLAN network slices).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ OPS = {
     "update_inplace": "update_inplace",
 }
 CORES = {"same-core": "same", "distinct-core": "distinct"}
+# What the updated rules match (simulate's --install-match): seed 001 measured each.
+MATCHES = ("ipv4", "ipv6", "vlan", "tunnel")
 EXAMPLE = "'insert 20k/s same-core', 'batch 100k distinct-core', 'modify 10k/s group 1'"
 
 
@@ -39,6 +42,8 @@ def parse_updates(text: str) -> list[str]:
             flags["--install-op"] = OPS[w]
         elif w in CORES:
             flags["--install-core"] = CORES[w]
+        elif w in MATCHES:
+            flags["--install-match"] = w
         elif w == "batch" and i + 1 < len(words):
             flags["--install-batch"] = str(parse_count(words[i + 1], what="--updates batch", at_least=1))
             i += 1
@@ -50,7 +55,7 @@ def parse_updates(text: str) -> list[str]:
         else:
             raise NicbenchError(
                 f"--updates: {words[i]!r} is not an operation ({', '.join(OPS)}), a rate (20k/s), 'batch N', "
-                f"'same-core'/'distinct-core' or 'group G'; e.g. {EXAMPLE}"
+                f"'same-core'/'distinct-core', a match ({', '.join(MATCHES)}) or 'group G'; e.g. {EXAMPLE}"
             )
         i += 1
     if ("--install-rate" in flags) == ("--install-batch" in flags):

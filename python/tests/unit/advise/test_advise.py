@@ -294,3 +294,12 @@ def test_bluefield2_path_choice_and_large_reads(tmp_path, flow, advice_id, absen
     got = _json(shlex.split(advice["command"])[1:])
     assert got["total_gbps"] == pytest.approx(advice["predicted"]["rx_gbps"], rel=1e-9)
     assert advice_id not in _ids(advise(["bluefield2"], out_dir=tmp_path, flows=(absent_for,)))
+
+
+def test_tunnel_slices_get_the_vlan_advice_and_vlan_slices_do_not(tmp_path):
+    tunnel = advise(
+        ["connectx5"], out_dir=tmp_path, updates="insert 10k/s distinct-core group 1 tunnel", duration="20ms"
+    )
+    vlan = advise(["connectx5"], out_dir=tmp_path, updates="insert 10k/s distinct-core group 1 vlan", duration="20ms")
+    assert "vlan_not_tunnel_slices" in _ids(tunnel) and "vlan_not_tunnel_slices" not in _ids(vlan)
+    _assert_reproduced(tunnel)
