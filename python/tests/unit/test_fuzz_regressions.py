@@ -78,9 +78,32 @@ def test_mutated_specs_raise_only_project_errors(tmp_path):
     seeds = sorted((REPO / "experiments").glob("*.toml")) + sorted((REPO / "studies").glob("*/experiments/*.toml"))[:6]
     path = tmp_path / "spec.toml"
     for seed in seeds:
-        for mutant in _mutants(seed.read_bytes(), rng, 25):
+        for mutant in _mutants(seed.read_bytes(), rng, 12):
             path.write_bytes(mutant)
             try:
                 load_spec(path).points()
             except PROJECT_ERRORS:
                 pass
+
+
+def test_mutated_profiles_raise_only_project_errors_and_write_back(tmp_path):
+    """Profiles are parsed in Rust (the `profile_toml` fuzz target); calibrate's Python side reads
+    them again by text (integer literals) and writes fitted values back by text edit: on a mutant
+    that loads, writing each parameter's own value back loads to the same values (to the 6
+    significant digits a fitted value is written with)."""
+    from nicbench import profiles
+    from nicbench.calibrate.profile import read_params, write_fitted
+
+    rng = random.Random(38)
+    path = tmp_path / "p.toml"
+    for seed in sorted((REPO / "profiles").glob("*.toml"))[:5]:
+        for mutant in _mutants(seed.read_bytes(), rng, 20):
+            path.write_bytes(mutant)
+            try:
+                params = read_params(path)
+                values = {n: p.value for n, p in params.items()}
+                write_fitted(path, values, "fitted: fuzz regression")
+            except PROJECT_ERRORS:
+                continue
+            again = {n: t["value"] for n, t in profiles.load(path)["param"].items()}
+            assert again == pytest.approx(values, rel=1e-5), mutant
