@@ -64,6 +64,10 @@ def load_measurements(
         try:
             with path.open(newline="") as fh:
                 header = set(next(csv.reader(fh), []))
+                # Every line decodes: a bad byte past the header was a UnicodeDecodeError line naming
+                # no file, raised by the readers below (found by fuzzing, issue 38).
+                for _ in fh:
+                    pass
         except OSError as exc:
             raise NicbenchError(f"measurements {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:  # a pcap or a Parquet file given by mistake

@@ -965,6 +965,19 @@ CASES: list[tuple[str, list[str], str]] = [
         ],
         "measurements-fig-3-unknown-series.csv: study pam21's make_reference.py cannot map",
     ),
+    (
+        "calibrate measurements bad byte past 8 KiB",
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            "{fuzz}/measurements-bad-utf8-past-8k.csv",
+            "-o",
+            "{out}/m.toml",
+        ],
+        "measurements-bad-utf8-past-8k.csv: not a text (CSV) file",
+    ),
 ]
 
 

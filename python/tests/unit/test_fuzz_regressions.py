@@ -47,9 +47,11 @@ def test_megaflows_past_the_parser_limits(name, fragment):
         ("measurements-digitized-no-x-unit.csv", "nor a digitized figure"),
         ("measurements-digitized-bad-y.csv", "cannot map this digitized figure"),
         ("measurements-fig-3-unknown-series.csv", "cannot map this digitized figure"),
+        # A bad byte past the first 8 KiB (the header read decodes one buffer) was a UnicodeDecodeError.
+        ("measurements-bad-utf8-past-8k.csv", "not a text"),
     ],
 )
-def test_digitized_measurements_the_mapper_cannot_read(name, fragment):
+def test_measurements_the_readers_could_not_take(name, fragment):
     with pytest.raises(NicbenchError, match=fragment):
         load_measurements([FUZZ / name], load_study(REPO / "studies" / "pam21"))
 
