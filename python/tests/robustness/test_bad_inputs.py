@@ -924,6 +924,11 @@ CASES: list[tuple[str, list[str], str]] = [
         ["pvp", "--megaflows", "{fuzz}/megaflows-huge-int.json"],
         "megaflows-huge-int.json: not a megaflow counts file: an integer of more than 4300 digits",
     ),
+    (
+        "pvp megaflows newline in a name",
+        ["pvp", "--megaflows", "{fuzz}/megaflows-newline-in-variant.json"],
+        "unknown variant `upli\\nk`, expected `uplink` or `vf`",
+    ),
     ("run spec nested", ["run", "{fuzz}/spec-nested.toml"], "spec-nested.toml: not a spec: nested too deeply"),
     ("run spec huge integer", ["run", "{fuzz}/spec-huge-int.toml"], "an integer of more than 4300 digits"),
     (
