@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nicbench.errors import NicbenchError, PcapError
 
-__all__ = ["refuse_special_file", "read_input_text", "naming_capture"]
+__all__ = ["refuse_special_file", "read_input_text", "naming_capture", "PARSER_LIMITS", "parser_limit"]
 
 
 def refuse_special_file(path: str | os.PathLike, what: str = "file") -> None:
@@ -43,6 +43,22 @@ def read_input_text(path: str | os.PathLike, what: str = "file") -> str:
     """The text of input file `path` (UTF-8), after `refuse_special_file`."""
     refuse_special_file(path, what)
     return Path(path).read_text(encoding="utf-8")
+
+
+# What Python's own text parsers (json, tomllib) raise past their limits, besides their decode
+# errors: RecursionError on arrays or tables nested ~1000 deep (a traceback: no user error), and a
+# bare ValueError on an integer of more than 4300 digits that advises sys.set_int_max_str_digits()
+# (found by fuzzing, issue 38). `except PARSER_LIMITS as exc: ... parser_limit(exc)`.
+PARSER_LIMITS = (RecursionError, ValueError)
+
+
+def parser_limit(exc: BaseException) -> str:
+    """The limit `exc` (one of PARSER_LIMITS from json or tomllib) reports, worded for the user."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply (arrays or tables inside each other hundreds of levels deep)"
+    if "integer string conversion" in str(exc):
+        return "an integer of more than 4300 digits"
+    return str(exc)
 
 
 @contextmanager

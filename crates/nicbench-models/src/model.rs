@@ -52,8 +52,8 @@ pub struct ProfileKind {
 
 /// A request as JSON in, its result as JSON out: what the registry runs for every model.
 pub fn run_json<M: Model>(text: &str, progress: &mut dyn FnMut(u64)) -> Result<String, ModelError> {
-    let request = M::request_from_json(text)?;
-    let result = M::run(&request, progress)?;
+    let request = M::request_from_json(text).map_err(ModelError::one_line)?;
+    let result = M::run(&request, progress).map_err(ModelError::one_line)?;
     serde_json::to_string(&result).map_err(|e| ModelError::Scenario(format!("{} result: {e}", M::NAME)))
 }
 

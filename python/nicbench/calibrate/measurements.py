@@ -34,7 +34,9 @@ from nicbench.vocab.study import Reference, Study
 
 __all__ = ["load_measurements", "DIGITIZED_COLUMNS", "TIDY_COLUMNS"]
 
-DIGITIZED_COLUMNS = {"figure", "nic", "panel", "series", "x_nominal", "y", "y_unit"}
+# Every column a study's make_reference.py reads (the format of ../shared/data/pam21-*): a file without
+# `x` or `x_unit` was taken as digitized and failed in the mapper with a KeyError traceback.
+DIGITIZED_COLUMNS = {"figure", "nic", "panel", "series", "x", "x_nominal", "x_unit", "y", "y_unit"}
 TIDY_COLUMNS = {"experiment", "metric", "value"}
 # Tolerance of a measurement when the study has no reference of the same kind to copy it from.
 DEFAULT_TOLERANCE = ("relative", 0.15)
@@ -62,6 +64,10 @@ def load_measurements(
         try:
             with path.open(newline="") as fh:
                 header = set(next(csv.reader(fh), []))
+                # Every line decodes: a bad byte past the header was a UnicodeDecodeError line naming
+                # no file, raised by the readers below (found by fuzzing, issue 38).
+                for _ in fh:
+                    pass
         except OSError as exc:
             raise NicbenchError(f"measurements {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:  # a pcap or a Parquet file given by mistake
@@ -139,7 +145,21 @@ def _digitized(path: Path, study: Study) -> list[dict[str, Any]]:
     mapper = getattr(module, "references_from_csv", None)
     if mapper is None:
         raise NicbenchError(f"measurements {path}: {script} does not map digitized figures (no references_from_csv)")
-    return list(mapper(path))
+    with path.open(newline="") as fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            _check_fields(f"{path}:{line}", row)
+    # The mapper is the study's own script, written for its own data files: on a user's file a value
+    # it cannot read (y = "abc", a figure-3 series it does not know) raised from inside it, a
+    # traceback or a bare "could not convert string to float". One line naming the file instead.
+    try:
+        return list(mapper(path))
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise NicbenchError(
+            f"measurements {path}: study {study.name}'s {script.name} cannot map this digitized figure "
+            f"({what}); give the digitized format of its data files (numbers in x, x_nominal, y; "
+            "the panels and series it plots)"
+        ) from None
 
 
 def _tidy(path: Path, study: Study, log: Callable[[str], None]) -> list[dict[str, Any]]:

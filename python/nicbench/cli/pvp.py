@@ -31,7 +31,7 @@ from nicbench.cli.common import (
     stdout_console,
     table_options,
 )
-from nicbench.inputs import read_input_text
+from nicbench.inputs import PARSER_LIMITS, parser_limit, read_input_text
 from nicbench.options import flag_spelling
 from nicbench.options import pvp as options
 from nicbench.options.pvp import OPTIONS
@@ -50,6 +50,8 @@ def _megaflows(path: str | None) -> dict[str, Any] | None:
         fail(f"--megaflows {path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}")
     except UnicodeDecodeError:
         fail(f'--megaflows {path}: not a text (JSON) file, e.g. {{"masks": [...]}}')
+    except PARSER_LIMITS as exc:  # after JSONDecodeError, a ValueError too
+        fail(f"--megaflows {path}: not a megaflow counts file: {parser_limit(exc)}")
     problem = megaflow_load_problem(doc)
     if problem:
         fail(f"--megaflows {path}: {problem}")

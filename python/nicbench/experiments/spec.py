@@ -61,7 +61,7 @@ from nicbench.experiments.axes import axis_values
 from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLossSearch
 from nicbench.experiments.keys import point_key
 from nicbench.experiments.targets import Target, get_target
-from nicbench.inputs import read_input_text
+from nicbench.inputs import PARSER_LIMITS, parser_limit, read_input_text
 from nicbench.units import UnitError, parse_duration_ns
 from nicbench.vocab.errors import SpecError
 from nicbench.vocab.params import Param
@@ -231,6 +231,8 @@ def parse_spec(
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{file}: not valid TOML: {exc}") from None
+    except PARSER_LIMITS as exc:
+        raise SpecError(f"{file}: not a spec: {parser_limit(exc)}") from None
     doc, includes = _with_includes(doc, file, ())
     if includes:  # stored with the results as one file, which `nicbench report` reads again
         text = merged_text(doc, file, includes)
@@ -537,6 +539,8 @@ def _with_includes(doc: dict[str, Any], file: str, chain: tuple[Path, ...]) -> t
             fragment = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise SpecError(f"{path} (included by {file}): not valid TOML: {exc}") from None
+        except PARSER_LIMITS as exc:
+            raise SpecError(f"{path} (included by {file}): not a spec fragment: {parser_limit(exc)}") from None
         fragment, nested = _with_includes(fragment, str(path), chain)
         merged = _merge(merged, fragment)
         read += [p for p in (path, *nested) if p not in read]

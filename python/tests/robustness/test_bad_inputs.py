@@ -962,6 +962,74 @@ CASES: list[tuple[str, list[str], str]] = [
         ["simulate", "--install-op", "delete", "--duration", "1ms"],
         "--install-op delete applies only with an installer",
     ),
+    # --- found by the fuzz targets (issue 38, FUZZING.md): Python's parsers past their limits, and
+    # digitized figures the study's mapper could not read (tracebacks before)
+    ("pvp megaflows nested", ["pvp", "--megaflows", "{fuzz}/megaflows-nested.json"], "nested too deeply"),
+    (
+        "pvp megaflows huge integer",
+        ["pvp", "--megaflows", "{fuzz}/megaflows-huge-int.json"],
+        "megaflows-huge-int.json: not a megaflow counts file: an integer of more than 4300 digits",
+    ),
+    (
+        "pvp megaflows newline in a name",
+        ["pvp", "--megaflows", "{fuzz}/megaflows-newline-in-variant.json"],
+        # The newline written as an escape, whether the model's serde or a schema check names it.
+        "upli\\nk",
+    ),
+    ("run spec nested", ["run", "{fuzz}/spec-nested.toml"], "spec-nested.toml: not a spec: nested too deeply"),
+    ("run spec huge integer", ["run", "{fuzz}/spec-huge-int.toml"], "an integer of more than 4300 digits"),
+    (
+        "calibrate measurements digitized without x_unit",
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            "{fuzz}/measurements-digitized-no-x-unit.csv",
+            "-o",
+            "{out}/m.toml",
+        ],
+        "nor a digitized figure (columns figure, nic, panel, series, x, x_nominal, x_unit, y, y_unit",
+    ),
+    (
+        "calibrate measurements digitized y not a number",
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            "{fuzz}/measurements-digitized-bad-y.csv",
+            "-o",
+            "{out}/m.toml",
+        ],
+        "cannot map this digitized figure (could not convert string to float: '98.8x')",
+    ),
+    (
+        "calibrate measurements figure 3 unknown series",
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            "{fuzz}/measurements-fig-3-unknown-series.csv",
+            "-o",
+            "{out}/m.toml",
+        ],
+        "measurements-fig-3-unknown-series.csv: study pam21's make_reference.py cannot map",
+    ),
+    (
+        "calibrate measurements bad byte past 8 KiB",
+        [
+            "calibrate",
+            "--base",
+            "connectx5",
+            "--measurements",
+            "{fuzz}/measurements-bad-utf8-past-8k.csv",
+            "-o",
+            "{out}/m.toml",
+        ],
+        "measurements-bad-utf8-past-8k.csv: not a text (CSV) file",
+    ),
 ]
 
 
@@ -1005,6 +1073,8 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
 
     return {
         "out": str(d),
+        # The inputs the fuzz targets found, kept as files (python/tests/fixtures/fuzz).
+        "fuzz": str(Path(__file__).resolve().parents[1] / "fixtures" / "fuzz"),
         "good_pcap": str(small_trace),
         "good_rules": text("good.flow", GOOD_RULE),
         "two_rules": text(

@@ -3,6 +3,7 @@
 
 mod claims;
 mod contract;
+mod fuzz_regressions;
 mod invariants;
 mod scenario;
 
