@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nicbench.errors import NicbenchError, PcapError
 
-__all__ = ["refuse_special_file", "read_input_text", "naming_capture", "PARSER_LIMITS", "parser_limit"]
+__all__ = ["refuse_special_file", "read_input_text", "read_toml", "naming_capture", "PARSER_LIMITS", "parser_limit"]
 
 
 def refuse_special_file(path: str | os.PathLike, what: str = "file") -> None:
@@ -59,6 +59,21 @@ def parser_limit(exc: BaseException) -> str:
     if "integer string conversion" in str(exc):
         return "an integer of more than 4300 digits"
     return str(exc)
+
+
+def read_toml(path: str | os.PathLike, error: type[Exception] = NicbenchError, what: str = "TOML file") -> dict:
+    """The TOML document in `path`, or `error` naming the file: not a regular file, not UTF-8, not
+    valid TOML, or beyond a parser's limits (nesting, integer digits: `PARSER_LIMITS`)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(read_input_text(path, what))
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text (TOML) file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from None
+    except PARSER_LIMITS as exc:
+        raise error(f"{path}: not a {what}: {parser_limit(exc)}") from None
 
 
 @contextmanager

@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 import os
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,7 @@ from nicbench.calibrate.identify import ParamCertainty, about_device, identifiab
 from nicbench.calibrate.problem import Evaluator, build_problem, calibrated_device, error_summary, model_values
 from nicbench.calibrate.profile import ProfileParam, default_bounds, read_params, write_fitted
 from nicbench.errors import NicbenchError
+from nicbench.inputs import read_toml
 from nicbench.vocab.study import SUMMARY_GROUPS, Reference, default_studies_dir, load_study, summary_group
 
 __all__ = ["calibrate", "CalibrationConfig", "CalibrationOutcome", "load_config", "resolve_profile", "profile_study"]
@@ -76,10 +76,7 @@ class CalibrationConfig:
 def load_config(path: Path) -> CalibrationConfig:
     if not path.is_file():
         return CalibrationConfig()
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise NicbenchError(f"{path}: not valid TOML: {exc}") from None
+    doc = read_toml(path, NicbenchError, "calibration file")
     table = doc.get("calibration", {})
     cfg = CalibrationConfig()
     cfg.set = str(table.get("set", cfg.set))

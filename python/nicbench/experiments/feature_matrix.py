@@ -12,10 +12,11 @@ as not run, with that reason.
 from __future__ import annotations
 
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from nicbench.inputs import read_toml
 
 __all__ = ["FILE", "SEED_NIC", "load_matrix", "run_matrix", "frame", "Row", "MatrixOutcome"]
 
@@ -95,7 +96,7 @@ class MatrixOutcome:
 
 def load_matrix(path: str | Path) -> list[Row]:
     """The rows of a feature matrix file, in file order (match, action, feature)."""
-    data = tomllib.loads(Path(path).read_text())
+    data = read_toml(path, ValueError, "feature matrix file")
     unknown = set(data) - set(KINDS)
     if unknown:
         raise ValueError(f"{path}: unknown tables {sorted(unknown)} (expected {', '.join(KINDS)})")

@@ -15,11 +15,11 @@ passes (so the list cannot outlive the misses it excuses). Entries that did not 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.inputs import read_toml
 from nicbench.vocab.errors import SpecError
 
 __all__ = ["KnownMiss", "GateResult", "load_known_misses", "gate"]
@@ -59,10 +59,7 @@ def load_known_misses(study_dir: str | Path) -> list[KnownMiss]:
     path = Path(study_dir) / FILE
     if not path.is_file():
         return []
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: {exc}") from None
+    data = read_toml(path, SpecError, "known-misses file")
     out = []
     for i, entry in enumerate(data.get("miss", [])):
         if (

@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -424,7 +423,6 @@ def _mark_repeats(refs: list[Reference]) -> list[Reference]:
 
 
 def _toml(file: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{file}: not valid TOML: {exc}") from None
+    from nicbench.inputs import read_toml
+
+    return read_toml(file, SpecError, "study file")

@@ -153,6 +153,11 @@ CASES: list[tuple[str, list[str], str]] = [
     ("flowhost frame 10000", ["flowhost", "--size", "10000"], "from 64B to 9,018B"),
     ("check name 100k chars", ["check", "{long_name_spec}"], "at most 200"),
     ("pcap info pcapng major 2", ["pcap", "info", "{pcapng_v2}"], "pcapng major version 2"),
+    (
+        "reproduce study toml nested 2000 deep",
+        ["reproduce", "deep", "--studies", "{deep_studies}"],
+        "study.toml: not a study file: nested too deeply",
+    ),
     # --- an output error names the file asked for, never its temporary name
     (
         "flows parquet into a missing folder",
@@ -1150,6 +1155,7 @@ def inputs(tmp_path_factory, small_trace) -> dict[str, str]:
             "two_fates.flow",
             "flow create 0 ingress pattern eth / ipv4 / udp dst is 53 / end actions drop / queue index 1 / end\n",
         ),
+        "deep_studies": _deep_study(d),
         "of_goto_back": text("goto_back.of", "table=2,actions=goto_table:1\n"),
         "of_long_port": text("long_port.of", "actions=output:" + "p" * 1_000_000 + "\n"),
         "corrupt_results": _store_with_meta(d, "corrupt", "{bad"),
@@ -1197,6 +1203,14 @@ def _noop_results(d: Path, tag: str, x: float) -> str:
     proc = run_forked(["run", str(spec), "--results", str(d / "results"), "--jobs", "1", "--json"], CASE_TIMEOUT_S)
     assert proc is not None and proc.returncode == 0, proc and proc.stderr
     return str(d / "results" / f"noop_{tag}")
+
+
+def _deep_study(d: Path) -> str:
+    """A studies folder whose one study's study.toml nests arrays 2000 deep (a parser limit)."""
+    study = d / "studies" / "deep"
+    (study / "experiments").mkdir(parents=True)
+    (study / "study.toml").write_text("x = " + "[" * 2000 + "]" * 2000 + "\n")
+    return str(d / "studies")
 
 
 def _store_with_meta(d: Path, tag: str, meta_text: str) -> str:
