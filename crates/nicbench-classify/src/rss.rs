@@ -38,12 +38,9 @@ use crate::compile::Fate;
 use crate::key::{presence, PacketKey, INNER_BASE, PRESENCE_SHIFT, W_DST_HI, W_DST_LO, W_L4, W_SRC_HI, W_SRC_LO};
 use crate::state::{Outcome, RuleId, Verdict};
 use ahash::AHashMap;
-use nicbench_rules::model::{RssAction, RssFunc, RssRefusal, RssType, MLX5_RSS_KEY_BYTES};
+use nicbench_rules::model::{RssAction, RssFunc, RssRefusal, RssType};
 use nicbench_rules::Action;
 use nicbench_wire::rss::{Reta, RssError, Toeplitz, MLX5_DEFAULT_KEY};
-
-/// The key length the mlx5 PMD accepts \[bytes\] (`MLX5_RSS_HASH_KEY_LEN`).
-pub const MLX5_KEY_BYTES: usize = MLX5_RSS_KEY_BYTES;
 
 /// Why an `rss` action cannot be resolved as the mlx5 PMD would.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

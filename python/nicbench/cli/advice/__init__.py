@@ -33,13 +33,7 @@ __all__ = ["advise", "nic_names", "GAIN_SHOWN"]
 # throughput, 1 percentage point less loss, or 1% of the requested update rate more achieved.
 GAIN_SHOWN = 0.01
 
-# The command each other kind of profile runs on.
-_OTHER_COMMANDS: dict[str, str] = {}
-
-
-# The command that runs each profile kind advise covers: the ConnectX flow tables through `simulate`
-# (the user's rte_flow rules), the OVS-TC offload NICs through `vswitch` (the user's OpenFlow rules,
-# PVP through the virtual OVS datapath).
+# The command that models each profile kind advise covers, and so takes its what-ifs.
 COMMAND_OF_KIND = {
     "connectx": "simulate",
     "connectx-eswitch": "vswitch",
@@ -58,28 +52,24 @@ _NEEDS = {
 }
 
 
-def nic_names(requested: list[str], command: str = "simulate") -> list[tuple[str, str]]:
-    """(NIC, command) to advise on, `command` picked by the input (`command_for`): `all` is every
+def nic_names(requested: list[str], command: str = "simulate") -> list[str]:
+    """The NICs to advise on with `command` (picked by the input, `command_for`): `all` is every
     profile that command models; a NIC of another kind is refused naming what it needs."""
     kinds = [k for k, c in COMMAND_OF_KIND.items() if c == command]
     if "all" in requested:
-        return [(n, command) for k in kinds for n in sorted(profiles.names(k))]
-    out = []
+        return [n for k in kinds for n in sorted(profiles.names(k))]
     for nic in requested:
         kind = profiles.load(nic).get("kind")
         if kind not in COMMAND_OF_KIND:
-            other = _OTHER_COMMANDS.get(kind, "its own command")
             raise NicbenchError(
-                f"--nic {nic}: a profile of kind {kind!r}; advise covers the kinds {', '.join(COMMAND_OF_KIND)} "
-                f"— model this NIC with {other}"
+                f"--nic {nic}: a profile of kind {kind!r}; advise covers the kinds {', '.join(COMMAND_OF_KIND)}"
             )
         if COMMAND_OF_KIND[kind] != command:
             raise NicbenchError(
                 f"--nic {nic}: a profile of kind {kind!r}, modelled by nicbench {COMMAND_OF_KIND[kind]}: give "
                 f"{_NEEDS[COMMAND_OF_KIND[kind]]} for it (one kind of input per run)"
             )
-        out.append((nic, command))
-    return out
+    return list(requested)
 
 
 def command_for(inputs: dict[str, Any], nics: list[str] | None = None) -> str:
@@ -250,7 +240,7 @@ def advise(
     out = Path(out_dir)
     report: dict[str, Any] = {"nics": []}
     command = command_for(inputs, list(nics))
-    for nic, _ in nic_names(list(nics) or [DEFAULT_NIC[command]], command):
+    for nic in nic_names(list(nics) or [DEFAULT_NIC[command]], command):
         argv = _baseline_argv(nic, command, inputs)
         log(f"{nic}: your scenario")
         base = runs.run(command, argv)
@@ -265,7 +255,7 @@ def advise(
                 continue
             new_argv, change_text = changed
             log(f"{nic}: what if {w.id}")
-            after = runs.run(command, new_argv)
+            after = ctx.run(new_argv)
             gain = _gain(base, after)
             if not _helps(gain):
                 ctx.notes.append(f"{w.id} tried ({change_text}): no gain ({gain['rx_gbps']:+.3g} Gbps)")

@@ -1,9 +1,10 @@
-"""The what-ifs `advise` tries on a virtual ConnectX: each names a mechanism the device has (with the
-seed line it comes from), a concrete change to the user's input (a `simulate` argument list), and is
-shown only when running the model on the changed input helps.
+"""The what-ifs `advise` tries: each names a mechanism the device has (with the seed line or profile
+provenance it comes from), a concrete change to the user's input (the argument list of the command
+that models the NIC: `simulate`, `vswitch`, `paths` or `flowhost`), and is shown only when running
+the model on the changed input helps.
 
-A what-if is (id, because, source, change): `change(ctx)` returns the changed argument list and the
-change in words, or None when it does not apply to this input. `source` quotes its seed as
+A what-if is (id, because, source, change, command): `change(ctx)` returns the changed argument list
+and the change in words, or None when it does not apply to this input. `source` quotes its seed as
 `seed NNN lines A-B: '...'` (the quote is checked against the seed text by the tests).
 """
 
@@ -14,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench.cli.advice import runs
 from nicbench.cli.advice.rules_move import movable, move_to_group_1
 
 
 @dataclass
 class Context:
-    """One NIC's baseline: the command (`simulate` or `vswitch`), its arguments and outcome, the
-    user's rule file (rte_flow or OpenFlow), and where changed files go."""
+    """One NIC's baseline: the command that models it, its arguments and outcome, the user's rule file
+    (rte_flow or OpenFlow), and where changed files go. `run` runs an argument list of that command
+    once: a what-if that searches (the cores one) and the advisor's own run of its answer share it."""
 
     nic: str
     command: str
@@ -29,6 +32,13 @@ class Context:
     rules_path: str | None
     out_dir: Path
     notes: list[str] = field(default_factory=list)
+    _runs: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+
+    def run(self, argv: list[str]) -> dict[str, Any]:
+        key = tuple(argv)
+        if key not in self._runs:
+            self._runs[key] = runs.run(self.command, argv)
+        return self._runs[key]
 
 
 @dataclass(frozen=True)
@@ -96,8 +106,6 @@ def _vlan_slices(ctx: Context) -> tuple[list[str], str] | None:
 def _more_cores(ctx: Context) -> tuple[list[str], str] | None:
     """The fewest cores (doubling, up to MAX_CORES_TRIED) at which the host core is no longer the
     bottleneck, or the most tried: a run of the model at each step."""
-    from nicbench.cli.advice import runs
-
     if ctx.outcome.get("bottleneck") != "host_core":
         return None
     cores = int(_flag(ctx.argv, "--cores") or 1)
@@ -106,7 +114,7 @@ def _more_cores(ctx: Context) -> tuple[list[str], str] | None:
     while more < MAX_CORES_TRIED:
         more = min(more * 2, MAX_CORES_TRIED)
         argv = _with(_with(ctx.argv, "--cores", str(more)), "--queues", str(max(queues, more)))
-        if runs.run("simulate", argv).get("bottleneck") != "host_core":
+        if ctx.run(argv).get("bottleneck") != "host_core":
             break
     if more == cores:
         return None
@@ -176,6 +184,12 @@ def _flows_of(argv: list[str]) -> list[str]:
     return [f.strip() for i, a in enumerate(argv) if a == "--flow" for f in argv[i + 1].split(";") if f.strip()]
 
 
+def _with_flows(argv: list[str], flows: list[str]) -> list[str]:
+    """`paths` arguments with the mix replaced by `flows` (one `--flow` each)."""
+    rest = [a for i, a in enumerate(argv) if a != "--flow" and (i == 0 or argv[i - 1] != "--flow")]
+    return [*rest, *(part for f in flows for part in ("--flow", f))]
+
+
 def _set_field(flow: str, key: str, value: str) -> str:
     """A flow text with `key VALUE` set (replaced where given) — the `paths` grammar's keywords."""
     tokens = flow.split()
@@ -200,9 +214,7 @@ def _model_change(advice_id: str) -> Callable[[Context], tuple[list[str], str] |
             flows[c["flow"]] = " ".join([*words[:2], value, *words[3:]])
         else:
             flows[c["flow"]] = _set_field(flows[c["flow"]], c["field"], value)
-        rest = [a for i, a in enumerate(ctx.argv) if a != "--flow" and (i == 0 or ctx.argv[i - 1] != "--flow")]
-        argv = [*rest, *(part for f in flows for part in ("--flow", f))]
-        return argv, f"flow {c['flow']}: {c['field']} {value} ({found['text']})"
+        return _with_flows(ctx.argv, flows), f"flow {c['flow']}: {c['field']} {value} ({found['text']})"
 
     return change
 
@@ -237,8 +249,7 @@ def _both_endpoints(ctx: Context) -> tuple[list[str], str] | None:
     words = flows[0].split()
     other = "client->host" if words[0].lower().endswith("soc") else "client->soc"
     split = [" ".join([*words, "x", "50%"]), " ".join([other, *words[1:], "x", "50%"])]
-    rest = [a for i, a in enumerate(ctx.argv) if a != "--flow" and (i == 0 or ctx.argv[i - 1] != "--flow")]
-    return [*rest, *(part for f in split for part in ("--flow", f))], (
+    return _with_flows(ctx.argv, split), (
         f"send half of the requests to the other endpoint ({other}): paths 1 and 2 concurrently"
     )
 
