@@ -16,7 +16,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import math
 import multiprocessing
-import signal
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from typing import Any
 from nicbench.experiments.keys import derive_seed, point_key
 from nicbench.experiments.spec import Spec, load_spec
 from nicbench.experiments.targets import RunContext, get_target
+from nicbench.interrupts import ignore_sigint_in_worker, sigint_held
 from nicbench.vocab.errors import SpecError
 from nicbench.vocab.study import Reference, Study
 
@@ -167,6 +167,10 @@ def _run_point_checked(
     return _run_point(job)
 
 
+# How often a wait on the pool looks at signals (Ctrl-C answered well within a second).
+POOL_POLL_S = 0.1
+
+
 class Evaluator:
     """Runs points with given overrides, on `jobs` processes (1: in-process), or as Dask tasks on
     `scheduler` (a connected `DaskScheduler`; the caller opens and closes it)."""
@@ -182,7 +186,9 @@ class Evaluator:
     def __enter__(self) -> Evaluator:
         if self.scheduler is None and self.jobs > 1:
             self._pool = cf.ProcessPoolExecutor(
-                max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_sigint
+                max_workers=self.jobs,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=ignore_sigint_in_worker,
             )
         return self
 
@@ -207,7 +213,7 @@ class Evaluator:
         elif self._pool is None:
             outs = [_run_point(j) for j in jobs]
         else:
-            outs = list(self._pool.map(_run_point, jobs))
+            outs = self._run_on_pool(jobs)
         self.runs += len(jobs)
         result: dict[int, dict[str, float]] = {}
         for i, out in zip(indexes, outs):
@@ -217,6 +223,18 @@ class Evaluator:
             else:
                 result[i] = out
         return result
+
+    def _run_on_pool(
+        self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]
+    ) -> list[dict[str, float] | str]:
+        """The jobs on the pool, in order; Ctrl-C raised within `POOL_POLL_S` (see nicbench.interrupts)."""
+        assert self._pool is not None
+        with sigint_held():  # the first submit forks the workers
+            futures = [self._pool.submit(_run_point, job) for job in jobs]
+        pending = set(futures)
+        while pending:
+            _, pending = cf.wait(pending, timeout=POOL_POLL_S)
+        return [f.result() for f in futures]
 
     def _run_on_dask(
         self, jobs: list[tuple[str, dict[str, Any], int, dict[str, float]]]
@@ -235,11 +253,6 @@ class Evaluator:
             return client.gather(futures)
         except EnvironmentMismatch as exc:
             raise EnvironmentMismatch(str(exc)) from None
-
-
-def _ignore_sigint() -> None:
-    """In a pool worker: Ctrl-C (sent to the terminal's whole process group) is the parent's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def model_values(problem: Problem, metrics: dict[int, dict[str, float]]) -> list[float]:

@@ -24,6 +24,7 @@ import signal
 import time
 from typing import Any
 
+from nicbench.interrupts import ignore_sigint_in_worker, sigint_held
 from nicbench.vocab.errors import StoreError
 
 __all__ = ["LocalPool", "timed_out_result", "timeout_message"]
@@ -80,8 +81,10 @@ class LocalPool:
             initializer=_worker_init,
             initargs=(os.getpid(), self.starts, self.lock_path),
         )
-        # With fork, the first submit starts every worker now.
-        self.executor.submit(_noop).result()
+        # With fork, the first submit starts every worker now (Ctrl-C held over the forks).
+        with sigint_held():
+            started = self.executor.submit(_noop)
+        started.result()
 
     def submit(self, job: dict[str, Any]) -> _Handle:
         handle = _Handle(job)
@@ -172,7 +175,7 @@ def _noop() -> None:
 def _worker_init(parent_pid: int, starts: Any, lock_path: str | None) -> None:
     global _STARTS
     _STARTS = starts
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    ignore_sigint_in_worker()
     try:
         import ctypes
 

@@ -25,6 +25,7 @@ from nicbench.experiments import feature_matrix
 from nicbench.experiments.runner import Progress, RunSummary, run_experiment
 from nicbench.experiments.spec import load_spec
 from nicbench.experiments.store import results_root
+from nicbench.interrupts import ignore_sigint_in_worker, sigint_held
 from nicbench.reproduce.sets import sets_for
 from nicbench.vocab.study import SUMMARY_GROUPS, Study, default_studies_dir, find_studies, group_of, load_study
 
@@ -183,6 +184,10 @@ def _write_pages(pages: list[tuple[Path, Path]], study: Study, prediction: str |
     if workers > 1:
         # Figures are drawn on the CPU (matplotlib): one experiment page per worker process,
         # as the runs were (fork: the parent has already imported the report modules).
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(experiment_report, *zip(*pages), [study] * len(pages), [prediction] * len(pages)))
+        with cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_sigint_in_worker
+        ) as pool:
+            with sigint_held():  # the first submit forks the workers
+                pages_drawn = pool.map(experiment_report, *zip(*pages), [study] * len(pages), [prediction] * len(pages))
+            return list(pages_drawn)
     return [experiment_report(exp_dir, out_html, study=study, prediction=prediction) for exp_dir, out_html in pages]
