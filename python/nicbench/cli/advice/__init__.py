@@ -198,6 +198,32 @@ def lint(nic: str, rules: str | None, predicted: dict[str, Any]) -> list[dict[st
     return out
 
 
+def bottleneck_of(predicted: dict[str, Any]) -> dict[str, Any]:
+    """The binding limit of a predicted outcome: its name, what it is, its parameters (value, unit,
+    provenance) and utilization, where the model gives them."""
+    return {
+        "name": predicted.get("bottleneck"),
+        "what": predicted.get("bottleneck_what"),
+        "parameters": predicted.get("bottleneck_parameters") or {},
+        "utilization": predicted.get("bottleneck_utilization"),
+    }
+
+
+# What each command's outcome says about where the input landed on the device.
+PLACEMENT_KEYS = {
+    "simulate": ("root_table_occupancy", "tables_traversed_mean", "rules_refused"),
+    "vswitch": ("megaflows_offloaded", "megaflows_software", "refusals", "host_cores_busy"),
+    "paths": ("flows",),
+    "flowhost": ("cores", "processes_per_core"),
+}
+
+
+def placement_of(command: str, predicted: dict[str, Any]) -> dict[str, Any]:
+    """How the input lands on the device: Table 0 occupancy and chain depth (flow tables), megaflows
+    offloaded and refused (OVS-TC offload), each flow's limit (RDMA paths), meters per core (host)."""
+    return {key: predicted.get(key) for key in PLACEMENT_KEYS[command]}
+
+
 def refusal_lint(predicted: dict[str, Any]) -> list[dict[str, Any]]:
     """The megaflows an OVS-TC offload NIC refused, per ingress, with the driver's reason."""
     return [
@@ -286,6 +312,8 @@ def advise(
                 "command": runs.command_line(command, argv),
                 "argv": argv,
                 "predicted": base,
+                "bottleneck": bottleneck_of(base),
+                "placement": placement_of(command, base),
                 "lint": lint(nic, inputs.get("rules"), base) if command == "simulate" else refusal_lint(base),
                 "model_advice": base.get("model_advice", []),
                 "advice": advice,

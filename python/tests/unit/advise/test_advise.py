@@ -21,6 +21,7 @@ from nicbench.traffic import GenConfig, generate_pcap_for_rules
 from nicbench.units import Rate
 
 SEEDS = Path(__file__).resolve().parents[4].parent / "shared" / "seeds"
+SCHEMA = Path(__file__).resolve().parents[4] / "docs" / "cli" / "advise.schema.json"
 TIMEOUT_S = 120.0
 
 
@@ -46,6 +47,17 @@ def _json(args: list[str]) -> dict:
     proc = run_forked([*args, "--json"], TIMEOUT_S)
     assert proc is not None and proc.returncode == 0, proc and proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+def _schema_errors(report: dict) -> list[str]:
+    """Where `report`, as `advise --json` prints it, departs from docs/cli/advise.schema.json."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    return [
+        f"{'/'.join(map(str, e.path))}: {e.message[:200]}"
+        for e in validator.iter_errors(json.loads(json.dumps(report)))
+    ]
 
 
 def _assert_reproduced(report: dict, tolerance: float = 1e-9) -> None:
@@ -96,6 +108,9 @@ def test_same_core_updates_get_the_distinct_core_and_group_1_advice_on_three_nic
         assert "install_from_distinct_core" in ids and "install_in_non_root_table" in ids, (n["nic"], ids)
         assert n["predicted"]["loss_ratio"] > 0.1
         assert n["predicted"]["install_achieved_rules_per_s"] < n["predicted"]["install_requested_rules_per_s"]
+        assert n["bottleneck"]["name"] == n["predicted"]["bottleneck"] and n["bottleneck"]["parameters"]
+        assert n["placement"]["root_table_occupancy"] == n["predicted"]["root_table_occupancy"]
+    assert _schema_errors(report) == []
     _assert_reproduced(report)
 
 
@@ -201,6 +216,7 @@ def test_openflow_dec_ttl_on_two_offload_nics(tmp_path):
     assert top["id"] == "offload_without_unmatchable_action" and "dec_ttl" in top["change"]
     assert "dec_ttl" not in Path(top["argv"][top["argv"].index("--openflow") + 1]).read_text()
     assert top["predicted"]["megaflows_software"] == 0
+    assert cx["placement"]["refusals"] == cx["predicted"]["refusals"] and _schema_errors(report) == []
     got = _json(shlex.split(top["command"])[1:])
     assert got["pvp"]["gbps"] == pytest.approx(top["predicted"]["rx_gbps"], rel=1e-9)
 
@@ -214,6 +230,7 @@ def test_bluefield2_skewed_soc_writes_get_the_seed_advice_with_its_gain(tmp_path
     assert "avoid_skewed_soc_writes" in [a["id"] for a in nic["model_advice"]]
     advice = next(a for a in nic["advice"] if a["id"] == "avoid_skewed_soc_writes")
     assert advice["gain"]["rx_gbps"] > 0 and " in " in advice["argv"][-1]
+    assert nic["bottleneck"]["name"] == "soc_dram" and _schema_errors(report) == []
     got = _json(shlex.split(advice["command"])[1:])
     assert got["total_gbps"] == pytest.approx(advice["predicted"]["rx_gbps"], rel=1e-9)
 
@@ -221,6 +238,31 @@ def test_bluefield2_skewed_soc_writes_get_the_seed_advice_with_its_gain(tmp_path
 def test_bluefield2_mix_without_skew_gets_no_skew_advice(tmp_path):
     report = advise(["bluefield2"], out_dir=tmp_path, flows=("client->soc WRITE 64B in 1MiB",))
     assert "avoid_skewed_soc_writes" not in _ids(report)
+
+
+def test_schema_refuses_what_the_documentation_does_not_promise():
+    """The schema bites: a NIC without its placement, an advice without its command, an unknown key."""
+    lint = {"line": None, "what": "x", "source": "the model"}
+    predicted = {"rx_gbps": 1.0, "rx_mpps": 1.0, "offered_gbps": 1.0, "loss_ratio": 0.0, "bottleneck": None}
+    bottleneck = {"name": None, "what": None, "parameters": {}, "utilization": None}
+    nic = {
+        "nic": "connectx5",
+        "command": "nicbench simulate --nic connectx5",
+        "argv": ["--nic", "connectx5"],
+        "predicted": predicted,
+        "bottleneck": bottleneck,
+        "placement": {"root_table_occupancy": 0.1},
+        "lint": [lint],
+        "model_advice": [],
+        "advice": [],
+        "notes": [],
+    }
+    assert _schema_errors({"nics": [nic]}) == []
+    assert _schema_errors({"nics": [{k: v for k, v in nic.items() if k != "placement"}]})
+    gain = {"rx_gbps": 1.0, "rx_share_of_offered": 0.1, "loss_points": 0.0, "updates_share": 0.0}
+    advice = {"id": "a", "because": "b", "source": "c", "change": "d", "argv": [], "predicted": predicted, "gain": gain}
+    assert _schema_errors({"nics": [{**nic, "advice": [advice]}]})
+    assert _schema_errors({"nics": [{**nic, "extra": 1}]})
 
 
 def test_cli_side_by_side_and_report_page_rendered_by_chromium(tmp_path):
@@ -269,6 +311,7 @@ def test_flow_meter_short_of_cores_gets_the_cores_it_needs_and_a_light_load_does
     advice = next(a for a in heavy["nics"][0]["advice"] if a["id"] == "meter_on_more_cores")
     assert advice["predicted"]["loss_ratio"] == 0 and int(advice["argv"][advice["argv"].index("--cores") + 1]) > 8
     assert _ids(light) == []
+    assert heavy["nics"][0]["placement"] == {"cores": 8, "processes_per_core": 1} and _schema_errors(heavy) == []
     got = _json(shlex.split(advice["command"])[1:])
     assert got["drop_ratio_steady"] == pytest.approx(advice["predicted"]["loss_ratio"], abs=1e-12)
 
