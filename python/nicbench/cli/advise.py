@@ -42,6 +42,7 @@ def _side_by_side(report: dict[str, Any]) -> Table:
     rows = (
         ("received Gb/s", "rx_gbps", fmt_number),
         ("received Mpps", "rx_mpps", fmt_number),
+        ("from clients Gb/s", "client_gbps", fmt_number),
         ("lost", "loss_ratio", _pct),
         ("latency p50 µs", "latency_p50_us", fmt_number),
         ("latency p99 µs", "latency_p99_us", fmt_number),
@@ -65,6 +66,9 @@ def _side_by_side(report: dict[str, Any]) -> Table:
 def _outcome_text(p: dict[str, Any], gain: dict[str, float]) -> str:
     """An advice's predicted outcome in one line: what the model gives, with the gain in Gb/s."""
     parts = [f"{fmt_number(p['rx_gbps'])} Gb/s received ({gain['rx_gbps']:+.4g} Gb/s)"]
+    if p.get("client_gbps") is not None and gain.get("client_share"):
+        before = p["client_gbps"] - gain["client_share"] * (p["rx_gbps"] - gain["rx_gbps"])
+        parts.append(f"client traffic {fmt_number(before)} → {fmt_number(p['client_gbps'])} Gb/s")
     if p.get("loss_ratio") is not None:
         parts.append(f"{_pct(p['loss_ratio'])} lost")
     if p.get("latency_p99_us") is not None:

@@ -100,6 +100,19 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 && (0..flows.len()).any(|j| flows[j].path.is_intra() && demands[j].load[r.index()] > 0.0))
     });
     if has_client && flows.iter().any(|f| f.path.is_intra()) && (intra_gbps > p_minus_n.max(0.0) || client_pcie_bound) {
+        // The change, where the bound is one field: the busiest ③ flow offered its part of P − N
+        // (all of it when it is the only one). Not when ③ is already within P − N (the client flows
+        // are PCIe-bound all the same, and a bound of P − N would change nothing) or P − N ≤ 0.
+        let busiest = (0..flows.len())
+            .filter(|&i| flows[i].path.is_intra())
+            .max_by(|&a, &b| flow_gbps(a).total_cmp(&flow_gbps(b)));
+        let change = busiest
+            .filter(|_| p_minus_n > 0.0 && intra_gbps > p_minus_n * (1.0 + 1e-9))
+            .map(|i| FlowChange {
+                flow: i,
+                field: "@",
+                value: p_minus_n * flow_gbps(i) / intra_gbps,
+            });
         out.push(Advice {
             id: "bound_h2s_to_p_minus_n",
             text: format!(
@@ -107,7 +120,7 @@ pub fn advise(p: &OffpathParams, flows: &[Flow], demands: &[Demand], sol: &Solut
                 pcie::link_gbps(p),
                 p.network_ports * p.network_port_gbps
             ),
-            change: None,
+            change,
         });
     }
 
@@ -318,6 +331,33 @@ mod tests {
             f("client->host", "READ", 4096, ""),
             f("host->soc", "READ", 64, "")
         ]));
+    }
+
+    #[test]
+    fn test_p_minus_n_change_bounds_the_h2s_flow_and_is_not_asked_again_once_followed() {
+        let id = "bound_h2s_to_p_minus_n";
+        let client = f("client->host", "READ", 4096, "");
+        let advice_of = |r: &crate::offpath::request::Result| r.advice.iter().find(|a| a.id == id).cloned();
+        let before = crate::offpath::tests::run_mix("max_min", &[client.clone(), f("host->soc", "WRITE", 65536, "")]);
+        let change = advice_of(&before)
+            .and_then(|a| a.change)
+            .expect("a bound on the H2S flow");
+        assert_eq!((change.flow, change.field), (1, "@"));
+        assert!(change.value > 0.0 && change.value < before.flows[1].gbps, "{change:?}");
+        // Followed: H2S offered exactly the bound (requests of 64 KiB), the clients get the PCIe back.
+        let offered = format!(r#","offered_mpps":{}"#, change.value * 1e9 / 8.0 / 65536.0 / 1e6);
+        let after = crate::offpath::tests::run_mix("max_min", &[client, f("host->soc", "WRITE", 65536, &offered)]);
+        assert!(
+            after.flows[0].gbps > 1.5 * before.flows[0].gbps,
+            "{} -> {}",
+            before.flows[0].gbps,
+            after.flows[0].gbps
+        );
+        assert!(
+            advice_of(&after).is_none_or(|a| a.change.is_none()),
+            "{:?}",
+            advice_of(&after)
+        );
     }
 
     #[test]

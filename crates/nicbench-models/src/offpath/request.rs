@@ -340,8 +340,8 @@ pub struct Advice {
 }
 
 /// One field of one flow of the mix, set to a value: `in` (the address range \[B\]), `batch`
-/// (requests per doorbell) or `size` (the payload \[B\]), as the flow grammar of `nicbench paths`
-/// names them.
+/// (requests per doorbell), `size` (the payload \[B\]) or `@` (an offered load \[Gb/s\] of payload:
+/// a bound on the flow), as the flow grammar of `nicbench paths` names them.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlowChange {
     /// Index of the flow in the mix.

@@ -146,13 +146,22 @@ def _gain(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
         if requested
         else 0.0
     )
-    return {"rx_gbps": rx, "rx_share_of_offered": rx / offered, "loss_points": loss * 100, "updates_share": updates}
+    # Client traffic (an RDMA mix's flows from client machines): a what-if may trade intra-machine
+    # traffic for it at the same total (seed 004's P − N bound on host<->SoC flows).
+    client = (after.get("client_gbps") or 0.0) - (before.get("client_gbps") or 0.0)
+    return {
+        "rx_gbps": rx,
+        "rx_share_of_offered": rx / offered,
+        "client_share": client / offered,
+        "loss_points": loss * 100,
+        "updates_share": updates,
+    }
 
 
 def _helps(gain: dict[str, float]) -> bool:
     """A gain in one measure by the threshold, and no loss of the threshold in another (a what-if that
     speeds up the installer by starving the traffic is no advice)."""
-    measures = (gain["rx_share_of_offered"], gain["loss_points"] / 100, gain["updates_share"])
+    measures = (gain["rx_share_of_offered"], gain["client_share"], gain["loss_points"] / 100, gain["updates_share"])
     return max(measures) >= GAIN_SHOWN and min(measures) > -GAIN_SHOWN
 
 
@@ -301,6 +310,7 @@ def advise(
         advice.sort(
             key=lambda a: (
                 -a["gain"]["rx_share_of_offered"],
+                -a["gain"]["client_share"],
                 -a["gain"]["loss_points"],
                 -a["gain"]["updates_share"],
                 a["id"],

@@ -116,6 +116,7 @@ def paths_outcome(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "rx_gbps": doc["total_gbps"],
         "rx_mpps": doc["total_mpps"],
+        "client_gbps": sum(f["gbps"] for f in doc["flows"] if f["flow"].lower().startswith("client")),
         "offered_gbps": None,
         "loss_ratio": None,
         "bottleneck": doc["bottleneck"],

@@ -235,6 +235,27 @@ def _cores_not_threads(ctx: Context) -> tuple[list[str], str] | None:
     return argv, f"run the {2 * cores} processes on {2 * cores} physical cores instead of {cores} cores' SMT siblings"
 
 
+def _bound_intra_machine(ctx: Context) -> tuple[list[str], str] | None:
+    """seed 004's P − N: every host<->SoC flow offered its part of the bound the model's advice gives
+    (the change names one flow's part; the others are bounded in the same proportion)."""
+    found = next((a for a in ctx.outcome.get("model_advice") or [] if a["id"] == "bound_h2s_to_p_minus_n"), None)
+    if found is None or not found.get("change"):
+        return None
+    c = found["change"]
+    rates = [f["gbps"] for f in ctx.outcome["flows"]]
+    if not rates[c["flow"]] > 0:
+        return None
+    scale = c["value"] / rates[c["flow"]]
+    flows = _flows_of(ctx.argv)
+    bounded = []
+    for i, flow in enumerate(flows):
+        if flow.split()[0].lower().startswith(("host", "soc")) and rates[i] > 0:
+            flows[i] = _set_field(flow, "@", f"{rates[i] * scale:.6g}Gbps")
+            bounded.append(f"flow {i} @ {rates[i] * scale:.4g}Gbps")
+    total = sum(rates[i] for i, f in enumerate(flows) if f.split()[0].lower().startswith(("host", "soc"))) * scale
+    return _with_flows(ctx.argv, flows), f"bound the host<->SoC flows to {total:.4g} Gb/s ({', '.join(bounded)})"
+
+
 def _both_endpoints(ctx: Context) -> tuple[list[str], str] | None:
     """seed 004's ①+②: one client flow to one endpoint, split half to each (the model's advice)."""
     if not any(a["id"] == "use_paths_1_and_2_concurrently" for a in ctx.outcome.get("model_advice") or []):
@@ -291,6 +312,15 @@ WHATIFS: tuple[WhatIf, ...] = (
         "seed 004 line 170: 'sending large READ requests to SoC can cause head-of-line blocking and collapses the "
         "performance, so the request should be proactively segmented into smaller ones'",
         _model_change("segment_large_reads"),
+        command="paths",
+    ),
+    WhatIf(
+        "bound_h2s_to_p_minus_n",
+        "host<->SoC traffic crosses PCIe1 twice; beyond P - N (the PCIe link less the network ports) it takes "
+        "the PCIe that client traffic needs",
+        "seed 004 line 217: 'if the inter-machine communication saturates the NIC, the bandwidth used by SNIC 3 "
+        "should no larger than P - N, where P and N are the limit of the PCIe and the network, respectively'",
+        _bound_intra_machine,
         command="paths",
     ),
     WhatIf(

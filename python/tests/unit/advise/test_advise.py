@@ -259,7 +259,7 @@ def test_schema_refuses_what_the_documentation_does_not_promise():
     }
     assert _schema_errors({"nics": [nic]}) == []
     assert _schema_errors({"nics": [{k: v for k, v in nic.items() if k != "placement"}]})
-    gain = {"rx_gbps": 1.0, "rx_share_of_offered": 0.1, "loss_points": 0.0, "updates_share": 0.0}
+    gain = {"rx_gbps": 1.0, "rx_share_of_offered": 0.1, "client_share": 0.0, "loss_points": 0.0, "updates_share": 0.0}
     advice = {"id": "a", "because": "b", "source": "c", "change": "d", "argv": [], "predicted": predicted, "gain": gain}
     assert _schema_errors({"nics": [{**nic, "advice": [advice]}]})
     assert _schema_errors({"nics": [{**nic, "extra": 1}]})
@@ -297,10 +297,16 @@ def test_cli_side_by_side_and_report_page_rendered_by_chromium(tmp_path):
 def test_a_what_if_that_trades_traffic_for_updates_is_not_advice():
     from nicbench.cli.advice import _helps
 
-    assert _helps({"rx_share_of_offered": 0.5, "loss_points": 50.0, "updates_share": 0.0})
-    assert _helps({"rx_share_of_offered": 0.0, "loss_points": 0.0, "updates_share": 0.05})
-    assert not _helps({"rx_share_of_offered": -0.03, "loss_points": -3.0, "updates_share": 0.05})
-    assert not _helps({"rx_share_of_offered": 0.005, "loss_points": 0.1, "updates_share": 0.0})
+    def gain(rx: float, loss: float, updates: float, client: float = 0.0) -> dict[str, float]:
+        return {"rx_share_of_offered": rx, "loss_points": loss, "updates_share": updates, "client_share": client}
+
+    assert _helps(gain(0.5, 50.0, 0.0))
+    assert _helps(gain(0.0, 0.0, 0.05))
+    assert not _helps(gain(-0.03, -3.0, 0.05))
+    assert not _helps(gain(0.005, 0.1, 0.0))
+    # Client traffic for intra-machine traffic at the same total is advice; at a lower total it is not.
+    assert _helps(gain(0.0, 0.0, 0.0, client=0.5))
+    assert not _helps(gain(-0.2, 0.0, 0.0, client=0.5))
 
 
 def test_flow_meter_short_of_cores_gets_the_cores_it_needs_and_a_light_load_does_not(tmp_path):
@@ -346,3 +352,25 @@ def test_tunnel_slices_get_the_vlan_advice_and_vlan_slices_do_not(tmp_path):
     vlan = advise(["connectx5"], out_dir=tmp_path, updates="insert 10k/s distinct-core group 1 vlan", duration="20ms")
     assert "vlan_not_tunnel_slices" in _ids(tunnel) and "vlan_not_tunnel_slices" not in _ids(vlan)
     _assert_reproduced(tunnel)
+
+
+def test_h2s_beyond_p_minus_n_gets_bounded_and_clients_gain(tmp_path):
+    """seed 004 §4: independent client READs beside host->SoC WRITEs that take PCIe1: bounding the
+    host<->SoC flow to P - N gives the clients their PCIe back (the total barely moves); the what-if's
+    command reproduces it. Within P - N already, or as one application's shares, it is not advice."""
+    mix = ("client->host READ 4KiB", "host->soc WRITE 64KiB")
+    report = advise(["bluefield2"], out_dir=tmp_path, flows=mix)
+    nic = report["nics"][0]
+    advice = next(a for a in nic["advice"] if a["id"] == "bound_h2s_to_p_minus_n")
+    assert advice["gain"]["client_share"] > 0.3 and abs(advice["gain"]["rx_share_of_offered"]) < 0.01
+    assert advice["predicted"]["client_gbps"] > 2 * nic["predicted"]["client_gbps"]
+    got = _json(shlex.split(advice["command"])[1:])
+    assert sum(f["gbps"] for f in got["flows"] if f["flow"].startswith("client")) == pytest.approx(
+        advice["predicted"]["client_gbps"], rel=1e-9
+    )
+    assert _schema_errors(report) == []
+    followed = advise(["bluefield2"], out_dir=tmp_path, flows=(mix[0], advice["argv"][-1]))
+    assert "bound_h2s_to_p_minus_n" not in _ids(followed)
+    shares = advise(["bluefield2"], out_dir=tmp_path, flows=(f"{mix[0]} x 80%", f"{mix[1]} x 20%"))
+    assert "bound_h2s_to_p_minus_n" not in _ids(shares)
+    assert any(n.startswith("bound_h2s_to_p_minus_n tried") for n in shares["nics"][0]["notes"])
