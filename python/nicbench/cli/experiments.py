@@ -332,10 +332,17 @@ def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable
     with_folders = [_results_folder(o, "--with") for o in others]
     with spinner(f"drawing the report of {path}", enabled=not as_json):
         page = _write_report(path, out, with_folders, margin)
+    for nodata in page.empty_figures:  # on the page in the figure's place; said here too, not only counted
+        stderr_console.print(
+            f"report: figure {nodata['figure']} ({nodata['title']}) not drawn, no data: {nodata['reason']}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         emit_json(page.as_dict())
     else:
-        stdout_console.print(f"wrote {out} ({page.figures} figures)", highlight=False, soft_wrap=True)
+        without = f"; {len(page.empty_figures)} without data" if page.empty_figures else ""
+        stdout_console.print(f"wrote {out} ({page.figures} figures{without})", highlight=False, soft_wrap=True)
 
 
 def _results_folder(exp_dir: str, option: str | None = None) -> Path:

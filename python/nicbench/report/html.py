@@ -25,7 +25,7 @@ from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore
 from nicbench.outputs import atomic_output
 from nicbench.report.compare import Comparison, compare
-from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
+from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, default_title, render
 from nicbench.report.figures.common import Units
 from nicbench.vocab.records import param_columns
 from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
@@ -95,16 +95,20 @@ class ExperimentPage:
         failed_runs: int,
         description: str,
         published_drawn: int = 0,
+        empty_figures: list[dict[str, str]] | None = None,
     ):
         self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
         self.complete, self.failed_runs, self.description = complete, failed_runs, description
         self.published_drawn = published_drawn  # reference entries shown on at least one figure
+        # The spec's figures the records held nothing for: {"figure", "title", "reason"} each.
+        self.empty_figures = list(empty_figures or [])
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "experiment": self.name,
             "report": str(self.path),
             "figures": self.figures,
+            "figures_without_data": self.empty_figures,
             "published_drawn": self.published_drawn,
             "complete": self.complete,
             "failed_runs": self.failed_runs,
@@ -162,6 +166,7 @@ def experiment_report(
 
     refs = [r for r in study.references if r.experiment == spec.name] if study is not None and spec else []
     figures_html, n_figures, rendered_figures = [], 0, []
+    empty_figures: list[dict[str, str]] = []  # the spec's figures with nothing to draw, and why
     drawn, beside = _with_backend_runs(exp_dir, records)
     labels = source_labels([exp_dir, *others]) if others else []
     other_records = _load_others(others)  # read once: drawn, then compared
@@ -171,7 +176,10 @@ def experiment_report(
         try:
             rendered = render(fig, drawn, fig_dir, units, refs, spec.target)
         except EmptyFigure as exc:
-            figures_html.append(f'<p class="missing">figure {html.escape(fig.name)}: {html.escape(str(exc))}</p>')
+            # In the figure's place, so that a reader counting the spec's figures finds each one.
+            nodata = {"figure": fig.name, "title": fig.title or default_title(fig), "reason": str(exc)}
+            empty_figures.append(nodata)
+            figures_html.append(nodata_figure(nodata))
             continue
         n_figures += 1
         rendered_figures.append(rendered)
@@ -281,6 +289,7 @@ def experiment_report(
         int(failed["run"].nunique()) if not failed.empty else 0,
         spec.description if spec else "",
         len({m.ref.id for f in rendered_figures for m in f.marks}),
+        empty_figures,
     )
 
 
@@ -438,7 +447,7 @@ def study_report(
             [
                 f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>',
                 html.escape(p.description),
-                str(p.figures),
+                str(p.figures) + _without_data(p),
                 f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
                 f"{passed}/{len(p.comparisons)}" if p.comparisons else "no reference values",
                 "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>',
@@ -463,6 +472,14 @@ def study_report(
     with atomic_output(out_html) as tmp:
         tmp.write_text(page(f"nicbench · study {study.name}", body))
     return out_html
+
+
+def _without_data(p: ExperimentPage) -> str:
+    """The study index's note on an experiment's figures that had no data (named on its page too)."""
+    if not p.empty_figures:
+        return ""
+    names = ", ".join(e["figure"] for e in p.empty_figures)
+    return f' <span class="missing">(not drawn, no data: {html.escape(names)})</span>'
 
 
 def predictions_section(predictions: list[Any], base: Path) -> list[str]:
@@ -565,6 +582,15 @@ def feature_matrix_section(d: dict[str, Any]) -> list[str]:
         )
     )
     return out
+
+
+def nodata_figure(nodata: dict[str, str]) -> str:
+    """A figure's place on the page when its records hold nothing to draw: which figure and why."""
+    return (
+        f'<figure class="nodata" data-figure="{html.escape(nodata["figure"])}"><p class="missing">Not drawn: '
+        f"<b>{html.escape(nodata['title'])}</b> (figure <code>{html.escape(nodata['figure'])}</code>) has no data: "
+        f"{html.escape(nodata['reason'])}.</p></figure>"
+    )
 
 
 def published_caption(marks: list[Mark]) -> str:

@@ -43,7 +43,7 @@ BOX_STATS = ("p1", "p25", "median", "p75", "p99")
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
-    data = metric_values(records, figure, figure.y)
+    data = metric_values(records, figure, figure.y, units)
     keys = [figure.x] + ([figure.hue] if figure.hue else [])
     folders = sources(data)
     groups = list(data.groupby(keys, dropna=False, sort=True))

@@ -105,12 +105,43 @@ def where(records: pd.DataFrame, figure: FigureSpec) -> pd.DataFrame:
     return records
 
 
-def metric_values(records: pd.DataFrame, figure: FigureSpec, metric: str) -> pd.DataFrame:
-    data = where(scalar_records(records), figure)
-    data = data[data["metric"] == metric]
+def metric_values(records: pd.DataFrame, figure: FigureSpec, metric: str, units: Units | None = None) -> pd.DataFrame:
+    scalars = scalar_records(records)
+    of_metric = scalars[scalars["metric"] == metric] if "metric" in scalars else scalars.iloc[0:0]
+    data = where(of_metric, figure)
     if data.empty or data["value"].notna().sum() == 0:
-        raise EmptyFigure(f"no records of metric {metric!r}")
+        raise empty_figure(of_metric, figure, metric, units=units)
     return data
+
+
+# How many of a parameter's values an empty figure's reason lists.
+_VALUES_SHOWN = 6
+
+
+def empty_figure(
+    of_metric: pd.DataFrame, figure: FigureSpec, metric: str, what: str = "records", units: Units | None = None
+) -> EmptyFigure:
+    """Why a figure has nothing to draw, for the page and the command line: the metric has no values at
+    all, or no row matched the figure's `where` (then what the records hold instead: a typo or a
+    value of another unit in a spec's `where` otherwise reads as "no data")."""
+    if of_metric.empty or of_metric["value"].notna().sum() == 0 or not figure.where:
+        return EmptyFigure(f"no {what} of metric {metric!r}")
+
+    def show(k: str, v: Any) -> str:
+        return units.text(k, v) if units is not None else _fmt(v)
+
+    have = []
+    for k, v in figure.where.items():
+        if k not in of_metric.columns:
+            continue
+        present = of_metric[k].dropna().unique()
+        if v not in set(present):
+            values = sorted(present) if all(isinstance(x, (int, float)) for x in present) else present
+            shown = ", ".join(show(k, x) for x in values[:_VALUES_SHOWN])
+            have.append(f"{k} in {{{shown}{', ...' if len(values) > _VALUES_SHOWN else ''}}}")
+    selection = ", ".join(f"{k}={show(k, v)}" for k, v in figure.where.items())
+    found = f"; its {len(of_metric):,} {what} of {metric} have {'; '.join(have)}" if have else ""
+    return EmptyFigure(f"no rows matched its selection {selection}{found}")
 
 
 def hue_groups(data: pd.DataFrame, hue: str | None, units: Units | None = None):

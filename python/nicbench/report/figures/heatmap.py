@@ -10,7 +10,7 @@ from nicbench.report.figures.common import Units, main_source, metric_values
 
 def draw(ax, records, figure, units: Units) -> None:
     # A cell holds one value: the report's own results (the other folders are in its tables).
-    data = main_source(metric_values(records, figure, figure.z))
+    data = main_source(metric_values(records, figure, figure.z, units))
     summary = summarize(data, by=[figure.x, figure.y])
     grid = summary.pivot_table(index=figure.y, columns=figure.x, values=figure.stat, aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)

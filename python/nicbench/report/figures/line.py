@@ -25,7 +25,7 @@ from nicbench.report.figures.common import (
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
-    data = metric_values(records, figure, figure.y)
+    data = metric_values(records, figure, figure.y, units)
     folders = sources(data)
     by = [figure.x] + ([figure.hue] if figure.hue else []) + ([SOURCE] if folders != [None] else [])
     summary = summarize(data, by=by)
