@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nicbench.report.figures.common import SOURCE, Drawn, Units, main_source, metric_values, sources, where
+from nicbench.report.figures.common import SOURCE, Drawn, Units, human_name, main_source, metric_values, sources, where
 
 
 def box_stats(values: np.ndarray, label: str) -> dict:
@@ -101,7 +101,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         for tick in ax.get_xticklabels():
             tick.set_horizontalalignment("right")
             tick.set_rotation_mode("anchor")
-    ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))
+    ax.set_xlabel(units.title(figure.x) + (f", {human_name(figure.hue)}" if figure.hue else ""))
     units.set_axis(ax.yaxis, figure.y, data)
 
     def position(x, hue):

@@ -24,8 +24,9 @@ class Units:
     metrics: dict[str, str] = field(default_factory=dict)
 
     def label(self, name: str, records: pd.DataFrame | None = None) -> str:
-        unit = self.unit(name, records)
-        return f"{name} [{unit}]" if unit else name
+        """`Throughput (Gb/s)`: the name as people say it, then the unit as they write it."""
+        unit = unit_text(self.unit(name, records))
+        return f"{human_name(name)} ({unit})" if unit else human_name(name)
 
     def unit(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The unit of a parameter or metric ("" if unknown); `t` is always in seconds."""
@@ -39,7 +40,7 @@ class Units:
 
     def title(self, name: str, records: pd.DataFrame | None = None) -> str:
         """The axis title: the name alone when the ticks carry the unit (see `set_axis`)."""
-        return name if _si_formatter(self.unit(name, records)) else self.label(name, records)
+        return human_name(name) if _si_formatter(self.unit(name, records)) else self.label(name, records)
 
     def text(self, name: str, value) -> str:
         """One value of `name` as a tick label ("100 Gbps" for 1e11 bps)."""
@@ -48,16 +49,77 @@ class Units:
             return _fmt(value)
         return formatter(float(value))
 
-    def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, suffix: str = "") -> None:
-        """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name`; values in a base unit (bps, pps,
-        B, s, ns, rules/s) get SI-prefixed ticks ("100 Gbps", "50 µs") instead of "1e11"."""
+    def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, stat: str | None = None) -> None:
+        """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name` (and the statistic drawn: "Throughput
+        (Gb/s), median"); values in a base unit (bps, pps, B, s, ns, rules/s) get SI-prefixed ticks
+        ("100 Gb/s", "50 µs") instead of "1e11"."""
         formatter = _si_formatter(self.unit(name, records))
         if formatter is not None:
             axis.set_major_formatter(formatter)
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(_LogMinor(_si_formatter(self.unit(name, records))))
                 axis.set_tick_params(which="minor", labelsize="small")  # "30 kB" is wider than "3×10⁴"
-        axis.set_label_text(self.title(name, records) + suffix)
+        axis.set_label_text(self.title(name, records) + (f", {stat}" if stat else ""))
+
+
+# Names of metrics and parameters as an axis says them, where reading the name's parts (below) would
+# not: a bare unit as a name (`gbps`), or a word people put otherwise.
+HUMAN_NAMES = {
+    "gbps": "Throughput",
+    "mpps": "Packet rate",
+    "t": "Time",
+    "rx_gbps": "Received throughput",
+    "line_gbps": "Line-rate throughput",
+    "throughput_gbps": "Throughput",
+    "latency_us": "Latency",
+    "latency_mean_us": "Mean latency",
+    "pcie_mpps_total": "PCIe packets, all links",
+    "pcie_mpps_max": "PCIe packets, busiest link",
+    "pcie1_mpps": "PCIe1 packets",
+    "install_rate_krules_s": "Rule installation rate",
+    "install_rate": "Offered rule installation rate",
+    "update_rate": "Offered rule update rate",
+    "steering_cache_hit_rate": "Steering cache hit rate",
+    "ndr_rate": "No-drop rate",
+    "smt_gain": "Gain from SMT",
+    "payload": "Payload",
+    "nic": "NIC",
+    "doorbell_batch": "Doorbell batch",
+    "processes_per_core": "Processes per core",
+}
+
+# Words of a name read out (`pcie` → PCIe); a rate's unit word says what it measures.
+_WORDS = {
+    "pcie": "PCIe",
+    "rx": "RX",
+    "tx": "TX",
+    "ndr": "NDR",
+    "smt": "SMT",
+    "gbps": "throughput",
+    "mpps": "packet rate",
+}
+# A unit spelled at a name's end (`latency_p99_us`, `outage_s`): the label gives the unit itself.
+_UNIT_WORDS = ("us", "ns", "ms", "s", "krules", "pct")
+
+
+def human_name(name: str) -> str:
+    """`Throughput` for gbps, `Latency p99` for latency_p99_us: a metric or parameter name as an axis
+    label says it (HUMAN_NAMES, else its words, with the unit at its end dropped)."""
+    if name in HUMAN_NAMES:
+        return HUMAN_NAMES[name]
+    words = name.split("_")
+    while len(words) > 1 and words[-1] in _UNIT_WORDS:
+        words.pop()
+    text = " ".join(_WORDS.get(w, w) for w in words if w)
+    return text[:1].upper() + text[1:] if text else name
+
+
+# Units as people write them on an axis (the harness stores Gbps, us).
+_UNIT_TEXT = {"Gbps": "Gb/s", "Mbps": "Mb/s", "kbps": "kb/s", "bps": "b/s", "us": "µs", "1/s": "/s"}
+
+
+def unit_text(unit: str) -> str:
+    return _UNIT_TEXT.get(unit, unit)
 
 
 # Units written without a prefix (the harness stores base units): shown with an SI prefix.
@@ -70,7 +132,7 @@ _PREFIXED = {"ns": ("s", 1e-9), "us": ("s", 1e-6), "µs": ("s", 1e-6), "ms": ("s
 
 def _si_formatter(unit: str):
     if unit in _SI_UNITS:
-        return EngFormatter(unit=unit, sep=" ")
+        return EngFormatter(unit=unit_text(unit), sep=" ")  # "100 Gb/s", not "100 Gbps"
     if unit in _PREFIXED:  # e.g. stored in ns, shown in the best prefix of seconds
         base, scale = _PREFIXED[unit]
         engineering = EngFormatter(unit=base, sep=" ")

@@ -24,6 +24,6 @@ def draw(ax, records, figure, units: Units) -> None:
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7, color="black" if v > mid else "white")
-    ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)} ({figure.stat})")
+    ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)}, {figure.stat}")
     ax.set_xlabel(units.title(figure.x))
     ax.set_ylabel(units.title(figure.y))

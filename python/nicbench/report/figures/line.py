@@ -60,7 +60,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         )
         colors.setdefault(value, bars.lines[0].get_color())
     units.set_axis(ax.xaxis, figure.x)
-    units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
+    units.set_axis(ax.yaxis, figure.y, data, stat=figure.stat)
     if figure.hue or folders != [None]:
         ax.legend(fontsize=8)
     # A numeric axis: any x value has its place, swept or not.
