@@ -27,6 +27,7 @@ from nicbench.outputs import atomic_output
 from nicbench.report.compare import Comparison, compare
 from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, default_title, render
 from nicbench.report.figures.common import Units
+from nicbench.units import format_size_bytes, is_binary_size
 from nicbench.vocab.records import param_columns
 from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 
@@ -269,7 +270,7 @@ def experiment_report(
         + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>" for v, k in cards)
         + "</div>",
     ]
-    body += ["<h2>Statistics across repetitions</h2>", summary_table(summary)]
+    body += ["<h2>Statistics across repetitions</h2>", summary_table(summary, units)]
     if not failed.empty:
         body += ["<h2>Failed runs</h2>", failures_table(failed)]
     body += [
@@ -710,14 +711,19 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     )
 
 
-def summary_table(summary: pd.DataFrame) -> str:
+def summary_table(summary: pd.DataFrame, units: Units | None = None) -> str:
+    """Statistics per point and metric; a binary size in bytes (a payload of 262,144) reads 256 KiB."""
     if summary.empty:
         return '<p class="missing">No successful runs yet.</p>'
     params = [c for c in param_columns(summary) if c not in ("metric", "unit", *STATISTICS)]
     varying = [c for c in params if summary[c].nunique(dropna=False) > 1]
     cols = varying + ["metric", "unit", "n", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
     shown = summary[cols].head(MAX_SUMMARY_ROWS)
-    rows = [[_cell(v) for v in rec] for rec in shown.itertuples(index=False)]
+    sizes = {i for i, c in enumerate(cols) if c in varying and units is not None and units.unit(c) == "B"}
+    rows = [
+        [format_size_bytes(v) if i in sizes and is_binary_size(v) else _cell(v) for i, v in enumerate(rec)]
+        for rec in shown.itertuples(index=False)
+    ]
     note = (
         f'<p class="sub">First {MAX_SUMMARY_ROWS} of {len(summary)} rows; all of them: '
         "<code>nicbench results export</code>.</p>"

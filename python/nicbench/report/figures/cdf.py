@@ -34,7 +34,7 @@ def draw(ax, records, figure, units: Units) -> None:
                 color=f"C{h % 10}",
                 ls=SOURCE_STYLES[k % 4],
             )
-    units.set_axis(ax.xaxis, figure.x, data)
+    units.set_axis(ax.xaxis, figure.x, data, values=data["value"])
     ax.set_ylabel("fraction of runs ≤ x")
     ax.set_ylim(0, 1.02)
     if figure.hue or folders != [None]:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import EngFormatter, Formatter, FuncFormatter, LogFormatterSciNotation
+from matplotlib.ticker import (
+    EngFormatter,
+    Formatter,
+    FuncFormatter,
+    LogFormatterSciNotation,
+    LogLocator,
+    MultipleLocator,
+    NullLocator,
+)
 
 from nicbench.experiments.spec import FigureSpec
 from nicbench.experiments.stats import scalar_records
+from nicbench.units import format_size_bytes, is_binary_size
 
 
 class EmptyFigure(ValueError):
@@ -43,18 +53,26 @@ class Units:
         return human_name(name) if _si_formatter(self.unit(name, records)) else self.label(name, records)
 
     def text(self, name: str, value) -> str:
-        """One value of `name` as a tick label ("100 Gbps" for 1e11 bps)."""
+        """One value of `name` as a tick label ("100 Gb/s" for 1e11 bps; "4 KiB" for a binary size)."""
+        if self.unit(name, None) == "B" and not isinstance(value, str) and is_binary_size(value):
+            return format_size_bytes(float(value))
         formatter = _si_formatter(self.unit(name, None))
         if formatter is None or isinstance(value, str) or not pd.notna(value):
             return _fmt(value)
         return formatter(float(value))
 
-    def set_axis(self, axis, name: str, records: pd.DataFrame | None = None, stat: str | None = None) -> None:
+    def set_axis(
+        self, axis, name: str, records: pd.DataFrame | None = None, stat: str | None = None, values=None
+    ) -> None:
         """Labels `axis` (`ax.xaxis` or `ax.yaxis`) with `name` (and the statistic drawn: "Throughput
         (Gb/s), median"); values in a base unit (bps, pps, B, s, ns, rules/s) get SI-prefixed ticks
-        ("100 Gb/s", "50 µs") instead of "1e11"."""
+        ("100 Gb/s", "50 µs") instead of "1e11". Sizes in bytes whose drawn `values` are all binary
+        (payloads of 4 KiB .. 16 MiB) get ticks at powers of two, in KiB/MiB ("1 KiB", not "1.024 kB")."""
         formatter = _si_formatter(self.unit(name, records))
-        if formatter is not None:
+        drawn = [] if values is None else [v for v in pd.Series(values).dropna().unique()]
+        if self.unit(name, records) == "B" and drawn and all(is_binary_size(v) for v in drawn):
+            _binary_axis(axis, drawn)
+        elif formatter is not None:
             axis.set_major_formatter(formatter)
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(_LogMinor(_si_formatter(self.unit(name, records))))
@@ -138,6 +156,17 @@ def _si_formatter(unit: str):
         engineering = EngFormatter(unit=base, sep=" ")
         return FuncFormatter(lambda v, pos=None: engineering(v * scale, pos))
     return None
+
+
+def _binary_axis(axis, values: list) -> None:
+    """Ticks at powers of two (log axis) or multiples of one (linear), labelled in B/KiB/MiB/GiB."""
+    axis.set_major_formatter(FuncFormatter(lambda v, pos=None: format_size_bytes(v) if v > 0 else "0"))
+    if axis.get_scale() == "log":
+        axis.set_major_locator(LogLocator(base=2, numticks=8))  # at most ~8 labels: every 2nd octave or more
+    else:
+        span = max(float(max(values)), 1.0)
+        axis.set_major_locator(MultipleLocator(2 ** math.ceil(math.log2(span / 8))))
+    axis.set_minor_locator(NullLocator())  # base-10 minor ticks between powers of two mean nothing here
 
 
 class _LogMinor(Formatter):

@@ -59,7 +59,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
             ls=SOURCE_STYLES[i % 4],
         )
         colors.setdefault(value, bars.lines[0].get_color())
-    units.set_axis(ax.xaxis, figure.x)
+    units.set_axis(ax.xaxis, figure.x, values=summary[figure.x])
     units.set_axis(ax.yaxis, figure.y, data, stat=figure.stat)
     if figure.hue or folders != [None]:
         ax.legend(fontsize=8)

@@ -115,3 +115,30 @@ def test_labels_read_as_people_write_them():
     assert u.label("pcie_mpps_total") == "PCIe packets, all links (Mpps)"
     assert human_name("processed_mpps_per_core") == "Processed packet rate per core"
     assert human_name("outage_s") == "Outage" and human_name("s") == "S"  # a lone unit word stays a name
+
+
+def test_binary_payloads_tick_in_kib_and_mib():
+    """A payload axis swept in powers of two (Wei et al. Fig. 9: 4 KiB .. 16 MiB, log) ticks at powers of
+    two labelled 4 KiB .. 16 MiB; a frame-size axis (64 .. 1518 B, not binary) keeps its decimal ticks."""
+    payloads = [4096 * 4**k for k in range(7)]  # 4 KiB .. 16 MiB
+    rows = [
+        {"run": f"r{i}", "status": "ok", "t": None, "metric": "gbps", "unit": "Gbps", "value": 100.0, "payload": p}
+        for i, p in enumerate(payloads)
+    ]
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    u = Units(params={"payload": "B"}, metrics={"gbps": "Gbps"})
+    line.draw(ax, pd.DataFrame(rows), FigureSpec(kind="line", x="payload", y="gbps", stat="median"), u)
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"4 KiB", "64 KiB", "1 MiB", "16 MiB"} <= set(ticks), ticks
+    assert not any("kB" in t or "MB" in t for t in ticks), ticks
+    assert u.text("payload", 1024) == "1 KiB" and u.text("payload", 1500) == "1.5 kB"  # a hue label, a box tick
+    plt.close(fig)
+    frames = [{**r, "payload": s} for r, s in zip(rows, [64, 128, 256, 512, 1024, 1280, 1518])]
+    fig, ax = plt.subplots()
+    line.draw(ax, pd.DataFrame(frames), FigureSpec(kind="line", x="payload", y="gbps", stat="median"), u)
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert any(t.endswith(" kB") for t in ticks) and not any("KiB" in t for t in ticks), ticks
+    plt.close(fig)

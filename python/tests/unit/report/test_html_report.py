@@ -404,3 +404,22 @@ def test_study_index_names_the_figures_without_data(mini_study, tmp_path):
     pages = [ExperimentPage("exp", out.parent / "exp" / "index.html", 2, [], True, 0, "", empty_figures=nodata)]
     [experiments] = [t for t in Tables(study_report(study, pages, out).read_text()).tables if "figures" in t[0]]
     assert experiments[1][2] == "2 (not drawn, no data: 03-line-loss)"
+
+
+def test_statistics_table_shows_binary_payloads_in_kib():
+    """The page's statistics table: a swept payload in bytes reads 4 KiB / 256 KiB (its unit is B and the
+    value binary), a parameter of another unit stays as stored."""
+    import pandas as pd
+
+    from nicbench.report.figures.common import Units
+    from nicbench.report.html import summary_table
+
+    stats = {s: 1.0 for s in ("n", "mean", "std", "p1", "p25", "p50", "p75", "p99")}
+    summary = pd.DataFrame(
+        [
+            {"payload": p, "threads": t, "metric": "gbps", "unit": "Gbps", **stats}
+            for p, t in ((4096, 1), (262_144, 2), (1500, 3))
+        ]
+    )
+    [table] = Tables(summary_table(summary, Units(params={"payload": "B", "threads": ""}))).tables
+    assert [row[:2] for row in table[1:]] == [["4 KiB", "1"], ["256 KiB", "2"], ["1500", "3"]]
