@@ -97,12 +97,15 @@ class ExperimentPage:
         description: str,
         published_drawn: int = 0,
         empty_figures: list[dict[str, str]] | None = None,
+        headline: tuple[str, Path, Path] | None = None,
     ):
         self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
         self.complete, self.failed_runs, self.description = complete, failed_runs, description
         self.published_drawn = published_drawn  # reference entries shown on at least one figure
         # The spec's figures the records held nothing for: {"figure", "title", "reason"} each.
         self.empty_figures = list(empty_figures or [])
+        # The page's first drawn figure (title, PNG, SVG): a study without published values shows it on its index.
+        self.headline = headline
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -291,6 +294,7 @@ def experiment_report(
         spec.description if spec else "",
         len({m.ref.id for f in rendered_figures for m in f.marks}),
         empty_figures,
+        (rendered_figures[0].title, rendered_figures[0].png, rendered_figures[0].svg) if rendered_figures else None,
     )
 
 
@@ -439,6 +443,7 @@ def study_report(
         f'<p class="sub">{html.escape(study.description)}</p>',
         "<h2>Summary per reference set</h2>",
         set_summary_table(comparisons),
+        *study_figure(study, pages, out_html),
     ]
     rows = []
     for p in pages:
@@ -473,6 +478,50 @@ def study_report(
     with atomic_output(out_html) as tmp:
         tmp.write_text(page(f"nicbench · study {study.name}", body))
     return out_html
+
+
+def study_figure(study: Study, pages: list[ExperimentPage], out_html: Path) -> list[str]:
+    """The index's figure, embedded as an experiment page's are: pass / fail / no result of the published
+    values per experiment; for a study without published values, its first experiment's first figure."""
+    from nicbench.report.figures.summary import outcome_of, render_pass_fail
+
+    rows = []
+    for p in pages:
+        if p.comparisons:
+            counts: dict[str, int] = {}
+            for c in p.comparisons:
+                counts[outcome_of(c.status)] = counts.get(outcome_of(c.status), 0) + 1
+            rows.append((p.name, counts))
+    if rows:
+        total = sum(sum(c.values()) for _, c in rows)
+        passed = sum(c.get("pass", 0) for _, c in rows)
+        title = f"{study.name}: {passed} of {total} published values pass"
+        png, svg = render_pass_fail(rows, out_html.parent / "figures", title)
+        caption = (
+            f"{html.escape(title)}, per experiment (the table below lists each value; a known miss of "
+            "known_misses.toml counts as a fail)"
+        )
+    else:
+        first = next((p for p in pages if p.headline is not None), None)
+        if first is None:
+            return []
+        name, png, svg = first.headline
+        title = f"{first.name}: {name}"
+        link = html.escape(_rel(first.path, out_html))
+        caption = f'{html.escape(title)} (the study has no published values; <a href="{link}">its page</a>)'
+    data = base64.b64encode(png.read_bytes()).decode()
+    return [
+        f'<div class="figs"><figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}">'
+        f'<figcaption>{caption} — <a href="{html.escape(_rel(svg, out_html))}">SVG</a></figcaption></figure></div>'
+    ]
+
+
+def _rel(path: Path, out_html: Path) -> str:
+    """`path` as a link from the page `out_html` (relative when it is under the page's folder)."""
+    try:
+        return str(Path(path).resolve().relative_to(out_html.parent.resolve()))
+    except ValueError:
+        return Path(path).resolve().as_uri()
 
 
 def _without_data(p: ExperimentPage) -> str:

@@ -423,3 +423,43 @@ def test_statistics_table_shows_binary_payloads_in_kib():
     )
     [table] = Tables(summary_table(summary, Units(params={"payload": "B", "threads": ""}))).tables
     assert [row[:2] for row in table[1:]] == [["4 KiB", "1"], ["256 KiB", "2"], ["1500", "3"]]
+
+
+def _embedded_pngs(page_html: str) -> list[bytes]:
+    import base64
+    import re
+
+    return [base64.b64decode(m) for m in re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page_html)]
+
+
+def test_study_index_has_a_figure_of_its_published_values(mini_study, tmp_path):
+    """The index's figure: pass / fail / no result per experiment, embedded as the experiment pages'
+    figures are (PNG in the page, SVG beside it), its caption counting what passed."""
+    root, study, loss_percent = mini_study
+    out = tmp_path / "reports" / "index.html"
+    comparisons = [
+        Comparison(study.references[0], loss_percent, "pass"),
+        Comparison(study.references[1], 0.0, "fail"),
+        Comparison(study.references[2], math.nan, "no result"),
+    ]
+    pages = [ExperimentPage("exp", out.parent / "exp" / "index.html", 1, comparisons, True, 0, "")]
+    text = study_report(study, pages, out).read_text()
+    [png] = _embedded_pngs(text)
+    assert png == (out.parent / "figures" / "reference-values.png").read_bytes() and png.startswith(b"\x89PNG")
+    assert (out.parent / "figures" / "reference-values.svg").is_file()
+    assert 'href="figures/reference-values.svg"' in text
+    assert "mini: 1 of 3 published values pass, per experiment" in text
+    # Before the tables of the values: the figure is what a reader sees first.
+    assert text.index("<figure>") < text.index("<h2>Experiments</h2>")
+
+
+def test_study_index_without_published_values_shows_its_first_figure(mini_study, tmp_path):
+    root, study, _ = mini_study
+    study = dataclasses.replace(study, references=[])
+    out = tmp_path / "reports" / "index.html"
+    page = experiment_report(root / "results" / "exp", out.parent / "exp" / "index.html", study)
+    text = study_report(study, [page], out).read_text()
+    [png] = _embedded_pngs(text)
+    assert png == (out.parent / "exp" / "figures" / "01-line-loss.png").read_bytes()
+    assert "exp: Loss vs offered rate (the study has no published values" in text
+    assert 'href="exp/figures/01-line-loss.svg"' in text and 'href="exp/index.html"' in text
