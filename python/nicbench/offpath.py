@@ -53,7 +53,7 @@ from typing import Any
 from nicbench import models
 from nicbench.errors import NicbenchError
 from nicbench.profiles import overrides_for
-from nicbench.units import UnitError, parse_rate, parse_size_bytes
+from nicbench.units import UnitError, format_size_bytes, parse_rate, parse_size_bytes
 
 __all__ = [
     "PATHS",
@@ -260,8 +260,8 @@ def parse_flow(text: str) -> Flow:
         # The model would silently widen it to the payload: one request touches its whole payload.
         raise _bad(
             text,
-            f"in: the address range ({fields['in']:,} B) is smaller than one request's payload "
-            f"({payload:,} B); give a range of at least the payload",
+            f"in: the address range ({format_size_bytes(fields['in'])}) is smaller than one request's payload "
+            f"({format_size_bytes(payload)}); give a range of at least the payload",
         )
     return Flow(
         path=path,

@@ -20,6 +20,8 @@ __all__ = [
     "parse_size_bytes",
     "parse_count",
     "format_rate_bps",
+    "format_size_bytes",
+    "is_binary_size",
 ]
 
 
@@ -148,3 +150,35 @@ def format_rate_bps(bps: float) -> str:
         if bps >= scale:
             return f"{bps / scale:.3g} {unit}"
     return f"{bps:.3g} bps"
+
+
+# Binary units, largest first: a payload of 1,024 B is 1 KiB (IEC 80000-13), not "1.024 kB".
+_BINARY_UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
+
+
+def is_binary_size(n: float) -> bool:
+    """Whether `n` bytes reads as a binary size: a whole number of KiB, or a power of two below that
+    (the payloads and buffer sizes that are swept in powers of two: 64 B, 4 KiB, 16 MiB)."""
+    try:
+        n = float(n)  # numpy's integers too (a frame's column)
+    except (TypeError, ValueError):
+        return False
+    if not math.isfinite(n) or n <= 0 or n != int(n):
+        return False
+    whole = int(n)
+    return whole % 1024 == 0 or whole & (whole - 1) == 0
+
+
+def format_size_bytes(n: float) -> str:
+    """`64 B`, `4 KiB`, `1.5 MiB`, `1,500 B`: a size in the largest binary unit it is a whole number
+    of quarters of; other sizes in bytes, grouped (never decimal kB, which a binary size is not)."""
+    try:
+        n = float(n)
+    except (TypeError, ValueError):
+        return "–"
+    if not math.isfinite(n):
+        return "–"
+    for unit, scale in _BINARY_UNITS:
+        if abs(n) >= scale and (n * 4 / scale) == int(n * 4 / scale):
+            return f"{n / scale:g} {unit}"
+    return f"{n:,.0f} B" if n == int(n) else f"{n:,.2f} B"

@@ -332,10 +332,17 @@ def report(exp_dir: str, output: str | None, others: tuple[str, ...], acceptable
     with_folders = [_results_folder(o, "--with") for o in others]
     with spinner(f"drawing the report of {path}", enabled=not as_json):
         page = _write_report(path, out, with_folders, margin)
+    for nodata in page.empty_figures:  # on the page in the figure's place; said here too, not only counted
+        stderr_console.print(
+            f"report: figure {nodata['figure']} ({nodata['title']}) not drawn, no data: {nodata['reason']}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         emit_json(page.as_dict())
     else:
-        stdout_console.print(f"wrote {out} ({page.figures} figures)", highlight=False, soft_wrap=True)
+        without = f"; {len(page.empty_figures)} without data" if page.empty_figures else ""
+        stdout_console.print(f"wrote {out} ({page.figures} figures{without})", highlight=False, soft_wrap=True)
 
 
 def _results_folder(exp_dir: str, option: str | None = None) -> Path:
@@ -478,12 +485,23 @@ def _export_format(fmt: str | None, output: str | None) -> str:
     "-o", "--output", type=NonEmptyPath(dir_okay=False), default=None, help="Output file (default: stdout for CSV)."
 )
 @results_option
-def results_export(experiment: str, fmt: str | None, output: str | None, results_dir: str | None) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="With -o: print what was written (file, format, rows, columns) as JSON on stdout.",
+)
+def results_export(
+    experiment: str, fmt: str | None, output: str | None, results_dir: str | None, as_json: bool
+) -> None:
     """Export an experiment's records (results/<experiment> or its name) as one CSV or Parquet file."""
     from nicbench.experiments.store import load_results
     from nicbench.outputs import atomic_output
 
     fmt = _export_format(fmt, output)
+    if as_json and output is None:
+        # Without -o the CSV itself is stdout: a JSON answer there would be mixed into the records.
+        raise click.UsageError("--json needs -o FILE (without -o the records themselves go to stdout)")
     df = load_results(experiment, results=results_dir)
     if output is not None:
         ensure_parent(output, "-o")  # as report -o does
@@ -497,7 +515,17 @@ def results_export(experiment: str, fmt: str | None, output: str | None, results
     else:
         with atomic_output(output) as tmp:
             df.to_csv(tmp, index=False)
-    if output is not None:
+    if as_json:
+        emit_json(
+            {
+                "experiment": Path(experiment).name,  # DIR or a name: the experiment's name either way
+                "output": str(output),
+                "format": fmt,
+                "rows": len(df),
+                "columns": [str(c) for c in df.columns],
+            }
+        )
+    elif output is not None:
         stderr_console.print(f"wrote {len(df):,} records to {output}", highlight=False, soft_wrap=True)
 
 

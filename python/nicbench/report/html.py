@@ -25,8 +25,9 @@ from nicbench.experiments.stats import STATISTICS, summarize
 from nicbench.experiments.store import ExperimentStore
 from nicbench.outputs import atomic_output
 from nicbench.report.compare import Comparison, compare
-from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, render
+from nicbench.report.figures import EmptyFigure, Mark, RenderedFigure, default_title, render
 from nicbench.report.figures.common import Units
+from nicbench.units import format_size_bytes, is_binary_size
 from nicbench.vocab.records import param_columns
 from nicbench.vocab.study import SUMMARY_GROUPS, Reference, Study, summary_group
 
@@ -95,16 +96,23 @@ class ExperimentPage:
         failed_runs: int,
         description: str,
         published_drawn: int = 0,
+        empty_figures: list[dict[str, str]] | None = None,
+        headline: tuple[str, Path, Path] | None = None,
     ):
         self.name, self.path, self.figures, self.comparisons = name, path, figures, comparisons
         self.complete, self.failed_runs, self.description = complete, failed_runs, description
         self.published_drawn = published_drawn  # reference entries shown on at least one figure
+        # The spec's figures the records held nothing for: {"figure", "title", "reason"} each.
+        self.empty_figures = list(empty_figures or [])
+        # The page's first drawn figure (title, PNG, SVG): a study without published values shows it on its index.
+        self.headline = headline
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "experiment": self.name,
             "report": str(self.path),
             "figures": self.figures,
+            "figures_without_data": self.empty_figures,
             "published_drawn": self.published_drawn,
             "complete": self.complete,
             "failed_runs": self.failed_runs,
@@ -162,6 +170,7 @@ def experiment_report(
 
     refs = [r for r in study.references if r.experiment == spec.name] if study is not None and spec else []
     figures_html, n_figures, rendered_figures = [], 0, []
+    empty_figures: list[dict[str, str]] = []  # the spec's figures with nothing to draw, and why
     drawn, beside = _with_backend_runs(exp_dir, records)
     labels = source_labels([exp_dir, *others]) if others else []
     other_records = _load_others(others)  # read once: drawn, then compared
@@ -171,7 +180,10 @@ def experiment_report(
         try:
             rendered = render(fig, drawn, fig_dir, units, refs, spec.target)
         except EmptyFigure as exc:
-            figures_html.append(f'<p class="missing">figure {html.escape(fig.name)}: {html.escape(str(exc))}</p>')
+            # In the figure's place, so that a reader counting the spec's figures finds each one.
+            nodata = {"figure": fig.name, "title": fig.title or default_title(fig), "reason": str(exc)}
+            empty_figures.append(nodata)
+            figures_html.append(nodata_figure(nodata))
             continue
         n_figures += 1
         rendered_figures.append(rendered)
@@ -261,7 +273,7 @@ def experiment_report(
         + "".join(f"<div class=card><b>{html.escape(v)}</b><span>{k}</span></div>" for v, k in cards)
         + "</div>",
     ]
-    body += ["<h2>Statistics across repetitions</h2>", summary_table(summary)]
+    body += ["<h2>Statistics across repetitions</h2>", summary_table(summary, units)]
     if not failed.empty:
         body += ["<h2>Failed runs</h2>", failures_table(failed)]
     body += [
@@ -281,6 +293,8 @@ def experiment_report(
         int(failed["run"].nunique()) if not failed.empty else 0,
         spec.description if spec else "",
         len({m.ref.id for f in rendered_figures for m in f.marks}),
+        empty_figures,
+        (rendered_figures[0].title, rendered_figures[0].png, rendered_figures[0].svg) if rendered_figures else None,
     )
 
 
@@ -429,6 +443,7 @@ def study_report(
         f'<p class="sub">{html.escape(study.description)}</p>',
         "<h2>Summary per reference set</h2>",
         set_summary_table(comparisons),
+        *study_figure(study, pages, out_html),
     ]
     rows = []
     for p in pages:
@@ -438,7 +453,7 @@ def study_report(
             [
                 f'<a href="{html.escape(str(rel))}">{html.escape(p.name)}</a>',
                 html.escape(p.description),
-                str(p.figures),
+                str(p.figures) + _without_data(p),
                 f"{p.published_drawn} of {len(p.comparisons)}" if p.comparisons else "–",
                 f"{passed}/{len(p.comparisons)}" if p.comparisons else "no reference values",
                 "yes" if p.complete else f'<span class="fail">no ({p.failed_runs} failed)</span>',
@@ -463,6 +478,58 @@ def study_report(
     with atomic_output(out_html) as tmp:
         tmp.write_text(page(f"nicbench · study {study.name}", body))
     return out_html
+
+
+def study_figure(study: Study, pages: list[ExperimentPage], out_html: Path) -> list[str]:
+    """The index's figure, embedded as an experiment page's are: pass / fail / no result of the published
+    values per experiment; for a study without published values, its first experiment's first figure."""
+    from nicbench.report.figures.summary import outcome_of, render_pass_fail
+
+    rows = []
+    for p in pages:
+        if p.comparisons:
+            counts: dict[str, int] = {}
+            for c in p.comparisons:
+                counts[outcome_of(c.status)] = counts.get(outcome_of(c.status), 0) + 1
+            rows.append((p.name, counts))
+    if rows:
+        total = sum(sum(c.values()) for _, c in rows)
+        passed = sum(c.get("pass", 0) for _, c in rows)
+        title = f"{study.name}: {passed} of {total} published values pass"
+        png, svg = render_pass_fail(rows, out_html.parent / "figures", title)
+        caption = (
+            f"{html.escape(title)}, per experiment (the table below lists each value; a known miss of "
+            "known_misses.toml counts as a fail)"
+        )
+    else:
+        first = next((p for p in pages if p.headline is not None), None)
+        if first is None:
+            return []
+        name, png, svg = first.headline
+        title = f"{first.name}: {name}"
+        link = html.escape(_rel(first.path, out_html))
+        caption = f'{html.escape(title)} (the study has no published values; <a href="{link}">its page</a>)'
+    data = base64.b64encode(png.read_bytes()).decode()
+    return [
+        f'<div class="figs"><figure><img alt="{html.escape(title)}" src="data:image/png;base64,{data}">'
+        f'<figcaption>{caption} — <a href="{html.escape(_rel(svg, out_html))}">SVG</a></figcaption></figure></div>'
+    ]
+
+
+def _rel(path: Path, out_html: Path) -> str:
+    """`path` as a link from the page `out_html` (relative when it is under the page's folder)."""
+    try:
+        return str(Path(path).resolve().relative_to(out_html.parent.resolve()))
+    except ValueError:
+        return Path(path).resolve().as_uri()
+
+
+def _without_data(p: ExperimentPage) -> str:
+    """The study index's note on an experiment's figures that had no data (named on its page too)."""
+    if not p.empty_figures:
+        return ""
+    names = ", ".join(e["figure"] for e in p.empty_figures)
+    return f' <span class="missing">(not drawn, no data: {html.escape(names)})</span>'
 
 
 def predictions_section(predictions: list[Any], base: Path) -> list[str]:
@@ -565,6 +632,15 @@ def feature_matrix_section(d: dict[str, Any]) -> list[str]:
         )
     )
     return out
+
+
+def nodata_figure(nodata: dict[str, str]) -> str:
+    """A figure's place on the page when its records hold nothing to draw: which figure and why."""
+    return (
+        f'<figure class="nodata" data-figure="{html.escape(nodata["figure"])}"><p class="missing">Not drawn: '
+        f"<b>{html.escape(nodata['title'])}</b> (figure <code>{html.escape(nodata['figure'])}</code>) has no data: "
+        f"{html.escape(nodata['reason'])}.</p></figure>"
+    )
 
 
 def published_caption(marks: list[Mark]) -> str:
@@ -684,14 +760,19 @@ def comparison_table(comparisons: list[Comparison]) -> str:
     )
 
 
-def summary_table(summary: pd.DataFrame) -> str:
+def summary_table(summary: pd.DataFrame, units: Units | None = None) -> str:
+    """Statistics per point and metric; a binary size in bytes (a payload of 262,144) reads 256 KiB."""
     if summary.empty:
         return '<p class="missing">No successful runs yet.</p>'
     params = [c for c in param_columns(summary) if c not in ("metric", "unit", *STATISTICS)]
     varying = [c for c in params if summary[c].nunique(dropna=False) > 1]
     cols = varying + ["metric", "unit", "n", "mean", "std", "p1", "p25", "p50", "p75", "p99"]
     shown = summary[cols].head(MAX_SUMMARY_ROWS)
-    rows = [[_cell(v) for v in rec] for rec in shown.itertuples(index=False)]
+    sizes = {i for i, c in enumerate(cols) if c in varying and units is not None and units.unit(c) == "B"}
+    rows = [
+        [format_size_bytes(v) if i in sizes and is_binary_size(v) else _cell(v) for i, v in enumerate(rec)]
+        for rec in shown.itertuples(index=False)
+    ]
     note = (
         f'<p class="sub">First {MAX_SUMMARY_ROWS} of {len(summary)} rows; all of them: '
         "<code>nicbench results export</code>.</p>"

@@ -697,7 +697,7 @@ CASES: list[tuple[str, list[str], str]] = [
     (
         "paths range smaller than payload",
         ["paths", "--flow", "client->soc READ 4KiB in 1B"],
-        "in: the address range (1 B) is smaller than one request's payload (4,096 B)",
+        "in: the address range (1 B) is smaller than one request's payload (4 KiB)",
     ),
     ("paths payload unit unknown", ["paths", "--flow", "client->soc READ 1TiB"], "at most 1 GiB), found '1TiB'"),
     (

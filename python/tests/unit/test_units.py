@@ -121,3 +121,35 @@ def test_a_zero_duration_is_refused_unless_allowed():
             parse_duration_ns(bad, "--warmup")
     with pytest.raises(UnitError, match="expected a duration"):
         parse_duration_ns("0 parsecs", allow_zero=True)
+
+
+def test_binary_sizes_read_in_kib_and_mib():
+    """Payloads swept in powers of two are binary sizes: 1,024 B is 1 KiB, never "1.024 kB"; a size
+    that is no whole number of quarters of a binary unit stays in bytes."""
+    from nicbench.units import format_size_bytes, is_binary_size
+
+    shown = {n: format_size_bytes(n) for n in (64, 1024, 1536, 4096, 262_144, 16 * 1024**2, 3 * 1024**3, 1500)}
+    assert shown == {
+        64: "64 B",
+        1024: "1 KiB",
+        1536: "1.5 KiB",
+        4096: "4 KiB",
+        262_144: "256 KiB",
+        16 * 1024**2: "16 MiB",
+        3 * 1024**3: "3 GiB",
+        1500: "1,500 B",
+    }
+    assert [is_binary_size(n) for n in (64, 1024, 4096, 1280, 1500, 1518, 0, -1024, 1.5)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
+    import numpy as np
+
+    assert is_binary_size(np.int64(262_144)) and format_size_bytes(np.int64(4096)) == "4 KiB"  # a frame's values

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nicbench.report.figures.common import SOURCE, Drawn, Units, main_source, metric_values, sources, where
+from nicbench.report.figures.common import SOURCE, Drawn, Units, human_name, main_source, metric_values, sources, where
 
 
 def box_stats(values: np.ndarray, label: str) -> dict:
@@ -43,7 +43,7 @@ BOX_STATS = ("p1", "p25", "median", "p75", "p99")
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
-    data = metric_values(records, figure, figure.y)
+    data = metric_values(records, figure, figure.y, units)
     keys = [figure.x] + ([figure.hue] if figure.hue else [])
     folders = sources(data)
     groups = list(data.groupby(keys, dropna=False, sort=True))
@@ -101,7 +101,7 @@ def draw(ax, records, figure, units: Units) -> Drawn:
         for tick in ax.get_xticklabels():
             tick.set_horizontalalignment("right")
             tick.set_rotation_mode("anchor")
-    ax.set_xlabel(units.title(figure.x) + (f", {figure.hue}" if figure.hue else ""))
+    ax.set_xlabel(units.title(figure.x) + (f", {human_name(figure.hue)}" if figure.hue else ""))
     units.set_axis(ax.yaxis, figure.y, data)
 
     def position(x, hue):

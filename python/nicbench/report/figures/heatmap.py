@@ -10,7 +10,7 @@ from nicbench.report.figures.common import Units, main_source, metric_values
 
 def draw(ax, records, figure, units: Units) -> None:
     # A cell holds one value: the report's own results (the other folders are in its tables).
-    data = main_source(metric_values(records, figure, figure.z))
+    data = main_source(metric_values(records, figure, figure.z, units))
     summary = summarize(data, by=[figure.x, figure.y])
     grid = summary.pivot_table(index=figure.y, columns=figure.x, values=figure.stat, aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)
@@ -24,6 +24,6 @@ def draw(ax, records, figure, units: Units) -> None:
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7, color="black" if v > mid else "white")
-    ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)} ({figure.stat})")
+    ax.figure.colorbar(image, ax=ax, label=f"{units.label(figure.z, data)}, {figure.stat}")
     ax.set_xlabel(units.title(figure.x))
     ax.set_ylabel(units.title(figure.y))

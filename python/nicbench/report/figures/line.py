@@ -25,7 +25,7 @@ from nicbench.report.figures.common import (
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
-    data = metric_values(records, figure, figure.y)
+    data = metric_values(records, figure, figure.y, units)
     folders = sources(data)
     by = [figure.x] + ([figure.hue] if figure.hue else []) + ([SOURCE] if folders != [None] else [])
     summary = summarize(data, by=by)
@@ -59,8 +59,8 @@ def draw(ax, records, figure, units: Units) -> Drawn:
             ls=SOURCE_STYLES[i % 4],
         )
         colors.setdefault(value, bars.lines[0].get_color())
-    units.set_axis(ax.xaxis, figure.x)
-    units.set_axis(ax.yaxis, figure.y, data, f" ({figure.stat})")
+    units.set_axis(ax.xaxis, figure.x, values=summary[figure.x])
+    units.set_axis(ax.yaxis, figure.y, data, stat=figure.stat)
     if figure.hue or folders != [None]:
         ax.legend(fontsize=8)
     # A numeric axis: any x value has its place, swept or not.

@@ -7,8 +7,8 @@ import re
 from nicbench.report.figures.common import (
     SOURCE_STYLES,
     Drawn,
-    EmptyFigure,
     Units,
+    empty_figure,
     from_zero_when_flat,
     hue_groups,
     main_source,
@@ -27,10 +27,11 @@ def event_kind(label: str) -> str:
 
 
 def draw(ax, records, figure, units: Units) -> Drawn:
-    data = where(records[(records["status"] == "ok") & records["t"].notna()], figure)
+    timed = records[(records["status"] == "ok") & records["t"].notna()]
+    data = where(timed, figure)
     series = data[data["metric"] == figure.y]
     if series.empty:
-        raise EmptyFigure(f"no time-series records of metric {figure.y!r}")
+        raise empty_figure(timed[timed["metric"] == figure.y], figure, figure.y, "time-series records", units)
     n_hues, colors = 0, {}
     folders = sources(series)
     for h, (value, label, hue_frame) in enumerate(hue_groups(series, figure.hue, units)):

@@ -83,7 +83,7 @@ def test_box_draws_the_pam21_percentiles_of_each_point(ax):
         assert sorted(parts["caps"]) == pytest.approx([p1, p99]), size
         assert [end for w in sorted(parts["whiskers"]) for end in w] == pytest.approx([p1, p25, p75, p99]), size
         assert parts["fliers"] == sorted(v for v in values if v < p1 or v > p99), size
-    assert ax.get_xlabel() == "size" and ax.get_ylabel() == "mpps [Mpps]"
+    assert ax.get_xlabel() == "Size" and ax.get_ylabel() == "Packet rate (Mpps)"
 
 
 def test_box_marks_points_whose_runs_agree(ax):
@@ -117,7 +117,7 @@ def test_box_groups_by_hue_and_applies_where(ax):
     assert labels == [f"{size}, {nic}" for size in SIZES for nic in (0, 100)]
     for position, (size, nic) in enumerate([(s, n) for s in SIZES for n in (0, 100)], start=1):
         assert box_parts(ax, position)["median"] == pytest.approx(np.median(np.array(REPS[size]) + nic))
-    assert ax.get_xlabel() == "size, nic"
+    assert ax.get_xlabel() == "Size, NIC"
 
 
 def test_cdf_steps_through_every_sorted_value_per_hue(ax):
@@ -136,7 +136,7 @@ def test_cdf_steps_through_every_sorted_value_per_hue(ax):
         assert list(artist.get_xdata()) == values
         assert list(artist.get_ydata()) == pytest.approx([(i + 1) / len(values) for i in range(len(values))])
     # Microseconds read as SI-prefixed seconds on the ticks ("3 µs"), so the title is the bare name.
-    assert ax.get_ylim() == (0, 1.02) and ax.get_xlabel() == "latency"
+    assert ax.get_ylim() == (0, 1.02) and ax.get_xlabel() == "Latency"
     assert ax.xaxis.get_major_formatter()(3.0) == "3 µs" and ax.xaxis.get_major_formatter()(2500.0) == "2.5 ms"
 
 
@@ -162,12 +162,12 @@ def test_heatmap_cells_are_the_statistic_of_each_point(ax):
     [image] = ax.images
     assert np.asarray(image.get_array()).tolist() == expected.tolist()
     assert image.origin == "lower"
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 Gbps", "10 Gbps", "100 Gbps"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1 Gb/s", "10 Gb/s", "100 Gb/s"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1000", "10K"]
     cells = {(t.get_position(), t.get_text()) for t in ax.texts}
     assert cells == {((j, i), f"{expected[i, j]:.3g}") for i in range(2) for j in range(3)}
     colorbar = ax.figure.axes[-1]
-    assert colorbar.get_ylabel() == "loss [%] (median)"
+    assert colorbar.get_ylabel() == "Loss (%), median"
 
 
 def test_line_points_and_error_bars(ax):

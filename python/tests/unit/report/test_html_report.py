@@ -353,3 +353,113 @@ def test_incomplete_note_names_failed_and_unfinished_runs():
     assert incomplete_note({"failed": 3, "finished": "x"}, 5).startswith("3 runs of the last run failed")
     assert "did not finish (interrupted)" in incomplete_note({"started": "x"}, 5)
     assert "(5 runs stored)" in incomplete_note({"finished": "x", "sweep_runs": 9, "sweep_runs_exact": False}, 5)
+
+
+def test_a_figure_without_data_is_named_on_the_page_on_stderr_and_in_json(tmp_path):
+    """Three figures, one selecting a rate the sweep does not have: the page holds a note in that
+    figure's place (which figure, why), `nicbench report` says so on stderr and in --json, and the
+    count of drawn figures stays honest (2 drawn, 1 without data)."""
+    import json as json_
+
+    from click.testing import CliRunner
+
+    from nicbench.cli import main
+
+    figures = "".join(
+        f'\n[[figure]]\nkind = "line"\nx = "rate"\ny = "loss"\nstat = "median"\ntitle = "{title}"\n{where}'
+        for title, where in (
+            ("Second loss figure", ""),
+            ("Loss at 40 Gbps only", 'where = { rate = "40Gbps" }\n'),
+        )
+    )
+    spec = parse_spec(SPEC + figures, str(tmp_path / "exp.toml"))
+    run_experiment(spec, results=tmp_path / "results", jobs=1)
+    out = tmp_path / "page" / "index.html"
+    done = CliRunner().invoke(main, ["report", str(tmp_path / "results" / "exp"), "-o", str(out), "--json"])
+    assert done.exit_code == 0, done.output
+    answer = json_.loads(done.stdout)
+    assert answer["figures"] == 2
+    [nodata] = answer["figures_without_data"]
+    assert nodata["figure"] == "03-line-loss" and nodata["title"] == "Loss at 40 Gbps only"
+    # Why: the selection, and what the runs have instead (a typo or another value reads so).
+    assert nodata["reason"].startswith("no rows matched its selection rate=40 G"), nodata
+    assert "rate in {5 G" in nodata["reason"] and "20 G" in nodata["reason"], nodata
+    assert "figure 03-line-loss (Loss at 40 Gbps only) not drawn, no data: no rows matched" in done.stderr
+    page = unescape(out.read_text())
+    note = page[page.index('<figure class="nodata"') :]
+    note = note[: note.index("</figure>")]
+    assert "Not drawn: Loss at 40 Gbps only (figure 03-line-loss) has no data: no rows matched" in note.replace(
+        "<b>", ""
+    ).replace("</b>", "").replace("<code>", "").replace("</code>", "")
+    assert page.count("<figure>") == 2 and page.count("<figure") == 3  # every figure of the spec has its place
+    # Without --json: the stdout line counts them too.
+    plain = CliRunner().invoke(main, ["report", str(tmp_path / "results" / "exp"), "-o", str(out)])
+    assert "(2 figures; 1 without data)" in plain.stdout
+
+
+def test_study_index_names_the_figures_without_data(mini_study, tmp_path):
+    root, study, _ = mini_study
+    out = tmp_path / "reports" / "index.html"
+    nodata = [{"figure": "03-line-loss", "title": "t", "reason": "no rows matched its selection rate=40 Gbps"}]
+    pages = [ExperimentPage("exp", out.parent / "exp" / "index.html", 2, [], True, 0, "", empty_figures=nodata)]
+    [experiments] = [t for t in Tables(study_report(study, pages, out).read_text()).tables if "figures" in t[0]]
+    assert experiments[1][2] == "2 (not drawn, no data: 03-line-loss)"
+
+
+def test_statistics_table_shows_binary_payloads_in_kib():
+    """The page's statistics table: a swept payload in bytes reads 4 KiB / 256 KiB (its unit is B and the
+    value binary), a parameter of another unit stays as stored."""
+    import pandas as pd
+
+    from nicbench.report.figures.common import Units
+    from nicbench.report.html import summary_table
+
+    stats = {s: 1.0 for s in ("n", "mean", "std", "p1", "p25", "p50", "p75", "p99")}
+    summary = pd.DataFrame(
+        [
+            {"payload": p, "threads": t, "metric": "gbps", "unit": "Gbps", **stats}
+            for p, t in ((4096, 1), (262_144, 2), (1500, 3))
+        ]
+    )
+    [table] = Tables(summary_table(summary, Units(params={"payload": "B", "threads": ""}))).tables
+    assert [row[:2] for row in table[1:]] == [["4 KiB", "1"], ["256 KiB", "2"], ["1500", "3"]]
+
+
+def _embedded_pngs(page_html: str) -> list[bytes]:
+    import base64
+    import re
+
+    return [base64.b64decode(m) for m in re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page_html)]
+
+
+def test_study_index_has_a_figure_of_its_published_values(mini_study, tmp_path):
+    """The index's figure: pass / fail / no result per experiment, embedded as the experiment pages'
+    figures are (PNG in the page, SVG beside it), its caption counting what passed."""
+    root, study, loss_percent = mini_study
+    out = tmp_path / "reports" / "index.html"
+    comparisons = [
+        Comparison(study.references[0], loss_percent, "pass"),
+        Comparison(study.references[1], 0.0, "fail"),
+        Comparison(study.references[2], math.nan, "no result"),
+    ]
+    pages = [ExperimentPage("exp", out.parent / "exp" / "index.html", 1, comparisons, True, 0, "")]
+    text = study_report(study, pages, out).read_text()
+    [png] = _embedded_pngs(text)
+    assert png == (out.parent / "figures" / "reference-values.png").read_bytes() and png.startswith(b"\x89PNG")
+    assert (out.parent / "figures" / "reference-values.svg").is_file()
+    assert 'href="figures/reference-values.svg"' in text
+    assert "mini: 1 of 3 published values pass, per experiment" in text
+    # Before the tables of the values: the figure is what a reader sees first.
+    assert text.index("<figure>") < text.index("<h2>Experiments</h2>")
+
+
+def test_study_index_without_published_values_shows_its_first_figure(mini_study, tmp_path):
+    root, study, _ = mini_study
+    study = dataclasses.replace(study, references=[])
+    out = tmp_path / "reports" / "index.html"
+    page = experiment_report(root / "results" / "exp", out.parent / "exp" / "index.html", study)
+    text = study_report(study, [page], out).read_text()
+    [png] = _embedded_pngs(text)
+    assert png == (out.parent / "exp" / "figures" / "01-line-loss.png").read_bytes()
+    assert "exp: Loss vs offered rate (the study has no published values" in text
+    assert 'href="exp/figures/01-line-loss.svg"' in text and 'href="exp/index.html"' in text
