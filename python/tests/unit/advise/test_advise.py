@@ -374,3 +374,41 @@ def test_h2s_beyond_p_minus_n_gets_bounded_and_clients_gain(tmp_path):
     shares = advise(["bluefield2"], out_dir=tmp_path, flows=(f"{mix[0]} x 80%", f"{mix[1]} x 20%"))
     assert "bound_h2s_to_p_minus_n" not in _ids(shares)
     assert any(n.startswith("bound_h2s_to_p_minus_n tried") for n in shares["nics"][0]["notes"])
+
+
+def test_a_chain_of_16_tables_gets_merged_and_the_merge_keeps_every_packets_rule(tmp_path):
+    """seed 000: rules spread over 4+ tables lose throughput. A 16-table chain of exact rules (the
+    PAM'21 layout) merged into one table: the advice's command reproduces its gain, and the merged
+    file sends every packet of a trace that meets all the rules to the queue the chain sent it to."""
+    rules = tmp_path / "chain16.flow"
+    generate_rules("exact5_tcp", 40_000, 16, str(rules), seed=5)
+    trace = tmp_path / "chain16.pcap"
+    config = GenConfig(flows=40_000, size=1500, rate=Rate(100e9, "bps"), duration_ns=None, packets=200_000, seed=5)
+    generate_pcap_for_rules(config, str(rules), str(trace))
+    report = advise(["connectx5"], out_dir=tmp_path / "w", rules=str(rules), trace=str(trace))
+    nic = report["nics"][0]
+    advice = next(a for a in nic["advice"] if a["id"] == "merge_chained_tables")
+    assert nic["predicted"]["tables_traversed_mean"] > 4 and advice["predicted"]["tables_traversed_mean"] == 2.0
+    assert advice["gain"]["rx_gbps"] > 5, advice["gain"]
+    _assert_reproduced(report)
+    merged = advice["argv"][advice["argv"].index("--rules") + 1]
+    before, after = (_json(["classify", "--rules", f, "--pcap", str(trace)]) for f in (str(rules), merged))
+    assert before["queues"] == after["queues"] and before["unmatched"] == after["unmatched"] == 0
+    assert after["groups_traversed"] < before["groups_traversed"] / 2
+
+
+def test_chains_that_merging_would_change_are_not_merged(tmp_path):
+    """ClassBench-like rules (prefixes, port ranges) over 4 tables overlap: merged they would need
+    priorities, so the what-if is noted, not tried; a flat Table 0 has no chain and no note."""
+    acl = tmp_path / "acl4.flow"
+    generate_rules("acl", 2_000, 4, str(acl), seed=5)
+    trace = tmp_path / "acl4.pcap"
+    config = GenConfig(flows=2_000, size=1500, rate=Rate(10e9, "bps"), duration_ns=None, packets=20_000, seed=5)
+    generate_pcap_for_rules(config, str(acl), str(trace))
+    report = advise(["connectx5"], out_dir=tmp_path / "w", rules=str(acl), trace=str(trace))
+    assert "merge_chained_tables" not in _ids(report)
+    assert any(n.startswith("merge_chained_tables not tried: ") for n in report["nics"][0]["notes"])
+    flat = tmp_path / "flat.flow"
+    generate_rules("exact5", 1_000, 0, str(flat), seed=5)
+    plain = advise(["connectx5"], out_dir=tmp_path / "w", rules=str(flat), gen="flows=1000,size=1500,rate=10Gbps")
+    assert not any("merge_chained_tables" in n for n in plain["nics"][0]["notes"])
