@@ -376,15 +376,20 @@ def test_h2s_beyond_p_minus_n_gets_bounded_and_clients_gain(tmp_path):
     assert any(n.startswith("bound_h2s_to_p_minus_n tried") for n in shares["nics"][0]["notes"])
 
 
+def _chain(tmp_path: Path, kind: str, count: int, groups: int, rate: Rate, packets: int) -> tuple[Path, Path]:
+    """`count` rules of `kind` over groups 1..`groups` chained by jumps, and 1500 B traffic meeting them."""
+    rules, trace = tmp_path / f"{kind}{groups}.flow", tmp_path / f"{kind}{groups}.pcap"
+    generate_rules(kind, count, groups, str(rules), seed=5)
+    config = GenConfig(flows=count, size=1500, rate=rate, duration_ns=None, packets=packets, seed=5)
+    generate_pcap_for_rules(config, str(rules), str(trace))
+    return rules, trace
+
+
 def test_a_chain_of_16_tables_gets_merged_and_the_merge_keeps_every_packets_rule(tmp_path):
     """seed 000: rules spread over 4+ tables lose throughput. A 16-table chain of exact rules (the
     PAM'21 layout) merged into one table: the advice's command reproduces its gain, and the merged
     file sends every packet of a trace that meets all the rules to the queue the chain sent it to."""
-    rules = tmp_path / "chain16.flow"
-    generate_rules("exact5_tcp", 40_000, 16, str(rules), seed=5)
-    trace = tmp_path / "chain16.pcap"
-    config = GenConfig(flows=40_000, size=1500, rate=Rate(100e9, "bps"), duration_ns=None, packets=200_000, seed=5)
-    generate_pcap_for_rules(config, str(rules), str(trace))
+    rules, trace = _chain(tmp_path, "exact5_tcp", 40_000, 16, Rate(100e9, "bps"), 200_000)
     report = advise(["connectx5"], out_dir=tmp_path / "w", rules=str(rules), trace=str(trace))
     nic = report["nics"][0]
     advice = next(a for a in nic["advice"] if a["id"] == "merge_chained_tables")
@@ -400,11 +405,7 @@ def test_a_chain_of_16_tables_gets_merged_and_the_merge_keeps_every_packets_rule
 def test_chains_that_merging_would_change_are_not_merged(tmp_path):
     """ClassBench-like rules (prefixes, port ranges) over 4 tables overlap: merged they would need
     priorities, so the what-if is noted, not tried; a flat Table 0 has no chain and no note."""
-    acl = tmp_path / "acl4.flow"
-    generate_rules("acl", 2_000, 4, str(acl), seed=5)
-    trace = tmp_path / "acl4.pcap"
-    config = GenConfig(flows=2_000, size=1500, rate=Rate(10e9, "bps"), duration_ns=None, packets=20_000, seed=5)
-    generate_pcap_for_rules(config, str(acl), str(trace))
+    acl, trace = _chain(tmp_path, "acl", 2_000, 4, Rate(10e9, "bps"), 20_000)
     report = advise(["connectx5"], out_dir=tmp_path / "w", rules=str(acl), trace=str(trace))
     assert "merge_chained_tables" not in _ids(report)
     assert any(n.startswith("merge_chained_tables not tried: ") for n in report["nics"][0]["notes"])
