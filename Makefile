@@ -1,7 +1,9 @@
 # nicbench: one command sets up and runs the main job, one sets up and runs all tests.
 #
 #   make run     venv + native build, then the main job (a trace, then every study: nicbench reproduce --all)
-#   make test    venv + native build + peer tools, then ruff, cargo test, pytest (2 workers) and the studies' gates
+#   make test    venv + native build + peer tools, then ruff, cargo test, pytest (2 workers), the studies' gates
+#                and the wheel's smoke test (test-wheel)
+#   make wheel   the installable wheel, build/wheels/nicbench-*.whl (README: Install)
 #   make bench   benchmark figures (see BENCHMARKS.md; also bench-harness, bench-flows, bench-startup;
 #                drivers in benches/)
 #
@@ -15,7 +17,7 @@ STAMP  := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test lint test-rust test-python test-gates develop peers bench bench-harness bench-flows bench-startup reproduce lock clean
+.PHONY: run test lint test-rust test-python test-gates test-wheel wheel develop peers bench bench-harness bench-flows bench-startup reproduce lock clean
 
 run: develop
 	mkdir -p build
@@ -24,7 +26,7 @@ run: develop
 	nicbench rss build/trace.pcap --queues 8
 	nicbench reproduce --all
 
-test: lint develop peers test-rust test-python test-gates
+test: lint develop peers test-rust test-python test-gates test-wheel
 
 # The Python lint (ruff, pinned in requirements/dev.lock; rules in pyproject.toml). First: it needs
 # no build and fails in seconds. The layout is ruff's formatter's (`ruff format` rewrites it).
@@ -54,6 +56,21 @@ test-gates: develop
 	nicbench reproduce ovs-offload argus100g offpath pam21 --strict --json --results build/gate-results \
 		--reports build/gate-reports > build/gate-reproduce.json
 	$(BIN)/python scripts/check_readme_figures.py build/gate-reproduce.json ovs-offload argus100g offpath pam21
+
+# The wheel users install (profiles and studies inside: pyproject.toml, nicbench.data_files). Built
+# with the interpreter `make develop`'s maturin names: PYO3_PYTHON is part of cargo's fingerprint,
+# and another spelling of the same interpreter (python3) would rebuild pyo3 and the module (~3 min)
+# in both directions; so the wheel reuses develop's release build and adds seconds.
+WHEELS := build/wheels
+
+wheel: develop
+	rm -rf $(WHEELS)
+	$(BIN)/maturin build --release --quiet -i $(abspath $(BIN))/python -o $(WHEELS)
+
+# The wheel installed into a fresh venv outside the checkout, its commands run from there
+# (scripts/test-wheel.sh): it must carry everything it reads. Dependencies come from pip (cache).
+test-wheel: wheel
+	bash scripts/test-wheel.sh $(WHEELS)/nicbench-*.whl
 
 $(STAMP): requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nicbench import data_files
 from nicbench._native import __version__
 from nicbench.errors import NicbenchError, PcapError, RuleError
 from nicbench.packets import MICROSOFT_KEY, SYMMETRIC_KEY, parse_frame, toeplitz_hash
@@ -21,6 +22,10 @@ from nicbench.traffic import GenConfig, generate_pcap, generate_pcap_for_rules
 
 if TYPE_CHECKING:
     from nicbench.experiments import load_results
+
+# Before any model call: the native loader's own fallback is the checkout it was compiled in, which
+# an installed wheel's user does not have (nicbench.data_files).
+data_files.register_native()
 
 __all__ = [
     "__version__",

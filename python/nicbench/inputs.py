@@ -64,7 +64,7 @@ def parser_limit(exc: BaseException) -> str:
 def read_toml(path: str | os.PathLike, error: type[Exception] = NicbenchError, what: str = "TOML file") -> dict:
     """The TOML document in `path`, or `error` naming the file: not a regular file, not UTF-8, not
     valid TOML, or beyond a parser's limits (nesting, integer digits: `PARSER_LIMITS`)."""
-    import tomllib
+    from nicbench.toml_parser import tomllib
 
     try:
         return tomllib.loads(read_input_text(path, what))

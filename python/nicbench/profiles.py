@@ -5,14 +5,15 @@ Python front. A profile is `profiles/<name>.toml` with a `kind` (the model that 
 `connectx`, `offpath`, `flowhost`) and one `[param.NAME]` table per parameter (value, unit,
 provenance, optional `fitted` and `bounds`).
 
-- `profiles_dir()`: `$NICBENCH_PROFILES`, else the checkout's `profiles/` (decided by the loader).
+- `profiles_dir()`: `$NICBENCH_PROFILES`, else the profiles this installation carries (decided by
+  the loader, which `nicbench.data_files` tells where the installed ones are).
 - `resolve(name_or_path)`: the file a name or path refers to (`NicbenchError` naming the known
   profiles if none); `load(...)`: the profile as a dict; `names(kind)`: the profiles of a model.
 - `parameter_overrides({...})`: a `with` block in which every model call applies these parameter
   values beneath the call's own `overrides` (the calibration's hook); `current_overrides()`.
 
-Invariants: Python never decides where profiles are or re-parses their TOML to learn what they
-declare; overrides never change the caller's dicts.
+Invariants: Python never decides which profiles folder is in use (it only tells the loader where
+the installed ones are) or re-parses their TOML to learn what they declare; overrides never change the caller's dicts.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ _OVERRIDES: contextvars.ContextVar[Mapping[str, float]] = contextvars.ContextVar
 
 
 def profiles_dir() -> Path:
-    """The profiles folder: `$NICBENCH_PROFILES`, else `<checkout>/profiles`."""
+    """The profiles folder: `$NICBENCH_PROFILES`, else the installed profiles (nicbench.data_files)."""
     return Path(_native.profiles_dir())
 
 

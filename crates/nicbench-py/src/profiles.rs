@@ -1,5 +1,5 @@
 //! Device profiles of every model: `profile_json`, `profile_names`, `profiles_dir`,
-//! `profile_path` (one loader: `nicbench_models::profile`).
+//! `profile_path`, `set_installed_profiles_dir` (one loader: `nicbench_models::profile`).
 
 use pyo3::prelude::*;
 
@@ -37,6 +37,13 @@ fn profiles_dir(explicit: Option<&str>) -> String {
     profile::profiles_dir(explicit).display().to_string()
 }
 
+/// Sets the installation's profiles folder (used when neither `explicit` nor `$NICBENCH_PROFILES`
+/// names one): `nicbench.data_files` calls it on import with the folder the package carries.
+#[pyfunction]
+fn set_installed_profiles_dir(dir: &str) {
+    profile::set_installed_profiles_dir(dir.into());
+}
+
 /// The file a profile name or path refers to (an error naming the known profiles if none).
 #[pyfunction]
 #[pyo3(signature = (name_or_path, profiles_dir=None))]
@@ -50,6 +57,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_names, m)?)?;
     m.add_function(wrap_pyfunction!(profile_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(profiles_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(set_installed_profiles_dir, m)?)?;
     m.add_function(wrap_pyfunction!(profile_path, m)?)?;
     Ok(())
 }

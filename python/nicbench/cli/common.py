@@ -326,6 +326,44 @@ class NonEmptyPath(click.Path):
         return super().convert(value, param, ctx)
 
 
+# What `SpecFile` takes for a spec name, not a file name: `<study>/<spec>`, no `.toml`.
+_SPEC_NAME = re.compile(r"[\w.-]{1,100}/[\w-][\w.-]{0,99}(?<!\.toml)")
+
+
+class SpecFile(NonEmptyPath):
+    """An experiment spec: a file, or a spec the installation carries named `<study>/<spec>`
+    (`pam21/fig2a`: `studies/pam21/experiments/fig2a.toml` of the packaged or checkout studies,
+    nicbench.data_files), so `nicbench check pam21/fig2a` works from any directory. A file of
+    that name in the current folder wins."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        value = super().convert(value, param, ctx)
+        if not isinstance(value, str) or not _SPEC_NAME.fullmatch(value) or os.path.lexists(value):
+            return value  # a file name, or an existing file, folder, dangling link: load_spec says what is wrong
+        from nicbench import data_files
+
+        packaged = data_files.spec(value)
+        if packaged is not None:
+            return str(packaged)
+        names = data_files.spec_names()
+        studies = sorted({n.partition("/")[0] for n in names})
+        study = value.partition("/")[0]
+        in_study = [n for n in names if n.startswith(f"{study}/")]
+        allowed = (
+            f"{study}'s specs: {', '.join(n.partition('/')[2] for n in in_study)}"
+            if in_study
+            else f"studies: {', '.join(studies) or 'none'}"
+        )
+        self.fail(
+            f"{value}: no such file, nor a packaged spec <study>/<spec> in {data_files.studies()} ({allowed})",
+            param,
+            ctx,
+        )
+
+
 def set_off_default(ctx: click.Context, name: str) -> bool:
     """Whether option `name` was given on the command line with a value other than its default: for
     options a mode ignores, refused then (a mistake) while the default given explicitly (what the

@@ -17,6 +17,7 @@ from nicbench.cli.common import (
     Interrupted,
     IntRange,
     NonEmptyPath,
+    SpecFile,
     WholeHelpGroup,
     counted,
     emit_json,
@@ -171,7 +172,7 @@ def _print_summary(s: RunSummary) -> None:
 
 
 @click.command()
-@click.argument("spec_file", metavar="SPEC", type=NonEmptyPath(dir_okay=False))
+@click.argument("spec_file", metavar="SPEC", type=SpecFile())
 @click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @jobs_option
 @click.option("--fresh", is_flag=True, help="Forget this experiment's stored runs and run everything again.")
@@ -211,7 +212,9 @@ def run(
     timeout: str | None,
     as_json: bool,
 ) -> None:
-    """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption)."""
+    """Run the missing runs of SPEC's sweep (resumable: re-run after an interruption).
+
+    SPEC is a spec file or a study's spec by name, <study>/<spec> (pam21/fig2a)."""
     from nicbench.cli.run_progress import RichProgress
     from nicbench.experiments.runner import run_experiment
     from nicbench.experiments.spec import load_spec
@@ -258,12 +261,14 @@ def run(
 
 
 @click.command()
-@click.argument("spec_file", metavar="SPEC", type=NonEmptyPath(dir_okay=False))
+@click.argument("spec_file", metavar="SPEC", type=SpecFile())
 @click.option("--repeat", type=IntRange(1, 100_000), default=None, help="Repetitions per point (overrides the spec).")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @json_option
 def check(spec_file: str, repeat: int | None, sets: tuple[str, ...], as_json: bool) -> None:
-    """Validate SPEC and print what it would run (points × repetitions)."""
+    """Validate SPEC and print what it would run (points × repetitions).
+
+    SPEC is a spec file or a study's spec by name, <study>/<spec> (pam21/fig2a)."""
     from nicbench.experiments.spec import load_spec
 
     spec = load_spec(spec_file, repeat=repeat, sets=_key_values(sets, "--set"))

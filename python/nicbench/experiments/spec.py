@@ -51,7 +51,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,7 @@ from nicbench.experiments.designs import DESIGNS, Design, FullFactorial, ZeroLos
 from nicbench.experiments.keys import point_key
 from nicbench.experiments.targets import Target, get_target
 from nicbench.inputs import PARSER_LIMITS, parser_limit, read_input_text
+from nicbench.toml_parser import tomllib
 from nicbench.units import UnitError, parse_duration_ns
 from nicbench.vocab.errors import SpecError
 from nicbench.vocab.params import Param

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nicbench.experiments.targets import get_target
+from nicbench.toml_parser import tomllib
 
 if TYPE_CHECKING:
     from nicbench.vocab.study import Study

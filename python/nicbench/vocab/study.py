@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nicbench import data_files
 from nicbench.vocab.errors import SpecError
 
 __all__ = [
@@ -203,16 +204,16 @@ class Study:
 
 
 def default_studies_dir() -> Path:
-    """Where studies live: $NICBENCH_STUDIES, else ./studies, else the checkout's studies/ folder
-    (next to python/nicbench), so `nicbench reproduce` works from any directory."""
+    """Where studies live: $NICBENCH_STUDIES, else ./studies, else the studies this installation
+    carries (`nicbench.data_files.studies()`: the wheel's copies, or the checkout's studies/), so
+    `nicbench reproduce` works from any directory."""
     env = os.environ.get("NICBENCH_STUDIES")
     if env:
         return Path(env)
     local = Path("studies")
     if local.is_dir():
         return local
-    checkout = Path(__file__).resolve().parents[3] / "studies"
-    return checkout if checkout.is_dir() else local
+    return data_files.studies()
 
 
 def find_studies(root: str | Path | None = None) -> list[Path]:

@@ -152,6 +152,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("pvp frame 9216", ["pvp", "--size", "9216"], "from 64B to 9,018B"),
     ("flowhost frame 10000", ["flowhost", "--size", "10000"], "from 64B to 9,018B"),
     ("check name 100k chars", ["check", "{long_name_spec}"], "at most 200"),
+    ("check unknown study spec", ["check", "pam21/nope"], "pam21/nope: no such file, nor a packaged spec"),
     ("pcap info pcapng major 2", ["pcap", "info", "{pcapng_v2}"], "pcapng major version 2"),
     (
         "reproduce study toml nested 2000 deep",

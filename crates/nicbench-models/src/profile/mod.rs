@@ -40,6 +40,7 @@ pub use params::ModelParams;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 /// Largest profile file read \[B\] (the repo's are under 40 KiB).
 pub const MAX_PROFILE_BYTES: u64 = 4 << 20;
@@ -97,13 +98,28 @@ pub struct Profile {
     pub path: Option<PathBuf>,
 }
 
-/// The profiles folder: `explicit`, else env `NICBENCH_PROFILES`, else `<checkout>/profiles`.
+/// The installed profiles folder, set by the embedding program ([`set_installed_profiles_dir`]).
+static INSTALLED_DIR: RwLock<Option<PathBuf>> = RwLock::new(None);
+
+/// Where this installation's profiles are, when not in the checkout this crate was built in: the
+/// Python package sets it on import (a wheel carries the profiles as package data, and the build
+/// machine's checkout is not on the machine that runs it). `NICBENCH_PROFILES` still wins.
+pub fn set_installed_profiles_dir(dir: PathBuf) {
+    // A poisoned lock holds a whole PathBuf still (the write is one assignment).
+    *INSTALLED_DIR.write().unwrap_or_else(|e| e.into_inner()) = Some(dir);
+}
+
+/// The profiles folder: `explicit`, else env `NICBENCH_PROFILES`, else the installed folder
+/// ([`set_installed_profiles_dir`]), else `<checkout>/profiles`.
 pub fn profiles_dir(explicit: Option<&str>) -> PathBuf {
     if let Some(dir) = explicit {
         return PathBuf::from(dir);
     }
     if let Some(dir) = std::env::var_os("NICBENCH_PROFILES") {
         return PathBuf::from(dir);
+    }
+    if let Some(dir) = INSTALLED_DIR.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        return dir.clone();
     }
     // The repository's profiles/, two folders above this crate, without `..` in the path that
     // error messages show.
