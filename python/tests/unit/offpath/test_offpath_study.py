@@ -267,7 +267,7 @@ def test_reproduce_real_model_is_complete(tmp_path, monkeypatch):
     wrong = [c.reference.id for c in flags if c.status != "pass"]
     assert not wrong, f"bottleneck/advice references that fail: {wrong}"
     # Which references pass is a result: a change must be deliberate (README: calibration 31/32,
-    # independent validation 49/66, restating calibration 14/16, with the known limitations behind these).
+    # independent validation 37/54, restating calibration 14/16, with the known limitations behind these).
     failing = {
         g: sorted(c.reference.id for c in comparisons if c.status != "pass" and summary_group(c.reference) == g)
         for g in SUMMARY_GROUPS
@@ -276,13 +276,14 @@ def test_reproduce_real_model_is_complete(tmp_path, monkeypatch):
     assert Counter((summary_group(c.reference), c.status) for c in comparisons) == {
         ("calibration", "pass"): 31,
         ("calibration", "fail"): 1,
-        ("validation (independent)", "pass"): 49,
+        ("validation (independent)", "pass"): 37,
         ("validation (independent)", "fail"): 17,
         ("validation (restates calibration)", "pass"): 14,
         ("validation (restates calibration)", "fail"): 2,
-        # The 6x (SNIC vs RNIC) and 1.5x (SNIC 2 vs 1) ratios on the 293 Mpps point: counted once.
-        ("validation (repeats an observation or an input)", "pass"): 2,
+        # Given by construction (make_reference.py's ECHO: an input, a limit a parameter was derived
+        # from, a calibration entry's sentence or plateau, Table 3's arithmetic): counted apart.
+        ("validation (repeats an observation or an input)", "pass"): 14,
     }
     summary = outcome.as_dict()["summary"]
-    assert summary["validation (independent)"]["entries"] == 66
-    assert summary["validation (independent)"]["median_abs_rel_error"] == pytest.approx(0.048, abs=0.002)
+    assert summary["validation (independent)"]["entries"] == 54
+    assert summary["validation (independent)"]["median_abs_rel_error"] == pytest.approx(0.077, abs=0.002)
