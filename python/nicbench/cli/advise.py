@@ -63,12 +63,12 @@ def _side_by_side(report: dict[str, Any]) -> Table:
     return table
 
 
-def _outcome_text(p: dict[str, Any], gain: dict[str, float]) -> str:
-    """An advice's predicted outcome in one line: what the model gives, with the gain in Gb/s."""
+def _outcome_text(p: dict[str, Any], gain: dict[str, float], before: dict[str, Any]) -> str:
+    """An advice's predicted outcome `p` in one line: what the model gives, with the gain in Gb/s over
+    the scenario's outcome `before`."""
     parts = [f"{fmt_number(p['rx_gbps'])} Gb/s received ({gain['rx_gbps']:+.4g} Gb/s)"]
     if p.get("client_gbps") is not None and gain.get("client_share"):
-        before = p["client_gbps"] - gain["client_share"] * (p["rx_gbps"] - gain["rx_gbps"])
-        parts.append(f"client traffic {fmt_number(before)} → {fmt_number(p['client_gbps'])} Gb/s")
+        parts.append(f"client traffic {fmt_number(before['client_gbps'])} → {fmt_number(p['client_gbps'])} Gb/s")
     if p.get("loss_ratio") is not None:
         parts.append(f"{_pct(p['loss_ratio'])} lost")
     if p.get("latency_p99_us") is not None:
@@ -94,7 +94,7 @@ def _render(report: dict[str, Any]) -> None:
         for rank, a in enumerate(n["advice"], 1):
             stdout_console.print(
                 f"  {rank}. [bold]{a['id']}[/]: {escape(a['change'])}\n"
-                f"     predicted: {_outcome_text(a['predicted'], a['gain'])}\n"
+                f"     predicted: {_outcome_text(a['predicted'], a['gain'], n['predicted'])}\n"
                 f"     because {a['because']} ({escape(a['source'])})\n"
                 f"     run: {escape(a['command'])}",
                 highlight=False,

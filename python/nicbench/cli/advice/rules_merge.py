@@ -68,7 +68,7 @@ def _chains(rules: list[_Rule]) -> dict[str, list[int]] | str:
         mine = [r for r in rules if r.port == port]
         root = [r for r in mine if r.group == 0]
         if len(root) != 1 or not root[0].catch_all or root[0].jump is None:
-            return "Table 0 holds more than one catch-all jump per port"
+            return f"Table 0 of port {port} holds other rules than one catch-all jump"
         chain, seen = [root[0].jump], {0}
         while True:
             g = chain[-1]

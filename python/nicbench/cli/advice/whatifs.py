@@ -264,12 +264,12 @@ def _bound_intra_machine(ctx: Context) -> tuple[list[str], str] | None:
         return None
     scale = c["value"] / rates[c["flow"]]
     flows = _flows_of(ctx.argv)
-    bounded = []
+    bounded, total = [], 0.0
     for i, flow in enumerate(flows):
         if flow.split()[0].lower().startswith(("host", "soc")) and rates[i] > 0:
             flows[i] = _set_field(flow, "@", f"{rates[i] * scale:.6g}Gbps")
             bounded.append(f"flow {i} @ {rates[i] * scale:.4g}Gbps")
-    total = sum(rates[i] for i, f in enumerate(flows) if f.split()[0].lower().startswith(("host", "soc"))) * scale
+            total += rates[i] * scale
     return _with_flows(ctx.argv, flows), f"bound the host<->SoC flows to {total:.4g} Gb/s ({', '.join(bounded)})"
 
 
